@@ -1,0 +1,8 @@
+/* commands.h: one line per `goodput` subcommand (X-macro; see main.c).
+ * GP_COMMAND(name, function, one-line summary). Each function lives in src/cli/cmd_NAME.c
+ * with the signature int fn(int argc, char **argv) (argv[0] is the command name) and
+ * returns the process exit code (see cli/exit_codes.h). */
+GP_COMMAND(agent, gp_cmd_agent, "watch GPUs, receive workload events, store them")
+GP_COMMAND(demo, gp_cmd_demo, "run a simulated 8-GPU node with a mixed workload and show it")
+GP_COMMAND(report, gp_cmd_report, "per-job GPU-hours, goodput and badput from a store")
+GP_COMMAND(sim, gp_cmd_sim, "run a scenario through the simulator and print its signals")

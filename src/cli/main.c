@@ -1,0 +1,51 @@
+/* main.c: `goodput COMMAND [OPTIONS]`: dispatches to the command table in commands.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/exit_codes.h"
+#include "util/version.h"
+
+#define GP_COMMAND(name, fn, summary) int fn(int argc, char **argv);
+#include "cli/commands.h"
+#undef GP_COMMAND
+
+typedef struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+#define GP_COMMAND(name, fn, summary) {#name, fn, summary},
+#include "cli/commands.h"
+#undef GP_COMMAND
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "goodput %s: how much of your GPU time turns into useful work, and why not the rest.\n\n"
+               "usage: goodput COMMAND [OPTIONS]   (goodput COMMAND --help for each)\n\ncommands:\n",
+            GP_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nStart with `goodput demo`: a simulated node, its live table, then the report.\n"
+               "Exit codes: 0 ok, 1 failure, 2 usage error, 3 bad input data.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return GP_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return GP_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("goodput %s\n", GP_VERSION);
+        return GP_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "goodput: unknown command '%s' (try goodput --help)\n", argv[1]);
+    return GP_EXIT_USAGE;
+}

@@ -1,0 +1,50 @@
+/* ingest.h: receives workload events (docs/protocol.md) on a unix datagram socket and/or
+ * UDP on loopback, or from in-process feeders (the simulator, POST /api/v1/events), and
+ * hands parsed events to a sink. A malformed line is rejected and counted; it never
+ * affects its neighbours. No threads: the owner polls the fds and calls gp_ingest_poll.
+ *
+ * Transports are numbered so statistics are kept per transport. */
+#ifndef GP_INGEST_INGEST_H
+#define GP_INGEST_INGEST_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/event.h"
+
+typedef enum { GP_TR_UNIX, GP_TR_UDP, GP_TR_HTTP, GP_TR_INPROC, GP_TR__COUNT } gp_transport;
+
+typedef struct gp_ingest_stats {
+    uint64_t datagrams, received, parsed, rejected, dropped; /* lines, except datagrams */
+    char first_bad_line[160]; /* first rejected line (truncated, sanitised) */
+    char first_bad_reason[160];
+} gp_ingest_stats;
+
+typedef struct gp_ingest_opts {
+    const char *unix_path; /* NULL: no unix socket; "" : the default path */
+    const char *udp_addr;  /* NULL: no UDP; "127.0.0.1:8649" */
+    int accept_old;        /* 1: accept timestamps far in the past (replays, simulation) */
+} gp_ingest_opts;
+
+typedef void (*gp_event_sink)(void *ctx, const gp_event *e);
+typedef struct gp_ingest gp_ingest;
+
+int gp_ingest_open(const gp_ingest_opts *o, gp_ingest **out, char *err, size_t errlen);
+void gp_ingest_close(gp_ingest *g);
+/* Fills pollfds (POLLIN) for the open sockets; returns how many. */
+int gp_ingest_fds(gp_ingest *g, struct pollfd *out, int cap);
+/* Reads every pending datagram without blocking; parses; calls sink per good event.
+ * now_ns stamps lines without ts. Returns events delivered, or <0 on a socket error. */
+int gp_ingest_poll(gp_ingest *g, int64_t now_ns, gp_event_sink sink, void *ctx);
+/* Parses a buffer of lines that arrived on transport tr (simulator, HTTP body). */
+int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, int64_t now_ns,
+                   gp_event_sink sink, void *ctx);
+const gp_ingest_stats *gp_ingest_get_stats(const gp_ingest *g, gp_transport tr);
+const char *gp_ingest_unix_path(const gp_ingest *g); /* the bound path, or NULL */
+
+/* The default unix socket path ($XDG_RUNTIME_DIR/goodput.sock, else
+ * /tmp/goodput-$UID/goodput.sock) into buf. */
+void gp_ingest_default_path(char *buf, size_t cap);
+
+#endif

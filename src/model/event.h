@@ -1,0 +1,69 @@
+/* event.h: what a workload reports about itself (see docs/protocol.md for the wire form).
+ *
+ * One struct for all kinds, so a batch of events is one array; fields a kind does not use
+ * stay at their zero/unknown value (times < 0 mean unknown). Plain data, no I/O. */
+#ifndef GP_MODEL_EVENT_H
+#define GP_MODEL_EVENT_H
+
+#include <stdint.h>
+
+#define GP_JOB_ID_MAX 64
+#define GP_NAME_MAX 64
+
+typedef enum {
+    GP_EV_HELLO = 1, /* declares job identity, units, FLOPs/bytes per unit */
+    GP_EV_STEP,      /* one iteration finished: step number, units done */
+    GP_EV_PHASE,     /* phase begin or end */
+    GP_EV_REQUEST,   /* one inference request, complete */
+    GP_EV_STAGE,     /* one pipeline stage processing one item */
+    GP_EV_RESTART,   /* the job resumed from step N */
+    GP_EV_JOB,       /* lifecycle: submitted/allocated/ended (from schedulers, sim) */
+    GP_EV_ALLOC,     /* allocation of one device to a job: uuid, from, to */
+} gp_event_kind;
+
+typedef enum { GP_PH_BEGIN = 1, GP_PH_END = 2 } gp_phase_edge;
+
+typedef struct gp_event {
+    gp_event_kind kind;
+    char job_id[GP_JOB_ID_MAX];
+    int64_t ts_ns; /* when it happened (end of step, phase edge, request end) */
+    int64_t rank;  /* worker/rank within the job; -1 unknown */
+
+    /* step */
+    int64_t step;
+    double units;          /* samples or tokens done by this step; <0 unknown */
+    int64_t step_start_ns; /* <0: unknown (the previous step's end is used) */
+
+    /* phase: name is init, compile, data_wait, checkpoint_save, checkpoint_restore,
+     * eval or custom text. Also: stage name, hello's unit name, job lifecycle verb. */
+    char name[GP_NAME_MAX];
+    int edge; /* gp_phase_edge */
+
+    /* request */
+    int64_t arrival_ns, first_token_ns; /* end is ts_ns */
+    int64_t prompt_tokens, output_tokens;
+    int ok; /* 1 ok, 0 error */
+
+    /* stage */
+    int64_t item;
+    int64_t enqueue_ns, start_ns; /* end is ts_ns */
+    char worker[GP_NAME_MAX];
+    int64_t bytes;
+
+    /* hello */
+    int64_t pid;
+    char host[GP_NAME_MAX];
+    double flops_per_unit, bytes_per_unit; /* 0 = not declared */
+
+    /* job lifecycle / alloc */
+    char uuid[96];
+    char user[GP_NAME_MAX];
+    char job_name[GP_NAME_MAX];
+    int64_t from_ns, to_ns; /* alloc: [from, to), to < 0 = still held */
+    int64_t exit_code;      /* job end: exit code, -1 unknown */
+} gp_event;
+
+void gp_event_init(gp_event *e, gp_event_kind kind);
+const char *gp_event_kind_name(gp_event_kind k);
+
+#endif

@@ -1,0 +1,2 @@
+/* sources_list.h: one line per telemetry backend (X-macro, see registry.c). */
+GP_SOURCE(gp_source_sim)

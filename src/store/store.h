@@ -1,0 +1,63 @@
+/* store.h: the SQLite store (WAL mode): devices, jobs, allocations, samples, per-process
+ * samples, events, findings. Schema versioned with migrations (store/schema.c).
+ *
+ * Writes are buffered by the caller between gp_store_begin and gp_store_commit: one
+ * transaction per flush, so a crash loses at most the open flush and never corrupts
+ * the file (SQLite WAL + synchronous=NORMAL). Lifecycle events (job, alloc, hello) are
+ * folded into the jobs and allocations tables as they are stored.
+ *
+ * Query functions return arrays the caller frees with free(). */
+#ifndef GP_STORE_STORE_H
+#define GP_STORE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "model/device.h"
+#include "model/event.h"
+#include "model/finding.h"
+#include "model/job.h"
+#include "model/sample.h"
+
+typedef struct gp_store gp_store;
+
+enum { GP_STORE_READONLY = 1 };
+
+int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen);
+void gp_store_close(gp_store *s);
+sqlite3 *gp_store_db(gp_store *s); /* for modules with queries of their own */
+const char *gp_store_path(const gp_store *s);
+
+int gp_store_begin(gp_store *s);
+int gp_store_commit(gp_store *s);
+
+int gp_store_put_device(gp_store *s, const gp_device *d);
+int gp_store_put_sample(gp_store *s, const gp_sample *x);
+int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
+/* Stores the event; also updates jobs/allocations for hello, job, alloc, and sets a
+ * job's ready time at its first progress event (step or request). */
+int gp_store_put_event(gp_store *s, const gp_event *e);
+int gp_store_put_job(gp_store *s, const gp_job *j); /* upsert, keeps known fields */
+int gp_store_put_alloc(gp_store *s, const gp_alloc *a);
+int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding *f, size_t n);
+
+/* Deletes samples and events older than cutoff_ns (rollups are kept). */
+int gp_store_retain(gp_store *s, int64_t cutoff_ns);
+
+int gp_store_list_devices(gp_store *s, gp_device **out, size_t *n);
+int gp_store_list_jobs(gp_store *s, gp_job **out, size_t *n);
+int gp_store_get_job(gp_store *s, const char *id, gp_job *out); /* 1 found, 0 not, <0 err */
+int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t *n);
+/* kind 0 = all kinds; ordered by ts. */
+int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **out, size_t *n);
+/* Samples of one device with t0 <= ts < t1, ordered by ts. */
+int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                            gp_sample **out, size_t *n);
+int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                          gp_proc_sample **out, size_t *n);
+int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, size_t *n);
+
+const char *gp_store_errmsg(gp_store *s);
+
+#endif

@@ -1,0 +1,33 @@
+/* testutil.h: includes every cmocka test needs, plus small helpers shared by tests. */
+#ifndef GP_TESTUTIL_H
+#define GP_TESTUTIL_H
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Path of shared/data (the real data sets), overridable by GOODPUT_DATA. */
+static inline const char *gp_test_data_dir(void) {
+    const char *d = getenv("GOODPUT_DATA");
+    return d ? d : "../shared/data";
+}
+
+#define assert_near(a, b, tol)                                                                     \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b), t_ = (tol);                                                     \
+        if (!(fabs(a_ - b_) <= t_)) fail_msg("%s = %.9g, expected %.9g +- %.3g", #a, a_, b_, t_);  \
+    } while (0)
+
+/* A fresh temp dir for a test; caller frees. */
+static inline char *gp_test_tmpdir(void) {
+    char *t = strdup("/tmp/gp-test-XXXXXX");
+    if (!mkdtemp(t)) abort();
+    return t;
+}
+#endif
