@@ -42,6 +42,8 @@ int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, i
                    gp_event_sink sink, void *ctx);
 const gp_ingest_stats *gp_ingest_get_stats(const gp_ingest *g, gp_transport tr);
 const char *gp_ingest_unix_path(const gp_ingest *g); /* the bound path, or NULL */
+/* The bound UDP port (useful with port 0 in udp_addr), or -1 without UDP. */
+int gp_ingest_udp_port(const gp_ingest *g);
 
 /* The default unix socket path ($XDG_RUNTIME_DIR/goodput.sock, else
  * /tmp/goodput-$UID/goodput.sock) into buf. */

@@ -61,6 +61,7 @@ typedef struct gp_event {
     char job_name[GP_NAME_MAX];
     int64_t from_ns, to_ns; /* alloc: [from, to), to < 0 = still held */
     int64_t exit_code;      /* job end: exit code, -1 unknown */
+    char origin[16];        /* job lifecycle: slurm, k8s, container, process, tag; "" unknown */
 } gp_event;
 
 void gp_event_init(gp_event *e, gp_event_kind kind);

@@ -1,2 +1,3 @@
 /* sources_list.h: one line per telemetry backend (X-macro, see registry.c). */
 GP_SOURCE(gp_source_sim)
+GP_SOURCE(gp_source_smi)

@@ -1,0 +1,244 @@
+/* agent.c: the loop behind agent.h. One thread; poll() waits for event datagrams until
+ * the next tick, so events are absorbed while the loop idles between samples. */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_DEVICES 4096
+#define MAX_PROCS 8192
+
+struct gp_agent {
+    gp_agent_opts o;
+    gp_store *store;
+    gp_source src;
+    gp_ingest *ingest;
+    gp_device *devices;
+    size_t n_devices;
+    gp_sample *samples;
+    gp_proc_sample *procs;
+    gp_agent_stats stats;
+    int64_t now_ns; /* source time of the last tick */
+    int own_clock;  /* the source has its own clock (sim, replay) */
+    gp_agent_hook hook;
+    void *hook_ctx;
+    int64_t hook_every_ns, hook_last_wall;
+    int store_error_said;
+    char last_error[256];
+};
+
+int64_t gp_wall_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void store_event(void *ctx, const gp_event *e) {
+    gp_agent *a = ctx;
+    if (gp_store_put_event(a->store, e) != 0) {
+        a->stats.store_errors++;
+        if (!a->store_error_said) {
+            fprintf(stderr, "goodput agent: store write failed: %s\n", gp_store_errmsg(a->store));
+            a->store_error_said = 1;
+        }
+        return;
+    }
+    a->stats.events++;
+}
+
+static void feed_line(void *ctx, const char *line, size_t len) {
+    gp_agent *a = ctx;
+    gp_ingest_feed(a->ingest, GP_TR_INPROC, line, len, a->now_ns, store_event, a);
+}
+
+int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errlen) {
+    *out = NULL;
+    gp_agent *a = calloc(1, sizeof *a);
+    if (!a) return -1;
+    a->o = *o;
+    if (a->o.interval_ns <= 0) a->o.interval_ns = 1000000000;
+    if (a->o.flush_ns <= 0) a->o.flush_ns = 2000000000;
+    gp_source_opts so = {.speed = o->speed, .start_ns = 0, .interval_ns = a->o.interval_ns};
+    if (gp_store_open(o->db_path, 0, &a->store, err, errlen) != 0) goto fail;
+    if (gp_source_open(o->source_spec, &so, &a->src, err, errlen) != 0) goto fail;
+    a->own_clock = a->src.ops->now_ns != NULL;
+    gp_ingest_opts io = {.unix_path = o->socket_path, .udp_addr = o->udp_addr,
+                         .accept_old = a->own_clock};
+    if (gp_ingest_open(&io, &a->ingest, err, errlen) != 0) goto fail;
+    a->devices = calloc(MAX_DEVICES, sizeof *a->devices);
+    a->samples = calloc(MAX_DEVICES, sizeof *a->samples);
+    a->procs = calloc(MAX_PROCS, sizeof *a->procs);
+    if (!a->devices || !a->samples || !a->procs) {
+        snprintf(err, errlen, "agent: out of memory");
+        goto fail;
+    }
+    if (a->src.ops->list_devices(a->src.state, a->devices, MAX_DEVICES, &a->n_devices, err,
+                                 errlen) != 0)
+        goto fail;
+    if (a->n_devices == 0)
+        fprintf(stderr, "goodput agent: source '%s' reports no GPUs; still receiving events\n",
+                o->source_spec);
+    a->now_ns = a->own_clock ? a->src.ops->now_ns(a->src.state) : gp_wall_ns();
+    gp_store_begin(a->store);
+    for (size_t i = 0; i < a->n_devices; i++) gp_store_put_device(a->store, &a->devices[i]);
+    gp_store_commit(a->store);
+    *out = a;
+    return 0;
+fail:
+    gp_agent_close(a);
+    return -1;
+}
+
+void gp_agent_close(gp_agent *a) {
+    if (!a) return;
+    if (a->store) gp_store_commit(a->store);
+    if (a->src.ops) gp_source_close(&a->src);
+    gp_ingest_close(a->ingest);
+    gp_store_close(a->store);
+    free(a->devices);
+    free(a->samples);
+    free(a->procs);
+    free(a);
+}
+
+void gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wall_ns) {
+    a->hook = hook;
+    a->hook_ctx = ctx;
+    a->hook_every_ns = min_wall_ns;
+}
+
+gp_store *gp_agent_store(gp_agent *a) { return a->store; }
+gp_ingest *gp_agent_ingest(gp_agent *a) { return a->ingest; }
+const gp_agent_stats *gp_agent_get_stats(const gp_agent *a) { return &a->stats; }
+int64_t gp_agent_now_ns(const gp_agent *a) { return a->now_ns; }
+const gp_device *gp_agent_devices(const gp_agent *a, size_t *n) {
+    *n = a->n_devices;
+    return a->devices;
+}
+
+int gp_agent_flush(gp_agent *a) {
+    int rc = gp_store_commit(a->store);
+    if (rc != 0) {
+        a->stats.store_errors++;
+        fprintf(stderr, "goodput agent: commit failed: %s\n", gp_store_errmsg(a->store));
+    }
+    a->stats.flushes++;
+    return rc;
+}
+
+/* One tick: sample, store, drain simulated events. CPU inside the source's own calls is
+ * counted apart, so the overhead benchmark measures the agent path alone. A source error
+ * is printed once per distinct message and the agent keeps running. */
+static int tick(gp_agent *a, char *err, size_t errlen) {
+    double c0 = cpu_s(), in_source = 0;
+    size_t n = 0;
+    gp_store_begin(a->store);
+    double s0 = cpu_s();
+    int rc = a->src.ops->sample(a->src.state, a->now_ns, a->samples, MAX_DEVICES, &n, err, errlen);
+    in_source += cpu_s() - s0;
+    if (rc != 0) {
+        if (strcmp(err, a->last_error) != 0) {
+            fprintf(stderr, "goodput agent: %s\n", err);
+            snprintf(a->last_error, sizeof a->last_error, "%s", err);
+        }
+        n = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (gp_store_put_sample(a->store, &a->samples[i]) != 0) a->stats.store_errors++;
+        else a->stats.samples++;
+    }
+    if (a->src.ops->list_processes) {
+        size_t np = 0;
+        s0 = cpu_s();
+        int prc = a->src.ops->list_processes(a->src.state, a->procs, MAX_PROCS, &np, err, errlen);
+        in_source += cpu_s() - s0;
+        for (size_t i = 0; prc == 0 && i < np; i++)
+            if (gp_store_put_proc(a->store, &a->procs[i]) == 0) a->stats.proc_samples++;
+    }
+    if (a->src.ops->drain_events) a->src.ops->drain_events(a->src.state, a->now_ns, feed_line, a);
+    a->stats.ticks++;
+    a->stats.source_cpu_s += in_source;
+    a->stats.collect_cpu_s += (cpu_s() - c0) - in_source;
+    return 0;
+}
+
+int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t errlen) {
+    int64_t src_end = a->src.ops->end_ns ? a->src.ops->end_ns(a->src.state) : -1;
+    int64_t t_start = a->now_ns;
+    int64_t t_stop = a->o.duration_ns > 0 ? t_start + a->o.duration_ns : -1;
+    if (src_end >= 0 && (t_stop < 0 || src_end < t_stop)) t_stop = src_end;
+    int64_t wall0 = mono_ns(), last_flush = wall0;
+    int64_t next_tick = t_start + a->o.interval_ns;
+    int64_t last_retain = wall0;
+    int fast = a->own_clock && a->o.speed <= 0;
+    double speed = a->own_clock ? (a->o.speed > 0 ? a->o.speed : 0) : 1;
+
+    while (!(stop && *stop)) {
+        if (t_stop >= 0 && next_tick > t_stop) break;
+        /* Wait (absorbing events) until the tick is due. */
+        if (!fast) {
+            for (;;) {
+                int64_t wall = mono_ns();
+                int64_t due_wall = wall0 + (int64_t)((next_tick - t_start) / speed);
+                int64_t wait_ns = due_wall - wall;
+                if (wait_ns <= 0 || (stop && *stop)) break;
+                struct pollfd fds[4];
+                int nf = gp_ingest_fds(a->ingest, fds, 4);
+                int ms = (int)(wait_ns / 1000000) + 1;
+                if (ms > 200) ms = 200;
+                int pr = poll(nf ? fds : NULL, (nfds_t)nf, ms);
+                if (pr > 0) {
+                    double c0 = cpu_s();
+                    int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
+                    gp_store_begin(a->store);
+                    gp_ingest_poll(a->ingest, a->own_clock ? now_src : gp_wall_ns(), store_event, a);
+                    a->stats.collect_cpu_s += cpu_s() - c0;
+                }
+            }
+        } else {
+            gp_store_begin(a->store);
+            gp_ingest_poll(a->ingest, next_tick, store_event, a);
+        }
+        if (stop && *stop) break;
+        a->now_ns = a->own_clock ? next_tick : gp_wall_ns();
+        if (tick(a, err, errlen) != 0) {
+            gp_agent_flush(a);
+            return -1;
+        }
+        next_tick += a->o.interval_ns;
+        int64_t wall = mono_ns();
+        if (wall - last_flush >= a->o.flush_ns || (fast && a->stats.ticks % 600 == 0)) {
+            double c0 = cpu_s();
+            gp_agent_flush(a);
+            a->stats.collect_cpu_s += cpu_s() - c0;
+            last_flush = wall;
+        }
+        if (a->o.retention_ns > 0 && wall - last_retain >= 60000000000LL) {
+            gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
+            last_retain = wall;
+        }
+        if (a->hook && (a->hook_every_ns <= 0 || wall - a->hook_last_wall >= a->hook_every_ns)) {
+            gp_agent_flush(a);
+            a->hook(a, a->hook_ctx);
+            a->hook_last_wall = wall;
+        }
+    }
+    gp_agent_flush(a);
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* agent.h: the agent loop: sample a telemetry source at an interval, receive workload
+ * events, store both, flush one transaction per flush interval, stop cleanly.
+ *
+ * Time: a live source runs on the wall clock. A source with a clock of its own (the
+ * simulator, log replays) runs on that clock: in real time (speed 1), accelerated
+ * (speed 60: one simulated minute per wall second) or as fast as possible (speed 0).
+ * The loop is single-threaded; hooks run on it between ticks (the demo's live table,
+ * the HTTP server's poll, attribution pollers). */
+#ifndef GP_AGENT_AGENT_H
+#define GP_AGENT_AGENT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ingest/ingest.h"
+#include "sources/source.h"
+#include "store/store.h"
+
+typedef struct gp_agent_opts {
+    const char *source_spec; /* "sim:FILE", "nvml", ... */
+    const char *db_path;
+    int64_t interval_ns;  /* sampling interval in source time; default 1 s */
+    int64_t duration_ns;  /* stop after this much source time; 0 = until the source ends/signal */
+    double speed;         /* for sources with their own clock; 0 = as fast as possible */
+    int64_t flush_ns;     /* wall time between commits; default 2 s */
+    int64_t retention_ns; /* delete raw samples/events older than this; 0 = keep */
+    const char *socket_path; /* NULL = no unix socket; "" = default path */
+    const char *udp_addr;    /* NULL = no UDP */
+} gp_agent_opts;
+
+typedef struct gp_agent gp_agent;
+typedef void (*gp_agent_hook)(gp_agent *a, void *ctx);
+
+typedef struct gp_agent_stats {
+    uint64_t ticks, samples, proc_samples, events, flushes, store_errors;
+    double collect_cpu_s; /* CPU spent in the agent path (collect+store), sim excluded */
+    double source_cpu_s;  /* CPU spent inside the source's sample() */
+} gp_agent_stats;
+
+int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errlen);
+/* Runs until the duration elapses, the source ends, or *stop becomes non-zero.
+ * Returns 0 on a clean stop (data flushed). */
+int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t errlen);
+void gp_agent_close(gp_agent *a);
+
+/* Called after every tick (at most every min_wall_ns of wall time). */
+void gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wall_ns);
+
+gp_store *gp_agent_store(gp_agent *a);
+gp_ingest *gp_agent_ingest(gp_agent *a);
+const gp_agent_stats *gp_agent_get_stats(const gp_agent *a);
+int64_t gp_agent_now_ns(const gp_agent *a); /* the loop's clock (source time) */
+const gp_device *gp_agent_devices(const gp_agent *a, size_t *n);
+/* Commits what is buffered now. */
+int gp_agent_flush(gp_agent *a);
+
+int64_t gp_wall_ns(void);
+
+#endif

@@ -1,0 +1,135 @@
+/* cmd_agent.c: `goodput agent`: watch GPUs, receive workload events, store them. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "cli/exit_codes.h"
+#include "sources/scenario.h" /* gp_parse_duration_ns */
+
+static volatile sig_atomic_t stop_flag;
+static void on_signal(int sig) {
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *f) {
+    size_t n;
+    const gp_source_ops *const *all = gp_source_all(&n);
+    fprintf(f,
+            "usage: goodput agent --source SPEC --db PATH [options]\n\n"
+            "Samples GPU telemetry every interval, receives workload events (steps, phases,\n"
+            "requests) on a unix socket, and stores both in a SQLite database. Stops cleanly\n"
+            "(everything flushed) on SIGINT/SIGTERM, at --duration, or when a replayed or\n"
+            "simulated source ends.\n\n"
+            "sources:\n");
+    for (size_t i = 0; i < n; i++) fprintf(f, "  %s\n", all[i]->usage);
+    fprintf(f, "\noptions:\n"
+               "  --source SPEC      telemetry source (above)\n"
+               "  --db PATH          SQLite store (created if missing)\n"
+               "  --interval D       sampling interval (default 1s; units ms s m h)\n"
+               "  --duration D       stop after D of source time (default: run until stopped)\n"
+               "  --speed X          simulated/replayed sources: X source seconds per wall second;\n"
+               "                     0 = as fast as possible (default 1)\n"
+               "  --flush D          commit interval (default 2s); a crash loses at most this\n"
+               "  --retention D      delete raw samples/events older than D (default: keep)\n"
+               "  --socket PATH      event socket (default $XDG_RUNTIME_DIR/goodput.sock or\n"
+               "                     /tmp/goodput-$UID/goodput.sock)\n"
+               "  --no-socket        do not listen on a unix socket\n"
+               "  --udp ADDR:PORT    also receive events over UDP (loopback only)\n"
+               "  --quiet            no summary line at exit\n\n"
+               "example: goodput agent --source sim:examples/scenarios/demo.conf --db /tmp/gp.db \\\n"
+               "           --speed 0 --no-socket\n");
+}
+
+static int bad_duration(const char *opt, const char *v) {
+    fprintf(stderr, "goodput agent: %s '%s': expected a duration like 500ms, 1s, 5m, 2h\n", opt, v);
+    return GP_EXIT_USAGE;
+}
+
+int gp_cmd_agent(int argc, char **argv) {
+    gp_agent_opts o = {.speed = 1, .socket_path = ""};
+    int quiet = 0;
+    static const struct option opts[] = {
+        {"source", required_argument, 0, 's'},   {"db", required_argument, 0, 'd'},
+        {"interval", required_argument, 0, 'i'}, {"duration", required_argument, 0, 'D'},
+        {"speed", required_argument, 0, 'x'},    {"flush", required_argument, 0, 'f'},
+        {"retention", required_argument, 0, 'r'}, {"socket", required_argument, 0, 'S'},
+        {"no-socket", no_argument, 0, 'N'},      {"udp", required_argument, 0, 'u'},
+        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 's': o.source_spec = optarg; break;
+        case 'd': o.db_path = optarg; break;
+        case 'i':
+            if (gp_parse_duration_ns(optarg, &o.interval_ns) < 0 || o.interval_ns <= 0) return bad_duration("--interval", optarg);
+            break;
+        case 'D':
+            if (gp_parse_duration_ns(optarg, &o.duration_ns) < 0 || o.duration_ns <= 0) return bad_duration("--duration", optarg);
+            break;
+        case 'f':
+            if (gp_parse_duration_ns(optarg, &o.flush_ns) < 0 || o.flush_ns <= 0) return bad_duration("--flush", optarg);
+            break;
+        case 'r':
+            if (gp_parse_duration_ns(optarg, &o.retention_ns) < 0 || o.retention_ns <= 0) return bad_duration("--retention", optarg);
+            break;
+        case 'x':
+            o.speed = strtod(optarg, &end);
+            if (*end || o.speed < 0 || o.speed > 1e6) {
+                fprintf(stderr, "goodput agent: --speed '%s': expected a number >= 0 (0 = as fast as possible)\n", optarg);
+                return GP_EXIT_USAGE;
+            }
+            break;
+        case 'S': o.socket_path = optarg; break;
+        case 'N': o.socket_path = NULL; break;
+        case 'u': o.udp_addr = optarg; break;
+        case 'q': quiet = 1; break;
+        case 'h': usage(stdout); return GP_EXIT_OK;
+        default:
+            fprintf(stderr, "goodput agent: unknown or incomplete option '%s' (see goodput agent --help)\n",
+                    argv[optind - 1]);
+            return GP_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "goodput agent: unexpected argument '%s'\n", argv[optind]);
+        return GP_EXIT_USAGE;
+    }
+    if (!o.source_spec || !o.db_path) {
+        fprintf(stderr, "goodput agent: --source and --db are required (see goodput agent --help)\n");
+        return GP_EXIT_USAGE;
+    }
+    char err[512] = "";
+    gp_agent *a;
+    if (gp_agent_open(&o, &a, err, sizeof err) != 0) {
+        fprintf(stderr, "goodput agent: %s\n", err);
+        return GP_EXIT_INPUT;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    const char *sock = gp_ingest_unix_path(gp_agent_ingest(a));
+    if (!quiet && sock) fprintf(stderr, "goodput agent: events on %s\n", sock);
+    int rc = gp_agent_run(a, &stop_flag, err, sizeof err);
+    const gp_agent_stats *st = gp_agent_get_stats(a);
+    if (!quiet)
+        fprintf(stderr,
+                "goodput agent: %llu samples, %llu events stored in %s (%llu flushes)%s\n",
+                (unsigned long long)st->samples, (unsigned long long)st->events, o.db_path,
+                (unsigned long long)st->flushes, stop_flag ? "; stopped by signal" : "");
+    gp_agent_close(a);
+    if (rc != 0) {
+        fprintf(stderr, "goodput agent: %s\n", err);
+        return GP_EXIT_FAIL;
+    }
+    return GP_EXIT_OK;
+}

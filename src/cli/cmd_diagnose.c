@@ -1,0 +1,117 @@
+/* cmd_diagnose.c: `goodput diagnose`: the top findings of each job (or one job) with
+ * evidence and a recommendation, ranked by wasted cost. Findings are written back to the
+ * store unless it is opened read-only (--no-write). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/exit_codes.h"
+#include "engine/classify.h"
+#include "engine/findings_fmt.h"
+#include "store/store.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: goodput diagnose --db PATH [--job ID] [--json] [--top N | --all]\n"
+            "                        [--price USD_PER_GPU_H] [--slo-ttft S] [--slo-tpot S]\n"
+            "                        [--slo-e2e S] [--no-write]\n\n"
+            "What holds each job back, ranked by wasted cost: every finding names its class,\n"
+            "scope, time range, wasted GPU-hours and dollars, the evidence (metric = value vs\n"
+            "threshold, and its source), a confidence and a concrete fix. Thresholds and their\n"
+            "reasons: docs/findings.md.\n\n"
+            "  --db PATH      the agent's store\n"
+            "  --job ID       one job only\n"
+            "  --json         machine-readable output\n"
+            "  --top N        print the N costliest findings (default 10); --all for every one\n"
+            "  --price USD    price per GPU-hour (default: the table in docs/findings.md, or\n"
+            "                 $GOODPUT_PRICE_PER_GPU_HOUR)\n"
+            "  --slo-ttft S, --slo-tpot S, --slo-e2e S   inference SLOs in seconds\n"
+            "  --no-write     do not store the findings (open the store read-only)\n");
+}
+
+int gp_cmd_diagnose(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},       {"job", required_argument, 0, 'j'},
+        {"json", no_argument, 0, 'J'},           {"top", required_argument, 0, 't'},
+        {"all", no_argument, 0, 'a'},            {"price", required_argument, 0, 'p'},
+        {"slo-ttft", required_argument, 0, 'T'}, {"slo-tpot", required_argument, 0, 'P'},
+        {"slo-e2e", required_argument, 0, 'E'},  {"no-write", no_argument, 0, 'n'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+    };
+    const char *db = NULL, *job = NULL;
+    int json = 0;
+    long top = 10;
+    gp_diag_opts o = {0};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "hd:j:", opts, NULL)) != -1) {
+        char *end = NULL;
+        double v = 0;
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'j': job = optarg; break;
+        case 'J': json = 1; break;
+        case 'a': top = 0; break;
+        case 'n': o.no_write = 1; break;
+        case 't':
+            top = strtol(optarg, &end, 10);
+            if (*end || top < 0) {
+                fprintf(stderr, "goodput diagnose: --top: '%s' is not a count\n", optarg);
+                return GP_EXIT_USAGE;
+            }
+            break;
+        case 'p':
+        case 'T':
+        case 'P':
+        case 'E':
+            v = strtod(optarg, &end);
+            if (*end || v <= 0) {
+                fprintf(stderr, "goodput diagnose: '%s' is not a positive number\n", optarg);
+                return GP_EXIT_USAGE;
+            }
+            if (c == 'p') o.price_per_gpu_h = v;
+            else if (c == 'T') o.slo.ttft_s = v;
+            else if (c == 'P') o.slo.tpot_s = v;
+            else o.slo.e2e_s = v;
+            break;
+        case 'h': usage(stdout); return GP_EXIT_OK;
+        default: usage(stderr); return GP_EXIT_USAGE;
+        }
+    }
+    if (!db || optind < argc) {
+        usage(stderr);
+        return GP_EXIT_USAGE;
+    }
+    char err[512];
+    gp_store *s;
+    if (gp_store_open(db, o.no_write ? GP_STORE_READONLY : 0, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "goodput diagnose: %s\n", err);
+        return GP_EXIT_INPUT;
+    }
+    gp_finding *f = NULL;
+    size_t n = 0;
+    int rc = job ? gp_diagnose_job(s, job, &o, &f, &n, err, sizeof err)
+                 : gp_diagnose_all(s, &o, &f, &n, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "goodput diagnose: %s\n", err);
+        gp_store_close(s);
+        return job && strstr(err, "no job") ? GP_EXIT_INPUT : GP_EXIT_FAIL;
+    }
+    if (json) {
+        json_t *root = json_object();
+        json_object_set_new(root, "db", json_string(db));
+        if (job) json_object_set_new(root, "job", json_string(job));
+        json_object_set_new(root, "findings", gp_findings_json(f, n, (size_t)top));
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        fputc('\n', stdout);
+        json_decref(root);
+    } else {
+        printf("Findings in %s%s%s, ranked by wasted cost:\n\n", db, job ? " for job " : "",
+               job ? job : "");
+        gp_findings_print(stdout, f, n, (size_t)top);
+    }
+    free(f);
+    gp_store_close(s);
+    return GP_EXIT_OK;
+}

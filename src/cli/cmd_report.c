@@ -1,0 +1,129 @@
+/* cmd_report.c: `goodput report`: per-job GPU-hours, readiness, activity, energy,
+ * progress, goodput and badput from a store. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/exit_codes.h"
+#include "engine/job_summary.h"
+#include "report/job_report.h"
+#include "report/report_hooks.h"
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: goodput report --db PATH [--job ID] [--json] [--slo-ttft S] [--slo-tpot S]\n"
+               "                      [--slo-e2e S]\n\n"
+               "Per job: allocated GPU-hours, queue wait, time to ready, busy GPU-hours (integral\n"
+               "of gpu_util), mean SM/tensor/DRAM activity, energy (from the GPU energy counter),\n"
+               "progress, goodput and badput by cause (shares of allocated GPU-time).\n"
+               "Unknown values print as '-' (null in JSON), never as 0.\n\n"
+               "  --db PATH        the agent's store\n"
+               "  --job ID         one job only\n"
+               "  --json           machine-readable output\n"
+               "  --slo-ttft S     inference: time-to-first-token SLO in seconds\n"
+               "  --slo-tpot S     inference: time-per-output-token SLO in seconds\n"
+               "  --slo-e2e S      inference: end-to-end latency SLO in seconds\n");
+}
+
+int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out) {
+    char err[512];
+    gp_store *s;
+    if (gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "goodput report: %s\n", err);
+        return GP_EXIT_INPUT;
+    }
+    gp_job *jobs = NULL;
+    size_t nj = 0;
+    if (job) {
+        jobs = calloc(1, sizeof *jobs);
+        int found = jobs ? gp_store_get_job(s, job, jobs) : -1;
+        if (found <= 0) {
+            fprintf(stderr, "goodput report: job '%s' is not in %s\n", job, db);
+            free(jobs);
+            gp_store_close(s);
+            return GP_EXIT_INPUT;
+        }
+        nj = 1;
+    } else if (gp_store_list_jobs(s, &jobs, &nj) != 0) {
+        fprintf(stderr, "goodput report: %s: %s\n", db, gp_store_errmsg(s));
+        gp_store_close(s);
+        return GP_EXIT_FAIL;
+    }
+    gp_job_summary *sum = calloc(nj ? nj : 1, sizeof *sum);
+    gp_summary_opts so = {0};
+    if (slo) so.slo = *slo;
+    size_t ns = 0;
+    for (size_t i = 0; i < nj; i++) {
+        if (gp_job_summary_compute(s, jobs[i].id, &so, &sum[ns], err, sizeof err) != 0) {
+            fprintf(stderr, "goodput report: %s\n", err);
+            continue;
+        }
+        ns++;
+    }
+    if (json) {
+        json_t *root = json_object(), *arr = json_array();
+        for (size_t i = 0; i < ns; i++) json_array_append_new(arr, gp_report_json_job(&sum[i]));
+        json_object_set_new(root, "db", json_string(db));
+        json_object_set_new(root, "jobs", arr);
+        gp_report_extend_json(s, job, root);
+        json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        fputc('\n', out);
+        json_decref(root);
+    } else {
+        if (ns == 0) fprintf(out, "No jobs in %s yet.\n", db);
+        else gp_report_text(out, sum, ns);
+        gp_report_extend_text(s, job, out);
+    }
+    free(sum);
+    free(jobs);
+    gp_store_close(s);
+    return GP_EXIT_OK;
+}
+
+int gp_cmd_report(int argc, char **argv) {
+    const char *db = NULL, *job = NULL;
+    int json = 0;
+    gp_slo slo = {0};
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},       {"job", required_argument, 0, 'j'},
+        {"json", no_argument, 0, 'J'},           {"slo-ttft", required_argument, 0, 't'},
+        {"slo-tpot", required_argument, 0, 'p'}, {"slo-e2e", required_argument, 0, 'e'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end;
+        double *slot = NULL;
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'j': job = optarg; break;
+        case 'J': json = 1; break;
+        case 't': slot = &slo.ttft_s; break;
+        case 'p': slot = &slo.tpot_s; break;
+        case 'e': slot = &slo.e2e_s; break;
+        case 'h': usage(stdout); return GP_EXIT_OK;
+        default:
+            fprintf(stderr, "goodput report: unknown or incomplete option '%s' (see goodput report --help)\n",
+                    argv[optind - 1]);
+            return GP_EXIT_USAGE;
+        }
+        if (slot) {
+            *slot = strtod(optarg, &end);
+            if (*end || *slot <= 0) {
+                fprintf(stderr, "goodput report: %s '%s': expected seconds > 0\n", argv[optind - 2], optarg);
+                return GP_EXIT_USAGE;
+            }
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "goodput report: unexpected argument '%s'\n", argv[optind]);
+        return GP_EXIT_USAGE;
+    }
+    if (!db) {
+        fprintf(stderr, "goodput report: --db PATH is required (see goodput report --help)\n");
+        return GP_EXIT_USAGE;
+    }
+    return gp_report_run(db, job, json, &slo, stdout);
+}

@@ -1,0 +1,414 @@
+/* classify.c: rules from features to findings (see classify.h, docs/findings.md).
+ *
+ * Order of reasoning: first the time the job paid for and did not use at all (not ready,
+ * idle), then blocking phases the workload reported (input, checkpoint, communication),
+ * then device health (throttling, XID errors), peers (stragglers, interference), and last
+ * the utilization profile of the kernels that did run (under-batched, memory capacity,
+ * host-, memory- or compute-bound). A job with nothing wrong gets compute_bound, said
+ * plainly as healthy. Jobs without progress events are judged from activity alone: such
+ * findings say so and carry low confidence. */
+#include "engine/classify.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cost.h"
+#include "engine/thresholds.h"
+#include "store/store.h"
+
+#define NS 1e9
+
+static gp_finding *add(gp_finding *out, size_t cap, size_t *n, gp_finding_class c,
+                       const char *job_id, const gp_features *f, double wasted, double conf) {
+    if (*n >= cap) return NULL;
+    gp_finding *x = &out[(*n)++];
+    memset(x, 0, sizeof *x);
+    x->cls = c;
+    x->scope = GP_SCOPE_JOB;
+    snprintf(x->scope_id, sizeof x->scope_id, "%s", job_id);
+    x->t0_ns = f->t0_ns;
+    x->t1_ns = f->t1_ns;
+    x->wasted_gpu_s = wasted < 0 ? -1 : wasted;
+    x->confidence = f->activity_only ? (conf < 0.4 ? conf : 0.4) : conf;
+    return x;
+}
+
+static void ev(gp_finding *x, gp_threshold_id id, double value, const char *src) {
+    const gp_threshold *t = gp_threshold_get(id);
+    gp_finding_add_evidence(x, t->name, value, t->op, t->value, src);
+}
+
+static int cmp_find(const void *a, const void *b) {
+    const gp_finding *x = a, *y = b;
+    double wx = x->wasted_cost >= 0 ? x->wasted_cost : x->wasted_gpu_s >= 0 ? 0 : -1;
+    double wy = y->wasted_cost >= 0 ? y->wasted_cost : y->wasted_gpu_s >= 0 ? 0 : -1;
+    if (wx != wy) return wx < wy ? 1 : -1;
+    if (x->wasted_gpu_s != y->wasted_gpu_s) return x->wasted_gpu_s < y->wasted_gpu_s ? 1 : -1;
+    return (x->confidence < y->confidence) - (x->confidence > y->confidence);
+}
+
+void gp_findings_rank(gp_finding *f, size_t n) {
+    if (n > 1) qsort(f, n, sizeof *f, cmp_find);
+}
+
+static const char *tel_src(const gp_features *f) {
+    return f->sm_active.n ? "dcgm-profiling" : "nvml";
+}
+
+static double util_of(const gp_features *f) {
+    if (f->gpu_util.n) return f->gpu_util.mean;
+    if (f->sm_active.n) return f->sm_active.mean;
+    return -1;
+}
+
+size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs,
+                   size_t n_obs, double price, gp_finding *out, size_t cap) {
+    size_t n = 0;
+    gp_finding *x;
+    double A = f->alloc_gpu_s;
+    int explained = 0; /* a blocking cause already explains low utilization */
+
+    /* not_ready: allocated until first progress */
+    if (f->not_ready_s >= gp_th(GP_TH_NOT_READY_MIN_S) && f->wall_s > 0 &&
+        f->not_ready_s / f->wall_s >= gp_th(GP_TH_NOT_READY_SHARE)) {
+        int never = f->ready_ns < 0;
+        if ((x = add(out, cap, &n, GP_FC_NOT_READY, job_id, f, f->not_ready_s * f->n_gpus,
+                     0.9))) {
+            ev(x, GP_TH_NOT_READY_MIN_S, f->not_ready_s, "events");
+            ev(x, GP_TH_NOT_READY_SHARE, f->not_ready_s / f->wall_s, "events");
+            x->t1_ns = never ? f->t1_ns : f->ready_ns;
+            snprintf(x->summary, sizeof x->summary,
+                     "%s held %d GPU(s) for %.0f s before its first step or request%s.", job_id,
+                     f->n_gpus, f->not_ready_s, never ? " (it never became ready)" : "");
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Stage data sets, container images and model weights before the GPUs are "
+                     "allocated (prefetch to local disk, pre-pulled images); use readiness-aware "
+                     "admission so GPUs are granted when the job can start; cache compiled "
+                     "kernels (torch.compile cache, TensorRT engines).");
+        }
+        explained = 1;
+    }
+
+    /* idle_allocated / harvestable */
+    if (f->idle_share >= 0) {
+        double idle = f->idle_gpu_s;
+        int progress = f->has_steps || f->has_requests;
+        if (progress && f->harvest_gpu_s >= gp_th(GP_TH_HARVEST_SHARE) * A && A > 0) {
+            if ((x = add(out, cap, &n, GP_FC_HARVESTABLE, job_id, f, f->harvest_gpu_s, 0.7))) {
+                ev(x, GP_TH_HARVEST_SHARE, f->harvest_gpu_s / A, tel_src(f));
+                ev(x, GP_TH_IDLE_UTIL, util_of(f), tel_src(f));
+                snprintf(x->summary, sizeof x->summary,
+                         "%s left its GPUs idle in gaps of %.0f s or more: %.2f GPU-h that "
+                         "lower-priority work could use.",
+                         job_id, gp_th(GP_TH_HARVEST_GAP_S), f->harvest_gpu_s / 3600);
+                snprintf(x->recommendation, sizeof x->recommendation,
+                         "Lend the idle gaps to preemptible or best-effort jobs (MPS or MIG "
+                         "sharing, Kueue/Slurm preemptible partitions), or scale the service "
+                         "down between bursts (scale-to-zero, fewer replicas off-peak).");
+            }
+            explained = 1;
+        } else if (f->idle_share >= gp_th(GP_TH_IDLE_SHARE) ||
+                   (f->n_idle_devices > 0 && f->n_gpus > 1)) {
+            double w = idle;
+            if ((x = add(out, cap, &n, GP_FC_IDLE_ALLOCATED, job_id, f, w,
+                         progress ? 0.8 : 0.6))) {
+                ev(x, GP_TH_IDLE_SHARE, f->idle_share, tel_src(f));
+                ev(x, GP_TH_IDLE_UTIL, util_of(f), tel_src(f));
+                if (f->n_idle_devices > 0)
+                    gp_finding_add_evidence(x, "idle_devices", f->n_idle_devices, ">=", 1,
+                                            tel_src(f));
+                snprintf(x->summary, sizeof x->summary,
+                         "%s's GPUs ran no kernels %.0f%% of the time after it was ready "
+                         "(%d of %d GPU(s) idle throughout)%s.",
+                         job_id, 100 * f->idle_share, f->n_idle_devices, f->n_gpus,
+                         f->activity_only ? "; activity-only estimate, no workload events" : "");
+                snprintf(x->recommendation, sizeof x->recommendation,
+                         "Release GPUs that are not in use: set an idle timeout for notebooks "
+                         "and interactive sessions (culling), request only the GPUs the code "
+                         "uses, and check that every allocated GPU is given work (device lists, "
+                         "CUDA_VISIBLE_DEVICES).");
+            }
+            explained = 1;
+        }
+    }
+
+    /* input_bound */
+    if (f->data_wait_share >= gp_th(GP_TH_DATA_WAIT_SHARE)) {
+        if ((x = add(out, cap, &n, GP_FC_INPUT_BOUND, job_id, f, f->data_wait_share * A, 0.9))) {
+            ev(x, GP_TH_DATA_WAIT_SHARE, f->data_wait_share, "events");
+            if (f->gpu_util.n) ev(x, GP_TH_UNDER_UTIL, f->gpu_util.mean, tel_src(f));
+            snprintf(x->summary, sizeof x->summary,
+                     "%s waited for input %.0f%% of its time: the GPUs starve for data.", job_id,
+                     100 * f->data_wait_share);
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Feed the GPU faster: more DataLoader workers (num_workers), "
+                     "pin_memory=True with non_blocking copies, prefetch_factor and "
+                     "persistent_workers, decode on the GPU (NVIDIA DALI, nvJPEG), or "
+                     "pre-process the data set offline into a faster format.");
+        }
+        explained = 1;
+    }
+
+    /* checkpoint_bound */
+    if (f->checkpoint_share >= gp_th(GP_TH_CHECKPOINT_SHARE)) {
+        if ((x = add(out, cap, &n, GP_FC_CHECKPOINT_BOUND, job_id, f, f->checkpoint_share * A,
+                     0.9))) {
+            ev(x, GP_TH_CHECKPOINT_SHARE, f->checkpoint_share, "events");
+            snprintf(x->summary, sizeof x->summary,
+                     "%s spent %.0f%% of its time blocked saving or restoring checkpoints.",
+                     job_id, 100 * f->checkpoint_share);
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Checkpoint asynchronously (torch.distributed.checkpoint.async_save, "
+                     "Orbax async, NeMo/Megatron async save), shard the save across ranks, "
+                     "write to fast local storage first, and tune the interval to the failure "
+                     "rate.");
+        }
+        explained = 1;
+    }
+
+    /* communication_bound */
+    int comm = f->comm_share >= gp_th(GP_TH_COMM_SHARE) ||
+               (f->interconnect_peak_share >= gp_th(GP_TH_NVLINK_PEAK_SHARE) && f->n_gpus > 1 &&
+                f->sm_active.n && f->sm_active.mean < gp_th(GP_TH_SM_ACTIVE_LOW));
+    if (comm) {
+        double share = f->comm_share >= 0 ? f->comm_share
+                                          : (f->sm_active.n ? 1 - f->sm_active.mean : 0.2);
+        if ((x = add(out, cap, &n, GP_FC_COMMUNICATION_BOUND, job_id, f, share * A,
+                     f->comm_share >= 0 ? 0.85 : 0.6))) {
+            if (f->comm_share >= 0) ev(x, GP_TH_COMM_SHARE, f->comm_share, "events");
+            if (f->interconnect_peak_share >= 0)
+                ev(x, GP_TH_NVLINK_PEAK_SHARE, f->interconnect_peak_share, tel_src(f));
+            if (f->sm_active.n) ev(x, GP_TH_SM_ACTIVE_LOW, f->sm_active.mean, tel_src(f));
+            snprintf(x->summary, sizeof x->summary,
+                     "%s waits on collective communication between its %d GPUs.", job_id,
+                     f->n_gpus);
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Overlap communication with compute (DDP bucket_cap_mb, FSDP prefetch, "
+                     "gradient accumulation to reduce all-reduces), use a smaller "
+                     "tensor-parallel degree or keep it inside one NVLink domain, compress or "
+                     "reduce gradients in bf16, and check the topology (nvidia-smi topo -m).");
+        }
+        explained = 1;
+    }
+
+    /* throttled */
+    if (f->throttle_share >= gp_th(GP_TH_THROTTLE_SHARE)) {
+        if ((x = add(out, cap, &n, GP_FC_THROTTLED, job_id, f, f->throttle_share * A * 0.2,
+                     0.8))) {
+            ev(x, GP_TH_THROTTLE_SHARE, f->throttle_share, "nvml");
+            if (f->power_frac.n)
+                gp_finding_add_evidence(x, "power_vs_tdp", f->power_frac.mean, ">=", 0.95,
+                                        "nvml");
+            snprintf(x->summary, sizeof x->summary,
+                     "%s's GPUs had their clocks held down by power or thermal limits %.0f%% of "
+                     "the time (wasted GPU-s is an estimate at 20%% slowdown).",
+                     job_id, 100 * f->throttle_share);
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Check cooling and airflow, power caps (nvidia-smi -q -d PERFORMANCE,POWER) "
+                     "and node power budget; move the job off hot nodes; report persistent "
+                     "hardware slowdown to the operators.");
+        }
+    }
+
+    /* gpu_errors */
+    if (f->xid_count >= (int)gp_th(GP_TH_XID_COUNT)) {
+        if ((x = add(out, cap, &n, GP_FC_GPU_ERRORS, job_id, f, -1, 0.95))) {
+            ev(x, GP_TH_XID_COUNT, f->xid_count, "nvml");
+            gp_finding_add_evidence(x, "last_xid", (double)f->last_xid, ">", 0, "nvml");
+            snprintf(x->summary, sizeof x->summary,
+                     "%s's GPUs reported %d XID error sample(s), last XID %lld.", job_id,
+                     f->xid_count, (long long)f->last_xid);
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Look the XID up in NVIDIA's XID catalogue; drain the node and run "
+                     "diagnostics (dcgmi diag -r 3) for hardware XIDs (48, 63, 64, 74, 79, 94, "
+                     "95); fix the application for XID 13/31/43 (illegal access).");
+        }
+    }
+
+    /* straggler */
+    if (obs && n_obs) {
+        gp_straggler *st = NULL;
+        int ns = gp_straggler_detect(obs, n_obs, NULL, &st);
+        for (int i = 0; i < ns; i++) {
+            double dur = st[i].t1_ns > st[i].t0_ns ? (double)(st[i].t1_ns - st[i].t0_ns) / NS
+                                                   : f->wall_s;
+            double w = dur * f->n_gpus * (st[i].ratio - 1) / st[i].ratio;
+            if ((x = add(out, cap, &n, GP_FC_STRAGGLER, job_id, f, w, 0.85))) {
+                x->scope = GP_SCOPE_RANK;
+                snprintf(x->scope_id, sizeof x->scope_id, "%s/rank-%d", job_id, st[i].worker);
+                if (st[i].t0_ns) x->t0_ns = st[i].t0_ns;
+                if (st[i].t1_ns) x->t1_ns = st[i].t1_ns;
+                ev(x, GP_TH_STRAGGLER_Z, st[i].z, "events");
+                ev(x, GP_TH_STRAGGLER_RATIO, st[i].ratio, "events");
+                ev(x, GP_TH_STRAGGLER_WINDOWS, st[i].windows, "events");
+                snprintf(x->summary, sizeof x->summary,
+                         "Rank %d of %s is %.2fx slower than its peers from step %lld to %lld; "
+                         "synchronous training waits for it.",
+                         st[i].worker, job_id, st[i].ratio, (long long)st[i].iter0,
+                         (long long)st[i].iter1);
+                snprintf(x->recommendation, sizeof x->recommendation,
+                         "Check the slow rank's node: GPU clocks and throttling, XID errors, "
+                         "a noisy neighbour, CPU or NIC contention, or uneven data shards; "
+                         "cordon the node and restart the rank elsewhere if it persists.");
+            }
+        }
+        free(st);
+    }
+
+    /* interference */
+    if (f->thr_shared > 0 && f->thr_alone > 0 &&
+        f->thr_shared / f->thr_alone < gp_th(GP_TH_INTERFERENCE_RATIO)) {
+        double r = f->thr_shared / f->thr_alone;
+        if ((x = add(out, cap, &n, GP_FC_INTERFERENCE, job_id, f, f->shared_share * A * (1 - r),
+                     0.75))) {
+            ev(x, GP_TH_INTERFERENCE_RATIO, r, "events+procs");
+            gp_finding_add_evidence(x, "shared_share", f->shared_share, ">", 0, "procs");
+            snprintf(x->summary, sizeof x->summary,
+                     "%s runs at %.0f%% of its own speed while another job shares its GPUs.",
+                     job_id, 100 * r);
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Give the job exclusive GPUs or hard partitions (MIG) instead of time "
+                     "slicing; co-locate only with light jobs; set MPS active-thread limits "
+                     "for the neighbour.");
+        }
+    }
+
+    /* utilization profile */
+    double util = util_of(f);
+    double mem = f->mem_frac.n ? f->mem_frac.mean : -1;
+    int profile_done = 0;
+    if (!explained && util >= 0 && util <= gp_th(GP_TH_UNDER_UTIL) && mem >= 0) {
+        if (mem > gp_th(GP_TH_CAPACITY_MEM)) {
+            if ((x = add(out, cap, &n, GP_FC_MEMORY_CAPACITY, job_id, f, (1 - util) * A * 0.5,
+                         0.7))) {
+                ev(x, GP_TH_UNDER_UTIL, util, tel_src(f));
+                ev(x, GP_TH_CAPACITY_MEM, mem, tel_src(f));
+                snprintf(x->summary, sizeof x->summary,
+                         "%s keeps its GPUs busy only %.0f%% of the time while using %.0f%% of "
+                         "their memory: memory capacity limits the batch.",
+                         job_id, 100 * util, 100 * mem);
+                snprintf(x->recommendation, sizeof x->recommendation,
+                         "Free memory to raise the batch: activation checkpointing, mixed "
+                         "precision (bf16), ZeRO/FSDP sharding of optimizer states, 8-bit "
+                         "optimizers, or for inference KV-cache quantization and paged "
+                         "attention.");
+            }
+            profile_done = 1;
+        } else if (mem <= gp_th(GP_TH_UNDER_MEM)) {
+            if ((x = add(out, cap, &n, GP_FC_UNDER_BATCHED, job_id, f, (1 - util) * A * 0.5,
+                         0.7))) {
+                ev(x, GP_TH_UNDER_UTIL, util, tel_src(f));
+                ev(x, GP_TH_UNDER_MEM, mem, tel_src(f));
+                snprintf(x->summary, sizeof x->summary,
+                         "%s keeps its GPUs busy only %.0f%% of the time and uses %.0f%% of "
+                         "their memory: the batch is too small for the GPU.",
+                         job_id, 100 * util, 100 * mem);
+                snprintf(x->recommendation, sizeof x->recommendation,
+                         "Raise the batch size (scale the learning rate), or pack several "
+                         "small jobs on one GPU (MPS, MIG) or use a smaller GPU; for "
+                         "inference raise max batch / concurrency.");
+            }
+            profile_done = 1;
+        }
+    }
+    if (!explained && !profile_done && f->sm_active.n) {
+        double sm = f->sm_active.mean;
+        double dram = f->dram_active.n ? f->dram_active.mean : -1;
+        double tens = f->tensor_active.n ? f->tensor_active.mean : -1;
+        if (dram >= gp_th(GP_TH_DRAM_ACTIVE_HIGH) &&
+            (tens < 0 || tens < gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY))) {
+            if ((x = add(out, cap, &n, GP_FC_MEMORY_BOUND, job_id, f,
+                         A * (tens >= 0 ? 1 - tens / 0.8 : 0.3) * 0.5, 0.75))) {
+                ev(x, GP_TH_DRAM_ACTIVE_HIGH, dram, "dcgm-profiling");
+                if (tens >= 0) ev(x, GP_TH_TENSOR_ACTIVE_HEALTHY, tens, "dcgm-profiling");
+                x->evidence[x->n_evidence - 1].op[0] = '<';
+                x->evidence[x->n_evidence - 1].op[1] = 0;
+                snprintf(x->summary, sizeof x->summary,
+                         "%s is limited by memory bandwidth (DRAM active %.2f, tensor pipes "
+                         "%.2f).",
+                         job_id, dram, tens);
+                snprintf(x->recommendation, sizeof x->recommendation,
+                         "Do more work per byte read: larger decode batch (more concurrent "
+                         "requests), KV-cache quantization (FP8), paged or flash attention, "
+                         "speculative decoding, fused kernels, or weight quantization.");
+            }
+        } else if (util >= gp_th(GP_TH_GPU_UTIL_BUSY) && sm < gp_th(GP_TH_SM_ACTIVE_LOW)) {
+            if ((x = add(out, cap, &n, GP_FC_HOST_BOUND, job_id, f,
+                         A * (gp_th(GP_TH_SM_ACTIVE_HIGH) - sm), 0.7))) {
+                ev(x, GP_TH_SM_ACTIVE_LOW, sm, "dcgm-profiling");
+                ev(x, GP_TH_GPU_UTIL_BUSY, util, "nvml");
+                snprintf(x->summary, sizeof x->summary,
+                         "%s launches kernels that keep the GPU 'busy' %.0f%% of the time but "
+                         "its SMs active only %.0f%%: small kernels and launch overhead.",
+                         job_id, 100 * util, 100 * sm);
+                snprintf(x->recommendation, sizeof x->recommendation,
+                         "Cut launch overhead: CUDA graphs (torch.compile mode=reduce-overhead), "
+                         "fuse small ops (torch.compile, custom fused kernels), raise the batch, "
+                         "and remove host syncs (.item(), .cpu(), print of tensors) in the loop.");
+            }
+        } else if (sm >= gp_th(GP_TH_SM_ACTIVE_HIGH) ||
+                   (tens >= gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY) &&
+                    sm >= gp_th(GP_TH_SM_ACTIVE_LOW))) {
+            profile_done = 2;
+        }
+    } else if (!explained && !profile_done && util >= gp_th(GP_TH_GPU_UTIL_BUSY)) {
+        profile_done = 3; /* busy, no profiling fields: probably healthy, low confidence */
+    }
+    if (n == 0) {
+        double conf = profile_done == 2 ? 0.8 : profile_done == 3 ? 0.4 : 0.3;
+        if ((x = add(out, cap, &n, GP_FC_COMPUTE_BOUND, job_id, f, 0, conf))) {
+            if (f->sm_active.n) ev(x, GP_TH_SM_ACTIVE_HIGH, f->sm_active.mean, "dcgm-profiling");
+            else if (util >= 0) ev(x, GP_TH_GPU_UTIL_BUSY, util, "nvml");
+            if (f->tensor_active.n)
+                ev(x, GP_TH_TENSOR_ACTIVE_HEALTHY, f->tensor_active.mean, "dcgm-profiling");
+            snprintf(x->summary, sizeof x->summary,
+                     "%s is healthy: its GPUs compute most of the time and nothing else "
+                     "stands out%s.",
+                     job_id,
+                     profile_done == 2 ? ""
+                                       : " (no profiling fields, so this is a weak judgement)");
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Nothing to fix. To go faster, make the compute itself cheaper: bf16/FP8, "
+                     "fused attention (FlashAttention), torch.compile, or more GPUs if it "
+                     "scales.");
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i].wasted_cost =
+            out[i].wasted_gpu_s >= 0 && price > 0 ? out[i].wasted_gpu_s / 3600 * price : -1;
+    gp_findings_rank(out, n);
+    return n;
+}
+
+int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out) {
+    *out = NULL;
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].kind == GP_EV_STEP && ev[i].rank >= 0) ns++;
+    if (!ns) return 0;
+    gp_worker_obs *o = malloc(ns * sizeof *o);
+    if (!o) return -1;
+    /* previous end per rank: ranks are small integers in practice; map by linear search */
+    int64_t ranks[256], prev[256];
+    int nr = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gp_event *e = &ev[i];
+        if (e->kind != GP_EV_STEP || e->rank < 0) continue;
+        int r = 0;
+        while (r < nr && ranks[r] != e->rank) r++;
+        if (r == nr) {
+            if (nr == 256) continue;
+            ranks[nr] = e->rank;
+            prev[nr++] = -1;
+        }
+        int64_t st = e->step_start_ns >= 0 ? e->step_start_ns : prev[r];
+        prev[r] = e->ts_ns;
+        if (st < 0 || e->ts_ns <= st) continue;
+        o[k++] = (gp_worker_obs){(int)e->rank, e->step, (double)(e->ts_ns - st) / NS, e->ts_ns};
+    }
+    *out = o;
+    return (int)k;
+}

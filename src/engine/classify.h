@@ -1,0 +1,52 @@
+/* classify.h: turns a job's features into findings (model/finding.h), each with scope,
+ * time range, wasted GPU-seconds and cost, evidence (metric = value vs threshold, with its
+ * source), confidence and a concrete recommendation; ranked by wasted cost. Every
+ * threshold comes from engine/thresholds.h; docs/findings.md explains each rule.
+ *
+ * gp_classify is pure (features and per-rank step observations in, findings out).
+ * gp_diagnose_job / gp_diagnose_all read the store, classify, and write the findings back
+ * with gp_store_replace_findings. Returned arrays are malloc'ed; the caller frees them. */
+#ifndef GP_ENGINE_CLASSIFY_H
+#define GP_ENGINE_CLASSIFY_H
+
+#include <stddef.h>
+
+#include "engine/features.h"
+#include "engine/straggler.h"
+#include "model/finding.h"
+
+struct gp_store;
+
+typedef struct gp_diag_opts {
+    double price_per_gpu_h; /* 0 = the default table (engine/cost.h) */
+    gp_slo slo;             /* inference SLOs; 0 = not set */
+    double scale_bound;     /* 0 = GP_TH_SCALE_EFFICIENCY */
+    int no_write;           /* 1: do not write findings to the store */
+} gp_diag_opts;
+
+/* Pure classification of one job. obs: per-rank step times (may be NULL). Writes at most
+ * cap findings to out, ranked by wasted cost (then confidence); returns how many. */
+size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs,
+                   size_t n_obs, double price_per_gpu_h, gp_finding *out, size_t cap);
+
+/* Per-rank step observations from step events (step time = ts - start, or the gap since
+ * the rank's previous step). *out malloc'ed; returns count or -1. */
+int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out);
+
+/* Sorts findings by wasted cost (unknown last), then confidence. */
+void gp_findings_rank(gp_finding *f, size_t n);
+
+/* Reads the job from the store, diagnoses it, stores and returns its findings. */
+int gp_diagnose_job(struct gp_store *s, const char *job_id, const gp_diag_opts *o,
+                    gp_finding **out, size_t *n, char *err, size_t errlen);
+/* Every job, plus cross-job findings (scale_inefficient, scheduling_gap). */
+int gp_diagnose_all(struct gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t *n,
+                    char *err, size_t errlen);
+
+/* Loads a job's input from the store (allocs, devices, samples, procs, events); free with
+ * gp_job_input_free. */
+int gp_job_input_load(struct gp_store *s, const char *job_id, gp_job_input *in, char *err,
+                      size_t errlen);
+void gp_job_input_free(gp_job_input *in);
+
+#endif

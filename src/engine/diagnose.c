@@ -1,0 +1,270 @@
+/* diagnose.c: the store-backed side of the classifier: load a job's arrays, compute its
+ * features, classify, write the findings back (classify.h). Cross-job findings
+ * (scale_inefficient across runs of one job name, scheduling_gap while jobs queue) are
+ * added by gp_diagnose_all. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/classify.h"
+#include "engine/cost.h"
+#include "engine/scaling.h"
+#include "engine/thresholds.h"
+#include "store/store.h"
+
+void gp_job_input_free(gp_job_input *in) {
+    free((void *)in->allocs);
+    free((void *)in->devices);
+    free((void *)in->samples);
+    free((void *)in->procs);
+    free((void *)in->events);
+    free((void *)in->job_id);
+    memset(in, 0, sizeof *in);
+}
+
+static int append(void **dst, size_t *n, const void *src, size_t m, size_t sz) {
+    if (!m) return 0;
+    void *p = realloc(*dst, (*n + m) * sz);
+    if (!p) return -1;
+    memcpy((char *)p + *n * sz, src, m * sz);
+    *dst = p;
+    *n += m;
+    return 0;
+}
+
+int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *err,
+                      size_t errlen) {
+    memset(in, 0, sizeof *in);
+    in->job_id = strdup(job_id);
+    gp_alloc *al = NULL;
+    size_t nal = 0;
+    gp_event *ev = NULL;
+    size_t nev = 0;
+    gp_device *dev = NULL;
+    size_t ndev = 0;
+    if (!in->job_id || gp_store_job_allocs(s, job_id, &al, &nal) < 0 ||
+        gp_store_job_events(s, job_id, 0, &ev, &nev) < 0 ||
+        gp_store_list_devices(s, &dev, &ndev) < 0) {
+        snprintf(err, errlen, "job %s: cannot read the store: %s", job_id, gp_store_errmsg(s));
+        free(al);
+        free(ev);
+        free(dev);
+        gp_job_input_free(in);
+        return -1;
+    }
+    in->allocs = al;
+    in->n_allocs = nal;
+    in->events = ev;
+    in->n_events = nev;
+    in->devices = dev;
+    in->n_devices = ndev;
+    void *smp = NULL, *prc = NULL;
+    size_t nsmp = 0, nprc = 0;
+    for (size_t i = 0; i < nal; i++) {
+        int dup = 0;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(al[k].uuid, al[i].uuid)) dup = 1;
+        if (dup) continue;
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (size_t k = 0; k < nal; k++) {
+            if (strcmp(al[k].uuid, al[i].uuid)) continue;
+            if (al[k].from_ns < lo) lo = al[k].from_ns;
+            int64_t to = al[k].to_ns < 0 ? INT64_MAX : al[k].to_ns + 1;
+            if (to > hi) hi = to;
+        }
+        gp_sample *x = NULL;
+        gp_proc_sample *p = NULL;
+        size_t nx = 0, np = 0;
+        int rc = gp_store_device_samples(s, al[i].uuid, lo, hi, &x, &nx);
+        if (rc >= 0) rc = gp_store_device_procs(s, al[i].uuid, lo, hi, &p, &np);
+        if (rc >= 0) rc = append(&smp, &nsmp, x, nx, sizeof *x);
+        if (rc >= 0) rc = append(&prc, &nprc, p, np, sizeof *p);
+        free(x);
+        free(p);
+        if (rc < 0) {
+            snprintf(err, errlen, "job %s: cannot read samples of %s: %s", job_id, al[i].uuid,
+                     gp_store_errmsg(s));
+            free(smp);
+            free(prc);
+            gp_job_input_free(in);
+            return -1;
+        }
+    }
+    in->samples = smp;
+    in->n_samples = nsmp;
+    in->procs = prc;
+    in->n_procs = nprc;
+    return 0;
+}
+
+static const gp_gpu_spec *job_spec(const gp_job_input *in) {
+    for (size_t i = 0; i < in->n_allocs; i++)
+        for (size_t k = 0; k < in->n_devices; k++)
+            if (!strcmp(in->devices[k].uuid, in->allocs[i].uuid) && in->devices[k].spec)
+                return in->devices[k].spec;
+    return NULL;
+}
+
+#define MAX_PER_JOB 32
+
+static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o,
+                        gp_finding *out, size_t *n, gp_features *feat, char *err,
+                        size_t errlen) {
+    gp_job_input in;
+    if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
+    if (o) in.slo = o->slo;
+    int rc = gp_features_compute(&in, feat, err, errlen);
+    gp_worker_obs *obs = NULL;
+    int nobs = rc == 0 ? gp_step_obs_from_events(in.events, in.n_events, &obs) : 0;
+    if (rc == 0) {
+        double price = gp_price_per_gpu_h(job_spec(&in), o ? o->price_per_gpu_h : 0);
+        *n = gp_classify(job_id, feat, obs, nobs > 0 ? (size_t)nobs : 0, price, out,
+                         MAX_PER_JOB);
+        if (!o || !o->no_write) {
+            if (gp_store_begin(s) < 0 || gp_store_replace_findings(s, job_id, out, *n) < 0 ||
+                gp_store_commit(s) < 0) {
+                snprintf(err, errlen, "job %s: cannot write findings: %s", job_id,
+                         gp_store_errmsg(s));
+                rc = -1;
+            }
+        }
+    }
+    free(obs);
+    gp_job_input_free(&in);
+    return rc;
+}
+
+int gp_diagnose_job(gp_store *s, const char *job_id, const gp_diag_opts *o, gp_finding **out,
+                    size_t *n, char *err, size_t errlen) {
+    *out = NULL;
+    *n = 0;
+    gp_job j;
+    int found = gp_store_get_job(s, job_id, &j);
+    if (found < 0) {
+        snprintf(err, errlen, "cannot read job %s: %s", job_id, gp_store_errmsg(s));
+        return -1;
+    }
+    if (found == 0) {
+        snprintf(err, errlen, "no job '%s' in %s", job_id, gp_store_path(s));
+        return -1;
+    }
+    gp_finding *f = calloc(MAX_PER_JOB, sizeof *f);
+    gp_features feat;
+    if (!f) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (diagnose_one(s, job_id, o, f, n, &feat, err, errlen) < 0) {
+        free(f);
+        return -1;
+    }
+    *out = f;
+    return 0;
+}
+
+int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t *n, char *err,
+                    size_t errlen) {
+    *out = NULL;
+    *n = 0;
+    gp_job *jobs = NULL;
+    size_t nj = 0;
+    if (gp_store_list_jobs(s, &jobs, &nj) < 0) {
+        snprintf(err, errlen, "cannot list jobs: %s", gp_store_errmsg(s));
+        return -1;
+    }
+    size_t cap = (nj + 1) * (MAX_PER_JOB + 2);
+    gp_finding *all = calloc(cap, sizeof *all);
+    gp_features *feats = calloc(nj ? nj : 1, sizeof *feats);
+    if (!all || !feats) {
+        free(all);
+        free(feats);
+        free(jobs);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t tot = 0;
+    for (size_t i = 0; i < nj; i++) {
+        size_t k = 0;
+        if (diagnose_one(s, jobs[i].id, o, all + tot, &k, &feats[i], err, errlen) < 0) {
+            free(all);
+            free(feats);
+            free(jobs);
+            return -1;
+        }
+        tot += k;
+    }
+    /* scale_inefficient: runs of one job name at different GPU counts */
+    double bound = o && o->scale_bound > 0 ? o->scale_bound : gp_th(GP_TH_SCALE_EFFICIENCY);
+    for (size_t i = 0; i < nj; i++) {
+        if (!jobs[i].name[0] || feats[i].units_per_s <= 0) continue;
+        size_t best = nj;
+        for (size_t k = 0; k < nj; k++)
+            if (k != i && !strcmp(jobs[k].name, jobs[i].name) && feats[k].units_per_s > 0 &&
+                feats[k].n_gpus > 0 && feats[k].n_gpus < feats[i].n_gpus &&
+                (best == nj || feats[k].n_gpus < feats[best].n_gpus))
+                best = k;
+        if (best == nj) continue;
+        double eff = gp_scaling_efficiency(feats[i].units_per_s, feats[i].n_gpus,
+                                           feats[best].units_per_s, feats[best].n_gpus);
+        if (eff < 0 || eff >= bound || tot >= cap) continue;
+        gp_finding *x = &all[tot++];
+        memset(x, 0, sizeof *x);
+        x->cls = GP_FC_SCALE_INEFFICIENT;
+        x->scope = GP_SCOPE_JOB;
+        snprintf(x->scope_id, sizeof x->scope_id, "%s", jobs[i].id);
+        x->t0_ns = feats[i].t0_ns;
+        x->t1_ns = feats[i].t1_ns;
+        x->wasted_gpu_s = feats[i].alloc_gpu_s * (1 - eff);
+        x->wasted_cost = x->wasted_gpu_s / 3600 * gp_price_per_gpu_h(NULL, o ? o->price_per_gpu_h : 0);
+        x->confidence = 0.7;
+        gp_finding_add_evidence(x, "scale_efficiency", eff, "<", bound, "events");
+        gp_finding_add_evidence(x, "gpus", feats[i].n_gpus, ">", feats[best].n_gpus, "allocs");
+        snprintf(x->summary, sizeof x->summary,
+                 "%s on %d GPUs delivers %.0f%% of %d x the throughput of %s on %d GPU(s).",
+                 jobs[i].id, feats[i].n_gpus, 100 * eff, feats[i].n_gpus / feats[best].n_gpus,
+                 jobs[best].id, feats[best].n_gpus);
+        snprintf(x->recommendation, sizeof x->recommendation,
+                 "Run at the smaller scale, or fix what does not scale first: overlap "
+                 "communication, raise the per-GPU batch, shard with FSDP/ZeRO instead of "
+                 "replicating, and keep the job inside one NVLink domain.");
+    }
+    /* scheduling_gap: a job waited to be allocated while other allocated GPUs sat idle */
+    for (size_t i = 0; i < nj; i++) {
+        if (feats[i].queue_wait_s < gp_th(GP_TH_QUEUE_WAIT_S)) continue;
+        double idle_gpu_s = 0;
+        for (size_t k = 0; k < nj; k++)
+            if (k != i && feats[k].idle_share > 0 && feats[k].wall_s > 0)
+                idle_gpu_s += feats[k].idle_gpu_s *
+                              (feats[i].queue_wait_s < feats[k].wall_s
+                                   ? feats[i].queue_wait_s / feats[k].wall_s
+                                   : 1);
+        if (idle_gpu_s < 0.5 * feats[i].queue_wait_s * (feats[i].n_gpus ? feats[i].n_gpus : 1) ||
+            tot >= cap)
+            continue;
+        gp_finding *x = &all[tot++];
+        memset(x, 0, sizeof *x);
+        x->cls = GP_FC_SCHEDULING_GAP;
+        x->scope = GP_SCOPE_CLUSTER;
+        snprintf(x->scope_id, sizeof x->scope_id, "%s", jobs[i].id);
+        x->t0_ns = feats[i].first_alloc_ns - (int64_t)(feats[i].queue_wait_s * 1e9);
+        x->t1_ns = feats[i].first_alloc_ns;
+        x->wasted_gpu_s = idle_gpu_s;
+        x->wasted_cost = idle_gpu_s / 3600 * gp_price_per_gpu_h(NULL, o ? o->price_per_gpu_h : 0);
+        x->confidence = 0.5;
+        gp_finding_add_evidence(x, "queue_wait_s", feats[i].queue_wait_s, ">=",
+                                gp_th(GP_TH_QUEUE_WAIT_S), "events");
+        gp_finding_add_evidence(x, "idle_gpu_s_elsewhere", idle_gpu_s, ">", 0, "nvml");
+        snprintf(x->summary, sizeof x->summary,
+                 "%s waited %.0f s in the queue while allocated GPUs elsewhere sat idle.",
+                 jobs[i].id, feats[i].queue_wait_s);
+        snprintf(x->recommendation, sizeof x->recommendation,
+                 "Reclaim idle allocations (idle timeouts, preemption of idle interactive "
+                 "sessions), allow backfill, and pack small jobs to reduce fragmentation.");
+    }
+    gp_findings_rank(all, tot);
+    free(feats);
+    free(jobs);
+    *out = all;
+    *n = tot;
+    return 0;
+}

@@ -1,0 +1,605 @@
+/* features.c: per-job window features (see features.h). One pass over samples sorted by
+ * (device, time), one over events; quantiles by sorting copies. */
+#include "engine/features.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/thresholds.h"
+
+#define NS 1e9
+#define SLOWDOWN_MASK 0xECull /* SW power cap, HW slowdown, SW/HW thermal, power brake */
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double gp_quantile(double *v, size_t n, double q) {
+    if (n == 0) return -1;
+    qsort(v, n, sizeof *v, cmp_d);
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double fr = pos - (double)i;
+    return i + 1 < n ? v[i] * (1 - fr) + v[i + 1] * fr : v[n - 1];
+}
+
+double gp_robust_median(double *v, size_t n, double k) {
+    if (n == 0) return -1;
+    double med = gp_quantile(v, n, 0.5);
+    double *dev = malloc(n * sizeof *dev);
+    if (!dev) return med;
+    for (size_t i = 0; i < n; i++) dev[i] = fabs(v[i] - med);
+    double mad = gp_quantile(dev, n, 0.5);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (mad <= 0 || fabs(v[i] - med) <= k * mad) dev[m++] = v[i];
+    double r = m ? gp_quantile(dev, m, 0.5) : med;
+    free(dev);
+    return r;
+}
+
+/* accumulator for one telemetry field */
+typedef struct {
+    double *v;
+    size_t n, cap;
+    double wsum, vwsum;
+} acc;
+
+static int acc_add(acc *a, double v, double w) {
+    if (!isfinite(v)) return 0;
+    if (a->n == a->cap) {
+        size_t c = a->cap ? 2 * a->cap : 256;
+        double *nv = realloc(a->v, c * sizeof *nv);
+        if (!nv) return -1;
+        a->v = nv;
+        a->cap = c;
+    }
+    a->v[a->n++] = v;
+    a->wsum += w;
+    a->vwsum += v * w;
+    return 0;
+}
+
+static void acc_finish(acc *a, gp_stat *s) {
+    memset(s, 0, sizeof *s);
+    s->n = (int)a->n;
+    s->known_s = a->wsum;
+    if (a->n) {
+        s->mean = a->wsum > 0 ? a->vwsum / a->wsum : 0;
+        s->p10 = gp_quantile(a->v, a->n, 0.1);
+        s->p50 = gp_quantile(a->v, a->n, 0.5);
+        s->p90 = gp_quantile(a->v, a->n, 0.9);
+        s->min = a->v[0];
+        s->max = a->v[a->n - 1];
+    }
+    free(a->v);
+    a->v = NULL;
+}
+
+static const gp_sample *const *g_sorted_base;
+static int cmp_sample_ptr(const void *a, const void *b) {
+    const gp_sample *x = *(const gp_sample *const *)a, *y = *(const gp_sample *const *)b;
+    int c = strcmp(x->uuid, y->uuid);
+    if (c) return c;
+    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
+static int cmp_ev_ptr(const void *a, const void *b) {
+    const gp_event *x = *(const gp_event *const *)a, *y = *(const gp_event *const *)b;
+    if (x->rank != y->rank) return (x->rank > y->rank) - (x->rank < y->rank);
+    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static const gp_gpu_spec *spec_of(const gp_job_input *in, const char *uuid) {
+    for (size_t i = 0; i < in->n_devices; i++)
+        if (!strcmp(in->devices[i].uuid, uuid)) return in->devices[i].spec;
+    return NULL;
+}
+
+/* the job's allocation of uuid covering [a, b): clipped overlap in ns */
+static int64_t alloc_overlap(const gp_job_input *in, const char *uuid, int64_t a, int64_t b,
+                             int64_t t1) {
+    if (in->n_allocs == 0) return b - a;
+    int64_t tot = 0;
+    for (size_t i = 0; i < in->n_allocs; i++) {
+        const gp_alloc *al = &in->allocs[i];
+        if (strcmp(al->uuid, uuid)) continue;
+        int64_t lo = al->from_ns > a ? al->from_ns : a;
+        int64_t to = al->to_ns < 0 ? t1 : al->to_ns;
+        int64_t hi = to < b ? to : b;
+        if (hi > lo) tot += hi - lo;
+    }
+    return tot;
+}
+
+static int is_comm_phase(const char *n) {
+    return !strcmp(n, "comm") || !strcmp(n, "allreduce") || !strcmp(n, "all_reduce") ||
+           !strcmp(n, "nccl") || !strcmp(n, "collective") || !strcmp(n, "communication");
+}
+
+static int req_good(const gp_event *r, const gp_slo *slo) {
+    if (!r->ok) return 0;
+    double ttft = r->first_token_ns >= 0 && r->arrival_ns >= 0
+                      ? (double)(r->first_token_ns - r->arrival_ns) / NS
+                      : -1;
+    double e2e = r->arrival_ns >= 0 ? (double)(r->ts_ns - r->arrival_ns) / NS : -1;
+    if (slo->ttft_s > 0 && (ttft < 0 || ttft > slo->ttft_s)) return 0;
+    if (slo->e2e_s > 0 && (e2e < 0 || e2e > slo->e2e_s)) return 0;
+    if (slo->tpot_s > 0 && r->output_tokens > 1 && ttft >= 0) {
+        double tpot = (e2e - ttft) / (double)(r->output_tokens - 1);
+        if (tpot > slo->tpot_s) return 0;
+    }
+    return 1;
+}
+
+static void window_of(const gp_job_input *in, int64_t *t0, int64_t *t1) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < in->n_allocs; i++) {
+        if (in->allocs[i].from_ns < lo) lo = in->allocs[i].from_ns;
+        if (in->allocs[i].to_ns > hi) hi = in->allocs[i].to_ns;
+    }
+    for (size_t i = 0; i < in->n_samples; i++) {
+        if (in->n_allocs == 0 && in->samples[i].ts_ns < lo) lo = in->samples[i].ts_ns;
+        if (in->samples[i].ts_ns > hi) hi = in->samples[i].ts_ns;
+    }
+    for (size_t i = 0; i < in->n_events; i++) {
+        const gp_event *e = &in->events[i];
+        if (e->kind == GP_EV_JOB || e->kind == GP_EV_ALLOC || e->kind == GP_EV_HELLO) continue;
+        if (in->n_allocs == 0 && e->ts_ns < lo) lo = e->ts_ns;
+        if (e->ts_ns > hi) hi = e->ts_ns;
+    }
+    *t0 = in->t0_ns || in->t1_ns ? in->t0_ns : (lo == INT64_MAX ? 0 : lo);
+    *t1 = in->t0_ns || in->t1_ns ? in->t1_ns : (hi == INT64_MIN ? *t0 : hi);
+}
+
+static int telemetry(const gp_job_input *in, gp_features *f) {
+    size_t n = in->n_samples;
+    if (n == 0) return 0;
+    const gp_sample **s = malloc(n * sizeof *s);
+    if (!s) return -1;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) s[m++] = &in->samples[i];
+    (void)g_sorted_base;
+    qsort(s, m, sizeof *s, cmp_sample_ptr);
+    acc a[7];
+    memset(a, 0, sizeof a);
+    double thr_s = 0, thr_known = 0, idle_s = 0, act_known = 0;
+    double pcie = 0, nvl = 0, pk_pcie = 0, pk_nvl = 0, energy = 0;
+    int pcie_known = 0, nvl_known = 0, energy_known = 0, ndev = 0;
+    int64_t after = f->ready_ns >= 0 ? f->ready_ns : f->t0_ns;
+    int rc = 0;
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        while (j < m && !strcmp(s[j]->uuid, s[i]->uuid)) j++;
+        ndev++;
+        const gp_gpu_spec *sp = spec_of(in, s[i]->uuid);
+        /* median interval of this device */
+        int64_t dt_med = 1000000000;
+        if (j - i >= 2) {
+            int64_t *d = malloc((j - i - 1) * sizeof *d);
+            if (!d) {
+                rc = -1;
+                break;
+            }
+            for (size_t k = i + 1; k < j; k++) d[k - i - 1] = s[k]->ts_ns - s[k - 1]->ts_ns;
+            qsort(d, j - i - 1, sizeof *d, cmp_i64);
+            dt_med = d[(j - i - 1) / 2] > 0 ? d[(j - i - 1) / 2] : dt_med;
+            free(d);
+        }
+        double run = 0, dev_idle = 0, dev_act = 0;
+        const gp_sample *first_pc = NULL, *last_pc = NULL, *first_nv = NULL, *last_nv = NULL,
+                        *first_en = NULL, *last_en = NULL;
+        for (size_t k = i; k < j; k++) {
+            const gp_sample *x = s[k];
+            int64_t prev = k > i ? s[k - 1]->ts_ns : x->ts_ns - dt_med;
+            if (x->ts_ns - prev > 5 * dt_med) prev = x->ts_ns - dt_med; /* gap: no data */
+            int64_t lo = prev > f->t0_ns ? prev : f->t0_ns;
+            int64_t hi = x->ts_ns < f->t1_ns ? x->ts_ns : f->t1_ns;
+            if (hi <= lo) continue;
+            double w = (double)alloc_overlap(in, x->uuid, lo, hi, f->t1_ns) / NS;
+            if (w <= 0) continue;
+            uint32_t v = x->valid;
+            if (gp_has(v, GP_F_GPU_UTIL)) rc |= acc_add(&a[0], x->gpu_util, w);
+            if (gp_has(v, GP_F_SM_ACTIVE)) rc |= acc_add(&a[1], x->sm_active, w);
+            if (gp_has(v, GP_F_SM_OCCUPANCY)) rc |= acc_add(&a[2], x->sm_occupancy, w);
+            if (gp_has(v, GP_F_TENSOR_ACTIVE)) rc |= acc_add(&a[3], x->tensor_active, w);
+            if (gp_has(v, GP_F_DRAM_ACTIVE)) rc |= acc_add(&a[4], x->dram_active, w);
+            if (gp_has(v, GP_F_MEM_USED)) {
+                double tot = gp_has(v, GP_F_MEM_TOTAL) ? (double)x->mem_total_bytes
+                             : sp ? (double)sp->memory_bytes
+                                  : 0;
+                if (tot > 0) rc |= acc_add(&a[5], (double)x->mem_used_bytes / tot, w);
+            }
+            if (gp_has(v, GP_F_POWER) && sp && sp->tdp_w > 0)
+                rc |= acc_add(&a[6], x->power_w / sp->tdp_w, w);
+            if (gp_has(v, GP_F_THROTTLE)) {
+                thr_known += w;
+                if (x->throttle_reasons & SLOWDOWN_MASK) thr_s += w;
+            }
+            if (gp_has(v, GP_F_XID) && x->xid > 0) {
+                f->xid_count++;
+                f->last_xid = x->xid;
+            }
+            if (gp_has(v, GP_F_PCIE_TX) && gp_has(v, GP_F_PCIE_RX)) {
+                if (!first_pc) first_pc = x;
+                last_pc = x;
+            }
+            if (gp_has(v, GP_F_NVLINK_TX) && gp_has(v, GP_F_NVLINK_RX)) {
+                if (!first_nv) first_nv = x;
+                last_nv = x;
+            }
+            if (gp_has(v, GP_F_ENERGY)) {
+                if (!first_en) first_en = x;
+                last_en = x;
+            }
+            /* activity */
+            double act = gp_has(v, GP_F_GPU_UTIL)    ? x->gpu_util
+                         : gp_has(v, GP_F_SM_ACTIVE) ? x->sm_active
+                                                     : -1;
+            if (act >= 0 && x->ts_ns > after) {
+                act_known += w;
+                dev_act += w;
+                if (act < gp_th(GP_TH_IDLE_UTIL)) {
+                    idle_s += w;
+                    dev_idle += w;
+                    run += w;
+                } else {
+                    if (run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += run;
+                    run = 0;
+                }
+            }
+        }
+        if (run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += run;
+        if (dev_act > 0 && dev_idle >= 0.98 * dev_act) f->n_idle_devices++;
+        if (first_pc && last_pc != first_pc) {
+            double dt = (double)(last_pc->ts_ns - first_pc->ts_ns) / NS;
+            pcie += (double)((last_pc->pcie_tx_bytes - first_pc->pcie_tx_bytes) +
+                             (last_pc->pcie_rx_bytes - first_pc->pcie_rx_bytes)) /
+                    dt;
+            pcie_known++;
+            if (sp && sp->pcie_bytes_s > 0) pk_pcie += 2 * sp->pcie_bytes_s;
+        }
+        if (first_nv && last_nv != first_nv) {
+            double dt = (double)(last_nv->ts_ns - first_nv->ts_ns) / NS;
+            nvl += (double)((last_nv->nvlink_tx_bytes - first_nv->nvlink_tx_bytes) +
+                            (last_nv->nvlink_rx_bytes - first_nv->nvlink_rx_bytes)) /
+                   dt;
+            nvl_known++;
+            if (sp && sp->nvlink_bytes_s > 0) pk_nvl += sp->nvlink_bytes_s;
+        }
+        if (first_en && last_en != first_en) {
+            energy += (double)(last_en->energy_mj - first_en->energy_mj) / 1000.0;
+            energy_known = 1;
+        }
+        i = j;
+    }
+    acc_finish(&a[0], &f->gpu_util);
+    acc_finish(&a[1], &f->sm_active);
+    acc_finish(&a[2], &f->sm_occupancy);
+    acc_finish(&a[3], &f->tensor_active);
+    acc_finish(&a[4], &f->dram_active);
+    acc_finish(&a[5], &f->mem_frac);
+    acc_finish(&a[6], &f->power_frac);
+    f->throttle_share = thr_known > 0 ? thr_s / thr_known : -1;
+    f->idle_share = act_known > 0 ? idle_s / act_known : -1;
+    f->idle_gpu_s = idle_s;
+    f->pcie_bytes_s = pcie_known ? pcie / pcie_known : -1;
+    f->nvlink_bytes_s = nvl_known ? nvl / nvl_known : -1;
+    double sh = -1;
+    if (pcie_known && pk_pcie > 0) sh = pcie / pk_pcie;
+    if (nvl_known && pk_nvl > 0 && nvl / pk_nvl > sh) sh = nvl / pk_nvl;
+    f->interconnect_peak_share = sh;
+    f->energy_j = energy_known ? energy : -1;
+    (void)ndev;
+    free(s);
+    return rc ? -1 : 0;
+}
+
+static int events(const gp_job_input *in, gp_features *f) {
+    size_t n = in->n_events;
+    const gp_event **e = malloc((n ? n : 1) * sizeof *e);
+    double *dur = malloc((n ? n : 1) * sizeof *dur);
+    int64_t *dts = malloc((n ? n : 1) * sizeof *dts);
+    double *ttft = malloc((n ? n : 1) * sizeof *ttft), *tpot = malloc((n ? n : 1) * sizeof *tpot);
+    double *e2e = malloc((n ? n : 1) * sizeof *e2e);
+    int64_t *shared_ts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *shared_ts);
+    int rc = -1;
+    if (!e || !dur || !dts || !ttft || !tpot || !e2e || !shared_ts) goto out;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) e[m++] = &in->events[i];
+    qsort(e, m, sizeof *e, cmp_ev_ptr);
+    int64_t ready = -1, submitted = -1, req_lo = INT64_MAX, req_hi = INT64_MIN;
+    size_t nd = 0, nt = 0, np = 0, ne = 0;
+    double dw = 0, ck = 0, ini = 0, comm = 0, rank_time = 0;
+    int64_t cur_rank = INT64_MIN, rank_lo = 0, rank_hi = 0;
+    int64_t open_dw = -1, open_ck = -1, open_in = -1, open_cm = -1, prev_end = -1;
+    /* foreign processes on the job's GPUs (interference) */
+    size_t nsh = 0;
+    for (size_t i = 0; i < in->n_procs; i++) {
+        const gp_proc_sample *p = &in->procs[i];
+        if (p->job_id[0] && in->job_id && strcmp(p->job_id, in->job_id) &&
+            gp_has(p->valid, GP_P_SM_SHARE) && p->sm_share > 0.05)
+            shared_ts[nsh++] = p->ts_ns;
+    }
+    qsort(shared_ts, nsh, sizeof *shared_ts, cmp_i64);
+    double *dsh = malloc((n ? n : 1) * sizeof *dsh), *dal = malloc((n ? n : 1) * sizeof *dal);
+    size_t nsh_d = 0, nal_d = 0;
+    if (!dsh || !dal) {
+        free(dsh);
+        free(dal);
+        goto out;
+    }
+    for (size_t i = 0; i <= m; i++) {
+        const gp_event *x = i < m ? e[i] : NULL;
+        if (!x || x->rank != cur_rank) {
+            if (cur_rank != INT64_MIN && rank_hi > rank_lo) {
+                rank_time += (double)(rank_hi - rank_lo) / NS;
+                f->n_ranks++;
+            }
+            if (!x) break;
+            cur_rank = x->rank;
+            rank_lo = INT64_MAX;
+            rank_hi = INT64_MIN;
+            open_dw = open_ck = open_in = open_cm = prev_end = -1;
+        }
+        if (x->ts_ns < f->t0_ns || x->ts_ns > f->t1_ns) continue;
+        if (x->kind == GP_EV_JOB) {
+            if (!strcmp(x->name, "submitted")) submitted = x->ts_ns;
+            continue;
+        }
+        if (x->kind == GP_EV_ALLOC || x->kind == GP_EV_HELLO) continue;
+        f->has_events = 1;
+        int64_t lo = x->ts_ns;
+        if (x->kind == GP_EV_STEP) {
+            int64_t st = x->step_start_ns >= 0 ? x->step_start_ns : prev_end;
+            if (st >= 0 && st < lo) lo = st;
+        }
+        if (lo < rank_lo) rank_lo = lo;
+        if (x->ts_ns > rank_hi) rank_hi = x->ts_ns;
+        switch (x->kind) {
+        case GP_EV_STEP: {
+            f->has_steps = 1;
+            f->n_steps++;
+            if (ready < 0 || x->ts_ns < ready) ready = x->ts_ns;
+            int64_t st = x->step_start_ns >= 0 ? x->step_start_ns : prev_end;
+            if (st >= 0 && x->ts_ns > st) {
+                double d = (double)(x->ts_ns - st) / NS;
+                dur[nd] = d;
+                dts[nd++] = x->ts_ns;
+                int shared = 0;
+                if (nsh) { /* nearest foreign-process row within 2 s */
+                    size_t lo2 = 0, hi2 = nsh;
+                    while (lo2 < hi2) {
+                        size_t mid = (lo2 + hi2) / 2;
+                        if (shared_ts[mid] < x->ts_ns) lo2 = mid + 1;
+                        else hi2 = mid;
+                    }
+                    int64_t best = INT64_MAX;
+                    if (lo2 < nsh) best = llabs(shared_ts[lo2] - x->ts_ns);
+                    if (lo2 > 0 && llabs(shared_ts[lo2 - 1] - x->ts_ns) < best)
+                        best = llabs(shared_ts[lo2 - 1] - x->ts_ns);
+                    shared = best <= 2000000000LL;
+                }
+                if (shared) dsh[nsh_d++] = d;
+                else dal[nal_d++] = d;
+            }
+            if (x->units >= 0) f->units = (f->units < 0 ? 0 : f->units) + x->units;
+            prev_end = x->ts_ns;
+            break;
+        }
+        case GP_EV_PHASE: {
+            int64_t *slot = !strcmp(x->name, "data_wait") ? &open_dw
+                            : (!strcmp(x->name, "checkpoint_save") ||
+                               !strcmp(x->name, "checkpoint_restore"))
+                                ? &open_ck
+                            : (!strcmp(x->name, "init") || !strcmp(x->name, "compile")) ? &open_in
+                            : is_comm_phase(x->name)                                   ? &open_cm
+                                                                                       : NULL;
+            double *sum = slot == &open_dw   ? &dw
+                          : slot == &open_ck ? &ck
+                          : slot == &open_in ? &ini
+                                             : &comm;
+            if (!slot) break;
+            if (x->edge == GP_PH_BEGIN) *slot = x->ts_ns;
+            else if (*slot >= 0) {
+                *sum += (double)(x->ts_ns - *slot) / NS;
+                *slot = -1;
+            }
+            break;
+        }
+        case GP_EV_REQUEST: {
+            f->has_requests = 1;
+            f->n_req++;
+            if (ready < 0 || x->ts_ns < ready) ready = x->ts_ns;
+            if (x->ok) f->n_req_ok++;
+            int good = req_good(x, &in->slo);
+            if (good) f->n_req_good++;
+            double out = x->output_tokens > 0 ? (double)x->output_tokens : 0;
+            f->tokens_out += out;
+            if (good) f->good_tokens += out;
+            int64_t a0 = x->arrival_ns >= 0 ? x->arrival_ns : x->ts_ns;
+            if (a0 < req_lo) req_lo = a0;
+            if (x->ts_ns > req_hi) req_hi = x->ts_ns;
+            if (x->arrival_ns >= 0) {
+                double ee = (double)(x->ts_ns - x->arrival_ns) / NS;
+                e2e[ne++] = ee;
+                if (x->first_token_ns >= 0) {
+                    double tt = (double)(x->first_token_ns - x->arrival_ns) / NS;
+                    ttft[nt++] = tt;
+                    if (x->output_tokens > 1)
+                        tpot[np++] = (ee - tt) / (double)(x->output_tokens - 1);
+                }
+            }
+            break;
+        }
+        case GP_EV_RESTART: f->n_restarts++; break;
+        default: break;
+        }
+    }
+    f->ready_ns = ready;
+    if (f->first_alloc_ns >= 0 && ready >= 0)
+        f->not_ready_s = (double)(ready - f->first_alloc_ns) / NS;
+    else if (f->first_alloc_ns >= 0 && f->has_events && ready < 0)
+        f->not_ready_s = (double)(f->t1_ns - f->first_alloc_ns) / NS; /* never ready */
+    if (submitted >= 0 && f->first_alloc_ns >= 0)
+        f->queue_wait_s = (double)(f->first_alloc_ns - submitted) / NS;
+    if (rank_time > 0) {
+        f->data_wait_share = dw / rank_time;
+        f->checkpoint_share = ck / rank_time;
+        f->init_share = ini / rank_time;
+        f->comm_share = comm / rank_time;
+    }
+    if (nd) {
+        /* drift: last third vs first third by time (dur is in rank, time order) */
+        double *tmp = malloc(nd * sizeof *tmp);
+        if (tmp) {
+            int64_t tlo = INT64_MAX, thi = INT64_MIN;
+            for (size_t i = 0; i < nd; i++) {
+                if (dts[i] < tlo) tlo = dts[i];
+                if (dts[i] > thi) thi = dts[i];
+            }
+            int64_t c1 = tlo + (thi - tlo) / 3, c2 = thi - (thi - tlo) / 3;
+            size_t k1 = 0, k2 = 0;
+            for (size_t i = 0; i < nd; i++)
+                if (dts[i] <= c1) tmp[k1++] = dur[i];
+            double early = k1 >= 3 ? gp_quantile(tmp, k1, 0.5) : -1;
+            for (size_t i = 0; i < nd; i++)
+                if (dts[i] >= c2) tmp[k2++] = dur[i];
+            double late = k2 >= 3 ? gp_quantile(tmp, k2, 0.5) : -1;
+            f->step_drift = early > 0 && late > 0 ? late / early : -1;
+            free(tmp);
+        }
+        double sum = 0, sq = 0;
+        for (size_t i = 0; i < nd; i++) {
+            sum += dur[i];
+            sq += dur[i] * dur[i];
+        }
+        f->mean_step_s = sum / (double)nd;
+        double var = sq / (double)nd - f->mean_step_s * f->mean_step_s;
+        f->step_cv = f->mean_step_s > 0 ? sqrt(var > 0 ? var : 0) / f->mean_step_s : -1;
+        f->ideal_step_s = gp_robust_median(dur, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
+    }
+    if (ready >= 0 && f->units >= 0 && f->t1_ns > ready)
+        f->units_per_s = f->units / ((double)(f->t1_ns - ready) / NS);
+    if (nsh_d >= 5 && nal_d >= 5) {
+        double ms = gp_quantile(dsh, nsh_d, 0.5), ma = gp_quantile(dal, nal_d, 0.5);
+        f->thr_shared = ms > 0 ? 1 / ms : -1;
+        f->thr_alone = ma > 0 ? 1 / ma : -1;
+    }
+    if (nsh_d + nal_d > 0) f->shared_share = (double)nsh_d / (double)(nsh_d + nal_d);
+    free(dsh);
+    free(dal);
+    if (f->n_req) {
+        f->ttft_p50_s = gp_quantile(ttft, nt, 0.5);
+        f->ttft_p90_s = gp_quantile(ttft, nt, 0.9);
+        f->tpot_p50_s = gp_quantile(tpot, np, 0.5);
+        f->tpot_p90_s = gp_quantile(tpot, np, 0.9);
+        f->e2e_p50_s = gp_quantile(e2e, ne, 0.5);
+        f->e2e_p90_s = gp_quantile(e2e, ne, 0.9);
+        double span = req_hi > req_lo ? (double)(req_hi - req_lo) / NS : 0;
+        if (span > 0) {
+            f->req_per_s = (double)f->n_req / span;
+            f->good_req_per_s = (double)f->n_req_good / span;
+            f->good_tok_per_s = f->good_tokens / span;
+        }
+        if (f->tokens_out > 0) f->useful_gpu_s = f->alloc_gpu_s * f->good_tokens / f->tokens_out;
+        /* best 1-minute window of completions */
+        if (span >= 120) {
+            size_t nb = (size_t)(span / 60) + 1;
+            int *bins = calloc(nb, sizeof *bins);
+            if (bins) {
+                for (size_t i = 0; i < m; i++)
+                    if (e[i]->kind == GP_EV_REQUEST && e[i]->ts_ns >= req_lo) {
+                        size_t b = (size_t)((double)(e[i]->ts_ns - req_lo) / NS / 60);
+                        if (b < nb) bins[b]++;
+                    }
+                int best = 0;
+                for (size_t b = 0; b + 1 < nb; b++)
+                    if (bins[b] > best) best = bins[b];
+                f->peak_req_per_s = best / 60.0;
+                if (f->peak_req_per_s > 0) f->headroom = 1 - f->req_per_s / f->peak_req_per_s;
+                free(bins);
+            }
+        }
+    }
+    rc = 0;
+out:
+    free(e);
+    free(dur);
+    free(dts);
+    free(ttft);
+    free(tpot);
+    free(e2e);
+    free(shared_ts);
+    return rc;
+}
+
+int gp_features_compute(const gp_job_input *in, gp_features *f, char *err, size_t errlen) {
+    memset(f, 0, sizeof *f);
+    f->throttle_share = f->pcie_bytes_s = f->nvlink_bytes_s = f->interconnect_peak_share = -1;
+    f->energy_j = f->idle_share = f->not_ready_s = f->queue_wait_s = -1;
+    f->ideal_step_s = f->mean_step_s = f->step_cv = f->step_drift = f->units = -1;
+    f->units_per_s = -1;
+    f->data_wait_share = f->checkpoint_share = f->init_share = f->comm_share = -1;
+    f->shared_share = f->thr_shared = f->thr_alone = -1;
+    f->ttft_p50_s = f->ttft_p90_s = f->tpot_p50_s = f->tpot_p90_s = f->e2e_p50_s =
+        f->e2e_p90_s = -1;
+    f->useful_gpu_s = f->headroom = -1;
+    f->ready_ns = -1;
+    window_of(in, &f->t0_ns, &f->t1_ns);
+    f->wall_s = (double)(f->t1_ns - f->t0_ns) / NS;
+    f->first_alloc_ns = -1;
+    for (size_t i = 0; i < in->n_allocs; i++) {
+        const gp_alloc *a = &in->allocs[i];
+        int dup = 0;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(in->allocs[k].uuid, a->uuid)) dup = 1;
+        if (!dup) f->n_gpus++;
+        if (f->first_alloc_ns < 0 || a->from_ns < f->first_alloc_ns) f->first_alloc_ns = a->from_ns;
+        int64_t lo = a->from_ns > f->t0_ns ? a->from_ns : f->t0_ns;
+        int64_t to = a->to_ns < 0 ? f->t1_ns : a->to_ns;
+        int64_t hi = to < f->t1_ns ? to : f->t1_ns;
+        if (hi > lo) f->alloc_gpu_s += (double)(hi - lo) / NS;
+    }
+    if (in->n_allocs == 0) { /* no allocations: the devices seen in samples */
+        for (size_t i = 0; i < in->n_samples; i++) {
+            int dup = 0;
+            for (size_t k = 0; k < i && !dup; k++)
+                if (!strcmp(in->samples[k].uuid, in->samples[i].uuid)) dup = 1;
+            if (!dup) f->n_gpus++;
+        }
+        f->alloc_gpu_s = f->wall_s * f->n_gpus;
+    }
+    if (events(in, f) < 0 || telemetry(in, f) < 0) {
+        snprintf(err, errlen, "features of job %s: out of memory",
+                 in->job_id ? in->job_id : "?");
+        return -1;
+    }
+    if (f->useful_gpu_s >= 0 && f->tokens_out > 0)
+        f->useful_gpu_s = f->alloc_gpu_s * f->good_tokens / f->tokens_out;
+    f->activity_only = !f->has_steps && !f->has_requests;
+    return 0;
+}
+
+int gp_features_rolling(const gp_job_input *in, int64_t t_end_ns, gp_rolling *out, char *err,
+                        size_t errlen) {
+    gp_job_input w = *in;
+    static const int64_t spans[3] = {60LL * 1000000000, 300LL * 1000000000,
+                                     3600LL * 1000000000};
+    gp_features *dst[3] = {&out->m1, &out->m5, &out->h1};
+    for (int i = 0; i < 3; i++) {
+        w.t0_ns = t_end_ns - spans[i];
+        w.t1_ns = t_end_ns;
+        if (gp_features_compute(&w, dst[i], err, errlen) < 0) return -1;
+    }
+    w.t0_ns = w.t1_ns = 0;
+    return gp_features_compute(&w, &out->whole, err, errlen);
+}

@@ -1,0 +1,107 @@
+/* features.h: what the classifier looks at, per job and window, computed from arrays in
+ * memory (allocations, device samples, per-process samples, events). No I/O, so every
+ * rule is testable with hand-built inputs.
+ *
+ * Telemetry statistics are time-weighted: a sample describes the interval since the
+ * previous sample of its device (the first one: the device's median interval), clipped to
+ * the job's allocation of that device and to the window. A statistic with n == 0 is
+ * unknown (the source never reported it); shares and rates < 0 are unknown. Nothing is
+ * ever presented as zero when it was not measured. */
+#ifndef GP_ENGINE_FEATURES_H
+#define GP_ENGINE_FEATURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/goodput.h"
+#include "model/device.h"
+#include "model/event.h"
+#include "model/job.h"
+#include "model/sample.h"
+
+typedef struct gp_stat {
+    int n;          /* samples that reported it; 0 = unknown */
+    double known_s; /* device-seconds covered */
+    double mean, p10, p50, p90, min, max;
+} gp_stat;
+
+typedef struct gp_job_input {
+    const char *job_id;
+    const gp_alloc *allocs; /* the job's allocations; none: every sample counts */
+    size_t n_allocs;
+    const gp_device *devices; /* for peak rates (spec); may be NULL */
+    size_t n_devices;
+    const gp_sample *samples; /* samples of the job's devices, any order */
+    size_t n_samples;
+    const gp_proc_sample *procs; /* per-process rows of those devices; may be NULL */
+    size_t n_procs;
+    const gp_event *events; /* the job's events, any order */
+    size_t n_events;
+    int64_t t0_ns, t1_ns; /* window; 0, 0 = from the first allocation to the last data */
+    gp_slo slo;
+} gp_job_input;
+
+typedef struct gp_features {
+    int64_t t0_ns, t1_ns;
+    int n_gpus;
+    double alloc_gpu_s, wall_s;
+    int has_events, has_steps, has_requests, activity_only;
+
+    gp_stat gpu_util, sm_active, sm_occupancy, tensor_active, dram_active, mem_frac, power_frac;
+    double throttle_share; /* share of sampled time with a slowdown clock reason; <0 unknown */
+    int xid_count;         /* samples reporting an XID */
+    int64_t last_xid;
+    double pcie_bytes_s, nvlink_bytes_s; /* per GPU, tx+rx; < 0 unknown */
+    double interconnect_peak_share;      /* max of pcie, nvlink rate / peak; < 0 unknown */
+    double energy_j;                     /* < 0 unknown */
+
+    /* activity over time (after ready, or the whole allocation without events) */
+    double idle_share;   /* share of sampled device time with no kernels; < 0 unknown */
+    double idle_gpu_s;   /* device-seconds idle */
+    double harvest_gpu_s; /* device-seconds in idle gaps >= GP_TH_HARVEST_GAP_S */
+    int n_idle_devices;  /* devices idle through the whole window */
+
+    /* lifecycle */
+    int64_t first_alloc_ns, ready_ns; /* ready < 0: no progress seen */
+    double not_ready_s;               /* < 0 unknown */
+    double queue_wait_s;              /* < 0 unknown */
+
+    /* training */
+    int64_t n_steps;
+    int n_ranks;
+    double ideal_step_s, mean_step_s, step_cv; /* < 0 unknown */
+    double step_drift;  /* median step of the last third / first third; < 0 unknown */
+    double units, units_per_s; /* < 0 unknown */
+    double data_wait_share, checkpoint_share, init_share, comm_share; /* of rank-time, <0 unknown */
+    int n_restarts;
+
+    /* interference: this job's throughput while another job ran on its GPUs */
+    double shared_share;            /* share of time shared; < 0 unknown */
+    double thr_shared, thr_alone;   /* steps/s; < 0 unknown */
+
+    /* inference */
+    int64_t n_req, n_req_ok, n_req_good;
+    double ttft_p50_s, ttft_p90_s, tpot_p50_s, tpot_p90_s, e2e_p50_s, e2e_p90_s; /* <0 unknown */
+    double tokens_out, good_tokens, req_per_s, good_req_per_s, good_tok_per_s;
+    double useful_gpu_s;       /* allocated GPU-s x good tokens / tokens; < 0 unknown */
+    double peak_req_per_s;     /* best 1-minute window */
+    double headroom;           /* 1 - mean rate / best sustained rate; < 0 unknown */
+} gp_features;
+
+/* Fills *f. Returns 0, or -1 (out of memory) with err filled. */
+int gp_features_compute(const gp_job_input *in, gp_features *f, char *err, size_t errlen);
+
+/* Robust "ideal" of a series: the median after dropping values beyond k MADs of the
+ * median (k = GP_TH_STEP_OUTLIER_MAD). Sorts v in place. < 0 when n == 0. */
+double gp_robust_median(double *v, size_t n, double k);
+/* Weighted quantile helper over (value, weight) pairs; sorts in place. */
+double gp_quantile(double *v, size_t n, double q);
+
+/* Rolling windows ending at t_end: 1 m, 5 m, 1 h (and the whole job when whole != NULL). */
+typedef struct gp_rolling {
+    gp_features m1, m5, h1, whole;
+} gp_rolling;
+int gp_features_rolling(const gp_job_input *in, int64_t t_end_ns, gp_rolling *out, char *err,
+                        size_t errlen);
+
+#endif

@@ -1,0 +1,83 @@
+/* findings_fmt.c: see findings_fmt.h. */
+#include "engine/findings_fmt.h"
+
+#include <math.h>
+#include <time.h>
+
+static void fmt_num(char *buf, size_t cap, double v) {
+    if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0)) snprintf(buf, cap, "%.3g", v);
+    else if (fabs(v - round(v)) < 1e-9) snprintf(buf, cap, "%.0f", v);
+    else snprintf(buf, cap, "%.3f", v);
+}
+
+static void fmt_time(char *buf, size_t cap, int64_t ns) {
+    time_t t = (time_t)(ns / 1000000000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, cap, "%Y-%m-%d %H:%M:%SZ", &tm);
+}
+
+void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
+    if (n == 0) {
+        fprintf(out, "No findings.\n");
+        return;
+    }
+    size_t m = top && top < n ? top : n;
+    for (size_t i = 0; i < m; i++) {
+        const gp_finding *x = &f[i];
+        char t0[32], t1[32], w[64], c[64];
+        fmt_time(t0, sizeof t0, x->t0_ns);
+        fmt_time(t1, sizeof t1, x->t1_ns);
+        if (x->wasted_gpu_s >= 0) snprintf(w, sizeof w, "%.2f GPU-h", x->wasted_gpu_s / 3600);
+        else snprintf(w, sizeof w, "- GPU-h");
+        if (x->wasted_cost >= 0) snprintf(c, sizeof c, "$%.2f", x->wasted_cost);
+        else snprintf(c, sizeof c, "$-");
+        fprintf(out, "%zu. %s  [%s %s]  wasted %s (%s)  confidence %.2f\n", i + 1,
+                gp_finding_class_name(x->cls), gp_scope_name(x->scope), x->scope_id, w, c,
+                x->confidence);
+        fprintf(out, "   %s\n   when: %s .. %s\n", x->summary, t0, t1);
+        for (int k = 0; k < x->n_evidence; k++) {
+            char v[32], th[32];
+            fmt_num(v, sizeof v, x->evidence[k].value);
+            fmt_num(th, sizeof th, x->evidence[k].threshold);
+            fprintf(out, "   evidence: %s = %s (threshold %s %s; %s)\n", x->evidence[k].metric,
+                    v, x->evidence[k].op, th, x->evidence[k].source);
+        }
+        fprintf(out, "   fix: %s\n", x->recommendation);
+    }
+    if (m < n) fprintf(out, "(%zu more; --all to list every finding)\n", n - m);
+}
+
+static json_t *num_or_null(double v) { return v < 0 ? json_null() : json_real(v); }
+
+json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top) {
+    json_t *arr = json_array();
+    size_t m = top && top < n ? top : n;
+    for (size_t i = 0; i < m; i++) {
+        const gp_finding *x = &f[i];
+        json_t *o = json_object(), *e = json_array();
+        json_object_set_new(o, "rank", json_integer((json_int_t)(i + 1)));
+        json_object_set_new(o, "class", json_string(gp_finding_class_name(x->cls)));
+        json_object_set_new(o, "scope", json_string(gp_scope_name(x->scope)));
+        json_object_set_new(o, "scope_id", json_string(x->scope_id));
+        json_object_set_new(o, "t0_ns", json_integer(x->t0_ns));
+        json_object_set_new(o, "t1_ns", json_integer(x->t1_ns));
+        json_object_set_new(o, "wasted_gpu_s", num_or_null(x->wasted_gpu_s));
+        json_object_set_new(o, "wasted_cost_usd", num_or_null(x->wasted_cost));
+        json_object_set_new(o, "confidence", json_real(x->confidence));
+        json_object_set_new(o, "summary", json_string(x->summary));
+        json_object_set_new(o, "recommendation", json_string(x->recommendation));
+        for (int k = 0; k < x->n_evidence; k++) {
+            json_t *ev = json_object();
+            json_object_set_new(ev, "metric", json_string(x->evidence[k].metric));
+            json_object_set_new(ev, "value", json_real(x->evidence[k].value));
+            json_object_set_new(ev, "op", json_string(x->evidence[k].op));
+            json_object_set_new(ev, "threshold", json_real(x->evidence[k].threshold));
+            json_object_set_new(ev, "source", json_string(x->evidence[k].source));
+            json_array_append_new(e, ev);
+        }
+        json_object_set_new(o, "evidence", e);
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}

@@ -1,0 +1,375 @@
+/* goodput.c: labels a job's time and integrates allocated GPU-seconds per bucket.
+ *
+ * Method: build labelled intervals (steps, phases, restarts, readiness), then sweep all
+ * interval and allocation boundaries once in time order, keeping a count of open
+ * intervals per label and of held GPUs. Each elementary segment takes the highest
+ * priority open label and adds duration x held GPUs to it. O(n log n) in events. */
+#include "engine/goodput.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Labels in priority order: a lower value wins. */
+enum {
+    L_WASTED,
+    L_RECOVERY,
+    L_CHECKPOINT,
+    L_DATA_WAIT,
+    L_STARTUP,
+    L_OTHER_PHASE,
+    L_PRODUCTIVE,
+    L_NOT_READY,
+    L__COUNT,
+    L_ALLOC = 100 /* boundary of a held GPU, not a label */
+};
+
+static const gp_bucket label_bucket[L__COUNT] = {
+    GP_B_WASTED_PROGRESS, GP_B_RECOVERY, GP_B_CHECKPOINT, GP_B_DATA_WAIT,
+    GP_B_STARTUP,         GP_B_OTHER,    GP_B_PRODUCTIVE, GP_B_NOT_READY,
+};
+
+typedef struct {
+    int64_t t;
+    int label; /* L_* or L_ALLOC */
+    int delta; /* +1 open, -1 close */
+} edge;
+
+typedef struct {
+    edge *v;
+    size_t n, cap;
+    int oom;
+} edges;
+
+static void add_interval(edges *e, int64_t a, int64_t b, int label) {
+    if (b <= a) return;
+    if (e->n + 2 > e->cap) {
+        size_t nc = e->cap ? e->cap * 2 : 256;
+        edge *p = realloc(e->v, nc * sizeof *p);
+        if (!p) {
+            e->oom = 1;
+            return;
+        }
+        e->v = p;
+        e->cap = nc;
+    }
+    e->v[e->n++] = (edge){a, label, +1};
+    e->v[e->n++] = (edge){b, label, -1};
+}
+
+static int cmp_edge(const void *a, const void *b) {
+    const edge *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return x->delta - y->delta; /* closes before opens at the same instant */
+}
+
+static int cmp_event_ts(const void *a, const void *b) {
+    const gp_event *x = *(const gp_event *const *)a, *y = *(const gp_event *const *)b;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    return 0;
+}
+
+typedef struct {
+    int64_t step;
+    size_t pos;
+} step_pos;
+
+static int cmp_step_pos(const void *a, const void *b) {
+    const step_pos *x = a, *y = b;
+    if (x->step != y->step) return x->step < y->step ? -1 : 1;
+    return x->pos < y->pos ? -1 : (x->pos > y->pos);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+const char *gp_bucket_name(gp_bucket b) {
+    static const char *const names[GP_B__COUNT] = {
+        "productive", "not_ready", "startup", "data_wait", "checkpoint",
+        "wasted_progress", "recovery", "idle_allocated", "other"};
+    return (b >= 0 && b < GP_B__COUNT) ? names[b] : "unknown";
+}
+
+const char *gp_job_kind_name(gp_job_kind k) {
+    switch (k) {
+    case GP_JK_TRAINING: return "training";
+    case GP_JK_INFERENCE: return "inference";
+    case GP_JK_ACTIVITY_ONLY: return "activity-only";
+    case GP_JK_NEVER_READY: return "never-ready";
+    default: return "unknown";
+    }
+}
+
+int gp_request_good(const gp_event *r, const gp_slo *slo) {
+    if (!r->ok) return 0;
+    double e2e = r->arrival_ns >= 0 ? (r->ts_ns - r->arrival_ns) / 1e9 : -1;
+    double ttft = (r->arrival_ns >= 0 && r->first_token_ns >= 0)
+                      ? (r->first_token_ns - r->arrival_ns) / 1e9
+                      : -1;
+    if (slo->e2e_s > 0 && (e2e < 0 || e2e > slo->e2e_s)) return 0;
+    if (slo->ttft_s > 0 && (ttft < 0 || ttft > slo->ttft_s)) return 0;
+    if (slo->tpot_s > 0) {
+        /* TPOT = (e2e - TTFT) / (output tokens - 1), as vLLM's benchmark defines it. */
+        if (ttft < 0 || e2e < 0 || r->output_tokens < 0) return 0;
+        if (r->output_tokens > 1 && (e2e - ttft) / (double)(r->output_tokens - 1) > slo->tpot_s)
+            return 0;
+    }
+    return 1;
+}
+
+static int phase_label(const char *name) {
+    if (!strcmp(name, "data_wait")) return L_DATA_WAIT;
+    if (!strncmp(name, "checkpoint", 10)) return L_CHECKPOINT;
+    if (!strcmp(name, "init") || !strcmp(name, "compile") || !strcmp(name, "startup"))
+        return L_STARTUP;
+    return L_OTHER_PHASE;
+}
+
+/* Mean kernel activity over [a, b), or < 0 when no sample covers it. */
+static double activity_over(const gp_goodput_in *in, int64_t a, int64_t b, double *idle_frac) {
+    double covered = 0, busy = 0, idle = 0;
+    double thr = in->idle_util > 0 ? in->idle_util : 0.05;
+    /* First sample whose interval ends after a. */
+    size_t lo = 0, hi = in->n_act;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (in->act[mid].ts_ns <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = lo; i < in->n_act; i++) {
+        int64_t s0 = in->act[i].ts_ns - in->act[i].dur_ns, s1 = in->act[i].ts_ns;
+        if (s0 >= b) break;
+        int64_t o0 = s0 > a ? s0 : a, o1 = s1 < b ? s1 : b;
+        if (o1 <= o0) continue;
+        double d = (double)(o1 - o0);
+        covered += d;
+        busy += d * in->act[i].util;
+        if (in->act[i].util < thr) idle += d;
+    }
+    if (covered <= 0) return -1;
+    *idle_frac = idle / covered;
+    return busy / covered;
+}
+
+int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
+    memset(out, 0, sizeof *out);
+    out->goodput = -1;
+    out->ready_ns = -1;
+    out->first_alloc_ns = -1;
+    out->median_step_s = -1;
+    out->busy_gpu_s = -1;
+    int64_t T0 = in->t0_ns, T1 = in->t1_ns;
+
+    /* Sort events by time (pointers, the input stays untouched). */
+    const gp_event **ev = malloc((in->n_events + 1) * sizeof *ev);
+    if (!ev) return -1;
+    size_t n_steps = 0, n_req = 0, n_phase = 0;
+    for (size_t i = 0; i < in->n_events; i++) {
+        ev[i] = &in->events[i];
+        n_steps += ev[i]->kind == GP_EV_STEP;
+        n_req += ev[i]->kind == GP_EV_REQUEST;
+        n_phase += ev[i]->kind == GP_EV_PHASE || ev[i]->kind == GP_EV_HELLO;
+    }
+    qsort(ev, in->n_events, sizeof *ev, cmp_event_ts);
+
+    edges E = {0};
+    for (size_t i = 0; i < in->n_allocs; i++) {
+        int64_t a = in->allocs[i].from_ns, b = in->allocs[i].to_ns < 0 ? T1 : in->allocs[i].to_ns;
+        if (a < T0) a = T0;
+        if (b > T1) b = T1;
+        if (b <= a) continue;
+        if (out->first_alloc_ns < 0 || a < out->first_alloc_ns) out->first_alloc_ns = a;
+        out->allocated_gpu_s += (b - a) / 1e9;
+        add_interval(&E, a, b, L_ALLOC);
+    }
+
+    /* Phases: pair begin/end per (name, rank); an unclosed begin runs to the window end. */
+    for (size_t i = 0; i < in->n_events; i++) {
+        const gp_event *b = ev[i];
+        if (b->kind != GP_EV_PHASE || b->edge != GP_PH_BEGIN) continue;
+        int64_t end = T1;
+        for (size_t j = i + 1; j < in->n_events; j++) {
+            const gp_event *e = ev[j];
+            if (e->kind == GP_EV_PHASE && e->rank == b->rank && !strcmp(e->name, b->name)) {
+                if (e->edge == GP_PH_END) end = e->ts_ns;
+                break; /* a second begin without an end closes the first at... its end */
+            }
+        }
+        add_interval(&E, b->ts_ns, end, phase_label(b->name));
+    }
+
+    int64_t ready = -1;
+    if (n_steps > 0) {
+        out->kind = GP_JK_TRAINING;
+        /* Collect steps of the lowest rank that reports steps (all ranks progress in
+         * lockstep; counting each rank would multiply progress). */
+        int64_t rank0 = INT64_MAX;
+        for (size_t i = 0; i < in->n_events; i++)
+            if (ev[i]->kind == GP_EV_STEP && ev[i]->rank < rank0) rank0 = ev[i]->rank;
+        const gp_event **st = malloc(n_steps * sizeof *st);
+        int64_t *start = malloc(n_steps * sizeof *start);
+        double *durs = malloc(n_steps * sizeof *durs);
+        if (!st || !start || !durs) {
+            free(st), free(start), free(durs), free(ev), free(E.v);
+            return -1;
+        }
+        size_t ns = 0;
+        int64_t prev_end = -1;
+        for (size_t i = 0; i < in->n_events; i++) {
+            const gp_event *e = ev[i];
+            if (e->kind == GP_EV_RESTART && e->rank <= rank0) prev_end = -1;
+            if (e->kind != GP_EV_STEP || e->rank != rank0) continue;
+            int64_t s = e->step_start_ns >= 0 ? e->step_start_ns : (prev_end >= 0 ? prev_end : e->ts_ns);
+            if (s > e->ts_ns) s = e->ts_ns;
+            st[ns] = e;
+            start[ns] = s;
+            durs[ns] = (e->ts_ns - s) / 1e9;
+            ns++;
+            prev_end = e->ts_ns;
+        }
+        double *sorted = malloc(ns * sizeof *sorted);
+        if (sorted) {
+            memcpy(sorted, durs, ns * sizeof *sorted);
+            qsort(sorted, ns, sizeof *sorted, cmp_double);
+            out->median_step_s = ns % 2 ? sorted[ns / 2] : (sorted[ns / 2 - 1] + sorted[ns / 2]) / 2;
+            free(sorted);
+        }
+        int64_t max_gap = (int64_t)(fmax(1.0, out->median_step_s) * 1e9);
+        ready = start[0];
+        /* A step occurrence is kept when no later occurrence has the same number: sort
+         * (step, position) pairs and keep the last of each group. */
+        int64_t *restarts = malloc((in->n_events + 1) * sizeof *restarts);
+        step_pos *sp = malloc((ns + 1) * sizeof *sp);
+        char *kept_v = calloc(ns + 1, 1);
+        size_t nr = 0;
+        if (!restarts || !sp || !kept_v) {
+            free(restarts), free(sp), free(kept_v), free(st), free(start), free(durs), free(ev), free(E.v);
+            return -1;
+        }
+        for (size_t i = 0; i < in->n_events; i++)
+            if (ev[i]->kind == GP_EV_RESTART) restarts[nr++] = ev[i]->ts_ns;
+        for (size_t k = 0; k < ns; k++) sp[k] = (step_pos){st[k]->step, k};
+        qsort(sp, ns, sizeof *sp, cmp_step_pos);
+        for (size_t k = 0; k < ns; k++)
+            if (k + 1 == ns || sp[k + 1].step != sp[k].step) kept_v[sp[k].pos] = 1;
+        for (size_t k = 0; k < ns; k++) {
+            int kept = kept_v[k];
+            /* Restart between this step and the next? Then the span ends at this step. */
+            int64_t next_start = k + 1 < ns ? start[k + 1] : st[k]->ts_ns;
+            size_t lo = 0, hi = nr; /* first restart at or after this step's end */
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (restarts[mid] < st[k]->ts_ns) lo = mid + 1;
+                else hi = mid;
+            }
+            int restart_between = lo < nr && restarts[lo] <= next_start;
+            int64_t span_end = st[k]->ts_ns;
+            if (!restart_between && next_start - st[k]->ts_ns <= max_gap) span_end = next_start;
+            add_interval(&E, start[k], span_end, kept ? L_PRODUCTIVE : L_WASTED);
+            out->steps++;
+            if (kept) {
+                out->kept_steps++;
+                if (st[k]->units > 0) out->units += st[k]->units;
+            } else {
+                out->redone_steps++;
+            }
+            if (restart_between && k + 1 < ns) add_interval(&E, st[k]->ts_ns, start[k + 1], L_RECOVERY);
+        }
+        /* A restart after the last step: recovery until the window ends. */
+        for (size_t i = 0; i < in->n_events; i++)
+            if (ev[i]->kind == GP_EV_RESTART && ns > 0 && ev[i]->ts_ns >= st[ns - 1]->ts_ns)
+                add_interval(&E, st[ns - 1]->ts_ns, T1, L_RECOVERY);
+        free(restarts), free(sp), free(kept_v);
+        free(st), free(start), free(durs);
+    } else if (n_req > 0) {
+        out->kind = GP_JK_INFERENCE;
+        for (size_t i = 0; i < in->n_events; i++) {
+            const gp_event *e = ev[i];
+            if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END && phase_label(e->name) == L_STARTUP &&
+                (ready < 0 || e->ts_ns < ready))
+                ready = e->ts_ns;
+            if (e->kind != GP_EV_REQUEST) continue;
+            int64_t arr = e->arrival_ns >= 0 ? e->arrival_ns : e->ts_ns;
+            if (ready < 0 || arr < ready) ready = arr;
+            out->requests++;
+            double tok = e->output_tokens > 0 ? (double)e->output_tokens : 0;
+            out->tokens += tok;
+            if (!e->ok) out->failed_requests++;
+            if (gp_request_good(e, &in->slo)) {
+                out->good_requests++;
+                out->good_tokens += tok;
+            }
+        }
+    } else if (n_phase > 0) {
+        out->kind = GP_JK_NEVER_READY;
+    } else {
+        out->kind = in->n_act > 0 ? GP_JK_ACTIVITY_ONLY : GP_JK_UNKNOWN;
+    }
+    out->ready_ns = ready;
+
+    if (out->kind == GP_JK_TRAINING || out->kind == GP_JK_INFERENCE || out->kind == GP_JK_NEVER_READY) {
+        int64_t nr_end = ready >= 0 ? ready : T1;
+        if (out->first_alloc_ns >= 0) add_interval(&E, out->first_alloc_ns, nr_end, L_NOT_READY);
+        if (out->kind == GP_JK_INFERENCE && ready >= 0)
+            add_interval(&E, ready, T1, L_PRODUCTIVE); /* split by good tokens below */
+    }
+    if (E.oom) {
+        free(E.v), free(ev);
+        return -1;
+    }
+
+    /* Sweep. */
+    qsort(E.v, E.n, sizeof *E.v, cmp_edge);
+    int open[L__COUNT] = {0};
+    int held = 0;
+    double busy = 0;
+    int busy_known = 0;
+    for (size_t i = 0; i < E.n; i++) {
+        edge *e = &E.v[i];
+        if (e->label == L_ALLOC) held += e->delta;
+        else open[e->label] += e->delta;
+        int64_t a = e->t, b = i + 1 < E.n ? E.v[i + 1].t : a;
+        if (b <= a || held <= 0) continue;
+        if (a < T0) a = T0;
+        if (b > T1) b = T1;
+        if (b <= a) continue;
+        double gpu_s = (b - a) / 1e9 * held;
+        int label = -1;
+        for (int l = 0; l < L__COUNT; l++)
+            if (open[l] > 0) {
+                label = l;
+                break;
+            }
+        double idle_frac = 0;
+        double util = in->n_act ? activity_over(in, a, b, &idle_frac) : -1;
+        if (util >= 0) {
+            busy += util * gpu_s;
+            busy_known = 1;
+        }
+        if (label >= 0 && out->kind != GP_JK_ACTIVITY_ONLY) {
+            out->bucket_gpu_s[label_bucket[label]] += gpu_s;
+        } else if (util >= 0) {
+            out->bucket_gpu_s[GP_B_IDLE_ALLOCATED] += gpu_s * idle_frac;
+            out->bucket_gpu_s[GP_B_OTHER] += gpu_s * (1 - idle_frac);
+        } else {
+            out->bucket_gpu_s[GP_B_OTHER] += gpu_s;
+        }
+    }
+    if (busy_known) out->busy_gpu_s = busy;
+
+    if (out->kind == GP_JK_INFERENCE) {
+        double frac = out->tokens > 0 ? out->good_tokens / out->tokens
+                      : out->requests > 0 ? (double)out->good_requests / (double)out->requests
+                                          : 0;
+        double ready_s = out->bucket_gpu_s[GP_B_PRODUCTIVE];
+        out->bucket_gpu_s[GP_B_PRODUCTIVE] = ready_s * frac;
+        out->bucket_gpu_s[GP_B_OTHER] += ready_s * (1 - frac);
+    }
+    if (out->allocated_gpu_s > 0 && out->kind != GP_JK_ACTIVITY_ONLY && out->kind != GP_JK_UNKNOWN)
+        out->goodput = out->bucket_gpu_s[GP_B_PRODUCTIVE] / out->allocated_gpu_s;
+    free(E.v);
+    free(ev);
+    return 0;
+}

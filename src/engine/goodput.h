@@ -1,0 +1,95 @@
+/* goodput.h: the goodput accounting of one job over a window (ARCHITECTURE.md,
+ * "Definitions"). Pure functions over arrays in memory; no I/O.
+ *
+ * Every allocated GPU-second lands in exactly one bucket, so goodput plus the badput
+ * buckets always sum to the allocated GPU-seconds. Time is labelled by the highest
+ * priority that covers it:
+ *   wasted_progress > recovery > checkpoint > data_wait > startup > other phase
+ *     > productive (kept step spans) > not_ready (before first progress)
+ *     > the rest: idle_allocated when the job's GPUs ran no kernels, else other.
+ * Training: productive time is the span between consecutive starts of kept steps (the
+ * last occurrence of each step number; earlier occurrences were redone after a restart
+ * and are wasted_progress), minus blocking phases inside it. A gap between a step's end
+ * and the next start longer than max(1 s, the median step) is not productive.
+ * Inference: after readiness, GPU-seconds split by good tokens / all tokens (a request is
+ * good when it meets every SLO set); the rest is "other" (SLO misses).
+ * A job that reported no progress-bearing events gets an activity-only estimate: goodput
+ * unknown (< 0), busy vs idle shares only. */
+#ifndef GP_ENGINE_GOODPUT_H
+#define GP_ENGINE_GOODPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/event.h"
+#include "model/job.h"
+#include "model/sample.h"
+
+typedef enum {
+    GP_B_PRODUCTIVE,
+    GP_B_NOT_READY,
+    GP_B_STARTUP,
+    GP_B_DATA_WAIT,
+    GP_B_CHECKPOINT,
+    GP_B_WASTED_PROGRESS,
+    GP_B_RECOVERY,
+    GP_B_IDLE_ALLOCATED,
+    GP_B_OTHER,
+    GP_B__COUNT
+} gp_bucket;
+
+typedef enum {
+    GP_JK_UNKNOWN,       /* nothing known: no events, no activity */
+    GP_JK_TRAINING,      /* step events */
+    GP_JK_INFERENCE,     /* request events */
+    GP_JK_ACTIVITY_ONLY, /* no progress events: estimate from kernel activity */
+    GP_JK_NEVER_READY,   /* the job talked (hello/phases) but never progressed */
+} gp_job_kind;
+
+/* SLOs in seconds; 0 = not set. */
+typedef struct gp_slo {
+    double ttft_s, tpot_s, e2e_s;
+} gp_slo;
+
+/* Kernel activity of the job's GPUs: each entry covers (ts_ns - dur_ns, ts_ns]. */
+typedef struct gp_activity {
+    int64_t ts_ns, dur_ns;
+    double util; /* mean gpu_util over the job's GPUs in that interval */
+} gp_activity;
+
+typedef struct gp_goodput_in {
+    const gp_alloc *allocs;
+    size_t n_allocs;
+    const gp_event *events; /* any order; sorted internally */
+    size_t n_events;
+    const gp_activity *act; /* sorted by ts; may be NULL */
+    size_t n_act;
+    int64_t t0_ns, t1_ns; /* window; open allocations end at t1 */
+    gp_slo slo;
+    double idle_util; /* below this a GPU ran "no kernels"; 0 = default 0.05 */
+} gp_goodput_in;
+
+typedef struct gp_goodput {
+    gp_job_kind kind;
+    double allocated_gpu_s;
+    double bucket_gpu_s[GP_B__COUNT];
+    double goodput; /* productive / allocated, < 0 unknown */
+    int64_t first_alloc_ns, ready_ns; /* ready_ns < 0: never ready in the window */
+    /* training */
+    int64_t steps, kept_steps, redone_steps;
+    double units;
+    double median_step_s; /* < 0 unknown */
+    /* inference */
+    int64_t requests, good_requests, failed_requests;
+    double tokens, good_tokens;
+    /* activity-only */
+    double busy_gpu_s; /* integral of util over allocations; < 0 unknown */
+} gp_goodput;
+
+int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out);
+const char *gp_bucket_name(gp_bucket b);
+const char *gp_job_kind_name(gp_job_kind k);
+/* Does a request meet every SLO set? */
+int gp_request_good(const gp_event *r, const gp_slo *slo);
+
+#endif

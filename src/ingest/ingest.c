@@ -1,0 +1,367 @@
+/* ingest.c: receives event lines on a unix datagram socket and/or UDP on loopback.
+ *
+ * Design: both sockets are non-blocking and owned by the caller's poll loop (no threads).
+ * gp_ingest_poll drains each socket with recvmmsg, a batch of datagrams per system call, and
+ * hands every line to gp_ingest_feed, which parses it (protocol.c) and calls the sink for
+ * each good event. Statistics are per transport; the first rejected line and its reason are
+ * kept for the log. A bad line never affects its neighbours: each line is parsed alone.
+ *
+ * Safety: the unix socket is created 0600 inside a 0700 directory owned by the user; an
+ * existing default directory that is not ours or is open to others is refused, a stale
+ * socket file (nobody listening) is replaced, a live one is an error. UDP binds to loopback
+ * only, since events are not authenticated.
+ *
+ * Drops: the kernel counts datagrams it discarded because the receive queue was full; the
+ * UDP socket reports that counter through SO_RXQ_OVFL and we keep it as stats.dropped (in
+ * datagrams). A unix datagram sender instead sees EAGAIN and counts its own drops (the
+ * clients do), so nothing is lost silently on either path. */
+#include "ingest/ingest.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ingest/protocol.h"
+
+#define BATCH 16
+#define DGRAM_MAX 65536
+#define RCVBUF_BYTES (8 << 20)
+#define MAX_DGRAMS_PER_POLL 65536 /* bounds one poll call under a flood */
+
+struct gp_ingest {
+    int ufd, udpfd;
+    int accept_old;
+    int udp_port;
+    char upath[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    uint32_t udp_ovfl; /* last SO_RXQ_OVFL value seen */
+    gp_ingest_stats st[GP_TR__COUNT];
+    char bufs[BATCH][DGRAM_MAX];
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+void gp_ingest_default_path(char *buf, size_t cap) {
+    const char *x = getenv("XDG_RUNTIME_DIR");
+    if (x && x[0] == '/')
+        snprintf(buf, cap, "%s/goodput.sock", x);
+    else
+        snprintf(buf, cap, "/tmp/goodput-%u/goodput.sock", (unsigned)getuid());
+}
+
+/* Makes sure the socket's directory exists and only we can enter it. A directory we did not
+ * create is accepted if it is ours and closed to others, or if it is XDG_RUNTIME_DIR-style
+ * (ours, 0700); anything else is refused rather than trusted. */
+static int secure_dir(const char *path, char *err, size_t errlen) {
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) return 0; /* relative name in the current directory: caller's choice */
+    if (slash == dir) return 0;
+    *slash = 0;
+    if (mkdir(dir, 0700) == 0) {
+        if (chmod(dir, 0700) < 0) return fail(err, errlen, "chmod %s: %s", dir, strerror(errno));
+        return 0;
+    }
+    if (errno != EEXIST)
+        return fail(err, errlen, "cannot create socket directory %s: %s", dir, strerror(errno));
+    struct stat sb;
+    if (lstat(dir, &sb) < 0) return fail(err, errlen, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode)) return fail(err, errlen, "%s exists and is not a directory", dir);
+    if (sb.st_uid != getuid())
+        return fail(err, errlen,
+                    "socket directory %s belongs to uid %u, not to us (uid %u); remove it or "
+                    "choose another path",
+                    dir, (unsigned)sb.st_uid, (unsigned)getuid());
+    if (sb.st_mode & 077)
+        return fail(err, errlen,
+                    "socket directory %s is open to other users (mode %03o); chmod 700 it", dir,
+                    (unsigned)(sb.st_mode & 0777));
+    return 0;
+}
+
+static int open_unix(gp_ingest *g, const char *path, char *err, size_t errlen) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path)
+        return fail(err, errlen, "unix socket path %s is longer than %zu bytes", path,
+                    sizeof sa.sun_path - 1);
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    if (secure_dir(path, err, errlen) < 0) return -1;
+
+    struct stat sb;
+    if (lstat(path, &sb) == 0) {
+        if (!S_ISSOCK(sb.st_mode))
+            return fail(err, errlen, "%s exists and is not a socket; not replacing it", path);
+        int probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0) {
+            int live = connect(probe, (struct sockaddr *)&sa, sizeof sa) == 0;
+            close(probe);
+            if (live)
+                return fail(err, errlen,
+                            "another goodput agent is already receiving on %s; stop it or "
+                            "choose another path",
+                            path);
+        }
+        unlink(path); /* stale: its owner is gone */
+    }
+
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return fail(err, errlen, "unix socket: %s", strerror(errno));
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        int e = errno;
+        close(fd);
+        return fail(err, errlen, "bind %s: %s", path, strerror(e));
+    }
+    /* The directory is 0700 already; 0600 on the socket keeps it private if moved. */
+    if (chmod(path, 0600) < 0) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        return fail(err, errlen, "chmod %s: %s", path, strerror(e));
+    }
+    int rcv = RCVBUF_BYTES;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv) < 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    g->ufd = fd;
+    snprintf(g->upath, sizeof g->upath, "%s", path);
+    return 0;
+}
+
+static int open_udp(gp_ingest *g, const char *addr, char *err, size_t errlen) {
+    char host[256];
+    const char *colon = strrchr(addr, ':');
+    if (!colon || colon == addr || !colon[1])
+        return fail(err, errlen, "UDP address '%s' is not HOST:PORT (e.g. 127.0.0.1:8649)", addr);
+    size_t hn = (size_t)(colon - addr);
+    if (hn >= sizeof host) return fail(err, errlen, "UDP host in '%s' is too long", addr);
+    memcpy(host, addr, hn);
+    host[hn] = 0;
+    if (host[0] == '[' && hn >= 2 && host[hn - 1] == ']') {
+        memmove(host, host + 1, hn - 2);
+        host[hn - 2] = 0;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_DGRAM,
+                             .ai_flags = AI_NUMERICSERV},
+                    *res = NULL;
+    int rc = getaddrinfo(host, colon + 1, &hints, &res);
+    if (rc) return fail(err, errlen, "UDP address '%s': %s", addr, gai_strerror(rc));
+    int loop = 0;
+    if (res->ai_family == AF_INET) {
+        struct sockaddr_in *in = (struct sockaddr_in *)res->ai_addr;
+        loop = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    } else if (res->ai_family == AF_INET6) {
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)res->ai_addr;
+        loop = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+    }
+    if (!loop) {
+        freeaddrinfo(res);
+        return fail(err, errlen,
+                    "UDP address '%s' is not loopback; events are unauthenticated, so goodput "
+                    "receives UDP on 127.0.0.1 or ::1 only",
+                    addr);
+    }
+    int fd = socket(res->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        freeaddrinfo(res);
+        return fail(err, errlen, "UDP socket: %s", strerror(errno));
+    }
+    if (bind(fd, res->ai_addr, res->ai_addrlen) < 0) {
+        int e = errno;
+        close(fd);
+        freeaddrinfo(res);
+        return fail(err, errlen, "bind UDP %s: %s", addr, strerror(e));
+    }
+    freeaddrinfo(res);
+    int one = 1, rcv = RCVBUF_BYTES;
+    (void)setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv) < 0)
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+        g->udp_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                                    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    g->udpfd = fd;
+    return 0;
+}
+
+int gp_ingest_open(const gp_ingest_opts *o, gp_ingest **out, char *err, size_t errlen) {
+    *out = NULL;
+    gp_ingest *g = calloc(1, sizeof *g);
+    if (!g) return fail(err, errlen, "out of memory");
+    g->ufd = g->udpfd = -1;
+    g->accept_old = o ? o->accept_old : 0;
+    if (o && o->unix_path) {
+        char def[sizeof g->upath];
+        const char *p = o->unix_path;
+        if (!p[0]) {
+            gp_ingest_default_path(def, sizeof def);
+            p = def;
+        }
+        if (open_unix(g, p, err, errlen) < 0) {
+            gp_ingest_close(g);
+            return -1;
+        }
+    }
+    if (o && o->udp_addr && open_udp(g, o->udp_addr, err, errlen) < 0) {
+        gp_ingest_close(g);
+        return -1;
+    }
+    *out = g;
+    return 0;
+}
+
+void gp_ingest_close(gp_ingest *g) {
+    if (!g) return;
+    if (g->ufd >= 0) {
+        close(g->ufd);
+        unlink(g->upath);
+    }
+    if (g->udpfd >= 0) close(g->udpfd);
+    free(g);
+}
+
+int gp_ingest_fds(gp_ingest *g, struct pollfd *out, int cap) {
+    int n = 0;
+    if (g->ufd >= 0 && n < cap) out[n++] = (struct pollfd){.fd = g->ufd, .events = POLLIN};
+    if (g->udpfd >= 0 && n < cap) out[n++] = (struct pollfd){.fd = g->udpfd, .events = POLLIN};
+    return n;
+}
+
+const char *gp_ingest_unix_path(const gp_ingest *g) {
+    return g->ufd >= 0 ? g->upath : NULL;
+}
+
+int gp_ingest_udp_port(const gp_ingest *g) {
+    return g->udpfd >= 0 ? g->udp_port : -1;
+}
+
+const gp_ingest_stats *gp_ingest_get_stats(const gp_ingest *g, gp_transport tr) {
+    if ((int)tr < 0 || tr >= GP_TR__COUNT) return NULL;
+    return &g->st[tr];
+}
+
+/* Keeps a printable, bounded copy of the first rejected line. */
+static void keep_bad(gp_ingest_stats *s, const char *line, size_t len, const char *why) {
+    if (s->first_bad_reason[0]) return;
+    size_t n = len < sizeof s->first_bad_line - 1 ? len : sizeof s->first_bad_line - 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)line[i];
+        s->first_bad_line[i] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+    }
+    s->first_bad_line[n] = 0;
+    snprintf(s->first_bad_reason, sizeof s->first_bad_reason, "%s", why[0] ? why : "rejected");
+}
+
+static void reject(gp_ingest_stats *s, const char *line, size_t len, const char *why) {
+    s->received++;
+    s->rejected++;
+    keep_bad(s, line, len, why);
+}
+
+int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, int64_t now_ns,
+                   gp_event_sink sink, void *ctx) {
+    if ((int)tr < 0 || tr >= GP_TR__COUNT) return -1;
+    gp_ingest_stats *s = &g->st[tr];
+    int delivered = 0;
+    const char *p = buf, *end = buf + len;
+    char err[160];
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        size_t n = (size_t)(le - p);
+        gp_event e;
+        int rc = gp_proto_parse_line(p, n, now_ns, g->accept_old, &e, err, sizeof err);
+        if (rc == 1) {
+            s->received++;
+            s->parsed++;
+            if (sink) sink(ctx, &e);
+            delivered++;
+        } else if (rc < 0) {
+            reject(s, p, n, err);
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return delivered;
+}
+
+/* Drains one socket; returns events delivered or -1. */
+static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event_sink sink,
+                 void *ctx) {
+    struct mmsghdr msgs[BATCH];
+    struct iovec iov[BATCH];
+    char ctl[BATCH][CMSG_SPACE(sizeof(uint32_t))];
+    gp_ingest_stats *s = &g->st[tr];
+    int delivered = 0, total = 0;
+    while (total < MAX_DGRAMS_PER_POLL) {
+        for (int i = 0; i < BATCH; i++) {
+            iov[i] = (struct iovec){.iov_base = g->bufs[i], .iov_len = DGRAM_MAX};
+            msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i],
+                                              .msg_iovlen = 1,
+                                              .msg_control = ctl[i],
+                                              .msg_controllen = sizeof ctl[i]};
+            msgs[i].msg_len = 0;
+        }
+        int n = recvmmsg(fd, msgs, BATCH, MSG_DONTWAIT, NULL);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            s->datagrams++;
+            struct msghdr *h = &msgs[i].msg_hdr;
+            for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+                    uint32_t ov;
+                    memcpy(&ov, CMSG_DATA(c), sizeof ov);
+                    if (ov != g->udp_ovfl) s->dropped += (uint32_t)(ov - g->udp_ovfl);
+                    g->udp_ovfl = ov;
+                }
+            size_t len = msgs[i].msg_len;
+            if (h->msg_flags & MSG_TRUNC) {
+                /* Only the complete lines before the cut are trusted. */
+                const char *b = g->bufs[i];
+                const char *last = len ? memrchr(b, '\n', len) : NULL;
+                size_t keep = last ? (size_t)(last - b) + 1 : 0;
+                reject(s, b + keep, len - keep, "datagram larger than 65536 bytes: tail cut");
+                len = keep;
+            }
+            delivered += gp_ingest_feed(g, tr, g->bufs[i], len, now_ns, sink, ctx);
+        }
+        total += n;
+        if (n < BATCH) break;
+    }
+    return delivered;
+}
+
+int gp_ingest_poll(gp_ingest *g, int64_t now_ns, gp_event_sink sink, void *ctx) {
+    int delivered = 0, r;
+    if (g->ufd >= 0) {
+        if ((r = drain(g, g->ufd, GP_TR_UNIX, now_ns, sink, ctx)) < 0) return -1;
+        delivered += r;
+    }
+    if (g->udpfd >= 0) {
+        if ((r = drain(g, g->udpfd, GP_TR_UDP, now_ns, sink, ctx)) < 0) return -1;
+        delivered += r;
+    }
+    return delivered;
+}

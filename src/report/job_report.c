@@ -1,0 +1,121 @@
+/* job_report.c: renders job summaries as a text table or as JSON (jansson).
+ * Unknown values print as "-" in text and null in JSON; never as 0. */
+#include "report/job_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void fmt_num(char *buf, size_t cap, double v, const char *fmt) {
+    if (v < 0 || !isfinite(v)) snprintf(buf, cap, "-");
+    else snprintf(buf, cap, fmt, v);
+}
+
+static void fmt_pct(char *buf, size_t cap, double v) {
+    if (v < 0 || !isfinite(v)) snprintf(buf, cap, "-");
+    else snprintf(buf, cap, "%.1f%%", v * 100);
+}
+
+void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
+    fprintf(f, "%-18s %-11s %4s %8s %8s %8s %7s %6s %6s %6s %8s %8s\n", "JOB", "KIND", "GPUS",
+            "ALLOC_GH", "QUEUE_S", "READY_S", "BUSY_GH", "UTIL", "SM", "TENSOR", "ENERGY_KWH",
+            "GOODPUT");
+    for (size_t i = 0; i < n; i++) {
+        const gp_job_summary *s = &js[i];
+        char q[16], r[16], busy[16], util[16], sm[16], ten[16], en[16], gp[16];
+        fmt_num(q, sizeof q, s->queue_wait_s, "%.0f");
+        fmt_num(r, sizeof r, s->time_to_ready_s, "%.0f");
+        fmt_num(busy, sizeof busy, s->busy_gpu_h, "%.2f");
+        fmt_pct(util, sizeof util, s->mean_gpu_util);
+        fmt_pct(sm, sizeof sm, s->mean_sm_active);
+        fmt_pct(ten, sizeof ten, s->mean_tensor_active);
+        fmt_num(en, sizeof en, s->energy_kwh, "%.3f");
+        fmt_pct(gp, sizeof gp, s->gp.goodput);
+        fprintf(f, "%-18.18s %-11s %4d %8.2f %8s %8s %7s %6s %6s %6s %8s %8s\n", s->job.id,
+                gp_job_kind_name(s->gp.kind), s->n_gpus, s->allocated_gpu_h, q, r, busy, util, sm,
+                ten, en, gp);
+    }
+    fprintf(f, "\nBadput (share of allocated GPU-time):\n%-18s", "JOB");
+    for (int b = 0; b < GP_B__COUNT; b++) fprintf(f, " %9.9s", gp_bucket_name((gp_bucket)b));
+    fprintf(f, "\n");
+    for (size_t i = 0; i < n; i++) {
+        const gp_job_summary *s = &js[i];
+        fprintf(f, "%-18.18s", s->job.id);
+        for (int b = 0; b < GP_B__COUNT; b++) {
+            char p[16];
+            fmt_pct(p, sizeof p,
+                    s->gp.allocated_gpu_s > 0 ? s->gp.bucket_gpu_s[b] / s->gp.allocated_gpu_s : -1);
+            fprintf(f, " %9s", p);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\nProgress:\n");
+    for (size_t i = 0; i < n; i++) {
+        const gp_job_summary *s = &js[i];
+        const gp_goodput *g = &s->gp;
+        if (g->kind == GP_JK_TRAINING)
+            fprintf(f, "  %-18s %lld steps (%lld kept, %lld redone), %.0f %s, median step %.3f s\n",
+                    s->job.id, (long long)g->steps, (long long)g->kept_steps,
+                    (long long)g->redone_steps, g->units, s->job.unit_name[0] ? s->job.unit_name : "units",
+                    g->median_step_s);
+        else if (g->kind == GP_JK_INFERENCE)
+            fprintf(f, "  %-18s %lld requests (%lld good, %lld failed), %.0f output tokens (%.0f good)\n",
+                    s->job.id, (long long)g->requests, (long long)g->good_requests,
+                    (long long)g->failed_requests, g->tokens, g->good_tokens);
+        else if (g->kind == GP_JK_NEVER_READY)
+            fprintf(f, "  %-18s never made progress while holding %.2f GPU-h\n", s->job.id,
+                    s->allocated_gpu_h);
+        else
+            fprintf(f, "  %-18s sent no progress events: activity-only estimate, goodput unknown\n",
+                    s->job.id);
+    }
+}
+
+static json_t *num_or_null(double v) { return (v < 0 || !isfinite(v)) ? json_null() : json_real(v); }
+static json_t *time_or_null(int64_t v) { return v < 0 ? json_null() : json_integer(v); }
+
+json_t *gp_report_json_job(const gp_job_summary *s) {
+    const gp_goodput *g = &s->gp;
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(s->job.id));
+    json_object_set_new(o, "name", json_string(s->job.name));
+    json_object_set_new(o, "user", json_string(s->job.user));
+    json_object_set_new(o, "kind", json_string(gp_job_kind_name(g->kind)));
+    json_object_set_new(o, "gpus", json_integer(s->n_gpus));
+    json_object_set_new(o, "submitted_ns", time_or_null(s->job.submitted_ns));
+    json_object_set_new(o, "allocated_ns", time_or_null(s->job.allocated_ns));
+    json_object_set_new(o, "ready_ns", time_or_null(g->ready_ns));
+    json_object_set_new(o, "ended_ns", time_or_null(s->job.ended_ns));
+    json_object_set_new(o, "exit_state", s->job.exit_state[0] ? json_string(s->job.exit_state) : json_null());
+    json_object_set_new(o, "allocated_gpu_h", json_real(s->allocated_gpu_h));
+    json_object_set_new(o, "queue_wait_s", num_or_null(s->queue_wait_s));
+    json_object_set_new(o, "time_to_ready_s", num_or_null(s->time_to_ready_s));
+    json_object_set_new(o, "busy_gpu_h", num_or_null(s->busy_gpu_h));
+    json_object_set_new(o, "mean_gpu_util", num_or_null(s->mean_gpu_util));
+    json_object_set_new(o, "mean_sm_active", num_or_null(s->mean_sm_active));
+    json_object_set_new(o, "mean_tensor_active", num_or_null(s->mean_tensor_active));
+    json_object_set_new(o, "mean_dram_active", num_or_null(s->mean_dram_active));
+    json_object_set_new(o, "mean_mem_used_frac", num_or_null(s->mean_mem_used_frac));
+    json_object_set_new(o, "energy_kwh", num_or_null(s->energy_kwh));
+    json_object_set_new(o, "goodput", num_or_null(g->goodput));
+    json_t *b = json_object();
+    for (int k = 0; k < GP_B__COUNT; k++)
+        json_object_set_new(b, gp_bucket_name((gp_bucket)k), json_real(g->bucket_gpu_s[k]));
+    json_object_set_new(o, "gpu_s_by_bucket", b);
+    json_object_set_new(o, "allocated_gpu_s", json_real(g->allocated_gpu_s));
+    if (g->kind == GP_JK_TRAINING) {
+        json_object_set_new(o, "steps", json_integer(g->steps));
+        json_object_set_new(o, "kept_steps", json_integer(g->kept_steps));
+        json_object_set_new(o, "redone_steps", json_integer(g->redone_steps));
+        json_object_set_new(o, "units", json_real(g->units));
+        json_object_set_new(o, "unit_name", json_string(s->job.unit_name[0] ? s->job.unit_name : "units"));
+        json_object_set_new(o, "median_step_s", num_or_null(g->median_step_s));
+    } else if (g->kind == GP_JK_INFERENCE) {
+        json_object_set_new(o, "requests", json_integer(g->requests));
+        json_object_set_new(o, "good_requests", json_integer(g->good_requests));
+        json_object_set_new(o, "failed_requests", json_integer(g->failed_requests));
+        json_object_set_new(o, "tokens", json_real(g->tokens));
+        json_object_set_new(o, "good_tokens", json_real(g->good_tokens));
+    }
+    return o;
+}

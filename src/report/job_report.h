@@ -1,0 +1,14 @@
+/* job_report.h: text and JSON renderings of job summaries (engine/job_summary.h). */
+#ifndef GP_REPORT_JOB_REPORT_H
+#define GP_REPORT_JOB_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "engine/job_summary.h"
+
+void gp_report_text(FILE *f, const gp_job_summary *js, size_t n);
+/* A new JSON object for one job (caller owns the reference). */
+json_t *gp_report_json_job(const gp_job_summary *s);
+
+#endif

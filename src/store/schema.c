@@ -1,0 +1,81 @@
+/* schema.c: the store's schema as an ordered list of migrations.
+ *
+ * Migration N takes the database from user_version N-1 to N inside one transaction, so a
+ * store opened by a newer goodput is upgraded in place and never left half-migrated.
+ * Never edit a released migration: append a new one. Unknown values are NULL columns. */
+#include "store/schema.h"
+
+#include <stdio.h>
+
+static const char *const migrations[] = {
+    /* 1: the initial schema */
+    "CREATE TABLE devices ("
+    "  uuid TEXT PRIMARY KEY, idx INTEGER, name TEXT, host TEXT, pci_bus_id TEXT,"
+    "  memory_total_bytes INTEGER, mig_mode INTEGER, parent_uuid TEXT, model TEXT,"
+    "  first_seen_ns INTEGER, last_seen_ns INTEGER);"
+    "CREATE TABLE jobs ("
+    "  id TEXT PRIMARY KEY, name TEXT, user TEXT, origin TEXT,"
+    "  submitted_ns INTEGER, allocated_ns INTEGER, ready_ns INTEGER, ended_ns INTEGER,"
+    "  exit_state TEXT, exit_code INTEGER, unit_name TEXT, flops_per_unit REAL,"
+    "  bytes_per_unit REAL);"
+    "CREATE TABLE allocations ("
+    "  job_id TEXT NOT NULL, uuid TEXT NOT NULL, from_ns INTEGER NOT NULL, to_ns INTEGER,"
+    "  PRIMARY KEY (job_id, uuid, from_ns));"
+    "CREATE TABLE samples ("
+    "  uuid TEXT NOT NULL, ts_ns INTEGER NOT NULL, gpu_util REAL, sm_active REAL,"
+    "  sm_occupancy REAL, tensor_active REAL, dram_active REAL, mem_util REAL,"
+    "  fp16_active REAL, fp32_active REAL, fp64_active REAL, mem_used_bytes INTEGER,"
+    "  mem_total_bytes INTEGER, power_w REAL, energy_mj INTEGER, sm_clock_mhz REAL,"
+    "  mem_clock_mhz REAL, pcie_tx_bytes INTEGER, pcie_rx_bytes INTEGER,"
+    "  nvlink_tx_bytes INTEGER, nvlink_rx_bytes INTEGER, temp_c REAL,"
+    "  throttle_reasons INTEGER, xid INTEGER, PRIMARY KEY (uuid, ts_ns)) WITHOUT ROWID;"
+    "CREATE TABLE proc_samples ("
+    "  uuid TEXT NOT NULL, ts_ns INTEGER NOT NULL, pid INTEGER NOT NULL, sm_share REAL,"
+    "  mem_bytes INTEGER, job_id TEXT, PRIMARY KEY (uuid, ts_ns, pid)) WITHOUT ROWID;"
+    "CREATE TABLE events ("
+    "  id INTEGER PRIMARY KEY, job_id TEXT NOT NULL, ts_ns INTEGER NOT NULL,"
+    "  kind INTEGER NOT NULL, rank INTEGER, step INTEGER, units REAL, start_ns INTEGER,"
+    "  name TEXT, edge INTEGER, arrival_ns INTEGER, first_token_ns INTEGER,"
+    "  prompt_tokens INTEGER, output_tokens INTEGER, ok INTEGER, item INTEGER,"
+    "  enqueue_ns INTEGER, worker TEXT, bytes INTEGER);"
+    "CREATE INDEX events_job_ts ON events(job_id, ts_ns);"
+    "CREATE TABLE findings ("
+    "  id INTEGER PRIMARY KEY, job_id TEXT, class TEXT NOT NULL, scope TEXT NOT NULL,"
+    "  scope_id TEXT, t0_ns INTEGER, t1_ns INTEGER, wasted_gpu_s REAL, wasted_cost REAL,"
+    "  confidence REAL, summary TEXT, recommendation TEXT, evidence_json TEXT);"
+    "CREATE INDEX findings_job ON findings(job_id);",
+};
+
+int gp_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }
+
+int gp_schema_migrate(sqlite3 *db, char *err, size_t errlen) {
+    sqlite3_stmt *st;
+    int version = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) goto fail;
+    if (sqlite3_step(st) == SQLITE_ROW) version = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (version > gp_schema_latest()) {
+        snprintf(err, errlen, "store schema version %d is newer than this goodput knows (%d)",
+                 version, gp_schema_latest());
+        return -1;
+    }
+    for (int v = version; v < gp_schema_latest(); v++) {
+        char bump[64];
+        snprintf(bump, sizeof bump, "PRAGMA user_version=%d", v + 1);
+        char *msg = NULL;
+        if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db, migrations[v], NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db, bump, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+            snprintf(err, errlen, "store migration to version %d failed: %s", v + 1,
+                     msg ? msg : sqlite3_errmsg(db));
+            sqlite3_free(msg);
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            return -1;
+        }
+    }
+    return 0;
+fail:
+    snprintf(err, errlen, "store: %s", sqlite3_errmsg(db));
+    return -1;
+}

@@ -1,0 +1,727 @@
+/* store.c: the SQLite store behind store.h.
+ *
+ * WAL mode with synchronous=NORMAL: a commit is atomic and survives a process crash
+ * (kill -9) by construction; an OS crash may lose the last commits but never corrupts
+ * the file. Hot inserts use statements prepared once at open. Unknown sample fields are
+ * bound as NULL, so "not reported" never reads back as zero. */
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/schema.h"
+
+enum {
+    ST_DEVICE,
+    ST_SAMPLE,
+    ST_PROC,
+    ST_EVENT,
+    ST_JOB_UPSERT,
+    ST_ALLOC,
+    ST_JOB_READY,
+    ST__COUNT
+};
+
+static const char *const stmt_sql[ST__COUNT] = {
+    [ST_DEVICE] = "INSERT INTO devices(uuid, idx, name, host, pci_bus_id, memory_total_bytes,"
+                  " mig_mode, parent_uuid, model, first_seen_ns, last_seen_ns)"
+                  " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?10)"
+                  " ON CONFLICT(uuid) DO UPDATE SET idx=?2, name=?3, host=?4, pci_bus_id=?5,"
+                  " memory_total_bytes=COALESCE(?6, memory_total_bytes), mig_mode=?7,"
+                  " parent_uuid=?8, model=?9, last_seen_ns=?10",
+    [ST_SAMPLE] = "INSERT OR REPLACE INTO samples VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
+                  "?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
+    [ST_PROC] = "INSERT OR REPLACE INTO proc_samples VALUES(?1,?2,?3,?4,?5,?6)",
+    [ST_EVENT] = "INSERT INTO events(job_id, ts_ns, kind, rank, step, units, start_ns, name,"
+                 " edge, arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
+                 " enqueue_ns, worker, bytes)"
+                 " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
+    /* Upsert that only overwrites a column when the new value is known. */
+    [ST_JOB_UPSERT] =
+        "INSERT INTO jobs(id, name, user, origin, submitted_ns, allocated_ns, ready_ns, ended_ns,"
+        " exit_state, exit_code, unit_name, flops_per_unit, bytes_per_unit)"
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"
+        " ON CONFLICT(id) DO UPDATE SET name=COALESCE(?2,name), user=COALESCE(?3,user),"
+        " origin=COALESCE(?4,origin), submitted_ns=COALESCE(?5,submitted_ns),"
+        " allocated_ns=COALESCE(?6,allocated_ns), ready_ns=COALESCE(ready_ns,?7),"
+        " ended_ns=COALESCE(?8,ended_ns), exit_state=COALESCE(?9,exit_state),"
+        " exit_code=COALESCE(?10,exit_code), unit_name=COALESCE(?11,unit_name),"
+        " flops_per_unit=COALESCE(?12,flops_per_unit), bytes_per_unit=COALESCE(?13,bytes_per_unit)",
+    [ST_ALLOC] = "INSERT INTO allocations(job_id, uuid, from_ns, to_ns) VALUES(?1,?2,?3,?4)"
+                 " ON CONFLICT(job_id, uuid, from_ns) DO UPDATE SET to_ns=COALESCE(?4,to_ns)",
+    /* Readiness is the first progress: keep the earliest. */
+    [ST_JOB_READY] = "INSERT INTO jobs(id, ready_ns) VALUES(?1,?2) ON CONFLICT(id) DO UPDATE SET"
+                     " ready_ns=CASE WHEN ready_ns IS NULL OR ready_ns > ?2 THEN ?2 ELSE ready_ns END",
+};
+
+struct gp_store {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST__COUNT];
+    char path[1024];
+    int in_tx;
+};
+
+sqlite3 *gp_store_db(gp_store *s) { return s->db; }
+const char *gp_store_path(const gp_store *s) { return s->path; }
+const char *gp_store_errmsg(gp_store *s) { return sqlite3_errmsg(s->db); }
+
+int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen) {
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "store '%s': is a directory, expected a database file", path);
+        return -1;
+    }
+    if ((flags & GP_STORE_READONLY) && stat(path, &sb) != 0) {
+        snprintf(err, errlen, "store '%s': no such file (run `goodput agent --db %s` first)", path,
+                 path);
+        return -1;
+    }
+    gp_store *s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    snprintf(s->path, sizeof s->path, "%s", path);
+    int oflags = (flags & GP_STORE_READONLY) ? SQLITE_OPEN_READONLY
+                                             : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    /* The database holds job names and users: owner-only, like the event socket. */
+    mode_t old = umask(077);
+    int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    umask(old);
+    if (rc != SQLITE_OK) {
+        snprintf(err, errlen, "store '%s': cannot open: %s", path,
+                 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        gp_store_close(s);
+        return -1;
+    }
+    sqlite3_busy_timeout(s->db, 5000);
+    char *msg = NULL;
+    /* A file that is not a database fails here with SQLITE_NOTADB. */
+    if (sqlite3_exec(s->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(err, errlen, "store '%s': not a goodput database (%s)", path, msg);
+        sqlite3_free(msg);
+        gp_store_close(s);
+        return -1;
+    }
+    if (!(flags & GP_STORE_READONLY)) {
+        if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
+                         &msg) != SQLITE_OK) {
+            snprintf(err, errlen, "store '%s': %s", path, msg);
+            sqlite3_free(msg);
+            gp_store_close(s);
+            return -1;
+        }
+        if (gp_schema_migrate(s->db, err, errlen) != 0) {
+            gp_store_close(s);
+            return -1;
+        }
+    } else {
+        sqlite3_stmt *v;
+        int version = 0;
+        if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK) {
+            if (sqlite3_step(v) == SQLITE_ROW) version = sqlite3_column_int(v, 0);
+            sqlite3_finalize(v);
+        }
+        if (version != gp_schema_latest()) {
+            snprintf(err, errlen,
+                     "store '%s': schema version %d, expected %d (open it once with goodput "
+                     "agent to migrate, or it is not a goodput database)",
+                     path, version, gp_schema_latest());
+            gp_store_close(s);
+            return -1;
+        }
+    }
+    for (int i = 0; i < ST__COUNT && !(flags & GP_STORE_READONLY); i++) {
+        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
+            SQLITE_OK) {
+            snprintf(err, errlen, "store '%s': prepare: %s", path, sqlite3_errmsg(s->db));
+            gp_store_close(s);
+            return -1;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+void gp_store_close(gp_store *s) {
+    if (!s) return;
+    if (s->in_tx) gp_store_commit(s);
+    for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+int gp_store_begin(gp_store *s) {
+    if (s->in_tx) return 0;
+    if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return -1;
+    s->in_tx = 1;
+    return 0;
+}
+
+int gp_store_commit(gp_store *s) {
+    if (!s->in_tx) return 0;
+    s->in_tx = 0;
+    return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* Binding helpers: NULL for unknown. */
+static void bind_text(sqlite3_stmt *st, int i, const char *v) {
+    if (v && *v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(st, i);
+}
+static void bind_i64_known(sqlite3_stmt *st, int i, int64_t v, int known) {
+    if (known) sqlite3_bind_int64(st, i, v);
+    else sqlite3_bind_null(st, i);
+}
+static void bind_time(sqlite3_stmt *st, int i, int64_t v) { bind_i64_known(st, i, v, v >= 0); }
+static void bind_d_known(sqlite3_stmt *st, int i, double v, int known) {
+    if (known) sqlite3_bind_double(st, i, v);
+    else sqlite3_bind_null(st, i);
+}
+
+static int run(gp_store *s, sqlite3_stmt *st) {
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    (void)s;
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int gp_store_put_device(gp_store *s, const gp_device *d) {
+    sqlite3_stmt *st = s->st[ST_DEVICE];
+    bind_text(st, 1, d->uuid);
+    sqlite3_bind_int(st, 2, d->index);
+    bind_text(st, 3, d->name);
+    bind_text(st, 4, d->host);
+    bind_text(st, 5, d->pci_bus_id);
+    bind_i64_known(st, 6, (int64_t)d->memory_total_bytes, d->memory_total_bytes > 0);
+    bind_i64_known(st, 7, d->mig_mode, d->mig_mode >= 0);
+    bind_text(st, 8, d->parent_uuid);
+    bind_text(st, 9, d->spec ? d->spec->model : NULL);
+    sqlite3_bind_int64(st, 10, 0);
+    return run(s, st);
+}
+
+int gp_store_put_sample(gp_store *s, const gp_sample *x) {
+    sqlite3_stmt *st = s->st[ST_SAMPLE];
+    uint32_t v = x->valid;
+    bind_text(st, 1, x->uuid);
+    sqlite3_bind_int64(st, 2, x->ts_ns);
+    bind_d_known(st, 3, x->gpu_util, v & GP_F_GPU_UTIL);
+    bind_d_known(st, 4, x->sm_active, v & GP_F_SM_ACTIVE);
+    bind_d_known(st, 5, x->sm_occupancy, v & GP_F_SM_OCCUPANCY);
+    bind_d_known(st, 6, x->tensor_active, v & GP_F_TENSOR_ACTIVE);
+    bind_d_known(st, 7, x->dram_active, v & GP_F_DRAM_ACTIVE);
+    bind_d_known(st, 8, x->mem_util, v & GP_F_MEM_UTIL);
+    bind_d_known(st, 9, x->fp16_active, v & GP_F_FP16_ACTIVE);
+    bind_d_known(st, 10, x->fp32_active, v & GP_F_FP32_ACTIVE);
+    bind_d_known(st, 11, x->fp64_active, v & GP_F_FP64_ACTIVE);
+    bind_i64_known(st, 12, (int64_t)x->mem_used_bytes, v & GP_F_MEM_USED);
+    bind_i64_known(st, 13, (int64_t)x->mem_total_bytes, v & GP_F_MEM_TOTAL);
+    bind_d_known(st, 14, x->power_w, v & GP_F_POWER);
+    bind_i64_known(st, 15, (int64_t)x->energy_mj, v & GP_F_ENERGY);
+    bind_d_known(st, 16, x->sm_clock_mhz, v & GP_F_SM_CLOCK);
+    bind_d_known(st, 17, x->mem_clock_mhz, v & GP_F_MEM_CLOCK);
+    bind_i64_known(st, 18, (int64_t)x->pcie_tx_bytes, v & GP_F_PCIE_TX);
+    bind_i64_known(st, 19, (int64_t)x->pcie_rx_bytes, v & GP_F_PCIE_RX);
+    bind_i64_known(st, 20, (int64_t)x->nvlink_tx_bytes, v & GP_F_NVLINK_TX);
+    bind_i64_known(st, 21, (int64_t)x->nvlink_rx_bytes, v & GP_F_NVLINK_RX);
+    bind_d_known(st, 22, x->temp_c, v & GP_F_TEMP);
+    bind_i64_known(st, 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
+    bind_i64_known(st, 24, x->xid, v & GP_F_XID);
+    return run(s, st);
+}
+
+int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
+    sqlite3_stmt *st = s->st[ST_PROC];
+    bind_text(st, 1, p->uuid);
+    sqlite3_bind_int64(st, 2, p->ts_ns);
+    sqlite3_bind_int64(st, 3, p->pid);
+    bind_d_known(st, 4, p->sm_share, p->valid & GP_P_SM_SHARE);
+    bind_i64_known(st, 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
+    bind_text(st, 6, p->job_id);
+    return run(s, st);
+}
+
+int gp_store_put_job(gp_store *s, const gp_job *j) {
+    sqlite3_stmt *st = s->st[ST_JOB_UPSERT];
+    bind_text(st, 1, j->id);
+    bind_text(st, 2, j->name);
+    bind_text(st, 3, j->user);
+    bind_text(st, 4, j->origin != GP_ORIGIN_UNKNOWN ? gp_origin_name(j->origin) : NULL);
+    bind_time(st, 5, j->submitted_ns);
+    bind_time(st, 6, j->allocated_ns);
+    bind_time(st, 7, j->ready_ns);
+    bind_time(st, 8, j->ended_ns);
+    bind_text(st, 9, j->exit_state);
+    bind_i64_known(st, 10, j->exit_code, j->exit_code >= 0);
+    bind_text(st, 11, j->unit_name);
+    bind_d_known(st, 12, j->flops_per_unit, j->flops_per_unit > 0);
+    bind_d_known(st, 13, j->bytes_per_unit, j->bytes_per_unit > 0);
+    return run(s, st);
+}
+
+int gp_store_put_alloc(gp_store *s, const gp_alloc *a) {
+    sqlite3_stmt *st = s->st[ST_ALLOC];
+    bind_text(st, 1, a->job_id);
+    bind_text(st, 2, a->uuid);
+    sqlite3_bind_int64(st, 3, a->from_ns);
+    bind_time(st, 4, a->to_ns);
+    return run(s, st);
+}
+
+static void job_blank(gp_job *j, const char *id) {
+    memset(j, 0, sizeof *j);
+    snprintf(j->id, sizeof j->id, "%s", id);
+    j->submitted_ns = j->allocated_ns = j->ready_ns = j->ended_ns = -1;
+    j->exit_code = -1;
+}
+
+/* Folds lifecycle events into jobs/allocations. */
+static int fold_lifecycle(gp_store *s, const gp_event *e) {
+    gp_job j;
+    job_blank(&j, e->job_id);
+    switch (e->kind) {
+    case GP_EV_HELLO:
+        snprintf(j.unit_name, sizeof j.unit_name, "%s", e->name);
+        snprintf(j.name, sizeof j.name, "%s", e->job_name);
+        snprintf(j.user, sizeof j.user, "%s", e->user);
+        j.flops_per_unit = e->flops_per_unit;
+        j.bytes_per_unit = e->bytes_per_unit;
+        return gp_store_put_job(s, &j);
+    case GP_EV_JOB:
+        snprintf(j.name, sizeof j.name, "%s", e->job_name);
+        snprintf(j.user, sizeof j.user, "%s", e->user);
+        if (!strcmp(e->name, "submitted")) j.submitted_ns = e->ts_ns;
+        else if (!strcmp(e->name, "allocated")) j.allocated_ns = e->ts_ns;
+        else if (!strcmp(e->name, "ended")) {
+            j.ended_ns = e->ts_ns;
+            j.exit_code = e->exit_code;
+            snprintf(j.exit_state, sizeof j.exit_state, "%s",
+                     e->exit_code < 0 ? "ended" : (e->exit_code == 0 ? "completed" : "failed"));
+        }
+        j.origin = GP_ORIGIN_TAG;
+        return gp_store_put_job(s, &j);
+    case GP_EV_ALLOC: {
+        gp_alloc a;
+        snprintf(a.job_id, sizeof a.job_id, "%s", e->job_id);
+        snprintf(a.uuid, sizeof a.uuid, "%s", e->uuid);
+        a.from_ns = e->from_ns;
+        a.to_ns = e->to_ns;
+        if (gp_store_put_job(s, &j) != 0) return -1; /* make sure the job row exists */
+        return gp_store_put_alloc(s, &a);
+    }
+    case GP_EV_STEP:
+    case GP_EV_REQUEST:
+    case GP_EV_STAGE: {
+        /* First progress = readiness. For a step, progress starts when the step started. */
+        int64_t t = e->ts_ns;
+        if (e->kind == GP_EV_STEP && e->step_start_ns >= 0) t = e->step_start_ns;
+        if (e->kind == GP_EV_REQUEST && e->arrival_ns >= 0) t = e->arrival_ns;
+        if (e->kind == GP_EV_STAGE && e->start_ns >= 0) t = e->start_ns;
+        sqlite3_stmt *st = s->st[ST_JOB_READY];
+        bind_text(st, 1, e->job_id);
+        sqlite3_bind_int64(st, 2, t);
+        return run(s, st);
+    }
+    default: return 0;
+    }
+}
+
+int gp_store_put_event(gp_store *s, const gp_event *e) {
+    if (fold_lifecycle(s, e) != 0) return -1;
+    if (e->kind == GP_EV_ALLOC || e->kind == GP_EV_JOB) return 0; /* lives in jobs/allocations */
+    sqlite3_stmt *st = s->st[ST_EVENT];
+    bind_text(st, 1, e->job_id);
+    sqlite3_bind_int64(st, 2, e->ts_ns);
+    sqlite3_bind_int(st, 3, e->kind);
+    bind_i64_known(st, 4, e->rank, e->rank >= 0);
+    bind_i64_known(st, 5, e->step, e->step >= 0);
+    bind_d_known(st, 6, e->units, e->units >= 0);
+    bind_time(st, 7, e->kind == GP_EV_STAGE ? e->start_ns : e->step_start_ns);
+    bind_text(st, 8, e->name);
+    bind_i64_known(st, 9, e->edge, e->edge > 0);
+    bind_time(st, 10, e->arrival_ns);
+    bind_time(st, 11, e->first_token_ns);
+    bind_i64_known(st, 12, e->prompt_tokens, e->prompt_tokens >= 0);
+    bind_i64_known(st, 13, e->output_tokens, e->output_tokens >= 0);
+    sqlite3_bind_int(st, 14, e->ok);
+    bind_i64_known(st, 15, e->item, e->item >= 0);
+    bind_time(st, 16, e->enqueue_ns);
+    bind_text(st, 17, e->worker);
+    bind_i64_known(st, 18, e->bytes, e->bytes >= 0);
+    return run(s, st);
+}
+
+int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding *f, size_t n) {
+    sqlite3_stmt *del, *ins;
+    if (sqlite3_prepare_v2(s->db, "DELETE FROM findings WHERE job_id IS ?1", -1, &del, NULL) !=
+        SQLITE_OK)
+        return -1;
+    if (job_id) sqlite3_bind_text(del, 1, job_id, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(del) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(del);
+    if (rc) return rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO findings(job_id, class, scope, scope_id, t0_ns, t1_ns,"
+                           " wasted_gpu_s, wasted_cost, confidence, summary, recommendation,"
+                           " evidence_json) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+                           -1, &ins, NULL) != SQLITE_OK)
+        return -1;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const gp_finding *x = &f[i];
+        char ev[GP_EVIDENCE_MAX * 200] = "[";
+        for (int k = 0; k < x->n_evidence; k++) {
+            const gp_evidence *e = &x->evidence[k];
+            char one[200];
+            snprintf(one, sizeof one,
+                     "%s{\"metric\":\"%s\",\"value\":%.9g,\"op\":\"%s\",\"threshold\":%.9g,"
+                     "\"source\":\"%s\"}",
+                     k ? "," : "", e->metric, e->value, e->op, e->threshold, e->source);
+            strncat(ev, one, sizeof ev - strlen(ev) - 2);
+        }
+        strcat(ev, "]");
+        if (job_id) sqlite3_bind_text(ins, 1, job_id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(ins, 2, gp_finding_class_name(x->cls), -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins, 3, gp_scope_name(x->scope), -1, SQLITE_STATIC);
+        bind_text(ins, 4, x->scope_id);
+        bind_time(ins, 5, x->t0_ns);
+        bind_time(ins, 6, x->t1_ns);
+        bind_d_known(ins, 7, x->wasted_gpu_s, x->wasted_gpu_s >= 0);
+        bind_d_known(ins, 8, x->wasted_cost, x->wasted_cost >= 0);
+        sqlite3_bind_double(ins, 9, x->confidence);
+        bind_text(ins, 10, x->summary);
+        bind_text(ins, 11, x->recommendation);
+        sqlite3_bind_text(ins, 12, ev, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(ins) == SQLITE_DONE ? 0 : -1;
+        sqlite3_reset(ins);
+        sqlite3_clear_bindings(ins);
+    }
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
+    sqlite3_stmt *st;
+    static const char *const sql[] = {"DELETE FROM samples WHERE ts_ns < ?1",
+                                      "DELETE FROM proc_samples WHERE ts_ns < ?1",
+                                      "DELETE FROM events WHERE ts_ns < ?1"};
+    for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
+        if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) != SQLITE_OK) return -1;
+        sqlite3_bind_int64(st, 1, cutoff_ns);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) return -1;
+    }
+    return 0;
+}
+
+/* ---- queries ---- */
+
+/* Grows *arr (elements of size sz) to hold at least need. */
+static int grow(void **arr, size_t *cap, size_t need, size_t sz) {
+    if (need <= *cap) return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc < need) nc *= 2;
+    void *p = realloc(*arr, nc * sz);
+    if (!p) return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *dst, size_t cap) {
+    const unsigned char *t = sqlite3_column_text(st, i);
+    snprintf(dst, cap, "%s", t ? (const char *)t : "");
+}
+static int64_t col_time(sqlite3_stmt *st, int i) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
+}
+static int col_known(sqlite3_stmt *st, int i) { return sqlite3_column_type(st, i) != SQLITE_NULL; }
+
+int gp_store_list_devices(gp_store *s, gp_device **out, size_t *n) {
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT uuid, idx, name, host, pci_bus_id, memory_total_bytes, mig_mode,"
+                           " parent_uuid, model FROM devices ORDER BY host, idx, uuid",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        gp_device *d = &(*out)[(*n)++];
+        memset(d, 0, sizeof *d);
+        col_text(st, 0, d->uuid, sizeof d->uuid);
+        d->index = sqlite3_column_int(st, 1);
+        col_text(st, 2, d->name, sizeof d->name);
+        col_text(st, 3, d->host, sizeof d->host);
+        col_text(st, 4, d->pci_bus_id, sizeof d->pci_bus_id);
+        d->memory_total_bytes = (uint64_t)sqlite3_column_int64(st, 5);
+        d->mig_mode = col_known(st, 6) ? sqlite3_column_int(st, 6) : -1;
+        col_text(st, 7, d->parent_uuid, sizeof d->parent_uuid);
+        char model[64];
+        col_text(st, 8, model, sizeof model);
+        d->spec = model[0] ? gp_spec_lookup(model) : gp_spec_lookup(d->name);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static void read_job(sqlite3_stmt *st, gp_job *j) {
+    memset(j, 0, sizeof *j);
+    col_text(st, 0, j->id, sizeof j->id);
+    col_text(st, 1, j->name, sizeof j->name);
+    col_text(st, 2, j->user, sizeof j->user);
+    char origin[32];
+    col_text(st, 3, origin, sizeof origin);
+    j->origin = gp_origin_parse(origin);
+    j->submitted_ns = col_time(st, 4);
+    j->allocated_ns = col_time(st, 5);
+    j->ready_ns = col_time(st, 6);
+    j->ended_ns = col_time(st, 7);
+    col_text(st, 8, j->exit_state, sizeof j->exit_state);
+    j->exit_code = col_known(st, 9) ? sqlite3_column_int64(st, 9) : -1;
+    col_text(st, 10, j->unit_name, sizeof j->unit_name);
+    j->flops_per_unit = sqlite3_column_double(st, 11);
+    j->bytes_per_unit = sqlite3_column_double(st, 12);
+}
+
+#define JOB_COLS                                                                                   \
+    "id, name, user, origin, submitted_ns, allocated_ns, ready_ns, ended_ns, exit_state,"          \
+    " exit_code, unit_name, flops_per_unit, bytes_per_unit"
+
+int gp_store_list_jobs(gp_store *s, gp_job **out, size_t *n) {
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT " JOB_COLS " FROM jobs ORDER BY COALESCE(allocated_ns, "
+                           "submitted_ns, ready_ns), id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        read_job(st, &(*out)[(*n)++]);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int gp_store_get_job(gp_store *s, const char *id, gp_job *out) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT " JOB_COLS " FROM jobs WHERE id = ?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+    int found = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        read_job(st, out);
+        found = 1;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t *n) {
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT job_id, uuid, from_ns, to_ns FROM allocations WHERE job_id = ?1"
+                           " ORDER BY from_ns, uuid",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        gp_alloc *a = &(*out)[(*n)++];
+        col_text(st, 0, a->job_id, sizeof a->job_id);
+        col_text(st, 1, a->uuid, sizeof a->uuid);
+        a->from_ns = sqlite3_column_int64(st, 2);
+        a->to_ns = col_time(st, 3);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **out, size_t *n) {
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT job_id, ts_ns, kind, rank, step, units, start_ns, name, edge,"
+                           " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
+                           " enqueue_ns, worker, bytes FROM events WHERE job_id = ?1"
+                           " AND (?2 = 0 OR kind = ?2) ORDER BY ts_ns, id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 2, kind);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        gp_event *e = &(*out)[(*n)++];
+        gp_event_init(e, (gp_event_kind)sqlite3_column_int(st, 2));
+        col_text(st, 0, e->job_id, sizeof e->job_id);
+        e->ts_ns = sqlite3_column_int64(st, 1);
+        e->rank = col_time(st, 3);
+        e->step = col_time(st, 4);
+        e->units = col_known(st, 5) ? sqlite3_column_double(st, 5) : -1;
+        if (e->kind == GP_EV_STAGE) e->start_ns = col_time(st, 6);
+        else e->step_start_ns = col_time(st, 6);
+        col_text(st, 7, e->name, sizeof e->name);
+        e->edge = col_known(st, 8) ? sqlite3_column_int(st, 8) : 0;
+        e->arrival_ns = col_time(st, 9);
+        e->first_token_ns = col_time(st, 10);
+        e->prompt_tokens = col_time(st, 11);
+        e->output_tokens = col_time(st, 12);
+        e->ok = sqlite3_column_int(st, 13);
+        e->item = col_time(st, 14);
+        e->enqueue_ns = col_time(st, 15);
+        col_text(st, 16, e->worker, sizeof e->worker);
+        e->bytes = col_time(st, 17);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                            gp_sample **out, size_t *n) {
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT * FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3"
+                           " ORDER BY ts_ns",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, t0_ns);
+    sqlite3_bind_int64(st, 3, t1_ns);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        gp_sample *x = &(*out)[(*n)++];
+        memset(x, 0, sizeof *x);
+        col_text(st, 0, x->uuid, sizeof x->uuid);
+        x->ts_ns = sqlite3_column_int64(st, 1);
+#define RD(col, field, bit)                                                                        \
+    if (col_known(st, col)) {                                                                      \
+        x->field = sqlite3_column_double(st, col);                                                 \
+        x->valid |= bit;                                                                           \
+    }
+#define RI(col, field, bit)                                                                        \
+    if (col_known(st, col)) {                                                                      \
+        x->field = (uint64_t)sqlite3_column_int64(st, col);                                        \
+        x->valid |= bit;                                                                           \
+    }
+        RD(2, gpu_util, GP_F_GPU_UTIL)
+        RD(3, sm_active, GP_F_SM_ACTIVE)
+        RD(4, sm_occupancy, GP_F_SM_OCCUPANCY)
+        RD(5, tensor_active, GP_F_TENSOR_ACTIVE)
+        RD(6, dram_active, GP_F_DRAM_ACTIVE)
+        RD(7, mem_util, GP_F_MEM_UTIL)
+        RD(8, fp16_active, GP_F_FP16_ACTIVE)
+        RD(9, fp32_active, GP_F_FP32_ACTIVE)
+        RD(10, fp64_active, GP_F_FP64_ACTIVE)
+        RI(11, mem_used_bytes, GP_F_MEM_USED)
+        RI(12, mem_total_bytes, GP_F_MEM_TOTAL)
+        RD(13, power_w, GP_F_POWER)
+        RI(14, energy_mj, GP_F_ENERGY)
+        RD(15, sm_clock_mhz, GP_F_SM_CLOCK)
+        RD(16, mem_clock_mhz, GP_F_MEM_CLOCK)
+        RI(17, pcie_tx_bytes, GP_F_PCIE_TX)
+        RI(18, pcie_rx_bytes, GP_F_PCIE_RX)
+        RI(19, nvlink_tx_bytes, GP_F_NVLINK_TX)
+        RI(20, nvlink_rx_bytes, GP_F_NVLINK_RX)
+        RD(21, temp_c, GP_F_TEMP)
+        RI(22, throttle_reasons, GP_F_THROTTLE)
+        if (col_known(st, 23)) {
+            x->xid = sqlite3_column_int64(st, 23);
+            x->valid |= GP_F_XID;
+        }
+#undef RD
+#undef RI
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                          gp_proc_sample **out, size_t *n) {
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT uuid, ts_ns, pid, sm_share, mem_bytes, job_id FROM proc_samples"
+                           " WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 ORDER BY ts_ns, pid",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, t0_ns);
+    sqlite3_bind_int64(st, 3, t1_ns);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        gp_proc_sample *p = &(*out)[(*n)++];
+        memset(p, 0, sizeof *p);
+        col_text(st, 0, p->uuid, sizeof p->uuid);
+        p->ts_ns = sqlite3_column_int64(st, 1);
+        p->pid = sqlite3_column_int64(st, 2);
+        if (col_known(st, 3)) {
+            p->sm_share = sqlite3_column_double(st, 3);
+            p->valid |= GP_P_SM_SHARE;
+        }
+        if (col_known(st, 4)) {
+            p->mem_bytes = (uint64_t)sqlite3_column_int64(st, 4);
+            p->valid |= GP_P_MEM;
+        }
+        col_text(st, 5, p->job_id, sizeof p->job_id);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, size_t *n) {
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT class, scope, scope_id, t0_ns, t1_ns, wasted_gpu_s, wasted_cost,"
+                           " confidence, summary, recommendation FROM findings"
+                           " WHERE ?1 IS NULL OR job_id = ?1"
+                           " ORDER BY COALESCE(wasted_cost, -1) DESC, COALESCE(wasted_gpu_s, -1) DESC",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (job_id) sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        gp_finding *f = &(*out)[(*n)++];
+        memset(f, 0, sizeof *f);
+        char name[48];
+        col_text(st, 0, name, sizeof name);
+        int c = gp_finding_class_parse(name);
+        f->cls = c < 0 ? GP_FC__COUNT : (gp_finding_class)c;
+        col_text(st, 1, name, sizeof name);
+        f->scope = !strcmp(name, "cluster")  ? GP_SCOPE_CLUSTER
+                   : !strcmp(name, "device") ? GP_SCOPE_DEVICE
+                   : !strcmp(name, "rank")   ? GP_SCOPE_RANK
+                   : !strcmp(name, "stage")  ? GP_SCOPE_STAGE
+                                             : GP_SCOPE_JOB;
+        col_text(st, 2, f->scope_id, sizeof f->scope_id);
+        f->t0_ns = col_time(st, 3);
+        f->t1_ns = col_time(st, 4);
+        f->wasted_gpu_s = col_known(st, 5) ? sqlite3_column_double(st, 5) : -1;
+        f->wasted_cost = col_known(st, 6) ? sqlite3_column_double(st, 6) : -1;
+        f->confidence = sqlite3_column_double(st, 7);
+        col_text(st, 8, f->summary, sizeof f->summary);
+        col_text(st, 9, f->recommendation, sizeof f->recommendation);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}

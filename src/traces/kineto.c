@@ -1,0 +1,423 @@
+/* kineto.c: streaming reader for Kineto (PyTorch profiler) Chrome-trace JSON, plain or
+ * gzip (zlib's gzread reads both). yajl's event API drives a small state machine: only the
+ * fields HTA reads are kept (cat, name, ts, dur, args.stream, args.correlation, and
+ * distributedInfo.rank), one compact row per GPU event or correlated CPU event, so memory
+ * grows with the rows the analyses need and never with the JSON text. Numbers arrive as
+ * raw text so a float-written timestamp can be told from an integer one (HTA rounds events
+ * inward only when the timestamp column is float). Errors name the uncompressed byte
+ * offset yajl stopped at. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#include "traces/trace.h"
+
+#define MAX_DUR_US 604800000000.0 /* 7 days: longer is a corrupt CUPTI timestamp */
+
+/* ---- name interning (open addressing, FNV-1a) ---- */
+typedef struct {
+    uint32_t *slots; /* id + 1, 0 empty */
+    uint32_t cap;
+} name_index;
+
+static uint64_t fnv(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len) {
+    name_index *ix = r->name_index;
+    if (!ix) {
+        ix = calloc(1, sizeof *ix);
+        if (!ix) abort();
+        r->name_index = ix;
+    }
+    if ((r->n_names + 1) * 2 >= ix->cap) {
+        uint32_t nc = ix->cap ? ix->cap * 2 : 1024;
+        uint32_t *ns = calloc(nc, sizeof *ns);
+        if (!ns) abort();
+        for (uint32_t i = 0; i < r->n_names; i++) {
+            uint64_t h = fnv(r->names[i], strlen(r->names[i])) & (nc - 1);
+            while (ns[h]) h = (h + 1) & (nc - 1);
+            ns[h] = i + 1;
+        }
+        free(ix->slots);
+        ix->slots = ns;
+        ix->cap = nc;
+    }
+    uint64_t h = fnv(s, len) & (ix->cap - 1);
+    while (ix->slots[h]) {
+        const char *c = r->names[ix->slots[h] - 1];
+        if (strlen(c) == len && memcmp(c, s, len) == 0) return ix->slots[h] - 1;
+        h = (h + 1) & (ix->cap - 1);
+    }
+    if (r->n_names == r->cap_names) {
+        r->cap_names = r->cap_names ? r->cap_names * 2 : 256;
+        r->names = realloc(r->names, r->cap_names * sizeof *r->names);
+        if (!r->names) abort();
+    }
+    char *c = malloc(len + 1);
+    if (!c) abort();
+    memcpy(c, s, len);
+    c[len] = 0;
+    r->names[r->n_names] = c;
+    ix->slots[h] = r->n_names + 1;
+    return r->n_names++;
+}
+
+static void vec_push(gp_trow_vec *v, const gp_trow *row) {
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 4096;
+        v->v = realloc(v->v, v->cap * sizeof *v->v);
+        if (!v->v) abort();
+    }
+    v->v[v->n++] = *row;
+}
+
+void gp_trace_rank_free(gp_trace_rank *r) {
+    if (!r) return;
+    free(r->gpu.v);
+    free(r->cpu.v);
+    for (uint32_t i = 0; i < r->n_names; i++) free(r->names[i]);
+    free(r->names);
+    name_index *ix = r->name_index;
+    if (ix) free(ix->slots);
+    free(ix);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- parser state ---- */
+enum { K_NONE, K_CAT, K_NAME, K_TS, K_DUR, K_ARGS, K_STREAM, K_CORR, K_TRACEEVENTS, K_DIST, K_RANK };
+
+typedef struct {
+    gp_trace_rank *r;
+    int depth;             /* containers open */
+    int in_events;         /* depth of the traceEvents array, 0 when outside */
+    int in_dist;           /* depth of distributedInfo map */
+    int key;               /* meaning of the pending key at the current level */
+    int ev_depth;          /* depth of the current event map */
+    int args_depth;        /* depth of its args map */
+    int rank_seen;
+    /* current event */
+    int has_cat, has_ts, has_dur, ts_is_float, cat_trace, cat_k, cat_known;
+    double ts, dur;
+    int64_t stream, corr;
+    char *name;
+    size_t name_len, name_cap;
+    int64_t idx;
+} pstate;
+
+static const char *const known_cats[] = {
+    "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver", "cpu_op", "user_annotation",
+    "gpu_user_annotation", "ac2g", "Kernel", "Memcpy", "Memset", "Runtime", "Operator",
+    "python_function", "Trace", "fwdbwd", "cuda_sync", "cuda_profiler_range", "overhead",
+    "Python", "kineto_overhead", "Activity Buffer Request", "gpu_mem_copy", "gpu_mem_set",
+    "mtia_ccp_events", "cpu_instant_event", "python_function", "Overhead", "Mem", "privateuse1_runtime",
+    "privateuse1_driver", NULL};
+
+static void ev_reset(pstate *p) {
+    p->has_cat = p->has_ts = p->has_dur = p->ts_is_float = p->cat_trace = p->cat_k = 0;
+    p->cat_known = 1;
+    p->stream = -1;
+    p->corr = -1;
+    p->name_len = 0;
+}
+
+static int cb_start_map(void *ctx) {
+    pstate *p = ctx;
+    p->depth++;
+    if (p->in_events && p->depth == p->in_events + 1) {
+        p->ev_depth = p->depth;
+        ev_reset(p);
+    } else if (p->ev_depth && p->depth == p->ev_depth + 1 && p->key == K_ARGS) {
+        p->args_depth = p->depth;
+    } else if (p->depth == 2 && p->key == K_DIST) {
+        p->in_dist = p->depth;
+    }
+    p->key = K_NONE;
+    return 1;
+}
+
+static int parse_int_text(const char *s, size_t n, int64_t *out) {
+    char buf[64];
+    if (n == 0 || n >= sizeof buf) return 0;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    char *end;
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (end == buf || *end || errno) return 0;
+    if (d != floor(d)) return 0;
+    *out = (int64_t)d;
+    return 1;
+}
+
+static void finish_event(pstate *p) {
+    gp_trace_rank *r = p->r;
+    r->warn.events++;
+    int64_t idx = p->idx++;
+    if (!p->has_dur || !p->has_cat) return; /* metadata, flows, counters: HTA drops them */
+    if (p->cat_trace) return;
+    if (!p->has_ts) {
+        r->warn.missing_fields++;
+        r->ts_float = 1; /* a missing ts makes HTA's column float */
+        return;
+    }
+    if (p->dur < 0 || p->dur > MAX_DUR_US || !isfinite(p->dur) || !isfinite(p->ts)) {
+        r->warn.bad_duration++;
+        return;
+    }
+    if (!p->cat_known) r->warn.unknown_category++;
+    if (p->ts_is_float) r->ts_float = 1;
+    gp_trow row = {.ts = p->ts, .dur = p->dur, .corr = p->corr, .idx = idx, .stream = (int32_t)p->stream};
+    const char *nm = p->name ? p->name : "";
+    size_t nl = p->name ? p->name_len : 0;
+    row.name = gp_trace_intern(r, nm, nl);
+    int sync = (nl == 10 && !memcmp(nm, "Event Sync", 10)) || (nl == 12 && !memcmp(nm, "Context Sync", 12));
+    if ((p->stream >= 0 && p->corr >= 0) || sync) row.flags |= GP_TR_GPU_SIDE;
+    if (p->cat_k) row.flags |= GP_TR_KCAT;
+    if ((nl == 16 && !memcmp(nm, "cudaLaunchKernel", 16)) || (nl == 19 && !memcmp(nm, "cudaLaunchKernelExC", 19)))
+        row.flags |= GP_TR_LAUNCH;
+    if ((nl == 15 && !memcmp(nm, "cudaMemcpyAsync", 15)) || (nl == 15 && !memcmp(nm, "cudaMemsetAsync", 15)))
+        row.flags |= GP_TR_MEMLAUNCH;
+    if (!(row.flags & GP_TR_GPU_SIDE)) r->n_cpu_side++;
+    int is_step = nl > 13 && !memcmp(nm, "ProfilerStep#", 13) && nm[13] >= '0' && nm[13] <= '9';
+    if (p->stream != -1)
+        vec_push(&r->gpu, &row);
+    else if (p->corr != -1 || is_step || idx == 0)
+        vec_push(&r->cpu, &row);
+}
+
+static int cb_end_map(void *ctx) {
+    pstate *p = ctx;
+    if (p->ev_depth && p->depth == p->ev_depth) {
+        finish_event(p);
+        p->ev_depth = 0;
+    } else if (p->args_depth && p->depth == p->args_depth) {
+        p->args_depth = 0;
+    } else if (p->in_dist && p->depth == p->in_dist) {
+        p->in_dist = 0;
+    }
+    p->depth--;
+    p->key = K_NONE;
+    return 1;
+}
+
+static int cb_start_array(void *ctx) {
+    pstate *p = ctx;
+    p->depth++;
+    if (p->depth == 2 && p->key == K_TRACEEVENTS) p->in_events = p->depth;
+    p->key = K_NONE;
+    return 1;
+}
+
+static int cb_end_array(void *ctx) {
+    pstate *p = ctx;
+    if (p->in_events == p->depth) p->in_events = 0;
+    p->depth--;
+    p->key = K_NONE;
+    return 1;
+}
+
+#define KEYIS(lit) (len == sizeof(lit) - 1 && !memcmp(k, lit, sizeof(lit) - 1))
+
+static int cb_map_key(void *ctx, const unsigned char *key, size_t len) {
+    pstate *p = ctx;
+    const char *k = (const char *)key;
+    p->key = K_NONE;
+    if (p->ev_depth && p->depth == p->ev_depth) {
+        if (KEYIS("cat")) p->key = K_CAT;
+        else if (KEYIS("name")) p->key = K_NAME;
+        else if (KEYIS("ts")) p->key = K_TS;
+        else if (KEYIS("dur")) p->key = K_DUR;
+        else if (KEYIS("args")) p->key = K_ARGS;
+    } else if (p->args_depth && p->depth == p->args_depth) {
+        if (KEYIS("stream")) p->key = K_STREAM;
+        else if (KEYIS("correlation")) p->key = K_CORR;
+    } else if (p->depth == 1) {
+        if (KEYIS("traceEvents")) p->key = K_TRACEEVENTS;
+        else if (KEYIS("distributedInfo")) p->key = K_DIST;
+        else if (KEYIS("rank") && !p->rank_seen) p->key = K_RANK;
+    } else if (p->in_dist && p->depth == p->in_dist) {
+        if (KEYIS("rank")) p->key = K_RANK;
+    }
+    return 1;
+}
+
+static int cb_number(void *ctx, const char *s, size_t n) {
+    pstate *p = ctx;
+    int key = p->key;
+    p->key = K_NONE;
+    if (key == K_NONE) return 1;
+    char buf[64];
+    if (n >= sizeof buf) return 1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    double d = strtod(buf, NULL);
+    int is_float = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n);
+    switch (key) {
+    case K_TS:
+        p->ts = d;
+        p->has_ts = 1;
+        p->ts_is_float = is_float;
+        break;
+    case K_DUR:
+        p->dur = d;
+        p->has_dur = 1;
+        break;
+    case K_STREAM:
+        p->stream = (d == floor(d) && fabs(d) < 2e9) ? (int64_t)d : -1;
+        break;
+    case K_CORR:
+        if (d == floor(d)) p->corr = (int64_t)d;
+        break;
+    case K_RANK:
+        if (!p->rank_seen && d == floor(d)) {
+            p->r->rank = (int)d;
+            p->rank_seen = 1;
+        }
+        break;
+    }
+    return 1;
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n) {
+    pstate *p = ctx;
+    int key = p->key;
+    p->key = K_NONE;
+    const char *c = (const char *)s;
+    if (key == K_CAT) {
+        p->has_cat = 1;
+        p->cat_trace = (n == 5 && !memcmp(c, "Trace", 5));
+        p->cat_k = (n == 6 && (!memcmp(c, "kernel", 6) || !memcmp(c, "Kernel", 6) || !memcmp(c, "Memset", 6) ||
+                               !memcmp(c, "Memcpy", 6))) ||
+                   (n == 10 && (!memcmp(c, "gpu_memset", 10) || !memcmp(c, "gpu_memcpy", 10))) ||
+                   (n == 15 && !memcmp(c, "mtia_ccp_events", 15));
+        p->cat_known = 0;
+        for (int i = 0; known_cats[i]; i++)
+            if (strlen(known_cats[i]) == n && !memcmp(known_cats[i], c, n)) p->cat_known = 1;
+    } else if (key == K_NAME) {
+        if (n + 1 > p->name_cap) {
+            p->name_cap = n + 64;
+            p->name = realloc(p->name, p->name_cap);
+            if (!p->name) abort();
+        }
+        memcpy(p->name, c, n);
+        p->name[n] = 0;
+        p->name_len = n;
+    } else if (key == K_STREAM) {
+        int64_t v;
+        p->stream = parse_int_text(c, n, &v) ? v : -1; /* pandas to_numeric(errors=coerce) */
+    } else if (key == K_CORR) {
+        int64_t v;
+        if (parse_int_text(c, n, &v)) p->corr = v;
+    } else if (key == K_TS) {
+        p->r->warn.missing_fields++;
+    }
+    return 1;
+}
+
+static int cb_null(void *ctx) {
+    ((pstate *)ctx)->key = K_NONE;
+    return 1;
+}
+static int cb_bool(void *ctx, int b) {
+    (void)b;
+    ((pstate *)ctx)->key = K_NONE;
+    return 1;
+}
+
+static const yajl_callbacks callbacks = {cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+                                         cb_start_map, cb_map_key, cb_end_map, cb_start_array,
+                                         cb_end_array};
+
+int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
+                   void *progress_ctx, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->path, sizeof out->path, "%s", path);
+    snprintf(out->source, sizeof out->source, "kineto");
+    FILE *raw = fopen(path, "rb");
+    if (!raw) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    fclose(raw);
+    gzFile gz = gzopen(path, "rb");
+    if (!gz) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        return -1;
+    }
+    gzbuffer(gz, 1 << 18);
+    pstate p = {.r = out};
+    yajl_handle h = yajl_alloc(&callbacks, NULL, &p);
+    if (!h) abort();
+    size_t bufsz = 1 << 20;
+    unsigned char *buf = malloc(bufsz);
+    if (!buf) abort();
+    int rc = 0;
+    uint64_t off = 0;
+    z_off_t last_raw = 0;
+    for (;;) {
+        int n = gzread(gz, buf, (unsigned)bufsz);
+        if (n < 0) {
+            int zerr;
+            const char *m = gzerror(gz, &zerr);
+            snprintf(err, errlen, "%s: gzip data corrupt near uncompressed byte %llu: %s", path,
+                     (unsigned long long)off, m);
+            rc = -1;
+            break;
+        }
+        if (n == 0) {
+            int zerr;
+            gzerror(gz, &zerr);
+            if (zerr != Z_OK) {
+                snprintf(err, errlen, "%s: gzip error near uncompressed byte %llu", path, (unsigned long long)off);
+                rc = -1;
+            }
+            break;
+        }
+        yajl_status st = yajl_parse(h, buf, (size_t)n);
+        if (st != yajl_status_ok) {
+            size_t consumed = yajl_get_bytes_consumed(h);
+            unsigned char *m = yajl_get_error(h, 0, buf, (size_t)n);
+            snprintf(err, errlen, "%s: invalid JSON at byte %llu: %s", path,
+                     (unsigned long long)(off + consumed), m ? (char *)m : "parse error");
+            if (m) yajl_free_error(h, m);
+            rc = -1;
+            break;
+        }
+        off += (uint64_t)n;
+        if (progress) {
+            z_off_t now = gzoffset(gz);
+            progress(progress_ctx, (uint64_t)(now - last_raw));
+            last_raw = now;
+        }
+    }
+    if (rc == 0) {
+        /* a truncated gzip stream ends without error from gzread on some zlib versions:
+         * gzclose reports it, and yajl_complete_parse catches the cut JSON */
+        if (yajl_complete_parse(h) != yajl_status_ok) {
+            unsigned char *m = yajl_get_error(h, 0, NULL, 0);
+            snprintf(err, errlen, "%s: invalid or truncated JSON at byte %llu: %s", path,
+                     (unsigned long long)off, m ? (char *)m : "parse error");
+            if (m) yajl_free_error(h, m);
+            rc = -1;
+        }
+    }
+    int cz = gzclose(gz);
+    if (rc == 0 && cz != Z_OK) {
+        snprintf(err, errlen, "%s: truncated or corrupt gzip stream after %llu bytes", path, (unsigned long long)off);
+        rc = -1;
+    }
+    out->bytes = off;
+    yajl_free(h);
+    free(buf);
+    free(p.name);
+    if (rc) gp_trace_rank_free(out);
+    return rc;
+}

@@ -1,0 +1,199 @@
+/* trace.h: profiler traces (Kineto Chrome-trace JSON, plain or gzip; Nsight Systems SQLite)
+ * read as a stream into compact per-rank rows, then HTA's analyses (temporal breakdown, idle
+ * time per stream, kernel breakdown, comm/comp overlap, launch stats), per-step GPU
+ * utilisation, cross-rank stragglers and findings. Definitions: docs/traces.md.
+ *
+ * Memory: a rank keeps only the rows the analyses need (GPU events, CPU events that carry a
+ * correlation id, ProfilerStep annotations), never a DOM of the file. Every struct returned
+ * is owned by the caller and freed with the matching *_free function. No threads here; the
+ * CLI (cmd_trace.c) runs ranks in parallel. */
+#ifndef GP_TRACES_TRACE_H
+#define GP_TRACES_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/finding.h"
+
+/* Kernel classes, HTA's names and order. */
+enum { GP_KT_COMPUTATION = 0, GP_KT_COMMUNICATION = 1, GP_KT_MEMORY = 2, GP_KT_OTHER = 3 };
+const char *gp_kernel_type_name(int kt);
+/* Class of a kernel name by HTA's matching rules (docs/traces.md). */
+int gp_kernel_type(const char *name);
+
+/* Row flags. */
+enum {
+    GP_TR_GPU_SIDE = 1, /* stream >= 0 and correlation >= 0, or an Event/Context Sync */
+    GP_TR_KCAT = 2,     /* category kernel/gpu_memcpy/gpu_memset (and 2021-era names) */
+    GP_TR_LAUNCH = 4,   /* cudaLaunchKernel / cudaLaunchKernelExC */
+    GP_TR_MEMLAUNCH = 8 /* cudaMemcpyAsync / cudaMemsetAsync */
+};
+
+typedef struct gp_trow {
+    double ts, dur;  /* microseconds, HTA's rounding applied after load */
+    double link_ts;  /* start of the launching CPU event as HTA links it (NaN: none) */
+    int64_t corr;    /* -1 when none */
+    int64_t idx;     /* position in traceEvents */
+    int32_t stream;  /* -1 on the CPU */
+    uint32_t name;   /* index into gp_trace_rank.names */
+    uint8_t flags;
+} gp_trow;
+
+typedef struct gp_trow_vec {
+    gp_trow *v;
+    size_t n, cap;
+} gp_trow_vec;
+
+typedef struct gp_trace_warnings {
+    uint64_t bad_duration;     /* negative or > 7 days: dropped */
+    uint64_t missing_fields;   /* complete events without ts */
+    uint64_t unknown_category; /* kept, analysed by stream as HTA does */
+    uint64_t events;           /* objects seen in traceEvents */
+} gp_trace_warnings;
+
+typedef struct gp_trace_rank {
+    char path[512];
+    int rank;
+    char source[16]; /* "kineto" or "nsys" */
+    gp_trow_vec gpu; /* stream != -1 */
+    gp_trow_vec cpu; /* stream == -1 rows with a correlation id, ProfilerSteps, event 0 */
+    char **names;
+    uint32_t n_names, cap_names;
+    void *name_index; /* private */
+    int64_t n_cpu_side;
+    int ts_float; /* a timestamp was written as a float: HTA rounds inward */
+    gp_trace_warnings warn;
+    uint64_t bytes; /* uncompressed bytes read */
+} gp_trace_rank;
+
+/* Progress callback: bytes of input consumed so far (compressed if gzip). May be NULL. */
+typedef void (*gp_trace_progress_fn)(void *ctx, uint64_t delta_bytes);
+
+/* Reads one Kineto trace (.json or .json.gz). Returns 0, or -1 with err naming the file and,
+ * for malformed JSON, the uncompressed byte offset. */
+int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
+                   void *progress_ctx, char *err, size_t errlen);
+/* Reads an Nsight Systems SQLite export into the same rows (kernels, memcpy, memset on their
+ * streams; runtime calls on the CPU). -1 with err when the file is not an nsys export. */
+int gp_nsys_read(const char *path, gp_trace_rank *out, char *err, size_t errlen);
+/* True when path looks like an SQLite file (magic header). */
+int gp_trace_is_sqlite(const char *path);
+void gp_trace_rank_free(gp_trace_rank *r);
+uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len);
+
+/* ---- analyses ---------------------------------------------------------------------- */
+
+typedef struct gp_idle_cat {
+    int present;
+    double sum, ratio; /* HTA-rounded (2 decimals) */
+    double raw_sum;
+    /* describe(): count of defined gaps, mean, std (ddof 1), min, q25, q50, q75, max;
+     * NaN where undefined; rounded to 2 decimals as HTA does. */
+    double count, mean, std, min, q25, q50, q75, max;
+} gp_idle_cat;
+
+typedef struct gp_idle_stream {
+    int32_t stream;
+    gp_idle_cat cat[3]; /* host_wait, kernel_wait, other */
+} gp_idle_stream;
+
+typedef struct gp_kernel_row {
+    char *name; /* owned */
+    int kt;
+    double sum, max, min, std, mean;
+} gp_kernel_row;
+
+typedef struct gp_launch_row {
+    int64_t corr;
+    double cpu_dur, gpu_dur, delay;
+} gp_launch_row;
+
+typedef struct gp_step_util {
+    char name[48];
+    double t0, t1;     /* µs, trace clock */
+    double busy_us;    /* union of GPU work inside the step */
+    double compute_us; /* union of COMPUTATION work inside the step */
+} gp_step_util;
+
+typedef struct gp_rank_result {
+    int rank;
+    char path[512];
+    char source[16];
+    /* temporal breakdown */
+    double idle_us, compute_us, non_compute_us, span_us;
+    double idle_pctg, compute_pctg, non_compute_pctg;
+    int has_gpu;
+    /* idle time per stream */
+    gp_idle_stream *streams;
+    size_t n_streams;
+    /* kernel breakdown by type: µs per label mask (1 COMP, 2 COMM, 4 MEM) */
+    double type_us[8];
+    int type_present[8];
+    gp_kernel_row *kernels;
+    size_t n_kernels;
+    /* top kernels (per name, no folding), for the text report */
+    gp_kernel_row *top;
+    size_t n_top;
+    /* comm/comp overlap: NaN when no communication */
+    double overlap_pctg, overlap_ratio;
+    double comm_us;
+    /* launch stats */
+    gp_launch_row *launches;
+    size_t n_launches;
+    size_t n_launch_over_runtime, n_launch_over_delay; /* cutoffs 50 µs, 100 µs */
+    double launch_delay_mean, launch_cpu_mean;
+    /* memcpy: host<->device time */
+    double h2d_d2h_us;
+    size_t n_gpu_events;
+    double mean_kernel_us;
+    /* host_wait vs all idle (summed over streams) */
+    double host_wait_us, kernel_wait_us, other_wait_us;
+    gp_step_util *steps;
+    size_t n_steps;
+    gp_trace_warnings warn;
+    uint64_t bytes;
+} gp_rank_result;
+
+typedef struct gp_trace_options {
+    double consecutive_kernel_delay_us; /* 30 */
+    double runtime_cutoff_us;           /* 50 */
+    double launch_delay_cutoff_us;      /* 100 */
+    int num_kernels;                    /* 10 */
+    double duration_ratio;              /* 0.8 */
+} gp_trace_options;
+void gp_trace_options_default(gp_trace_options *o);
+
+/* Number of distinct ProfilerStep#N names over a set of ranks (HTA filters only when >= 2). */
+size_t gp_trace_distinct_steps(gp_trace_rank *const *ranks, size_t n);
+/* Applies HTA's load steps (inward rounding, iteration filter when filter != 0) in place. */
+void gp_trace_prepare(gp_trace_rank *r, int filter);
+/* Runs every analysis on one prepared rank. Returns 0 or -1 (out of memory). */
+int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_result *out);
+void gp_rank_result_free(gp_rank_result *res);
+
+/* Whole-run summary across ranks. */
+typedef struct gp_trace_report {
+    gp_rank_result *ranks;
+    size_t n_ranks;
+    double type_us[8];
+    int type_present[8];
+    gp_finding *findings;
+    size_t n_findings;
+    double seconds;
+    uint64_t bytes;
+} gp_trace_report;
+
+/* Fills type totals and findings (stragglers included) from the per-rank results. */
+void gp_trace_report_finish(gp_trace_report *rep);
+void gp_trace_report_free(gp_trace_report *rep);
+
+/* Outputs (write to f). */
+void gp_trace_write_text(const gp_trace_report *rep, void *file);
+void gp_trace_write_json(const gp_trace_report *rep, void *file);
+/* Writes a self-contained HTML page to path via a temp file and rename. */
+int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err, size_t errlen);
+
+/* numpy's argsort(kind="quicksort") order, so ties fall exactly where pandas puts them. */
+void gp_np_argsort(const double *v, size_t *idx, size_t n);
+
+#endif

@@ -1,0 +1,251 @@
+/* test_ingest.c: the receiving side. Real sockets in a temp dir: permissions, stale and live
+ * sockets, loopback-only UDP, per-transport statistics, bad lines isolated from good ones,
+ * and kernel drops counted. */
+#include "testutil.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "ingest/ingest.h"
+
+#define NOW 1764400000000000000LL
+
+typedef struct {
+    int n;
+    gp_event ev[64];
+} collected;
+
+static void sink(void *ctx, const gp_event *e) {
+    collected *c = ctx;
+    if (c->n < 64) c->ev[c->n] = *e;
+    c->n++;
+}
+
+static void send_unix(const char *path, const char *msg, size_t len) {
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%.100s", path);
+    assert_int_equal(sendto(fd, msg, len, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)len);
+    close(fd);
+}
+
+static void send_udp(int port, const char *msg, size_t len) {
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(sendto(fd, msg, len, 0, (struct sockaddr *)&sa, sizeof sa), (ssize_t)len);
+    close(fd);
+}
+
+static void test_unix_perms_and_lines(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), path[256], err[256];
+    snprintf(path, sizeof path, "%s/sub/goodput.sock", dir);
+    gp_ingest *g;
+    gp_ingest_opts o = {.unix_path = path};
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    assert_string_equal(gp_ingest_unix_path(g), path);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_true(S_ISSOCK(sb.st_mode));
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    char sub[256];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    assert_int_equal(stat(sub, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0700);
+
+    /* good, bad, blank and comment lines in one datagram: the bad ones do not hurt the rest */
+    const char msg[] = "step job=a step=1 units=8\n"
+                       "stepx job=a step=2\n"
+                       "\n# comment\r\n"
+                       "step job=a step=notanumber\n"
+                       "phase job=a name=data_wait edge=begin\r\n"
+                       "step job=a step=3";
+    send_unix(path, msg, sizeof msg - 1);
+    collected c = {0};
+    struct pollfd pf[2];
+    assert_int_equal(gp_ingest_fds(g, pf, 2), 1);
+    assert_int_equal(poll(pf, 1, 1000), 1);
+    assert_int_equal(gp_ingest_poll(g, NOW, sink, &c), 3);
+    assert_int_equal(c.n, 3);
+    assert_int_equal(c.ev[0].step, 1);
+    assert_int_equal(c.ev[0].ts_ns, NOW);
+    assert_int_equal(c.ev[1].kind, GP_EV_PHASE);
+    assert_int_equal(c.ev[2].step, 3);
+    const gp_ingest_stats *s = gp_ingest_get_stats(g, GP_TR_UNIX);
+    assert_int_equal(s->datagrams, 1);
+    assert_int_equal(s->received, 5);
+    assert_int_equal(s->parsed, 3);
+    assert_int_equal(s->rejected, 2);
+    assert_string_equal(s->first_bad_line, "stepx job=a step=2");
+    assert_non_null(strstr(s->first_bad_reason, "unknown kind"));
+    /* other transports untouched */
+    assert_int_equal(gp_ingest_get_stats(g, GP_TR_UDP)->received, 0);
+
+    /* nothing pending: returns 0 without blocking */
+    assert_int_equal(gp_ingest_poll(g, NOW, sink, &c), 0);
+    gp_ingest_close(g);
+    assert_int_equal(stat(path, &sb), -1); /* removed on close */
+    free(dir);
+}
+
+static void test_stale_live_and_unsafe(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), path[256], err[256];
+    snprintf(path, sizeof path, "%s/goodput.sock", dir);
+    gp_ingest_opts o = {.unix_path = path};
+    gp_ingest *g, *g2;
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    /* a second agent on the same path is refused while the first listens */
+    assert_int_equal(gp_ingest_open(&o, &g2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "already receiving"));
+    gp_ingest_close(g);
+
+    /* a stale socket (its owner died without unlinking) is replaced */
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%.100s", path);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    close(fd);
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    gp_ingest_close(g);
+
+    /* a regular file is never replaced */
+    FILE *f = fopen(path, "w");
+    fclose(f);
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not a socket"));
+    unlink(path);
+
+    /* a directory open to others is refused */
+    assert_int_equal(chmod(dir, 0755), 0);
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), -1);
+    assert_non_null(strstr(err, "open to other users"));
+    rmdir(dir);
+    free(dir);
+}
+
+static void test_default_path(void **st) {
+    (void)st;
+    char buf[256], want[256];
+    char *old = getenv("XDG_RUNTIME_DIR") ? strdup(getenv("XDG_RUNTIME_DIR")) : NULL;
+    setenv("XDG_RUNTIME_DIR", "/run/user/1234", 1);
+    gp_ingest_default_path(buf, sizeof buf);
+    assert_string_equal(buf, "/run/user/1234/goodput.sock");
+    unsetenv("XDG_RUNTIME_DIR");
+    gp_ingest_default_path(buf, sizeof buf);
+    snprintf(want, sizeof want, "/tmp/goodput-%u/goodput.sock", (unsigned)getuid());
+    assert_string_equal(buf, want);
+    if (old) setenv("XDG_RUNTIME_DIR", old, 1);
+    free(old);
+}
+
+static void test_udp(void **st) {
+    (void)st;
+    char err[256];
+    gp_ingest *g;
+    gp_ingest_opts bad = {.udp_addr = "0.0.0.0:0"};
+    assert_int_equal(gp_ingest_open(&bad, &g, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not loopback"));
+    gp_ingest_opts junk = {.udp_addr = "8649"};
+    assert_int_equal(gp_ingest_open(&junk, &g, err, sizeof err), -1);
+
+    gp_ingest_opts o = {.udp_addr = "127.0.0.1:0"};
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    int port = gp_ingest_udp_port(g);
+    assert_true(port > 0);
+    assert_null(gp_ingest_unix_path(g));
+    const char msg[] = "request job=s prompt=3 output=4 ok=1\nrequest job=s prompt=x";
+    send_udp(port, msg, sizeof msg - 1);
+    send_udp(port, msg, sizeof msg - 1);
+    collected c = {0};
+    struct pollfd pf;
+    assert_int_equal(gp_ingest_fds(g, &pf, 1), 1);
+    assert_int_equal(poll(&pf, 1, 1000), 1);
+    usleep(20000); /* let the second datagram land too */
+    assert_int_equal(gp_ingest_poll(g, NOW, sink, &c), 2);
+    assert_int_equal(c.ev[0].prompt_tokens, 3);
+    assert_int_equal(c.ev[0].output_tokens, 4);
+    const gp_ingest_stats *s = gp_ingest_get_stats(g, GP_TR_UDP);
+    assert_int_equal(s->datagrams, 2);
+    assert_int_equal(s->received, 4);
+    assert_int_equal(s->rejected, 2);
+    assert_int_equal(s->dropped, 0);
+    assert_string_equal(s->first_bad_line, "request job=s prompt=x");
+    gp_ingest_close(g);
+}
+
+/* Fill the UDP receive queue without reading: the kernel's drop counter reaches stats. */
+static void test_udp_drops_counted(void **st) {
+    (void)st;
+    char err[256];
+    gp_ingest *g;
+    gp_ingest_opts o = {.udp_addr = "127.0.0.1:0"};
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)gp_ingest_udp_port(g))};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    static char big[60000];
+    memset(big, '#', sizeof big); /* one comment line: valid, no events */
+    int sent = 0;
+    for (int i = 0; i < 400; i++)
+        if (sendto(fd, big, sizeof big, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof sa) > 0)
+            sent++;
+    close(fd);
+    /* The drop counter arrives with the next datagram read after the drops: send one more. */
+    int fd2 = socket(AF_INET, SOCK_DGRAM, 0);
+    assert_int_equal(sendto(fd2, "\n", 1, 0, (struct sockaddr *)&sa, sizeof sa), 1);
+    close(fd2);
+    usleep(10000);
+    gp_ingest_poll(g, NOW, NULL, NULL);
+    const gp_ingest_stats *s = gp_ingest_get_stats(g, GP_TR_UDP);
+    /* Each 60 kB datagram read is one oversized (rejected) line; 24 MB is more than the
+     * queue holds, so some were dropped, and every datagram sent is accounted for. */
+    assert_true(s->dropped > 0);
+    assert_int_equal(s->rejected + s->dropped, (uint64_t)sent);
+    assert_int_equal(s->datagrams, s->rejected + 1);
+    gp_ingest_close(g);
+}
+
+static void test_feed_and_oversize(void **st) {
+    (void)st;
+    char err[256];
+    gp_ingest *g;
+    gp_ingest_opts o = {0};
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    assert_int_equal(gp_ingest_fds(g, NULL, 0), 0);
+    size_t n = 10000;
+    char *buf = malloc(n + 64);
+    size_t k = (size_t)sprintf(buf, "step job=a step=1\nphase job=a edge=begin name=");
+    memset(buf + k, 'x', n - k);
+    k = n;
+    k += (size_t)sprintf(buf + k, "\nstep job=a step=2\n");
+    collected c = {0};
+    assert_int_equal(gp_ingest_feed(g, GP_TR_HTTP, buf, k, NOW, sink, &c), 2);
+    const gp_ingest_stats *s = gp_ingest_get_stats(g, GP_TR_HTTP);
+    assert_int_equal(s->received, 3);
+    assert_int_equal(s->rejected, 1);
+    assert_non_null(strstr(s->first_bad_reason, "longer than the 4096"));
+    assert_int_equal(strlen(s->first_bad_line), sizeof s->first_bad_line - 1); /* truncated */
+    /* the first bad line is kept, later ones only counted; control bytes are sanitised */
+    assert_int_equal(gp_ingest_feed(g, GP_TR_INPROC, "bad\x01line\n", 9, NOW, sink, &c), 0);
+    assert_int_equal(gp_ingest_feed(g, GP_TR_INPROC, "worse\n", 6, NOW, sink, &c), 0);
+    s = gp_ingest_get_stats(g, GP_TR_INPROC);
+    assert_string_equal(s->first_bad_line, "bad?line");
+    assert_int_equal(s->rejected, 2);
+    free(buf);
+    gp_ingest_close(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unix_perms_and_lines), cmocka_unit_test(test_stale_live_and_unsafe),
+        cmocka_unit_test(test_default_path),         cmocka_unit_test(test_udp),
+        cmocka_unit_test(test_udp_drops_counted),    cmocka_unit_test(test_feed_and_oversize),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
