@@ -412,6 +412,7 @@ typedef struct followed {
     int64_t start_ns, end_ns;
     int ended;      /* final state and exit code written */
     int in_squeue;  /* seen by the last squeue */
+    int final_polls; /* polls that saw it final in squeue without sacct settling it */
     int n_uuid;
     char uuid[GP_SLURM_MAX_GPUS][GP_UUID_MAX];
     int64_t from[GP_SLURM_MAX_GPUS]; /* the alloc row's key */
@@ -680,7 +681,13 @@ static void read_jobmap(gp_slurm *s, gp_store *st, int64_t now_ns) {
         while (fgets(line, sizeof line, fp)) {
             char id[GP_JOB_ID_MAX];
             if (sscanf(line, "%63[0-9_]", id) != 1) continue;
-            followed *f = follow(s, id, 1);
+            followed *f = follow(s, id, 0);
+            if (!f) {
+                /* A stale file naming a job that ended and was forgotten: not a new one. */
+                gp_job known;
+                if (gp_store_get_job(st, id, &known) == 1 && known.ended_ns >= 0) continue;
+                f = follow(s, id, 1);
+            }
             if (!f || f->ended) continue;
             size_t before = f->n_uuid;
             gp_job j;
@@ -737,7 +744,10 @@ int gp_slurm_poll(gp_slurm *s, gp_store *st, int64_t now_ns, char *err, size_t e
                 const char *u = uuid_of(s, j->gpu_idx[g]);
                 if (u) open_alloc(s, st, f, u, f->start_ns);
             }
-        if (!gp_slurm_state_is_live(j->state) && j->state[0]) f->end_ns = j->job.ended_ns;
+        if (!gp_slurm_state_is_live(j->state) && j->state[0]) {
+            f->end_ns = j->job.ended_ns;
+            f->final_polls++;
+        }
     }
     read_jobmap(s, st, now_ns);
     if (settle_ended(s, st, jobs, nj, e2, sizeof e2) != 0) {
@@ -750,9 +760,22 @@ int gp_slurm_poll(gp_slurm *s, gp_store *st, int64_t now_ns, char *err, size_t e
             f->ended = 1;
         }
     }
+    /* sacct answered but lags (slurmdbd not told yet) or lacks the job: after a few polls
+     * squeue's own final state stands. */
+    for (size_t k = 0; k < nj; k++) {
+        followed *f = follow(s, jobs[k].job.id, 0);
+        if (!f || f->ended || f->final_polls < 5) continue;
+        close_allocs(st, f, f->end_ns >= 0 ? f->end_ns : now_ns);
+        f->ended = 1;
+    }
     for (size_t i = 0; i < s->nf; i++)
         if (!s->f[i].ended && s->f[i].start_ns >= 0) ready_from_telemetry(s, st, &s->f[i], now_ns);
     gp_store_commit(st);
+    /* Forget ended jobs squeue no longer lists, so the table stays small. */
+    size_t w = 0;
+    for (size_t i = 0; i < s->nf; i++)
+        if (!(s->f[i].ended && !s->f[i].in_squeue)) s->f[w++] = s->f[i];
+    s->nf = w;
     free(jobs);
     if (e2[0]) {
         snprintf(err, errlen, "%s", e2);

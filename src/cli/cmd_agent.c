@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "agent/agent.h"
 #include "cli/exit_codes.h"
@@ -39,7 +40,8 @@ static void usage(FILE *f) {
                "                     /tmp/goodput-$UID/goodput.sock)\n"
                "  --no-socket        do not listen on a unix socket\n"
                "  --udp ADDR:PORT    also receive events over UDP (loopback only)\n"
-               "  --quiet            no summary line at exit\n\n"
+               "  --quiet            no summary line at exit\n"
+               "  --stats            print a JSON line of overhead statistics at exit (stdout)\n\n"
                "example: goodput agent --source sim:examples/scenarios/demo.conf --db /tmp/gp.db \\\n"
                "           --speed 0 --no-socket\n");
 }
@@ -51,7 +53,7 @@ static int bad_duration(const char *opt, const char *v) {
 
 int gp_cmd_agent(int argc, char **argv) {
     gp_agent_opts o = {.speed = 1, .socket_path = ""};
-    int quiet = 0;
+    int quiet = 0, stats = 0;
     static const struct option opts[] = {
         {"source", required_argument, 0, 's'},   {"db", required_argument, 0, 'd'},
         {"interval", required_argument, 0, 'i'}, {"duration", required_argument, 0, 'D'},
@@ -59,6 +61,7 @@ int gp_cmd_agent(int argc, char **argv) {
         {"retention", required_argument, 0, 'r'}, {"socket", required_argument, 0, 'S'},
         {"no-socket", no_argument, 0, 'N'},      {"udp", required_argument, 0, 'u'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+        {"stats", no_argument, 0, 'T'},
         {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -91,6 +94,7 @@ int gp_cmd_agent(int argc, char **argv) {
         case 'N': o.socket_path = NULL; break;
         case 'u': o.udp_addr = optarg; break;
         case 'q': quiet = 1; break;
+        case 'T': stats = 1; break;
         case 'h': usage(stdout); return GP_EXIT_OK;
         default:
             fprintf(stderr, "goodput agent: unknown or incomplete option '%s' (see goodput agent --help)\n",
@@ -126,6 +130,17 @@ int gp_cmd_agent(int argc, char **argv) {
                 "goodput agent: %llu samples, %llu events stored in %s (%llu flushes)%s\n",
                 (unsigned long long)st->samples, (unsigned long long)st->events, o.db_path,
                 (unsigned long long)st->flushes, stop_flag ? "; stopped by signal" : "");
+    if (stats) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf("{\"samples\": %llu, \"proc_samples\": %llu, \"events\": %llu, \"ticks\": %llu, "
+               "\"agent_cpu_s\": %.6f, \"source_cpu_s\": %.6f, \"agent_cpu_us_per_sample\": %.3f, "
+               "\"max_rss_kib\": %ld}\n",
+               (unsigned long long)st->samples, (unsigned long long)st->proc_samples,
+               (unsigned long long)st->events, (unsigned long long)st->ticks, st->collect_cpu_s,
+               st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
+               ru.ru_maxrss);
+    }
     gp_agent_close(a);
     if (rc != 0) {
         fprintf(stderr, "goodput agent: %s\n", err);

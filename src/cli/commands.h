@@ -8,3 +8,5 @@ GP_COMMAND(report, gp_cmd_report, "per-job GPU-hours, goodput and badput from a 
 GP_COMMAND(sim, gp_cmd_sim, "run a scenario through the simulator and print its signals")
 GP_COMMAND(diagnose, gp_cmd_diagnose, "top findings per job with evidence and fixes, ranked by wasted cost")
 GP_COMMAND(emit, gp_cmd_emit, "send one workload event (step, phase, request, ...) to the agent")
+GP_COMMAND(trace, gp_cmd_trace, "HTA-style analyses of Kineto or Nsight Systems traces, with findings")
+GP_COMMAND(cluster, gp_cmd_cluster, "cluster traces (PAI, openb, GenAI, Philly, Helios): more GPUs, or better use?")

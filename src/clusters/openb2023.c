@@ -116,7 +116,8 @@ int gp_cl_read_openb2023(gp_cluster_report *r, const char *path, char *err, size
         double gpus = ng > 0 ? (ng == 1 && gm > 0 && gm < 1000 ? gm / 1000.0 : ng) : 0;
         int scheduled = strcmp(phase, "Pending") != 0;
         if (!scheduled) {
-            gp_cl_add_never_ran(r, gpus);
+            gp_cl_add_never_ran(r, gpus); /* it waited from creation until deleted */
+            if (gpus > 0) gp_cl_series_add(&r->series, 3, created, deleted, gpus);
             continue;
         }
         gp_cl_unit u = {0};

@@ -20,10 +20,14 @@
 
 const char *gp_sjob_kind_name(gp_sjob_kind k) {
     switch (k) {
-    case GP_SJ_TRAINING: return "training";
-    case GP_SJ_INFERENCE: return "inference";
-    case GP_SJ_IDLE: return "idle";
-    case GP_SJ_NOT_READY: return "not_ready";
+    case GP_SJ_TRAINING:
+        return "training";
+    case GP_SJ_INFERENCE:
+        return "inference";
+    case GP_SJ_IDLE:
+        return "idle";
+    case GP_SJ_NOT_READY:
+        return "not_ready";
     }
     return "unknown";
 }
@@ -40,7 +44,8 @@ void gp_scenario_init(gp_scenario *sc) {
 }
 
 void gp_scenario_free(gp_scenario *sc) {
-    for (int i = 0; i < sc->n_jobs; i++) free(sc->jobs[i].gpus);
+    for (int i = 0; i < sc->n_jobs; i++)
+        free(sc->jobs[i].gpus);
     free(sc->jobs);
     sc->jobs = NULL;
     sc->n_jobs = sc->cap_jobs = 0;
@@ -119,7 +124,8 @@ int gp_scenario_job_set_gpus(gp_scenario_job *j, const int *idx, int n) {
 int gp_scenario_job_set_gpu_range(gp_scenario_job *j, int first, int count) {
     int *g = count > 0 ? malloc((size_t)count * sizeof *g) : NULL;
     if (count > 0 && !g) return -1;
-    for (int i = 0; i < count; i++) g[i] = first + i;
+    for (int i = 0; i < count; i++)
+        g[i] = first + i;
     free(j->gpus);
     j->gpus = g;
     j->n_gpus = count;
@@ -274,7 +280,8 @@ int gp_scenario_validate(gp_scenario *sc, char *err, size_t errlen) {
 /* ---------------------------------------------------------------- value parsers */
 
 static const char *skip_ws(const char *s) {
-    while (*s == ' ' || *s == '\t') s++;
+    while (*s == ' ' || *s == '\t')
+        s++;
     return s;
 }
 
@@ -286,7 +293,8 @@ static int split_number(const char *s, double *num, char *suf, size_t sufcap) {
     if (end == s || errno == ERANGE || !isfinite(v)) return -1;
     const char *p = skip_ws(end);
     size_t n = strlen(p);
-    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
+    while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+        n--;
     if (n >= sufcap) return -1;
     memcpy(suf, p, n);
     suf[n] = 0;
@@ -299,14 +307,22 @@ int gp_parse_duration_ns(const char *s, int64_t *out) {
     char suf[16];
     if (split_number(s, &v, suf, sizeof suf) < 0) return -1;
     double mul;
-    if (!suf[0] || !strcmp(suf, "s")) mul = 1e9;
-    else if (!strcmp(suf, "ns")) mul = 1;
-    else if (!strcmp(suf, "us")) mul = 1e3;
-    else if (!strcmp(suf, "ms")) mul = 1e6;
-    else if (!strcmp(suf, "m") || !strcmp(suf, "min")) mul = 60e9;
-    else if (!strcmp(suf, "h")) mul = 3600e9;
-    else if (!strcmp(suf, "d")) mul = 86400e9;
-    else return -1;
+    if (!suf[0] || !strcmp(suf, "s"))
+        mul = 1e9;
+    else if (!strcmp(suf, "ns"))
+        mul = 1;
+    else if (!strcmp(suf, "us"))
+        mul = 1e3;
+    else if (!strcmp(suf, "ms"))
+        mul = 1e6;
+    else if (!strcmp(suf, "m") || !strcmp(suf, "min"))
+        mul = 60e9;
+    else if (!strcmp(suf, "h"))
+        mul = 3600e9;
+    else if (!strcmp(suf, "d"))
+        mul = 86400e9;
+    else
+        return -1;
     double ns = v * mul;
     if (fabs(ns) > 9.0e18) return -1;
     *out = (int64_t)llround(ns);
@@ -322,9 +338,8 @@ static int parse_scaled(const char *s, double *out) {
     static const struct {
         const char *s;
         double m;
-    } t[] = {{"", 1},     {"K", 1e3},   {"k", 1e3},   {"M", 1e6},
-             {"G", 1e9},  {"B", 1e9},   {"T", 1e12},  {"P", 1e15},
-             {"E", 1e18}};
+    } t[] = {{"", 1},    {"K", 1e3},  {"k", 1e3},  {"M", 1e6}, {"G", 1e9},
+             {"B", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(suf, t[i].s)) {
             *out = v * t[i].m;
@@ -343,9 +358,8 @@ static int parse_bytes(const char *s, double *out, int rate) {
     static const struct {
         const char *s;
         double m;
-    } t[] = {{"", 1},           {"B", 1},         {"KB", 1e3},      {"MB", 1e6},
-             {"GB", 1e9},       {"TB", 1e12},     {"KiB", 1024.0},  {"MiB", 1048576.0},
-             {"GiB", GIB},      {"TiB", GIB * 1024}};
+    } t[] = {{"", 1},      {"B", 1},        {"KB", 1e3},        {"MB", 1e6},  {"GB", 1e9},
+             {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", GIB}, {"TiB", GIB * 1024}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcasecmp(suf, t[i].s)) {
             *out = v * t[i].m;
@@ -395,7 +409,8 @@ static int parse_gpu_list(const char *s, int n_node, int **out, int *n_out) {
         free(g);
         g = malloc((size_t)(n_node > 0 ? n_node : 1) * sizeof *g);
         if (!g) return -1;
-        for (int i = 0; i < n_node; i++) g[i] = i;
+        for (int i = 0; i < n_node; i++)
+            g[i] = i;
         *out = g;
         *n_out = n_node;
         return 0;
@@ -423,8 +438,10 @@ static int parse_gpu_list(const char *s, int n_node, int **out, int *n_out) {
             }
             g[n++] = (int)i;
         }
-        if (*p == ',') p++;
-        else if (*p) goto bad;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            goto bad;
     }
     if (n == 0) goto bad;
     *out = g;
@@ -514,7 +531,7 @@ static int node_key(pctx *c, gp_scenario *sc, const char *k, const char *v) {
 #define DUR(field)                                                                                 \
     do {                                                                                           \
         if (gp_parse_duration_ns(v, &j->field) < 0 || j->field < 0)                                \
-            return perr(c, k, "expected a duration >= 0 like 500ms, 30s, 5m");                    \
+            return perr(c, k, "expected a duration >= 0 like 500ms, 30s, 5m");                     \
     } while (0)
 #define POSINT(field)                                                                              \
     do {                                                                                           \
@@ -568,7 +585,8 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
         int64_t t;
         if (gp_parse_duration_ns(v, &t) < 0)
             return perr(c, k, "expected a time offset like -5m, 0s, 1h");
-        if (!strcmp(k, "submit")) j->submit_ns = t;
+        if (!strcmp(k, "submit"))
+            j->submit_ns = t;
         else if (!strcmp(k, "start")) {
             if (t < 0) return perr(c, k, "must be >= 0 (the simulation starts at 0)");
             j->start_ns = t;
@@ -576,8 +594,10 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
             j->end_ns = t;
         }
     } else if (!strcmp(k, "ready_after")) {
-        if (!strcasecmp(v, "never")) j->ready_after_ns = GP_SCEN_NEVER;
-        else DUR(ready_after_ns);
+        if (!strcasecmp(v, "never"))
+            j->ready_after_ns = GP_SCEN_NEVER;
+        else
+            DUR(ready_after_ns);
     } else if (!strcmp(k, "mem")) {
         size_t n = strlen(v);
         double x;
@@ -595,21 +615,28 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
             j->mem_frac = x / total;
             if (j->mem_frac > 1) return perr(c, k, "more than the GPU's %.0f bytes", total);
         }
-    } else if (!strcmp(k, "init")) DUR(init_ns);
-    else if (!strcmp(k, "batch")) POSINT(batch_samples);
+    } else if (!strcmp(k, "init"))
+        DUR(init_ns);
+    else if (!strcmp(k, "batch"))
+        POSINT(batch_samples);
     else if (!strcmp(k, "sample_cpu")) {
         int64_t ns;
         if (gp_parse_duration_ns(v, &ns) < 0 || ns < 0)
             return perr(c, k, "expected a duration >= 0 like 2ms");
         j->sample_cpu_s = (double)ns / 1e9;
-    } else if (!strcmp(k, "loader_workers")) POSINT(loader_workers);
-    else if (!strcmp(k, "sample_bytes")) BYTES(sample_bytes);
+    } else if (!strcmp(k, "loader_workers"))
+        POSINT(loader_workers);
+    else if (!strcmp(k, "sample_bytes"))
+        BYTES(sample_bytes);
     else if (!strcmp(k, "flops_per_step")) {
         SCALED(flops_per_step, "a positive number of FLOPs like 2.5e14 or 250T");
         if (j->flops_per_step <= 0) return perr(c, k, "expected a positive number");
-    } else if (!strcmp(k, "efficiency")) RATIO(efficiency);
-    else if (!strcmp(k, "allreduce_bytes")) BYTES(allreduce_bytes);
-    else if (!strcmp(k, "overlap")) RATIO(overlap);
+    } else if (!strcmp(k, "efficiency"))
+        RATIO(efficiency);
+    else if (!strcmp(k, "allreduce_bytes"))
+        BYTES(allreduce_bytes);
+    else if (!strcmp(k, "overlap"))
+        RATIO(overlap);
     else if (!strcmp(k, "allreduce_bw")) {
         if (parse_bytes(v, &j->allreduce_bw, 1) < 0 || j->allreduce_bw < 0)
             return perr(c, k, "expected a rate like 25GB/s");
@@ -618,17 +645,22 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
         if (parse_int64(v, &x) < 0 || x < 0 || x > 1000000000)
             return perr(c, k, "expected a number of steps >= 0");
         j->checkpoint_every = (int)x;
-    } else if (!strcmp(k, "checkpoint_time")) DUR(checkpoint_ns);
-    else if (!strcmp(k, "checkpoint_bytes")) BYTES(checkpoint_bytes);
-    else if (!strcmp(k, "restore_time")) DUR(restore_ns);
-    else if (!strcmp(k, "recovery")) DUR(recovery_ns);
+    } else if (!strcmp(k, "checkpoint_time"))
+        DUR(checkpoint_ns);
+    else if (!strcmp(k, "checkpoint_bytes"))
+        BYTES(checkpoint_bytes);
+    else if (!strcmp(k, "restore_time"))
+        DUR(restore_ns);
+    else if (!strcmp(k, "recovery"))
+        DUR(recovery_ns);
     else if (!strcmp(k, "restart_at")) {
         char buf[512];
         snprintf(buf, sizeof buf, "%s", v);
         j->n_restarts = 0;
         for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
              tok = strtok_r(NULL, ",", &save)) {
-            while (*tok == ' ') tok++;
+            while (*tok == ' ')
+                tok++;
             if (j->n_restarts == GP_SCEN_MAX_RESTARTS)
                 return perr(c, k, "at most %d restarts", GP_SCEN_MAX_RESTARTS);
             if (gp_parse_duration_ns(tok, &j->restart_at_ns[j->n_restarts]) < 0)
@@ -637,13 +669,15 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
         }
     } else if (!strcmp(k, "small_kernels")) {
         if (parse_bool(v, &j->small_kernels) < 0) return perr(c, k, "expected yes or no");
-    } else if (!strcmp(k, "kernels_per_step")) POSINT(kernels_per_step);
+    } else if (!strcmp(k, "kernels_per_step"))
+        POSINT(kernels_per_step);
     else if (!strcmp(k, "launch_overhead")) {
         int64_t ns;
         if (gp_parse_duration_ns(v, &ns) < 0 || ns < 0)
             return perr(c, k, "expected a duration like 10us");
         j->launch_overhead_s = (double)ns / 1e9;
-    } else if (!strcmp(k, "step_noise")) RATIO(step_noise);
+    } else if (!strcmp(k, "step_noise"))
+        RATIO(step_noise);
     else if (!strcmp(k, "max_steps")) {
         if (parse_int64(v, &j->max_steps) < 0 || j->max_steps < 0)
             return perr(c, k, "expected a number of steps >= 0");
@@ -662,24 +696,34 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
     } else if (!strcmp(k, "output_tokens")) {
         if (parse_double(v, &j->output_tokens) < 0 || j->output_tokens < 1)
             return perr(c, k, "expected a number >= 1");
-    } else if (!strcmp(k, "max_batch")) POSINT(max_batch);
+    } else if (!strcmp(k, "max_batch"))
+        POSINT(max_batch);
     else if (!strcmp(k, "params")) {
         SCALED(params, "a parameter count like 8B or 7e9");
         if (j->params <= 0) return perr(c, k, "expected a positive count");
-    } else if (!strcmp(k, "weight_bytes")) BYTES(weight_bytes);
-    else if (!strcmp(k, "kv_bytes_per_token")) BYTES(kv_bytes_per_token);
-    else if (!strcmp(k, "prefill_efficiency")) RATIO(prefill_efficiency);
-    else if (!strcmp(k, "decode_efficiency")) RATIO(decode_efficiency);
-    else if (!strcmp(k, "burst_every")) DUR(burst_every_ns);
-    else if (!strcmp(k, "burst")) DUR(burst_ns);
-    else return perr(c, k, "unknown key in [job] (see docs/scenarios.md)");
+    } else if (!strcmp(k, "weight_bytes"))
+        BYTES(weight_bytes);
+    else if (!strcmp(k, "kv_bytes_per_token"))
+        BYTES(kv_bytes_per_token);
+    else if (!strcmp(k, "prefill_efficiency"))
+        RATIO(prefill_efficiency);
+    else if (!strcmp(k, "decode_efficiency"))
+        RATIO(decode_efficiency);
+    else if (!strcmp(k, "burst_every"))
+        DUR(burst_every_ns);
+    else if (!strcmp(k, "burst"))
+        DUR(burst_ns);
+    else
+        return perr(c, k, "unknown key in [job] (see docs/scenarios.md)");
     return 0;
 }
 
 static char *trim(char *s) {
-    while (*s == ' ' || *s == '\t' || *s == '\r') s++;
+    while (*s == ' ' || *s == '\t' || *s == '\r')
+        s++;
     size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r')) s[--n] = 0;
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = 0;
     return s;
 }
 

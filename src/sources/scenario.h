@@ -51,7 +51,7 @@ typedef struct gp_scenario_job {
     int64_t start_ns;       /* allocation; default 0 */
     int64_t end_ns;         /* release; < 0 = runs to the scenario end (no "ended" event) */
     int64_t ready_after_ns; /* allocated but doing nothing for this long; GP_SCEN_NEVER = never */
-    double mem_frac;        /* device memory held while running, fraction of the GPU; <0 = kind default */
+    double mem_frac; /* device memory held while running, fraction of the GPU; <0 = kind default */
 
     /* training (also not_ready once ready); per GPU (rank) unless said otherwise */
     int64_t init_ns;         /* blocking init before the first step (phase init) */
@@ -98,17 +98,17 @@ typedef struct gp_scenario_job {
 } gp_scenario_job;
 
 typedef struct gp_scenario {
-    char path[512];         /* file it came from, "" when built in code */
-    char node_name[64];     /* [node] name; UUIDs derive from it */
-    int n_gpus;             /* [node] gpus */
-    char model[64];         /* [node] model */
+    char path[512];          /* file it came from, "" when built in code */
+    char node_name[64];      /* [node] name; UUIDs derive from it */
+    int n_gpus;              /* [node] gpus */
+    char model[64];          /* [node] model */
     const gp_gpu_spec *spec; /* set by validate from model */
     uint64_t seed;
     int64_t duration_ns;
-    int profiling;         /* 0: DCGM profiling fields stay unknown */
-    int start_now;         /* start = now: the wall clock at open */
+    int profiling;          /* 0: DCGM profiling fields stay unknown */
+    int start_now;          /* start = now: the wall clock at open */
     int64_t start_epoch_ns; /* start = <ISO time or ns>; 0 = caller's or fixed epoch */
-    double contention;     /* slowdown per co-located busy job: time x (1 + contention) */
+    double contention;      /* slowdown per co-located busy job: time x (1 + contention) */
     gp_scenario_job *jobs;
     int n_jobs, cap_jobs;
 } gp_scenario;

@@ -26,10 +26,13 @@ static uint64_t splitmix(uint64_t *x) {
 }
 
 void sim_rng_seed(sim_rng *r, uint64_t seed) {
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix(&seed);
+    for (int i = 0; i < 4; i++)
+        r->s[i] = splitmix(&seed);
 }
 
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static uint64_t rotl(uint64_t x, int k) {
+    return (x << k) | (x >> (64 - k));
+}
 
 static uint64_t rng_next(sim_rng *r) {
     uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
@@ -42,7 +45,9 @@ static uint64_t rng_next(sim_rng *r) {
     return res;
 }
 
-double sim_rng_u01(sim_rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+double sim_rng_u01(sim_rng *r) {
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
 
 double sim_rng_normal(sim_rng *r) {
     double u1 = sim_rng_u01(r), u2 = sim_rng_u01(r);
@@ -52,7 +57,8 @@ double sim_rng_normal(sim_rng *r) {
 
 uint64_t sim_hash(const char *s, uint64_t h) {
     if (!h) h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     return h;
 }
 
@@ -74,15 +80,33 @@ void gp_sim_uuid(const char *node, int index, char *buf, size_t cap) {
 void sim_bucket_add(sim_job *j, int bucket, double sec) {
     gp_sim_truth *t = &j->truth;
     switch (bucket) {
-    case B_NOT_READY: t->not_ready_s += sec; break;
-    case B_INIT: t->init_s += sec; break;
-    case B_DATA_WAIT: t->data_wait_s += sec; break;
-    case B_CHECKPOINT: t->checkpoint_s += sec; break;
-    case B_RESTORE: t->restore_s += sec; break;
-    case B_RECOVERY: t->recovery_s += sec; break;
-    case B_PRODUCTIVE: t->productive_s += sec; break;
-    case B_IDLE: t->idle_s += sec; break;
-    default: t->other_s += sec; break;
+    case B_NOT_READY:
+        t->not_ready_s += sec;
+        break;
+    case B_INIT:
+        t->init_s += sec;
+        break;
+    case B_DATA_WAIT:
+        t->data_wait_s += sec;
+        break;
+    case B_CHECKPOINT:
+        t->checkpoint_s += sec;
+        break;
+    case B_RESTORE:
+        t->restore_s += sec;
+        break;
+    case B_RECOVERY:
+        t->recovery_s += sec;
+        break;
+    case B_PRODUCTIVE:
+        t->productive_s += sec;
+        break;
+    case B_IDLE:
+        t->idle_s += sec;
+        break;
+    default:
+        t->other_s += sec;
+        break;
     }
     t->allocated_s += sec;
 }
@@ -207,10 +231,14 @@ int gp_sim_open(const gp_scenario *sc_in, int64_t start_ns, gp_sim **out, char *
     gp_scenario *sc = &s->sc;
     if (gp_scenario_validate(sc, err, errlen) < 0) goto fail;
     s->spec = sc->spec;
-    if (start_ns != 0) s->origin = start_ns;
-    else if (sc->start_now) s->origin = wall_ns();
-    else if (sc->start_epoch_ns) s->origin = sc->start_epoch_ns;
-    else s->origin = GP_SIM_EPOCH_NS;
+    if (start_ns != 0)
+        s->origin = start_ns;
+    else if (sc->start_now)
+        s->origin = wall_ns();
+    else if (sc->start_epoch_ns)
+        s->origin = sc->start_epoch_ns;
+    else
+        s->origin = GP_SIM_EPOCH_NS;
     s->last_abs = s->origin;
 
     s->gpus = calloc((size_t)sc->n_gpus, sizeof *s->gpus);
@@ -274,7 +302,8 @@ void gp_sim_close(gp_sim *s) {
         sim_job *j = &s->jobs[i];
         sim_work_free(j);
         free(j->segs);
-        for (size_t e = j->ev_head; e < j->ev_n; e++) free(j->evs[e].line);
+        for (size_t e = j->ev_head; e < j->ev_n; e++)
+            free(j->evs[e].line);
         free(j->evs);
         free(j->co);
     }
@@ -289,10 +318,18 @@ void gp_sim_close(gp_sim *s) {
     free(s);
 }
 
-int64_t gp_sim_start_ns(const gp_sim *s) { return s->origin; }
-int64_t gp_sim_end_ns(const gp_sim *s) { return s->origin + s->sc.duration_ns; }
-int64_t gp_sim_now_ns(const gp_sim *s) { return s->last_abs; }
-size_t gp_sim_n_devices(const gp_sim *s) { return (size_t)s->sc.n_gpus; }
+int64_t gp_sim_start_ns(const gp_sim *s) {
+    return s->origin;
+}
+int64_t gp_sim_end_ns(const gp_sim *s) {
+    return s->origin + s->sc.duration_ns;
+}
+int64_t gp_sim_now_ns(const gp_sim *s) {
+    return s->last_abs;
+}
+size_t gp_sim_n_devices(const gp_sim *s) {
+    return (size_t)s->sc.n_gpus;
+}
 
 void gp_sim_devices(const gp_sim *s, gp_device *out, size_t cap, size_t *n) {
     size_t k = 0;
@@ -339,10 +376,13 @@ static void integrate(sim_job *j, int64_t a, int64_t b) {
             j->proc_now = g->proc;
         }
     }
-    while (j->seg_head < j->seg_n && j->segs[j->seg_head].t1 <= b) j->seg_head++;
+    while (j->seg_head < j->seg_n && j->segs[j->seg_head].t1 <= b)
+        j->seg_head++;
 }
 
-static double clamp01(double x) { return x < 0 ? 0 : x > 1 ? 1 : x; }
+static double clamp01(double x) {
+    return x < 0 ? 0 : x > 1 ? 1 : x;
+}
 
 /* Multiplicative noise for a ratio strictly between idle and saturated. */
 static double jitter(sim_rng *r, double x, double rel) {
@@ -394,7 +434,8 @@ int gp_sim_sample(gp_sim *s, int64_t now_ns, gp_sample *out, size_t cap, size_t 
                 mem += j->mem_now;
             }
         } else {
-            for (int k = 0; k < G->n_jobs; k++) mem += s->jobs[G->jobs[k]].mem_now;
+            for (int k = 0; k < G->n_jobs; k++)
+                mem += s->jobs[G->jobs[k]].mem_now;
         }
         util = jitter(&G->rng, clamp01(util), 0.01);
         sm = jitter(&G->rng, clamp01(sm), 0.02);
@@ -520,7 +561,8 @@ int gp_sim_drain_events(gp_sim *s, int64_t now_ns, gp_line_sink sink, void *ctx)
     for (int i = 0; i < s->n_jobs; i++) {
         sim_job *j = &s->jobs[i];
         sim_work_advance(s, j, rel);
-        for (size_t e = j->ev_head; e < j->ev_n && j->evs[e].ts <= now_ns; e++) total++;
+        for (size_t e = j->ev_head; e < j->ev_n && j->evs[e].ts <= now_ns; e++)
+            total++;
     }
     if (!total) return 0;
     sim_ev *all = malloc(total * sizeof *all);
@@ -542,7 +584,9 @@ int gp_sim_drain_events(gp_sim *s, int64_t now_ns, gp_line_sink sink, void *ctx)
 
 /* ---------------------------------------------------------------- truth */
 
-int gp_sim_n_jobs(const gp_sim *s) { return s->n_jobs; }
+int gp_sim_n_jobs(const gp_sim *s) {
+    return s->n_jobs;
+}
 
 void gp_sim_job_truth_at(const gp_sim *s, int i, gp_sim_truth *out) {
     const sim_job *j = &s->jobs[i];
@@ -587,8 +631,8 @@ static int src_list(void *st, gp_device *out, size_t cap, size_t *n, char *err, 
     return 0;
 }
 
-static int src_sample(void *st, int64_t now_ns, gp_sample *out, size_t cap, size_t *n,
-                      char *err, size_t errlen) {
+static int src_sample(void *st, int64_t now_ns, gp_sample *out, size_t cap, size_t *n, char *err,
+                      size_t errlen) {
     if (gp_sim_sample(st, now_ns, out, cap, n) < 0) {
         snprintf(err, errlen, "sim: sample time went backwards");
         return -1;
@@ -607,9 +651,15 @@ static int src_drain(void *st, int64_t now_ns, gp_line_sink sink, void *ctx) {
     return gp_sim_drain_events(st, now_ns, sink, ctx);
 }
 
-static int64_t src_end(void *st) { return gp_sim_end_ns(st); }
-static int64_t src_now(void *st) { return gp_sim_now_ns(st); }
-static void src_close(void *st) { gp_sim_close(st); }
+static int64_t src_end(void *st) {
+    return gp_sim_end_ns(st);
+}
+static int64_t src_now(void *st) {
+    return gp_sim_now_ns(st);
+}
+static void src_close(void *st) {
+    gp_sim_close(st);
+}
 
 const gp_source_ops gp_source_sim = {
     .name = "sim",

@@ -136,10 +136,12 @@ static int mem_bytes(const char *v, uint64_t *out) {
     if (x < 0) return -1;
     const char *u = v;
     while (*u && !isalpha((unsigned char)*u)) u++;
-    double mul = MIB;
-    if (!strncmp(u, "GiB", 3)) mul = 1024.0 * MIB;
-    else if (!strncmp(u, "KiB", 3)) mul = 1024.0;
-    else if (!strncmp(u, "B", 1) && !u[1]) mul = 1;
+    double mul;
+    if (!*u || !strcmp(u, "MiB") || !strcmp(u, "MB")) mul = MIB; /* nvidia-smi's unit */
+    else if (!strcmp(u, "GiB")) mul = 1024.0 * MIB;
+    else if (!strcmp(u, "KiB")) mul = 1024.0;
+    else if (!strcmp(u, "B")) mul = 1;
+    else return -1;
     *out = (uint64_t)llround(x * mul);
     return 1;
 }

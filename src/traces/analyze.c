@@ -356,12 +356,10 @@ static size_t merge_ivls(ivl *v, size_t n) {
 }
 
 static double ivl_len(const ivl *v, size_t n) {
-    double s = 0, e = 0;
-    for (size_t i = 0; i < n; i++) {
-        s += v[i].ts;
-        e += v[i].end;
-    }
-    return e - s;
+    /* per interval: absolute timestamps (~1e15 µs) would lose bits in a running sum */
+    double t = 0;
+    for (size_t i = 0; i < n; i++) t += v[i].end - v[i].ts;
+    return t;
 }
 
 static double intersect_len(const ivl *a, size_t na, const ivl *b, size_t nb) {

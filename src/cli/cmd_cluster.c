@@ -1,0 +1,69 @@
+/* cmd_cluster.c: `goodput cluster FORMAT PATH [--json] [--html FILE]`: the cluster report
+ * from a published GPU cluster trace (src/clusters/cluster.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/exit_codes.h"
+#include "clusters/cluster.h"
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: goodput cluster FORMAT PATH [--json] [--html FILE]\n"
+               "  FORMAT: pai2020 (folder of pai_*.csv/.tar.gz + .header), openb2023 (folder or pod list csv),\n"
+               "          genai2026 (folder of the two .tar.gz, or one), philly (folder with cluster_job_log,\n"
+               "          cluster_gpu_util), helios (cluster_log.csv or its folder)\n"
+               "  GPU-hours requested/allocated/used, utilization, queue wait, ineffective occupancy,\n"
+               "  sharing fragmentation and findings at cluster scope: more GPUs, or better use?\n");
+}
+
+int gp_cmd_cluster(int argc, char **argv) {
+    const char *pos[2] = {NULL, NULL}, *html = NULL;
+    int json = 0, np = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return GP_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--html") && i + 1 < argc)
+            html = argv[++i];
+        else if (argv[i][0] == '-' || np >= 2) {
+            fprintf(stderr, "goodput: cluster: unexpected argument '%s'\n", argv[i]);
+            usage(stderr);
+            return GP_EXIT_USAGE;
+        } else
+            pos[np++] = argv[i];
+    }
+    if (np != 2) {
+        usage(stderr);
+        return GP_EXIT_USAGE;
+    }
+    gp_cluster_report r;
+    gp_cl_report_init(&r, pos[0], pos[1], 3600);
+    char err[1024] = "";
+    int rc = GP_EXIT_OK;
+    if (gp_cl_read(&r, pos[0], pos[1], err, sizeof err) != 0) {
+        fprintf(stderr, "goodput: %s\n", err);
+        rc = strstr(err, "unknown cluster trace format") ? GP_EXIT_USAGE : GP_EXIT_INPUT;
+        goto out;
+    }
+    gp_cl_finish(&r);
+    if (json) {
+        char *s = gp_cl_json(&r);
+        if (!s) {
+            fprintf(stderr, "goodput: out of memory writing JSON\n");
+            rc = GP_EXIT_FAIL;
+            goto out;
+        }
+        puts(s);
+        free(s);
+    } else
+        gp_cl_write_text(&r, stdout);
+    if (html && gp_cl_write_html(&r, html, err, sizeof err) != 0) {
+        fprintf(stderr, "goodput: %s\n", err);
+        rc = GP_EXIT_FAIL;
+    }
+out:
+    gp_cl_report_free(&r);
+    return rc;
+}

@@ -1,0 +1,214 @@
+/* cmd_trace.c: `goodput trace PATH... [--json] [--html FILE]`: profiler traces (Kineto JSON
+ * or .json.gz, Nsight Systems .sqlite; a directory means one file per rank) through HTA's
+ * analyses to findings. THREADS: ranks are read and analysed in parallel on all online cores
+ * with a small pthread pool (one rank per task, results in per-rank slots, no shared mutable
+ * state besides an atomic task counter and the progress counter). A progress bar is drawn on
+ * stderr when it is a terminal and the input is large. */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/exit_codes.h"
+#include "traces/trace.h"
+
+typedef struct {
+    char **paths;
+    size_t n;
+    gp_trace_rank *ranks;
+    gp_rank_result *res;
+    char (*errs)[1024];
+    int *rcs;
+    atomic_size_t next;
+    atomic_uint_fast64_t done_bytes;
+    uint64_t total_bytes;
+    int show_progress;
+    int filter;
+    int phase;
+    gp_trace_options opt;
+} job;
+
+static void progress_cb(void *ctx, uint64_t delta) {
+    job *j = ctx;
+    atomic_fetch_add(&j->done_bytes, delta);
+}
+
+static void *worker(void *arg) {
+    job *j = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->n) break;
+        if (j->phase == 0) {
+            if (gp_trace_is_sqlite(j->paths[i]))
+                j->rcs[i] = gp_nsys_read(j->paths[i], &j->ranks[i], j->errs[i], sizeof j->errs[i]);
+            else
+                j->rcs[i] = gp_kineto_read(j->paths[i], &j->ranks[i], progress_cb, j, j->errs[i], sizeof j->errs[i]);
+        } else {
+            gp_trace_prepare(&j->ranks[i], j->filter);
+            gp_trace_analyze(&j->ranks[i], &j->opt, &j->res[i]);
+            gp_trace_rank_free(&j->ranks[i]); /* rows are no longer needed: keep memory bounded */
+        }
+    }
+    return NULL;
+}
+
+static int is_trace_name(const char *n) {
+    size_t l = strlen(n);
+    return (l > 5 && !strcmp(n + l - 5, ".json")) || (l > 3 && !strcmp(n + l - 3, ".gz")) ||
+           (l > 7 && !strcmp(n + l - 7, ".sqlite"));
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void add_path(char ***v, size_t *n, const char *p) {
+    *v = realloc(*v, (*n + 1) * sizeof **v);
+    if (!*v) abort();
+    (*v)[(*n)++] = strdup(p);
+}
+
+static int cmp_rank(const void *a, const void *b) {
+    const gp_rank_result *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: goodput trace PATH... [--json] [--html FILE]\n"
+               "  PATH: Kineto trace (.json or .json.gz), Nsight Systems export (.sqlite), or a directory of them\n"
+               "        (one file per rank; ranks are analysed in parallel on all cores).\n"
+               "  --json        machine-readable output\n"
+               "  --html FILE   self-contained HTML report (inline SVG, no JavaScript)\n"
+               "  --all-steps   keep the last ProfilerStep (HTA drops it by default)\n");
+}
+
+int gp_cmd_trace(int argc, char **argv) {
+    int as_json = 0, filter = 1;
+    const char *html = NULL;
+    char **paths = NULL;
+    size_t np = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            as_json = 1;
+        else if (!strcmp(argv[i], "--all-steps"))
+            filter = 0;
+        else if (!strcmp(argv[i], "--html") && i + 1 < argc)
+            html = argv[++i];
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return GP_EXIT_OK;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "goodput: trace: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return GP_EXIT_USAGE;
+        } else {
+            struct stat st;
+            if (stat(argv[i], &st) != 0) {
+                fprintf(stderr, "goodput: %s: no such file or directory\n", argv[i]);
+                return GP_EXIT_INPUT;
+            }
+            if (S_ISDIR(st.st_mode)) {
+                DIR *d = opendir(argv[i]);
+                struct dirent *e;
+                size_t before = np;
+                while (d && (e = readdir(d))) {
+                    if (e->d_name[0] == '.' || !is_trace_name(e->d_name)) continue;
+                    char p[4096];
+                    snprintf(p, sizeof p, "%s/%s", argv[i], e->d_name);
+                    add_path(&paths, &np, p);
+                }
+                if (d) closedir(d);
+                qsort(paths + before, np - before, sizeof *paths, cmp_str);
+            } else
+                add_path(&paths, &np, argv[i]);
+        }
+    }
+    if (!np) {
+        usage(stderr);
+        return GP_EXIT_USAGE;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    job j = {.paths = paths, .n = np, .filter = filter};
+    gp_trace_options_default(&j.opt);
+    j.ranks = calloc(np, sizeof *j.ranks);
+    j.res = calloc(np, sizeof *j.res);
+    j.errs = calloc(np, sizeof *j.errs);
+    j.rcs = calloc(np, sizeof *j.rcs);
+    if (!j.ranks || !j.res || !j.errs || !j.rcs) abort();
+    for (size_t i = 0; i < np; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) == 0) j.total_bytes += (uint64_t)st.st_size;
+    }
+    j.show_progress = isatty(2) && j.total_bytes > (64u << 20);
+    long nc = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = nc > 0 ? (size_t)nc : 1;
+    if (nt > np) nt = np;
+    pthread_t *th = calloc(nt, sizeof *th);
+    if (!th) abort();
+    int rc = GP_EXIT_OK;
+    for (j.phase = 0; j.phase < 2; j.phase++) {
+        atomic_store(&j.next, 0);
+        for (size_t t = 0; t < nt; t++) pthread_create(&th[t], NULL, worker, &j);
+        if (j.phase == 0 && j.show_progress) {
+            while (atomic_load(&j.next) < np + nt) {
+                double frac = (double)atomic_load(&j.done_bytes) / (double)j.total_bytes;
+                if (frac > 1) frac = 1;
+                int w = (int)(frac * 40);
+                fprintf(stderr, "\r[%.*s%*s] %3.0f%%", w, "========================================", 40 - w, "",
+                        100 * frac);
+                struct timespec ts = {0, 200000000};
+                nanosleep(&ts, NULL);
+                if (atomic_load(&j.next) >= np) break;
+            }
+        }
+        for (size_t t = 0; t < nt; t++) pthread_join(th[t], NULL);
+        if (j.phase == 0 && j.show_progress) fprintf(stderr, "\r%50s\r", "");
+        if (j.phase == 0) {
+            for (size_t i = 0; i < np; i++)
+                if (j.rcs[i]) {
+                    fprintf(stderr, "goodput: %s\n", j.errs[i]);
+                    rc = GP_EXIT_INPUT;
+                }
+            if (rc) break;
+            gp_trace_rank **rp = malloc(np * sizeof *rp);
+            if (!rp) abort();
+            for (size_t i = 0; i < np; i++) rp[i] = &j.ranks[i];
+            if (gp_trace_distinct_steps(rp, np) < 2) j.filter = 0; /* HTA: one step, no filter */
+            free(rp);
+        }
+    }
+    if (rc == GP_EXIT_OK) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        gp_trace_report rep = {.ranks = j.res, .n_ranks = np};
+        qsort(rep.ranks, np, sizeof *rep.ranks, cmp_rank);
+        rep.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        gp_trace_report_finish(&rep);
+        if (as_json)
+            gp_trace_write_json(&rep, stdout);
+        else
+            gp_trace_write_text(&rep, stdout);
+        if (html) {
+            char err[1200];
+            if (gp_trace_write_html(&rep, html, err, sizeof err)) {
+                fprintf(stderr, "goodput: %s\n", err);
+                rc = GP_EXIT_FAIL;
+            }
+        }
+        gp_trace_report_free(&rep);
+        j.res = NULL;
+    } else {
+        for (size_t i = 0; i < np; i++) gp_trace_rank_free(&j.ranks[i]);
+    }
+    free(j.res);
+    free(j.ranks);
+    free(j.errs);
+    free(j.rcs);
+    free(th);
+    for (size_t i = 0; i < np; i++) free(paths[i]);
+    free(paths);
+    return rc;
+}
