@@ -168,10 +168,13 @@ static inline int gp_client_open(gp_client *c, const char *target, const char *j
         freeaddrinfo(res);
         return c->fd < 0 ? -1 : 0;
     }
-    if (target)
-        snprintf(path, sizeof path, "%s", target);
-    else
+    if (target) {
+        size_t tl = strlen(target);
+        if (tl >= sizeof path) return -1;
+        memcpy(path, target, tl + 1);
+    } else {
         gp_client_default_path(path, sizeof path);
+    }
     struct sockaddr_un *sa = (struct sockaddr_un *)&c->addr;
     if (strlen(path) >= sizeof sa->sun_path) return -1;
     sa->sun_family = AF_UNIX;

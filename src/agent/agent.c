@@ -24,9 +24,12 @@ struct gp_agent {
     gp_agent_stats stats;
     int64_t now_ns; /* source time of the last tick */
     int own_clock;  /* the source has its own clock (sim, replay) */
-    gp_agent_hook hook;
-    void *hook_ctx;
-    int64_t hook_every_ns, hook_last_wall;
+    struct {
+        gp_agent_hook fn;
+        void *ctx;
+        int64_t every_ns, last_wall;
+    } hooks[GP_AGENT_MAX_HOOKS]; /* the demo's table, the HTTP server's pump, ... */
+    int n_hooks;
     int store_error_said;
     char last_error[256];
 };
@@ -118,9 +121,11 @@ void gp_agent_close(gp_agent *a) {
 }
 
 void gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wall_ns) {
-    a->hook = hook;
-    a->hook_ctx = ctx;
-    a->hook_every_ns = min_wall_ns;
+    if (a->n_hooks >= GP_AGENT_MAX_HOOKS) return;
+    a->hooks[a->n_hooks].fn = hook;
+    a->hooks[a->n_hooks].ctx = ctx;
+    a->hooks[a->n_hooks].every_ns = min_wall_ns;
+    a->n_hooks++;
 }
 
 gp_store *gp_agent_store(gp_agent *a) { return a->store; }
@@ -233,10 +238,12 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
             gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
             last_retain = wall;
         }
-        if (a->hook && (a->hook_every_ns <= 0 || wall - a->hook_last_wall >= a->hook_every_ns)) {
+        for (int h = 0; h < a->n_hooks; h++) {
+            if (a->hooks[h].every_ns > 0 && wall - a->hooks[h].last_wall < a->hooks[h].every_ns)
+                continue;
             gp_agent_flush(a);
-            a->hook(a, a->hook_ctx);
-            a->hook_last_wall = wall;
+            a->hooks[h].fn(a, a->hooks[h].ctx);
+            a->hooks[h].last_wall = wall;
         }
     }
     gp_agent_flush(a);

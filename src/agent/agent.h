@@ -44,7 +44,10 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
 int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t errlen);
 void gp_agent_close(gp_agent *a);
 
-/* Called after every tick (at most every min_wall_ns of wall time). */
+/* Adds a hook called after every tick (at most every min_wall_ns of wall time); up to
+ * GP_AGENT_MAX_HOOKS hooks, each with its own interval (the demo's table and the HTTP
+ * server's pump run side by side). */
+#define GP_AGENT_MAX_HOOKS 4
 void gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wall_ns);
 
 gp_store *gp_agent_store(gp_agent *a);

@@ -413,6 +413,7 @@ typedef struct followed {
     int ended;      /* final state and exit code written */
     int in_squeue;  /* seen by the last squeue */
     int final_polls; /* polls that saw it final in squeue without sacct settling it */
+    int asked;       /* in the current sacct request */
     int n_uuid;
     char uuid[GP_SLURM_MAX_GPUS][GP_UUID_MAX];
     int64_t from[GP_SLURM_MAX_GPUS]; /* the alloc row's key */
@@ -547,14 +548,15 @@ static int open_alloc(gp_slurm *s, gp_store *st, followed *f, const char *uuid, 
     return 0;
 }
 
-/* Ends every open allocation of the job at end_ns, including rows a prolog wrote. */
+/* Ends every allocation of the job at end_ns, including rows a prolog or epilog wrote:
+ * Slurm's end time is the authority (an epilog runs after it, on its own clock). */
 static int close_allocs(gp_store *st, followed *f, int64_t end_ns) {
     gp_alloc *rows = NULL;
     size_t nr = 0;
     int rc = 0;
     if (gp_store_job_allocs(st, f->id, &rows, &nr) == 0) {
         for (size_t i = 0; i < nr; i++) {
-            if (rows[i].to_ns >= 0) continue;
+            if (rows[i].to_ns >= 0 && (end_ns < 0 || rows[i].to_ns <= end_ns)) continue;
             rows[i].to_ns = end_ns > rows[i].from_ns ? end_ns : rows[i].from_ns;
             if (gp_store_put_alloc(st, &rows[i]) != 0) rc = -1;
         }
@@ -602,6 +604,7 @@ static int settle_ended(gp_slurm *s, gp_store *st, gp_slurm_job *jobs, size_t nj
     char ids[2048] = "";
     size_t used = 0;
     int want = 0;
+    for (size_t i = 0; i < s->nf; i++) s->f[i].asked = 0;
     for (size_t i = 0; i < s->nf; i++) {
         followed *f = &s->f[i];
         if (f->ended) continue;
@@ -615,6 +618,7 @@ static int settle_ended(gp_slurm *s, gp_store *st, gp_slurm_job *jobs, size_t nj
         int w = snprintf(ids + used, sizeof ids - used, "%s%s", used ? "," : "", f->id);
         if (w < 0 || (size_t)w >= sizeof ids - used) break;
         used += (size_t)w;
+        f->asked = 1;
         want++;
     }
     if (!want) return 0;
@@ -627,7 +631,7 @@ static int settle_ended(gp_slurm *s, gp_store *st, gp_slurm_job *jobs, size_t nj
     int rc = gp_attrib_run_capture(argv_json, s->o.timeout_ms, &out, &outlen, err, errlen);
     if (rc == 0 && gp_slurm_parse_sacct(out, outlen, &sj, &ns, err, errlen) != 0) rc = -1;
     else if (rc > 0) {
-        snprintf(err, errlen, "%s --json exited with status %d", s->sacct, rc);
+        snprintf(err, errlen, "%.200s --json exited with status %d", s->sacct, rc);
         rc = -1;
     }
     free(out);
@@ -644,7 +648,7 @@ static int settle_ended(gp_slurm *s, gp_store *st, gp_slurm_job *jobs, size_t nj
 
     for (size_t k = 0; k < ns; k++) {
         followed *f = follow(s, sj[k].job.id, 0);
-        if (!f || f->ended) continue;
+        if (!f || f->ended || !f->asked) continue;
         if (gp_slurm_state_is_live(sj[k].state) || !sj[k].state[0]) continue;
         /* sacct's text settles the exit code; without it the code stays unknown. */
         put_job(st, &sj[k]);
@@ -706,7 +710,7 @@ static void read_jobmap(gp_slurm *s, gp_store *st, int64_t now_ns) {
 }
 
 int gp_slurm_poll(gp_slurm *s, gp_store *st, int64_t now_ns, char *err, size_t errlen) {
-    char e2[256] = "";
+    char e2[512] = "";
     s->stats.polls++;
     char *out = NULL;
     size_t outlen = 0;
@@ -715,7 +719,7 @@ int gp_slurm_poll(gp_slurm *s, gp_store *st, int64_t now_ns, char *err, size_t e
     char *argv[] = {s->squeue, "--json", NULL};
     int rc = gp_attrib_run_capture(argv, s->o.timeout_ms, &out, &outlen, err, errlen);
     if (rc > 0) {
-        snprintf(err, errlen, "%s --json exited with status %d", s->squeue, rc);
+        snprintf(err, errlen, "%.200s --json exited with status %d", s->squeue, rc);
         rc = -1;
     }
     if (rc == 0 && gp_slurm_parse_squeue(out, outlen, &jobs, &nj, err, errlen) != 0) rc = -1;
@@ -731,6 +735,7 @@ int gp_slurm_poll(gp_slurm *s, gp_store *st, int64_t now_ns, char *err, size_t e
     for (size_t k = 0; k < nj; k++) {
         gp_slurm_job *j = &jobs[k];
         followed *f = follow(s, j->job.id, 0);
+        if (f) f->in_squeue = 1;
         if (f && f->ended) continue; /* final already; squeue keeps it for MinJobAge */
         if (!f && !node_matches(s, j->nodes) && j->nodes[0]) continue;
         if (!f) f = follow(s, j->job.id, 1);

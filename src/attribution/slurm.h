@@ -74,7 +74,7 @@ typedef struct gp_slurm_opts {
 
 typedef struct gp_slurm_stats {
     uint64_t polls, squeue_failures, sacct_failures, jobs_seen, allocs_written, jobmap_allocs;
-    char last_error[256];
+    char last_error[512];
 } gp_slurm_stats;
 
 typedef struct gp_slurm gp_slurm;

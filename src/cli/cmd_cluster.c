@@ -8,12 +8,15 @@
 #include "clusters/cluster.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: goodput cluster FORMAT PATH [--json] [--html FILE]\n"
-               "  FORMAT: pai2020 (folder of pai_*.csv/.tar.gz + .header), openb2023 (folder or pod list csv),\n"
-               "          genai2026 (folder of the two .tar.gz, or one), philly (folder with cluster_job_log,\n"
-               "          cluster_gpu_util), helios (cluster_log.csv or its folder)\n"
-               "  GPU-hours requested/allocated/used, utilization, queue wait, ineffective occupancy,\n"
-               "  sharing fragmentation and findings at cluster scope: more GPUs, or better use?\n");
+    fprintf(
+        f, "usage: goodput cluster FORMAT PATH [--json] [--html FILE]\n"
+           "  FORMAT: pai2020 (folder of pai_*.csv/.tar.gz + .header), openb2023 (folder or pod "
+           "list csv),\n"
+           "          genai2026 (folder of the two .tar.gz, or one), philly (folder with "
+           "cluster_job_log,\n"
+           "          cluster_gpu_util), helios (cluster_log.csv or its folder)\n"
+           "  GPU-hours requested/allocated/used, utilization, queue wait, ineffective occupancy,\n"
+           "  sharing fragmentation and findings at cluster scope: more GPUs, or better use?\n");
 }
 
 int gp_cmd_cluster(int argc, char **argv) {

@@ -47,7 +47,8 @@ static void *worker(void *arg) {
             if (gp_trace_is_sqlite(j->paths[i]))
                 j->rcs[i] = gp_nsys_read(j->paths[i], &j->ranks[i], j->errs[i], sizeof j->errs[i]);
             else
-                j->rcs[i] = gp_kineto_read(j->paths[i], &j->ranks[i], progress_cb, j, j->errs[i], sizeof j->errs[i]);
+                j->rcs[i] = gp_kineto_read(j->paths[i], &j->ranks[i], progress_cb, j, j->errs[i],
+                                           sizeof j->errs[i]);
         } else {
             gp_trace_prepare(&j->ranks[i], j->filter);
             gp_trace_analyze(&j->ranks[i], &j->opt, &j->res[i]);
@@ -63,7 +64,9 @@ static int is_trace_name(const char *n) {
            (l > 7 && !strcmp(n + l - 7, ".sqlite"));
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static void add_path(char ***v, size_t *n, const char *p) {
     *v = realloc(*v, (*n + 1) * sizeof **v);
@@ -78,7 +81,8 @@ static int cmp_rank(const void *a, const void *b) {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: goodput trace PATH... [--json] [--html FILE]\n"
-               "  PATH: Kineto trace (.json or .json.gz), Nsight Systems export (.sqlite), or a directory of them\n"
+               "  PATH: Kineto trace (.json or .json.gz), Nsight Systems export (.sqlite), or a "
+               "directory of them\n"
                "        (one file per rank; ranks are analysed in parallel on all cores).\n"
                "  --json        machine-readable output\n"
                "  --html FILE   self-contained HTML report (inline SVG, no JavaScript)\n"
@@ -152,20 +156,22 @@ int gp_cmd_trace(int argc, char **argv) {
     int rc = GP_EXIT_OK;
     for (j.phase = 0; j.phase < 2; j.phase++) {
         atomic_store(&j.next, 0);
-        for (size_t t = 0; t < nt; t++) pthread_create(&th[t], NULL, worker, &j);
+        for (size_t t = 0; t < nt; t++)
+            pthread_create(&th[t], NULL, worker, &j);
         if (j.phase == 0 && j.show_progress) {
             while (atomic_load(&j.next) < np + nt) {
                 double frac = (double)atomic_load(&j.done_bytes) / (double)j.total_bytes;
                 if (frac > 1) frac = 1;
                 int w = (int)(frac * 40);
-                fprintf(stderr, "\r[%.*s%*s] %3.0f%%", w, "========================================", 40 - w, "",
-                        100 * frac);
+                fprintf(stderr, "\r[%.*s%*s] %3.0f%%", w,
+                        "========================================", 40 - w, "", 100 * frac);
                 struct timespec ts = {0, 200000000};
                 nanosleep(&ts, NULL);
                 if (atomic_load(&j.next) >= np) break;
             }
         }
-        for (size_t t = 0; t < nt; t++) pthread_join(th[t], NULL);
+        for (size_t t = 0; t < nt; t++)
+            pthread_join(th[t], NULL);
         if (j.phase == 0 && j.show_progress) fprintf(stderr, "\r%50s\r", "");
         if (j.phase == 0) {
             for (size_t i = 0; i < np; i++)
@@ -176,7 +182,8 @@ int gp_cmd_trace(int argc, char **argv) {
             if (rc) break;
             gp_trace_rank **rp = malloc(np * sizeof *rp);
             if (!rp) abort();
-            for (size_t i = 0; i < np; i++) rp[i] = &j.ranks[i];
+            for (size_t i = 0; i < np; i++)
+                rp[i] = &j.ranks[i];
             if (gp_trace_distinct_steps(rp, np) < 2) j.filter = 0; /* HTA: one step, no filter */
             free(rp);
         }
@@ -201,14 +208,16 @@ int gp_cmd_trace(int argc, char **argv) {
         gp_trace_report_free(&rep);
         j.res = NULL;
     } else {
-        for (size_t i = 0; i < np; i++) gp_trace_rank_free(&j.ranks[i]);
+        for (size_t i = 0; i < np; i++)
+            gp_trace_rank_free(&j.ranks[i]);
     }
     free(j.res);
     free(j.ranks);
     free(j.errs);
     free(j.rcs);
     free(th);
-    for (size_t i = 0; i < np; i++) free(paths[i]);
+    for (size_t i = 0; i < np; i++)
+        free(paths[i]);
     free(paths);
     return rc;
 }

@@ -11,8 +11,8 @@
 #include <string.h>
 
 const char *const gp_cl_dim_names[GP_CL_DIM__COUNT] = {"gpu_type", "user", "group", "workload"};
-const char *const gp_cl_count_bucket_names[GP_CL_COUNT_BUCKETS] = {"0",   "<1",   "1",    "2",
-                                                                    "3-4", "5-8", "9-16", ">16"};
+const char *const gp_cl_count_bucket_names[GP_CL_COUNT_BUCKETS] = {"0",   "<1",  "1",    "2",
+                                                                   "3-4", "5-8", "9-16", ">16"};
 
 /* ---- hashing and containers ---- */
 uint64_t gp_cl_hash(const char *s, size_t n) {
@@ -25,7 +25,8 @@ uint64_t gp_cl_hash(const char *s, size_t n) {
         h ^= h >> 31;
     }
     uint64_t w = 0;
-    for (size_t k = 0; i < n; i++, k++) w |= (uint64_t)(unsigned char)s[i] << (8 * k);
+    for (size_t k = 0; i < n; i++, k++)
+        w |= (uint64_t)(unsigned char)s[i] << (8 * k);
     h = (h ^ w) * 0x94d049bb133111ebull;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ull;
@@ -45,7 +46,8 @@ static int map_grow(gp_cl_map *m) {
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->keys[i]) continue;
         size_t j = m->keys[i] & (cap - 1);
-        while (k[j]) j = (j + 1) & (cap - 1);
+        while (k[j])
+            j = (j + 1) & (cap - 1);
         k[j] = m->keys[i];
         v[j] = m->vals[i];
     }
@@ -73,7 +75,8 @@ int gp_cl_map_get(const gp_cl_map *m, uint64_t key, uint32_t *val) {
 int gp_cl_map_put(gp_cl_map *m, uint64_t key, uint32_t val) {
     if ((m->n + 1) * 10 > m->cap * 7 && map_grow(m) != 0) return -1;
     size_t j = key & (m->cap - 1);
-    while (m->keys[j] && m->keys[j] != key) j = (j + 1) & (m->cap - 1);
+    while (m->keys[j] && m->keys[j] != key)
+        j = (j + 1) & (m->cap - 1);
     if (!m->keys[j]) m->n++;
     m->keys[j] = key;
     m->vals[j] = val;
@@ -110,7 +113,8 @@ int32_t gp_cl_intern(gp_cl_strtab *t, const char *s, size_t n) {
 }
 
 void gp_cl_strtab_free(gp_cl_strtab *t) {
-    for (size_t i = 0; i < t->n; i++) free(t->s[i]);
+    for (size_t i = 0; i < t->n; i++)
+        free(t->s[i]);
     free(t->s);
     gp_cl_map_free(&t->map);
     memset(t, 0, sizeof *t);
@@ -158,7 +162,8 @@ static gp_cl_agg *dim_row(gp_cluster_report *r, int d, const char *name) {
     if (id < 0) return NULL;
     if ((size_t)id >= r->dim_cap[d]) {
         size_t cap = r->dim_cap[d] ? r->dim_cap[d] * 2 : 64;
-        while (cap <= (size_t)id) cap *= 2;
+        while (cap <= (size_t)id)
+            cap *= 2;
         gp_cl_agg *n = realloc(r->dim[d], cap * sizeof *n);
         if (!n) return NULL;
         memset(n + r->dim_cap[d], 0, (cap - r->dim_cap[d]) * sizeof *n);
@@ -187,11 +192,13 @@ static int series_cover(gp_cl_series *s, int64_t lo, int64_t hi) {
     size_t nn = (size_t)(nhi - nlo + 1);
     if (nn > GP_CL_SERIES_MAX_BINS) return -1;
     if (s->n && nlo == s->b0 && nn == s->n) return 0;
-    double **cols[5] = {&s->alloc_gpu_s, &s->busy_gpu_s, &s->measured_gpu_s, &s->wait_gpu_s, &s->online_gpu_s};
+    double **cols[5] = {&s->alloc_gpu_s, &s->busy_gpu_s, &s->measured_gpu_s, &s->wait_gpu_s,
+                        &s->online_gpu_s};
     size_t cap_needed = nn;
     /* grow geometrically to keep appends cheap */
     size_t cap = 1;
-    while (cap < cap_needed) cap *= 2;
+    while (cap < cap_needed)
+        cap *= 2;
     size_t shift = (size_t)(s->b0 - nlo);
     for (int c = 0; c < 5; c++) {
         double *nb = calloc(cap, sizeof *nb);
@@ -213,7 +220,7 @@ int gp_cl_series_add(gp_cl_series *s, int col, double t0, double t1, double gpus
         /* keep spare room: capacity is a power of two, n is the used span */
         if (series_cover(s, lo, hi) != 0) return -1;
     }
-    double *c = col == 0 ? s->alloc_gpu_s
+    double *c = col == 0   ? s->alloc_gpu_s
                 : col == 1 ? s->busy_gpu_s
                 : col == 2 ? s->measured_gpu_s
                 : col == 3 ? s->wait_gpu_s
@@ -250,7 +257,8 @@ int gp_cl_add_unit(gp_cluster_report *r, const gp_cl_unit *u) {
     }
     note_time(r, u->start_s, u->end_s);
     if (u->alloc_gpus > 0) {
-        if (gp_cl_series_add(&r->series, 0, u->start_s, u->end_s, u->alloc_gpus) != 0) r->n_skipped++;
+        if (gp_cl_series_add(&r->series, 0, u->start_s, u->end_s, u->alloc_gpus) != 0)
+            r->n_skipped++;
         if (u->used_gpus >= 0) {
             double util = u->used_gpus / u->alloc_gpus;
             if (util > 1) util = 1;
@@ -318,7 +326,8 @@ double gp_cl_wait_quantile(const gp_cl_wait *w, double q) {
     return w->max_s;
 }
 
-int gp_cl_add_wait(gp_cluster_report *r, double gpus, const char *type, double submit_s, double start_s) {
+int gp_cl_add_wait(gp_cluster_report *r, double gpus, const char *type, double submit_s,
+                   double start_s) {
     if (submit_s < 0 || start_s < 0) return 0;
     double s = start_s - submit_s;
     if (s < 0) s = 0;
@@ -329,7 +338,8 @@ int gp_cl_add_wait(gp_cluster_report *r, double gpus, const char *type, double s
     if (id < 0) return -1;
     if ((size_t)id >= r->wait_type_cap) {
         size_t cap = r->wait_type_cap ? r->wait_type_cap * 2 : 16;
-        while (cap <= (size_t)id) cap *= 2;
+        while (cap <= (size_t)id)
+            cap *= 2;
         gp_cl_wait *n = realloc(r->wait_type, cap * sizeof *n);
         if (!n) return -1;
         memset(n + r->wait_type_cap, 0, (cap - r->wait_type_cap) * sizeof *n);
@@ -346,7 +356,8 @@ void gp_cl_add_never_ran(gp_cluster_report *r, double gpus) {
     if (gpus > 0) r->waited_never_ran_gpus += gpus;
 }
 
-int gp_cl_add_sample(gp_cluster_report *r, double t_s, double interval_s, double online, double busy) {
+int gp_cl_add_sample(gp_cluster_report *r, double t_s, double interval_s, double online,
+                     double busy) {
     r->has_ts = 1;
     r->ts_samples++;
     double on = online * interval_s, b = busy * interval_s;

@@ -127,7 +127,7 @@ typedef struct gp_cluster_report {
     int has_sharing;
     int64_t n_shared_units, n_gpu_units;
     double shared_gpu_s, whole_gpu_s;
-    double stranded_gpu_s;    /* capacity left in GPUs that hold fractional pods (lower bound) */
+    double stranded_gpu_s; /* capacity left in GPUs that hold fractional pods (lower bound) */
     double peak_alloc_gpus, peak_gpus_needed;
 
     /* time series of per-GPU samples (GenAI 2026, Philly util) */
@@ -135,7 +135,7 @@ typedef struct gp_cluster_report {
     int64_t ts_samples, ts_na;
     double ts_interval_s;
     double ts_online_gpu_s, ts_busy_gpu_s, ts_idle_gpu_s, ts_low_gpu_s;
-    int64_t ts_units; /* containers or GPUs seen */
+    int64_t ts_units;           /* containers or GPUs seen */
     double mem_idle_bytes_mean; /* GenAI: mean memory held by containers that stayed idle */
     int64_t n_idle_units_with_mem;
 
@@ -154,7 +154,8 @@ int gp_cl_table_count(gp_cluster_report *r, const char *name, int64_t rows);
 
 int gp_cl_add_unit(gp_cluster_report *r, const gp_cl_unit *u);
 /* One queue wait: gpus asked for, type ("" unknown), submitted and started (s). */
-int gp_cl_add_wait(gp_cluster_report *r, double gpus, const char *type, double submit_s, double start_s);
+int gp_cl_add_wait(gp_cluster_report *r, double gpus, const char *type, double submit_s,
+                   double start_s);
 /* One waiting unit that never ran (no start). */
 void gp_cl_add_never_ran(gp_cluster_report *r, double gpus);
 /* One per-GPU (or per-container) sample covering interval_s: online GPUs and busy GPUs. */
@@ -167,7 +168,8 @@ int gp_cl_series_add(gp_cl_series *s, int col, double t0, double t1, double gpus
 int gp_cl_finish(gp_cluster_report *r);
 
 /* Readers: format is pai2020, openb2023, genai2026, philly, helios. 0 or -1 with err. */
-int gp_cl_read(gp_cluster_report *r, const char *format, const char *path, char *err, size_t errlen);
+int gp_cl_read(gp_cluster_report *r, const char *format, const char *path, char *err,
+               size_t errlen);
 int gp_cl_read_pai2020(gp_cluster_report *r, const char *dir, char *err, size_t errlen);
 int gp_cl_read_openb2023(gp_cluster_report *r, const char *path, char *err, size_t errlen);
 int gp_cl_read_genai2026(gp_cluster_report *r, const char *path, char *err, size_t errlen);

@@ -99,8 +99,8 @@ static int tar_seek_member(gp_csv *c, const char *want, char *err, size_t errlen
             skip -= n;
         }
     }
-    snprintf(err, errlen, "%s: no %s%s in the tar archive", c->path, want[0] ? "member " : "regular file",
-             want);
+    snprintf(err, errlen, "%s: no %s%s in the tar archive", c->path,
+             want[0] ? "member " : "regular file", want);
     return -1;
 }
 
@@ -171,8 +171,8 @@ static int refill(gp_csv *c, char *err, size_t errlen) {
     }
     if (r == 0) {
         if (c->is_tar && c->tar_left > 0) {
-            snprintf(err, errlen, "%s:%lld: archive member %s is truncated", c->path, (long long)c->line,
-                     c->member);
+            snprintf(err, errlen, "%s:%lld: archive member %s is truncated", c->path,
+                     (long long)c->line, c->member);
             return -1;
         }
         c->eof = 1;
@@ -187,10 +187,11 @@ static int refill(gp_csv *c, char *err, size_t errlen) {
 static int row_put(gp_csv *c, const char *p, size_t n, char *err, size_t errlen) {
     if (c->row_len + n + 1 > c->row_cap) {
         size_t cap = c->row_cap;
-        while (c->row_len + n + 1 > cap) cap *= 2;
+        while (c->row_len + n + 1 > cap)
+            cap *= 2;
         if (cap > GP_CSV_ROW_MAX) {
-            snprintf(err, errlen, "%s:%lld: a row longer than %u bytes (is this a CSV file?)", c->path,
-                     (long long)c->row_line, GP_CSV_ROW_MAX);
+            snprintf(err, errlen, "%s:%lld: a row longer than %u bytes (is this a CSV file?)",
+                     c->path, (long long)c->row_line, GP_CSV_ROW_MAX);
             return -1;
         }
         char *nr = realloc(c->row, cap);
@@ -208,8 +209,8 @@ static int row_put(gp_csv *c, const char *p, size_t n, char *err, size_t errlen)
 
 static int end_field(gp_csv *c, uint32_t start, char *err, size_t errlen) {
     if (c->nf >= GP_CSV_FIELDS_MAX) {
-        snprintf(err, errlen, "%s:%lld:%d: more than %d fields in a row", c->path, (long long)c->row_line,
-                 c->col, GP_CSV_FIELDS_MAX);
+        snprintf(err, errlen, "%s:%lld:%d: more than %d fields in a row", c->path,
+                 (long long)c->row_line, c->col, GP_CSV_FIELDS_MAX);
         return -1;
     }
     c->off[c->nf] = start;
@@ -233,8 +234,8 @@ int gp_csv_next(gp_csv *c, char *err, size_t errlen) {
             if (r == 0) {
                 if (!any) return 0;
                 if (st == F_QUOTED) {
-                    snprintf(err, errlen, "%s:%lld:%d: quoted field not closed before end of file", c->path,
-                             (long long)c->row_line, c->colno[c->nf]);
+                    snprintf(err, errlen, "%s:%lld:%d: quoted field not closed before end of file",
+                             c->path, (long long)c->row_line, c->colno[c->nf]);
                     return -1;
                 }
                 if (end_field(c, start, err, errlen) < 0) return -1;
@@ -257,7 +258,8 @@ int gp_csv_next(gp_csv *c, char *err, size_t errlen) {
         }
         if (st == F_PLAIN) {
             size_t j = i;
-            while (j < n && b[j] != ',' && b[j] != '\n' && b[j] != '\r') j++;
+            while (j < n && b[j] != ',' && b[j] != '\n' && b[j] != '\r')
+                j++;
             if (row_put(c, b + i, j - i, err, errlen) < 0) return -1;
             c->col += (int)(j - i);
             c->in_pos = j;
@@ -318,19 +320,33 @@ int gp_csv_next(gp_csv *c, char *err, size_t errlen) {
     }
 }
 
-int gp_csv_nfields(const gp_csv *c) { return c->nf; }
+int gp_csv_nfields(const gp_csv *c) {
+    return c->nf;
+}
 const char *gp_csv_field(const gp_csv *c, int i) {
     return (i >= 0 && i < c->nf) ? c->row + c->off[i] : "";
 }
-size_t gp_csv_field_len(const gp_csv *c, int i) { return (i >= 0 && i < c->nf) ? c->len[i] : 0; }
-int64_t gp_csv_line(const gp_csv *c) { return c->row_line; }
-int gp_csv_col(const gp_csv *c, int i) { return (i >= 0 && i < c->nf) ? c->colno[i] : c->col; }
-const char *gp_csv_path(const gp_csv *c) { return c->path; }
-const char *gp_csv_member(const gp_csv *c) { return c->member; }
+size_t gp_csv_field_len(const gp_csv *c, int i) {
+    return (i >= 0 && i < c->nf) ? c->len[i] : 0;
+}
+int64_t gp_csv_line(const gp_csv *c) {
+    return c->row_line;
+}
+int gp_csv_col(const gp_csv *c, int i) {
+    return (i >= 0 && i < c->nf) ? c->colno[i] : c->col;
+}
+const char *gp_csv_path(const gp_csv *c) {
+    return c->path;
+}
+const char *gp_csv_member(const gp_csv *c) {
+    return c->member;
+}
 
 int gp_parse_num(const char *s, size_t n, double *v) {
-    while (n && (*s == ' ' || *s == '\t')) s++, n--;
-    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    while (n && (*s == ' ' || *s == '\t'))
+        s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
     if (n == 0) return 0;
     if ((n == 2 && (s[0] == 'N' || s[0] == 'n') && (s[1] == 'A' || s[1] == 'a')) ||
         (n == 3 && !strncasecmp(s, "nan", 3)) || (n == 4 && !strncasecmp(s, "none", 4)) ||
@@ -342,7 +358,8 @@ int gp_parse_num(const char *s, size_t n, double *v) {
     if (s[0] == '-' || s[0] == '+') neg = (s[0] == '-'), i = 1;
     uint64_t ip = 0;
     size_t d0 = i;
-    while (i < n && s[i] >= '0' && s[i] <= '9' && i - d0 < 18) ip = ip * 10 + (uint64_t)(s[i++] - '0');
+    while (i < n && s[i] >= '0' && s[i] <= '9' && i - d0 < 18)
+        ip = ip * 10 + (uint64_t)(s[i++] - '0');
     double x = (double)ip;
     int ok = i > d0;
     if (i < n && s[i] == '.') {
@@ -377,8 +394,9 @@ int gp_csv_num(gp_csv *c, int i, double *v, char *err, size_t errlen) {
     int r = gp_parse_num(gp_csv_field(c, i), gp_csv_field_len(c, i), v);
     if (r < 0) {
         const char *name = (i >= 0 && i < c->n_names) ? c->names[i] : "";
-        snprintf(err, errlen, "%s:%lld:%d: %s%s%s'%.40s' is not a number", c->path, (long long)c->row_line,
-                 gp_csv_col(c, i), name[0] ? "column " : "", name, name[0] ? ": " : "", gp_csv_field(c, i));
+        snprintf(err, errlen, "%s:%lld:%d: %s%s%s'%.40s' is not a number", c->path,
+                 (long long)c->row_line, gp_csv_col(c, i), name[0] ? "column " : "", name,
+                 name[0] ? ": " : "", gp_csv_field(c, i));
     }
     return r;
 }
@@ -391,7 +409,8 @@ int gp_csv_set_names(gp_csv *c, const char *csv_names) {
     char *save = NULL;
     for (char *t = strtok_r(c->names_buf, ",\r\n", &save); t && c->n_names < GP_CSV_FIELDS_MAX;
          t = strtok_r(NULL, ",\r\n", &save)) {
-        while (*t == ' ') t++;
+        while (*t == ' ')
+            t++;
         c->names[c->n_names++] = t;
     }
     return 0;
@@ -399,7 +418,8 @@ int gp_csv_set_names(gp_csv *c, const char *csv_names) {
 
 int gp_csv_take_header(gp_csv *c) {
     size_t total = 0;
-    for (int i = 0; i < c->nf; i++) total += c->len[i] + 1;
+    for (int i = 0; i < c->nf; i++)
+        total += c->len[i] + 1;
     free(c->names_buf);
     c->names_buf = malloc(total + 1);
     if (!c->names_buf) return -1;

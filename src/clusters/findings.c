@@ -15,9 +15,11 @@ static const struct {
     double value;
     const char *why;
 } thresholds[] = {
-    {"idle_util", 0.01, "below 1% utilization a GPU ran no meaningful kernels in the sampling period"},
+    {"idle_util", 0.01,
+     "below 1% utilization a GPU ran no meaningful kernels in the sampling period"},
     {"low_util", 0.50,
-     "NVIDIA DCGM guidance: SM activity under 0.5 is ineffective use; ARCHITECTURE.md under_batched"},
+     "NVIDIA DCGM guidance: SM activity under 0.5 is ineffective use; ARCHITECTURE.md "
+     "under_batched"},
     {"min_share", 0.05, "raise a finding only when it explains at least 5% of allocated GPU-hours"},
     {"busy_cluster", 0.85, "allocation above 85% of capacity leaves little room for bursts"},
     {"long_wait_s", 3600, "a p90 queue wait above one hour delays work noticeably"},
@@ -71,107 +73,129 @@ int gp_cl_finish(gp_cluster_report *r) {
 
     if (measured > 0 && idle / measured >= share && (f = add(r, GP_FC_IDLE_ALLOCATED))) {
         f->wasted_gpu_s = idle;
-        gp_finding_add_evidence(f, "idle_share_of_measured_gpu_h", idle / measured, ">=", share, src);
+        gp_finding_add_evidence(f, "idle_share_of_measured_gpu_h", idle / measured, ">=", share,
+                                src);
         gp_finding_add_evidence(f, "utilization", 0, "<", thresholds[T_IDLE].value, src);
         snprintf(f->summary, sizeof f->summary,
-                 "%.0f GPU-hours (%.1f%% of measured allocated GPU-hours) were held at under 1%% utilization.",
+                 "%.0f GPU-hours (%.1f%% of measured allocated GPU-hours) were held at under 1%% "
+                 "utilization.",
                  idle / 3600, 100 * idle / measured);
-        snprintf(f->recommendation, sizeof f->recommendation,
-                 "Release idle allocations sooner (idle timeouts for notebooks and interactive jobs, "
-                 "preemptible reservations) before buying capacity.");
+        snprintf(
+            f->recommendation, sizeof f->recommendation,
+            "Release idle allocations sooner (idle timeouts for notebooks and interactive jobs, "
+            "preemptible reservations) before buying capacity.");
     }
     double low_only = low - idle;
     if (measured > 0 && low_only / measured >= share && (f = add(r, GP_FC_UNDER_BATCHED))) {
         f->wasted_gpu_s = low_only;
-        gp_finding_add_evidence(f, "low_util_share_of_measured_gpu_h", low_only / measured, ">=", share, src);
-        gp_finding_add_evidence(f, "utilization", thresholds[T_LOW].value, "<=", thresholds[T_LOW].value, src);
+        gp_finding_add_evidence(f, "low_util_share_of_measured_gpu_h", low_only / measured,
+                                ">=", share, src);
+        gp_finding_add_evidence(f, "utilization", thresholds[T_LOW].value,
+                                "<=", thresholds[T_LOW].value, src);
         snprintf(f->summary, sizeof f->summary,
-                 "%.0f GPU-hours (%.1f%%) ran at 1-50%% utilization: work that would fit on fewer or shared GPUs.",
+                 "%.0f GPU-hours (%.1f%%) ran at 1-50%% utilization: work that would fit on fewer "
+                 "or shared GPUs.",
                  low_only / 3600, 100 * low_only / measured);
         snprintf(f->recommendation, sizeof f->recommendation,
                  "Raise batch sizes or pack small jobs onto shared GPUs (MPS, MIG, fractional "
                  "scheduling); right-size GPU requests to measured use.");
         if (r->n_plan_measured > 0)
             gp_finding_add_evidence(f, "share_of_units_request_exceeds_use",
-                                    (double)r->n_plan_exceeds / (double)r->n_plan_measured, ">", 0.5, src);
+                                    (double)r->n_plan_exceeds / (double)r->n_plan_measured, ">",
+                                    0.5, src);
     }
     if (r->held_never_ran_gpu_s > 0 && (f = add(r, GP_FC_NOT_READY))) {
         f->wasted_gpu_s = r->held_never_ran_gpu_s;
-        gp_finding_add_evidence(f, "units_held_gpus_never_ran", (double)r->n_held_never_ran, ">", 0, src);
-        gp_finding_add_evidence(f, "share_of_allocated_gpu_h", alloc > 0 ? r->held_never_ran_gpu_s / alloc : 0,
-                                ">", 0, src);
+        gp_finding_add_evidence(f, "units_held_gpus_never_ran", (double)r->n_held_never_ran, ">", 0,
+                                src);
+        gp_finding_add_evidence(f, "share_of_allocated_gpu_h",
+                                alloc > 0 ? r->held_never_ran_gpu_s / alloc : 0, ">", 0, src);
         snprintf(f->summary, sizeof f->summary,
                  "%lld %s held GPUs for %.0f GPU-hours yet failed without measured GPU work.",
                  (long long)r->n_held_never_ran, r->unit_name, r->held_never_ran_gpu_s / 3600);
         snprintf(f->recommendation, sizeof f->recommendation,
-                 "Validate jobs before they take GPUs (image pull, data mount and a dry step on CPU) and "
+                 "Validate jobs before they take GPUs (image pull, data mount and a dry step on "
+                 "CPU) and "
                  "fail fast: a job that cannot start should give its GPUs back in seconds.");
     }
     if (r->sched_gap_gpu_s > 0 && alloc > 0 && (f = add(r, GP_FC_SCHEDULING_GAP))) {
         f->wasted_gpu_s = r->sched_gap_gpu_s;
-        gp_finding_add_evidence(f, "gpu_h_free_or_idle_while_jobs_waited", r->sched_gap_gpu_s / 3600, ">", 0, src);
+        gp_finding_add_evidence(f, "gpu_h_free_or_idle_while_jobs_waited",
+                                r->sched_gap_gpu_s / 3600, ">", 0, src);
         gp_finding_add_evidence(f, "queue_wait_p90_s", gp_cl_wait_quantile(&r->wait_all, 0.9), ">",
                                 thresholds[T_WAIT].value, src);
         snprintf(f->summary, sizeof f->summary,
                  "Jobs waited in the queue while %.0f GPU-hours were %s at the same time.",
-                 r->sched_gap_gpu_s / 3600, r->capacity_gpus > 0 ? "unallocated" : "allocated but idle");
-        snprintf(f->recommendation, sizeof f->recommendation,
-                 "This is a placement problem, not a capacity one: relax GPU-type constraints, use "
-                 "backfill and gang scheduling with reservations, and defragment partly used nodes.");
+                 r->sched_gap_gpu_s / 3600,
+                 r->capacity_gpus > 0 ? "unallocated" : "allocated but idle");
+        snprintf(
+            f->recommendation, sizeof f->recommendation,
+            "This is a placement problem, not a capacity one: relax GPU-type constraints, use "
+            "backfill and gang scheduling with reservations, and defragment partly used nodes.");
         f->confidence = 0.6;
     }
     if (r->has_sharing && r->stranded_gpu_s > 0 && (f = add(r, GP_FC_SCHEDULING_GAP))) {
         f->wasted_gpu_s = r->stranded_gpu_s;
         double sh = r->shared_gpu_s + r->whole_gpu_s;
-        gp_finding_add_evidence(f, "stranded_share_of_gpu_h", sh > 0 ? r->stranded_gpu_s / sh : 0, ">", 0, src);
-        gp_finding_add_evidence(f, "peak_gpus_needed", r->peak_gpus_needed, "<=", r->capacity_gpus, src);
-        snprintf(f->summary, sizeof f->summary,
-                 "GPU sharing fragments capacity: at least %.0f GPU-hours sat in partly used GPUs that "
-                 "whole-GPU pods could not use.",
-                 r->stranded_gpu_s / 3600);
-        snprintf(f->recommendation, sizeof f->recommendation,
-                 "Pack fractional pods onto the fewest GPUs (fragmentation-aware scheduling such as "
-                 "FGD) so whole GPUs stay free for whole-GPU pods.");
+        gp_finding_add_evidence(f, "stranded_share_of_gpu_h", sh > 0 ? r->stranded_gpu_s / sh : 0,
+                                ">", 0, src);
+        gp_finding_add_evidence(f, "peak_gpus_needed", r->peak_gpus_needed, "<=", r->capacity_gpus,
+                                src);
+        snprintf(
+            f->summary, sizeof f->summary,
+            "GPU sharing fragments capacity: at least %.0f GPU-hours sat in partly used GPUs that "
+            "whole-GPU pods could not use.",
+            r->stranded_gpu_s / 3600);
+        snprintf(
+            f->recommendation, sizeof f->recommendation,
+            "Pack fractional pods onto the fewest GPUs (fragmentation-aware scheduling such as "
+            "FGD) so whole GPUs stay free for whole-GPU pods.");
         f->confidence = 0.6;
     }
     double unused = measured - used;
     if (measured > 0 && unused / measured >= share && (f = add(r, GP_FC_HARVESTABLE))) {
         f->wasted_gpu_s = unused;
-        gp_finding_add_evidence(f, "unused_share_of_measured_gpu_h", unused / measured, ">=", share, src);
+        gp_finding_add_evidence(f, "unused_share_of_measured_gpu_h", unused / measured, ">=", share,
+                                src);
         if (r->capacity_gpus > 0 && r->span_s > 0)
-            gp_finding_add_evidence(f, "unallocated_gpu_h",
-                                    (r->capacity_gpus * r->span_s - r->total.allocated_gpu_s) / 3600, ">", 0, src);
-        snprintf(f->summary, sizeof f->summary,
-                 "%.0f allocated GPU-hours did no work (allocated minus used): room for lower-priority "
-                 "work at no new cost.",
-                 unused / 3600);
-        snprintf(f->recommendation, sizeof f->recommendation,
-                 "Run preemptible or best-effort work (evaluation, batch inference, hyper-parameter "
-                 "search) on allocated but idle GPUs, with sharing that yields to the owner.");
+            gp_finding_add_evidence(
+                f, "unallocated_gpu_h",
+                (r->capacity_gpus * r->span_s - r->total.allocated_gpu_s) / 3600, ">", 0, src);
+        snprintf(
+            f->summary, sizeof f->summary,
+            "%.0f allocated GPU-hours did no work (allocated minus used): room for lower-priority "
+            "work at no new cost.",
+            unused / 3600);
+        snprintf(
+            f->recommendation, sizeof f->recommendation,
+            "Run preemptible or best-effort work (evaluation, batch inference, hyper-parameter "
+            "search) on allocated but idle GPUs, with sharing that yields to the owner.");
         f->confidence = 0.5;
     }
 
     /* verdict */
     double u = measured > 0 ? used / measured : -1;
-    double mean_load = (r->capacity_gpus > 0 && r->span_s > 0) ? alloc / (r->capacity_gpus * r->span_s) : -1;
+    double mean_load =
+        (r->capacity_gpus > 0 && r->span_s > 0) ? alloc / (r->capacity_gpus * r->span_s) : -1;
     double p90 = gp_cl_wait_quantile(&r->wait_all, 0.9);
     char ev[384];
-    snprintf(ev, sizeof ev, "%s%.1f%% of measured allocated GPU-hours did work", u >= 0 ? "" : "(no usage) ",
-             u >= 0 ? 100 * u : 0);
+    snprintf(ev, sizeof ev, "%s%.1f%% of measured allocated GPU-hours did work",
+             u >= 0 ? "" : "(no usage) ", u >= 0 ? 100 * u : 0);
     if (mean_load >= 0) {
         size_t l = strlen(ev);
-        snprintf(ev + l, sizeof ev - l, "; allocation averaged %.1f%% of %.0f GPUs", 100 * mean_load,
-                 r->capacity_gpus);
+        snprintf(ev + l, sizeof ev - l, "; allocation averaged %.1f%% of %.0f GPUs",
+                 100 * mean_load, r->capacity_gpus);
     }
     if (p90 >= 0) {
         size_t l = strlen(ev);
         snprintf(ev + l, sizeof ev - l, "; queue wait p90 %.0f s", p90);
     }
     if (u >= 0 && u < thresholds[T_LOW].value)
-        snprintf(r->verdict, sizeof r->verdict,
-                 "Better use of the GPUs you have: %s. Idle and under-used allocations, not missing "
-                 "GPUs, are the larger loss.",
-                 ev);
+        snprintf(
+            r->verdict, sizeof r->verdict,
+            "Better use of the GPUs you have: %s. Idle and under-used allocations, not missing "
+            "GPUs, are the larger loss.",
+            ev);
     else if (r->sched_gap_gpu_s > 0.05 * alloc && alloc > 0)
         snprintf(r->verdict, sizeof r->verdict,
                  "Better scheduling first: %s; jobs waited while %.0f GPU-hours were spare.", ev,

@@ -72,8 +72,9 @@ int gp_cl_read_genai2026(gp_cluster_report *r, const char *path, char *err, size
         double v, t;
         int k = gp_csv_num(c, cv, &v, err, errlen);
         if (k < 0 || gp_csv_num(c, ct, &t, err, errlen) != 1) {
-            if (k >= 0) snprintf(err, errlen, "%s:%lld:%d: missing timestamp", gp_csv_path(c),
-                                 (long long)gp_csv_line(c), gp_csv_col(c, ct));
+            if (k >= 0)
+                snprintf(err, errlen, "%s:%lld:%d: missing timestamp", gp_csv_path(c),
+                         (long long)gp_csv_line(c), gp_csv_col(c, ct));
             rc = -1;
             goto out;
         }
@@ -142,7 +143,9 @@ int gp_cl_read_genai2026(gp_cluster_report *r, const char *path, char *err, size
                 goto out;
             }
             uint32_t ci2;
-            if (k == 1 && gp_cl_map_get(&cmap, gp_cl_hash(gp_csv_field(c, mi), gp_csv_field_len(c, mi)), &ci2)) {
+            if (k == 1 &&
+                gp_cl_map_get(&cmap, gp_cl_hash(gp_csv_field(c, mi), gp_csv_field_len(c, mi)),
+                              &ci2)) {
                 conts[ci2].n_mem++;
                 conts[ci2].mem_sum += v;
             }
@@ -184,7 +187,8 @@ int gp_cl_read_genai2026(gp_cluster_report *r, const char *path, char *err, size
             r->n_idle_units_with_mem++;
             mem_idle += conts[i].mem_sum / (double)conts[i].n_mem;
         }
-    if (r->n_idle_units_with_mem) r->mem_idle_bytes_mean = mem_idle / (double)r->n_idle_units_with_mem;
+    if (r->n_idle_units_with_mem)
+        r->mem_idle_bytes_mean = mem_idle / (double)r->n_idle_units_with_mem;
     rc = 0;
     goto out;
 oom:

@@ -47,7 +47,8 @@ static int read_nodes(gp_cluster_report *r, const char *path, char *err, size_t 
     gp_csv_take_header(c);
     int cg = need(c, "gpu", err, errlen), cm = need(c, "model", err, errlen);
     int64_t n = 0;
-    if (cg < 0 || cm < 0) rc = -1;
+    if (cg < 0 || cm < 0)
+        rc = -1;
     else
         while ((rc = gp_csv_next(c, err, errlen)) == 1) {
             n++;
@@ -58,7 +59,8 @@ static int read_nodes(gp_cluster_report *r, const char *path, char *err, size_t 
             }
             if (g > 0) {
                 r->capacity_gpus += g;
-                int32_t id = gp_cl_intern(&r->cap_model_names, gp_csv_field(c, cm), gp_csv_field_len(c, cm));
+                int32_t id =
+                    gp_cl_intern(&r->cap_model_names, gp_csv_field(c, cm), gp_csv_field_len(c, cm));
                 if (id >= 0 && id < 64) r->cap_model_gpus[id] += g;
             }
         }
@@ -76,8 +78,8 @@ int gp_cl_read_openb2023(gp_cluster_report *r, const char *path, char *err, size
     if (is_dir)
         snprintf(nodes, sizeof nodes, "%s/openb_node_list_gpu_node.csv", path);
     else
-        snprintf(nodes, sizeof nodes, "%.*s/openb_node_list_gpu_node.csv", slash ? (int)(slash - path) : 1,
-                 slash ? path : ".");
+        snprintf(nodes, sizeof nodes, "%.*s/openb_node_list_gpu_node.csv",
+                 slash ? (int)(slash - path) : 1, slash ? path : ".");
     snprintf(r->unit_name, sizeof r->unit_name, "pods");
     r->has_sharing = 1;
     if (stat(nodes, &st) == 0 && read_nodes(r, nodes, err, errlen) != 0) return -1;
@@ -91,8 +93,9 @@ int gp_cl_read_openb2023(gp_cluster_report *r, const char *path, char *err, size
         return -1;
     }
     gp_csv_take_header(c);
-    int cn = need(c, "num_gpu", err, errlen), cm = need(c, "gpu_milli", err, errlen), cs = need(c, "gpu_spec", err, errlen),
-        cq = need(c, "qos", err, errlen), cp = need(c, "pod_phase", err, errlen), cc = need(c, "creation_time", err, errlen),
+    int cn = need(c, "num_gpu", err, errlen), cm = need(c, "gpu_milli", err, errlen),
+        cs = need(c, "gpu_spec", err, errlen), cq = need(c, "qos", err, errlen),
+        cp = need(c, "pod_phase", err, errlen), cc = need(c, "creation_time", err, errlen),
         cd = need(c, "deletion_time", err, errlen), cx = need(c, "scheduled_time", err, errlen);
     if (cn < 0 || cm < 0 || cs < 0 || cq < 0 || cp < 0 || cc < 0 || cd < 0 || cx < 0) {
         gp_csv_close(c);
@@ -106,7 +109,8 @@ int gp_cl_read_openb2023(gp_cluster_report *r, const char *path, char *err, size
         rows++;
         double ng, gm, created, deleted, sched;
         if (gp_csv_num(c, cn, &ng, err, errlen) < 0 || gp_csv_num(c, cm, &gm, err, errlen) < 0 ||
-            gp_csv_num(c, cc, &created, err, errlen) < 0 || gp_csv_num(c, cd, &deleted, err, errlen) < 0 ||
+            gp_csv_num(c, cc, &created, err, errlen) < 0 ||
+            gp_csv_num(c, cd, &deleted, err, errlen) < 0 ||
             gp_csv_num(c, cx, &sched, err, errlen) < 0) {
             rc = -1;
             break;
@@ -182,7 +186,8 @@ int gp_cl_read_openb2023(gp_cluster_report *r, const char *path, char *err, size
                     alloc += -m;
                 } else {
                     size_t s = 0;
-                    while (s < n_slots && slot[s] + m > 1000) s++;
+                    while (s < n_slots && slot[s] + m > 1000)
+                        s++;
                     if (s == n_slots) {
                         if (n_slots == cap_slots) {
                             cap_slots = cap_slots ? cap_slots * 2 : 256;

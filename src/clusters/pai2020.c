@@ -20,9 +20,12 @@ static const struct {
     const char *table, *names;
 } builtin[] = {
     {"pai_job_table", "job_name,inst_id,user,status,start_time,end_time"},
-    {"pai_task_table", "job_name,task_name,inst_num,status,start_time,end_time,plan_cpu,plan_mem,plan_gpu,gpu_type"},
-    {"pai_instance_table", "job_name,task_name,inst_name,worker_name,inst_id,status,start_time,end_time,machine"},
-    {"pai_sensor_table", "job_name,task_name,worker_name,inst_id,machine,gpu_name,cpu_usage,gpu_wrk_util,avg_mem,max_mem,"
+    {"pai_task_table",
+     "job_name,task_name,inst_num,status,start_time,end_time,plan_cpu,plan_mem,plan_gpu,gpu_type"},
+    {"pai_instance_table",
+     "job_name,task_name,inst_name,worker_name,inst_id,status,start_time,end_time,machine"},
+    {"pai_sensor_table", "job_name,task_name,worker_name,inst_id,machine,gpu_name,cpu_usage,gpu_"
+                         "wrk_util,avg_mem,max_mem,"
                          "avg_gpu_wrk_mem,max_gpu_wrk_mem,read,write,read_count,write_count"},
     {"pai_group_tag_table", "inst_id,user,gpu_type_spec,group,workload"},
     {"pai_machine_spec", "machine,gpu_type,cap_cpu,cap_mem,cap_gpu"},
@@ -56,7 +59,8 @@ typedef struct {
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return 0;
     size_t c = *cap ? *cap * 2 : 4096;
-    while (c < need) c *= 2;
+    while (c < need)
+        c *= 2;
     void *n = realloc(*p, c * size);
     if (!n) return -1;
     *p = n;
@@ -100,8 +104,9 @@ static int32_t intern_field(pai_ctx *x, gp_csv *c, int i) {
     return gp_cl_intern(&x->names, gp_csv_field(c, i), gp_csv_field_len(c, i));
 }
 
-static uint64_t fhash(gp_csv *c, int i) { return gp_cl_hash(gp_csv_field(c, i), gp_csv_field_len(c, i)); }
-
+static uint64_t fhash(gp_csv *c, int i) {
+    return gp_cl_hash(gp_csv_field(c, i), gp_csv_field_len(c, i));
+}
 
 static int num(gp_csv *c, int i, double *v, char *err, size_t errlen) {
     int r = gp_csv_num(c, i, v, err, errlen);
@@ -113,8 +118,8 @@ static int read_tags(gp_cluster_report *r, pai_ctx *x, const char *dir, char *er
     gp_csv *c;
     int o = open_table(&c, dir, 4, err, errlen);
     if (o <= 0) return o;
-    int ci = col(c, "inst_id", err, errlen), cu = col(c, "user", err, errlen), cg = col(c, "group", err, errlen),
-        cw = col(c, "workload", err, errlen);
+    int ci = col(c, "inst_id", err, errlen), cu = col(c, "user", err, errlen),
+        cg = col(c, "group", err, errlen), cw = col(c, "workload", err, errlen);
     int rc = -1;
     int64_t n = 0;
     if (ci < 0 || cu < 0 || cg < 0 || cw < 0) goto out;
@@ -143,8 +148,8 @@ static int read_jobs(gp_cluster_report *r, pai_ctx *x, const char *dir, char *er
     gp_csv *c;
     int o = open_table(&c, dir, 0, err, errlen);
     if (o <= 0) return o;
-    int cj = col(c, "job_name", err, errlen), ci = col(c, "inst_id", err, errlen), cu = col(c, "user", err, errlen),
-        cs = col(c, "start_time", err, errlen);
+    int cj = col(c, "job_name", err, errlen), ci = col(c, "inst_id", err, errlen),
+        cu = col(c, "user", err, errlen), cs = col(c, "start_time", err, errlen);
     int rc = -1;
     int64_t n = 0;
     if (cj < 0 || ci < 0 || cu < 0 || cs < 0) goto out;
@@ -186,8 +191,9 @@ static int read_tasks(gp_cluster_report *r, pai_ctx *x, const char *dir, char *e
     gp_csv *c;
     int o = open_table(&c, dir, 1, err, errlen);
     if (o <= 0) return o;
-    int cj = col(c, "job_name", err, errlen), ct = col(c, "task_name", err, errlen), cn = col(c, "inst_num", err, errlen),
-        cs = col(c, "start_time", err, errlen), cp = col(c, "plan_gpu", err, errlen), cy = col(c, "gpu_type", err, errlen);
+    int cj = col(c, "job_name", err, errlen), ct = col(c, "task_name", err, errlen),
+        cn = col(c, "inst_num", err, errlen), cs = col(c, "start_time", err, errlen),
+        cp = col(c, "plan_gpu", err, errlen), cy = col(c, "gpu_type", err, errlen);
     int rc = -1;
     int64_t n = 0;
     if (cj < 0 || ct < 0 || cn < 0 || cs < 0 || cp < 0 || cy < 0) goto out;
@@ -195,11 +201,13 @@ static int read_tasks(gp_cluster_report *r, pai_ctx *x, const char *dir, char *e
         if (n == 0 && !strcmp(gp_csv_field(c, cj), "job_name")) continue;
         n++;
         double inst, start, plan;
-        if (num(c, cn, &inst, err, errlen) < 0 || num(c, cs, &start, err, errlen) < 0 || num(c, cp, &plan, err, errlen) < 0) {
+        if (num(c, cn, &inst, err, errlen) < 0 || num(c, cs, &start, err, errlen) < 0 ||
+            num(c, cp, &plan, err, errlen) < 0) {
             rc = -1;
             goto out;
         }
-        if (grow((void **)&x->tasks, &x->cap_tasks, x->n_tasks + 1, sizeof *x->tasks) != 0) goto oom;
+        if (grow((void **)&x->tasks, &x->cap_tasks, x->n_tasks + 1, sizeof *x->tasks) != 0)
+            goto oom;
         task_t *t = &x->tasks[x->n_tasks];
         t->plan_gpu = plan > 0 ? (float)plan : 0;
         t->type = intern_field(x, c, cy);
@@ -207,7 +215,8 @@ static int read_tasks(gp_cluster_report *r, pai_ctx *x, const char *dir, char *e
         t->job = gp_cl_map_get(&x->job_map, fhash(c, cj), &jid) ? (int32_t)jid : -1;
         if (t->job >= 0) {
             job_t *j = &x->jobs[t->job];
-            if (start >= 0 && (j->first_start_s < 0 || start < j->first_start_s)) j->first_start_s = start;
+            if (start >= 0 && (j->first_start_s < 0 || start < j->first_start_s))
+                j->first_start_s = start;
             if (plan > 0) {
                 j->gpus += plan / 100.0 * (inst > 0 ? inst : 1);
                 j->type = t->type;
@@ -226,7 +235,8 @@ oom:
     return -1;
 }
 
-static int read_sensors(gp_cluster_report *r, pai_ctx *x, const char *dir, char *err, size_t errlen) {
+static int read_sensors(gp_cluster_report *r, pai_ctx *x, const char *dir, char *err,
+                        size_t errlen) {
     gp_csv *c;
     int o = open_table(&c, dir, 3, err, errlen);
     if (o <= 0) return o;
@@ -259,14 +269,18 @@ oom:
     return -1;
 }
 
-static const char *name_of(pai_ctx *x, int32_t id) { return id >= 0 ? x->names.s[id] : ""; }
+static const char *name_of(pai_ctx *x, int32_t id) {
+    return id >= 0 ? x->names.s[id] : "";
+}
 
-static int read_instances(gp_cluster_report *r, pai_ctx *x, const char *dir, char *err, size_t errlen) {
+static int read_instances(gp_cluster_report *r, pai_ctx *x, const char *dir, char *err,
+                          size_t errlen) {
     gp_csv *c;
     int o = open_table(&c, dir, 2, err, errlen);
     if (o <= 0) return o;
-    int cj = col(c, "job_name", err, errlen), ct = col(c, "task_name", err, errlen), cw = col(c, "worker_name", err, errlen),
-        cst = col(c, "status", err, errlen), cs = col(c, "start_time", err, errlen), ce = col(c, "end_time", err, errlen);
+    int cj = col(c, "job_name", err, errlen), ct = col(c, "task_name", err, errlen),
+        cw = col(c, "worker_name", err, errlen), cst = col(c, "status", err, errlen),
+        cs = col(c, "start_time", err, errlen), ce = col(c, "end_time", err, errlen);
     int rc = -1;
     int64_t n = 0;
     if (cj < 0 || ct < 0 || cw < 0 || cst < 0 || cs < 0 || ce < 0) goto out;
@@ -298,7 +312,8 @@ static int read_instances(gp_cluster_report *r, pai_ctx *x, const char *dir, cha
         u.start_s = start;
         u.end_s = end;
         u.failed = !strcmp(status, "Failed");
-        u.never_ran = u.failed && u.alloc_gpus > 0 && (u.used_gpus < 0 || u.used_gpus < 0.01 * u.alloc_gpus);
+        u.never_ran =
+            u.failed && u.alloc_gpus > 0 && (u.used_gpus < 0 || u.used_gpus < 0.01 * u.alloc_gpus);
         if (gp_cl_add_unit(r, &u) != 0) goto oom;
     }
     if (rc == 0) gp_cl_table_count(r, "pai_instance_table", n);
@@ -329,7 +344,8 @@ static int read_machines(gp_cluster_report *r, const char *dir, char *err, size_
         }
         if (g <= 0) continue;
         r->capacity_gpus += g;
-        int32_t id = gp_cl_intern(&r->cap_model_names, gp_csv_field(c, ct), gp_csv_field_len(c, ct));
+        int32_t id =
+            gp_cl_intern(&r->cap_model_names, gp_csv_field(c, ct), gp_csv_field_len(c, ct));
         if (id >= 0 && id < 64) r->cap_model_gpus[id] += g;
     }
     if (rc == 0) gp_cl_table_count(r, "pai_machine_spec", n);
@@ -354,7 +370,8 @@ int gp_cl_read_pai2020(gp_cluster_report *r, const char *dir, char *err, size_t 
     for (size_t i = 0; i < x.n_jobs; i++) {
         const job_t *j = &x.jobs[i];
         if (j->first_start_s >= 0)
-            gp_cl_add_wait(r, j->gpus, j->type >= 0 ? x.names.s[j->type] : "", j->submit_s, j->first_start_s);
+            gp_cl_add_wait(r, j->gpus, j->type >= 0 ? x.names.s[j->type] : "", j->submit_s,
+                           j->first_start_s);
         else
             gp_cl_add_never_ran(r, j->gpus);
     }
@@ -363,7 +380,8 @@ int gp_cl_read_pai2020(gp_cluster_report *r, const char *dir, char *err, size_t 
     if ((k = read_instances(r, &x, dir, err, errlen)) < 0) goto fail;
     any |= k;
     if (!any) {
-        snprintf(err, errlen, "%s: no PAI 2020 table (pai_*_table.csv, pai_machine_spec.csv) found", dir);
+        snprintf(err, errlen, "%s: no PAI 2020 table (pai_*_table.csv, pai_machine_spec.csv) found",
+                 dir);
         goto fail;
     }
     goto done;

@@ -40,7 +40,7 @@ static double parse_time(const char *s, size_t n) {
 typedef struct {
     gp_cluster_report *r;
     int depth;
-    char key[32];     /* last key at the current depth */
+    char key[32]; /* last key at the current depth */
     int in_attempts, in_detail, in_gpus;
     char status[16], vc[64], user[64];
     double submitted;
@@ -82,8 +82,8 @@ static void job_emit(philly_ctx *x) {
 static int cb_start_map(void *c) {
     philly_ctx *x = c;
     x->depth++;
-    if (x->depth == 2) job_reset(x);
-    if (x->depth == 3 && x->in_attempts && x->n_att < MAX_ATT) {
+    if (x->depth == 1) job_reset(x);
+    if (x->depth == 2 && x->in_attempts && x->n_att < MAX_ATT) {
         x->att_start[x->n_att] = x->att_end[x->n_att] = -1;
         x->att_gpus[x->n_att] = 0;
         x->n_att++;
@@ -92,7 +92,7 @@ static int cb_start_map(void *c) {
 }
 static int cb_end_map(void *c) {
     philly_ctx *x = c;
-    if (x->depth == 2) job_emit(x);
+    if (x->depth == 1) job_emit(x);
     x->depth--;
     return 1;
 }
@@ -103,32 +103,41 @@ static int cb_key(void *c, const unsigned char *k, size_t n) {
 }
 static int cb_start_array(void *c) {
     philly_ctx *x = c;
-    if (x->depth == 2 && !strcmp(x->key, "attempts")) x->in_attempts = 1;
-    if (x->depth == 3 && !strcmp(x->key, "detail")) x->in_detail = 1;
-    if (x->depth == 4 && !strcmp(x->key, "gpus")) x->in_gpus = 1;
+    if (x->depth == 1 && !strcmp(x->key, "attempts")) x->in_attempts = 1;
+    if (x->depth == 2 && !strcmp(x->key, "detail")) x->in_detail = 1;
+    if (x->depth == 3 && !strcmp(x->key, "gpus")) x->in_gpus = 1;
     return 1;
 }
 static int cb_end_array(void *c) {
     philly_ctx *x = c;
-    if (x->in_gpus && x->depth == 4) x->in_gpus = 0;
-    else if (x->in_detail && x->depth == 3) x->in_detail = 0;
-    else if (x->in_attempts && x->depth == 2) x->in_attempts = 0;
+    if (x->in_gpus && x->depth == 3)
+        x->in_gpus = 0;
+    else if (x->in_detail && x->depth == 2)
+        x->in_detail = 0;
+    else if (x->in_attempts && x->depth == 1)
+        x->in_attempts = 0;
     return 1;
 }
 static int cb_string(void *c, const unsigned char *s, size_t n) {
     philly_ctx *x = c;
-    if (x->in_gpus && x->depth == 4) {
+    if (x->in_gpus && x->depth == 3) {
         if (x->n_att) x->att_gpus[x->n_att - 1]++;
         return 1;
     }
-    if (x->depth == 2) {
-        if (!strcmp(x->key, "status")) snprintf(x->status, sizeof x->status, "%.*s", (int)n, (const char *)s);
-        else if (!strcmp(x->key, "vc")) snprintf(x->vc, sizeof x->vc, "%.*s", (int)n, (const char *)s);
-        else if (!strcmp(x->key, "user")) snprintf(x->user, sizeof x->user, "%.*s", (int)n, (const char *)s);
-        else if (!strcmp(x->key, "submitted_time")) x->submitted = parse_time((const char *)s, n);
-    } else if (x->depth == 3 && x->in_attempts && x->n_att) {
-        if (!strcmp(x->key, "start_time")) x->att_start[x->n_att - 1] = parse_time((const char *)s, n);
-        else if (!strcmp(x->key, "end_time")) x->att_end[x->n_att - 1] = parse_time((const char *)s, n);
+    if (x->depth == 1) {
+        if (!strcmp(x->key, "status"))
+            snprintf(x->status, sizeof x->status, "%.*s", (int)n, (const char *)s);
+        else if (!strcmp(x->key, "vc"))
+            snprintf(x->vc, sizeof x->vc, "%.*s", (int)n, (const char *)s);
+        else if (!strcmp(x->key, "user"))
+            snprintf(x->user, sizeof x->user, "%.*s", (int)n, (const char *)s);
+        else if (!strcmp(x->key, "submitted_time"))
+            x->submitted = parse_time((const char *)s, n);
+    } else if (x->depth == 2 && x->in_attempts && x->n_att) {
+        if (!strcmp(x->key, "start_time"))
+            x->att_start[x->n_att - 1] = parse_time((const char *)s, n);
+        else if (!strcmp(x->key, "end_time"))
+            x->att_end[x->n_att - 1] = parse_time((const char *)s, n);
     }
     return 1;
 }
@@ -148,8 +157,9 @@ static int cb_number(void *c, const char *s, size_t n) {
     return 1;
 }
 
-static const yajl_callbacks philly_cb = {cb_null, cb_bool, NULL, NULL, cb_number, cb_string, cb_start_map,
-                                         cb_key,  cb_end_map, cb_start_array, cb_end_array};
+static const yajl_callbacks philly_cb = {cb_null,    cb_bool,        NULL,         NULL,
+                                         cb_number,  cb_string,      cb_start_map, cb_key,
+                                         cb_end_map, cb_start_array, cb_end_array};
 
 static int read_philly_jobs(gp_cluster_report *r, const char *path, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
@@ -171,22 +181,28 @@ static int read_philly_jobs(gp_cluster_report *r, const char *path, char *err, s
         if (st != yajl_status_ok) {
             size_t used = yajl_get_bytes_consumed(h);
             for (size_t i = 0; i < used && i < n; i++) {
-                if (buf[i] == '\n') line++, col = 1;
-                else col++;
+                if (buf[i] == '\n')
+                    line++, col = 1;
+                else
+                    col++;
             }
             unsigned char *msg = yajl_get_error(h, 0, buf, n);
-            snprintf(err, errlen, "%s:%lld:%lld: %s", path, (long long)line, (long long)col, (const char *)msg);
+            snprintf(err, errlen, "%s:%lld:%lld: %s", path, (long long)line, (long long)col,
+                     (const char *)msg);
             yajl_free_error(h, msg);
             rc = -1;
             break;
         }
         for (size_t i = 0; i < n; i++) {
-            if (buf[i] == '\n') line++, col = 1;
-            else col++;
+            if (buf[i] == '\n')
+                line++, col = 1;
+            else
+                col++;
         }
     }
     if (rc == 0 && yajl_complete_parse(h) != yajl_status_ok) {
-        snprintf(err, errlen, "%s:%lld:%lld: JSON ends early", path, (long long)line, (long long)col);
+        snprintf(err, errlen, "%s:%lld:%lld: JSON ends early", path, (long long)line,
+                 (long long)col);
         rc = -1;
     }
     yajl_free(h);
@@ -286,7 +302,8 @@ int gp_cl_read_helios(gp_cluster_report *r, const char *path, char *err, size_t 
         return -1;
     }
     gp_csv_take_header(c);
-    const char *need[] = {"user", "vc", "gpu_num", "state", "submit_time", "start_time", "end_time"};
+    const char *need[] = {"user",        "vc",         "gpu_num", "state",
+                          "submit_time", "start_time", "end_time"};
     int ci[7];
     for (int i = 0; i < 7; i++)
         if ((ci[i] = gp_csv_find(c, need[i])) < 0) {
@@ -317,7 +334,8 @@ int gp_cl_read_helios(gp_cluster_report *r, const char *path, char *err, size_t 
         u.used_gpus = -1;
         u.start_s = start;
         u.end_s = end;
-        u.failed = !strcmp(state, "FAILED") || !strcmp(state, "NODE_FAIL") || !strcmp(state, "TIMEOUT");
+        u.failed =
+            !strcmp(state, "FAILED") || !strcmp(state, "NODE_FAIL") || !strcmp(state, "TIMEOUT");
         if (gp_cl_add_unit(r, &u) != 0) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
@@ -333,15 +351,20 @@ int gp_cl_read_helios(gp_cluster_report *r, const char *path, char *err, size_t 
     return rc;
 }
 
-int gp_cl_read(gp_cluster_report *r, const char *format, const char *path, char *err, size_t errlen) {
-    if (!strcmp(format, "pai2020") || !strcmp(format, "pai")) return gp_cl_read_pai2020(r, path, err, errlen);
-    if (!strcmp(format, "openb2023") || !strcmp(format, "openb")) return gp_cl_read_openb2023(r, path, err, errlen);
+int gp_cl_read(gp_cluster_report *r, const char *format, const char *path, char *err,
+               size_t errlen) {
+    if (!strcmp(format, "pai2020") || !strcmp(format, "pai"))
+        return gp_cl_read_pai2020(r, path, err, errlen);
+    if (!strcmp(format, "openb2023") || !strcmp(format, "openb"))
+        return gp_cl_read_openb2023(r, path, err, errlen);
     if (!strcmp(format, "genai2026") || !strcmp(format, "genai")) {
         r->series.bin_s = 600;
         return gp_cl_read_genai2026(r, path, err, errlen);
     }
     if (!strcmp(format, "philly")) return gp_cl_read_philly(r, path, err, errlen);
     if (!strcmp(format, "helios")) return gp_cl_read_helios(r, path, err, errlen);
-    snprintf(err, errlen, "unknown cluster trace format '%s' (pai2020, openb2023, genai2026, philly, helios)", format);
+    snprintf(err, errlen,
+             "unknown cluster trace format '%s' (pai2020, openb2023, genai2026, philly, helios)",
+             format);
     return -1;
 }

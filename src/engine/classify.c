@@ -73,15 +73,20 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     /* not_ready: allocated until first progress */
     if (f->not_ready_s >= gp_th(GP_TH_NOT_READY_MIN_S) && f->wall_s > 0 &&
         f->not_ready_s / f->wall_s >= gp_th(GP_TH_NOT_READY_SHARE)) {
-        int never = f->ready_ns < 0;
+        int never = f->activity_only ? f->first_active_ns < 0 : f->ready_ns < 0;
         if ((x = add(out, cap, &n, GP_FC_NOT_READY, job_id, f, f->not_ready_s * f->n_gpus,
                      0.9))) {
-            ev(x, GP_TH_NOT_READY_MIN_S, f->not_ready_s, "events");
-            ev(x, GP_TH_NOT_READY_SHARE, f->not_ready_s / f->wall_s, "events");
-            x->t1_ns = never ? f->t1_ns : f->ready_ns;
+            const char *src = f->activity_only ? tel_src(f) : "events";
+            ev(x, GP_TH_NOT_READY_MIN_S, f->not_ready_s, src);
+            ev(x, GP_TH_NOT_READY_SHARE, f->not_ready_s / f->wall_s, src);
+            x->t0_ns = f->first_alloc_ns >= 0 ? f->first_alloc_ns : f->t0_ns;
+            x->t1_ns = never ? f->t1_ns : f->activity_only ? f->first_active_ns : f->ready_ns;
             snprintf(x->summary, sizeof x->summary,
-                     "%s held %d GPU(s) for %.0f s before its first step or request%s.", job_id,
-                     f->n_gpus, f->not_ready_s, never ? " (it never became ready)" : "");
+                     "%s held %d GPU(s) for %.0f s before its first %s%s.", job_id, f->n_gpus,
+                     f->not_ready_s,
+                     f->activity_only ? "GPU activity (activity-only estimate)"
+                                      : "step or request",
+                     never ? " (it never became ready)" : "");
             snprintf(x->recommendation, sizeof x->recommendation,
                      "Stage data sets, container images and model weights before the GPUs are "
                      "allocated (prefetch to local disk, pre-pulled images); use readiness-aware "
@@ -91,7 +96,9 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         explained = 1;
     }
 
-    /* idle_allocated / harvestable */
+    /* idle_allocated / harvestable. A job that makes progress and still leaves its GPUs
+     * idle is judged by its utilization profile (under_batched, memory_capacity) unless
+     * the idle time comes in gaps long enough to lend out, or whole GPUs sit unused. */
     if (f->idle_share >= 0) {
         double idle = f->idle_gpu_s;
         int progress = f->has_steps || f->has_requests;
@@ -109,9 +116,9 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                          "down between bursts (scale-to-zero, fewer replicas off-peak).");
             }
             explained = 1;
-        } else if (f->idle_share >= gp_th(GP_TH_IDLE_SHARE) ||
+        } else if ((!progress && f->idle_share >= gp_th(GP_TH_IDLE_SHARE)) ||
                    (f->n_idle_devices > 0 && f->n_gpus > 1)) {
-            double w = idle;
+            double w = progress ? idle * f->n_idle_devices / f->n_gpus : idle;
             if ((x = add(out, cap, &n, GP_FC_IDLE_ALLOCATED, job_id, f, w,
                          progress ? 0.8 : 0.6))) {
                 ev(x, GP_TH_IDLE_SHARE, f->idle_share, tel_src(f));
@@ -171,13 +178,15 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     /* communication_bound */
     int comm = f->comm_share >= gp_th(GP_TH_COMM_SHARE) ||
                (f->interconnect_peak_share >= gp_th(GP_TH_NVLINK_PEAK_SHARE) && f->n_gpus > 1 &&
-                f->sm_active.n && f->sm_active.mean < gp_th(GP_TH_SM_ACTIVE_LOW));
+                (!f->sm_active.n || f->sm_active.mean < gp_th(GP_TH_SM_ACTIVE_HIGH)));
     if (comm) {
-        double share = f->comm_share >= 0 ? f->comm_share
-                                          : (f->sm_active.n ? 1 - f->sm_active.mean : 0.2);
+        double share = f->comm_share >= gp_th(GP_TH_COMM_SHARE) ? f->comm_share
+                                                                : f->interconnect_peak_share;
+        if (share > 1) share = 1;
         if ((x = add(out, cap, &n, GP_FC_COMMUNICATION_BOUND, job_id, f, share * A,
-                     f->comm_share >= 0 ? 0.85 : 0.6))) {
-            if (f->comm_share >= 0) ev(x, GP_TH_COMM_SHARE, f->comm_share, "events");
+                     f->comm_share >= gp_th(GP_TH_COMM_SHARE) ? 0.85 : 0.65))) {
+            if (f->comm_share >= gp_th(GP_TH_COMM_SHARE))
+                ev(x, GP_TH_COMM_SHARE, f->comm_share, "events");
             if (f->interconnect_peak_share >= 0)
                 ev(x, GP_TH_NVLINK_PEAK_SHARE, f->interconnect_peak_share, tel_src(f));
             if (f->sm_active.n) ev(x, GP_TH_SM_ACTIVE_LOW, f->sm_active.mean, tel_src(f));
@@ -279,7 +288,32 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     double util = util_of(f);
     double mem = f->mem_frac.n ? f->mem_frac.mean : -1;
     int profile_done = 0;
-    if (!explained && util >= 0 && util <= gp_th(GP_TH_UNDER_UTIL) && mem >= 0) {
+    if (!explained && f->sm_active.n && util > 0) {
+        double sm = f->sm_active.mean;
+        double dram = f->dram_active.n ? f->dram_active.mean : 0;
+        if (sm < gp_th(GP_TH_SM_ACTIVE_LOW) && sm / util < 0.5 &&
+            dram < gp_th(GP_TH_DRAM_ACTIVE_HIGH) &&
+            (f->idle_share < 0 || f->idle_share < gp_th(GP_TH_IDLE_SHARE)) &&
+            (f->interconnect_peak_share < gp_th(GP_TH_NVLINK_PEAK_SHARE))) {
+            if ((x = add(out, cap, &n, GP_FC_HOST_BOUND, job_id, f,
+                         A * (1 - sm / gp_th(GP_TH_SM_ACTIVE_HIGH)) * 0.5, 0.7))) {
+                ev(x, GP_TH_SM_ACTIVE_LOW, sm, "dcgm-profiling");
+                gp_finding_add_evidence(x, "sm_active_per_busy", sm / util, "<", 0.5,
+                                        "dcgm-profiling+nvml");
+                snprintf(x->summary, sizeof x->summary,
+                         "%s keeps a kernel running %.0f%% of the time but its SMs are active "
+                         "only %.0f%%: many small kernels and launch overhead.",
+                         job_id, 100 * util, 100 * sm);
+                snprintf(x->recommendation, sizeof x->recommendation,
+                         "Cut launch overhead: CUDA graphs (torch.compile "
+                         "mode=reduce-overhead), fuse small ops (torch.compile, fused "
+                         "optimizers), raise the batch, and remove host syncs (.item(), .cpu(), "
+                         "printing tensors) from the training loop.");
+            }
+            profile_done = 1;
+        }
+    }
+    if (!explained && !profile_done && util >= 0 && util <= gp_th(GP_TH_UNDER_UTIL) && mem >= 0) {
         if (mem > gp_th(GP_TH_CAPACITY_MEM)) {
             if ((x = add(out, cap, &n, GP_FC_MEMORY_CAPACITY, job_id, f, (1 - util) * A * 0.5,
                          0.7))) {
@@ -333,20 +367,6 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                          "Do more work per byte read: larger decode batch (more concurrent "
                          "requests), KV-cache quantization (FP8), paged or flash attention, "
                          "speculative decoding, fused kernels, or weight quantization.");
-            }
-        } else if (util >= gp_th(GP_TH_GPU_UTIL_BUSY) && sm < gp_th(GP_TH_SM_ACTIVE_LOW)) {
-            if ((x = add(out, cap, &n, GP_FC_HOST_BOUND, job_id, f,
-                         A * (gp_th(GP_TH_SM_ACTIVE_HIGH) - sm), 0.7))) {
-                ev(x, GP_TH_SM_ACTIVE_LOW, sm, "dcgm-profiling");
-                ev(x, GP_TH_GPU_UTIL_BUSY, util, "nvml");
-                snprintf(x->summary, sizeof x->summary,
-                         "%s launches kernels that keep the GPU 'busy' %.0f%% of the time but "
-                         "its SMs active only %.0f%%: small kernels and launch overhead.",
-                         job_id, 100 * util, 100 * sm);
-                snprintf(x->recommendation, sizeof x->recommendation,
-                         "Cut launch overhead: CUDA graphs (torch.compile mode=reduce-overhead), "
-                         "fuse small ops (torch.compile, custom fused kernels), raise the batch, "
-                         "and remove host syncs (.item(), .cpu(), print of tensors) in the loop.");
             }
         } else if (sm >= gp_th(GP_TH_SM_ACTIVE_HIGH) ||
                    (tens >= gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY) &&

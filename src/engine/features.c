@@ -174,7 +174,26 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     double thr_s = 0, thr_known = 0, idle_s = 0, act_known = 0;
     double pcie = 0, nvl = 0, pk_pcie = 0, pk_nvl = 0, energy = 0;
     int pcie_known = 0, nvl_known = 0, energy_known = 0, ndev = 0;
+    /* first activity: kernels running or memory held (a process has the GPU) */
+    f->first_active_ns = -1;
+    for (size_t i = 0; i < m; i++) {
+        const gp_sample *x = s[i];
+        if (x->ts_ns <= f->t0_ns || x->ts_ns > f->t1_ns) continue;
+        if (alloc_overlap(in, x->uuid, x->ts_ns - 1, x->ts_ns, f->t1_ns) <= 0) continue;
+        double act = gp_has(x->valid, GP_F_GPU_UTIL)    ? x->gpu_util
+                     : gp_has(x->valid, GP_F_SM_ACTIVE) ? x->sm_active
+                                                        : -1;
+        double memf = gp_has(x->valid, GP_F_MEM_USED) && gp_has(x->valid, GP_F_MEM_TOTAL) &&
+                              x->mem_total_bytes
+                          ? (double)x->mem_used_bytes / (double)x->mem_total_bytes
+                          : -1;
+        if (act >= gp_th(GP_TH_IDLE_UTIL) || memf >= 0.05)
+            if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
+                f->first_active_ns = x->ts_ns;
+    }
     int64_t after = f->ready_ns >= 0 ? f->ready_ns : f->t0_ns;
+    if (!f->has_steps && !f->has_requests) /* activity only: from the first activity */
+        after = f->first_active_ns >= 0 ? f->first_active_ns : INT64_MAX;
     int rc = 0;
     for (size_t i = 0; i < m;) {
         size_t j = i;
@@ -222,7 +241,15 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
                 rc |= acc_add(&a[6], x->power_w / sp->tdp_w, w);
             if (gp_has(v, GP_F_THROTTLE)) {
                 thr_known += w;
-                if (x->throttle_reasons & SLOWDOWN_MASK) thr_s += w;
+                /* hardware and thermal slowdown always count; the SW power cap only
+                 * when it pulls the clock 15% or more under its maximum (at TDP the
+                 * cap flickers on busy GPUs without costing much) */
+                uint64_t tr = x->throttle_reasons;
+                int slow = (tr & (SLOWDOWN_MASK & ~0x4ull)) != 0;
+                if (!slow && (tr & 0x4) && gp_has(v, GP_F_SM_CLOCK) && sp &&
+                    sp->max_sm_clock_mhz > 0 && x->sm_clock_mhz < 0.85 * sp->max_sm_clock_mhz)
+                    slow = 1;
+                if (slow) thr_s += w;
             }
             if (gp_has(v, GP_F_XID) && x->xid > 0) {
                 f->xid_count++;
@@ -299,6 +326,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     f->interconnect_peak_share = sh;
     f->energy_j = energy_known ? energy : -1;
     (void)ndev;
+    f->n_samples_seen = (int)m;
     free(s);
     return rc ? -1 : 0;
 }
@@ -418,7 +446,18 @@ static int events(const gp_job_input *in, gp_features *f) {
         case GP_EV_REQUEST: {
             f->has_requests = 1;
             f->n_req++;
-            if (ready < 0 || x->ts_ns < ready) ready = x->ts_ns;
+            {
+                /* a server is ready when it first serves; a first request that waited
+                 * long for its first token arrived before the server was ready */
+                int64_t cand = x->arrival_ns >= 0 ? x->arrival_ns : x->ts_ns;
+                int delayed = x->first_token_ns >= 0 && x->arrival_ns >= 0 &&
+                              x->first_token_ns - x->arrival_ns > 30LL * 1000000000LL;
+                if (delayed) cand = x->first_token_ns;
+                if (ready < 0 || cand < ready) {
+                    ready = cand;
+                    f->first_request_delayed = delayed;
+                }
+            }
             if (x->ok) f->n_req_ok++;
             int good = req_good(x, &in->slo);
             if (good) f->n_req_good++;
@@ -586,6 +625,15 @@ int gp_features_compute(const gp_job_input *in, gp_features *f, char *err, size_
     if (f->useful_gpu_s >= 0 && f->tokens_out > 0)
         f->useful_gpu_s = f->alloc_gpu_s * f->good_tokens / f->tokens_out;
     f->activity_only = !f->has_steps && !f->has_requests;
+    /* a server whose first request was served promptly was ready before it arrived: no
+     * demand is not "not ready". It was ready once it held the GPU (weights loaded). */
+    if (f->has_requests && !f->has_steps && !f->first_request_delayed &&
+        f->first_active_ns >= 0 && f->first_alloc_ns >= 0 && f->first_active_ns < f->ready_ns)
+        f->not_ready_s = (double)(f->first_active_ns - f->first_alloc_ns) / NS;
+    if (f->activity_only && f->first_alloc_ns >= 0 && (f->n_samples_seen > 0))
+        f->not_ready_s = (double)((f->first_active_ns >= 0 ? f->first_active_ns : f->t1_ns) -
+                                  f->first_alloc_ns) /
+                         NS;
     return 0;
 }
 

@@ -46,6 +46,8 @@ typedef struct gp_features {
     int n_gpus;
     double alloc_gpu_s, wall_s;
     int has_events, has_steps, has_requests, activity_only;
+    int n_samples_seen; /* device samples of the job's GPUs in the window */
+    int first_request_delayed; /* inference: the first request waited > 30 s for a token */
 
     gp_stat gpu_util, sm_active, sm_occupancy, tensor_active, dram_active, mem_frac, power_frac;
     double throttle_share; /* share of sampled time with a slowdown clock reason; <0 unknown */
@@ -63,6 +65,7 @@ typedef struct gp_features {
 
     /* lifecycle */
     int64_t first_alloc_ns, ready_ns; /* ready < 0: no progress seen */
+    int64_t first_active_ns; /* first sample with kernels or memory in use; < 0 never */
     double not_ready_s;               /* < 0 unknown */
     double queue_wait_s;              /* < 0 unknown */
 

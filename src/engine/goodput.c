@@ -302,14 +302,23 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
                 out->good_tokens += tok;
             }
         }
-    } else if (n_phase > 0) {
-        out->kind = GP_JK_NEVER_READY;
     } else {
-        out->kind = in->n_act > 0 ? GP_JK_ACTIVITY_ONLY : GP_JK_UNKNOWN;
+        /* No progress events: readiness is the first kernel activity (issue: attribution).
+         * A job that never ran a kernel never became ready; one that did gets an
+         * activity-only estimate with goodput unknown. */
+        double thr = in->idle_util > 0 ? in->idle_util : 0.05;
+        for (size_t i = 0; i < in->n_act && ready < 0; i++) {
+            int64_t s0 = in->act[i].ts_ns - in->act[i].dur_ns;
+            if (in->act[i].util >= thr && in->act[i].ts_ns > out->first_alloc_ns && s0 < T1)
+                ready = s0 > out->first_alloc_ns ? s0 : out->first_alloc_ns;
+        }
+        if (ready >= 0) out->kind = GP_JK_ACTIVITY_ONLY;
+        else if (n_phase > 0 || in->n_act > 0) out->kind = GP_JK_NEVER_READY;
+        else out->kind = GP_JK_UNKNOWN;
     }
     out->ready_ns = ready;
 
-    if (out->kind == GP_JK_TRAINING || out->kind == GP_JK_INFERENCE || out->kind == GP_JK_NEVER_READY) {
+    if (out->kind != GP_JK_UNKNOWN) {
         int64_t nr_end = ready >= 0 ? ready : T1;
         if (out->first_alloc_ns >= 0) add_interval(&E, out->first_alloc_ns, nr_end, L_NOT_READY);
         if (out->kind == GP_JK_INFERENCE && ready >= 0)
@@ -348,7 +357,7 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             busy += util * gpu_s;
             busy_known = 1;
         }
-        if (label >= 0 && out->kind != GP_JK_ACTIVITY_ONLY) {
+        if (label >= 0) {
             out->bucket_gpu_s[label_bucket[label]] += gpu_s;
         } else if (util >= 0) {
             out->bucket_gpu_s[GP_B_IDLE_ALLOCATED] += gpu_s * idle_frac;

@@ -13,8 +13,10 @@
  * and the next start longer than max(1 s, the median step) is not productive.
  * Inference: after readiness, GPU-seconds split by good tokens / all tokens (a request is
  * good when it meets every SLO set); the rest is "other" (SLO misses).
- * A job that reported no progress-bearing events gets an activity-only estimate: goodput
- * unknown (< 0), busy vs idle shares only. */
+ * A job that reported no progress-bearing events is ready at its first kernel activity
+ * (gpu_util >= idle_util): before it, not_ready; after it, an activity-only estimate
+ * (idle_allocated vs other) with goodput unknown (< 0). One that never ran a kernel is
+ * never-ready: all of its time is not_ready. */
 #ifndef GP_ENGINE_GOODPUT_H
 #define GP_ENGINE_GOODPUT_H
 
@@ -42,8 +44,8 @@ typedef enum {
     GP_JK_UNKNOWN,       /* nothing known: no events, no activity */
     GP_JK_TRAINING,      /* step events */
     GP_JK_INFERENCE,     /* request events */
-    GP_JK_ACTIVITY_ONLY, /* no progress events: estimate from kernel activity */
-    GP_JK_NEVER_READY,   /* the job talked (hello/phases) but never progressed */
+    GP_JK_ACTIVITY_ONLY, /* no progress events, but kernels ran: estimate from activity */
+    GP_JK_NEVER_READY,   /* no progress events and no kernel activity */
 } gp_job_kind;
 
 /* SLOs in seconds; 0 = not set. */

@@ -46,8 +46,9 @@ static const gp_threshold table[GP_TH__COUNT] = {
     {GP_TH_COMM_SHARE, "comm_share", 0.15, ">=",
      "A sixth of step time waiting on collectives means communication is not overlapped.",
      "our judgement; NCCL/PyTorch DDP overlap guidance"},
-    {GP_TH_NVLINK_PEAK_SHARE, "interconnect_peak_share", 0.5, ">=",
-     "Interconnect busy at half its peak while SMs idle: the job waits on transfers.",
+    {GP_TH_NVLINK_PEAK_SHARE, "interconnect_peak_share", 0.25, ">=",
+     "NVLink/PCIe moving data at a quarter of peak on average, with SMs not saturated: "
+     "collectives run exposed at full link speed for a large part of each step.",
      "spec table peaks (datasheets); our bound"},
     {GP_TH_UNDER_UTIL, "under_util", 0.5, "<=",
      "Low-utilization DL jobs: GPU utilization at most 50%.",

@@ -687,6 +687,8 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
     } else if (!strcmp(k, "trace")) {
         if (strlen(v) >= sizeof j->trace) return perr(c, k, "path too long");
         snprintf(j->trace, sizeof j->trace, "%s", v);
+    } else if (!strcmp(k, "trace_optional")) {
+        if (parse_bool(v, &j->trace_optional) < 0) return perr(c, k, "expected yes or no");
     } else if (!strcmp(k, "trace_speed")) {
         if (parse_double(v, &j->trace_speed) < 0 || j->trace_speed <= 0)
             return perr(c, k, "expected a number > 0");

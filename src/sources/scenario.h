@@ -80,6 +80,7 @@ typedef struct gp_scenario_job {
     /* inference */
     double rate;          /* Poisson arrivals per second (when no trace) */
     char trace[512];      /* Azure LLM trace CSV (TIMESTAMP,ContextTokens,GeneratedTokens) */
+    int trace_optional;   /* 1: a missing trace falls back to Poisson arrivals at `rate` */
     double trace_speed;   /* trace time compression: 2 = twice as fast */
     double prompt_tokens; /* Poisson mode: mean prompt length */
     double output_tokens; /* Poisson mode: mean output length */

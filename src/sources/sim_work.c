@@ -249,7 +249,8 @@ static void train_step(gp_sim *s, sim_job *j) {
     }
     partial += ns_to_s(j->gen - t);
     t = j->gen;
-    if (!span(s, j, s_to_ns(compute), B_PRODUCTIVE, &pc, NULL, mem, 1)) {
+    int64_t compute_ns = s_to_ns(compute) > 0 ? s_to_ns(compute) : 1; /* time always moves */
+    if (!span(s, j, compute_ns, B_PRODUCTIVE, &pc, NULL, mem, 1)) {
         partial += ns_to_s(j->gen - t);
         {
             on_cut(s, j, partial);
@@ -423,6 +424,7 @@ static void infer_iter(gp_sim *s, sim_job *j) {
                    0,
                    0};
         int64_t t1 = t + s_to_ns(dur);
+        if (t1 <= t) t1 = t + 1;
         if (t1 > lim) {
             put(j, t, lim, B_PRODUCTIVE, &pp, mem, 1);
             finish(s, j);
@@ -579,8 +581,18 @@ int sim_work_init(gp_sim *s, sim_job *j, char *err, size_t errlen) {
             snprintf(err, errlen, "simulator: out of memory");
             return -1;
         }
-        if (c->trace[0] && load_trace(s, j, err, errlen) < 0) return -1;
-        if (!c->trace[0]) {
+        int poisson = !c->trace[0];
+        if (c->trace[0] && load_trace(s, j, err, errlen) < 0) {
+            if (!c->trace_optional) return -1;
+            poisson = 1; /* documented fallback: Poisson arrivals at `rate` */
+            free(j->arr_t);
+            free(j->arr_p);
+            free(j->arr_o);
+            j->arr_t = NULL;
+            j->arr_p = j->arr_o = NULL;
+            j->arr_n = 0;
+        }
+        if (poisson) {
             int64_t base =
                 c->start_ns + (c->ready_after_ns == GP_SCEN_NEVER ? 0 : c->ready_after_ns);
             double gap = -log(1 - sim_rng_u01(&j->rng)) / c->rate;
@@ -618,6 +630,7 @@ static void idle_iter(gp_sim *s, sim_job *j) {
     int64_t gap = c->burst_every_ns - c->burst_ns;
     if (gap < 1) gap = 1;
     gap = (int64_t)((double)gap * (0.5 + sim_rng_u01(&j->rng)));
+    if (gap < 1) gap = 1;
     if (!span(s, j, gap, B_IDLE, &P_IDLE, NULL, mem, 1)) {
         finish(s, j);
         return;

@@ -44,6 +44,15 @@ static const char *const migrations[] = {
     "  scope_id TEXT, t0_ns INTEGER, t1_ns INTEGER, wasted_gpu_s REAL, wasted_cost REAL,"
     "  confidence REAL, summary TEXT, recommendation TEXT, evidence_json TEXT);"
     "CREATE INDEX findings_job ON findings(job_id);",
+    /* 2: the fleet ledger's spool (src/fleet/ledger.c): rows waiting for PostgreSQL in
+     * order, one per key (a newer version replaces the waiting one), and a digest of the
+     * last version spooled per key so unchanged rows are not sent again. */
+    "CREATE TABLE ledger_spool ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, key TEXT NOT NULL,"
+    "  payload TEXT NOT NULL, UNIQUE (kind, key));"
+    "CREATE TABLE ledger_sent ("
+    "  kind TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL,"
+    "  PRIMARY KEY (kind, key)) WITHOUT ROWID;",
 };
 
 int gp_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

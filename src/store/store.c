@@ -79,6 +79,9 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
                  path);
         return -1;
     }
+    /* Memory statistics cost a mutex per allocation and nothing here reads them. This is
+     * process-wide configuration and only takes effect before SQLite initialises. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     gp_store *s = calloc(1, sizeof *s);
     if (!s) return -1;
     snprintf(s->path, sizeof s->path, "%s", path);
@@ -179,10 +182,10 @@ static void bind_d_known(sqlite3_stmt *st, int i, double v, int known) {
     else sqlite3_bind_null(st, i);
 }
 
+/* Every parameter is bound on each use (NULL for unknown), so bindings need no clearing. */
 static int run(gp_store *s, sqlite3_stmt *st) {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
     (void)s;
     return rc == SQLITE_DONE ? 0 : -1;
 }

@@ -12,7 +12,9 @@
 #include "traces/trace.h"
 
 /* ---- numpy's introsort argsort (npysort/quicksort.cpp), NaN sorted last ---- */
-static int np_less(double a, double b) { return a < b || (b != b && a == a); }
+static int np_less(double a, double b) {
+    return a < b || (b != b && a == a);
+}
 
 static void np_aheapsort(const double *v, size_t *tosort, size_t n) {
     size_t *a = tosort - 1, i, j, l, tmp;
@@ -54,13 +56,15 @@ static void np_aheapsort(const double *v, size_t *tosort, size_t n) {
     } while (0)
 
 void gp_np_argsort(const double *v, size_t *tosort, size_t num) {
-    for (size_t i = 0; i < num; i++) tosort[i] = i;
+    for (size_t i = 0; i < num; i++)
+        tosort[i] = i;
     if (num < 2) return;
     size_t *pl = tosort, *pr = tosort + num - 1;
     size_t *stack[128], **sptr = stack;
     int depth[128], *psdepth = depth;
     int cdepth = 0;
-    for (size_t u = num; u >>= 1;) cdepth++;
+    for (size_t u = num; u >>= 1;)
+        cdepth++;
     cdepth *= 2;
     for (;;) {
         if (cdepth < 0) {
@@ -77,9 +81,11 @@ void gp_np_argsort(const double *v, size_t *tosort, size_t num) {
             pj = pr - 1;
             SWAPI(*pm, *pj);
             for (;;) {
-                do ++pi;
+                do
+                    ++pi;
                 while (np_less(v[*pi], vp));
-                do --pj;
+                do
+                    --pj;
                 while (np_less(vp, v[*pj]));
                 if (pi >= pj) break;
                 SWAPI(*pi, *pj);
@@ -101,7 +107,8 @@ void gp_np_argsort(const double *v, size_t *tosort, size_t num) {
             size_t vi = *pi;
             double vp = v[vi];
             size_t *pj = pi, *pk = pi - 1;
-            while (pj > pl && np_less(vp, v[*pk])) *pj-- = *pk--;
+            while (pj > pl && np_less(vp, v[*pk]))
+                *pj-- = *pk--;
             *pj = vi;
         }
     stack_pop:
@@ -113,33 +120,40 @@ void gp_np_argsort(const double *v, size_t *tosort, size_t num) {
 }
 
 /* ---- kernel classes ---- */
-static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+static int starts(const char *s, const char *p) {
+    return strncmp(s, p, strlen(p)) == 0;
+}
 
 int gp_kernel_type(const char *n) {
     if (starts(n, "nccl") || starts(n, "hip") || starts(n, "hccl") || strstr(n, "ncclKernel"))
         return GP_KT_COMMUNICATION;
-    if (starts(n, "Memcpy") || starts(n, "Memset") || starts(n, "hipMemcpy") || starts(n, "hipMemset") ||
-        starts(n, "dma"))
+    if (starts(n, "Memcpy") || starts(n, "Memset") || starts(n, "hipMemcpy") ||
+        starts(n, "hipMemset") || starts(n, "dma"))
         return GP_KT_MEMORY;
     /* the patterns use '.', which stops at a newline */
     size_t first_line = strcspn(n, "\n");
     char *line = strndup(n, first_line);
     if (!line) abort();
-    int noncomp = starts(n, "nccl") || strstr(line, "Memcpy") || strstr(line, "Memset") || strstr(line, "dma") ||
-                  strstr(line, "Sync") || starts(n, "Stream Wait Event") ||
-                  (starts(n, "cuda") && strstr(line + 4, "LaunchKernel")) || starts(n, "runFunction") ||
-                  starts(n, "hip") || starts(n, "job_exe") || starts(n, "packet") || starts(n, "pe_exe") ||
-                  starts(n, "cpum_exe_subgraph") || starts(n, "hccl") || starts(n, "collective_subgraph_execution");
+    int noncomp = starts(n, "nccl") || strstr(line, "Memcpy") || strstr(line, "Memset") ||
+                  strstr(line, "dma") || strstr(line, "Sync") || starts(n, "Stream Wait Event") ||
+                  (starts(n, "cuda") && strstr(line + 4, "LaunchKernel")) ||
+                  starts(n, "runFunction") || starts(n, "hip") || starts(n, "job_exe") ||
+                  starts(n, "packet") || starts(n, "pe_exe") || starts(n, "cpum_exe_subgraph") ||
+                  starts(n, "hccl") || starts(n, "collective_subgraph_execution");
     free(line);
     return noncomp ? GP_KT_OTHER : GP_KT_COMPUTATION;
 }
 
 const char *gp_kernel_type_name(int kt) {
     switch (kt) {
-    case GP_KT_COMPUTATION: return "COMPUTATION";
-    case GP_KT_COMMUNICATION: return "COMMUNICATION";
-    case GP_KT_MEMORY: return "MEMORY";
-    default: return "OTHER";
+    case GP_KT_COMPUTATION:
+        return "COMPUTATION";
+    case GP_KT_COMMUNICATION:
+        return "COMMUNICATION";
+    case GP_KT_MEMORY:
+        return "MEMORY";
+    default:
+        return "OTHER";
     }
 }
 
@@ -180,7 +194,9 @@ static cslot *cmap_get(cmap *m, int64_t key, int create) {
     }
 }
 
-static int is_step_name(const char *nm) { return starts(nm, "ProfilerStep#") && nm[13] >= '0' && nm[13] <= '9'; }
+static int is_step_name(const char *nm) {
+    return starts(nm, "ProfilerStep#") && nm[13] >= '0' && nm[13] <= '9';
+}
 
 size_t gp_trace_distinct_steps(gp_trace_rank *const *ranks, size_t n) {
     size_t cap = 64, cnt = 0;
@@ -223,7 +239,8 @@ void gp_trace_prepare(gp_trace_rank *r, int filter) {
     int64_t total = (int64_t)(r->gpu.n + r->cpu.n);
     cmap m = {0};
     m.cap = 64;
-    while ((int64_t)m.cap < total * 2 + 64) m.cap *= 2;
+    while ((int64_t)m.cap < total * 2 + 64)
+        m.cap *= 2;
     m.s = calloc(m.cap, sizeof *m.s);
     if (!m.s) abort();
     if (r->n_cpu_side == 0) filter = 0; /* HTA leaves a rank without CPU events alone */
@@ -358,7 +375,8 @@ static size_t merge_ivls(ivl *v, size_t n) {
 static double ivl_len(const ivl *v, size_t n) {
     /* per interval: absolute timestamps (~1e15 µs) would lose bits in a running sum */
     double t = 0;
-    for (size_t i = 0; i < n; i++) t += v[i].end - v[i].ts;
+    for (size_t i = 0; i < n; i++)
+        t += v[i].end - v[i].ts;
     return t;
 }
 
@@ -391,7 +409,8 @@ static double quantile_sorted(const double *v, size_t n, double q) {
     return t >= 0.5 ? b - d * (1 - t) : a + d * t;
 }
 
-static void stats(const double *v, size_t n, double *sum, double *mx, double *mn, double *mean, double *sd) {
+static void stats(const double *v, size_t n, double *sum, double *mx, double *mn, double *mean,
+                  double *sd) {
     double s = 0, hi = -INFINITY, lo = INFINITY;
     for (size_t i = 0; i < n; i++) {
         s += v[i];
@@ -399,7 +418,8 @@ static void stats(const double *v, size_t n, double *sum, double *mx, double *mn
         lo = fmin(lo, v[i]);
     }
     double m = n ? s / (double)n : NAN, ss = 0;
-    for (size_t i = 0; i < n; i++) ss += (v[i] - m) * (v[i] - m);
+    for (size_t i = 0; i < n; i++)
+        ss += (v[i] - m) * (v[i] - m);
     *sum = s;
     *mx = hi;
     *mn = lo;
@@ -433,15 +453,17 @@ static void pandas_sort_desc(const double *vals, size_t n, size_t *order) {
     double *rev = malloc((n ? n : 1) * sizeof *rev);
     size_t *ix = malloc((n ? n : 1) * sizeof *ix);
     if (!rev || !ix) abort();
-    for (size_t i = 0; i < n; i++) rev[i] = vals[n - 1 - i];
+    for (size_t i = 0; i < n; i++)
+        rev[i] = vals[n - 1 - i];
     gp_np_argsort(rev, ix, n); /* ascending of the reversed values */
-    for (size_t i = 0; i < n; i++) order[n - 1 - i] = n - 1 - ix[i];
+    for (size_t i = 0; i < n; i++)
+        order[n - 1 - i] = n - 1 - ix[i];
     free(rev);
     free(ix);
 }
 
-static void add_krow(gp_rank_result *res, const char *name, int kt, double sum, double mx, double mn, double mean,
-                     double sd, int top) {
+static void add_krow(gp_rank_result *res, const char *name, int kt, double sum, double mx,
+                     double mn, double mean, double sd, int top) {
     gp_kernel_row **arr = top ? &res->top : &res->kernels;
     size_t *n = top ? &res->n_top : &res->n_kernels;
     *arr = realloc(*arr, (*n + 1) * sizeof **arr);
@@ -450,14 +472,15 @@ static void add_krow(gp_rank_result *res, const char *name, int kt, double sum, 
     (*n)++;
 }
 
-static void kernel_breakdown(const gp_trace_rank *r, const int *kt_of, int kt, const gp_trace_options *o,
-                             gp_rank_result *res) {
+static void kernel_breakdown(const gp_trace_rank *r, const int *kt_of, int kt,
+                             const gp_trace_options *o, gp_rank_result *res) {
     /* group durations by name id */
     namegroup *g = NULL;
     size_t ng = 0;
     int32_t *slot = malloc((r->n_names ? r->n_names : 1) * sizeof *slot);
     if (!slot) abort();
-    for (uint32_t i = 0; i < r->n_names; i++) slot[i] = -1;
+    for (uint32_t i = 0; i < r->n_names; i++)
+        slot[i] = -1;
     for (size_t i = 0; i < r->gpu.n; i++) {
         const gp_trow *e = &r->gpu.v[i];
         if (kt_of[e->name] != kt) continue;
@@ -491,12 +514,14 @@ static void kernel_breakdown(const gp_trace_rank *r, const int *kt_of, int kt, c
     pandas_sort_desc(sums, ng, ord);
     aggrow *s = malloc(ng * sizeof *s);
     if (!s) abort();
-    for (size_t i = 0; i < ng; i++) s[i] = a[ord[i]];
+    for (size_t i = 0; i < ng; i++)
+        s[i] = a[ord[i]];
     if (ng > (size_t)o->num_kernels) {
         double *cum = malloc(ng * sizeof *cum), *cs = malloc(ng * sizeof *cs);
         if (!cum || !cs) abort();
         double c = 0;
-        for (size_t i = 0; i < ng; i++) cs[i] = cum[i] = (c += s[i].sum);
+        for (size_t i = 0; i < ng; i++)
+            cs[i] = cum[i] = (c += s[i].sum);
         qsort(cs, ng, sizeof *cs, cmp_d);
         double q = quantile_sorted(cs, ng, o->duration_ratio);
         for (size_t i = 0; i < ng; i++)
@@ -507,10 +532,12 @@ static void kernel_breakdown(const gp_trace_rank *r, const int *kt_of, int kt, c
         qsort(s, ng, sizeof *s, cmp_aggrow_name);
         for (size_t i = 0; i < ng;) {
             size_t j = i;
-            while (j < ng && !strcmp(s[j].name, s[i].name)) j++;
+            while (j < ng && !strcmp(s[j].name, s[i].name))
+                j++;
             double *v = malloc((j - i) * sizeof *v);
             if (!v) abort();
-            for (size_t k = i; k < j; k++) v[k - i] = s[k].sum;
+            for (size_t k = i; k < j; k++)
+                v[k - i] = s[k].sum;
             double sum, mx, mn, mean, sd;
             stats(v, j - i, &sum, &mx, &mn, &mean, &sd);
             add_krow(res, s[i].name, kt, sum, mx, mn, mean, sd, 0);
@@ -518,9 +545,11 @@ static void kernel_breakdown(const gp_trace_rank *r, const int *kt_of, int kt, c
             i = j;
         }
     } else {
-        for (size_t i = 0; i < ng; i++) add_krow(res, s[i].name, kt, s[i].sum, s[i].max, s[i].min, s[i].mean, s[i].std, 0);
+        for (size_t i = 0; i < ng; i++)
+            add_krow(res, s[i].name, kt, s[i].sum, s[i].max, s[i].min, s[i].mean, s[i].std, 0);
     }
-    for (size_t i = 0; i < ng; i++) free(g[i].d);
+    for (size_t i = 0; i < ng; i++)
+        free(g[i].d);
     free(g);
     free(a);
     free(s);
@@ -528,10 +557,12 @@ static void kernel_breakdown(const gp_trace_rank *r, const int *kt_of, int kt, c
     free(ord);
 }
 
-/* ---- kernel breakdown by type: HTA's concat + sort + running sum, ties as numpy leaves them ---- */
+/* ---- kernel breakdown by type: HTA's concat + sort + running sum, ties as numpy leaves them ----
+ */
 static void type_breakdown(ivl *const *m, const size_t *nm, gp_rank_result *res) {
     size_t total = 0;
-    for (int k = 0; k < 3; k++) total += 2 * nm[k];
+    for (int k = 0; k < 3; k++)
+        total += 2 * nm[k];
     double *time = malloc((total + 1) * sizeof *time), *tt = malloc((total + 1) * sizeof *tt);
     int *st = malloc((total + 1) * sizeof *st), *st2 = malloc((total + 1) * sizeof *st2);
     size_t *ix = malloc((total + 1) * sizeof *ix);
@@ -539,10 +570,13 @@ static void type_breakdown(ivl *const *m, const size_t *nm, gp_rank_result *res)
     size_t n = 0;
     for (int k = 0; k < 3; k++) {
         int val = 1 << k;
-        for (size_t i = 0; i < nm[k]; i++) time[n] = m[k][i].ts, st[n++] = val;
-        for (size_t i = 0; i < nm[k]; i++) time[n] = m[k][i].end, st[n++] = -val;
+        for (size_t i = 0; i < nm[k]; i++)
+            time[n] = m[k][i].ts, st[n++] = val;
+        for (size_t i = 0; i < nm[k]; i++)
+            time[n] = m[k][i].end, st[n++] = -val;
         gp_np_argsort(time, ix, n);
-        for (size_t i = 0; i < n; i++) tt[i] = time[ix[i]], st2[i] = st[ix[i]];
+        for (size_t i = 0; i < n; i++)
+            tt[i] = time[ix[i]], st2[i] = st[ix[i]];
         memcpy(time, tt, n * sizeof *time);
         memcpy(st, st2, n * sizeof *st);
     }
@@ -608,7 +642,8 @@ static void idle_breakdown(const gp_trace_rank *r, const gp_trace_options *o, gp
     const gp_trow **s = malloc(n * sizeof *s);
     double *ts = malloc(n * sizeof *ts), *gaps[3];
     size_t *ix = malloc(n * sizeof *ix), ng[3];
-    for (int c = 0; c < 3; c++) gaps[c] = malloc(n * sizeof(double));
+    for (int c = 0; c < 3; c++)
+        gaps[c] = malloc(n * sizeof(double));
     if (!res->streams || !s || !ts || !ix || !gaps[0] || !gaps[1] || !gaps[2]) abort();
     for (size_t si = 0; si < ns; si++) {
         size_t m = 0;
@@ -650,7 +685,8 @@ static void idle_breakdown(const gp_trace_rank *r, const gp_trace_options *o, gp
             if (c == 2) res->other_wait_us += sums[c];
         }
     }
-    for (int c = 0; c < 3; c++) free(gaps[c]);
+    for (int c = 0; c < 3; c++)
+        free(gaps[c]);
     free(s);
     free(ts);
     free(ix);
@@ -737,8 +773,8 @@ static int cmp_step(const void *a, const void *b) {
     return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
-static void step_util(const gp_trace_rank *r, const ivl *all, size_t nall, const ivl *comp, size_t ncomp,
-                      gp_rank_result *res) {
+static void step_util(const gp_trace_rank *r, const ivl *all, size_t nall, const ivl *comp,
+                      size_t ncomp, gp_rank_result *res) {
     for (int pass = 0; pass < 2; pass++) {
         const gp_trow_vec *v = pass ? &r->gpu : &r->cpu;
         for (size_t i = 0; i < v->n; i++) {
@@ -769,12 +805,14 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
     res->overlap_pctg = res->overlap_ratio = NAN;
     int *kt_of = malloc((r->n_names ? r->n_names : 1) * sizeof *kt_of);
     if (!kt_of) abort();
-    for (uint32_t i = 0; i < r->n_names; i++) kt_of[i] = gp_kernel_type(r->names[i]);
+    for (uint32_t i = 0; i < r->n_names; i++)
+        kt_of[i] = gp_kernel_type(r->names[i]);
     size_t n = r->gpu.n;
     res->n_gpu_events = n;
     ivl *all = malloc((n + 1) * sizeof *all), *cls[3];
     size_t ncls[3] = {0, 0, 0};
-    for (int k = 0; k < 3; k++) cls[k] = malloc((n + 1) * sizeof(ivl));
+    for (int k = 0; k < 3; k++)
+        cls[k] = malloc((n + 1) * sizeof(ivl));
     if (!all || !cls[0] || !cls[1] || !cls[2]) abort();
     double ksum = 0;
     size_t kn = 0;
@@ -784,13 +822,15 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
         all[i] = v;
         int kt = kt_of[e->name];
         if (kt < 3) cls[kt][ncls[kt]++] = v;
-        if (kt == GP_KT_MEMORY && (strstr(r->names[e->name], "HtoD") || strstr(r->names[e->name], "DtoH")))
+        if (kt == GP_KT_MEMORY &&
+            (strstr(r->names[e->name], "HtoD") || strstr(r->names[e->name], "DtoH")))
             res->h2d_d2h_us += e->dur;
         if (kt == GP_KT_COMPUTATION) ksum += e->dur, kn++;
     }
     res->mean_kernel_us = kn ? ksum / (double)kn : NAN;
     size_t nall = merge_ivls(all, n);
-    for (int k = 0; k < 3; k++) ncls[k] = merge_ivls(cls[k], ncls[k]);
+    for (int k = 0; k < 3; k++)
+        ncls[k] = merge_ivls(cls[k], ncls[k]);
     if (nall) {
         res->has_gpu = 1;
         res->span_us = all[nall - 1].end - all[0].ts;
@@ -804,18 +844,20 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
     type_breakdown(cls, ncls, res);
     double comm = ivl_len(cls[GP_KT_COMMUNICATION], ncls[GP_KT_COMMUNICATION]);
     res->comm_us = comm;
-    double inter = intersect_len(cls[GP_KT_COMMUNICATION], ncls[GP_KT_COMMUNICATION], cls[GP_KT_COMPUTATION],
-                                 ncls[GP_KT_COMPUTATION]);
+    double inter = intersect_len(cls[GP_KT_COMMUNICATION], ncls[GP_KT_COMMUNICATION],
+                                 cls[GP_KT_COMPUTATION], ncls[GP_KT_COMPUTATION]);
     if (comm != 0 || inter != 0) {
         res->overlap_ratio = inter / comm;
         res->overlap_pctg = np_round(100 * res->overlap_ratio, 2);
     }
-    for (int kt = 0; kt < 3; kt++) kernel_breakdown(r, kt_of, kt, o, res);
+    for (int kt = 0; kt < 3; kt++)
+        kernel_breakdown(r, kt_of, kt, o, res);
     idle_breakdown(r, o, res);
     launch_stats(r, o, res);
     step_util(r, all, nall, cls[GP_KT_COMPUTATION], ncls[GP_KT_COMPUTATION], res);
     free(all);
-    for (int k = 0; k < 3; k++) free(cls[k]);
+    for (int k = 0; k < 3; k++)
+        free(cls[k]);
     free(kt_of);
     return 0;
 }
@@ -823,8 +865,10 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
 void gp_rank_result_free(gp_rank_result *res) {
     if (!res) return;
     free(res->streams);
-    for (size_t i = 0; i < res->n_kernels; i++) free(res->kernels[i].name);
-    for (size_t i = 0; i < res->n_top; i++) free(res->top[i].name);
+    for (size_t i = 0; i < res->n_kernels; i++)
+        free(res->kernels[i].name);
+    for (size_t i = 0; i < res->n_top; i++)
+        free(res->top[i].name);
     free(res->kernels);
     free(res->top);
     free(res->launches);

@@ -26,7 +26,8 @@ typedef struct {
 
 static uint64_t fnv(const char *s, size_t n) {
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
     return h;
 }
 
@@ -43,7 +44,8 @@ uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len) {
         if (!ns) abort();
         for (uint32_t i = 0; i < r->n_names; i++) {
             uint64_t h = fnv(r->names[i], strlen(r->names[i])) & (nc - 1);
-            while (ns[h]) h = (h + 1) & (nc - 1);
+            while (ns[h])
+                h = (h + 1) & (nc - 1);
             ns[h] = i + 1;
         }
         free(ix->slots);
@@ -53,7 +55,7 @@ uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len) {
     uint64_t h = fnv(s, len) & (ix->cap - 1);
     while (ix->slots[h]) {
         const char *c = r->names[ix->slots[h] - 1];
-        if (strlen(c) == len && memcmp(c, s, len) == 0) return ix->slots[h] - 1;
+        if (strncmp(c, s, len) == 0 && c[len] == 0) return ix->slots[h] - 1;
         h = (h + 1) & (ix->cap - 1);
     }
     if (r->n_names == r->cap_names) {
@@ -83,7 +85,8 @@ void gp_trace_rank_free(gp_trace_rank *r) {
     if (!r) return;
     free(r->gpu.v);
     free(r->cpu.v);
-    for (uint32_t i = 0; i < r->n_names; i++) free(r->names[i]);
+    for (uint32_t i = 0; i < r->n_names; i++)
+        free(r->names[i]);
     free(r->names);
     name_index *ix = r->name_index;
     if (ix) free(ix->slots);
@@ -92,16 +95,28 @@ void gp_trace_rank_free(gp_trace_rank *r) {
 }
 
 /* ---- parser state ---- */
-enum { K_NONE, K_CAT, K_NAME, K_TS, K_DUR, K_ARGS, K_STREAM, K_CORR, K_TRACEEVENTS, K_DIST, K_RANK };
+enum {
+    K_NONE,
+    K_CAT,
+    K_NAME,
+    K_TS,
+    K_DUR,
+    K_ARGS,
+    K_STREAM,
+    K_CORR,
+    K_TRACEEVENTS,
+    K_DIST,
+    K_RANK
+};
 
 typedef struct {
     gp_trace_rank *r;
-    int depth;             /* containers open */
-    int in_events;         /* depth of the traceEvents array, 0 when outside */
-    int in_dist;           /* depth of distributedInfo map */
-    int key;               /* meaning of the pending key at the current level */
-    int ev_depth;          /* depth of the current event map */
-    int args_depth;        /* depth of its args map */
+    int depth;      /* containers open */
+    int in_events;  /* depth of the traceEvents array, 0 when outside */
+    int in_dist;    /* depth of distributedInfo map */
+    int key;        /* meaning of the pending key at the current level */
+    int ev_depth;   /* depth of the current event map */
+    int args_depth; /* depth of its args map */
     int rank_seen;
     /* current event */
     int has_cat, has_ts, has_dur, ts_is_float, cat_trace, cat_k, cat_known;
@@ -110,15 +125,44 @@ typedef struct {
     char *name;
     size_t name_len, name_cap;
     int64_t idx;
+    char lastcat[64];
+    size_t lastcat_len;
+    int lastcat_known;
 } pstate;
 
-static const char *const known_cats[] = {
-    "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver", "cpu_op", "user_annotation",
-    "gpu_user_annotation", "ac2g", "Kernel", "Memcpy", "Memset", "Runtime", "Operator",
-    "python_function", "Trace", "fwdbwd", "cuda_sync", "cuda_profiler_range", "overhead",
-    "Python", "kineto_overhead", "Activity Buffer Request", "gpu_mem_copy", "gpu_mem_set",
-    "mtia_ccp_events", "cpu_instant_event", "python_function", "Overhead", "Mem", "privateuse1_runtime",
-    "privateuse1_driver", NULL};
+static const char *const known_cats[] = {"kernel",
+                                         "gpu_memcpy",
+                                         "gpu_memset",
+                                         "cuda_runtime",
+                                         "cuda_driver",
+                                         "cpu_op",
+                                         "user_annotation",
+                                         "gpu_user_annotation",
+                                         "ac2g",
+                                         "Kernel",
+                                         "Memcpy",
+                                         "Memset",
+                                         "Runtime",
+                                         "Operator",
+                                         "python_function",
+                                         "Trace",
+                                         "fwdbwd",
+                                         "cuda_sync",
+                                         "cuda_profiler_range",
+                                         "overhead",
+                                         "Python",
+                                         "kineto_overhead",
+                                         "Activity Buffer Request",
+                                         "gpu_mem_copy",
+                                         "gpu_mem_set",
+                                         "mtia_ccp_events",
+                                         "cpu_instant_event",
+                                         "python_function",
+                                         "Overhead",
+                                         "Mem",
+                                         "privateuse1_runtime",
+                                         "privateuse1_driver",
+                                         NULL};
 
 static void ev_reset(pstate *p) {
     p->has_cat = p->has_ts = p->has_dur = p->ts_is_float = p->cat_trace = p->cat_k = 0;
@@ -174,16 +218,20 @@ static void finish_event(pstate *p) {
     }
     if (!p->cat_known) r->warn.unknown_category++;
     if (p->ts_is_float) r->ts_float = 1;
-    gp_trow row = {.ts = p->ts, .dur = p->dur, .corr = p->corr, .idx = idx, .stream = (int32_t)p->stream};
+    gp_trow row = {
+        .ts = p->ts, .dur = p->dur, .corr = p->corr, .idx = idx, .stream = (int32_t)p->stream};
     const char *nm = p->name ? p->name : "";
     size_t nl = p->name ? p->name_len : 0;
     row.name = gp_trace_intern(r, nm, nl);
-    int sync = (nl == 10 && !memcmp(nm, "Event Sync", 10)) || (nl == 12 && !memcmp(nm, "Context Sync", 12));
+    int sync = (nl == 10 && !memcmp(nm, "Event Sync", 10)) ||
+               (nl == 12 && !memcmp(nm, "Context Sync", 12));
     if ((p->stream >= 0 && p->corr >= 0) || sync) row.flags |= GP_TR_GPU_SIDE;
     if (p->cat_k) row.flags |= GP_TR_KCAT;
-    if ((nl == 16 && !memcmp(nm, "cudaLaunchKernel", 16)) || (nl == 19 && !memcmp(nm, "cudaLaunchKernelExC", 19)))
+    if ((nl == 16 && !memcmp(nm, "cudaLaunchKernel", 16)) ||
+        (nl == 19 && !memcmp(nm, "cudaLaunchKernelExC", 19)))
         row.flags |= GP_TR_LAUNCH;
-    if ((nl == 15 && !memcmp(nm, "cudaMemcpyAsync", 15)) || (nl == 15 && !memcmp(nm, "cudaMemsetAsync", 15)))
+    if ((nl == 15 && !memcmp(nm, "cudaMemcpyAsync", 15)) ||
+        (nl == 15 && !memcmp(nm, "cudaMemsetAsync", 15)))
         row.flags |= GP_TR_MEMLAUNCH;
     if (!(row.flags & GP_TR_GPU_SIDE)) r->n_cpu_side++;
     int is_step = nl > 13 && !memcmp(nm, "ProfilerStep#", 13) && nm[13] >= '0' && nm[13] <= '9';
@@ -231,18 +279,28 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len) {
     const char *k = (const char *)key;
     p->key = K_NONE;
     if (p->ev_depth && p->depth == p->ev_depth) {
-        if (KEYIS("cat")) p->key = K_CAT;
-        else if (KEYIS("name")) p->key = K_NAME;
-        else if (KEYIS("ts")) p->key = K_TS;
-        else if (KEYIS("dur")) p->key = K_DUR;
-        else if (KEYIS("args")) p->key = K_ARGS;
+        if (KEYIS("cat"))
+            p->key = K_CAT;
+        else if (KEYIS("name"))
+            p->key = K_NAME;
+        else if (KEYIS("ts"))
+            p->key = K_TS;
+        else if (KEYIS("dur"))
+            p->key = K_DUR;
+        else if (KEYIS("args"))
+            p->key = K_ARGS;
     } else if (p->args_depth && p->depth == p->args_depth) {
-        if (KEYIS("stream")) p->key = K_STREAM;
-        else if (KEYIS("correlation")) p->key = K_CORR;
+        if (KEYIS("stream"))
+            p->key = K_STREAM;
+        else if (KEYIS("correlation"))
+            p->key = K_CORR;
     } else if (p->depth == 1) {
-        if (KEYIS("traceEvents")) p->key = K_TRACEEVENTS;
-        else if (KEYIS("distributedInfo")) p->key = K_DIST;
-        else if (KEYIS("rank") && !p->rank_seen) p->key = K_RANK;
+        if (KEYIS("traceEvents"))
+            p->key = K_TRACEEVENTS;
+        else if (KEYIS("distributedInfo"))
+            p->key = K_DIST;
+        else if (KEYIS("rank") && !p->rank_seen)
+            p->key = K_RANK;
     } else if (p->in_dist && p->depth == p->in_dist) {
         if (KEYIS("rank")) p->key = K_RANK;
     }
@@ -294,13 +352,23 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
     if (key == K_CAT) {
         p->has_cat = 1;
         p->cat_trace = (n == 5 && !memcmp(c, "Trace", 5));
-        p->cat_k = (n == 6 && (!memcmp(c, "kernel", 6) || !memcmp(c, "Kernel", 6) || !memcmp(c, "Memset", 6) ||
-                               !memcmp(c, "Memcpy", 6))) ||
+        p->cat_k = (n == 6 && (!memcmp(c, "kernel", 6) || !memcmp(c, "Kernel", 6) ||
+                               !memcmp(c, "Memset", 6) || !memcmp(c, "Memcpy", 6))) ||
                    (n == 10 && (!memcmp(c, "gpu_memset", 10) || !memcmp(c, "gpu_memcpy", 10))) ||
                    (n == 15 && !memcmp(c, "mtia_ccp_events", 15));
-        p->cat_known = 0;
-        for (int i = 0; known_cats[i]; i++)
-            if (strlen(known_cats[i]) == n && !memcmp(known_cats[i], c, n)) p->cat_known = 1;
+        /* categories repeat: remember the last one looked up */
+        if (n == p->lastcat_len && n < sizeof p->lastcat && !memcmp(p->lastcat, c, n)) {
+            p->cat_known = p->lastcat_known;
+        } else {
+            p->cat_known = 0;
+            for (int i = 0; known_cats[i]; i++)
+                if (strlen(known_cats[i]) == n && !memcmp(known_cats[i], c, n)) p->cat_known = 1;
+            if (n < sizeof p->lastcat) {
+                memcpy(p->lastcat, c, n);
+                p->lastcat_len = n;
+                p->lastcat_known = p->cat_known;
+            }
+        }
     } else if (key == K_NAME) {
         if (n + 1 > p->name_cap) {
             p->name_cap = n + 64;
@@ -332,9 +400,9 @@ static int cb_bool(void *ctx, int b) {
     return 1;
 }
 
-static const yajl_callbacks callbacks = {cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
-                                         cb_start_map, cb_map_key, cb_end_map, cb_start_array,
-                                         cb_end_array};
+static const yajl_callbacks callbacks = {cb_null,    cb_bool,        NULL,         NULL,
+                                         cb_number,  cb_string,      cb_start_map, cb_map_key,
+                                         cb_end_map, cb_start_array, cb_end_array};
 
 int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
                    void *progress_ctx, char *err, size_t errlen) {
@@ -376,7 +444,8 @@ int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn pr
             int zerr;
             gzerror(gz, &zerr);
             if (zerr != Z_OK) {
-                snprintf(err, errlen, "%s: gzip error near uncompressed byte %llu", path, (unsigned long long)off);
+                snprintf(err, errlen, "%s: gzip error near uncompressed byte %llu", path,
+                         (unsigned long long)off);
                 rc = -1;
             }
             break;
@@ -411,7 +480,8 @@ int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn pr
     }
     int cz = gzclose(gz);
     if (rc == 0 && cz != Z_OK) {
-        snprintf(err, errlen, "%s: truncated or corrupt gzip stream after %llu bytes", path, (unsigned long long)off);
+        snprintf(err, errlen, "%s: truncated or corrupt gzip stream after %llu bytes", path,
+                 (unsigned long long)off);
         rc = -1;
     }
     out->bytes = off;

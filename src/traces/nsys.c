@@ -24,7 +24,8 @@ int gp_trace_is_sqlite(const char *path) {
 static int has_table(sqlite3 *db, const char *t) {
     sqlite3_stmt *st;
     int ok = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st,
+                           NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
         ok = sqlite3_step(st) == SQLITE_ROW;
     }
@@ -55,18 +56,26 @@ static void push(gp_trow_vec *v, const gp_trow *r) {
 
 static const char *copy_kind(int k) {
     switch (k) {
-    case 1: return "Memcpy HtoD";
-    case 2: return "Memcpy DtoH";
-    case 3: return "Memcpy HtoA";
-    case 4: return "Memcpy AtoH";
-    case 8: return "Memcpy DtoD";
-    case 10: return "Memcpy PtoP";
-    default: return "Memcpy";
+    case 1:
+        return "Memcpy HtoD";
+    case 2:
+        return "Memcpy DtoH";
+    case 3:
+        return "Memcpy HtoA";
+    case 4:
+        return "Memcpy AtoH";
+    case 8:
+        return "Memcpy DtoD";
+    case 10:
+        return "Memcpy PtoP";
+    default:
+        return "Memcpy";
     }
 }
 
 /* runs q; each row: start, end, stream, corr, name text, extra int */
-static int read_rows(sqlite3 *db, const char *q, gp_trace_rank *r, int gpu, int kind, char *err, size_t errlen) {
+static int read_rows(sqlite3 *db, const char *q, gp_trace_rank *r, int gpu, int kind, char *err,
+                     size_t errlen) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", r->path, sqlite3_errmsg(db));
@@ -103,8 +112,10 @@ static int read_rows(sqlite3 *db, const char *q, gp_trace_rank *r, int gpu, int 
             row.flags = GP_TR_KCAT | (row.stream >= 0 && row.corr >= 0 ? GP_TR_GPU_SIDE : 0);
             push(&r->gpu, &row);
         } else {
-            if (!strcmp(nm, "cudaLaunchKernel") || !strcmp(nm, "cudaLaunchKernelExC")) row.flags |= GP_TR_LAUNCH;
-            if (!strcmp(nm, "cudaMemcpyAsync") || !strcmp(nm, "cudaMemsetAsync")) row.flags |= GP_TR_MEMLAUNCH;
+            if (!strcmp(nm, "cudaLaunchKernel") || !strcmp(nm, "cudaLaunchKernelExC"))
+                row.flags |= GP_TR_LAUNCH;
+            if (!strcmp(nm, "cudaMemcpyAsync") || !strcmp(nm, "cudaMemsetAsync"))
+                row.flags |= GP_TR_MEMLAUNCH;
             r->n_cpu_side++;
             push(&r->cpu, &row);
         }
@@ -127,40 +138,49 @@ int gp_nsys_read(const char *path, gp_trace_rank *out, char *err, size_t errlen)
         sqlite3_close(db);
         return -1;
     }
-    const char *strtab = has_table(db, "StringIds") ? "StringIds" : has_table(db, "StringTable") ? "StringTable" : NULL;
+    const char *strtab = has_table(db, "StringIds")     ? "StringIds"
+                         : has_table(db, "StringTable") ? "StringTable"
+                                                        : NULL;
     if (!has_table(db, "CUPTI_ACTIVITY_KIND_KERNEL") || !strtab) {
-        snprintf(err, errlen,
-                 "%s: not an Nsight Systems export (no CUPTI_ACTIVITY_KIND_KERNEL or StringIds table); "
-                 "create one with `nsys export --type sqlite`",
-                 path);
+        snprintf(
+            err, errlen,
+            "%s: not an Nsight Systems export (no CUPTI_ACTIVITY_KIND_KERNEL or StringIds table); "
+            "create one with `nsys export --type sqlite`",
+            path);
         sqlite3_close(db);
         return -1;
     }
-    const char *kname = has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "demangledName") ? "demangledName"
-                        : has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "shortName")   ? "shortName"
-                                                                                      : "name";
+    const char *kname = has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "demangledName")
+                            ? "demangledName"
+                        : has_column(db, "CUPTI_ACTIVITY_KIND_KERNEL", "shortName") ? "shortName"
+                                                                                    : "name";
     char q[512];
     int rc = 0;
     snprintf(q, sizeof q,
-             "SELECT k.start, k.end, k.streamId, k.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+             "SELECT k.start, k.end, k.streamId, k.correlationId, s.value FROM "
+             "CUPTI_ACTIVITY_KIND_KERNEL k "
              "LEFT JOIN %s s ON s.id = k.%s ORDER BY k.start",
              strtab, kname);
     rc |= read_rows(db, q, out, 1, 0, err, errlen);
     if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_MEMCPY")) {
         snprintf(q, sizeof q,
-                 "SELECT start, end, streamId, correlationId, NULL, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+                 "SELECT start, end, streamId, correlationId, NULL, copyKind FROM "
+                 "CUPTI_ACTIVITY_KIND_MEMCPY "
                  "ORDER BY start");
         rc |= read_rows(db, q, out, 1, 1, err, errlen);
     }
     if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_MEMSET")) {
         snprintf(q, sizeof q,
-                 "SELECT start, end, streamId, correlationId, NULL FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY start");
+                 "SELECT start, end, streamId, correlationId, NULL FROM CUPTI_ACTIVITY_KIND_MEMSET "
+                 "ORDER BY start");
         rc |= read_rows(db, q, out, 1, 2, err, errlen);
     }
     if (!rc && has_table(db, "CUPTI_ACTIVITY_KIND_RUNTIME")) {
-        const char *rn = has_column(db, "CUPTI_ACTIVITY_KIND_RUNTIME", "nameId") ? "nameId" : "name";
+        const char *rn =
+            has_column(db, "CUPTI_ACTIVITY_KIND_RUNTIME", "nameId") ? "nameId" : "name";
         snprintf(q, sizeof q,
-                 "SELECT r.start, r.end, -1, r.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                 "SELECT r.start, r.end, -1, r.correlationId, s.value FROM "
+                 "CUPTI_ACTIVITY_KIND_RUNTIME r "
                  "LEFT JOIN %s s ON s.id = r.%s ORDER BY r.start",
                  strtab, rn);
         rc |= read_rows(db, q, out, 0, 0, err, errlen);

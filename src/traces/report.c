@@ -12,7 +12,8 @@
 #include "traces/trace.h"
 
 /* Thresholds (docs/traces.md, "Findings"). */
-#define HOST_WAIT_SHARE 0.5   /* host_wait over half of all stream idle: the host feeds too slowly */
+#define HOST_WAIT_SHARE 0.5   /* host_wait over half of all stream idle: the host feeds too slowly \
+                               */
 #define IDLE_SHARE 0.3        /* GPU idle over 30% of the span is worth explaining */
 #define COMM_SHARE 0.4        /* communication alone over 40% of busy time */
 #define LOW_OVERLAP_PCTG 50.0 /* less than half of communication hidden under compute */
@@ -32,7 +33,8 @@ static const char *type_label(int mask, char *buf, size_t len) {
     return buf;
 }
 
-static gp_finding *add_finding(gp_trace_report *rep, gp_finding_class c, int rank, double t0_us, double t1_us) {
+static gp_finding *add_finding(gp_trace_report *rep, gp_finding_class c, int rank, double t0_us,
+                               double t1_us) {
     rep->findings = realloc(rep->findings, (rep->n_findings + 1) * sizeof *rep->findings);
     if (!rep->findings) abort();
     gp_finding *f = &rep->findings[rep->n_findings++];
@@ -67,7 +69,8 @@ void gp_trace_report_finish(gp_trace_report *rep) {
     }
     double *comp = malloc((rep->n_ranks + 1) * sizeof *comp);
     if (!comp) abort();
-    for (size_t i = 0; i < rep->n_ranks; i++) comp[i] = rep->ranks[i].compute_us;
+    for (size_t i = 0; i < rep->n_ranks; i++)
+        comp[i] = rep->ranks[i].compute_us;
     qsort(comp, rep->n_ranks, sizeof *comp, cmp_dbl);
     double median = rep->n_ranks ? comp[rep->n_ranks / 2] : 0;
     free(comp);
@@ -80,81 +83,102 @@ void gp_trace_report_finish(gp_trace_report *rep) {
         double hw = stream_idle > 0 ? r->host_wait_us / stream_idle : 0;
         gp_finding *f;
         if (idle_share > IDLE_SHARE && hw > HOST_WAIT_SHARE) {
-            int many_short = r->mean_kernel_us < SHORT_KERNEL_US || r->n_launch_over_delay > r->n_launches / 10;
-            f = add_finding(rep, many_short ? GP_FC_HOST_BOUND : GP_FC_INPUT_BOUND, r->rank, 0, span);
+            int many_short =
+                r->mean_kernel_us < SHORT_KERNEL_US || r->n_launch_over_delay > r->n_launches / 10;
+            f = add_finding(rep, many_short ? GP_FC_HOST_BOUND : GP_FC_INPUT_BOUND, r->rank, 0,
+                            span);
             f->wasted_gpu_s = r->idle_us * hw / 1e6;
             gp_finding_add_evidence(f, "gpu_idle_share", idle_share, ">", IDLE_SHARE, "kineto");
-            gp_finding_add_evidence(f, "host_wait_share_of_idle", hw, ">", HOST_WAIT_SHARE, "kineto");
-            gp_finding_add_evidence(f, "mean_compute_kernel_us", r->mean_kernel_us, many_short ? "<" : ">=",
-                                    SHORT_KERNEL_US, "kineto");
+            gp_finding_add_evidence(f, "host_wait_share_of_idle", hw, ">", HOST_WAIT_SHARE,
+                                    "kineto");
+            gp_finding_add_evidence(f, "mean_compute_kernel_us", r->mean_kernel_us,
+                                    many_short ? "<" : ">=", SHORT_KERNEL_US, "kineto");
             snprintf(f->summary, sizeof f->summary,
-                     "GPU idle %.0f%% of the span, %.0f%% of stream idle waiting for the host to enqueue work",
+                     "GPU idle %.0f%% of the span, %.0f%% of stream idle waiting for the host to "
+                     "enqueue work",
                      100 * idle_share, 100 * hw);
             snprintf(f->recommendation, sizeof f->recommendation, "%s",
-                     many_short ? "Many short kernels wait on the CPU: fuse them (torch.compile), use CUDA graphs, "
+                     many_short ? "Many short kernels wait on the CPU: fuse them (torch.compile), "
+                                  "use CUDA graphs, "
                                   "or move Python overhead out of the step."
-                                : "The CPU side starves the GPU: check the input pipeline (more DataLoader workers, "
+                                : "The CPU side starves the GPU: check the input pipeline (more "
+                                  "DataLoader workers, "
                                   "pin_memory, prefetch) and host-side synchronisation.");
         }
         if (busy > 0 && r->comm_us / busy > COMM_SHARE &&
             (isnan(r->overlap_pctg) || r->overlap_pctg < LOW_OVERLAP_PCTG)) {
             f = add_finding(rep, GP_FC_COMMUNICATION_BOUND, r->rank, 0, span);
-            f->wasted_gpu_s = r->comm_us * (1 - (isnan(r->overlap_ratio) ? 0 : r->overlap_ratio)) / 1e6;
-            gp_finding_add_evidence(f, "comm_share_of_busy", r->comm_us / busy, ">", COMM_SHARE, "kineto");
-            gp_finding_add_evidence(f, "comm_comp_overlap_pctg", r->overlap_pctg, "<", LOW_OVERLAP_PCTG, "kineto");
+            f->wasted_gpu_s =
+                r->comm_us * (1 - (isnan(r->overlap_ratio) ? 0 : r->overlap_ratio)) / 1e6;
+            gp_finding_add_evidence(f, "comm_share_of_busy", r->comm_us / busy, ">", COMM_SHARE,
+                                    "kineto");
+            gp_finding_add_evidence(f, "comm_comp_overlap_pctg", r->overlap_pctg, "<",
+                                    LOW_OVERLAP_PCTG, "kineto");
             snprintf(f->summary, sizeof f->summary,
-                     "communication takes %.0f%% of GPU busy time and only %.1f%% of it overlaps compute",
+                     "communication takes %.0f%% of GPU busy time and only %.1f%% of it overlaps "
+                     "compute",
                      100 * r->comm_us / busy, r->overlap_pctg);
             snprintf(f->recommendation, sizeof f->recommendation,
-                     "Overlap collectives with compute (DDP bucket sizes, FSDP prefetch), compress or shard "
+                     "Overlap collectives with compute (DDP bucket sizes, FSDP prefetch), compress "
+                     "or shard "
                      "gradients, or check the interconnect.");
         }
         if (r->h2d_d2h_us / span > COPY_SHARE) {
             f = add_finding(rep, GP_FC_INPUT_BOUND, r->rank, 0, span);
             f->wasted_gpu_s = r->h2d_d2h_us / 1e6;
-            gp_finding_add_evidence(f, "h2d_d2h_share", r->h2d_d2h_us / span, ">", COPY_SHARE, "kineto");
+            gp_finding_add_evidence(f, "h2d_d2h_share", r->h2d_d2h_us / span, ">", COPY_SHARE,
+                                    "kineto");
             snprintf(f->summary, sizeof f->summary, "host<->device copies take %.0f%% of the span",
                      100 * r->h2d_d2h_us / span);
             snprintf(f->recommendation, sizeof f->recommendation,
-                     "Keep tensors on the device, use pinned memory with non_blocking copies, and batch transfers.");
+                     "Keep tensors on the device, use pinned memory with non_blocking copies, and "
+                     "batch transfers.");
         }
         if (r->n_launches > 0 && r->mean_kernel_us < SHORT_KERNEL_US && r->launch_delay_mean > 0 &&
             r->n_launch_over_delay > 0 && !(idle_share > IDLE_SHARE && hw > HOST_WAIT_SHARE)) {
             f = add_finding(rep, GP_FC_HOST_BOUND, r->rank, 0, span);
-            gp_finding_add_evidence(f, "mean_compute_kernel_us", r->mean_kernel_us, "<", SHORT_KERNEL_US, "kineto");
-            gp_finding_add_evidence(f, "launches_over_delay_cutoff", (double)r->n_launch_over_delay, ">",
-                                    0, "kineto");
-            snprintf(f->summary, sizeof f->summary, "many short kernels (mean %.1f µs) with launch delays",
-                     r->mean_kernel_us);
-            snprintf(f->recommendation, sizeof f->recommendation,
-                     "Fuse small kernels or capture the step in a CUDA graph to cut launch overhead.");
+            gp_finding_add_evidence(f, "mean_compute_kernel_us", r->mean_kernel_us, "<",
+                                    SHORT_KERNEL_US, "kineto");
+            gp_finding_add_evidence(f, "launches_over_delay_cutoff", (double)r->n_launch_over_delay,
+                                    ">", 0, "kineto");
+            snprintf(f->summary, sizeof f->summary,
+                     "many short kernels (mean %.1f µs) with launch delays", r->mean_kernel_us);
+            snprintf(
+                f->recommendation, sizeof f->recommendation,
+                "Fuse small kernels or capture the step in a CUDA graph to cut launch overhead.");
         }
         if (r->compute_us / span > COMPUTE_SHARE) {
             f = add_finding(rep, GP_FC_COMPUTE_BOUND, r->rank, 0, span);
             f->wasted_gpu_s = 0;
-            gp_finding_add_evidence(f, "compute_share", r->compute_us / span, ">", COMPUTE_SHARE, "kineto");
-            snprintf(f->summary, sizeof f->summary, "compute kernels fill %.0f%% of the span: healthy",
+            gp_finding_add_evidence(f, "compute_share", r->compute_us / span, ">", COMPUTE_SHARE,
+                                    "kineto");
+            snprintf(f->summary, sizeof f->summary,
+                     "compute kernels fill %.0f%% of the span: healthy",
                      100 * r->compute_us / span);
             snprintf(f->recommendation, sizeof f->recommendation,
-                     "Compute bound: gains now come from faster kernels (mixed precision, fused attention).");
+                     "Compute bound: gains now come from faster kernels (mixed precision, fused "
+                     "attention).");
         }
         if (rep->n_ranks >= 2 && median > 0 && r->compute_us > STRAGGLER_RATIO * median) {
             f = add_finding(rep, GP_FC_STRAGGLER, r->rank, 0, span);
             f->wasted_gpu_s = (r->compute_us - median) * (double)(rep->n_ranks - 1) / 1e6;
-            gp_finding_add_evidence(f, "compute_us_vs_median", r->compute_us / median, ">", STRAGGLER_RATIO,
-                                    "kineto");
+            gp_finding_add_evidence(f, "compute_us_vs_median", r->compute_us / median, ">",
+                                    STRAGGLER_RATIO, "kineto");
             snprintf(f->summary, sizeof f->summary,
-                     "rank %d computes %.0f%% longer than the median rank; the others wait for it in collectives",
+                     "rank %d computes %.0f%% longer than the median rank; the others wait for it "
+                     "in collectives",
                      r->rank, 100 * (r->compute_us / median - 1));
             snprintf(f->recommendation, sizeof f->recommendation,
-                     "Balance the work per rank (uneven batches or sequence lengths), or check this GPU for "
+                     "Balance the work per rank (uneven batches or sequence lengths), or check "
+                     "this GPU for "
                      "throttling or a slow host.");
         }
     }
 }
 
 void gp_trace_report_free(gp_trace_report *rep) {
-    for (size_t i = 0; i < rep->n_ranks; i++) gp_rank_result_free(&rep->ranks[i]);
+    for (size_t i = 0; i < rep->n_ranks; i++)
+        gp_rank_result_free(&rep->ranks[i]);
     free(rep->ranks);
     free(rep->findings);
     memset(rep, 0, sizeof *rep);
@@ -162,43 +186,48 @@ void gp_trace_report_free(gp_trace_report *rep) {
 
 static double type_total(const gp_trace_report *rep) {
     double t = 0;
-    for (int m = 1; m < 8; m++) t += rep->type_us[m];
+    for (int m = 1; m < 8; m++)
+        t += rep->type_us[m];
     return t;
 }
 
 void gp_trace_write_text(const gp_trace_report *rep, void *file) {
     FILE *f = file;
-    fprintf(f, "goodput trace: %zu rank(s), %.1f MB of trace JSON in %.2f s\n\n", rep->n_ranks, rep->bytes / 1e6,
-            rep->seconds);
+    fprintf(f, "goodput trace: %zu rank(s), %.1f MB of trace JSON in %.2f s\n\n", rep->n_ranks,
+            rep->bytes / 1e6, rep->seconds);
     fprintf(f, "Temporal breakdown (µs over the GPU span)\n");
-    fprintf(f, "  %-5s %12s %12s %12s %12s %7s %7s %7s\n", "rank", "span", "idle", "compute", "non-compute",
-            "idle%", "comp%", "other%");
+    fprintf(f, "  %-5s %12s %12s %12s %12s %7s %7s %7s\n", "rank", "span", "idle", "compute",
+            "non-compute", "idle%", "comp%", "other%");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
-        fprintf(f, "  %-5d %12.0f %12.0f %12.0f %12.0f %7.2f %7.2f %7.2f\n", r->rank, r->span_us, r->idle_us,
-                r->compute_us, r->non_compute_us, r->idle_pctg, r->compute_pctg, r->non_compute_pctg);
+        fprintf(f, "  %-5d %12.0f %12.0f %12.0f %12.0f %7.2f %7.2f %7.2f\n", r->rank, r->span_us,
+                r->idle_us, r->compute_us, r->non_compute_us, r->idle_pctg, r->compute_pctg,
+                r->non_compute_pctg);
     }
     fprintf(f, "\nKernel time by class (all ranks)\n");
     double tot = type_total(rep);
     char lab[96];
     for (int m = 1; m < 8; m++)
         if (rep->type_present[m])
-            fprintf(f, "  %-58s %12.0f µs %5.1f%%\n", type_label(m, lab, sizeof lab), rep->type_us[m],
-                    tot > 0 ? rint(1000 * rep->type_us[m] / tot) / 10 : 0.0);
+            fprintf(f, "  %-58s %12.0f µs %5.1f%%\n", type_label(m, lab, sizeof lab),
+                    rep->type_us[m], tot > 0 ? rint(1000 * rep->type_us[m] / tot) / 10 : 0.0);
     fprintf(f, "\nIdle time per stream (host_wait / kernel_wait / other, µs)\n");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
         for (size_t s = 0; s < r->n_streams; s++) {
             const gp_idle_stream *st = &r->streams[s];
-            fprintf(f, "  rank %-3d stream %-4d %12.0f %12.0f %12.0f\n", r->rank, st->stream, st->cat[0].raw_sum,
-                    st->cat[1].raw_sum, st->cat[2].raw_sum);
+            fprintf(f, "  rank %-3d stream %-4d %12.0f %12.0f %12.0f\n", r->rank, st->stream,
+                    st->cat[0].raw_sum, st->cat[1].raw_sum, st->cat[2].raw_sum);
         }
     }
     fprintf(f, "\nComm/comp overlap and launches\n");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
-        fprintf(f, "  rank %-3d overlap %6.2f%%  launches %zu (cpu > 50 µs: %zu, delay > 100 µs: %zu)\n", r->rank,
-                r->overlap_pctg, r->n_launches, r->n_launch_over_runtime, r->n_launch_over_delay);
+        fprintf(
+            f,
+            "  rank %-3d overlap %6.2f%%  launches %zu (cpu > 50 µs: %zu, delay > 100 µs: %zu)\n",
+            r->rank, r->overlap_pctg, r->n_launches, r->n_launch_over_runtime,
+            r->n_launch_over_delay);
     }
     fprintf(f, "\nTop kernels\n");
     for (size_t i = 0; i < rep->n_ranks; i++) {
@@ -212,39 +241,45 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
                     break;
                 }
         for (int b = 0; b < 5 && best[b]; b++)
-            fprintf(f, "  rank %-3d %-13s %10.0f µs  %.70s\n", r->rank, gp_kernel_type_name(best[b]->kt),
-                    best[b]->sum, best[b]->name);
+            fprintf(f, "  rank %-3d %-13s %10.0f µs  %.70s\n", r->rank,
+                    gp_kernel_type_name(best[b]->kt), best[b]->sum, best[b]->name);
     }
     int any_steps = 0;
-    for (size_t i = 0; i < rep->n_ranks; i++) any_steps |= rep->ranks[i].n_steps > 0;
+    for (size_t i = 0; i < rep->n_ranks; i++)
+        any_steps |= rep->ranks[i].n_steps > 0;
     if (any_steps) {
         fprintf(f, "\nGPU utilisation per ProfilerStep\n");
         for (size_t i = 0; i < rep->n_ranks; i++)
             for (size_t s = 0; s < rep->ranks[i].n_steps; s++) {
                 const gp_step_util *st = &rep->ranks[i].steps[s];
                 double d = st->t1 - st->t0;
-                fprintf(f, "  rank %-3d %-20s %10.0f µs  busy %5.1f%%  compute %5.1f%%\n", rep->ranks[i].rank,
-                        st->name, d, d > 0 ? 100 * st->busy_us / d : 0, d > 0 ? 100 * st->compute_us / d : 0);
+                fprintf(f, "  rank %-3d %-20s %10.0f µs  busy %5.1f%%  compute %5.1f%%\n",
+                        rep->ranks[i].rank, st->name, d, d > 0 ? 100 * st->busy_us / d : 0,
+                        d > 0 ? 100 * st->compute_us / d : 0);
             }
     }
     fprintf(f, "\nFindings\n");
     if (!rep->n_findings) fprintf(f, "  none\n");
     for (size_t i = 0; i < rep->n_findings; i++) {
         const gp_finding *x = &rep->findings[i];
-        fprintf(f, "  [%s] %s: %s\n      -> %s\n", gp_finding_class_name(x->cls), x->scope_id, x->summary,
-                x->recommendation);
+        fprintf(f, "  [%s] %s: %s\n      -> %s\n", gp_finding_class_name(x->cls), x->scope_id,
+                x->summary, x->recommendation);
     }
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_trace_warnings *w = &rep->ranks[i].warn;
         if (w->bad_duration || w->missing_fields || w->unknown_category)
-            fprintf(f, "\nwarning: %s: %llu events with negative or absurd durations dropped, %llu missing fields, "
-                       "%llu unknown categories\n",
-                    rep->ranks[i].path, (unsigned long long)w->bad_duration, (unsigned long long)w->missing_fields,
-                    (unsigned long long)w->unknown_category);
+            fprintf(f,
+                    "\nwarning: %s: %llu events with negative or absurd durations dropped, %llu "
+                    "missing fields, "
+                    "%llu unknown categories\n",
+                    rep->ranks[i].path, (unsigned long long)w->bad_duration,
+                    (unsigned long long)w->missing_fields, (unsigned long long)w->unknown_category);
     }
 }
 
-static json_t *jnum(double v) { return isnan(v) || isinf(v) ? json_null() : json_real(v); }
+static json_t *jnum(double v) {
+    return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
 
 void gp_trace_write_json(const gp_trace_report *rep, void *file) {
     json_t *root = json_object(), *ranks = json_array();
@@ -305,8 +340,10 @@ void gp_trace_write_json(const gp_trace_report *rep, void *file) {
         json_object_set_new(l, "count", json_integer((json_int_t)r->n_launches));
         json_object_set_new(l, "cpu_duration_mean_us", jnum(r->launch_cpu_mean));
         json_object_set_new(l, "launch_delay_mean_us", jnum(r->launch_delay_mean));
-        json_object_set_new(l, "over_runtime_cutoff", json_integer((json_int_t)r->n_launch_over_runtime));
-        json_object_set_new(l, "over_launch_delay_cutoff", json_integer((json_int_t)r->n_launch_over_delay));
+        json_object_set_new(l, "over_runtime_cutoff",
+                            json_integer((json_int_t)r->n_launch_over_runtime));
+        json_object_set_new(l, "over_launch_delay_cutoff",
+                            json_integer((json_int_t)r->n_launch_over_delay));
         json_object_set_new(o, "launch_stats", l);
         json_t *steps = json_array();
         for (size_t s = 0; s < r->n_steps; s++) {
@@ -322,7 +359,8 @@ void gp_trace_write_json(const gp_trace_report *rep, void *file) {
         json_t *w = json_object();
         json_object_set_new(w, "bad_duration", json_integer((json_int_t)r->warn.bad_duration));
         json_object_set_new(w, "missing_fields", json_integer((json_int_t)r->warn.missing_fields));
-        json_object_set_new(w, "unknown_category", json_integer((json_int_t)r->warn.unknown_category));
+        json_object_set_new(w, "unknown_category",
+                            json_integer((json_int_t)r->warn.unknown_category));
         json_object_set_new(o, "warnings", w);
         json_array_append_new(ranks, o);
     }
@@ -334,7 +372,8 @@ void gp_trace_write_json(const gp_trace_report *rep, void *file) {
             json_t *x = json_object();
             json_object_set_new(x, "kernel_type", json_string(type_label(m, lab, sizeof lab)));
             json_object_set_new(x, "sum_us", jnum(rep->type_us[m]));
-            json_object_set_new(x, "percentage", jnum(tot > 0 ? rint(1000 * rep->type_us[m] / tot) / 10 : 0));
+            json_object_set_new(x, "percentage",
+                                jnum(tot > 0 ? rint(1000 * rep->type_us[m] / tot) / 10 : 0));
             json_array_append_new(types, x);
         }
     json_object_set_new(root, "kernel_types", types);
@@ -369,11 +408,16 @@ void gp_trace_write_json(const gp_trace_report *rep, void *file) {
 
 static void html_esc(FILE *f, const char *s) {
     for (; *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else fputc(*s, f);
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
     }
 }
 
@@ -385,14 +429,17 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
         snprintf(err, errlen, "%s: cannot write", tmp);
         return -1;
     }
-    fprintf(f, "<!doctype html><html><head><meta charset=\"utf-8\"><title>goodput trace</title><style>"
-               "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
-               "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l{text-align:left}"
-               ".idle{fill:#bbb}.comp{fill:#2a7}.non{fill:#e93}</style></head><body>\n");
-    fprintf(f, "<h1>goodput trace</h1><p>%zu rank(s), %.1f MB of trace JSON analysed in %.2f s.</p>\n",
+    fprintf(f,
+            "<!doctype html><html><head><meta charset=\"utf-8\"><title>goodput trace</title><style>"
+            "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
+            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l{text-align:left}"
+            ".idle{fill:#bbb}.comp{fill:#2a7}.non{fill:#e93}</style></head><body>\n");
+    fprintf(f,
+            "<h1>goodput trace</h1><p>%zu rank(s), %.1f MB of trace JSON analysed in %.2f s.</p>\n",
             rep->n_ranks, rep->bytes / 1e6, rep->seconds);
-    fprintf(f, "<h2>Temporal breakdown</h2>\n<svg width=\"640\" height=\"%zu\" role=\"img\" "
-               "aria-label=\"idle, compute and non-compute share per rank\">\n",
+    fprintf(f,
+            "<h2>Temporal breakdown</h2>\n<svg width=\"640\" height=\"%zu\" role=\"img\" "
+            "aria-label=\"idle, compute and non-compute share per rank\">\n",
             24 * rep->n_ranks + 30);
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
@@ -400,22 +447,32 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
         double s = r->span_us > 0 ? r->span_us : 1;
         double wi = w * r->idle_us / s, wc = w * r->compute_us / s, wn = w * r->non_compute_us / s;
         fprintf(f, "<text x=\"0\" y=\"%.0f\">rank %d</text>", y + 14, r->rank);
-        fprintf(f, "<rect class=\"comp\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"18\"><title>compute %.2f%%</title></rect>",
+        fprintf(f,
+                "<rect class=\"comp\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+                "height=\"18\"><title>compute %.2f%%</title></rect>",
                 x, y, wc, r->compute_pctg);
-        fprintf(f, "<rect class=\"non\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"18\"><title>non-compute %.2f%%</title></rect>",
+        fprintf(f,
+                "<rect class=\"non\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+                "height=\"18\"><title>non-compute %.2f%%</title></rect>",
                 x + wc, y, wn, r->non_compute_pctg);
-        fprintf(f, "<rect class=\"idle\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"18\"><title>idle %.2f%%</title></rect>\n",
+        fprintf(f,
+                "<rect class=\"idle\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+                "height=\"18\"><title>idle %.2f%%</title></rect>\n",
                 x + wc + wn, y, wi, r->idle_pctg);
     }
-    fprintf(f, "<text x=\"80\" y=\"%zu\">green compute, orange non-compute, grey idle</text></svg>\n",
+    fprintf(f,
+            "<text x=\"80\" y=\"%zu\">green compute, orange non-compute, grey idle</text></svg>\n",
             24 * rep->n_ranks + 25);
-    fprintf(f, "<table><tr><th>rank</th><th>span µs</th><th>idle %%</th><th>compute %%</th><th>non-compute %%</th>"
+    fprintf(f, "<table><tr><th>rank</th><th>span µs</th><th>idle %%</th><th>compute "
+               "%%</th><th>non-compute %%</th>"
                "<th>comm/comp overlap %%</th><th>launches</th></tr>\n");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
-        fprintf(f, "<tr><td>%d</td><td>%.0f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%zu</td></tr>\n",
-                r->rank, r->span_us, r->idle_pctg, r->compute_pctg, r->non_compute_pctg, r->overlap_pctg,
-                r->n_launches);
+        fprintf(f,
+                "<tr><td>%d</td><td>%.0f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</"
+                "td><td>%zu</td></tr>\n",
+                r->rank, r->span_us, r->idle_pctg, r->compute_pctg, r->non_compute_pctg,
+                r->overlap_pctg, r->n_launches);
     }
     fprintf(f, "</table>\n<h2>Kernel time by class</h2><table>\n");
     double tot = type_total(rep);
@@ -423,10 +480,12 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
     for (int m = 1; m < 8; m++)
         if (rep->type_present[m])
             fprintf(f, "<tr><td class=\"l\">%s</td><td>%.0f µs</td><td>%.1f%%</td></tr>\n",
-                    type_label(m, lab, sizeof lab), rep->type_us[m], tot > 0 ? 100 * rep->type_us[m] / tot : 0);
+                    type_label(m, lab, sizeof lab), rep->type_us[m],
+                    tot > 0 ? 100 * rep->type_us[m] / tot : 0);
     fprintf(f, "</table>\n<h2>Findings</h2><ul>\n");
     for (size_t i = 0; i < rep->n_findings; i++) {
-        fprintf(f, "<li><b>%s</b> (%s): ", gp_finding_class_name(rep->findings[i].cls), rep->findings[i].scope_id);
+        fprintf(f, "<li><b>%s</b> (%s): ", gp_finding_class_name(rep->findings[i].cls),
+                rep->findings[i].scope_id);
         html_esc(f, rep->findings[i].summary);
         fputs(". ", f);
         html_esc(f, rep->findings[i].recommendation);

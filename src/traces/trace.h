@@ -30,12 +30,12 @@ enum {
 };
 
 typedef struct gp_trow {
-    double ts, dur;  /* microseconds, HTA's rounding applied after load */
-    double link_ts;  /* start of the launching CPU event as HTA links it (NaN: none) */
-    int64_t corr;    /* -1 when none */
-    int64_t idx;     /* position in traceEvents */
-    int32_t stream;  /* -1 on the CPU */
-    uint32_t name;   /* index into gp_trace_rank.names */
+    double ts, dur; /* microseconds, HTA's rounding applied after load */
+    double link_ts; /* start of the launching CPU event as HTA links it (NaN: none) */
+    int64_t corr;   /* -1 when none */
+    int64_t idx;    /* position in traceEvents */
+    int32_t stream; /* -1 on the CPU */
+    uint32_t name;  /* index into gp_trace_rank.names */
     uint8_t flags;
 } gp_trow;
 

@@ -119,7 +119,10 @@ static void test_never_ready(void **st) {
     gp_event_init(&h, GP_EV_HELLO);
     strcpy(h.job_id, "j");
     h.ts_ns = 10 * S;
-    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .events = &h, .n_events = 1, .t0_ns = 0, .t1_ns = 100 * S};
+    gp_activity act[100];
+    for (int i = 0; i < 100; i++) act[i] = (gp_activity){(i + 1) * S, S, 0.01};
+    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .events = &h, .n_events = 1, .act = act, .n_act = 100,
+                        .t0_ns = 0, .t1_ns = 100 * S};
     gp_goodput g;
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
     assert_int_equal(g.kind, GP_JK_NEVER_READY);
@@ -184,8 +187,12 @@ static void test_activity_only(void **st) {
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
     assert_int_equal(g.kind, GP_JK_ACTIVITY_ONLY);
     assert_true(g.goodput < 0);
-    assert_near(g.bucket_gpu_s[GP_B_IDLE_ALLOCATED], 4, 1e-9);
+    /* Ready at the first kernel (4 s): not_ready before it, busy after it. */
+    assert_near(g.bucket_gpu_s[GP_B_NOT_READY], 4, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_IDLE_ALLOCATED], 0, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_OTHER], 6, 1e-9);
     assert_near(g.busy_gpu_s, 6, 1e-9);
+    assert_int_equal(g.ready_ns, 4 * S);
 }
 
 int main(void) {

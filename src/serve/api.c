@@ -1,0 +1,612 @@
+/* api.c: the JSON API under /api/v1/ (docs/api.md). Runs on the server thread with its
+ * read-only store connection.
+ *
+ * Series are downsampled in SQL: samples are grouped into `points` buckets of equal width
+ * over [from, to) and averaged, so a 24-hour view at 1-second samples returns a few
+ * hundred points, not 86,400. A job's series average its GPUs; its progress rate is units
+ * (or steps, or output tokens) per second in the same buckets, on the same time axis.
+ * Unknown values are null, never 0. Times in requests are Unix seconds. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cost.h"
+#include "engine/findings_fmt.h"
+#include "report/job_report.h"
+#include "serve/serve_int.h"
+
+static void send_json(srv_resp *r, json_t *o) {
+    char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(8));
+    json_decref(o);
+    if (!txt) {
+        srv_error(r, 500, "out of memory rendering JSON");
+        return;
+    }
+    r->status = 200;
+    r->ctype = "application/json";
+    srv_buf_put(&r->body, txt, strlen(txt));
+    srv_buf_put(&r->body, "\n", 1);
+    free(txt);
+}
+
+static json_t *num_or_null(double v) { return (v < 0 || !isfinite(v)) ? json_null() : json_real(v); }
+static json_t *sec_or_null(int64_t ns) { return ns <= 0 ? json_null() : json_real(ns / 1e9); }
+
+/* Parses a parameter as a number within [lo, hi]; 1 = present and good, 0 = absent,
+ * -1 = bad (error already set). */
+static int num_param(const srv_req *q, srv_resp *r, const char *key, double lo, double hi, double *out) {
+    const char *v = srv_param(q, key);
+    if (!v) return 0;
+    char *end;
+    double d = strtod(v, &end);
+    if (!*v || *end || !isfinite(d) || d < lo || d > hi) {
+        srv_error(r, 400, "parameter '%s=%.40s': expected a number in [%g, %g]", key, v, lo, hi);
+        return -1;
+    }
+    *out = d;
+    return 1;
+}
+
+static double price_for(gp_serve *s) {
+    gp_device *devs = NULL;
+    size_t nd = 0;
+    const gp_gpu_spec *spec = NULL;
+    if (gp_store_list_devices(s->store, &devs, &nd) == 0 && nd) spec = devs[0].spec;
+    free(devs);
+    return gp_price_per_gpu_h(spec, s->o.price_per_gpu_h);
+}
+
+static const char *job_state(const gp_job *j, const gp_job_summary *js) {
+    if (j->ended_ns > 0) return "ended";
+    if (js && js->gp.ready_ns >= 0) return "running";
+    return "not_ready";
+}
+
+static json_t *job_json(const gp_job_summary *js, double price) {
+    json_t *o = gp_report_json_job(js);
+    json_object_set_new(o, "state", json_string(job_state(&js->job, js)));
+    json_object_set_new(o, "origin", json_string(gp_origin_name(js->job.origin)));
+    if (price > 0) {
+        json_object_set_new(o, "cost_usd", json_real(js->allocated_gpu_h * price));
+        double bad = js->gp.goodput >= 0 ? js->allocated_gpu_h * (1 - js->gp.goodput) : -1;
+        json_object_set_new(o, "wasted_cost_usd", num_or_null(bad >= 0 ? bad * price : -1));
+    }
+    return o;
+}
+
+/* ---- fleet ---- */
+
+static void api_fleet(gp_serve *s, srv_resp *r) {
+    gp_job *jobs = NULL;
+    size_t nj = 0;
+    if (gp_store_list_jobs(s->store, &jobs, &nj) != 0) {
+        srv_error(r, 500, "store: %s", gp_store_errmsg(s->store));
+        return;
+    }
+    double price = price_for(s);
+    double alloc = 0, prod = 0, known_alloc = 0, buckets[GP_B__COUNT] = {0};
+    int running = 0, not_ready = 0, gpus_held = 0;
+    double wasted_per_h = 0;
+    for (size_t i = 0; i < nj; i++) {
+        gp_job_summary js;
+        if (srv_job_summary(s, &jobs[i], &js) != 0) continue;
+        alloc += js.gp.allocated_gpu_s;
+        if (js.gp.goodput >= 0) {
+            known_alloc += js.gp.allocated_gpu_s;
+            prod += js.gp.bucket_gpu_s[GP_B_PRODUCTIVE];
+            for (int k = 0; k < GP_B__COUNT; k++) buckets[k] += js.gp.bucket_gpu_s[k];
+        }
+        if (jobs[i].ended_ns <= 0 && js.n_gpus > 0) {
+            gpus_held += js.n_gpus;
+            if (js.gp.ready_ns < 0) not_ready++;
+            else running++;
+            double g = js.gp.goodput >= 0 ? js.gp.goodput : 0;
+            wasted_per_h += js.n_gpus * (1 - g) * (price > 0 ? price : 0);
+        }
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "jobs", json_integer((json_int_t)nj));
+    json_object_set_new(o, "jobs_running", json_integer(running));
+    json_object_set_new(o, "jobs_not_ready", json_integer(not_ready));
+    json_object_set_new(o, "gpus_held", json_integer(gpus_held));
+    json_object_set_new(o, "allocated_gpu_h", json_real(alloc / 3600));
+    json_object_set_new(o, "goodput", known_alloc > 0 ? json_real(prod / known_alloc) : json_null());
+    json_object_set_new(o, "wasted_gpu_h", json_real((known_alloc - prod) / 3600));
+    json_t *b = json_object();
+    for (int k = 0; k < GP_B__COUNT; k++) json_object_set_new(b, gp_bucket_name((gp_bucket)k), json_real(buckets[k]));
+    json_object_set_new(o, "gpu_s_by_bucket", b);
+    json_object_set_new(o, "price_per_gpu_h", num_or_null(price));
+    json_object_set_new(o, "cost_per_h", price > 0 ? json_real(gpus_held * price) : json_null());
+    json_object_set_new(o, "wasted_cost_per_h", price > 0 ? json_real(wasted_per_h) : json_null());
+    gp_finding *f = NULL;
+    size_t nf = 0;
+    if (gp_store_list_findings(s->store, NULL, &f, &nf) == 0)
+        json_object_set_new(o, "top_findings", gp_findings_json(f, nf, 5));
+    free(f);
+    pthread_mutex_lock(&s->mu);
+    json_object_set_new(o, "agent", json_boolean(s->snap.have_agent));
+    json_object_set_new(o, "now_s", s->snap.have_agent ? sec_or_null(s->snap.now_ns) : json_null());
+    pthread_mutex_unlock(&s->mu);
+    int64_t t0, t1;
+    if (gp_store_time_span(s->store, &t0, &t1) == 0) {
+        json_object_set_new(o, "first_s", sec_or_null(t0));
+        json_object_set_new(o, "last_s", sec_or_null(t1));
+    }
+    free(jobs);
+    send_json(r, o);
+}
+
+/* ---- devices ---- */
+
+static const char *SIG_SQL[] = {"gpu_util", "sm_active", "tensor_active", "dram_active",
+                                "mem_used_bytes * 1.0 / NULLIF(mem_total_bytes, 0)", "power_w", "temp_c"};
+static const char *SIG_NAME[] = {"gpu_util", "sm_active", "tensor_active", "dram_active",
+                                 "mem_used_ratio", "power_w", "temp_c"};
+#define N_SIG 7
+
+static json_t *latest_sample(gp_serve *s, const char *uuid) {
+    sqlite3_stmt *st;
+    char sql[512] = "SELECT ts_ns";
+    for (int k = 0; k < N_SIG; k++) {
+        strcat(sql, ",");
+        strcat(sql, SIG_SQL[k]);
+    }
+    strcat(sql, " FROM samples WHERE uuid = ? ORDER BY ts_ns DESC LIMIT 1");
+    if (sqlite3_prepare_v2(gp_store_db(s->store), sql, -1, &st, NULL) != SQLITE_OK) return json_null();
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    json_t *o = json_null();
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        o = json_object();
+        json_object_set_new(o, "ts_s", json_real(sqlite3_column_int64(st, 0) / 1e9));
+        for (int k = 0; k < N_SIG; k++)
+            json_object_set_new(o, SIG_NAME[k], sqlite3_column_type(st, k + 1) == SQLITE_NULL
+                                                    ? json_null()
+                                                    : json_real(sqlite3_column_double(st, k + 1)));
+    }
+    sqlite3_finalize(st);
+    return o;
+}
+
+static json_t *device_allocs(gp_serve *s, const char *uuid) {
+    sqlite3_stmt *st;
+    json_t *a = json_array();
+    if (sqlite3_prepare_v2(gp_store_db(s->store),
+                           "SELECT job_id, from_ns, to_ns FROM allocations WHERE uuid = ? ORDER BY from_ns",
+                           -1, &st, NULL) != SQLITE_OK)
+        return a;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t to = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
+        json_array_append_new(a, json_pack("{s:s, s:o, s:o}", "job_id", (const char *)sqlite3_column_text(st, 0),
+                                           "from_s", sec_or_null(sqlite3_column_int64(st, 1)), "to_s",
+                                           sec_or_null(to)));
+    }
+    sqlite3_finalize(st);
+    return a;
+}
+
+static json_t *device_json(gp_serve *s, const gp_device *d, int detail) {
+    json_t *o = json_object();
+    json_object_set_new(o, "uuid", json_string(d->uuid));
+    json_object_set_new(o, "index", json_integer(d->index));
+    json_object_set_new(o, "name", json_string(d->name));
+    json_object_set_new(o, "model", d->spec ? json_string(d->spec->model) : json_null());
+    json_object_set_new(o, "host", json_string(d->host));
+    json_object_set_new(o, "memory_total_bytes", d->memory_total_bytes ? json_integer((json_int_t)d->memory_total_bytes) : json_null());
+    json_object_set_new(o, "latest", latest_sample(s, d->uuid));
+    json_t *allocs = device_allocs(s, d->uuid);
+    json_t *holders = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(allocs, i, v) {
+        if (json_is_null(json_object_get(v, "to_s")))
+            json_array_append(holders, json_object_get(v, "job_id"));
+    }
+    json_object_set_new(o, "jobs_now", holders);
+    if (detail) json_object_set_new(o, "allocations", allocs);
+    else json_decref(allocs);
+    return o;
+}
+
+static int find_device(gp_serve *s, const char *uuid, gp_device *out) {
+    gp_device *devs = NULL;
+    size_t nd = 0;
+    int found = 0;
+    if (gp_store_list_devices(s->store, &devs, &nd) != 0) return -1;
+    for (size_t i = 0; i < nd && !found; i++)
+        if (strcmp(devs[i].uuid, uuid) == 0) {
+            *out = devs[i];
+            found = 1;
+        }
+    free(devs);
+    return found;
+}
+
+/* ---- series ---- */
+
+typedef struct series {
+    int64_t t0, step;
+    int n;
+    double *sum[N_SIG];
+    int *cnt[N_SIG];
+} series;
+
+static int series_init(series *x, int64_t t0, int64_t step, int n) {
+    memset(x, 0, sizeof *x);
+    x->t0 = t0, x->step = step, x->n = n;
+    for (int k = 0; k < N_SIG; k++) {
+        x->sum[k] = calloc((size_t)n, sizeof(double));
+        x->cnt[k] = calloc((size_t)n, sizeof(int));
+        if (!x->sum[k] || !x->cnt[k]) return -1;
+    }
+    return 0;
+}
+
+static void series_free(series *x) {
+    for (int k = 0; k < N_SIG; k++) free(x->sum[k]), free(x->cnt[k]);
+}
+
+/* Adds one device's bucket means over [a, b) (clipped to the series). */
+static int series_add_device(gp_serve *s, series *x, const char *uuid, int64_t a, int64_t b) {
+    int64_t lo = a > x->t0 ? a : x->t0, hi = x->t0 + x->step * x->n;
+    if (b >= 0 && b < hi) hi = b;
+    if (hi <= lo) return 0;
+    char sql[768] = "SELECT (ts_ns - ?1) / ?2 AS b";
+    for (int k = 0; k < N_SIG; k++) {
+        strcat(sql, ", avg(");
+        strcat(sql, SIG_SQL[k]);
+        strcat(sql, ")");
+    }
+    strcat(sql, " FROM samples WHERE uuid = ?3 AND ts_ns >= ?4 AND ts_ns < ?5 GROUP BY b");
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gp_store_db(s->store), sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_int64(st, 1, x->t0);
+    sqlite3_bind_int64(st, 2, x->step);
+    sqlite3_bind_text(st, 3, uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, lo);
+    sqlite3_bind_int64(st, 5, hi);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t i = sqlite3_column_int64(st, 0);
+        if (i < 0 || i >= x->n) continue;
+        for (int k = 0; k < N_SIG; k++) {
+            if (sqlite3_column_type(st, k + 1) == SQLITE_NULL) continue;
+            x->sum[k][i] += sqlite3_column_double(st, k + 1);
+            x->cnt[k][i]++;
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static void series_json(const series *x, json_t *o) {
+    json_t *t = json_array();
+    for (int i = 0; i < x->n; i++) json_array_append_new(t, json_real((x->t0 + x->step * (int64_t)i) / 1e9));
+    json_object_set_new(o, "t", t);
+    json_t *sig = json_object();
+    for (int k = 0; k < N_SIG; k++) {
+        json_t *a = json_array();
+        for (int i = 0; i < x->n; i++)
+            json_array_append_new(a, x->cnt[k][i] ? json_real(x->sum[k][i] / x->cnt[k][i]) : json_null());
+        json_object_set_new(sig, SIG_NAME[k], a);
+    }
+    json_object_set_new(o, "signals", sig);
+}
+
+/* from/to/points with defaults [def_t0, def_t1]; 0 ok, -1 error set. */
+static int series_range(const srv_req *q, srv_resp *r, int64_t def_t0, int64_t def_t1, int64_t *t0,
+                        int64_t *step, int *n) {
+    double from = def_t0 / 1e9, to = def_t1 / 1e9, points = 600;
+    if (num_param(q, r, "from", 0, 1e11, &from) < 0 || num_param(q, r, "to", 0, 1e11, &to) < 0 ||
+        num_param(q, r, "points", 1, SRV_MAX_POINTS, &points) < 0)
+        return -1;
+    if (to <= from) {
+        if (!srv_param(q, "from") && !srv_param(q, "to")) to = from + 1; /* empty store */
+        else {
+            srv_error(r, 400, "empty range: 'to' (%.3f) must be after 'from' (%.3f)", to, from);
+            return -1;
+        }
+    }
+    if (to - from > SRV_MAX_RANGE_S) {
+        srv_error(r, 400, "range of %.0f s is over the limit of %.0f s (31 days); ask for less", to - from,
+                  SRV_MAX_RANGE_S);
+        return -1;
+    }
+    *t0 = (int64_t)(from * 1e9);
+    int64_t span = (int64_t)(to * 1e9) - *t0;
+    *n = (int)points;
+    *step = (span + *n - 1) / *n;
+    if (*step < 1000000) *step = 1000000; /* 1 ms buckets at the finest */
+    *n = (int)((span + *step - 1) / *step);
+    if (*n < 1) *n = 1;
+    return 0;
+}
+
+static void api_device_series(gp_serve *s, const srv_req *q, srv_resp *r, const char *uuid) {
+    gp_device d;
+    if (find_device(s, uuid, &d) <= 0) {
+        srv_error(r, 404, "no device with uuid '%.100s'", uuid);
+        return;
+    }
+    int64_t a = 0, b = 0, t0, step;
+    int n;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gp_store_db(s->store), "SELECT min(ts_ns), max(ts_ns) FROM samples WHERE uuid = ?",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1) + 1;
+        sqlite3_finalize(st);
+    }
+    if (series_range(q, r, a, b, &t0, &step, &n) != 0) return;
+    series x;
+    if (series_init(&x, t0, step, n) != 0 || series_add_device(s, &x, uuid, t0, -1) != 0) {
+        series_free(&x);
+        srv_error(r, 500, "store: %s", gp_store_errmsg(s->store));
+        return;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "uuid", json_string(uuid));
+    json_object_set_new(o, "step_s", json_real(step / 1e9));
+    series_json(&x, o);
+    series_free(&x);
+    send_json(r, o);
+}
+
+static void job_span(gp_serve *s, const char *id, const gp_alloc *al, size_t na, int64_t *a, int64_t *b) {
+    int64_t lo = -1, hi = -1, st0, st1;
+    gp_store_time_span(s->store, &st0, &st1);
+    for (size_t i = 0; i < na; i++) {
+        if (lo < 0 || al[i].from_ns < lo) lo = al[i].from_ns;
+        int64_t to = al[i].to_ns >= 0 ? al[i].to_ns : st1;
+        if (to > hi) hi = to;
+    }
+    (void)id;
+    if (lo < 0) lo = st0, hi = st1;
+    *a = lo;
+    *b = hi > lo ? hi : lo + 1;
+}
+
+static void api_job_series(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j) {
+    gp_alloc *al = NULL;
+    size_t na = 0;
+    gp_store_job_allocs(s->store, j->id, &al, &na);
+    int64_t a, b, t0, step;
+    int n;
+    job_span(s, j->id, al, na, &a, &b);
+    if (series_range(q, r, a, b, &t0, &step, &n) != 0) {
+        free(al);
+        return;
+    }
+    series x;
+    int bad = series_init(&x, t0, step, n) != 0;
+    for (size_t i = 0; !bad && i < na; i++) bad = series_add_device(s, &x, al[i].uuid, al[i].from_ns, al[i].to_ns) != 0;
+    /* Progress in the same buckets: steps from rank 0 (or unranked) only. */
+    double *units = calloc((size_t)n, sizeof *units), *count = calloc((size_t)n, sizeof *count);
+    int any_units = 0, inference = 0;
+    sqlite3_stmt *st;
+    if (!bad && units && count &&
+        sqlite3_prepare_v2(gp_store_db(s->store),
+                           "SELECT (ts_ns - ?1) / ?2 AS b, kind, count(*), sum(units), sum(output_tokens), "
+                           "count(units) FROM events WHERE job_id = ?3 AND ts_ns >= ?1 AND ts_ns < ?4 "
+                           "AND ((kind = ?5 AND (rank IS NULL OR rank <= 0)) OR kind = ?6) GROUP BY b, kind",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, t0);
+        sqlite3_bind_int64(st, 2, step);
+        sqlite3_bind_text(st, 3, j->id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, t0 + step * (int64_t)n);
+        sqlite3_bind_int(st, 5, GP_EV_STEP);
+        sqlite3_bind_int(st, 6, GP_EV_REQUEST);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            int64_t i = sqlite3_column_int64(st, 0);
+            if (i < 0 || i >= n) continue;
+            int kind = sqlite3_column_int(st, 1);
+            count[i] += sqlite3_column_double(st, 2);
+            if (kind == GP_EV_REQUEST) {
+                inference = 1;
+                units[i] += sqlite3_column_double(st, 4);
+            } else if (sqlite3_column_int64(st, 5) > 0) {
+                any_units = 1;
+                units[i] += sqlite3_column_double(st, 3);
+            }
+        }
+        sqlite3_finalize(st);
+    }
+    if (bad || !units || !count) {
+        series_free(&x);
+        free(units), free(count), free(al);
+        srv_error(r, 500, "store: %s", gp_store_errmsg(s->store));
+        return;
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "job_id", json_string(j->id));
+    json_object_set_new(o, "step_s", json_real(step / 1e9));
+    series_json(&x, o);
+    const char *unit = inference ? "tokens" : any_units ? (j->unit_name[0] ? j->unit_name : "units") : "steps";
+    json_t *rate = json_array();
+    for (int i = 0; i < n; i++) {
+        int64_t bt0 = t0 + step * (int64_t)i;
+        int inside = 0; /* null outside the allocations: no progress is unknown there */
+        for (size_t k = 0; k < na && !inside; k++)
+            inside = bt0 + step > al[k].from_ns && (al[k].to_ns < 0 || bt0 < al[k].to_ns);
+        double v = (inference || any_units) ? units[i] : count[i];
+        json_array_append_new(rate, inside ? json_real(v / (step / 1e9)) : json_null());
+    }
+    json_object_set_new(o, "progress", json_pack("{s:s, s:o}", "unit", unit, "rate_per_s", rate));
+    series_free(&x);
+    free(units), free(count), free(al);
+    send_json(r, o);
+}
+
+/* ---- jobs ---- */
+
+static void api_jobs(gp_serve *s, srv_resp *r) {
+    gp_job *jobs = NULL;
+    size_t nj = 0;
+    if (gp_store_list_jobs(s->store, &jobs, &nj) != 0) {
+        srv_error(r, 500, "store: %s", gp_store_errmsg(s->store));
+        return;
+    }
+    double price = price_for(s);
+    json_t *a = json_array();
+    for (size_t i = 0; i < nj; i++) {
+        gp_job_summary js;
+        if (srv_job_summary(s, &jobs[i], &js) == 0) json_array_append_new(a, job_json(&js, price));
+    }
+    free(jobs);
+    send_json(r, json_pack("{s:o}", "jobs", a));
+}
+
+static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j) {
+    double windows = 0;
+    if (num_param(q, r, "windows", 0, 200, &windows) < 0) return;
+    gp_job_summary js;
+    if (srv_job_summary(s, j, &js) != 0) {
+        srv_error(r, 500, "cannot summarise job '%s': %s", j->id, gp_store_errmsg(s->store));
+        return;
+    }
+    double price = price_for(s);
+    json_t *o = job_json(&js, price);
+    json_object_set_new(o, "lifecycle",
+                        json_pack("{s:o, s:o, s:o, s:o}", "submitted_s", sec_or_null(j->submitted_ns),
+                                  "allocated_s", sec_or_null(j->allocated_ns >= 0 ? j->allocated_ns : js.gp.first_alloc_ns),
+                                  "ready_s", sec_or_null(js.gp.ready_ns), "ended_s", sec_or_null(j->ended_ns)));
+    gp_alloc *al = NULL;
+    size_t na = 0;
+    json_t *aa = json_array();
+    if (gp_store_job_allocs(s->store, j->id, &al, &na) == 0)
+        for (size_t i = 0; i < na; i++)
+            json_array_append_new(aa, json_pack("{s:s, s:o, s:o}", "uuid", al[i].uuid, "from_s",
+                                                sec_or_null(al[i].from_ns), "to_s",
+                                                al[i].to_ns >= 0 ? sec_or_null(al[i].to_ns) : json_null()));
+    json_object_set_new(o, "allocations", aa);
+    int64_t a, b;
+    job_span(s, j->id, al, na, &a, &b);
+    free(al);
+    json_object_set_new(o, "span", json_pack("{s:f, s:f}", "from_s", a / 1e9, "to_s", b / 1e9));
+    json_t *wa = json_array();
+    int nw = (int)windows;
+    for (int w = 0; w < nw; w++) {
+        gp_summary_opts so = {.t0_ns = a + (b - a) * w / nw, .t1_ns = a + (b - a) * (w + 1) / nw};
+        gp_job_summary ws;
+        char err[256];
+        if (gp_job_summary_compute(s->store, j->id, &so, &ws, err, sizeof err) != 0) continue;
+        json_t *bk = json_object();
+        for (int k = 0; k < GP_B__COUNT; k++) json_object_set_new(bk, gp_bucket_name((gp_bucket)k), json_real(ws.gp.bucket_gpu_s[k]));
+        json_array_append_new(wa, json_pack("{s:f, s:f, s:o, s:f, s:o, s:o}", "from_s", so.t0_ns / 1e9, "to_s",
+                                            so.t1_ns / 1e9, "goodput", num_or_null(ws.gp.goodput),
+                                            "allocated_gpu_s", ws.gp.allocated_gpu_s, "mean_gpu_util",
+                                            num_or_null(ws.mean_gpu_util), "gpu_s_by_bucket", bk));
+    }
+    json_object_set_new(o, "windows", wa);
+    gp_finding *f = NULL;
+    size_t nf = 0;
+    json_object_set_new(o, "findings", gp_store_list_findings(s->store, j->id, &f, &nf) == 0 ? gp_findings_json(f, nf, 0) : json_array());
+    free(f);
+    send_json(r, o);
+}
+
+static void api_findings(gp_serve *s, const srv_req *q, srv_resp *r) {
+    const char *job = srv_param(q, "job");
+    const char *cls = srv_param(q, "class");
+    double limit = 100;
+    if (num_param(q, r, "limit", 1, 10000, &limit) < 0) return;
+    if (cls && gp_finding_class_parse(cls) < 0) {
+        srv_error(r, 400, "parameter 'class=%.40s' is not a finding class (docs/findings.md)", cls);
+        return;
+    }
+    gp_finding *f = NULL;
+    size_t nf = 0;
+    if (gp_store_list_findings(s->store, job, &f, &nf) != 0) {
+        srv_error(r, 500, "store: %s", gp_store_errmsg(s->store));
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < nf; i++)
+        if (!cls || (int)f[i].cls == gp_finding_class_parse(cls)) f[k++] = f[i];
+    json_t *a = gp_findings_json(f, k, (size_t)limit);
+    free(f);
+    send_json(r, json_pack("{s:o}", "findings", a));
+}
+
+static void api_index(srv_resp *r) {
+    send_json(r, json_pack("{s:s, s:[s,s,s,s,s,s,s,s,s]}", "doc", "docs/api.md", "routes", "GET /api/v1/fleet",
+                           "GET /api/v1/devices", "GET /api/v1/devices/{uuid}",
+                           "GET /api/v1/devices/{uuid}/series?from=&to=&points=", "GET /api/v1/jobs",
+                           "GET /api/v1/jobs/{id}?windows=N", "GET /api/v1/jobs/{id}/series?from=&to=&points=",
+                           "GET /api/v1/findings?job=&class=&limit=", "POST /api/v1/events"));
+}
+
+/* Splits "/api/v1/NAME/ID/SUB" (ID is percent-decoded by libmicrohttpd only in the query,
+ * so decode %XX here). */
+static int pct_decode(const char *in, size_t n, char *out, size_t cap) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k + 1 >= cap) return -1;
+        if (in[i] == '%' && i + 2 < n + 0 && in[i + 1] && in[i + 2]) {
+            char hx[3] = {in[i + 1], in[i + 2], 0};
+            char *end;
+            long v = strtol(hx, &end, 16);
+            if (*end || v <= 0) return -1;
+            out[k++] = (char)v;
+            i += 2;
+        } else out[k++] = in[i];
+    }
+    out[k] = 0;
+    return 0;
+}
+
+void srv_api(gp_serve *s, const srv_req *q, srv_resp *r) {
+    const char *p = q->path;
+    if (strncmp(p, "/api/v1", 7) != 0 || (p[7] && p[7] != '/')) {
+        srv_error(r, 404, "unknown API version in %s; this server speaks /api/v1/", p);
+        return;
+    }
+    p += 7;
+    if (!*p || strcmp(p, "/") == 0) { api_index(r); return; }
+    if (strcmp(p, "/fleet") == 0) { api_fleet(s, r); return; }
+    if (strcmp(p, "/findings") == 0) { api_findings(s, q, r); return; }
+    if (strcmp(p, "/jobs") == 0) { api_jobs(s, r); return; }
+    if (strcmp(p, "/devices") == 0) {
+        gp_device *devs = NULL;
+        size_t nd = 0;
+        if (gp_store_list_devices(s->store, &devs, &nd) != 0) {
+            srv_error(r, 500, "store: %s", gp_store_errmsg(s->store));
+            return;
+        }
+        json_t *a = json_array();
+        for (size_t i = 0; i < nd; i++) json_array_append_new(a, device_json(s, &devs[i], 0));
+        free(devs);
+        { send_json(r, json_pack("{s:o}", "devices", a)); return; }
+    }
+    int is_job = strncmp(p, "/jobs/", 6) == 0, is_dev = strncmp(p, "/devices/", 9) == 0;
+    if (!is_job && !is_dev) {
+        srv_error(r, 404, "no API route %s (see GET /api/v1/)", q->path);
+        return;
+    }
+    const char *id = p + (is_job ? 6 : 9);
+    const char *slash = strchr(id, '/');
+    size_t idlen = slash ? (size_t)(slash - id) : strlen(id);
+    const char *sub = slash ? slash + 1 : "";
+    char key[256];
+    if (idlen == 0 || pct_decode(id, idlen, key, sizeof key) != 0) {
+        srv_error(r, 400, "bad %s id in %s", is_job ? "job" : "device", q->path);
+        return;
+    }
+    if (*sub && strcmp(sub, "series") != 0) {
+        srv_error(r, 404, "no API route %s (sub-resource '%.40s'; only 'series')", q->path, sub);
+        return;
+    }
+    if (is_dev) {
+        if (*sub) { api_device_series(s, q, r, key); return; }
+        gp_device d;
+        if (find_device(s, key, &d) <= 0) { srv_error(r, 404, "no device with uuid '%.100s'", key); return; }
+        { send_json(r, device_json(s, &d, 1)); return; }
+    }
+    gp_job j;
+    int found = gp_store_get_job(s->store, key, &j);
+    if (found < 0) { srv_error(r, 500, "store: %s", gp_store_errmsg(s->store)); return; }
+    if (found == 0) { srv_error(r, 404, "no job '%.100s' (see GET /api/v1/jobs)", key); return; }
+    if (*sub) { api_job_series(s, q, r, &j); return; }
+    api_job(s, q, r, &j);
+}

@@ -1,0 +1,308 @@
+/* metrics.c: GET /metrics in the Prometheus text format (0.0.4).
+ *
+ * Names carry units and counters end in _total (promtool check metrics passes). Labels stay
+ * low in cardinality: devices by uuid and index, jobs by job_id only, with everything else
+ * about a job (name, user, origin, kind, unit) in goodput_job_info. The job label is
+ * `job_id`, not `job`, which Prometheus reserves for the scrape job.
+ *
+ * Per-job GPU-seconds by bucket are exposed as counters: they only grow while a job runs,
+ * except when the accounting relabels time after the fact (a restart turns kept steps into
+ * wasted_progress), which Prometheus reads as a counter reset on that one series.
+ *
+ * Cost: one indexed query per device (its last sample) and one job summary per running job
+ * per scrape; summaries of ended jobs are computed once and cached. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/cost.h"
+#include "serve/serve_int.h"
+
+static double cpu_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double mono_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
+    for (size_t i = 0; i < s->n_ended; i++)
+        if (strcmp(s->ended[i].id, j->id) == 0) {
+            *out = s->ended[i].sum;
+            return 0;
+        }
+    char err[256];
+    gp_summary_opts o = {0};
+    if (gp_job_summary_compute(s->store, j->id, &o, out, err, sizeof err) != 0) return -1;
+    if (j->ended_ns >= 0 && j->ended_ns > 0) {
+        if (s->n_ended == s->cap_ended) {
+            size_t cap = s->cap_ended ? s->cap_ended * 2 : 64;
+            srv_job_cache *p = realloc(s->ended, cap * sizeof *p);
+            if (!p) return 0;
+            s->ended = p;
+            s->cap_ended = cap;
+        }
+        snprintf(s->ended[s->n_ended].id, sizeof s->ended[s->n_ended].id, "%s", j->id);
+        s->ended[s->n_ended].sum = *out;
+        s->n_ended++;
+    }
+    return 0;
+}
+
+static void head(srv_buf *b, const char *name, const char *type, const char *help) {
+    srv_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+typedef struct dev_metric {
+    const char *name, *type, *help, *col;
+    double scale;
+} dev_metric;
+
+/* Columns of the samples table, newest row per device. */
+static const dev_metric DEV_METRICS[] = {
+    {"goodput_device_gpu_utilization_ratio", "gauge", "Fraction of time a kernel ran (NVML utilization.gpu).", "gpu_util", 1},
+    {"goodput_device_sm_active_ratio", "gauge", "Fraction of time SMs had a warp resident (DCGM PROF_SM_ACTIVE).", "sm_active", 1},
+    {"goodput_device_tensor_active_ratio", "gauge", "Fraction of cycles the tensor pipe was active.", "tensor_active", 1},
+    {"goodput_device_dram_active_ratio", "gauge", "Fraction of cycles device memory was busy.", "dram_active", 1},
+    {"goodput_device_memory_used_bytes", "gauge", "Device memory in use.", "mem_used_bytes", 1},
+    {"goodput_device_memory_total_bytes", "gauge", "Device memory size.", "mem_total_bytes", 1},
+    {"goodput_device_power_watts", "gauge", "Power draw.", "power_w", 1},
+    {"goodput_device_temperature_celsius", "gauge", "GPU temperature.", "temp_c", 1},
+    {"goodput_device_sm_clock_hertz", "gauge", "SM clock.", "sm_clock_mhz", 1e6},
+    {"goodput_device_energy_joules_total", "counter", "Energy counter of the device.", "energy_mj", 1e-3},
+    {"goodput_device_pcie_transmit_bytes_total", "counter", "PCIe bytes sent.", "pcie_tx_bytes", 1},
+    {"goodput_device_pcie_receive_bytes_total", "counter", "PCIe bytes received.", "pcie_rx_bytes", 1},
+    {"goodput_device_nvlink_transmit_bytes_total", "counter", "NVLink bytes sent.", "nvlink_tx_bytes", 1},
+    {"goodput_device_nvlink_receive_bytes_total", "counter", "NVLink bytes received.", "nvlink_rx_bytes", 1},
+};
+#define N_DEV_METRICS (sizeof DEV_METRICS / sizeof DEV_METRICS[0])
+
+static void device_metrics(gp_serve *s, srv_buf *b) {
+    gp_device *devs = NULL;
+    size_t nd = 0;
+    if (gp_store_list_devices(s->store, &devs, &nd) != 0) return;
+    head(b, "goodput_device_info", "gauge", "GPU facts; value is always 1.");
+    for (size_t i = 0; i < nd; i++) {
+        srv_buf_printf(b, "goodput_device_info{uuid=\"");
+        srv_buf_label(b, devs[i].uuid);
+        srv_buf_printf(b, "\",gpu=\"%d\",name=\"", devs[i].index);
+        srv_buf_label(b, devs[i].name);
+        srv_buf_printf(b, "\",model=\"");
+        srv_buf_label(b, devs[i].spec ? devs[i].spec->model : "unknown");
+        srv_buf_printf(b, "\",host=\"");
+        srv_buf_label(b, devs[i].host);
+        srv_buf_printf(b, "\"} 1\n");
+    }
+    /* Newest sample per device: one indexed lookup each. */
+    double(*vals)[N_DEV_METRICS] = calloc(nd ? nd : 1, sizeof *vals);
+    unsigned char(*has)[N_DEV_METRICS] = calloc(nd ? nd : 1, sizeof *has);
+    sqlite3_stmt *st = NULL;
+    char sql[1024] = "SELECT ";
+    for (size_t m = 0; m < N_DEV_METRICS; m++) {
+        strcat(sql, DEV_METRICS[m].col);
+        strcat(sql, m + 1 < N_DEV_METRICS ? "," : "");
+    }
+    strcat(sql, " FROM samples WHERE uuid = ? ORDER BY ts_ns DESC LIMIT 1");
+    if (vals && has && sqlite3_prepare_v2(gp_store_db(s->store), sql, -1, &st, NULL) == SQLITE_OK) {
+        for (size_t i = 0; i < nd; i++) {
+            sqlite3_reset(st);
+            sqlite3_bind_text(st, 1, devs[i].uuid, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) != SQLITE_ROW) continue;
+            for (size_t m = 0; m < N_DEV_METRICS; m++) {
+                if (sqlite3_column_type(st, (int)m) == SQLITE_NULL) continue;
+                vals[i][m] = sqlite3_column_double(st, (int)m) * DEV_METRICS[m].scale;
+                has[i][m] = 1;
+            }
+        }
+    }
+    sqlite3_finalize(st);
+    for (size_t m = 0; vals && has && m < N_DEV_METRICS; m++) {
+        head(b, DEV_METRICS[m].name, DEV_METRICS[m].type, DEV_METRICS[m].help);
+        for (size_t i = 0; i < nd; i++) {
+            if (!has[i][m]) continue;
+            srv_buf_printf(b, "%s{uuid=\"", DEV_METRICS[m].name);
+            srv_buf_label(b, devs[i].uuid);
+            srv_buf_printf(b, "\",gpu=\"%d\"} %.17g\n", devs[i].index, vals[i][m]);
+        }
+    }
+    free(vals);
+    free(has);
+    free(devs);
+}
+
+static void job_label(srv_buf *b, const char *metric, const char *id) {
+    srv_buf_printf(b, "%s{job_id=\"", metric);
+    srv_buf_label(b, id);
+    srv_buf_put(b, "\"", 1);
+}
+
+static void job_metrics(gp_serve *s, srv_buf *b) {
+    gp_job *jobs = NULL;
+    size_t nj = 0;
+    if (gp_store_list_jobs(s->store, &jobs, &nj) != 0) return;
+    gp_job_summary *sum = calloc(nj ? nj : 1, sizeof *sum);
+    char *ok = calloc(nj ? nj : 1, 1);
+    for (size_t i = 0; sum && ok && i < nj; i++) ok[i] = srv_job_summary(s, &jobs[i], &sum[i]) == 0;
+    head(b, "goodput_job_info", "gauge", "Job metadata; value is always 1. Join on job_id.");
+    for (size_t i = 0; i < nj; i++) {
+        srv_buf_printf(b, "goodput_job_info{job_id=\"");
+        srv_buf_label(b, jobs[i].id);
+        srv_buf_printf(b, "\",name=\"");
+        srv_buf_label(b, jobs[i].name);
+        srv_buf_printf(b, "\",user=\"");
+        srv_buf_label(b, jobs[i].user);
+        srv_buf_printf(b, "\",origin=\"%s\",kind=\"%s\",unit=\"", gp_origin_name(jobs[i].origin),
+                       ok && ok[i] ? gp_job_kind_name(sum[i].gp.kind) : "unknown");
+        srv_buf_label(b, jobs[i].unit_name);
+        srv_buf_printf(b, "\",state=\"%s\"} 1\n",
+                       jobs[i].ended_ns > 0 ? "ended" : jobs[i].ready_ns > 0 ? "running" : "not_ready");
+    }
+    head(b, "goodput_job_allocated_gpu_seconds_total", "counter", "GPU-seconds allocated to the job.");
+    for (size_t i = 0; ok && i < nj; i++) {
+        if (!ok[i]) continue;
+        job_label(b, "goodput_job_allocated_gpu_seconds_total", jobs[i].id);
+        srv_buf_printf(b, "} %.17g\n", sum[i].gp.allocated_gpu_s);
+    }
+    head(b, "goodput_job_gpu_seconds_total", "counter",
+         "Allocated GPU-seconds by bucket: productive (goodput) or a badput cause; buckets sum to allocated.");
+    for (size_t i = 0; ok && i < nj; i++) {
+        if (!ok[i]) continue;
+        for (int k = 0; k < GP_B__COUNT; k++) {
+            job_label(b, "goodput_job_gpu_seconds_total", jobs[i].id);
+            srv_buf_printf(b, ",bucket=\"%s\"} %.17g\n", gp_bucket_name((gp_bucket)k), sum[i].gp.bucket_gpu_s[k]);
+        }
+    }
+    head(b, "goodput_job_goodput_ratio", "gauge", "Productive / allocated GPU-seconds (absent when unknown).");
+    for (size_t i = 0; ok && i < nj; i++) {
+        if (!ok[i] || sum[i].gp.goodput < 0) continue;
+        job_label(b, "goodput_job_goodput_ratio", jobs[i].id);
+        srv_buf_printf(b, "} %.17g\n", sum[i].gp.goodput);
+    }
+    head(b, "goodput_job_gpus", "gauge", "GPUs the job has held.");
+    for (size_t i = 0; ok && i < nj; i++) {
+        if (!ok[i]) continue;
+        job_label(b, "goodput_job_gpus", jobs[i].id);
+        srv_buf_printf(b, "} %d\n", sum[i].n_gpus);
+    }
+    head(b, "goodput_job_not_ready", "gauge", "1 while a job holds GPUs but has not made progress yet.");
+    srv_buf nr = {0};
+    for (size_t i = 0; ok && i < nj; i++) {
+        if (!ok[i] || jobs[i].ended_ns > 0 || sum[i].n_gpus == 0) continue;
+        int not_ready = sum[i].gp.ready_ns < 0;
+        job_label(b, "goodput_job_not_ready", jobs[i].id);
+        srv_buf_printf(b, "} %d\n", not_ready);
+        if (not_ready) {
+            job_label(&nr, "goodput_job_not_ready_seconds", jobs[i].id);
+            srv_buf_printf(&nr, "} %.17g\n", sum[i].gp.bucket_gpu_s[GP_B_NOT_READY] / sum[i].n_gpus);
+        }
+    }
+    /* Each family's samples follow its own HELP and TYPE. */
+    head(b, "goodput_job_not_ready_seconds", "gauge", "How long a not-ready job has held GPUs.");
+    if (nr.len) srv_buf_put(b, nr.p, nr.len);
+    free(nr.p);
+    free(sum);
+    free(ok);
+    free(jobs);
+}
+
+static void finding_metrics(gp_serve *s, srv_buf *b) {
+    gp_finding *f = NULL;
+    size_t n = 0;
+    double wasted[GP_FC__COUNT] = {0};
+    int count[GP_FC__COUNT] = {0};
+    if (gp_store_list_findings(s->store, NULL, &f, &n) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            if ((int)f[i].cls < 0 || f[i].cls >= GP_FC__COUNT) continue;
+            count[f[i].cls]++;
+            if (f[i].wasted_gpu_s > 0) wasted[f[i].cls] += f[i].wasted_gpu_s;
+        }
+    }
+    free(f);
+    head(b, "goodput_findings", "gauge", "Open findings by class (docs/findings.md).");
+    for (int c = 0; c < GP_FC__COUNT; c++)
+        if (count[c]) srv_buf_printf(b, "goodput_findings{class=\"%s\"} %d\n", gp_finding_class_name(c), count[c]);
+    head(b, "goodput_findings_wasted_gpu_seconds", "gauge", "GPU-seconds the open findings of a class say were wasted.");
+    for (int c = 0; c < GP_FC__COUNT; c++)
+        if (count[c])
+            srv_buf_printf(b, "goodput_findings_wasted_gpu_seconds{class=\"%s\"} %.17g\n", gp_finding_class_name(c), wasted[c]);
+}
+
+static const char *TRANSPORTS[GP_TR__COUNT] = {"unix", "udp", "http", "inproc"};
+
+static void agent_metrics(gp_serve *s, srv_buf *b) {
+    pthread_mutex_lock(&s->mu);
+    srv_snapshot sn = s->snap;
+    uint64_t queued = s->queued_lines, full = s->queue_full;
+    pthread_mutex_unlock(&s->mu);
+    head(b, "goodput_agent_up", "gauge", "1 when an agent feeds this server, 0 when it serves a stored database.");
+    srv_buf_printf(b, "goodput_agent_up %d\n", sn.have_agent);
+    if (sn.have_agent) {
+        struct {
+            const char *name, *help;
+            double v;
+        } c[] = {
+            {"goodput_agent_ticks_total", "Sampling ticks.", (double)sn.agent.ticks},
+            {"goodput_agent_samples_total", "Device samples stored.", (double)sn.agent.samples},
+            {"goodput_agent_process_samples_total", "Per-process samples stored.", (double)sn.agent.proc_samples},
+            {"goodput_agent_events_total", "Workload events stored.", (double)sn.agent.events},
+            {"goodput_agent_flushes_total", "Store commits.", (double)sn.agent.flushes},
+            {"goodput_agent_store_errors_total", "Failed store writes.", (double)sn.agent.store_errors},
+            {"goodput_agent_collect_cpu_seconds_total", "CPU spent collecting and storing.", sn.agent.collect_cpu_s},
+        };
+        for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+            head(b, c[i].name, "counter", c[i].help);
+            srv_buf_printf(b, "%s %.17g\n", c[i].name, c[i].v);
+        }
+        head(b, "goodput_agent_clock_seconds", "gauge", "The agent's clock (source time; simulated sources run their own).");
+        srv_buf_printf(b, "goodput_agent_clock_seconds %.3f\n", sn.now_ns / 1e9);
+        head(b, "goodput_ingest_datagrams_total", "counter", "Datagrams (or HTTP bodies) received, by transport.");
+        for (int t = 0; t < GP_TR__COUNT; t++)
+            srv_buf_printf(b, "goodput_ingest_datagrams_total{transport=\"%s\"} %llu\n", TRANSPORTS[t],
+                           (unsigned long long)sn.ingest[t].datagrams);
+        head(b, "goodput_ingest_lines_total", "counter", "Event lines by transport and result.");
+        for (int t = 0; t < GP_TR__COUNT; t++) {
+            const gp_ingest_stats *g = &sn.ingest[t];
+            srv_buf_printf(b,
+                           "goodput_ingest_lines_total{transport=\"%s\",result=\"parsed\"} %llu\n"
+                           "goodput_ingest_lines_total{transport=\"%s\",result=\"rejected\"} %llu\n"
+                           "goodput_ingest_lines_total{transport=\"%s\",result=\"dropped\"} %llu\n",
+                           TRANSPORTS[t], (unsigned long long)g->parsed, TRANSPORTS[t],
+                           (unsigned long long)g->rejected, TRANSPORTS[t], (unsigned long long)g->dropped);
+        }
+    }
+    head(b, "goodput_http_events_queued_total", "counter", "Event lines accepted by POST /api/v1/events.");
+    srv_buf_printf(b, "goodput_http_events_queued_total %llu\n", (unsigned long long)queued);
+    head(b, "goodput_http_events_refused_total", "counter", "POST bodies refused because the queue was full.");
+    srv_buf_printf(b, "goodput_http_events_refused_total %llu\n", (unsigned long long)full);
+    head(b, "goodput_http_responses_total", "counter", "HTTP responses by status class.");
+    for (int c = 1; c <= 5; c++)
+        srv_buf_printf(b, "goodput_http_responses_total{code=\"%dxx\"} %llu\n", c, (unsigned long long)s->requests_by_class[c]);
+    head(b, "goodput_scrapes_total", "counter", "Renders of /metrics.");
+    srv_buf_printf(b, "goodput_scrapes_total %llu\n", (unsigned long long)s->metrics_scrapes);
+    head(b, "goodput_scrape_cpu_seconds_total", "counter", "Server-thread CPU spent rendering /metrics.");
+    srv_buf_printf(b, "goodput_scrape_cpu_seconds_total %.9f\n", s->metrics_cpu_s_total);
+    head(b, "goodput_scrape_duration_seconds", "gauge", "Wall time of the previous /metrics render.");
+    srv_buf_printf(b, "goodput_scrape_duration_seconds %.9f\n", s->metrics_last_s);
+}
+
+void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r) {
+    (void)q;
+    double c0 = cpu_now_s(), w0 = mono_s();
+    r->status = 200;
+    r->ctype = "text/plain; version=0.0.4; charset=utf-8";
+    device_metrics(s, &r->body);
+    job_metrics(s, &r->body);
+    finding_metrics(s, &r->body);
+    s->metrics_scrapes++;
+    agent_metrics(s, &r->body);
+    s->metrics_cpu_s_total += cpu_now_s() - c0;
+    s->metrics_last_s = mono_s() - w0;
+    if (r->body.oom) srv_error(r, 500, "out of memory rendering /metrics");
+}

@@ -1,0 +1,98 @@
+/* serve_int.h: what the files of src/serve/ share: the server struct, a request (method,
+ * path, query parameters, body), a response, and a growable text buffer. Not public. */
+#ifndef GP_SERVE_SERVE_INT_H
+#define GP_SERVE_SERVE_INT_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/job_summary.h"
+#include "ingest/ingest.h"
+#include "serve/serve.h"
+#include "store/store.h"
+
+#define SRV_MAX_PARAMS 16
+#define SRV_MAX_BODY (1u << 20)       /* 1 MiB per POST */
+#define SRV_MAX_QUEUE (8u << 20)      /* POSTed lines waiting for the agent */
+#define SRV_MAX_POINTS 5000           /* series points per request */
+#define SRV_MAX_RANGE_S (31 * 86400.0) /* series range per request */
+
+typedef struct srv_buf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} srv_buf;
+
+void srv_buf_put(srv_buf *b, const char *s, size_t n);
+void srv_buf_printf(srv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A Prometheus label value or JSON-free text with \\ \" \n escaped. */
+void srv_buf_label(srv_buf *b, const char *s);
+
+typedef struct srv_req {
+    const char *method, *path;
+    const char *keys[SRV_MAX_PARAMS], *vals[SRV_MAX_PARAMS];
+    int n_params;
+    const char *body;
+    size_t body_len;
+} srv_req;
+
+const char *srv_param(const srv_req *r, const char *key);
+
+typedef struct srv_resp {
+    int status;
+    const char *ctype;
+    srv_buf body;
+    const unsigned char *static_body; /* embedded asset: not freed */
+    size_t static_len;
+    const char *cache; /* Cache-Control value or NULL */
+} srv_resp;
+
+void srv_error(srv_resp *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Copied from the agent's thread by gp_serve_pump, read by the server thread. */
+typedef struct srv_snapshot {
+    int have_agent;
+    gp_agent_stats agent;
+    gp_ingest_stats ingest[GP_TR__COUNT];
+    int64_t now_ns;
+} srv_snapshot;
+
+typedef struct srv_job_cache {
+    char id[GP_JOB_ID_MAX];
+    gp_job_summary sum;
+} srv_job_cache;
+
+struct gp_serve {
+    gp_serve_opts o;
+    char db_path[4096];
+    char url[128];
+    char token[256];
+    size_t token_len;
+    int port;
+    struct MHD_Daemon *d;
+    gp_store *store; /* read-only; used by the server thread only */
+    /* shared with the agent thread */
+    pthread_mutex_t mu;
+    srv_snapshot snap;
+    srv_buf queue; /* POSTed lines for the agent */
+    uint64_t queued_lines, queue_full;
+    int attached, detached;
+    /* server thread only */
+    uint64_t requests_by_class[6]; /* 1xx..5xx by first digit; [0] unused */
+    uint64_t metrics_scrapes;
+    double metrics_last_s, metrics_cpu_s_total;
+    srv_job_cache *ended; /* summaries of ended jobs never change: computed once */
+    size_t n_ended, cap_ended;
+};
+
+/* Route handlers (server thread). */
+void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r);
+void srv_api(gp_serve *s, const srv_req *q, srv_resp *r);
+/* Whole-history summary of a job, cached once the job has ended. 0 ok. */
+int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out);
+/* The dashboard's embedded files (generated from web/ by mk/web.mk). */
+int gp_web_asset(const char *path, const unsigned char **data, size_t *len, const char **ctype);
+
+#endif

@@ -1,0 +1,24 @@
+#!/bin/sh
+# cluster_cli.sh: `goodput cluster` on the real cluster traces in ../shared/data: text, --json
+# and --html outputs; counts checked against awk/python; bad input exits 3 with file:line.
+set -eu
+G=${GOODPUT:-build/goodput}
+D=${GOODPUT_DATA:-../shared/data}/cluster
+[ -d "$D/v2023" ] || { echo "skip: no $D/v2023"; exit 77; }
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+"$G" cluster openb2023 "$D/v2023" --json --html "$T/r.html" > "$T/r.json"
+rows=$(/usr/bin/python3 -c "import json,sys; print(json.load(open('$T/r.json'))['rows']['openb_pod_list'])")
+want=$(awk 'END{print NR-1}' "$D/v2023/openb_pod_list_default.csv")
+[ "$rows" = "$want" ] || { echo "openb rows $rows != awk $want"; exit 1; }
+grep -q "<svg" "$T/r.html" || { echo "html has no svg"; exit 1; }
+ls "$T" | grep -q tmp && { echo "temp file left behind"; exit 1; }
+"$G" cluster genai2026 "$D/v2026_genai" | grep -q "VERDICT" || { echo "genai text report has no verdict"; exit 1; }
+"$G" cluster pai2020 "$D/v2020" --json | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); assert d['capacity_gpus']>0"
+printf 'value,timestamp_anon,container_ip\n1.0,oops,abc\n' > "$T/bad.csv"
+set +e
+"$G" cluster genai2026 "$T/bad.csv" > /dev/null 2> "$T/err"; rc=$?
+set -e
+[ "$rc" = 3 ] || { echo "bad input exit $rc, want 3"; exit 1; }
+grep -q "bad.csv:2:" "$T/err" || { echo "error does not name file:line: $(cat "$T/err")"; exit 1; }
+"$G" cluster nosuch x > /dev/null 2>&1 && exit 1
+echo "cluster_cli: ok"

@@ -1,0 +1,368 @@
+/* test_scrape.c: inference-server scraping over real HTTP on loopback. The first page is the
+ * real vLLM v0 capture (../shared/data/prom/vllm_v0.txt); the second is derived from it here
+ * with known increments, so every rate and percentile below is computed by hand from those
+ * increments (Prometheus histogram_quantile arithmetic written out in the comments). */
+#include "testutil.h"
+
+#include <microhttpd.h>
+
+#include "ingest/scrape.h"
+
+#define T0 1764400000000000000LL
+#define SEC 1000000000LL
+#define MODEL "model_name=\"facebook/opt-125m\""
+
+static const char *volatile page; /* what the server answers now; NULL: 404 */
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **ptr) {
+    (void)cls, (void)url, (void)method, (void)version, (void)upload, (void)upload_size, (void)ptr;
+    const char *p = page;
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+    if (!p || strcmp(url, "/metrics")) {
+        r = MHD_create_response_from_buffer(9, (void *)"not found", MHD_RESPMEM_PERSISTENT);
+        ret = MHD_queue_response(c, 404, r);
+    } else {
+        r = MHD_create_response_from_buffer(strlen(p), (void *)p, MHD_RESPMEM_MUST_COPY);
+        ret = MHD_queue_response(c, 200, r);
+    }
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (fread(b, 1, (size_t)n, f) != (size_t)n) abort();
+    b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+/* Replaces the value of the line "SERIES VALUE" with VALUE + add (and appends extra after the
+ * line when given). The series must exist exactly once. */
+static char *bump(char *text, const char *series, double add, const char *extra) {
+    size_t sl = strlen(series);
+    char *p = text, *hit = NULL;
+    while ((p = strstr(p, series))) {
+        if ((p == text || p[-1] == '\n') && p[sl] == ' ') {
+            if (hit) fail_msg("series twice: %s", series);
+            hit = p;
+        }
+        p += sl;
+    }
+    if (!hit) fail_msg("series missing: %s", series);
+    char *vstart = hit + sl + 1, *vend = strchr(vstart, '\n');
+    double v = strtod(vstart, NULL);
+    size_t n = strlen(text) + 128 + (extra ? strlen(extra) : 0);
+    char *out = malloc(n);
+    snprintf(out, n, "%.*s%.17g\n%s%s", (int)(vstart - text), text, v + add, extra ? extra : "",
+             vend ? vend + 1 : "");
+    free(text);
+    return out;
+}
+
+static char *bump_hist(char *t, const char *fam, const char *const *les, const double *adds, int n,
+                       double count, double sum) {
+    char series[256];
+    for (int i = 0; i < n; i++) {
+        snprintf(series, sizeof series, "%s_bucket{le=\"%s\"," MODEL "}", fam, les[i]);
+        t = bump(t, series, adds[i], NULL);
+    }
+    snprintf(series, sizeof series, "%s_count{" MODEL "}", fam);
+    t = bump(t, series, count, NULL);
+    snprintf(series, sizeof series, "%s_sum{" MODEL "}", fam);
+    return bump(t, series, sum, NULL);
+}
+
+static char *derive_second(const char *first) {
+    char *t = strdup(first);
+    t = bump(t, "vllm:prompt_tokens_total{" MODEL "}", 500, NULL);
+    t = bump(t, "vllm:generation_tokens_total{" MODEL "}", 1200, NULL);
+    t = bump(t, "vllm:request_success_total{finished_reason=\"length\"," MODEL "}", 10,
+             "vllm:request_success_total{finished_reason=\"abort\"," MODEL "} 2.0\n");
+    t = bump(t, "vllm:num_requests_running{" MODEL "}", 3, NULL);
+    t = bump(t, "vllm:num_requests_waiting{" MODEL "}", 4, NULL);
+    t = bump(t, "vllm:gpu_cache_usage_perc{" MODEL "}", 0.25, NULL);
+    /* TTFT: 12 new requests: 3 in (0.04, 0.06], 5 in (0.06, 0.08], 4 in (0.1, 0.25] */
+    static const char *const ttft_le[] = {"0.001", "0.005", "0.01", "0.02", "0.04", "0.06",
+                                          "0.08",  "0.1",   "0.25", "0.5",  "0.75", "1.0",
+                                          "2.5",   "5.0",   "7.5",  "10.0", "+Inf"};
+    static const double ttft_add[] = {0, 0, 0, 0, 0, 3, 8, 8, 12, 12, 12, 12, 12, 12, 12, 12, 12};
+    t = bump_hist(t, "vllm:time_to_first_token_seconds", ttft_le, ttft_add, 17, 12, 1.2);
+    /* TPOT: 100 new tokens: 60 in (0.025, 0.05], 40 in (0.05, 0.075] */
+    static const char *const itl_le[] = {"0.01", "0.025", "0.05", "0.075", "0.1", "0.15", "0.2",
+                                         "0.3",  "0.4",   "0.5",  "0.75",  "1.0", "2.5",  "+Inf"};
+    static const double itl_add[] = {0,   0,   60,  100, 100, 100, 100,
+                                     100, 100, 100, 100, 100, 100, 100};
+    t = bump_hist(t, "vllm:time_per_output_token_seconds", itl_le, itl_add, 14, 100, 5.0);
+    /* e2e: 12 requests: 10 in (1, 2.5], 2 in (2.5, 5] */
+    static const char *const e2e_le[] = {"1.0",  "2.5",  "5.0",  "10.0", "15.0", "20.0",
+                                         "30.0", "40.0", "50.0", "60.0", "+Inf"};
+    static const double e2e_add[] = {0, 10, 12, 12, 12, 12, 12, 12, 12, 12, 12};
+    return bump_hist(t, "vllm:e2e_request_latency_seconds", e2e_le, e2e_add, 11, 12, 24.0);
+}
+
+static void test_vllm_over_http(void **st) {
+    (void)st;
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/prom/vllm_v0.txt", gp_test_data_dir());
+    char *first = read_file(path);
+    if (!first) {
+        print_message("skip: %s not found\n", path);
+        skip();
+    }
+    char *second = derive_second(first);
+
+    struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0,
+                                            NULL, NULL, answer, NULL, MHD_OPTION_END);
+    assert_non_null(d);
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    int port = di->port;
+    char spec[128];
+    snprintf(spec, sizeof spec, "127.0.0.1:%d,job=llm-1", port); /* no scheme, no path */
+    gp_scraper *s;
+    assert_int_equal(gp_scraper_new(spec, &s, err, sizeof err), 0);
+    char want_url[128];
+    snprintf(want_url, sizeof want_url, "http://127.0.0.1:%d/metrics", port);
+    assert_string_equal(gp_scraper_url(s), want_url);
+    assert_string_equal(gp_scraper_job(s), "llm-1");
+
+    gp_scrape_window w;
+    page = first;
+    assert_int_equal(gp_scrape_poll(s, T0, &w, err, sizeof err), 0); /* baseline */
+    page = second;
+    assert_int_equal(gp_scrape_poll(s, T0 + 10 * SEC, &w, err, sizeof err), 1);
+    assert_string_equal(w.job_id, "llm-1");
+    assert_int_equal(w.flavor, GP_SCRAPE_VLLM);
+    assert_int_equal(w.t0_ns, T0);
+    assert_int_equal(w.t1_ns, T0 + 10 * SEC);
+    assert_int_equal(w.counter_reset, 0);
+    /* 500 prompt and 1200 generated tokens, 10 ok + 2 aborted requests, in 10 s */
+    assert_near(w.prompt_tokens_per_s, 50.0, 1e-9);
+    assert_near(w.generation_tokens_per_s, 120.0, 1e-9);
+    assert_near(w.requests_per_s, 1.2, 1e-9);
+    assert_near(w.ok_per_s, 1.0, 1e-9);
+    assert_near(w.errors_per_s, 0.2, 1e-9);
+    assert_near(w.error_ratio, 2.0 / 12.0, 1e-9);
+    assert_near(w.running, 3, 0);
+    assert_near(w.waiting, 4, 0);
+    assert_near(w.kv_cache_usage, 0.25, 1e-12);
+    /* TTFT, 12 observations. p50: rank 6 lies in (0.06, 0.08] holding 5, 3 below:
+     * 0.06 + 0.02 * (6 - 3) / 5 = 0.072. p90: rank 10.8 in (0.1, 0.25] holding 4, 8 below:
+     * 0.1 + 0.15 * 2.8 / 4 = 0.205. p99: rank 11.88: 0.1 + 0.15 * 3.88 / 4 = 0.2455. */
+    assert_near(w.ttft.count, 12, 0);
+    assert_near(w.ttft.mean_s, 0.1, 1e-9);
+    assert_near(w.ttft.p50_s, 0.072, 1e-9);
+    assert_near(w.ttft.p90_s, 0.205, 1e-9);
+    assert_near(w.ttft.p99_s, 0.2455, 1e-9);
+    /* TPOT, 100 observations. p50: rank 50 in (0.025, 0.05] holding 60: 0.025 + 0.025 * 50/60.
+     * p90: rank 90 in (0.05, 0.075] holding 40, 60 below: 0.05 + 0.025 * 30/40 = 0.06875.
+     * p99: 0.05 + 0.025 * 39/40 = 0.074375. */
+    assert_near(w.itl.count, 100, 0);
+    assert_near(w.itl.mean_s, 0.05, 1e-9);
+    assert_near(w.itl.p50_s, 0.025 + 0.025 * 50.0 / 60.0, 1e-9);
+    assert_near(w.itl.p90_s, 0.06875, 1e-9);
+    assert_near(w.itl.p99_s, 0.074375, 1e-9);
+    /* e2e, 12 observations. p50: rank 6 in (1, 2.5] holding 10: 1 + 1.5 * 0.6 = 1.9.
+     * p90: rank 10.8 in (2.5, 5] holding 2: 2.5 + 2.5 * 0.8 / 2 = 3.5. p99: 2.5 + 2.5 * 1.88/2. */
+    assert_near(w.e2e.count, 12, 0);
+    assert_near(w.e2e.mean_s, 2.0, 1e-9);
+    assert_near(w.e2e.p50_s, 1.9, 1e-9);
+    assert_near(w.e2e.p90_s, 3.5, 1e-9);
+    assert_near(w.e2e.p99_s, 4.85, 1e-9);
+
+    /* The server restarts: the original page again. Counters went down, so they count from
+     * zero (as Prometheus' rate() does): 5 prompt tokens / 10 s; the one TTFT in (0.25, 0.5]
+     * gives p50 = 0.25 + 0.25 * 0.5 / 1 = 0.375. */
+    page = first;
+    assert_int_equal(gp_scrape_poll(s, T0 + 20 * SEC, &w, err, sizeof err), 1);
+    assert_int_equal(w.counter_reset, 1);
+    assert_near(w.prompt_tokens_per_s, 0.5, 1e-9);
+    assert_near(w.generation_tokens_per_s, 0.7, 1e-9);
+    assert_near(w.ok_per_s, 0.1, 1e-9);
+    assert_near(w.errors_per_s, 0.0, 1e-12);
+    assert_near(w.ttft.p50_s, 0.375, 1e-9);
+    assert_near(w.ttft.count, 1, 0);
+
+    /* An error answer drops the baseline; the next success is a new baseline. */
+    page = NULL;
+    assert_int_equal(gp_scrape_poll(s, T0 + 30 * SEC, &w, err, sizeof err), -1);
+    assert_non_null(strstr(err, "HTTP 404"));
+    page = second;
+    assert_int_equal(gp_scrape_poll(s, T0 + 40 * SEC, &w, err, sizeof err), 0);
+    /* A page with none of the known metrics is an error that says so. */
+    page = "# nothing here\nup 1\n";
+    assert_int_equal(gp_scrape_poll(s, T0 + 50 * SEC, &w, err, sizeof err), -1);
+    assert_non_null(strstr(err, "none of the vLLM"));
+    gp_scraper_free(s);
+    MHD_stop_daemon(d);
+
+    /* Nobody listening: fails quickly, no crash. */
+    snprintf(spec, sizeof spec, "http://127.0.0.1:%d/metrics,timeout=500", port);
+    assert_int_equal(gp_scraper_new(spec, &s, err, sizeof err), 0);
+    char want_job[64];
+    snprintf(want_job, sizeof want_job, "127.0.0.1:%d", port);
+    assert_string_equal(gp_scraper_job(s), want_job);
+    assert_int_equal(gp_scrape_poll(s, T0, &w, err, sizeof err), -1);
+    gp_scraper_free(s);
+    free(first);
+    free(second);
+}
+
+static void test_spec_errors(void **st) {
+    (void)st;
+    gp_scraper *s;
+    char err[256];
+    assert_int_equal(gp_scraper_new("", &s, err, sizeof err), -1);
+    assert_int_equal(gp_scraper_new("http://h:1,job=bad id", &s, err, sizeof err), -1);
+    assert_int_equal(gp_scraper_new("http://h:1,color=red", &s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "unknown option"));
+    assert_int_equal(gp_scraper_new("ftp://h/metrics", &s, err, sizeof err), -1);
+    assert_int_equal(gp_scraper_new("http://10.1.2.3:8000/m", &s, err, sizeof err), 0);
+    assert_string_equal(gp_scraper_job(s), "10.1.2.3:8000");
+    assert_string_equal(gp_scraper_url(s), "http://10.1.2.3:8000/m");
+    gp_scraper_free(s);
+}
+
+/* vLLM v1 names: inter_token_latency wins over the deprecated time_per_output_token. */
+static void test_vllm_v1_names(void **st) {
+    (void)st;
+    const char *a = "vllm:inter_token_latency_seconds_bucket{le=\"0.1\"} 0\n"
+                    "vllm:inter_token_latency_seconds_bucket{le=\"+Inf\"} 0\n"
+                    "vllm:inter_token_latency_seconds_count 0\n"
+                    "vllm:inter_token_latency_seconds_sum 0\n"
+                    "vllm:time_per_output_token_seconds_bucket{le=\"0.1\"} 0\n"
+                    "vllm:time_per_output_token_seconds_bucket{le=\"+Inf\"} 0\n"
+                    "vllm:kv_cache_usage_perc 0.5\n";
+    const char *b = "vllm:inter_token_latency_seconds_bucket{le=\"0.1\"} 4\n"
+                    "vllm:inter_token_latency_seconds_bucket{le=\"+Inf\"} 4\n"
+                    "vllm:inter_token_latency_seconds_count 4\n"
+                    "vllm:inter_token_latency_seconds_sum 0.2\n"
+                    "vllm:time_per_output_token_seconds_bucket{le=\"0.1\"} 0\n"
+                    "vllm:time_per_output_token_seconds_bucket{le=\"+Inf\"} 9\n"
+                    "vllm:kv_cache_usage_perc 0.75\n";
+    gp_scrape_snapshot p, c;
+    gp_scrape_window w;
+    char err[200];
+    assert_int_equal(gp_scrape_parse(a, strlen(a), &p, err, sizeof err), 0);
+    assert_int_equal(gp_scrape_parse(b, strlen(b), &c, err, sizeof err), 0);
+    p.ts_ns = 0;
+    c.ts_ns = 2 * SEC;
+    gp_scrape_diff(&p, &c, &w);
+    assert_near(w.itl.count, 4, 0);
+    assert_near(w.itl.p50_s, 0.05, 1e-12); /* rank 2 of 4 in (0, 0.1] */
+    assert_near(w.kv_cache_usage, 0.75, 0);
+    assert_true(w.prompt_tokens_per_s < 0); /* not published: unknown, not 0 */
+    assert_true(w.requests_per_s < 0);
+    assert_true(w.ttft.p50_s < 0);
+}
+
+static void test_sglang_and_tgi(void **st) {
+    (void)st;
+    const char *sa = "sglang:prompt_tokens_total{model_name=\"m\"} 100\n"
+                     "sglang:generation_tokens_total{model_name=\"m\"} 1000\n"
+                     "sglang:num_requests_total{model_name=\"m\"} 10\n"
+                     "sglang:num_aborted_requests_total{model_name=\"m\"} 0\n"
+                     "sglang:num_running_reqs{model_name=\"m\"} 1\n"
+                     "sglang:num_queue_reqs{model_name=\"m\"} 0\n"
+                     "sglang:token_usage{model_name=\"m\"} 0.1\n";
+    const char *sb = "sglang:prompt_tokens_total{model_name=\"m\"} 300\n"
+                     "sglang:generation_tokens_total{model_name=\"m\"} 1400\n"
+                     "sglang:num_requests_total{model_name=\"m\"} 30\n"
+                     "sglang:num_aborted_requests_total{model_name=\"m\"} 5\n"
+                     "sglang:num_running_reqs{model_name=\"m\"} 7\n"
+                     "sglang:num_queue_reqs{model_name=\"m\"} 2\n"
+                     "sglang:token_usage{model_name=\"m\"} 0.6\n";
+    gp_scrape_snapshot p, c;
+    gp_scrape_window w;
+    char err[200];
+    assert_int_equal(gp_scrape_parse(sa, strlen(sa), &p, err, sizeof err), 0);
+    assert_int_equal(gp_scrape_parse(sb, strlen(sb), &c, err, sizeof err), 0);
+    assert_int_equal(c.flavor, GP_SCRAPE_SGLANG);
+    p.ts_ns = 0;
+    c.ts_ns = 4 * SEC;
+    gp_scrape_diff(&p, &c, &w);
+    assert_near(w.prompt_tokens_per_s, 50, 1e-9);      /* 200 / 4 */
+    assert_near(w.generation_tokens_per_s, 100, 1e-9); /* 400 / 4 */
+    assert_near(w.requests_per_s, 5, 1e-9);            /* 20 / 4 */
+    assert_near(w.errors_per_s, 1.25, 1e-9);           /* 5 / 4 */
+    assert_near(w.ok_per_s, 3.75, 1e-9);
+    assert_near(w.running, 7, 0);
+    assert_near(w.waiting, 2, 0);
+    assert_near(w.kv_cache_usage, 0.6, 0);
+
+    /* TGI: counters without _total; tokens from the length histograms' sums */
+    const char *ta =
+        "tgi_request_count 11\ntgi_request_success 10\ntgi_request_failure{err=\"x\"} 1\n"
+        "tgi_request_input_length_bucket{le=\"100\"} 5\n"
+        "tgi_request_input_length_bucket{le=\"+Inf\"} 10\n"
+        "tgi_request_input_length_sum 100\ntgi_request_input_length_count 10\n"
+        "tgi_request_generated_tokens_sum 1000\ntgi_request_generated_tokens_count 10\n"
+        "tgi_request_duration_bucket{le=\"1\"} 5\ntgi_request_duration_bucket{le=\"2\"} 10\n"
+        "tgi_request_duration_bucket{le=\"+Inf\"} 10\n"
+        "tgi_request_duration_sum 12\ntgi_request_duration_count 10\n"
+        "tgi_queue_size 3\ntgi_batch_current_size 8\n";
+    const char *tb =
+        "tgi_request_count 16\ntgi_request_success 14\ntgi_request_failure{err=\"x\"} 2\n"
+        "tgi_request_input_length_bucket{le=\"100\"} 6\n"
+        "tgi_request_input_length_bucket{le=\"+Inf\"} 14\n"
+        "tgi_request_input_length_sum 300\ntgi_request_input_length_count 14\n"
+        "tgi_request_generated_tokens_sum 1500\ntgi_request_generated_tokens_count 14\n"
+        "tgi_request_duration_bucket{le=\"1\"} 5\ntgi_request_duration_bucket{le=\"2\"} 14\n"
+        "tgi_request_duration_bucket{le=\"+Inf\"} 15\n"
+        "tgi_request_duration_sum 20\ntgi_request_duration_count 15\n"
+        "tgi_queue_size 1\ntgi_batch_current_size 9\n";
+    assert_int_equal(gp_scrape_parse(ta, strlen(ta), &p, err, sizeof err), 0);
+    assert_int_equal(gp_scrape_parse(tb, strlen(tb), &c, err, sizeof err), 0);
+    assert_int_equal(c.flavor, GP_SCRAPE_TGI);
+    p.ts_ns = 0;
+    c.ts_ns = 10 * SEC;
+    gp_scrape_diff(&p, &c, &w);
+    assert_near(w.ok_per_s, 0.4, 1e-9);
+    assert_near(w.errors_per_s, 0.1, 1e-9);
+    assert_near(w.error_ratio, 0.2, 1e-9);
+    assert_near(w.prompt_tokens_per_s, 20, 1e-9);
+    assert_near(w.generation_tokens_per_s, 50, 1e-9);
+    /* e2e: 5 new, 4 in (1, 2] and 1 above 2. p50: rank 2.5 in (1, 2]: 1 + 2.5/4 = 1.625;
+     * p99: rank 4.95 falls in +Inf: the largest finite bound, 2. */
+    assert_near(w.e2e.count, 5, 0);
+    assert_near(w.e2e.mean_s, 8.0 / 5.0, 1e-9);
+    assert_near(w.e2e.p50_s, 1.625, 1e-9);
+    assert_near(w.e2e.p99_s, 2.0, 1e-9);
+    assert_true(w.ttft.count < 0); /* TGI publishes no TTFT histogram */
+    assert_near(w.waiting, 1, 0);
+    assert_near(w.running, 9, 0);
+}
+
+static void test_quantile_edges(void **st) {
+    (void)st;
+    double le[] = {0.5, 1, INFINITY}, cum[] = {0, 0, 0};
+    assert_true(gp_hist_quantile(0.5, le, cum, 3) < 0); /* no observations */
+    double le2[] = {0.5, 1}, cum2[] = {1, 2};
+    assert_true(gp_hist_quantile(0.5, le2, cum2, 2) < 0); /* no +Inf bucket */
+    double neg[] = {-0.5, 0, INFINITY}, cn[] = {4, 4, 4};
+    assert_near(gp_hist_quantile(0.5, neg, cn, 3), -0.5, 0); /* first bucket bound <= 0 */
+    /* non-monotonic counts are made monotonic first: {2, 1, 4} acts as {2, 2, 4}; p50 is
+     * rank 2 in the first bucket: 0 + 1 * 2/2 = 1 */
+    double le3[] = {1, 2, INFINITY}, c3[] = {2, 1, 4};
+    assert_near(gp_hist_quantile(0.5, le3, c3, 3), 1.0, 1e-12);
+    /* p75: rank 3 lands in +Inf: the largest finite bound */
+    assert_near(gp_hist_quantile(0.75, le3, c3, 3), 2.0, 1e-12);
+    assert_near(gp_hist_quantile(0.0, le3, c3, 3), 0.0, 1e-12);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vllm_over_http), cmocka_unit_test(test_spec_errors),
+        cmocka_unit_test(test_vllm_v1_names),  cmocka_unit_test(test_sglang_and_tgi),
+        cmocka_unit_test(test_quantile_edges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,245 @@
+/* test_trace_input.c: hostile and odd inputs for the trace readers (truncated gzip, invalid
+ * JSON with its byte offset, absurd durations, unknown categories, a non-nsys SQLite file),
+ * and the Nsight Systems exports in shared/data/nsys checked against independent sqlite3
+ * queries over their own tables. */
+#include "testutil.h"
+
+#include <sqlite3.h>
+#include <zlib.h>
+
+#include "traces/trace.h"
+
+static char *write_file(const char *dir, const char *name, const char *text) {
+    char *p = malloc(1024);
+    snprintf(p, 1024, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static const char *good =
+    "{\"distributedInfo\": {\"rank\": 3}, \"traceEvents\": ["
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"ts\": 100, "
+    "\"dur\": 5, "
+    "\"args\": {\"correlation\": 7}},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"ts\": 110, \"dur\": 20, "
+    "\"args\": {\"stream\": 7, \"correlation\": 7}},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"neg\", \"ts\": 140, \"dur\": -5, "
+    "\"args\": {\"stream\": 7, \"correlation\": 8}},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"huge\", \"ts\": 150, \"dur\": 9e12, "
+    "\"args\": {\"stream\": 7, \"correlation\": 9}},"
+    "{\"ph\": \"X\", \"cat\": \"weird_new_cat\", \"name\": \"x\", \"ts\": 160, \"dur\": 1},"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"no_ts\", \"dur\": 1, \"args\": {\"stream\": "
+    "7}}"
+    "]}";
+
+static void test_counts_warnings(void **s) {
+    (void)s;
+    char *d = gp_test_tmpdir(), err[512];
+    char *p = write_file(d, "t.json", good);
+    gp_trace_rank r;
+    assert_int_equal(gp_kineto_read(p, &r, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(r.rank, 3);
+    assert_int_equal(r.gpu.n, 1); /* only gemm survives */
+    assert_int_equal(r.warn.bad_duration, 2);
+    assert_int_equal(r.warn.unknown_category, 1);
+    assert_int_equal(r.warn.missing_fields, 1);
+    gp_trace_prepare(&r, 0);
+    gp_trace_options o;
+    gp_trace_options_default(&o);
+    gp_rank_result res;
+    assert_int_equal(gp_trace_analyze(&r, &o, &res), 0);
+    assert_near(res.span_us, 20, 1e-9);
+    assert_near(res.compute_us, 20, 1e-9);
+    assert_int_equal(res.n_launches, 1);
+    assert_near(res.launches[0].delay, 5, 1e-9); /* 110 - (100 + 5) */
+    gp_rank_result_free(&res);
+    gp_trace_rank_free(&r);
+    unlink(p);
+    free(p);
+    rmdir(d);
+    free(d);
+}
+
+static void test_invalid_json_offset(void **s) {
+    (void)s;
+    char *d = gp_test_tmpdir(), err[512];
+    char *p =
+        write_file(d, "bad.json", "{\"traceEvents\": [{\"ph\": \"X\",, \"cat\": \"kernel\"}]}");
+    gp_trace_rank r;
+    assert_int_equal(gp_kineto_read(p, &r, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "byte 29")); /* the second comma */
+    unlink(p);
+    free(p);
+    rmdir(d);
+    free(d);
+}
+
+static void test_truncated_gzip(void **s) {
+    (void)s;
+    char *d = gp_test_tmpdir(), err[512], p[1024];
+    snprintf(p, sizeof p, "%s/t.json.gz", d);
+    /* a trace big enough that half its gzip stream still decodes to something */
+    gzFile gz = gzopen(p, "wb");
+    gzputs(gz, "{\"traceEvents\": [");
+    for (int i = 0; i < 20000; i++)
+        gzprintf(
+            gz,
+            "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"ts\": %d, \"dur\": 3, "
+            "\"args\": {\"stream\": 7, \"correlation\": %d}}",
+            i ? "," : "", i % 97, i * 10, i);
+    gzputs(gz, "]}");
+    gzclose(gz);
+    gp_trace_rank r;
+    assert_int_equal(gp_kineto_read(p, &r, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(r.gpu.n, 20000);
+    gp_trace_rank_free(&r);
+    FILE *f = fopen(p, "r+");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    assert_int_equal(ftruncate(fileno(f), n / 2), 0);
+    fclose(f);
+    assert_int_equal(gp_kineto_read(p, &r, NULL, NULL, err, sizeof err), -1);
+    assert_true(strstr(err, "truncated") || strstr(err, "corrupt") || strstr(err, "gzip"));
+    unlink(p);
+    rmdir(d);
+    free(d);
+}
+
+static void test_not_nsys(void **s) {
+    (void)s;
+    char *d = gp_test_tmpdir(), err[512], p[1024];
+    snprintf(p, sizeof p, "%s/x.sqlite", d);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db, "CREATE TABLE t(a); INSERT INTO t VALUES (1);", NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    gp_trace_rank r;
+    assert_true(gp_trace_is_sqlite(p));
+    assert_int_equal(gp_nsys_read(p, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not an Nsight Systems export"));
+    unlink(p);
+    rmdir(d);
+    free(d);
+}
+
+static double q1(sqlite3 *db, const char *q) {
+    sqlite3_stmt *st;
+    double v = NAN;
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) return NAN;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int table_exists(sqlite3 *db, const char *t) {
+    char q[256];
+    snprintf(q, sizeof q, "SELECT count(*) FROM sqlite_master WHERE name='%s'", t);
+    return q1(db, q) > 0;
+}
+
+static void test_nsys_exports(void **s) {
+    (void)s;
+    const char *files[] = {"cloverleaf.sqlite", "con_kernel.sqlite", "profile16.sqlite"};
+    int ran = 0;
+    for (int i = 0; i < 3; i++) {
+        char p[1024], err[512];
+        snprintf(p, sizeof p, "%s/nsys/%s", gp_test_data_dir(), files[i]);
+        if (access(p, R_OK)) continue;
+        ran++;
+        sqlite3 *db;
+        assert_int_equal(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        double nk = q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+        double kus = q1(db, "SELECT sum(end-start)/1000.0 FROM CUPTI_ACTIVITY_KIND_KERNEL");
+        double nm = table_exists(db, "CUPTI_ACTIVITY_KIND_MEMCPY")
+                        ? q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY")
+                        : 0;
+        double mus =
+            nm ? q1(db, "SELECT sum(end-start)/1000.0 FROM CUPTI_ACTIVITY_KIND_MEMCPY") : 0;
+        double ns = table_exists(db, "CUPTI_ACTIVITY_KIND_MEMSET")
+                        ? q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET")
+                        : 0;
+        double nr = table_exists(db, "CUPTI_ACTIVITY_KIND_RUNTIME")
+                        ? q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+                        : 0;
+        double nlaunch =
+            q1(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = "
+                   "r.nameId "
+                   "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId "
+                   "WHERE s.value LIKE 'cudaLaunchKernel%'");
+        sqlite3_close(db);
+        gp_trace_rank r;
+        assert_int_equal(gp_nsys_read(p, &r, err, sizeof err), 0);
+        assert_int_equal(r.gpu.n, (size_t)(nk + nm + ns));
+        assert_int_equal(r.cpu.n, (size_t)nr);
+        double k_sum = 0, m_sum = 0;
+        for (size_t j = 0; j < r.gpu.n; j++) {
+            int kt = gp_kernel_type(r.names[r.gpu.v[j].name]);
+            if (!strncmp(r.names[r.gpu.v[j].name], "Memcpy", 6))
+                m_sum += r.gpu.v[j].dur;
+            else if (strncmp(r.names[r.gpu.v[j].name], "Memset", 6))
+                k_sum += r.gpu.v[j].dur;
+            (void)kt;
+        }
+        assert_near(k_sum, kus, 1e-6 * kus + 1e-6);
+        assert_near(m_sum, mus, 1e-6 * mus + 1e-6);
+        gp_trace_prepare(&r, 0);
+        gp_trace_options o;
+        gp_trace_options_default(&o);
+        gp_rank_result res;
+        assert_int_equal(gp_trace_analyze(&r, &o, &res), 0);
+        assert_true(res.has_gpu);
+        assert_true(res.idle_us >= 0 && res.idle_us <= res.span_us);
+        assert_true(res.n_launches >= (size_t)nlaunch);
+        gp_rank_result_free(&res);
+        gp_trace_rank_free(&r);
+    }
+    if (!ran) skip();
+}
+
+static void test_kernel_types(void **s) {
+    (void)s;
+    assert_int_equal(gp_kernel_type("ncclKernel_AllReduce"), GP_KT_COMMUNICATION);
+    assert_int_equal(gp_kernel_type("void foo<ncclKernel>()"), GP_KT_COMMUNICATION);
+    assert_int_equal(gp_kernel_type("Memcpy HtoD (Pageable -> Device)"), GP_KT_MEMORY);
+    assert_int_equal(gp_kernel_type("ampere_sgemm_128x64_nn"), GP_KT_COMPUTATION);
+    assert_int_equal(gp_kernel_type("myDeviceSyncKernel"), GP_KT_OTHER);
+    assert_int_equal(gp_kernel_type("cudaFooLaunchKernelBar"), GP_KT_OTHER);
+}
+
+static void test_np_argsort_matches_sort(void **s) {
+    (void)s;
+    enum { N = 5000 };
+    double *v = malloc(N * sizeof *v);
+    size_t *ix = malloc(N * sizeof *ix);
+    srand(1);
+    for (int i = 0; i < N; i++)
+        v[i] = rand() % 100;
+    gp_np_argsort(v, ix, N);
+    char *seen = calloc(N, 1);
+    for (int i = 0; i < N; i++) {
+        assert_false(seen[ix[i]]);
+        seen[ix[i]] = 1;
+        if (i) assert_true(v[ix[i - 1]] <= v[ix[i]]);
+    }
+    free(seen);
+    free(v);
+    free(ix);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counts_warnings),
+        cmocka_unit_test(test_invalid_json_offset),
+        cmocka_unit_test(test_truncated_gzip),
+        cmocka_unit_test(test_not_nsys),
+        cmocka_unit_test(test_nsys_exports),
+        cmocka_unit_test(test_kernel_types),
+        cmocka_unit_test(test_np_argsort_matches_sort),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
