@@ -60,7 +60,9 @@ sweep_goodput() { # batch
     achieved=$(awk -v n=$n -v w=$wall 'BEGIN{printf "%.0f", n/w}')
     loss=$((n - got))
     log "goodput udp batch=$b rate=$r achieved=$achieved sent=$n received=$got lost=$loss"
-    if [ $loss -eq 0 ] && [ $achieved -ge $((r * 95 / 100)) ]; then best=$r; else fails=$((fails + 1)); fi
+    # best: the highest achieved rate with no loss; stop after two lossy or saturated rates
+    if [ $loss -eq 0 ] && [ $achieved -gt $best ]; then best=$achieved; fi
+    if [ $loss -ne 0 ] || [ $achieved -lt $((r * 80 / 100)) ]; then fails=$((fails + 1)); fi
     [ $fails -ge 2 ] && break
   done
   log "=> goodput udp batch=$b highest lossless rate: $best events/s"
@@ -93,7 +95,9 @@ EOF
     achieved=$(awk -v n=$n -v w=$wall 'BEGIN{printf "%.0f", n/w}')
     loss=$((n - got))
     log "statsd udp batch=$b rate=$r achieved=$achieved sent=$n received=$got lost=$loss"
-    if [ $loss -eq 0 ] && [ $achieved -ge $((r * 95 / 100)) ]; then best=$r; else fails=$((fails + 1)); fi
+    # best: the highest achieved rate with no loss; stop after two lossy or saturated rates
+    if [ $loss -eq 0 ] && [ $achieved -gt $best ]; then best=$achieved; fi
+    if [ $loss -ne 0 ] || [ $achieved -lt $((r * 80 / 100)) ]; then fails=$((fails + 1)); fi
     [ $fails -ge 2 ] && break
   done
   kill $spid; wait $spid 2>/dev/null || true
@@ -105,13 +109,19 @@ for b in 1 16; do
   if [ -e "$STATSD" ] && command -v node >/dev/null; then sweep_statsd $b; else log "statsd: not installed (npm unreachable?)"; fi
 done
 
-# 3. sustained 100k events/s, one line per datagram, 10 s
-for tr in unix udp; do
-  if [ $tr = unix ]; then a="--unix $tmp/g.sock"; else a="--udp 127.0.0.1:$PORT"; fi
-  start_recv $a --idle-ms 700
-  s=$(taskset -c 1 "$BIN" send $a --events 1000000 --rate 100000 --batch 1)
-  wait $RPID
-  got=$(tail -1 "$tmp/recv.out" | field events)
-  errs=$(echo "$s" | field send_errors)
-  log "sustained 100k ev/s $tr batch=1 10 s: sent=1000000 send_errors=$errs received=$got lost=$((1000000 - got)) wall_s=$(echo "$s" | field wall_s)"
+# 3. sustained 100k events/s for 10 s: raw datagrams of 1 and 16 lines, and the C client
+#    with its default batching (8 kB datagrams, 100 ms flush, keeps its batch when the
+#    agent's queue is momentarily full).
+for mode in "batch 1" "batch 16" client; do
+  for tr in unix udp; do
+    if [ $tr = unix ]; then a="--unix $tmp/g.sock"; else a="--udp 127.0.0.1:$PORT"; fi
+    if [ "$mode" = client ]; then m="--client"; else m="--${mode% *} ${mode#* }"; fi
+    start_recv $a --idle-ms 700
+    s=$(taskset -c 1 "$BIN" send $a --events 1000000 --rate 100000 $m)
+    wait $RPID
+    got=$(tail -1 "$tmp/recv.out" | field events)
+    errs=$(echo "$s" | field send_errors)
+    log "sustained 100k ev/s $tr $mode, 10 s: sent=1000000 sender_drops=$errs received=$got" \
+        "lost=$((1000000 - got)) wall_s=$(echo "$s" | field wall_s)"
+  done
 done

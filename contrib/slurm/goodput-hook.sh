@@ -63,7 +63,8 @@ start_ns() {
 send() { # one datagram of protocol lines from stdin
     [ -S "$sock" ] || return 0
     bin=${GOODPUT_BIN:-$(command -v goodput 2>/dev/null)}
-    if [ -n "$bin" ] && [ -x "$bin" ]; then
+    if [ -n "$bin" ] && [ -x "$bin" ] &&
+        "$bin" emit --check job job=check state=allocated >/dev/null 2>&1; then
         while read -r kind rest; do
             # shellcheck disable=SC2086
             "$bin" emit --socket "$sock" "$kind" $rest >/dev/null 2>&1

@@ -15,8 +15,10 @@
  * batched into datagrams of up to batch_bytes; a batch goes out when the next line would not
  * fit, when flush_interval_ns has passed since the last send (checked at each call), or on
  * gp_client_flush/close. Sends are non-blocking on an unconnected datagram socket, so an
- * agent that starts or restarts later is found again; a datagram the kernel refuses (no
- * agent, queue full) is dropped and its lines are counted in dropped_lines.
+ * agent that starts or restarts later is found again. When the agent's queue is full the
+ * batch is kept and retried at the next call (it grows up to GP_CLIENT_BUF); a datagram
+ * that cannot be sent (no agent, or the queue still full with the buffer full) is dropped
+ * and its lines are counted in dropped_lines.
  *
  * Target: NULL uses $GOODPUT_SOCKET, else the agent's default path
  * ($XDG_RUNTIME_DIR/goodput.sock, else /tmp/goodput-$UID/goodput.sock); "udp:HOST:PORT" uses
@@ -52,7 +54,8 @@ typedef struct gp_client {
     long long flush_interval_ns; /* default 100 ms; 0: send every line at once */
     long long last_send_ns;
     unsigned long long sent_lines, sent_datagrams, dropped_lines, dropped_datagrams;
-    int last_errno; /* errno of the last failed send, 0 if none */
+    unsigned long long deferred_sends; /* sends retried later because the agent's queue was full */
+    int last_errno;                    /* errno of the last failed send, 0 if none */
     size_t len, nlines;
     char buf[GP_CLIENT_BUF];
 } gp_client;
@@ -184,30 +187,43 @@ static inline int gp_client_open(gp_client *c, const char *target, const char *j
     return c->fd < 0 ? -1 : 0;
 }
 
-/* Sends what is buffered. Returns 0 if sent (or nothing to send), -1 if dropped. */
-static inline int gp_client_flush(gp_client *c) {
+/* Sends what is buffered. A full queue at the agent (EAGAIN) is transient: unless final,
+ * the batch is kept and grows (up to GP_CLIENT_BUF) until a later send goes through, so a
+ * brief stall of the agent costs nothing. Returns 0 if sent or kept, -1 if dropped. */
+static inline int gp_client__send(gp_client *c, int final) {
     if (c->len == 0) return 0;
     ssize_t n = -1;
+    int e = EBADF;
     if (c->fd >= 0) {
         do {
             n = sendto(c->fd, c->buf, c->len, MSG_DONTWAIT | MSG_NOSIGNAL,
                        (struct sockaddr *)&c->addr, c->addrlen);
         } while (n < 0 && errno == EINTR);
+        e = n < 0 ? errno : EMSGSIZE;
     }
-    int rc = 0;
+    c->last_send_ns = gp_client_now_ns();
     if (n == (ssize_t)c->len) {
         c->sent_lines += c->nlines;
         c->sent_datagrams++;
         c->last_errno = 0;
-    } else {
-        c->dropped_lines += c->nlines;
-        c->dropped_datagrams++;
-        c->last_errno = n < 0 ? errno : EMSGSIZE;
-        rc = -1;
+        c->len = c->nlines = 0;
+        return 0;
     }
+    c->last_errno = e;
+    if (!final && (e == EAGAIN || e == EWOULDBLOCK || e == ENOBUFS) &&
+        c->len + GP_CLIENT_LINE_MAX + 1 <= GP_CLIENT_BUF) {
+        c->deferred_sends++;
+        return 0;
+    }
+    c->dropped_lines += c->nlines;
+    c->dropped_datagrams++;
     c->len = c->nlines = 0;
-    c->last_send_ns = gp_client_now_ns();
-    return rc;
+    return -1;
+}
+
+/* Sends what is buffered now; never waits. Returns 0 if sent, -1 if dropped. */
+static inline int gp_client_flush(gp_client *c) {
+    return gp_client__send(c, 1);
 }
 
 /* Appends one raw protocol line (without newline; job=, rank= and ts= are NOT added).
@@ -219,8 +235,8 @@ static inline int gp_client_line(gp_client *c, const char *line, size_t n) {
         return -1;
     }
     size_t goal = c->batch_bytes < GP_CLIENT_BUF ? c->batch_bytes : GP_CLIENT_BUF;
-    if (c->len && c->len + n + 1 > goal && gp_client_flush(c) < 0) rc = -1;
-    if (c->len + n + 1 > GP_CLIENT_BUF && gp_client_flush(c) < 0) rc = -1;
+    if (c->len && c->len + n + 1 > goal && gp_client__send(c, 0) < 0) rc = -1;
+    if (c->len + n + 1 > GP_CLIENT_BUF && gp_client__send(c, 1) < 0) rc = -1;
     memcpy(c->buf + c->len, line, n);
     c->len += n;
     c->buf[c->len++] = '\n';
@@ -228,7 +244,7 @@ static inline int gp_client_line(gp_client *c, const char *line, size_t n) {
     long long now = gp_client_now_ns();
     if (c->len >= goal || c->flush_interval_ns <= 0 ||
         now - c->last_send_ns >= c->flush_interval_ns)
-        if (gp_client_flush(c) < 0) rc = -1;
+        if (gp_client__send(c, c->flush_interval_ns <= 0) < 0) rc = -1;
     return rc;
 }
 

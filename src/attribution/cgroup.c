@@ -17,11 +17,16 @@
 
 const char *gp_cg_kind_name(gp_cg_kind k) {
     switch (k) {
-    case GP_CG_SYSTEMD: return "systemd";
-    case GP_CG_CONTAINER: return "container";
-    case GP_CG_K8S: return "k8s";
-    case GP_CG_SLURM: return "slurm";
-    default: return "none";
+    case GP_CG_SYSTEMD:
+        return "systemd";
+    case GP_CG_CONTAINER:
+        return "container";
+    case GP_CG_K8S:
+        return "k8s";
+    case GP_CG_SLURM:
+        return "slurm";
+    default:
+        return "none";
     }
 }
 
@@ -104,9 +109,11 @@ gp_cg_kind gp_attrib_classify_path(const char *path, gp_owner *o) {
     const char *p = path;
     snprintf(o->cgroup, sizeof o->cgroup, "%s", path);
     while (*p) {
-        while (*p == '/') p++;
+        while (*p == '/')
+            p++;
         const char *c = p;
-        while (*p && *p != '/') p++;
+        while (*p && *p != '/')
+            p++;
         size_t n = (size_t)(p - c);
         if (n == 0) break;
 
@@ -227,7 +234,8 @@ gp_cg_kind gp_attrib_parse_cgroup(const char *text, size_t len, gp_owner *out, i
                 owner_clear_cg(&cur);
                 gp_cg_kind k = gp_attrib_classify_path(path, &cur);
                 int v2 = (c1 - p == 1 && p[0] == '0' && c2 == c1 + 1);
-                int named_systemd = (size_t)(c2 - c1 - 1) == 12 && !memcmp(c1 + 1, "name=systemd", 12);
+                int named_systemd =
+                    (size_t)(c2 - c1 - 1) == 12 && !memcmp(c1 + 1, "name=systemd", 12);
                 if (cur.unit[0] && (v2 || named_systemd || !unit[0]))
                     snprintf(unit, sizeof unit, "%s", cur.unit);
                 cur.cg_kind = k;

@@ -28,32 +28,32 @@
 #include "model/job.h"
 
 typedef enum {
-    GP_CG_NONE = 0,   /* nothing recognised (root cgroup, user session...) */
-    GP_CG_SYSTEMD,    /* a systemd unit only */
-    GP_CG_CONTAINER,  /* docker / containerd / cri-o / podman outside Kubernetes */
-    GP_CG_K8S,        /* a Kubernetes pod (and maybe its container) */
-    GP_CG_SLURM,      /* a Slurm job (and maybe its step) */
+    GP_CG_NONE = 0,  /* nothing recognised (root cgroup, user session...) */
+    GP_CG_SYSTEMD,   /* a systemd unit only */
+    GP_CG_CONTAINER, /* docker / containerd / cri-o / podman outside Kubernetes */
+    GP_CG_K8S,       /* a Kubernetes pod (and maybe its container) */
+    GP_CG_SLURM,     /* a Slurm job (and maybe its step) */
 } gp_cg_kind;
 
 typedef struct gp_owner {
     int64_t pid;
-    gp_origin origin;              /* what job_id was derived from */
-    char job_id[GP_JOB_ID_MAX];    /* see the header comment */
+    gp_origin origin;           /* what job_id was derived from */
+    char job_id[GP_JOB_ID_MAX]; /* see the header comment */
     gp_cg_kind cg_kind;
     /* Slurm */
     char slurm_job[24];  /* "1234" */
     char slurm_step[24]; /* "0", "batch", "extern", "interactive"; "" unknown */
     int64_t slurm_uid;   /* cgroup v1 uid_U; -1 unknown */
     /* Kubernetes */
-    char pod_uid[40];  /* with dashes, as the API server shows it */
-    char k8s_qos[16];  /* "guaranteed", "burstable", "besteffort" */
+    char pod_uid[40]; /* with dashes, as the API server shows it */
+    char k8s_qos[16]; /* "guaranteed", "burstable", "besteffort" */
     /* containers */
-    char container_id[72];   /* full hex id */
-    char runtime[16];        /* "docker", "containerd", "crio", "podman", "" */
-    char unit[128];          /* deepest systemd unit, e.g. "slurmd.service" */
-    char cgroup[256];        /* the path the owner came from */
+    char container_id[72]; /* full hex id */
+    char runtime[16];      /* "docker", "containerd", "crio", "podman", "" */
+    char unit[128];        /* deepest systemd unit, e.g. "slurmd.service" */
+    char cgroup[256];      /* the path the owner came from */
     /* environment (only these keys, and only when readable) */
-    int env_read;            /* 1 environ was readable */
+    int env_read; /* 1 environ was readable */
     char env_goodput_job[GP_JOB_ID_MAX];
     char env_slurm_job_id[24];
     char env_cuda_visible[128];

@@ -6,14 +6,20 @@
 
 const char *gp_split_basis_name(gp_split_basis b) {
     switch (b) {
-    case GP_SPLIT_SM: return "sm_share";
-    case GP_SPLIT_MEM: return "memory";
-    case GP_SPLIT_EQUAL: return "equal";
-    default: return "none";
+    case GP_SPLIT_SM:
+        return "sm_share";
+    case GP_SPLIT_MEM:
+        return "memory";
+    case GP_SPLIT_EQUAL:
+        return "equal";
+    default:
+        return "none";
     }
 }
 
-static const char *owner_key(const gp_proc_sample *p) { return p->job_id[0] ? p->job_id : "unknown"; }
+static const char *owner_key(const gp_proc_sample *p) {
+    return p->job_id[0] ? p->job_id : "unknown";
+}
 
 static int find_or_add(gp_owner_share *out, size_t *k, size_t cap, const char *id) {
     for (size_t i = 0; i < *k; i++)
@@ -39,8 +45,8 @@ size_t gp_attrib_split(const gp_proc_sample *rows, size_t n, gp_owner_share *out
             sum_mem += (double)rows[i].mem_bytes;
         }
     }
-    gp_split_basis b = n == 0 ? GP_SPLIT_NONE
-                       : any_sm ? GP_SPLIT_SM
+    gp_split_basis b = n == 0    ? GP_SPLIT_NONE
+                       : any_sm  ? GP_SPLIT_SM
                        : any_mem ? GP_SPLIT_MEM
                                  : GP_SPLIT_EQUAL;
     for (size_t i = 0; i < n; i++) {
@@ -59,7 +65,8 @@ size_t gp_attrib_split(const gp_proc_sample *rows, size_t n, gp_owner_share *out
     }
     (void)sum_sm;
     (void)sum_mem;
-    for (size_t i = 0; i < k; i++) out[i].fraction = total > 0 ? out[i].fraction / total : 0;
+    for (size_t i = 0; i < k; i++)
+        out[i].fraction = total > 0 ? out[i].fraction / total : 0;
     if (basis) *basis = b;
     return k;
 }
@@ -67,15 +74,18 @@ size_t gp_attrib_split(const gp_proc_sample *rows, size_t n, gp_owner_share *out
 size_t gp_attrib_split_series(const gp_proc_sample *rows, size_t n, int64_t first_interval_ns,
                               gp_owner_share *out, size_t cap) {
     size_t k = 0;
-    while (k < cap && out[k].job_id[0]) k++; /* existing entries: caller zeroes the rest */
+    while (k < cap && out[k].job_id[0])
+        k++; /* existing entries: caller zeroes the rest */
     int64_t prev_ts = -1;
     size_t i = 0;
     while (i < n) {
         size_t j = i;
-        while (j < n && rows[j].ts_ns == rows[i].ts_ns) j++;
+        while (j < n && rows[j].ts_ns == rows[i].ts_ns)
+            j++;
         gp_owner_share part[64];
         size_t np = gp_attrib_split(rows + i, j - i, part, 64, NULL);
-        double dt_s = (prev_ts < 0 ? (double)first_interval_ns : (double)(rows[i].ts_ns - prev_ts)) / 1e9;
+        double dt_s =
+            (prev_ts < 0 ? (double)first_interval_ns : (double)(rows[i].ts_ns - prev_ts)) / 1e9;
         for (size_t p = 0; p < np; p++) {
             int o = find_or_add(out, &k, cap, part[p].job_id);
             if (o < 0) continue;
@@ -88,8 +98,8 @@ size_t gp_attrib_split_series(const gp_proc_sample *rows, size_t n, int64_t firs
     return k;
 }
 
-int gp_attrib_not_ready_finding(const gp_job *job, const gp_alloc *allocs, size_t n,
-                                int64_t now_ns, gp_finding *out) {
+int gp_attrib_not_ready_finding(const gp_job *job, const gp_alloc *allocs, size_t n, int64_t now_ns,
+                                gp_finding *out) {
     if (job->ready_ns >= 0 || n == 0) return 0;
     int64_t end = job->ended_ns >= 0 ? job->ended_ns : now_ns;
     double gpu_s = 0;
@@ -109,8 +119,8 @@ int gp_attrib_not_ready_finding(const gp_job *job, const gp_alloc *allocs, size_
     out->wasted_gpu_s = gpu_s;
     out->wasted_cost = -1;
     out->confidence = job->ended_ns >= 0 ? 0.9 : 0.6;
-    gp_finding_add_evidence(out, "time_to_first_progress_s", (double)(end - t0) / 1e9, ">=",
-                            (double)(end - t0) / 1e9, "slurm+events");
+    gp_finding_add_evidence(out, "time_to_first_progress_s", (double)(end - t0) / 1e9,
+                            ">=", (double)(end - t0) / 1e9, "slurm+events");
     snprintf(out->summary, sizeof out->summary,
              "job %s held %zu GPU allocation(s) for %.2f GPU-hours and never reported progress "
              "or sustained kernel activity",

@@ -48,7 +48,7 @@ const char *gp_split_basis_name(gp_split_basis b);
  * the GPU-seconds of its allocations from their start to the job's end (or now_ns while
  * it runs), and returns 1; returns 0 when the job became ready or held no GPU.
  * Jobs that became ready late are the engine's to judge (not_ready badput). */
-int gp_attrib_not_ready_finding(const gp_job *job, const gp_alloc *allocs, size_t n,
-                                int64_t now_ns, gp_finding *out);
+int gp_attrib_not_ready_finding(const gp_job *job, const gp_alloc *allocs, size_t n, int64_t now_ns,
+                                gp_finding *out);
 
 #endif

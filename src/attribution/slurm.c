@@ -47,8 +47,10 @@ int gp_slurm_parse_gres_idx(const char *s, int *idx, int cap) {
         if (b < a || b - a > 4096) return -1;
         for (long i = a; i <= b; i++)
             if (n < cap) idx[n++] = (int)i;
-        if (*p == ',') p++;
-        else if (*p && *p != ')') return -1;
+        if (*p == ',')
+            p++;
+        else if (*p && *p != ')')
+            return -1;
     }
     return n;
 }
@@ -56,17 +58,19 @@ int gp_slurm_parse_gres_idx(const char *s, int *idx, int cap) {
 const char *gp_slurm_exit_state(const char *st) {
     static const struct {
         const char *slurm, *ours;
-    } map[] = {{"COMPLETED", "completed"},         {"FAILED", "failed"},
-               {"CANCELLED", "cancelled"},         {"TIMEOUT", "timeout"},
-               {"NODE_FAIL", "node_fail"},         {"OUT_OF_MEMORY", "out_of_memory"},
-               {"PREEMPTED", "preempted"},         {"BOOT_FAIL", "boot_fail"},
-               {"DEADLINE", "deadline"},           {"REVOKED", "cancelled"}};
+    } map[] = {{"COMPLETED", "completed"}, {"FAILED", "failed"},
+               {"CANCELLED", "cancelled"}, {"TIMEOUT", "timeout"},
+               {"NODE_FAIL", "node_fail"}, {"OUT_OF_MEMORY", "out_of_memory"},
+               {"PREEMPTED", "preempted"}, {"BOOT_FAIL", "boot_fail"},
+               {"DEADLINE", "deadline"},   {"REVOKED", "cancelled"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strncmp(st, map[i].slurm, strlen(map[i].slurm))) return map[i].ours;
     return "";
 }
 
-int gp_slurm_state_is_live(const char *st) { return st[0] && !gp_slurm_exit_state(st)[0]; }
+int gp_slurm_state_is_live(const char *st) {
+    return st[0] && !gp_slurm_exit_state(st)[0];
+}
 
 static void job_init(gp_slurm_job *j) {
     memset(j, 0, sizeof *j);
@@ -88,12 +92,16 @@ static const char *str(json_t *o, const char *key) {
     return json_is_string(v) ? json_string_value(v) : "";
 }
 
-static int64_t sec_to_ns(int64_t s) { return s > 0 ? s * NS : -1; }
+static int64_t sec_to_ns(int64_t s) {
+    return s > 0 ? s * NS : -1;
+}
 
 static void set_id(gp_slurm_job *j, json_t *o) {
     json_t *v = json_object_get(o, "job_id");
-    if (json_is_integer(v)) snprintf(j->job.id, sizeof j->job.id, "%lld", (long long)json_integer_value(v));
-    else if (json_is_string(v)) snprintf(j->job.id, sizeof j->job.id, "%s", json_string_value(v));
+    if (json_is_integer(v))
+        snprintf(j->job.id, sizeof j->job.id, "%lld", (long long)json_integer_value(v));
+    else if (json_is_string(v))
+        snprintf(j->job.id, sizeof j->job.id, "%s", json_string_value(v));
 }
 
 /* "gres/gpu=2" (or "gres/gpu:a100=2") in a TRES string. */
@@ -130,8 +138,10 @@ static void set_exit_from_status(gp_slurm_job *j, json_t *v) {
     if (json_is_integer(v)) {
         int64_t st = json_integer_value(v);
         if (st < 0) return;
-        if (st & 0x7f) j->job.exit_code = 128 + (st & 0x7f);
-        else j->job.exit_code = (st >> 8) & 0xff;
+        if (st & 0x7f)
+            j->job.exit_code = 128 + (st & 0x7f);
+        else
+            j->job.exit_code = (st >> 8) & 0xff;
     } else if (json_is_object(v)) {
         int64_t rc = num(v, "return_code");
         json_t *rcv = json_object_get(v, "return_code");
@@ -165,7 +175,8 @@ int gp_slurm_parse_squeue(const char *json, size_t len, gp_slurm_job **out, size
         snprintf(j->job.user, sizeof j->job.user, "%s", str(o, "user_name"));
         json_t *stv = json_object_get(o, "job_state");
         if (json_is_array(stv)) stv = json_array_get(stv, 0); /* 23.x: ["RUNNING"] */
-        snprintf(j->state, sizeof j->state, "%s", json_is_string(stv) ? json_string_value(stv) : "");
+        snprintf(j->state, sizeof j->state, "%s",
+                 json_is_string(stv) ? json_string_value(stv) : "");
         snprintf(j->nodes, sizeof j->nodes, "%s", str(o, "nodes"));
         j->job.submitted_ns = sec_to_ns(num(o, "submit_time"));
         int64_t start = num(o, "start_time"), end = num(o, "end_time");
@@ -174,7 +185,8 @@ int gp_slurm_parse_squeue(const char *json, size_t len, gp_slurm_job **out, size
         if (ran) j->job.allocated_ns = sec_to_ns(start);
         if (!live && j->state[0]) {
             j->job.ended_ns = sec_to_ns(end);
-            snprintf(j->job.exit_state, sizeof j->job.exit_state, "%s", gp_slurm_exit_state(j->state));
+            snprintf(j->job.exit_state, sizeof j->job.exit_state, "%s",
+                     gp_slurm_exit_state(j->state));
             set_exit_from_status(j, json_object_get(o, "exit_code"));
         }
         j->n_gpus = tres_gpus(str(o, "tres_alloc_str"));
@@ -222,7 +234,8 @@ int gp_slurm_parse_sacct(const char *json, size_t len, gp_slurm_job **out, size_
         json_t *st = json_object_get(o, "state");
         json_t *cur = json_is_object(st) ? json_object_get(st, "current") : st;
         if (json_is_array(cur)) cur = json_array_get(cur, 0);
-        snprintf(j->state, sizeof j->state, "%s", json_is_string(cur) ? json_string_value(cur) : "");
+        snprintf(j->state, sizeof j->state, "%s",
+                 json_is_string(cur) ? json_string_value(cur) : "");
         snprintf(j->nodes, sizeof j->nodes, "%s", str(o, "nodes"));
         json_t *t = json_object_get(o, "time");
         int64_t start = num(t, "start"), end = num(t, "end");
@@ -230,7 +243,8 @@ int gp_slurm_parse_sacct(const char *json, size_t len, gp_slurm_job **out, size_
         if (start > 0 && strcmp(j->state, "PENDING")) j->job.allocated_ns = sec_to_ns(start);
         if (!gp_slurm_state_is_live(j->state) && j->state[0]) {
             j->job.ended_ns = sec_to_ns(end);
-            snprintf(j->job.exit_state, sizeof j->job.exit_state, "%s", gp_slurm_exit_state(j->state));
+            snprintf(j->job.exit_state, sizeof j->job.exit_state, "%s",
+                     gp_slurm_exit_state(j->state));
             /* The JSON exit code is unreliable in 22.05 (0 for exit 7): only a non-zero
              * value is believed here; gp_slurm_apply_sacct_text settles it. */
             json_t *ec = json_object_get(o, "exit_code");
@@ -280,7 +294,8 @@ int gp_slurm_apply_sacct_text(const char *text, size_t len, gp_slurm_job *jobs, 
                     if (strcmp(jobs[i].job.id, f[0])) continue;
                     snprintf(jobs[i].state, sizeof jobs[i].state, "%s", f[1]);
                     const char *es = gp_slurm_exit_state(f[1]);
-                    if (es[0]) snprintf(jobs[i].job.exit_state, sizeof jobs[i].job.exit_state, "%s", es);
+                    if (es[0])
+                        snprintf(jobs[i].job.exit_state, sizeof jobs[i].job.exit_state, "%s", es);
                     /* ExitCode is "code:signal". */
                     int code, sig;
                     if (sscanf(f[2], "%d:%d", &code, &sig) == 2 && es[0])
@@ -300,8 +315,10 @@ int64_t gp_attrib_ready_from_samples(const gp_sample *s, size_t n, int64_t from_
     for (size_t i = 0; i < n; i++) {
         if (s[i].ts_ns < from_ns) continue;
         double v = -1;
-        if (gp_has(s[i].valid, GP_F_SM_ACTIVE)) v = s[i].sm_active;
-        else if (gp_has(s[i].valid, GP_F_GPU_UTIL)) v = s[i].gpu_util;
+        if (gp_has(s[i].valid, GP_F_SM_ACTIVE))
+            v = s[i].sm_active;
+        else if (gp_has(s[i].valid, GP_F_GPU_UTIL))
+            v = s[i].gpu_util;
         if (v >= threshold) {
             if (run_start < 0) run_start = s[i].ts_ns;
             if (s[i].ts_ns - run_start >= sustain_ns) return run_start;
@@ -320,8 +337,8 @@ static int64_t mono_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int gp_attrib_run_capture(char *const argv[], int timeout_ms, char **out, size_t *outlen,
-                          char *err, size_t errlen) {
+int gp_attrib_run_capture(char *const argv[], int timeout_ms, char **out, size_t *outlen, char *err,
+                          size_t errlen) {
     *out = NULL;
     *outlen = 0;
     int pfd[2];
@@ -410,10 +427,11 @@ int gp_attrib_run_capture(char *const argv[], int timeout_ms, char **out, size_t
 typedef struct followed {
     char id[GP_JOB_ID_MAX];
     int64_t start_ns, end_ns;
-    int ended;      /* final state and exit code written */
-    int in_squeue;  /* seen by the last squeue */
-    int final_polls; /* polls that saw it final in squeue without sacct settling it */
-    int asked;       /* in the current sacct request */
+    int ended;             /* final state and exit code written */
+    int in_squeue;         /* seen by the last squeue */
+    int final_polls;       /* polls that saw it final in squeue without sacct settling it */
+    int asked;             /* in the current sacct request */
+    int64_t scanned_to_ns; /* telemetry already searched for readiness up to here */
     int n_uuid;
     char uuid[GP_SLURM_MAX_GPUS][GP_UUID_MAX];
     int64_t from[GP_SLURM_MAX_GPUS]; /* the alloc row's key */
@@ -472,11 +490,14 @@ int gp_slurm_set_gpus(gp_slurm *s, const gp_device *devs, size_t n) {
     return 0;
 }
 
-const gp_slurm_stats *gp_slurm_get_stats(const gp_slurm *s) { return &s->stats; }
+const gp_slurm_stats *gp_slurm_get_stats(const gp_slurm *s) {
+    return &s->stats;
+}
 
 size_t gp_slurm_live_jobs(const gp_slurm *s) {
     size_t k = 0;
-    for (size_t i = 0; i < s->nf; i++) k += !s->f[i].ended;
+    for (size_t i = 0; i < s->nf; i++)
+        k += !s->f[i].ended;
     return k;
 }
 
@@ -562,7 +583,8 @@ static int close_allocs(gp_store *st, followed *f, int64_t end_ns) {
         }
     }
     free(rows);
-    for (int i = 0; i < f->n_uuid; i++) f->closed[i] = 1;
+    for (int i = 0; i < f->n_uuid; i++)
+        f->closed[i] = 1;
     return rc;
 }
 
@@ -577,15 +599,20 @@ static void ready_from_telemetry(gp_slurm *s, gp_store *st, followed *f, int64_t
     gp_job j;
     if (f->n_uuid == 0 || gp_store_get_job(st, f->id, &j) != 1 || j.ready_ns >= 0) return;
     int64_t best = -1;
+    /* Only the tail not searched yet, plus one sustain window: a run that was still too
+     * short at the last poll started inside it, so each poll reads O(interval) samples. */
+    int64_t lo = f->scanned_to_ns > 0 ? f->scanned_to_ns - 2 * s->o.ready_sustain_ns : 0;
     for (int i = 0; i < f->n_uuid; i++) {
         gp_sample *smp = NULL;
         size_t ns = 0;
-        if (gp_store_device_samples(st, f->uuid[i], f->from[i], now_ns + 1, &smp, &ns) != 0) continue;
+        int64_t from = f->from[i] > lo ? f->from[i] : lo;
+        if (gp_store_device_samples(st, f->uuid[i], from, now_ns + 1, &smp, &ns) != 0) continue;
         int64_t r = gp_attrib_ready_from_samples(smp, ns, f->from[i], s->o.ready_util,
                                                  s->o.ready_sustain_ns);
         free(smp);
         if (r >= 0 && (best < 0 || r < best)) best = r;
     }
+    f->scanned_to_ns = now_ns;
     if (best >= 0) {
         gp_job up;
         memset(&up, 0, sizeof up);
@@ -604,7 +631,8 @@ static int settle_ended(gp_slurm *s, gp_store *st, gp_slurm_job *jobs, size_t nj
     char ids[2048] = "";
     size_t used = 0;
     int want = 0;
-    for (size_t i = 0; i < s->nf; i++) s->f[i].asked = 0;
+    for (size_t i = 0; i < s->nf; i++)
+        s->f[i].asked = 0;
     for (size_t i = 0; i < s->nf; i++) {
         followed *f = &s->f[i];
         if (f->ended) continue;
@@ -629,7 +657,8 @@ static int settle_ended(gp_slurm *s, gp_store *st, gp_slurm_job *jobs, size_t nj
     size_t ns = 0;
     char *argv_json[] = {s->sacct, "--json", "-X", "-j", ids, NULL};
     int rc = gp_attrib_run_capture(argv_json, s->o.timeout_ms, &out, &outlen, err, errlen);
-    if (rc == 0 && gp_slurm_parse_sacct(out, outlen, &sj, &ns, err, errlen) != 0) rc = -1;
+    if (rc == 0 && gp_slurm_parse_sacct(out, outlen, &sj, &ns, err, errlen) != 0)
+        rc = -1;
     else if (rc > 0) {
         snprintf(err, errlen, "%.200s --json exited with status %d", s->sacct, rc);
         rc = -1;
@@ -640,10 +669,13 @@ static int settle_ended(gp_slurm *s, gp_store *st, gp_slurm_job *jobs, size_t nj
         free(sj);
         return -1;
     }
-    char *argv_txt[] = {s->sacct, "-P", "-n", "-X", "-o", "JobIDRaw,State,ExitCode", "-j", ids, NULL};
+    char *argv_txt[] = {s->sacct, "-P", "-n", "-X", "-o", "JobIDRaw,State,ExitCode",
+                        "-j",     ids,  NULL};
     rc = gp_attrib_run_capture(argv_txt, s->o.timeout_ms, &out, &outlen, err, errlen);
-    if (rc == 0) gp_slurm_apply_sacct_text(out, outlen, sj, ns);
-    else s->stats.sacct_failures++;
+    if (rc == 0)
+        gp_slurm_apply_sacct_text(out, outlen, sj, ns);
+    else
+        s->stats.sacct_failures++;
     free(out);
 
     for (size_t k = 0; k < ns; k++) {
@@ -672,15 +704,19 @@ static void read_jobmap(gp_slurm *s, gp_store *st, int64_t now_ns) {
         const char *uuid = NULL;
         char *e;
         long idx = strtol(de->d_name, &e, 10);
-        if (*e == '\0' && e != de->d_name) uuid = uuid_of(s, (int)idx);
-        else if (!strncmp(de->d_name, "GPU-", 4) || !strncmp(de->d_name, "MIG-", 4)) uuid = de->d_name;
+        if (*e == '\0' && e != de->d_name)
+            uuid = uuid_of(s, (int)idx);
+        else if (!strncmp(de->d_name, "GPU-", 4) || !strncmp(de->d_name, "MIG-", 4))
+            uuid = de->d_name;
         if (!uuid) continue;
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", s->jobmap, de->d_name);
         FILE *fp = fopen(path, "r");
         if (!fp) continue;
         struct stat sb;
-        int64_t mtime = fstat(fileno(fp), &sb) == 0 ? (int64_t)sb.st_mtim.tv_sec * NS + sb.st_mtim.tv_nsec : now_ns;
+        int64_t mtime = fstat(fileno(fp), &sb) == 0
+                            ? (int64_t)sb.st_mtim.tv_sec * NS + sb.st_mtim.tv_nsec
+                            : now_ns;
         char line[128];
         while (fgets(line, sizeof line, fp)) {
             char id[GP_JOB_ID_MAX];
@@ -731,7 +767,8 @@ int gp_slurm_poll(gp_slurm *s, gp_store *st, int64_t now_ns, char *err, size_t e
     }
 
     gp_store_begin(st);
-    for (size_t i = 0; i < s->nf; i++) s->f[i].in_squeue = 0;
+    for (size_t i = 0; i < s->nf; i++)
+        s->f[i].in_squeue = 0;
     for (size_t k = 0; k < nj; k++) {
         gp_slurm_job *j = &jobs[k];
         followed *f = follow(s, j->job.id, 0);

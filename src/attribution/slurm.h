@@ -32,12 +32,12 @@
 #define GP_SLURM_MAX_GPUS 64
 
 typedef struct gp_slurm_job {
-    gp_job job;           /* id, name, user, origin, times, exit_state, exit_code */
-    char state[24];       /* Slurm's word: PENDING, RUNNING, COMPLETED, FAILED, ... */
+    gp_job job;     /* id, name, user, origin, times, exit_state, exit_code */
+    char state[24]; /* Slurm's word: PENDING, RUNNING, COMPLETED, FAILED, ... */
     char nodes[128];
-    int n_gpus;           /* GPUs allocated (requested while pending); -1 unknown */
+    int n_gpus; /* GPUs allocated (requested while pending); -1 unknown */
     int gpu_idx[GP_SLURM_MAX_GPUS];
-    int n_idx;            /* indices known (only while running) */
+    int n_idx; /* indices known (only while running) */
 } gp_slurm_job;
 
 /* Parsers (pure). Arrays are malloc'd; the caller frees *out. Return 0 or -1 with err. */
@@ -63,12 +63,12 @@ int64_t gp_attrib_ready_from_samples(const gp_sample *s, size_t n, int64_t from_
                                      double threshold, int64_t sustain_ns);
 
 typedef struct gp_slurm_opts {
-    const char *squeue;     /* executable; NULL = "squeue" */
-    const char *sacct;      /* executable; NULL = "sacct"; "" = do not run sacct */
-    const char *node;       /* only this node's GPUs are mapped; NULL = every node */
-    const char *jobmap_dir; /* dcgm-exporter HPC job-mapping directory; NULL = none */
-    int timeout_ms;         /* per command; 0 = 10000 */
-    double ready_util;      /* 0 = 0.05 */
+    const char *squeue;       /* executable; NULL = "squeue" */
+    const char *sacct;        /* executable; NULL = "sacct"; "" = do not run sacct */
+    const char *node;         /* only this node's GPUs are mapped; NULL = every node */
+    const char *jobmap_dir;   /* dcgm-exporter HPC job-mapping directory; NULL = none */
+    int timeout_ms;           /* per command; 0 = 10000 */
+    double ready_util;        /* 0 = 0.05 */
     int64_t ready_sustain_ns; /* 0 = 30 s */
 } gp_slurm_opts;
 
@@ -94,7 +94,7 @@ void gp_slurm_close(gp_slurm *s);
 
 /* Runs argv with a timeout, capturing stdout (malloc'd, NUL-terminated, caller frees).
  * Returns the exit status (>= 0), or -1 with err (not found, timeout, signal). */
-int gp_attrib_run_capture(char *const argv[], int timeout_ms, char **out, size_t *outlen,
-                          char *err, size_t errlen);
+int gp_attrib_run_capture(char *const argv[], int timeout_ms, char **out, size_t *outlen, char *err,
+                          size_t errlen);
 
 #endif

@@ -8,12 +8,31 @@
 
 #include "agent/agent.h"
 #include "cli/exit_codes.h"
+#include "attribution/slurm.h"
+#include "fleet/ledger.h"
+#include "serve/serve.h"
 #include "sources/scenario.h" /* gp_parse_duration_ns */
 
 static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig) {
     (void)sig;
     stop_flag = 1;
+}
+
+/* --slurm: poll squeue/sacct between ticks; a failure is said once per distinct message. */
+typedef struct {
+    gp_slurm *sl;
+    char last_err[512];
+} slurm_ctx;
+
+static void slurm_hook(gp_agent *a, void *vctx) {
+    slurm_ctx *c = vctx;
+    char err[512] = "";
+    if (gp_slurm_poll(c->sl, gp_agent_store(a), gp_agent_now_ns(a), err, sizeof err) != 0 &&
+        strcmp(err, c->last_err) != 0) {
+        fprintf(stderr, "goodput agent: slurm: %s (will retry)\n", err);
+        snprintf(c->last_err, sizeof c->last_err, "%s", err);
+    }
 }
 
 static void usage(FILE *f) {
@@ -40,6 +59,13 @@ static void usage(FILE *f) {
                "                     /tmp/goodput-$UID/goodput.sock)\n"
                "  --no-socket        do not listen on a unix socket\n"
                "  --udp ADDR:PORT    also receive events over UDP (loopback only)\n"
+               "  --ledger URL       also write the job ledger to PostgreSQL (postgresql://...);\n"
+               "                     spooled in the store while it is unreachable (docs/fleet.md)\n"
+               "  --host-name NAME   this node's name in the ledger (default: the host name)\n"
+               "  --slurm            follow Slurm jobs (squeue/sacct): lifecycle, GPUs, exit state\n"
+               "  --slurm-node NAME  only map GPUs of jobs on this node (default: every node)\n"
+               "  --slurm-every D    poll interval (default 10s)\n"
+               "  --jobmap-dir DIR   dcgm-exporter HPC job-mapping directory (contrib/slurm/)\n"
                "  --quiet            no summary line at exit\n"
                "  --stats            print a JSON line of overhead statistics at exit (stdout)\n\n"
                "example: goodput agent --source sim:examples/scenarios/demo.conf --db /tmp/gp.db \\\n"
@@ -53,7 +79,11 @@ static int bad_duration(const char *opt, const char *v) {
 
 int gp_cmd_agent(int argc, char **argv) {
     gp_agent_opts o = {.speed = 1, .socket_path = ""};
-    int quiet = 0, stats = 0;
+    int quiet = 0, stats = 0, slurm = 0;
+    gp_slurm_opts slo = {0};
+    int64_t slurm_every_ns = 10000000000LL;
+    gp_ledger_opts lo = {0}; /* --ledger, --host-name: the fleet ledger (docs/fleet.md) */
+    gp_serve_opts so = {0};
     static const struct option opts[] = {
         {"source", required_argument, 0, 's'},   {"db", required_argument, 0, 'd'},
         {"interval", required_argument, 0, 'i'}, {"duration", required_argument, 0, 'D'},
@@ -61,7 +91,12 @@ int gp_cmd_agent(int argc, char **argv) {
         {"retention", required_argument, 0, 'r'}, {"socket", required_argument, 0, 'S'},
         {"no-socket", no_argument, 0, 'N'},      {"udp", required_argument, 0, 'u'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+        {"listen", required_argument, 0, 'L'},   {"token-file", required_argument, 0, 'K'},
+        {"insecure", no_argument, 0, 'I'},
         {"stats", no_argument, 0, 'T'},
+        {"ledger", required_argument, 0, 'l'}, {"host-name", required_argument, 0, 'H'},
+        {"slurm", no_argument, 0, 'U'},          {"slurm-node", required_argument, 0, 'n'},
+        {"slurm-every", required_argument, 0, 'E'}, {"jobmap-dir", required_argument, 0, 'J'},
         {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -94,7 +129,19 @@ int gp_cmd_agent(int argc, char **argv) {
         case 'N': o.socket_path = NULL; break;
         case 'u': o.udp_addr = optarg; break;
         case 'q': quiet = 1; break;
+        case 'L': so.listen = optarg; break;
+        case 'K': so.token_file = optarg; break;
+        case 'I': so.insecure = 1; break;
         case 'T': stats = 1; break;
+        case 'U': slurm = 1; break;
+        case 'n': slo.node = optarg; break;
+        case 'J': slo.jobmap_dir = optarg; break;
+        case 'E':
+            if (gp_parse_duration_ns(optarg, &slurm_every_ns) < 0 || slurm_every_ns <= 0)
+                return bad_duration("--slurm-every", optarg);
+            break;
+        case 'l': lo.url = optarg; break;
+        case 'H': lo.host = optarg; break;
         case 'h': usage(stdout); return GP_EXIT_OK;
         default:
             fprintf(stderr, "goodput agent: unknown or incomplete option '%s' (see goodput agent --help)\n",
@@ -123,7 +170,44 @@ int gp_cmd_agent(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     const char *sock = gp_ingest_unix_path(gp_agent_ingest(a));
     if (!quiet && sock) fprintf(stderr, "goodput agent: events on %s\n", sock);
+    gp_serve *srv = NULL;
+    if (so.listen) {
+        so.db_path = o.db_path;
+        if (gp_serve_start(&so, &srv, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput agent: %s\n", err);
+            gp_agent_close(a);
+            return GP_EXIT_USAGE;
+        }
+        gp_serve_attach(srv, a);
+        if (!quiet) fprintf(stderr, "goodput agent: dashboard and API on %s (metrics at %smetrics)\n", gp_serve_url(srv), gp_serve_url(srv));
+    }
+    slurm_ctx sc = {0};
+    if (slurm) {
+        if (gp_slurm_open(&slo, &sc.sl, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput agent: slurm: %s\n", err);
+            gp_agent_close(a);
+            return GP_EXIT_USAGE;
+        }
+        size_t nd;
+        const gp_device *devs = gp_agent_devices(a, &nd);
+        gp_slurm_set_gpus(sc.sl, devs, nd);
+        gp_agent_set_hook(a, slurm_hook, &sc, slurm_every_ns);
+    }
+    gp_ledger *ledger = NULL;
+    if (lo.url) {
+        if (gp_ledger_open(&lo, gp_agent_store(a), &ledger, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput agent: %s\n", err);
+            gp_agent_close(a);
+            return GP_EXIT_USAGE;
+        }
+        gp_ledger_attach(ledger, a);
+    }
     int rc = gp_agent_run(a, &stop_flag, err, sizeof err);
+    if (ledger && gp_ledger_drain(ledger, 60000000000LL, err, sizeof err) != 0)
+        fprintf(stderr, "goodput agent: ledger not caught up at exit (%s); the rows stay spooled in %s\n", err, o.db_path);
+    gp_ledger_close(ledger);
+    gp_serve_detach(srv);
+    gp_serve_stop(srv);
     const gp_agent_stats *st = gp_agent_get_stats(a);
     if (!quiet)
         fprintf(stderr,
@@ -140,6 +224,11 @@ int gp_cmd_agent(int argc, char **argv) {
                (unsigned long long)st->events, (unsigned long long)st->ticks, st->collect_cpu_s,
                st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
                ru.ru_maxrss);
+    }
+    if (sc.sl) {
+        /* One last poll so jobs that ended during the run get their end and exit state. */
+        slurm_hook(a, &sc);
+        gp_slurm_close(sc.sl);
     }
     gp_agent_close(a);
     if (rc != 0) {

@@ -80,7 +80,8 @@ static int cmd_owner(int argc, char **argv) {
             continue;
         }
         if (json)
-            printf("{\"pid\":%ld,\"job\":\"%s\",\"origin\":\"%s\",\"kind\":\"%s\",\"slurm_job\":\"%s\","
+            printf("{\"pid\":%ld,\"job\":\"%s\",\"origin\":\"%s\",\"kind\":\"%s\",\"slurm_job\":\"%"
+                   "s\","
                    "\"slurm_step\":\"%s\",\"pod_uid\":\"%s\",\"qos\":\"%s\",\"container\":\"%s\","
                    "\"runtime\":\"%s\",\"unit\":\"%s\",\"cuda_visible_devices\":\"%s\"}\n",
                    pid, o.job_id, gp_origin_name(o.origin), gp_cg_kind_name(o.cg_kind), o.slurm_job,
@@ -112,26 +113,50 @@ static int cmd_slurm_poll(int argc, char **argv) {
     double max_s = -1;
     int until_done = 0;
     static const struct option lo[] = {
-        {"db", 1, 0, 'd'},          {"gpus", 1, 0, 'g'},   {"interval-ms", 1, 0, 'i'},
-        {"max-s", 1, 0, 'm'},       {"until-done", 0, 0, 'u'}, {"socket", 1, 0, 's'},
-        {"jobmap-dir", 1, 0, 'j'},  {"node", 1, 0, 'n'},   {"squeue", 1, 0, 'q'},
-        {"sacct", 1, 0, 'a'},       {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+        {"db", 1, 0, 'd'},         {"gpus", 1, 0, 'g'},       {"interval-ms", 1, 0, 'i'},
+        {"max-s", 1, 0, 'm'},      {"until-done", 0, 0, 'u'}, {"socket", 1, 0, 's'},
+        {"jobmap-dir", 1, 0, 'j'}, {"node", 1, 0, 'n'},       {"squeue", 1, 0, 'q'},
+        {"sacct", 1, 0, 'a'},      {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-        case 'd': db = optarg; break;
-        case 'g': gpus = optarg; break;
-        case 'i': interval_ms = atol(optarg); break;
-        case 'm': max_s = atof(optarg); break;
-        case 'u': until_done = 1; break;
-        case 's': sock = optarg; break;
-        case 'j': so.jobmap_dir = optarg; break;
-        case 'n': so.node = optarg; break;
-        case 'q': so.squeue = optarg; break;
-        case 'a': so.sacct = optarg; break;
-        case 'h': usage(stdout); return GP_EXIT_OK;
-        default: usage(stderr); return GP_EXIT_USAGE;
+        case 'd':
+            db = optarg;
+            break;
+        case 'g':
+            gpus = optarg;
+            break;
+        case 'i':
+            interval_ms = atol(optarg);
+            break;
+        case 'm':
+            max_s = atof(optarg);
+            break;
+        case 'u':
+            until_done = 1;
+            break;
+        case 's':
+            sock = optarg;
+            break;
+        case 'j':
+            so.jobmap_dir = optarg;
+            break;
+        case 'n':
+            so.node = optarg;
+            break;
+        case 'q':
+            so.squeue = optarg;
+            break;
+        case 'a':
+            so.sacct = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return GP_EXIT_OK;
+        default:
+            usage(stderr);
+            return GP_EXIT_USAGE;
         }
     }
     if (!db || interval_ms <= 0) {
@@ -200,8 +225,10 @@ static int cmd_slurm_poll(int argc, char **argv) {
         int nf = ing ? gp_ingest_fds(ing, pf, 4) : 0;
         int wait_ms = (int)((next_poll - wall_ns()) / 1000000LL);
         if (wait_ms < 0) wait_ms = 0;
-        if (nf > 0) poll(pf, (nfds_t)nf, wait_ms);
-        else usleep((useconds_t)wait_ms * 1000);
+        if (nf > 0)
+            poll(pf, (nfds_t)nf, wait_ms);
+        else
+            usleep((useconds_t)wait_ms * 1000);
         if (ing) {
             gp_store_begin(st);
             gp_ingest_poll(ing, wall_ns(), ev_sink, &ec);
@@ -225,21 +252,28 @@ static int cmd_slurm_poll(int argc, char **argv) {
 static void json_str(const char *s) {
     putchar('"');
     for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", *s);
-        else putchar(*s);
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", *s);
+        else
+            putchar(*s);
     }
     putchar('"');
 }
 
-static double secs(int64_t a, int64_t b) { return (a >= 0 && b >= 0) ? (double)(b - a) / 1e9 : -1; }
+static double secs(int64_t a, int64_t b) {
+    return (a >= 0 && b >= 0) ? (double)(b - a) / 1e9 : -1;
+}
 
 static int cmd_jobs(int argc, char **argv) {
     const char *db = NULL;
     int json = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
-        else if (!strcmp(argv[i], "--json")) json = 1;
+        if (!strcmp(argv[i], "--db") && i + 1 < argc)
+            db = argv[++i];
+        else if (!strcmp(argv[i], "--json"))
+            json = 1;
         else {
             usage(stderr);
             return GP_EXIT_USAGE;
@@ -263,7 +297,8 @@ static int cmd_jobs(int argc, char **argv) {
         return GP_EXIT_FAIL;
     }
     int64_t now = wall_ns();
-    if (json) printf("{\"jobs\":[");
+    if (json)
+        printf("{\"jobs\":[");
     else
         printf("%-10s %-12s %-8s %-10s %4s %9s %9s %9s %-10s %4s %s\n", "JOB", "NAME", "ORIGIN",
                "STATE", "GPUS", "QUEUE_S", "READY_S", "RUN_S", "GPU_H", "EXIT", "FINDING");
@@ -287,10 +322,11 @@ static int cmd_jobs(int argc, char **argv) {
             json_str(j->name);
             printf(",\"user\":");
             json_str(j->user);
-            printf(",\"origin\":\"%s\",\"submitted_ns\":%lld,\"allocated_ns\":%lld,\"ready_ns\":%lld,"
-                   "\"ended_ns\":%lld,\"exit_state\":",
-                   gp_origin_name(j->origin), (long long)j->submitted_ns, (long long)j->allocated_ns,
-                   (long long)j->ready_ns, (long long)j->ended_ns);
+            printf(
+                ",\"origin\":\"%s\",\"submitted_ns\":%lld,\"allocated_ns\":%lld,\"ready_ns\":%lld,"
+                "\"ended_ns\":%lld,\"exit_state\":",
+                gp_origin_name(j->origin), (long long)j->submitted_ns, (long long)j->allocated_ns,
+                (long long)j->ready_ns, (long long)j->ended_ns);
             json_str(j->exit_state);
             printf(",\"exit_code\":%lld,\"queue_wait_s\":%.3f,\"time_to_ready_s\":%.3f,"
                    "\"gpu_s\":%.3f,\"gpus\":[",
@@ -310,7 +346,8 @@ static int cmd_jobs(int argc, char **argv) {
         } else {
             printf("%-10s %-12.12s %-8s %-10s %4zu %9.1f %9.1f %9.1f %-10.4f %4lld %s\n", j->id,
                    j->name[0] ? j->name : "-", gp_origin_name(j->origin),
-                   j->exit_state[0] ? j->exit_state : (j->allocated_ns >= 0 ? "running" : "pending"),
+                   j->exit_state[0] ? j->exit_state
+                                    : (j->allocated_ns >= 0 ? "running" : "pending"),
                    na, secs(j->submitted_ns, j->allocated_ns), secs(j->allocated_ns, j->ready_ns),
                    secs(j->allocated_ns, j->ended_ns), gpu_s / 3600.0, (long long)j->exit_code,
                    not_ready ? "not_ready" : "-");
@@ -331,6 +368,7 @@ int gp_cmd_attrib(int argc, char **argv) {
     if (!strcmp(argv[1], "owner")) return cmd_owner(argc - 1, argv + 1);
     if (!strcmp(argv[1], "slurm-poll")) return cmd_slurm_poll(argc - 1, argv + 1);
     if (!strcmp(argv[1], "jobs")) return cmd_jobs(argc - 1, argv + 1);
-    fprintf(stderr, "goodput: attrib: unknown subcommand '%s' (owner, slurm-poll, jobs)\n", argv[1]);
+    fprintf(stderr, "goodput: attrib: unknown subcommand '%s' (owner, slurm-poll, jobs)\n",
+            argv[1]);
     return GP_EXIT_USAGE;
 }

@@ -25,6 +25,7 @@ typedef struct {
     int tty;
     int64_t t0_ns;
     int frames;
+    int final;
 } live_ctx;
 
 /* The live table: one row per job, recomputed from the store after each flush. */
@@ -35,14 +36,23 @@ static void live_table(gp_agent *a, void *vctx) {
     size_t nj = 0;
     if (gp_store_list_jobs(s, &jobs, &nj) != 0) return;
     int64_t now = gp_agent_now_ns(a);
+    if (now <= c->t0_ns) {
+        free(jobs);
+        return;
+    }
+    /* On a terminal the table redraws in place; in a log, one progress line per ten
+     * refreshes and the table once at the end. */
     if (c->tty) printf("\033[H\033[2J");
-    else if (c->frames++ % 10 != 0) {
+    else if (!c->final) {
+        if (c->frames++ % 10 == 0)
+            printf("goodput demo: %.1f simulated minutes...\n", (now - c->t0_ns) / 60e9);
+        fflush(stdout);
         free(jobs);
         return;
     }
     printf("goodput demo: simulated node, %.1f simulated minutes  (Ctrl-C to stop early)\n\n",
            (now - c->t0_ns) / 60e9);
-    printf("%-18s %-11s %4s %9s %7s %8s %8s\n", "JOB", "KIND", "GPUS", "ALLOC_GH", "UTIL",
+    printf("%-18s %-13s %4s %9s %7s %8s  %s\n", "JOB", "KIND", "GPUS", "ALLOC_GH", "UTIL",
            "GOODPUT", "TOP BADPUT");
     for (size_t i = 0; i < nj; i++) {
         gp_job_summary js;
@@ -59,7 +69,7 @@ static void live_table(gp_agent *a, void *vctx) {
         if (top >= 0 && js.gp.allocated_gpu_s > 0)
             snprintf(bad, sizeof bad, "%s %.0f%%", gp_bucket_name((gp_bucket)top),
                      100 * js.gp.bucket_gpu_s[top] / js.gp.allocated_gpu_s);
-        printf("%-18.18s %-11s %4d %9.2f %7s %8s  %s\n", js.job.id, gp_job_kind_name(js.gp.kind),
+        printf("%-18.18s %-13s %4d %9.2f %7s %8s  %s\n", js.job.id, gp_job_kind_name(js.gp.kind),
                js.n_gpus, js.allocated_gpu_h, util, gp, bad);
     }
     gp_demo_live_extra(a, stdout);
@@ -142,6 +152,7 @@ int gp_cmd_demo(int argc, char **argv) {
     gp_demo_start(a, stdout);
     if (live) gp_agent_set_hook(a, live_table, &lc, 1000000000);
     int rc = gp_agent_run(a, &stop_flag, err, sizeof err);
+    lc.final = 1;
     if (live) live_table(a, &lc);
     gp_demo_finish(a, stdout);
     gp_agent_close(a);

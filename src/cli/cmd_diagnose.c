@@ -5,41 +5,51 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/exit_codes.h"
 #include "engine/classify.h"
 #include "engine/findings_fmt.h"
+#include "fleet/fleet_report.h"
 #include "store/store.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: goodput diagnose --db PATH [--job ID] [--json] [--top N | --all]\n"
-            "                        [--price USD_PER_GPU_H] [--slo-ttft S] [--slo-tpot S]\n"
-            "                        [--slo-e2e S] [--no-write]\n\n"
-            "What holds each job back, ranked by wasted cost: every finding names its class,\n"
-            "scope, time range, wasted GPU-hours and dollars, the evidence (metric = value vs\n"
-            "threshold, and its source), a confidence and a concrete fix. Thresholds and their\n"
-            "reasons: docs/findings.md.\n\n"
-            "  --db PATH      the agent's store\n"
-            "  --job ID       one job only\n"
-            "  --json         machine-readable output\n"
-            "  --top N        print the N costliest findings (default 10); --all for every one\n"
-            "  --price USD    price per GPU-hour (default: the table in docs/findings.md, or\n"
-            "                 $GOODPUT_PRICE_PER_GPU_HOUR)\n"
-            "  --slo-ttft S, --slo-tpot S, --slo-e2e S   inference SLOs in seconds\n"
-            "  --no-write     do not store the findings (open the store read-only)\n");
+    fprintf(
+        f, "usage: goodput diagnose --db PATH [--job ID] [--json] [--top N | --all]\n"
+           "                        [--price USD_PER_GPU_H] [--slo-ttft S] [--slo-tpot S]\n"
+           "                        [--slo-e2e S] [--no-write]\n\n"
+           "What holds each job back, ranked by wasted cost: every finding names its class,\n"
+           "scope, time range, wasted GPU-hours and dollars, the evidence (metric = value vs\n"
+           "threshold, and its source), a confidence and a concrete fix. Thresholds and their\n"
+           "reasons: docs/findings.md.\n\n"
+           "  --db PATH      the agent's store\n"
+           "  --job ID       one job only\n"
+           "  --json         machine-readable output\n"
+           "  --top N        print the N costliest findings (default 10); --all for every one\n"
+           "  --price USD    price per GPU-hour (default: the table in docs/findings.md, or\n"
+           "                 $GOODPUT_PRICE_PER_GPU_HOUR)\n"
+           "  --slo-ttft S, --slo-tpot S, --slo-e2e S   inference SLOs in seconds\n"
+           "  --no-write     do not store the findings (open the store read-only)\n"
+           "  --ledger URL   fleet findings by class from the PostgreSQL ledger (docs/fleet.md)\n");
 }
 
 int gp_cmd_diagnose(int argc, char **argv) {
     static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},       {"job", required_argument, 0, 'j'},
-        {"json", no_argument, 0, 'J'},           {"top", required_argument, 0, 't'},
-        {"all", no_argument, 0, 'a'},            {"price", required_argument, 0, 'p'},
-        {"slo-ttft", required_argument, 0, 'T'}, {"slo-tpot", required_argument, 0, 'P'},
-        {"slo-e2e", required_argument, 0, 'E'},  {"no-write", no_argument, 0, 'n'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+        {"db", required_argument, 0, 'd'},
+        {"job", required_argument, 0, 'j'},
+        {"json", no_argument, 0, 'J'},
+        {"top", required_argument, 0, 't'},
+        {"all", no_argument, 0, 'a'},
+        {"price", required_argument, 0, 'p'},
+        {"slo-ttft", required_argument, 0, 'T'},
+        {"slo-tpot", required_argument, 0, 'P'},
+        {"slo-e2e", required_argument, 0, 'E'},
+        {"no-write", no_argument, 0, 'n'},
+        {"ledger", required_argument, 0, 'L'}, /* fleet findings from PostgreSQL */
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
-    const char *db = NULL, *job = NULL;
+    const char *db = NULL, *job = NULL, *ledger = NULL;
     int json = 0;
     long top = 10;
     gp_diag_opts o = {0};
@@ -49,11 +59,24 @@ int gp_cmd_diagnose(int argc, char **argv) {
         char *end = NULL;
         double v = 0;
         switch (c) {
-        case 'd': db = optarg; break;
-        case 'j': job = optarg; break;
-        case 'J': json = 1; break;
-        case 'a': top = 0; break;
-        case 'n': o.no_write = 1; break;
+        case 'd':
+            db = optarg;
+            break;
+        case 'j':
+            job = optarg;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'L':
+            ledger = optarg;
+            break;
+        case 'a':
+            top = 0;
+            break;
+        case 'n':
+            o.no_write = 1;
+            break;
         case 't':
             top = strtol(optarg, &end, 10);
             if (*end || top < 0) {
@@ -70,20 +93,39 @@ int gp_cmd_diagnose(int argc, char **argv) {
                 fprintf(stderr, "goodput diagnose: '%s' is not a positive number\n", optarg);
                 return GP_EXIT_USAGE;
             }
-            if (c == 'p') o.price_per_gpu_h = v;
-            else if (c == 'T') o.slo.ttft_s = v;
-            else if (c == 'P') o.slo.tpot_s = v;
-            else o.slo.e2e_s = v;
+            if (c == 'p')
+                o.price_per_gpu_h = v;
+            else if (c == 'T')
+                o.slo.ttft_s = v;
+            else if (c == 'P')
+                o.slo.tpot_s = v;
+            else
+                o.slo.e2e_s = v;
             break;
-        case 'h': usage(stdout); return GP_EXIT_OK;
-        default: usage(stderr); return GP_EXIT_USAGE;
+        case 'h':
+            usage(stdout);
+            return GP_EXIT_OK;
+        default:
+            usage(stderr);
+            return GP_EXIT_USAGE;
         }
+    }
+    if (ledger && optind == argc) {
+        gp_fleet_report_opts fo = {.url = ledger, .json = json, .top = (int)top};
+        char lerr[512];
+        if (gp_fleet_diagnose(&fo, stdout, lerr, sizeof lerr) == 0) return GP_EXIT_OK;
+        fprintf(stderr, "goodput diagnose: %s\n", lerr);
+        return GP_EXIT_FAIL;
     }
     if (!db || optind < argc) {
         usage(stderr);
         return GP_EXIT_USAGE;
     }
     char err[512];
+    if (access(db, F_OK) != 0) { /* never create an empty store by diagnosing it */
+        fprintf(stderr, "goodput diagnose: %s: no such file (run `goodput agent` first)\n", db);
+        return GP_EXIT_INPUT;
+    }
     gp_store *s;
     if (gp_store_open(db, o.no_write ? GP_STORE_READONLY : 0, &s, err, sizeof err) != 0) {
         fprintf(stderr, "goodput diagnose: %s\n", err);

@@ -8,6 +8,8 @@
 
 #include "cli/exit_codes.h"
 #include "engine/job_summary.h"
+#include "fleet/fleet_report.h"
+#include "report/html_report.h"
 #include "report/job_report.h"
 #include "report/report_hooks.h"
 
@@ -21,9 +23,13 @@ static void usage(FILE *f) {
                "  --db PATH        the agent's store\n"
                "  --job ID         one job only\n"
                "  --json           machine-readable output\n"
+               "  --html FILE      a self-contained page (inline SVG charts, no JavaScript)\n"
                "  --slo-ttft S     inference: time-to-first-token SLO in seconds\n"
                "  --slo-tpot S     inference: time-per-output-token SLO in seconds\n"
-               "  --slo-e2e S      inference: end-to-end latency SLO in seconds\n");
+               "  --slo-e2e S      inference: end-to-end latency SLO in seconds\n"
+               "  --ledger URL     fleet report from the PostgreSQL ledger instead of a store\n"
+               "  --by GROUP       with --ledger: cluster (default), partition, user, gpu_model,\n"
+               "                   host or job\n");
 }
 
 int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out) {
@@ -82,13 +88,15 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
 }
 
 int gp_cmd_report(int argc, char **argv) {
-    const char *db = NULL, *job = NULL;
+    const char *db = NULL, *job = NULL, *ledger = NULL, *by = NULL, *html = NULL;
     int json = 0;
     gp_slo slo = {0};
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},       {"job", required_argument, 0, 'j'},
         {"json", no_argument, 0, 'J'},           {"slo-ttft", required_argument, 0, 't'},
         {"slo-tpot", required_argument, 0, 'p'}, {"slo-e2e", required_argument, 0, 'e'},
+        {"ledger", required_argument, 0, 'L'},   {"by", required_argument, 0, 'b'},
+        {"html", required_argument, 0, 'H'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -100,6 +108,9 @@ int gp_cmd_report(int argc, char **argv) {
         case 'd': db = optarg; break;
         case 'j': job = optarg; break;
         case 'J': json = 1; break;
+        case 'L': ledger = optarg; break;
+        case 'b': by = optarg; break;
+        case 'H': html = optarg; break;
         case 't': slot = &slo.ttft_s; break;
         case 'p': slot = &slo.tpot_s; break;
         case 'e': slot = &slo.e2e_s; break;
@@ -121,9 +132,22 @@ int gp_cmd_report(int argc, char **argv) {
         fprintf(stderr, "goodput report: unexpected argument '%s'\n", argv[optind]);
         return GP_EXIT_USAGE;
     }
+    if (ledger) {
+        gp_fleet_report_opts fo = {.url = ledger, .group_by = by, .json = json};
+        char err[512];
+        if (gp_fleet_report(&fo, stdout, err, sizeof err) == 0) return GP_EXIT_OK;
+        fprintf(stderr, "goodput report: %s\n", err);
+        return GP_EXIT_FAIL;
+    }
     if (!db) {
         fprintf(stderr, "goodput report: --db PATH is required (see goodput report --help)\n");
         return GP_EXIT_USAGE;
+    }
+    if (html) {
+        char err[512];
+        if (gp_report_html(db, job, &slo, html, err, sizeof err) == 0) return GP_EXIT_OK;
+        fprintf(stderr, "goodput report: %s\n", err);
+        return GP_EXIT_INPUT;
     }
     return gp_report_run(db, job, json, &slo, stdout);
 }

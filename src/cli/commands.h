@@ -11,3 +11,4 @@ GP_COMMAND(emit, gp_cmd_emit, "send one workload event (step, phase, request, ..
 GP_COMMAND(trace, gp_cmd_trace, "HTA-style analyses of Kineto or Nsight Systems traces, with findings")
 GP_COMMAND(cluster, gp_cmd_cluster, "cluster traces (PAI, openb, GenAI, Philly, Helios): more GPUs, or better use?")
 GP_COMMAND(attrib, gp_cmd_attrib, "who owns a process or GPU; follow Slurm jobs into a store")
+GP_COMMAND(pipeline, gp_cmd_pipeline, "multi-stage CPU+GPU pipelines: the bottleneck stage, pool sizing, what-if")

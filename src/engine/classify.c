@@ -40,6 +40,17 @@ static void ev(gp_finding *x, gp_threshold_id id, double value, const char *src)
     gp_finding_add_evidence(x, t->name, value, t->op, t->value, src);
 }
 
+/* Context evidence: added only when the value really is on the flagged side of the
+ * threshold, so no line of evidence ever reads as a contradiction. */
+static void ev_if(gp_finding *x, gp_threshold_id id, double value, const char *src) {
+    const gp_threshold *t = gp_threshold_get(id);
+    int holds = !strcmp(t->op, "<")    ? value < t->value
+                : !strcmp(t->op, "<=") ? value <= t->value
+                : !strcmp(t->op, ">")  ? value > t->value
+                                       : value >= t->value;
+    if (holds) gp_finding_add_evidence(x, t->name, value, t->op, t->value, src);
+}
+
 static int cmp_find(const void *a, const void *b) {
     const gp_finding *x = a, *y = b;
     double wx = x->wasted_cost >= 0 ? x->wasted_cost : x->wasted_gpu_s >= 0 ? 0 : -1;
@@ -53,8 +64,8 @@ void gp_findings_rank(gp_finding *f, size_t n) {
     if (n > 1) qsort(f, n, sizeof *f, cmp_find);
 }
 
-static const char *tel_src(const gp_features *f) {
-    return f->sm_active.n ? "dcgm-profiling" : "nvml";
+static const char *util_src(const gp_features *f) {
+    return f->gpu_util.n ? "nvml" : "dcgm-profiling";
 }
 
 static double util_of(const gp_features *f) {
@@ -63,8 +74,8 @@ static double util_of(const gp_features *f) {
     return -1;
 }
 
-size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs,
-                   size_t n_obs, double price, gp_finding *out, size_t cap) {
+size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs, size_t n_obs,
+                   double price, gp_finding *out, size_t cap) {
     size_t n = 0;
     gp_finding *x;
     double A = f->alloc_gpu_s;
@@ -74,9 +85,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     if (f->not_ready_s >= gp_th(GP_TH_NOT_READY_MIN_S) && f->wall_s > 0 &&
         f->not_ready_s / f->wall_s >= gp_th(GP_TH_NOT_READY_SHARE)) {
         int never = f->activity_only ? f->first_active_ns < 0 : f->ready_ns < 0;
-        if ((x = add(out, cap, &n, GP_FC_NOT_READY, job_id, f, f->not_ready_s * f->n_gpus,
-                     0.9))) {
-            const char *src = f->activity_only ? tel_src(f) : "events";
+        if ((x = add(out, cap, &n, GP_FC_NOT_READY, job_id, f, f->not_ready_s * f->n_gpus, 0.9))) {
+            const char *src = f->activity_only ? util_src(f) : "events";
             ev(x, GP_TH_NOT_READY_MIN_S, f->not_ready_s, src);
             ev(x, GP_TH_NOT_READY_SHARE, f->not_ready_s / f->wall_s, src);
             x->t0_ns = f->first_alloc_ns >= 0 ? f->first_alloc_ns : f->t0_ns;
@@ -84,8 +94,7 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
             snprintf(x->summary, sizeof x->summary,
                      "%s held %d GPU(s) for %.0f s before its first %s%s.", job_id, f->n_gpus,
                      f->not_ready_s,
-                     f->activity_only ? "GPU activity (activity-only estimate)"
-                                      : "step or request",
+                     f->activity_only ? "GPU activity (activity-only estimate)" : "step or request",
                      never ? " (it never became ready)" : "");
             snprintf(x->recommendation, sizeof x->recommendation,
                      "Stage data sets, container images and model weights before the GPUs are "
@@ -104,8 +113,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         int progress = f->has_steps || f->has_requests;
         if (progress && f->harvest_gpu_s >= gp_th(GP_TH_HARVEST_SHARE) * A && A > 0) {
             if ((x = add(out, cap, &n, GP_FC_HARVESTABLE, job_id, f, f->harvest_gpu_s, 0.7))) {
-                ev(x, GP_TH_HARVEST_SHARE, f->harvest_gpu_s / A, tel_src(f));
-                ev(x, GP_TH_IDLE_UTIL, util_of(f), tel_src(f));
+                ev(x, GP_TH_HARVEST_SHARE, f->harvest_gpu_s / A, util_src(f));
+                ev_if(x, GP_TH_UNDER_UTIL, util_of(f), util_src(f));
                 snprintf(x->summary, sizeof x->summary,
                          "%s left its GPUs idle in gaps of %.0f s or more: %.2f GPU-h that "
                          "lower-priority work could use.",
@@ -119,13 +128,12 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         } else if ((!progress && f->idle_share >= gp_th(GP_TH_IDLE_SHARE)) ||
                    (f->n_idle_devices > 0 && f->n_gpus > 1)) {
             double w = progress ? idle * f->n_idle_devices / f->n_gpus : idle;
-            if ((x = add(out, cap, &n, GP_FC_IDLE_ALLOCATED, job_id, f, w,
-                         progress ? 0.8 : 0.6))) {
-                ev(x, GP_TH_IDLE_SHARE, f->idle_share, tel_src(f));
-                ev(x, GP_TH_IDLE_UTIL, util_of(f), tel_src(f));
+            if ((x = add(out, cap, &n, GP_FC_IDLE_ALLOCATED, job_id, f, w, progress ? 0.8 : 0.6))) {
+                ev(x, GP_TH_IDLE_SHARE, f->idle_share, util_src(f));
+                ev_if(x, GP_TH_UNDER_UTIL, util_of(f), util_src(f));
                 if (f->n_idle_devices > 0)
                     gp_finding_add_evidence(x, "idle_devices", f->n_idle_devices, ">=", 1,
-                                            tel_src(f));
+                                            util_src(f));
                 snprintf(x->summary, sizeof x->summary,
                          "%s's GPUs ran no kernels %.0f%% of the time after it was ready "
                          "(%d of %d GPU(s) idle throughout)%s.",
@@ -145,7 +153,7 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     if (f->data_wait_share >= gp_th(GP_TH_DATA_WAIT_SHARE)) {
         if ((x = add(out, cap, &n, GP_FC_INPUT_BOUND, job_id, f, f->data_wait_share * A, 0.9))) {
             ev(x, GP_TH_DATA_WAIT_SHARE, f->data_wait_share, "events");
-            if (f->gpu_util.n) ev(x, GP_TH_UNDER_UTIL, f->gpu_util.mean, tel_src(f));
+            if (f->gpu_util.n) ev_if(x, GP_TH_UNDER_UTIL, f->gpu_util.mean, "nvml");
             snprintf(x->summary, sizeof x->summary,
                      "%s waited for input %.0f%% of its time: the GPUs starve for data.", job_id,
                      100 * f->data_wait_share);
@@ -164,8 +172,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      0.9))) {
             ev(x, GP_TH_CHECKPOINT_SHARE, f->checkpoint_share, "events");
             snprintf(x->summary, sizeof x->summary,
-                     "%s spent %.0f%% of its time blocked saving or restoring checkpoints.",
-                     job_id, 100 * f->checkpoint_share);
+                     "%s spent %.0f%% of its time blocked saving or restoring checkpoints.", job_id,
+                     100 * f->checkpoint_share);
             snprintf(x->recommendation, sizeof x->recommendation,
                      "Checkpoint asynchronously (torch.distributed.checkpoint.async_save, "
                      "Orbax async, NeMo/Megatron async save), shard the save across ranks, "
@@ -180,16 +188,16 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                (f->interconnect_peak_share >= gp_th(GP_TH_NVLINK_PEAK_SHARE) && f->n_gpus > 1 &&
                 (!f->sm_active.n || f->sm_active.mean < gp_th(GP_TH_SM_ACTIVE_HIGH)));
     if (comm) {
-        double share = f->comm_share >= gp_th(GP_TH_COMM_SHARE) ? f->comm_share
-                                                                : f->interconnect_peak_share;
+        double share =
+            f->comm_share >= gp_th(GP_TH_COMM_SHARE) ? f->comm_share : f->interconnect_peak_share;
         if (share > 1) share = 1;
         if ((x = add(out, cap, &n, GP_FC_COMMUNICATION_BOUND, job_id, f, share * A,
                      f->comm_share >= gp_th(GP_TH_COMM_SHARE) ? 0.85 : 0.65))) {
             if (f->comm_share >= gp_th(GP_TH_COMM_SHARE))
                 ev(x, GP_TH_COMM_SHARE, f->comm_share, "events");
             if (f->interconnect_peak_share >= 0)
-                ev(x, GP_TH_NVLINK_PEAK_SHARE, f->interconnect_peak_share, tel_src(f));
-            if (f->sm_active.n) ev(x, GP_TH_SM_ACTIVE_LOW, f->sm_active.mean, tel_src(f));
+                ev(x, GP_TH_NVLINK_PEAK_SHARE, f->interconnect_peak_share, "nvml");
+            if (f->sm_active.n) ev_if(x, GP_TH_SM_ACTIVE_LOW, f->sm_active.mean, "dcgm-profiling");
             snprintf(x->summary, sizeof x->summary,
                      "%s waits on collective communication between its %d GPUs.", job_id,
                      f->n_gpus);
@@ -204,12 +212,10 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
 
     /* throttled */
     if (f->throttle_share >= gp_th(GP_TH_THROTTLE_SHARE)) {
-        if ((x = add(out, cap, &n, GP_FC_THROTTLED, job_id, f, f->throttle_share * A * 0.2,
-                     0.8))) {
+        if ((x = add(out, cap, &n, GP_FC_THROTTLED, job_id, f, f->throttle_share * A * 0.2, 0.8))) {
             ev(x, GP_TH_THROTTLE_SHARE, f->throttle_share, "nvml");
             if (f->power_frac.n)
-                gp_finding_add_evidence(x, "power_vs_tdp", f->power_frac.mean, ">=", 0.95,
-                                        "nvml");
+                gp_finding_add_evidence(x, "power_vs_tdp", f->power_frac.mean, ">=", 0.95, "nvml");
             snprintf(x->summary, sizeof x->summary,
                      "%s's GPUs had their clocks held down by power or thermal limits %.0f%% of "
                      "the time (wasted GPU-s is an estimate at 20%% slowdown).",
@@ -241,8 +247,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         gp_straggler *st = NULL;
         int ns = gp_straggler_detect(obs, n_obs, NULL, &st);
         for (int i = 0; i < ns; i++) {
-            double dur = st[i].t1_ns > st[i].t0_ns ? (double)(st[i].t1_ns - st[i].t0_ns) / NS
-                                                   : f->wall_s;
+            double dur =
+                st[i].t1_ns > st[i].t0_ns ? (double)(st[i].t1_ns - st[i].t0_ns) / NS : f->wall_s;
             double w = dur * f->n_gpus * (st[i].ratio - 1) / st[i].ratio;
             if ((x = add(out, cap, &n, GP_FC_STRAGGLER, job_id, f, w, 0.85))) {
                 x->scope = GP_SCOPE_RANK;
@@ -272,6 +278,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         double r = f->thr_shared / f->thr_alone;
         if ((x = add(out, cap, &n, GP_FC_INTERFERENCE, job_id, f, f->shared_share * A * (1 - r),
                      0.75))) {
+            if (f->shared_t0_ns) x->t0_ns = f->shared_t0_ns;
+            if (f->shared_t1_ns) x->t1_ns = f->shared_t1_ns;
             ev(x, GP_TH_INTERFERENCE_RATIO, r, "events+procs");
             gp_finding_add_evidence(x, "shared_share", f->shared_share, ">", 0, "procs");
             snprintf(x->summary, sizeof x->summary,
@@ -317,8 +325,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         if (mem > gp_th(GP_TH_CAPACITY_MEM)) {
             if ((x = add(out, cap, &n, GP_FC_MEMORY_CAPACITY, job_id, f, (1 - util) * A * 0.5,
                          0.7))) {
-                ev(x, GP_TH_UNDER_UTIL, util, tel_src(f));
-                ev(x, GP_TH_CAPACITY_MEM, mem, tel_src(f));
+                ev(x, GP_TH_UNDER_UTIL, util, util_src(f));
+                ev(x, GP_TH_CAPACITY_MEM, mem, "nvml");
                 snprintf(x->summary, sizeof x->summary,
                          "%s keeps its GPUs busy only %.0f%% of the time while using %.0f%% of "
                          "their memory: memory capacity limits the batch.",
@@ -333,8 +341,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         } else if (mem <= gp_th(GP_TH_UNDER_MEM)) {
             if ((x = add(out, cap, &n, GP_FC_UNDER_BATCHED, job_id, f, (1 - util) * A * 0.5,
                          0.7))) {
-                ev(x, GP_TH_UNDER_UTIL, util, tel_src(f));
-                ev(x, GP_TH_UNDER_MEM, mem, tel_src(f));
+                ev(x, GP_TH_UNDER_UTIL, util, util_src(f));
+                ev(x, GP_TH_UNDER_MEM, mem, "nvml");
                 snprintf(x->summary, sizeof x->summary,
                          "%s keeps its GPUs busy only %.0f%% of the time and uses %.0f%% of "
                          "their memory: the batch is too small for the GPU.",
@@ -356,9 +364,9 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
             if ((x = add(out, cap, &n, GP_FC_MEMORY_BOUND, job_id, f,
                          A * (tens >= 0 ? 1 - tens / 0.8 : 0.3) * 0.5, 0.75))) {
                 ev(x, GP_TH_DRAM_ACTIVE_HIGH, dram, "dcgm-profiling");
-                if (tens >= 0) ev(x, GP_TH_TENSOR_ACTIVE_HEALTHY, tens, "dcgm-profiling");
-                x->evidence[x->n_evidence - 1].op[0] = '<';
-                x->evidence[x->n_evidence - 1].op[1] = 0;
+                if (tens >= 0)
+                    gp_finding_add_evidence(x, "tensor_active", tens, "<",
+                                            gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY), "dcgm-profiling");
                 snprintf(x->summary, sizeof x->summary,
                          "%s is limited by memory bandwidth (DRAM active %.2f, tensor pipes "
                          "%.2f).",
@@ -379,10 +387,10 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     if (n == 0) {
         double conf = profile_done == 2 ? 0.8 : profile_done == 3 ? 0.4 : 0.3;
         if ((x = add(out, cap, &n, GP_FC_COMPUTE_BOUND, job_id, f, 0, conf))) {
-            if (f->sm_active.n) ev(x, GP_TH_SM_ACTIVE_HIGH, f->sm_active.mean, "dcgm-profiling");
-            else if (util >= 0) ev(x, GP_TH_GPU_UTIL_BUSY, util, "nvml");
+            if (f->sm_active.n) ev_if(x, GP_TH_SM_ACTIVE_HIGH, f->sm_active.mean, "dcgm-profiling");
+            if (util >= 0) ev_if(x, GP_TH_GPU_UTIL_BUSY, util, util_src(f));
             if (f->tensor_active.n)
-                ev(x, GP_TH_TENSOR_ACTIVE_HEALTHY, f->tensor_active.mean, "dcgm-profiling");
+                ev_if(x, GP_TH_TENSOR_ACTIVE_HEALTHY, f->tensor_active.mean, "dcgm-profiling");
             snprintf(x->summary, sizeof x->summary,
                      "%s is healthy: its GPUs compute most of the time and nothing else "
                      "stands out%s.",
@@ -418,7 +426,8 @@ int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out) {
         const gp_event *e = &ev[i];
         if (e->kind != GP_EV_STEP || e->rank < 0) continue;
         int r = 0;
-        while (r < nr && ranks[r] != e->rank) r++;
+        while (r < nr && ranks[r] != e->rank)
+            r++;
         if (r == nr) {
             if (nr == 256) continue;
             ranks[nr] = e->rank;

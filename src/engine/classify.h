@@ -26,8 +26,8 @@ typedef struct gp_diag_opts {
 
 /* Pure classification of one job. obs: per-rank step times (may be NULL). Writes at most
  * cap findings to out, ranked by wasted cost (then confidence); returns how many. */
-size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs,
-                   size_t n_obs, double price_per_gpu_h, gp_finding *out, size_t cap);
+size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs, size_t n_obs,
+                   double price_per_gpu_h, gp_finding *out, size_t cap);
 
 /* Per-rank step observations from step events (step time = ts - start, or the gap since
  * the rank's previous step). *out malloc'ed; returns count or -1. */
@@ -37,8 +37,8 @@ int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out);
 void gp_findings_rank(gp_finding *f, size_t n);
 
 /* Reads the job from the store, diagnoses it, stores and returns its findings. */
-int gp_diagnose_job(struct gp_store *s, const char *job_id, const gp_diag_opts *o,
-                    gp_finding **out, size_t *n, char *err, size_t errlen);
+int gp_diagnose_job(struct gp_store *s, const char *job_id, const gp_diag_opts *o, gp_finding **out,
+                    size_t *n, char *err, size_t errlen);
 /* Every job, plus cross-job findings (scale_inefficient, scheduling_gap). */
 int gp_diagnose_all(struct gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t *n,
                     char *err, size_t errlen);

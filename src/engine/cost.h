@@ -20,8 +20,8 @@ double gp_price_per_gpu_h(const gp_gpu_spec *spec, double override);
 
 typedef struct gp_unit_economics {
     double usd_per_unit, usd_per_1m_tokens, usd_per_1k_steps; /* < 0 unknown */
-    double j_per_unit;                                       /* < 0 unknown */
-    double mfu, mbu;                                         /* < 0 unknown */
+    double j_per_unit;                                        /* < 0 unknown */
+    double mfu, mbu;                                          /* < 0 unknown */
 } gp_unit_economics;
 
 /* alloc_gpu_s: paid GPU-seconds; units/steps: useful work; energy_j < 0 unknown;

@@ -32,8 +32,7 @@ static int append(void **dst, size_t *n, const void *src, size_t m, size_t sz) {
     return 0;
 }
 
-int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *err,
-                      size_t errlen) {
+int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
     in->job_id = strdup(job_id);
     gp_alloc *al = NULL;
@@ -58,6 +57,9 @@ int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *e
     in->n_events = nev;
     in->devices = dev;
     in->n_devices = ndev;
+    gp_job rec;
+    if (gp_store_get_job(s, job_id, &rec) == 1 && rec.submitted_ns > 0)
+        in->submitted_ns = rec.submitted_ns;
     void *smp = NULL, *prc = NULL;
     size_t nsmp = 0, nprc = 0;
     for (size_t i = 0; i < nal; i++) {
@@ -107,9 +109,8 @@ static const gp_gpu_spec *job_spec(const gp_job_input *in) {
 
 #define MAX_PER_JOB 32
 
-static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o,
-                        gp_finding *out, size_t *n, gp_features *feat, char *err,
-                        size_t errlen) {
+static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, gp_finding *out,
+                        size_t *n, gp_features *feat, char *err, size_t errlen) {
     gp_job_input in;
     if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
     if (o) in.slo = o->slo;
@@ -118,8 +119,7 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o,
     int nobs = rc == 0 ? gp_step_obs_from_events(in.events, in.n_events, &obs) : 0;
     if (rc == 0) {
         double price = gp_price_per_gpu_h(job_spec(&in), o ? o->price_per_gpu_h : 0);
-        *n = gp_classify(job_id, feat, obs, nobs > 0 ? (size_t)nobs : 0, price, out,
-                         MAX_PER_JOB);
+        *n = gp_classify(job_id, feat, obs, nobs > 0 ? (size_t)nobs : 0, price, out, MAX_PER_JOB);
         if (!o || !o->no_write) {
             if (gp_store_begin(s) < 0 || gp_store_replace_findings(s, job_id, out, *n) < 0 ||
                 gp_store_commit(s) < 0) {
@@ -215,7 +215,8 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         x->t0_ns = feats[i].t0_ns;
         x->t1_ns = feats[i].t1_ns;
         x->wasted_gpu_s = feats[i].alloc_gpu_s * (1 - eff);
-        x->wasted_cost = x->wasted_gpu_s / 3600 * gp_price_per_gpu_h(NULL, o ? o->price_per_gpu_h : 0);
+        x->wasted_cost =
+            x->wasted_gpu_s / 3600 * gp_price_per_gpu_h(NULL, o ? o->price_per_gpu_h : 0);
         x->confidence = 0.7;
         gp_finding_add_evidence(x, "scale_efficiency", eff, "<", bound, "events");
         gp_finding_add_evidence(x, "gpus", feats[i].n_gpus, ">", feats[best].n_gpus, "allocs");
@@ -234,10 +235,9 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         double idle_gpu_s = 0;
         for (size_t k = 0; k < nj; k++)
             if (k != i && feats[k].idle_share > 0 && feats[k].wall_s > 0)
-                idle_gpu_s += feats[k].idle_gpu_s *
-                              (feats[i].queue_wait_s < feats[k].wall_s
-                                   ? feats[i].queue_wait_s / feats[k].wall_s
-                                   : 1);
+                idle_gpu_s += feats[k].idle_gpu_s * (feats[i].queue_wait_s < feats[k].wall_s
+                                                         ? feats[i].queue_wait_s / feats[k].wall_s
+                                                         : 1);
         if (idle_gpu_s < 0.5 * feats[i].queue_wait_s * (feats[i].n_gpus ? feats[i].n_gpus : 1) ||
             tot >= cap)
             continue;
@@ -251,8 +251,8 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         x->wasted_gpu_s = idle_gpu_s;
         x->wasted_cost = idle_gpu_s / 3600 * gp_price_per_gpu_h(NULL, o ? o->price_per_gpu_h : 0);
         x->confidence = 0.5;
-        gp_finding_add_evidence(x, "queue_wait_s", feats[i].queue_wait_s, ">=",
-                                gp_th(GP_TH_QUEUE_WAIT_S), "events");
+        gp_finding_add_evidence(x, "queue_wait_s", feats[i].queue_wait_s,
+                                ">=", gp_th(GP_TH_QUEUE_WAIT_S), "events");
         gp_finding_add_evidence(x, "idle_gpu_s_elsewhere", idle_gpu_s, ">", 0, "nvml");
         snprintf(x->summary, sizeof x->summary,
                  "%s waited %.0f s in the queue while allocated GPUs elsewhere sat idle.",

@@ -31,7 +31,8 @@ double gp_robust_median(double *v, size_t n, double k) {
     double med = gp_quantile(v, n, 0.5);
     double *dev = malloc(n * sizeof *dev);
     if (!dev) return med;
-    for (size_t i = 0; i < n; i++) dev[i] = fabs(v[i] - med);
+    for (size_t i = 0; i < n; i++)
+        dev[i] = fabs(v[i] - med);
     double mad = gp_quantile(dev, n, 0.5);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
@@ -166,7 +167,8 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     const gp_sample **s = malloc(n * sizeof *s);
     if (!s) return -1;
     size_t m = 0;
-    for (size_t i = 0; i < n; i++) s[m++] = &in->samples[i];
+    for (size_t i = 0; i < n; i++)
+        s[m++] = &in->samples[i];
     (void)g_sorted_base;
     qsort(s, m, sizeof *s, cmp_sample_ptr);
     acc a[7];
@@ -197,7 +199,8 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     int rc = 0;
     for (size_t i = 0; i < m;) {
         size_t j = i;
-        while (j < m && !strcmp(s[j]->uuid, s[i]->uuid)) j++;
+        while (j < m && !strcmp(s[j]->uuid, s[i]->uuid))
+            j++;
         ndev++;
         const gp_gpu_spec *sp = spec_of(in, s[i]->uuid);
         /* median interval of this device */
@@ -208,7 +211,8 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
                 rc = -1;
                 break;
             }
-            for (size_t k = i + 1; k < j; k++) d[k - i - 1] = s[k]->ts_ns - s[k - 1]->ts_ns;
+            for (size_t k = i + 1; k < j; k++)
+                d[k - i - 1] = s[k]->ts_ns - s[k - 1]->ts_ns;
             qsort(d, j - i - 1, sizeof *d, cmp_i64);
             dt_med = d[(j - i - 1) / 2] > 0 ? d[(j - i - 1) / 2] : dt_med;
             free(d);
@@ -233,8 +237,8 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             if (gp_has(v, GP_F_DRAM_ACTIVE)) rc |= acc_add(&a[4], x->dram_active, w);
             if (gp_has(v, GP_F_MEM_USED)) {
                 double tot = gp_has(v, GP_F_MEM_TOTAL) ? (double)x->mem_total_bytes
-                             : sp ? (double)sp->memory_bytes
-                                  : 0;
+                             : sp                      ? (double)sp->memory_bytes
+                                                       : 0;
                 if (tot > 0) rc |= acc_add(&a[5], (double)x->mem_used_bytes / tot, w);
             }
             if (gp_has(v, GP_F_POWER) && sp && sp->tdp_w > 0)
@@ -342,9 +346,11 @@ static int events(const gp_job_input *in, gp_features *f) {
     int rc = -1;
     if (!e || !dur || !dts || !ttft || !tpot || !e2e || !shared_ts) goto out;
     size_t m = 0;
-    for (size_t i = 0; i < n; i++) e[m++] = &in->events[i];
+    for (size_t i = 0; i < n; i++)
+        e[m++] = &in->events[i];
     qsort(e, m, sizeof *e, cmp_ev_ptr);
-    int64_t ready = -1, submitted = -1, req_lo = INT64_MAX, req_hi = INT64_MIN;
+    int64_t ready = -1, submitted = in->submitted_ns > 0 ? in->submitted_ns : -1,
+            req_lo = INT64_MAX, req_hi = INT64_MIN;
     size_t nd = 0, nt = 0, np = 0, ne = 0;
     double dw = 0, ck = 0, ini = 0, comm = 0, rank_time = 0;
     int64_t cur_rank = INT64_MIN, rank_lo = 0, rank_hi = 0;
@@ -407,8 +413,10 @@ static int events(const gp_job_input *in, gp_features *f) {
                     size_t lo2 = 0, hi2 = nsh;
                     while (lo2 < hi2) {
                         size_t mid = (lo2 + hi2) / 2;
-                        if (shared_ts[mid] < x->ts_ns) lo2 = mid + 1;
-                        else hi2 = mid;
+                        if (shared_ts[mid] < x->ts_ns)
+                            lo2 = mid + 1;
+                        else
+                            hi2 = mid;
                     }
                     int64_t best = INT64_MAX;
                     if (lo2 < nsh) best = llabs(shared_ts[lo2] - x->ts_ns);
@@ -416,27 +424,32 @@ static int events(const gp_job_input *in, gp_features *f) {
                         best = llabs(shared_ts[lo2 - 1] - x->ts_ns);
                     shared = best <= 2000000000LL;
                 }
-                if (shared) dsh[nsh_d++] = d;
-                else dal[nal_d++] = d;
+                if (shared) {
+                    dsh[nsh_d++] = d;
+                    if (!f->shared_t0_ns || st < f->shared_t0_ns) f->shared_t0_ns = st;
+                    if (x->ts_ns > f->shared_t1_ns) f->shared_t1_ns = x->ts_ns;
+                } else
+                    dal[nal_d++] = d;
             }
             if (x->units >= 0) f->units = (f->units < 0 ? 0 : f->units) + x->units;
             prev_end = x->ts_ns;
             break;
         }
         case GP_EV_PHASE: {
-            int64_t *slot = !strcmp(x->name, "data_wait") ? &open_dw
-                            : (!strcmp(x->name, "checkpoint_save") ||
-                               !strcmp(x->name, "checkpoint_restore"))
-                                ? &open_ck
-                            : (!strcmp(x->name, "init") || !strcmp(x->name, "compile")) ? &open_in
-                            : is_comm_phase(x->name)                                   ? &open_cm
-                                                                                       : NULL;
+            int64_t *slot =
+                !strcmp(x->name, "data_wait") ? &open_dw
+                : (!strcmp(x->name, "checkpoint_save") || !strcmp(x->name, "checkpoint_restore"))
+                    ? &open_ck
+                : (!strcmp(x->name, "init") || !strcmp(x->name, "compile")) ? &open_in
+                : is_comm_phase(x->name)                                    ? &open_cm
+                                                                            : NULL;
             double *sum = slot == &open_dw   ? &dw
                           : slot == &open_ck ? &ck
                           : slot == &open_in ? &ini
                                              : &comm;
             if (!slot) break;
-            if (x->edge == GP_PH_BEGIN) *slot = x->ts_ns;
+            if (x->edge == GP_PH_BEGIN)
+                *slot = x->ts_ns;
             else if (*slot >= 0) {
                 *sum += (double)(x->ts_ns - *slot) / NS;
                 *slot = -1;
@@ -479,8 +492,11 @@ static int events(const gp_job_input *in, gp_features *f) {
             }
             break;
         }
-        case GP_EV_RESTART: f->n_restarts++; break;
-        default: break;
+        case GP_EV_RESTART:
+            f->n_restarts++;
+            break;
+        default:
+            break;
         }
     }
     f->ready_ns = ready;
@@ -589,8 +605,8 @@ int gp_features_compute(const gp_job_input *in, gp_features *f, char *err, size_
     f->units_per_s = -1;
     f->data_wait_share = f->checkpoint_share = f->init_share = f->comm_share = -1;
     f->shared_share = f->thr_shared = f->thr_alone = -1;
-    f->ttft_p50_s = f->ttft_p90_s = f->tpot_p50_s = f->tpot_p90_s = f->e2e_p50_s =
-        f->e2e_p90_s = -1;
+    f->ttft_p50_s = f->ttft_p90_s = f->tpot_p50_s = f->tpot_p90_s = f->e2e_p50_s = f->e2e_p90_s =
+        -1;
     f->useful_gpu_s = f->headroom = -1;
     f->ready_ns = -1;
     window_of(in, &f->t0_ns, &f->t1_ns);
@@ -618,8 +634,7 @@ int gp_features_compute(const gp_job_input *in, gp_features *f, char *err, size_
         f->alloc_gpu_s = f->wall_s * f->n_gpus;
     }
     if (events(in, f) < 0 || telemetry(in, f) < 0) {
-        snprintf(err, errlen, "features of job %s: out of memory",
-                 in->job_id ? in->job_id : "?");
+        snprintf(err, errlen, "features of job %s: out of memory", in->job_id ? in->job_id : "?");
         return -1;
     }
     if (f->useful_gpu_s >= 0 && f->tokens_out > 0)
@@ -627,8 +642,8 @@ int gp_features_compute(const gp_job_input *in, gp_features *f, char *err, size_
     f->activity_only = !f->has_steps && !f->has_requests;
     /* a server whose first request was served promptly was ready before it arrived: no
      * demand is not "not ready". It was ready once it held the GPU (weights loaded). */
-    if (f->has_requests && !f->has_steps && !f->first_request_delayed &&
-        f->first_active_ns >= 0 && f->first_alloc_ns >= 0 && f->first_active_ns < f->ready_ns)
+    if (f->has_requests && !f->has_steps && !f->first_request_delayed && f->first_active_ns >= 0 &&
+        f->first_alloc_ns >= 0 && f->first_active_ns < f->ready_ns)
         f->not_ready_s = (double)(f->first_active_ns - f->first_alloc_ns) / NS;
     if (f->activity_only && f->first_alloc_ns >= 0 && (f->n_samples_seen > 0))
         f->not_ready_s = (double)((f->first_active_ns >= 0 ? f->first_active_ns : f->t1_ns) -
@@ -640,8 +655,7 @@ int gp_features_compute(const gp_job_input *in, gp_features *f, char *err, size_
 int gp_features_rolling(const gp_job_input *in, int64_t t_end_ns, gp_rolling *out, char *err,
                         size_t errlen) {
     gp_job_input w = *in;
-    static const int64_t spans[3] = {60LL * 1000000000, 300LL * 1000000000,
-                                     3600LL * 1000000000};
+    static const int64_t spans[3] = {60LL * 1000000000, 300LL * 1000000000, 3600LL * 1000000000};
     gp_features *dst[3] = {&out->m1, &out->m5, &out->h1};
     for (int i = 0; i < 3; i++) {
         w.t0_ns = t_end_ns - spans[i];

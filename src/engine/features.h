@@ -39,6 +39,8 @@ typedef struct gp_job_input {
     size_t n_events;
     int64_t t0_ns, t1_ns; /* window; 0, 0 = from the first allocation to the last data */
     gp_slo slo;
+    int64_t submitted_ns; /* from the job record when lifecycle events are not in events;
+                             <= 0 unknown */
 } gp_job_input;
 
 typedef struct gp_features {
@@ -46,7 +48,7 @@ typedef struct gp_features {
     int n_gpus;
     double alloc_gpu_s, wall_s;
     int has_events, has_steps, has_requests, activity_only;
-    int n_samples_seen; /* device samples of the job's GPUs in the window */
+    int n_samples_seen;        /* device samples of the job's GPUs in the window */
     int first_request_delayed; /* inference: the first request waited > 30 s for a token */
 
     gp_stat gpu_util, sm_active, sm_occupancy, tensor_active, dram_active, mem_frac, power_frac;
@@ -58,14 +60,14 @@ typedef struct gp_features {
     double energy_j;                     /* < 0 unknown */
 
     /* activity over time (after ready, or the whole allocation without events) */
-    double idle_share;   /* share of sampled device time with no kernels; < 0 unknown */
-    double idle_gpu_s;   /* device-seconds idle */
+    double idle_share;    /* share of sampled device time with no kernels; < 0 unknown */
+    double idle_gpu_s;    /* device-seconds idle */
     double harvest_gpu_s; /* device-seconds in idle gaps >= GP_TH_HARVEST_GAP_S */
-    int n_idle_devices;  /* devices idle through the whole window */
+    int n_idle_devices;   /* devices idle through the whole window */
 
     /* lifecycle */
     int64_t first_alloc_ns, ready_ns; /* ready < 0: no progress seen */
-    int64_t first_active_ns; /* first sample with kernels or memory in use; < 0 never */
+    int64_t first_active_ns;          /* first sample with kernels or memory in use; < 0 never */
     double not_ready_s;               /* < 0 unknown */
     double queue_wait_s;              /* < 0 unknown */
 
@@ -73,22 +75,23 @@ typedef struct gp_features {
     int64_t n_steps;
     int n_ranks;
     double ideal_step_s, mean_step_s, step_cv; /* < 0 unknown */
-    double step_drift;  /* median step of the last third / first third; < 0 unknown */
+    double step_drift;         /* median step of the last third / first third; < 0 unknown */
     double units, units_per_s; /* < 0 unknown */
     double data_wait_share, checkpoint_share, init_share, comm_share; /* of rank-time, <0 unknown */
     int n_restarts;
 
     /* interference: this job's throughput while another job ran on its GPUs */
-    double shared_share;            /* share of time shared; < 0 unknown */
-    double thr_shared, thr_alone;   /* steps/s; < 0 unknown */
+    double shared_share;                /* share of time shared; < 0 unknown */
+    double thr_shared, thr_alone;       /* steps/s; < 0 unknown */
+    int64_t shared_t0_ns, shared_t1_ns; /* first and last step while shared; 0 none */
 
     /* inference */
     int64_t n_req, n_req_ok, n_req_good;
     double ttft_p50_s, ttft_p90_s, tpot_p50_s, tpot_p90_s, e2e_p50_s, e2e_p90_s; /* <0 unknown */
     double tokens_out, good_tokens, req_per_s, good_req_per_s, good_tok_per_s;
-    double useful_gpu_s;       /* allocated GPU-s x good tokens / tokens; < 0 unknown */
-    double peak_req_per_s;     /* best 1-minute window */
-    double headroom;           /* 1 - mean rate / best sustained rate; < 0 unknown */
+    double useful_gpu_s;   /* allocated GPU-s x good tokens / tokens; < 0 unknown */
+    double peak_req_per_s; /* best 1-minute window */
+    double headroom;       /* 1 - mean rate / best sustained rate; < 0 unknown */
 } gp_features;
 
 /* Fills *f. Returns 0, or -1 (out of memory) with err filled. */

@@ -2,12 +2,20 @@
 #include "engine/findings_fmt.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "engine/classify.h"
+#include "store/store.h"
+
 static void fmt_num(char *buf, size_t cap, double v) {
-    if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0)) snprintf(buf, cap, "%.3g", v);
-    else if (fabs(v - round(v)) < 1e-9) snprintf(buf, cap, "%.0f", v);
-    else snprintf(buf, cap, "%.3f", v);
+    if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0))
+        snprintf(buf, cap, "%.3g", v);
+    else if (fabs(v - round(v)) < 1e-9)
+        snprintf(buf, cap, "%.0f", v);
+    else
+        snprintf(buf, cap, "%.3f", v);
 }
 
 static void fmt_time(char *buf, size_t cap, int64_t ns) {
@@ -28,10 +36,14 @@ void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
         char t0[32], t1[32], w[64], c[64];
         fmt_time(t0, sizeof t0, x->t0_ns);
         fmt_time(t1, sizeof t1, x->t1_ns);
-        if (x->wasted_gpu_s >= 0) snprintf(w, sizeof w, "%.2f GPU-h", x->wasted_gpu_s / 3600);
-        else snprintf(w, sizeof w, "- GPU-h");
-        if (x->wasted_cost >= 0) snprintf(c, sizeof c, "$%.2f", x->wasted_cost);
-        else snprintf(c, sizeof c, "$-");
+        if (x->wasted_gpu_s >= 0)
+            snprintf(w, sizeof w, "%.2f GPU-h", x->wasted_gpu_s / 3600);
+        else
+            snprintf(w, sizeof w, "- GPU-h");
+        if (x->wasted_cost >= 0)
+            snprintf(c, sizeof c, "$%.2f", x->wasted_cost);
+        else
+            snprintf(c, sizeof c, "$-");
         fprintf(out, "%zu. %s  [%s %s]  wasted %s (%s)  confidence %.2f\n", i + 1,
                 gp_finding_class_name(x->cls), gp_scope_name(x->scope), x->scope_id, w, c,
                 x->confidence);
@@ -40,15 +52,17 @@ void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
             char v[32], th[32];
             fmt_num(v, sizeof v, x->evidence[k].value);
             fmt_num(th, sizeof th, x->evidence[k].threshold);
-            fprintf(out, "   evidence: %s = %s (threshold %s %s; %s)\n", x->evidence[k].metric,
-                    v, x->evidence[k].op, th, x->evidence[k].source);
+            fprintf(out, "   evidence: %s = %s (threshold %s %s; %s)\n", x->evidence[k].metric, v,
+                    x->evidence[k].op, th, x->evidence[k].source);
         }
         fprintf(out, "   fix: %s\n", x->recommendation);
     }
     if (m < n) fprintf(out, "(%zu more; --all to list every finding)\n", n - m);
 }
 
-static json_t *num_or_null(double v) { return v < 0 ? json_null() : json_real(v); }
+static json_t *num_or_null(double v) {
+    return v < 0 ? json_null() : json_real(v);
+}
 
 json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top) {
     json_t *arr = json_array();
@@ -80,4 +94,79 @@ json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top) {
         json_array_append_new(arr, o);
     }
     return arr;
+}
+
+static int diagnose_for_report(gp_store *s, const char *job_id, gp_finding **f, size_t *n,
+                               char *err, size_t errlen) {
+    gp_diag_opts o = {0};
+    o.no_write = 1;
+    return job_id ? gp_diagnose_job(s, job_id, &o, f, n, err, errlen)
+                  : gp_diagnose_all(s, &o, f, n, err, errlen);
+}
+
+void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out) {
+    gp_finding *f = NULL;
+    size_t n = 0;
+    char err[256];
+    fprintf(out, "\nFindings, ranked by wasted cost (goodput diagnose for all of them):\n\n");
+    if (diagnose_for_report(s, job_id, &f, &n, err, sizeof err) != 0) {
+        fprintf(out, "  (no diagnosis: %s)\n", err);
+        return;
+    }
+    gp_findings_print(out, f, n, 10);
+    free(f);
+}
+
+void gp_findings_report_json(gp_store *s, const char *job_id, json_t *root) {
+    gp_finding *f = NULL;
+    size_t n = 0;
+    char err[256];
+    if (diagnose_for_report(s, job_id, &f, &n, err, sizeof err) != 0) {
+        json_object_set_new(root, "findings_error", json_string(err));
+        return;
+    }
+    json_object_set_new(root, "findings", gp_findings_json(f, n, 0));
+    free(f);
+}
+
+void gp_findings_demo_summary(const char *db, FILE *out) {
+    gp_store *s;
+    char err[256];
+    if (gp_store_open(db, 0, &s, err, sizeof err) != 0) {
+        fprintf(out, "diagnosis skipped: %s\n", err);
+        return;
+    }
+    gp_finding *f = NULL;
+    size_t n = 0;
+    if (gp_diagnose_all(s, NULL, &f, &n, err, sizeof err) != 0) {
+        fprintf(out, "diagnosis failed: %s\n", err);
+        gp_store_close(s);
+        return;
+    }
+    fprintf(out, "\nTop finding per job (goodput diagnose --db %s for evidence and fixes):\n", db);
+    /* findings are ranked by cost; the first one seen for a job is its top finding */
+    for (size_t i = 0; i < n; i++) {
+        char job[96];
+        snprintf(job, sizeof job, "%s", f[i].scope_id);
+        char *slash = strchr(job, '/');
+        if (slash) *slash = 0;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++) {
+            char other[96];
+            snprintf(other, sizeof other, "%s", f[k].scope_id);
+            char *sl = strchr(other, '/');
+            if (sl) *sl = 0;
+            seen = !strcmp(other, job);
+        }
+        if (seen) continue;
+        char cost[32];
+        if (f[i].wasted_cost >= 0)
+            snprintf(cost, sizeof cost, "$%.2f", f[i].wasted_cost);
+        else
+            snprintf(cost, sizeof cost, "$-");
+        fprintf(out, "  %-18s %-20s %8s  %s\n", job, gp_finding_class_name(f[i].cls), cost,
+                f[i].summary);
+    }
+    free(f);
+    gp_store_close(s);
 }

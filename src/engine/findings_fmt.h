@@ -9,9 +9,20 @@
 
 #include "model/finding.h"
 
+struct gp_store;
+
 /* Prints at most top findings (0 = all) in the order given (rank first). */
 void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top);
 /* One JSON object per finding; the caller owns the returned array. */
 json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top);
+
+/* The report's findings section: diagnoses the job (or every job) without writing to
+ * the store (the report opens it read-only) and prints the top findings per job. */
+void gp_findings_report_text(struct gp_store *s, const char *job_id, FILE *out);
+/* Adds "findings": [...] to the report's JSON root. */
+void gp_findings_report_json(struct gp_store *s, const char *job_id, json_t *root);
+/* After the demo: diagnoses every job in the store at db, stores the findings, and
+ * prints each job's top finding in one line. */
+void gp_findings_demo_summary(const char *db, FILE *out);
 
 #endif

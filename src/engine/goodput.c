@@ -87,18 +87,23 @@ static int cmp_double(const void *a, const void *b) {
 
 const char *gp_bucket_name(gp_bucket b) {
     static const char *const names[GP_B__COUNT] = {
-        "productive", "not_ready", "startup", "data_wait", "checkpoint",
-        "wasted_progress", "recovery", "idle_allocated", "other"};
+        "productive",      "not_ready", "startup",        "data_wait", "checkpoint",
+        "wasted_progress", "recovery",  "idle_allocated", "other"};
     return (b >= 0 && b < GP_B__COUNT) ? names[b] : "unknown";
 }
 
 const char *gp_job_kind_name(gp_job_kind k) {
     switch (k) {
-    case GP_JK_TRAINING: return "training";
-    case GP_JK_INFERENCE: return "inference";
-    case GP_JK_ACTIVITY_ONLY: return "activity-only";
-    case GP_JK_NEVER_READY: return "never-ready";
-    default: return "unknown";
+    case GP_JK_TRAINING:
+        return "training";
+    case GP_JK_INFERENCE:
+        return "inference";
+    case GP_JK_ACTIVITY_ONLY:
+        return "activity-only";
+    case GP_JK_NEVER_READY:
+        return "never-ready";
+    default:
+        return "unknown";
     }
 }
 
@@ -135,8 +140,10 @@ static double activity_over(const gp_goodput_in *in, int64_t a, int64_t b, doubl
     size_t lo = 0, hi = in->n_act;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (in->act[mid].ts_ns <= a) lo = mid + 1;
-        else hi = mid;
+        if (in->act[mid].ts_ns <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     for (size_t i = lo; i < in->n_act; i++) {
         int64_t s0 = in->act[i].ts_ns - in->act[i].dur_ns, s1 = in->act[i].ts_ns;
@@ -221,7 +228,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             const gp_event *e = ev[i];
             if (e->kind == GP_EV_RESTART && e->rank <= rank0) prev_end = -1;
             if (e->kind != GP_EV_STEP || e->rank != rank0) continue;
-            int64_t s = e->step_start_ns >= 0 ? e->step_start_ns : (prev_end >= 0 ? prev_end : e->ts_ns);
+            int64_t s =
+                e->step_start_ns >= 0 ? e->step_start_ns : (prev_end >= 0 ? prev_end : e->ts_ns);
             if (s > e->ts_ns) s = e->ts_ns;
             st[ns] = e;
             start[ns] = s;
@@ -233,7 +241,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         if (sorted) {
             memcpy(sorted, durs, ns * sizeof *sorted);
             qsort(sorted, ns, sizeof *sorted, cmp_double);
-            out->median_step_s = ns % 2 ? sorted[ns / 2] : (sorted[ns / 2 - 1] + sorted[ns / 2]) / 2;
+            out->median_step_s =
+                ns % 2 ? sorted[ns / 2] : (sorted[ns / 2 - 1] + sorted[ns / 2]) / 2;
             free(sorted);
         }
         int64_t max_gap = (int64_t)(fmax(1.0, out->median_step_s) * 1e9);
@@ -245,12 +254,14 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         char *kept_v = calloc(ns + 1, 1);
         size_t nr = 0;
         if (!restarts || !sp || !kept_v) {
-            free(restarts), free(sp), free(kept_v), free(st), free(start), free(durs), free(ev), free(E.v);
+            free(restarts), free(sp), free(kept_v), free(st), free(start), free(durs), free(ev),
+                free(E.v);
             return -1;
         }
         for (size_t i = 0; i < in->n_events; i++)
             if (ev[i]->kind == GP_EV_RESTART) restarts[nr++] = ev[i]->ts_ns;
-        for (size_t k = 0; k < ns; k++) sp[k] = (step_pos){st[k]->step, k};
+        for (size_t k = 0; k < ns; k++)
+            sp[k] = (step_pos){st[k]->step, k};
         qsort(sp, ns, sizeof *sp, cmp_step_pos);
         for (size_t k = 0; k < ns; k++)
             if (k + 1 == ns || sp[k + 1].step != sp[k].step) kept_v[sp[k].pos] = 1;
@@ -261,8 +272,10 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             size_t lo = 0, hi = nr; /* first restart at or after this step's end */
             while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
-                if (restarts[mid] < st[k]->ts_ns) lo = mid + 1;
-                else hi = mid;
+                if (restarts[mid] < st[k]->ts_ns)
+                    lo = mid + 1;
+                else
+                    hi = mid;
             }
             int restart_between = lo < nr && restarts[lo] <= next_start;
             int64_t span_end = st[k]->ts_ns;
@@ -275,7 +288,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             } else {
                 out->redone_steps++;
             }
-            if (restart_between && k + 1 < ns) add_interval(&E, st[k]->ts_ns, start[k + 1], L_RECOVERY);
+            if (restart_between && k + 1 < ns)
+                add_interval(&E, st[k]->ts_ns, start[k + 1], L_RECOVERY);
         }
         /* A restart after the last step: recovery until the window ends. */
         for (size_t i = 0; i < in->n_events; i++)
@@ -287,8 +301,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         out->kind = GP_JK_INFERENCE;
         for (size_t i = 0; i < in->n_events; i++) {
             const gp_event *e = ev[i];
-            if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END && phase_label(e->name) == L_STARTUP &&
-                (ready < 0 || e->ts_ns < ready))
+            if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END &&
+                phase_label(e->name) == L_STARTUP && (ready < 0 || e->ts_ns < ready))
                 ready = e->ts_ns;
             if (e->kind != GP_EV_REQUEST) continue;
             int64_t arr = e->arrival_ns >= 0 ? e->arrival_ns : e->ts_ns;
@@ -312,9 +326,12 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             if (in->act[i].util >= thr && in->act[i].ts_ns > out->first_alloc_ns && s0 < T1)
                 ready = s0 > out->first_alloc_ns ? s0 : out->first_alloc_ns;
         }
-        if (ready >= 0) out->kind = GP_JK_ACTIVITY_ONLY;
-        else if (n_phase > 0 || in->n_act > 0) out->kind = GP_JK_NEVER_READY;
-        else out->kind = GP_JK_UNKNOWN;
+        if (ready >= 0)
+            out->kind = GP_JK_ACTIVITY_ONLY;
+        else if (n_phase > 0 || in->n_act > 0)
+            out->kind = GP_JK_NEVER_READY;
+        else
+            out->kind = GP_JK_UNKNOWN;
     }
     out->ready_ns = ready;
 
@@ -337,8 +354,10 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     int busy_known = 0;
     for (size_t i = 0; i < E.n; i++) {
         edge *e = &E.v[i];
-        if (e->label == L_ALLOC) held += e->delta;
-        else open[e->label] += e->delta;
+        if (e->label == L_ALLOC)
+            held += e->delta;
+        else
+            open[e->label] += e->delta;
         int64_t a = e->t, b = i + 1 < E.n ? E.v[i + 1].t : a;
         if (b <= a || held <= 0) continue;
         if (a < T0) a = T0;
@@ -369,7 +388,7 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     if (busy_known) out->busy_gpu_s = busy;
 
     if (out->kind == GP_JK_INFERENCE) {
-        double frac = out->tokens > 0 ? out->good_tokens / out->tokens
+        double frac = out->tokens > 0     ? out->good_tokens / out->tokens
                       : out->requests > 0 ? (double)out->good_requests / (double)out->requests
                                           : 0;
         double ready_s = out->bucket_gpu_s[GP_B_PRODUCTIVE];

@@ -24,7 +24,8 @@ int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
 
 /* Share of a device's SM time that belongs to job_id over [t0, t1), from per-process
  * rows; < 0 when the source reported none. */
-static double proc_share(gp_store *s, const char *uuid, const char *job_id, int64_t t0, int64_t t1) {
+static double proc_share(gp_store *s, const char *uuid, const char *job_id, int64_t t0,
+                         int64_t t1) {
     sqlite3_stmt *st;
     double share = -1;
     if (sqlite3_prepare_v2(gp_store_db(s),
@@ -69,7 +70,9 @@ static void wm_add(wmean *m, double v, double w) {
     m->sum += v * w;
     m->w += w;
 }
-static double wm_get(const wmean *m) { return m->w > 0 ? m->sum / m->w : -1; }
+static double wm_get(const wmean *m) {
+    return m->w > 0 ? m->sum / m->w : -1;
+}
 
 static int cmp_act(const void *a, const void *b) {
     const gp_activity *x = a, *y = b;
@@ -98,7 +101,8 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
     gp_alloc *allocs = NULL;
     gp_event *events = NULL;
     size_t na = 0, ne = 0;
-    if (gp_store_job_allocs(s, job_id, &allocs, &na) || gp_store_job_events(s, job_id, 0, &events, &ne)) {
+    if (gp_store_job_allocs(s, job_id, &allocs, &na) ||
+        gp_store_job_events(s, job_id, 0, &events, &ne)) {
         snprintf(err, errlen, "store: %s", gp_store_errmsg(s));
         free(allocs);
         free(events);
@@ -106,7 +110,8 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
     }
     const gp_job *j = &out->job;
     out->queue_wait_s = (j->submitted_ns >= 0 && j->allocated_ns >= 0)
-                            ? (j->allocated_ns - j->submitted_ns) / 1e9 : -1;
+                            ? (j->allocated_ns - j->submitted_ns) / 1e9
+                            : -1;
 
     /* Activity: per-sample mean gpu_util over the job's devices, while allocated. */
     gp_activity *act = NULL;
@@ -119,7 +124,8 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
         int64_t a = allocs[i].from_ns > t0 ? allocs[i].from_ns : t0;
         int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
         int dup = 0;
-        for (size_t k = 0; k < i; k++) dup |= !strcmp(allocs[k].uuid, allocs[i].uuid);
+        for (size_t k = 0; k < i; k++)
+            dup |= !strcmp(allocs[k].uuid, allocs[i].uuid);
         if (!dup) out->n_gpus++;
         if (b <= a) continue;
         gp_sample *xs = NULL;
@@ -172,14 +178,21 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
         size_t e = k;
         double sum = 0;
         int64_t dur = act[k].dur_ns;
-        while (e < n_act && act[e].ts_ns == act[k].ts_ns) sum += act[e++].util;
+        while (e < n_act && act[e].ts_ns == act[k].ts_ns)
+            sum += act[e++].util;
         act[m++] = (gp_activity){act[k].ts_ns, dur, sum / (double)(e - k)};
         k = e;
     }
     n_act = m;
 
-    gp_goodput_in in = {.allocs = allocs, .n_allocs = na, .events = events, .n_events = ne,
-                        .act = act, .n_act = n_act, .t0_ns = t0, .t1_ns = t1};
+    gp_goodput_in in = {.allocs = allocs,
+                        .n_allocs = na,
+                        .events = events,
+                        .n_events = ne,
+                        .act = act,
+                        .n_act = n_act,
+                        .t0_ns = t0,
+                        .t1_ns = t1};
     if (o) in.slo = o->slo;
     if (gp_goodput_compute(&in, &out->gp) != 0) {
         snprintf(err, errlen, "out of memory computing goodput for job '%s'", job_id);

@@ -39,8 +39,8 @@ int gp_straggler_detect(const gp_worker_obs *obs, size_t n, const gp_straggler_o
     int W = opts && opts->window > 0 ? opts->window : 5;
     double zt = opts && opts->z > 0 ? opts->z : gp_th(GP_TH_STRAGGLER_Z);
     double rt = opts && opts->ratio > 0 ? opts->ratio : gp_th(GP_TH_STRAGGLER_RATIO);
-    int minw = opts && opts->min_windows > 0 ? opts->min_windows
-                                             : (int)gp_th(GP_TH_STRAGGLER_WINDOWS);
+    int minw =
+        opts && opts->min_windows > 0 ? opts->min_windows : (int)gp_th(GP_TH_STRAGGLER_WINDOWS);
     gp_worker_obs *o = malloc(n * sizeof *o);
     if (!o) return -1;
     memcpy(o, obs, n * sizeof *o);

@@ -36,7 +36,7 @@ typedef struct gp_straggler {
 } gp_straggler;
 
 typedef struct gp_straggler_opts {
-    int window; /* observed iterations per window; 0 = default 5 */
+    int window;      /* observed iterations per window; 0 = default 5 */
     double z, ratio; /* 0 = from the threshold table */
     int min_windows; /* 0 = from the threshold table */
 } gp_straggler_opts;

@@ -21,18 +21,19 @@
 #define MAX_FUTURE_NS (1 * NS_PER_DAY)
 
 typedef enum {
-    F_JOBID,   /* char[], validated as a job id */
-    F_STR,     /* char[] of size sz */
-    F_COUNT,   /* int64 >= 0 */
-    F_SINT,    /* int64, any sign */
-    F_TIME,    /* int64 ns since epoch, bounded around now unless accept_old */
-    F_ABSTIME, /* int64 ns since epoch >= 0, not bounded (allocations may be old) */
-    F_DUR,     /* int64 ns >= 0, kept aside (step dur) */
-    F_NUM,     /* finite double >= 0 */
-    F_EDGE,    /* begin / end */
-    F_BOOL,    /* 0 / 1 */
-    F_VER,     /* protocol version: integer >= 1, not stored */
-    F_STATE,   /* job lifecycle: submitted / allocated / ended */
+    F_JOBID,    /* char[], validated as a job id */
+    F_STR,      /* char[] of size sz */
+    F_COUNT,    /* int64 >= 0 */
+    F_SINT,     /* int64, any sign */
+    F_TIME,     /* int64 ns since epoch, bounded around now unless accept_old */
+    F_ABSTIME,  /* int64 ns since epoch >= 0, not bounded (allocations may be old) */
+    F_DUR,      /* int64 ns >= 0, kept aside (step dur) */
+    F_NUM,      /* finite double >= 0 */
+    F_EDGE,     /* begin / end */
+    F_BOOL,     /* 0 / 1 */
+    F_VER,      /* protocol version: integer >= 1, not stored */
+    F_STATE,    /* job lifecycle: submitted / allocated / ended */
+    F_RESOURCE, /* stage declaration: cpu / gpu (gp_stage_resource) */
 } ftype;
 
 #define K(kind) (1u << (kind))
@@ -83,6 +84,11 @@ static const field_def fields[] = {
     {"start", K(GP_EV_STAGE), F_TIME, AT(start_ns), 0},
     {"worker", K(GP_EV_STAGE), F_STR, AT(worker), 0},
     {"bytes", K(GP_EV_STAGE), F_COUNT, AT(bytes), 0},
+    /* stage declaration (see model/event.h): pool size, resource, upstream stages, queue bound */
+    {"pool", K(GP_EV_STAGE), F_COUNT, AT(step), 0},
+    {"resource", K(GP_EV_STAGE), F_RESOURCE, AT(edge), 0},
+    {"upstream", K(GP_EV_STAGE), F_STR, AT(worker), 0},
+    {"queue", K(GP_EV_STAGE), F_COUNT, AT(bytes), 0},
     /* job lifecycle */
     {"state", K(GP_EV_JOB), F_STATE, AT(name), 1},
     {"origin", K(GP_EV_JOB), F_STR, AT(origin), 0},
@@ -285,6 +291,17 @@ static int apply(const field_def *f, const char *v, gp_event *e, int64_t *dur, i
                         v);
         snprintf(dst, f->sz, "%s", v);
         return 0;
+    case F_RESOURCE: {
+        int r;
+        if (!strcmp(v, "cpu"))
+            r = GP_STAGE_CPU;
+        else if (!strcmp(v, "gpu"))
+            r = GP_STAGE_GPU;
+        else
+            return fail(err, errlen, "field 'resource': '%.40s' is not cpu or gpu", v);
+        memcpy(dst, &r, sizeof r);
+        return 0;
+    }
     }
     return fail(err, errlen, "internal: field type");
 }
@@ -479,6 +496,14 @@ int gp_proto_format(const gp_event *e, char *buf, size_t cap) {
         break;
     case GP_EV_STAGE:
         put_str(&b, "stage", e->name);
+        if (e->step >= 0) { /* a declaration (model/event.h) */
+            put_int(&b, "pool", e->step);
+            if (e->edge == GP_STAGE_CPU || e->edge == GP_STAGE_GPU)
+                put(&b, " resource=%s", e->edge == GP_STAGE_GPU ? "gpu" : "cpu");
+            put_str(&b, "upstream", e->worker);
+            put_int(&b, "queue", e->bytes);
+            break;
+        }
         put_int(&b, "item", e->item);
         put_int(&b, "enqueue", e->enqueue_ns);
         put_int(&b, "start", e->start_ns);

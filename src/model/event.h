@@ -23,6 +23,12 @@ typedef enum {
 
 typedef enum { GP_PH_BEGIN = 1, GP_PH_END = 2 } gp_phase_edge;
 
+/* A stage *declaration* (protocol: `stage ... pool=N resource=cpu|gpu upstream=a,b queue=N`)
+ * is a GP_EV_STAGE event with step >= 0. It reuses stored fields so the store needs no new
+ * columns: step = pool size, edge = resource (below), worker = upstream stage names
+ * separated by commas, bytes = input queue bound (-1 unknown). See engine/pipeline.h. */
+typedef enum { GP_STAGE_CPU = 1, GP_STAGE_GPU = 2 } gp_stage_resource;
+
 typedef struct gp_event {
     gp_event_kind kind;
     char job_id[GP_JOB_ID_MAX];

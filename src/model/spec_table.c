@@ -18,7 +18,9 @@ static const gp_gpu_spec spec_table[] = {
      "NVIDIA H200 Tensor Core GPU datasheet (SXM), 2024"},
     {"B200", {"b200"}, 148, 180ull * 1000000000ull, 2250 * T, 2250 * T, 75 * T, 8000 * GB, 1800 * GB, 64 * GB, 1000, 140, 1965,
      "NVIDIA HGX B200 datasheet, 2024 (per GPU; BF16 dense = half the sparse figure)"},
-    {"H100-PCIE", {"h100 pcie", "h100-pcie", "h100 nvl"}, 114, 80 * GIB, 756 * T, 756 * T, 51 * T, 2000 * GB, 600 * GB, 64 * GB, 350, 50, 1755,
+    {"H100-NVL", {"h100 nvl", "h100-nvl"}, 132, 94ull * 1000000000ull, 835.5 * T, 835.5 * T, 60 * T, 3900 * GB, 600 * GB, 64 * GB, 400, 60, 1785,
+     "NVIDIA H100 Tensor Core GPU datasheet, H100 NVL column, 2023 (BF16 dense = half the 1,671 TF sparse figure)"},
+    {"H100-PCIE", {"h100 pcie", "h100-pcie"}, 114, 80 * GIB, 756 * T, 756 * T, 51 * T, 2000 * GB, 600 * GB, 64 * GB, 350, 50, 1755,
      "NVIDIA H100 Tensor Core GPU datasheet, PCIe column, 2023"},
     {"H100-SXM", {"h100", "h800"}, 132, 80 * GIB, 989.5 * T, 989.5 * T, 67 * T, 3350 * GB, 900 * GB, 64 * GB, 700, 70, 1980,
      "NVIDIA H100 Tensor Core GPU datasheet, SXM column, 2023"},
@@ -74,7 +76,9 @@ const gp_gpu_spec *gp_spec_lookup(const char *name) {
             const char *hit = strstr(low, t[i].match[m]);
             while (hit) {
                 char after = hit[strlen(t[i].match[m])];
-                if (!isalnum((unsigned char)after)) return &t[i];
+                /* whole words only: "h200" must not match "gh200" (a different board) */
+                int starts = hit == low || !isalnum((unsigned char)hit[-1]);
+                if (starts && !isalnum((unsigned char)after)) return &t[i];
                 hit = strstr(hit + 1, t[i].match[m]);
             }
         }

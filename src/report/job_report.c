@@ -17,7 +17,7 @@ static void fmt_pct(char *buf, size_t cap, double v) {
 }
 
 void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
-    fprintf(f, "%-18s %-11s %4s %8s %8s %8s %7s %6s %6s %6s %8s %8s\n", "JOB", "KIND", "GPUS",
+    fprintf(f, "%-18s %-13s %4s %8s %8s %8s %7s %6s %6s %6s %8s %8s\n", "JOB", "KIND", "GPUS",
             "ALLOC_GH", "QUEUE_S", "READY_S", "BUSY_GH", "UTIL", "SM", "TENSOR", "ENERGY_KWH",
             "GOODPUT");
     for (size_t i = 0; i < n; i++) {
@@ -31,7 +31,7 @@ void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
         fmt_pct(ten, sizeof ten, s->mean_tensor_active);
         fmt_num(en, sizeof en, s->energy_kwh, "%.3f");
         fmt_pct(gp, sizeof gp, s->gp.goodput);
-        fprintf(f, "%-18.18s %-11s %4d %8.2f %8s %8s %7s %6s %6s %6s %8s %8s\n", s->job.id,
+        fprintf(f, "%-18.18s %-13s %4d %8.2f %8s %8s %7s %6s %6s %6s %8s %8s\n", s->job.id,
                 gp_job_kind_name(s->gp.kind), s->n_gpus, s->allocated_gpu_h, q, r, busy, util, sm,
                 ten, en, gp);
     }

@@ -1,10 +1,15 @@
 /* report_hooks.c: the list of extra report sections (see report_hooks.h). */
 #include "report/report_hooks.h"
 
+#include "engine/findings_fmt.h"
+#include "engine/pipeline.h"
+
 void gp_report_extend_text(gp_store *s, const char *job_id, FILE *out) {
-    (void)s, (void)job_id, (void)out;
+    gp_findings_report_text(s, job_id, out);
+    gp_pipeline_report_text(s, job_id, out);
 }
 
 void gp_report_extend_json(gp_store *s, const char *job_id, json_t *root) {
-    (void)s, (void)job_id, (void)root;
+    gp_findings_report_json(s, job_id, root);
+    gp_pipeline_report_json(s, job_id, root);
 }

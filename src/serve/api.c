@@ -18,7 +18,7 @@
 #include "serve/serve_int.h"
 
 static void send_json(srv_resp *r, json_t *o) {
-    char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(8));
+    char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(13));
     json_decref(o);
     if (!txt) {
         srv_error(r, 500, "out of memory rendering JSON");
@@ -102,8 +102,8 @@ static void api_fleet(gp_serve *s, srv_resp *r) {
             gpus_held += js.n_gpus;
             if (js.gp.ready_ns < 0) not_ready++;
             else running++;
-            double g = js.gp.goodput >= 0 ? js.gp.goodput : 0;
-            wasted_per_h += js.n_gpus * (1 - g) * (price > 0 ? price : 0);
+            /* Jobs whose goodput is unknown are left out, as in wasted_gpu_h. */
+            if (js.gp.goodput >= 0) wasted_per_h += js.n_gpus * (1 - js.gp.goodput) * (price > 0 ? price : 0);
         }
     }
     json_t *o = json_object();

@@ -67,7 +67,7 @@ typedef struct srv_job_cache {
 struct gp_serve {
     gp_serve_opts o;
     char db_path[4096];
-    char url[128];
+    char url[200];
     char token[256];
     size_t token_len;
     int port;

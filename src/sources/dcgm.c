@@ -41,11 +41,15 @@ static const struct {
     {"DCGM_FI_DEV_MEM_COPY_UTIL", GP_F_MEM_UTIL, K_PCT, offsetof(gp_sample, mem_util), 1},
     {"DCGM_FI_PROF_SM_ACTIVE", GP_F_SM_ACTIVE, K_RATIO, offsetof(gp_sample, sm_active), 1},
     {"DCGM_FI_PROF_SM_OCCUPANCY", GP_F_SM_OCCUPANCY, K_RATIO, offsetof(gp_sample, sm_occupancy), 1},
-    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", GP_F_TENSOR_ACTIVE, K_RATIO, offsetof(gp_sample, tensor_active), 1},
+    {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", GP_F_TENSOR_ACTIVE, K_RATIO,
+     offsetof(gp_sample, tensor_active), 1},
     {"DCGM_FI_PROF_DRAM_ACTIVE", GP_F_DRAM_ACTIVE, K_RATIO, offsetof(gp_sample, dram_active), 1},
-    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", GP_F_FP16_ACTIVE, K_RATIO, offsetof(gp_sample, fp16_active), 1},
-    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", GP_F_FP32_ACTIVE, K_RATIO, offsetof(gp_sample, fp32_active), 1},
-    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", GP_F_FP64_ACTIVE, K_RATIO, offsetof(gp_sample, fp64_active), 1},
+    {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", GP_F_FP16_ACTIVE, K_RATIO, offsetof(gp_sample, fp16_active),
+     1},
+    {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", GP_F_FP32_ACTIVE, K_RATIO, offsetof(gp_sample, fp32_active),
+     1},
+    {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", GP_F_FP64_ACTIVE, K_RATIO, offsetof(gp_sample, fp64_active),
+     1},
     {"DCGM_FI_DEV_FB_USED", GP_F_MEM_USED, K_MIB, offsetof(gp_sample, mem_used_bytes), 1},
     {"DCGM_FI_DEV_FB_TOTAL", GP_F_MEM_TOTAL, K_MIB, offsetof(gp_sample, mem_total_bytes), 1},
     {"DCGM_FI_DEV_POWER_USAGE", GP_F_POWER, K_DOUBLE, offsetof(gp_sample, power_w), 2},
@@ -56,10 +60,14 @@ static const struct {
     {"DCGM_FI_DEV_GPU_TEMP", GP_F_TEMP, K_DOUBLE, offsetof(gp_sample, temp_c), 1},
     {"DCGM_FI_PROF_PCIE_TX_BYTES", GP_F_PCIE_TX, K_RATE, offsetof(gp_sample, pcie_tx_bytes), 1},
     {"DCGM_FI_PROF_PCIE_RX_BYTES", GP_F_PCIE_RX, K_RATE, offsetof(gp_sample, pcie_rx_bytes), 1},
-    {"DCGM_FI_PROF_NVLINK_TX_BYTES", GP_F_NVLINK_TX, K_RATE, offsetof(gp_sample, nvlink_tx_bytes), 1},
-    {"DCGM_FI_PROF_NVLINK_RX_BYTES", GP_F_NVLINK_RX, K_RATE, offsetof(gp_sample, nvlink_rx_bytes), 1},
-    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", GP_F_THROTTLE, K_MASK, offsetof(gp_sample, throttle_reasons), 2},
-    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", GP_F_THROTTLE, K_MASK, offsetof(gp_sample, throttle_reasons), 1},
+    {"DCGM_FI_PROF_NVLINK_TX_BYTES", GP_F_NVLINK_TX, K_RATE, offsetof(gp_sample, nvlink_tx_bytes),
+     1},
+    {"DCGM_FI_PROF_NVLINK_RX_BYTES", GP_F_NVLINK_RX, K_RATE, offsetof(gp_sample, nvlink_rx_bytes),
+     1},
+    {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS", GP_F_THROTTLE, K_MASK,
+     offsetof(gp_sample, throttle_reasons), 2},
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", GP_F_THROTTLE, K_MASK,
+     offsetof(gp_sample, throttle_reasons), 1},
     {"DCGM_FI_DEV_XID_ERRORS", GP_F_XID, K_XID, offsetof(gp_sample, xid), 1},
 };
 #define NFIELDS (sizeof fmap / sizeof fmap[0])
@@ -68,9 +76,9 @@ typedef struct {
     gp_device dev;
     gp_sample s;
     unsigned char prio[32]; /* per gp_field bit: prio of the name that set it */
-    double rate[4]; /* pcie tx, rx, nvlink tx, rx (bytes/s) this scrape; <0 = none */
-    double acc[4];  /* integrated counters */
-    int64_t acc_ts; /* time of the previous scrape that had the rate */
+    double rate[4];         /* pcie tx, rx, nvlink tx, rx (bytes/s) this scrape; <0 = none */
+    double acc[4];          /* integrated counters */
+    int64_t acc_ts;         /* time of the previous scrape that had the rate */
     gp_dcgm_owner owner;
     int seen; /* in the current scrape */
 } dev_slot;
@@ -129,7 +137,8 @@ static dev_slot *slot_for(dcgm_state *st, const char *uuid) {
     scopy(d->dev.uuid, sizeof d->dev.uuid, uuid);
     d->dev.index = -1;
     d->dev.mig_mode = -1;
-    for (int k = 0; k < 4; k++) d->rate[k] = -1;
+    for (int k = 0; k < 4; k++)
+        d->rate[k] = -1;
     return d;
 }
 
@@ -158,14 +167,16 @@ static int on_sample(void *ctx, const gp_prom_sample *x) {
         d->seen = 1;
         memset(&d->s, 0, sizeof d->s);
         memset(d->prio, 0, sizeof d->prio);
-        for (int k = 0; k < 4; k++) d->rate[k] = -1;
+        for (int k = 0; k < 4; k++)
+            d->rate[k] = -1;
         memset(&d->owner, 0, sizeof d->owner);
         scopy(d->owner.uuid, sizeof d->owner.uuid, key);
     }
     /* identity and ownership hints */
     const char *v;
     if ((v = label(x, "modelName"))) scopy(d->dev.name, sizeof d->dev.name, v);
-    if ((v = label(x, "Hostname")) || (v = label(x, "hostname"))) scopy(d->dev.host, sizeof d->dev.host, v);
+    if ((v = label(x, "Hostname")) || (v = label(x, "hostname")))
+        scopy(d->dev.host, sizeof d->dev.host, v);
     if ((v = label(x, "gpu")) && *v && !(gi && *gi)) d->dev.index = atoi(v);
     if ((v = label(x, "pci_bus_id"))) scopy(d->dev.pci_bus_id, sizeof d->dev.pci_bus_id, v);
     if (gi && *gi) {
@@ -212,8 +223,10 @@ static int on_sample(void *ctx, const gp_prom_sample *x) {
         break;
     case K_RATE: {
         if (val < 0) return 0;
-        int k = fmap[f].field == GP_F_PCIE_TX ? 0 : fmap[f].field == GP_F_PCIE_RX ? 1
-                : fmap[f].field == GP_F_NVLINK_TX ? 2 : 3;
+        int k = fmap[f].field == GP_F_PCIE_TX     ? 0
+                : fmap[f].field == GP_F_PCIE_RX   ? 1
+                : fmap[f].field == GP_F_NVLINK_TX ? 2
+                                                  : 3;
         d->rate[k] = val;
         return 0; /* the counter is set after the scrape */
     }
@@ -249,7 +262,8 @@ static int scrape(dcgm_state *st, int64_t now_ns, char *err, size_t errlen) {
         return -1;
     }
     memcpy(saved, st->dev, st->ndev * sizeof *saved);
-    for (size_t i = 0; i < st->ndev; i++) st->dev[i].seen = 0;
+    for (size_t i = 0; i < st->ndev; i++)
+        st->dev[i].seen = 0;
     st->parser = gp_prom_parser_new(on_sample, NULL, st, 0);
     st->body_bytes = 0;
     st->parse_rc = 0;
@@ -301,8 +315,10 @@ static int scrape(dcgm_state *st, int64_t now_ns, char *err, size_t errlen) {
             any_rate = 1;
             if (d->acc_ts > 0 && now_ns > d->acc_ts)
                 d->acc[k] += d->rate[k] * (double)(now_ns - d->acc_ts) / 1e9;
-            uint64_t *slot = k == 0 ? &d->s.pcie_tx_bytes : k == 1 ? &d->s.pcie_rx_bytes
-                             : k == 2 ? &d->s.nvlink_tx_bytes : &d->s.nvlink_rx_bytes;
+            uint64_t *slot = k == 0   ? &d->s.pcie_tx_bytes
+                             : k == 1 ? &d->s.pcie_rx_bytes
+                             : k == 2 ? &d->s.nvlink_tx_bytes
+                                      : &d->s.nvlink_rx_bytes;
             *slot = (uint64_t)llround(d->acc[k]);
             d->s.valid |= cf[k];
         }
@@ -362,7 +378,8 @@ static int dcgm_devices(void *state, gp_device *out, size_t cap, size_t *n, char
     (void)err, (void)errlen;
     dcgm_state *st = state;
     size_t k = 0;
-    for (size_t i = 0; i < st->ndev && k < cap; i++) out[k++] = st->dev[i].dev;
+    for (size_t i = 0; i < st->ndev && k < cap; i++)
+        out[k++] = st->dev[i].dev;
     *n = k;
     return 0;
 }
@@ -390,7 +407,9 @@ int gp_dcgm_owners(void *state, gp_dcgm_owner *out, size_t cap, size_t *n) {
     return 0;
 }
 
-long gp_dcgm_unattributed(void *state) { return ((dcgm_state *)state)->unattributed; }
+long gp_dcgm_unattributed(void *state) {
+    return ((dcgm_state *)state)->unattributed;
+}
 
 static int dcgm_procs(void *state, gp_proc_sample *out, size_t cap, size_t *n, char *err,
                       size_t errlen) {
@@ -429,7 +448,8 @@ static void dcgm_close(void *state) {
 
 const gp_source_ops gp_source_dcgm = {
     .name = "dcgm",
-    .usage = "dcgm=URL      scrape dcgm-exporter's /metrics (e.g. dcgm=http://localhost:9400/metrics)",
+    .usage =
+        "dcgm=URL      scrape dcgm-exporter's /metrics (e.g. dcgm=http://localhost:9400/metrics)",
     .open = dcgm_open,
     .list_devices = dcgm_devices,
     .sample = dcgm_sample,

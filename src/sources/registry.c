@@ -34,7 +34,8 @@ int gp_source_open(const char *spec, const gp_source_opts *opts, gp_source *out,
     char name[32];
     size_t len = strcspn(spec, ":=");
     if (len == 0 || len >= sizeof name) {
-        snprintf(err, errlen, "source '%s': expected NAME or NAME:ARG (see goodput agent --help)", spec);
+        snprintf(err, errlen, "source '%s': expected NAME or NAME:ARG (see goodput agent --help)",
+                 spec);
         return -1;
     }
     memcpy(name, spec, len);

@@ -165,8 +165,14 @@ int gp_scenario_validate(gp_scenario *sc, char *err, size_t errlen) {
                  GP_SCEN_MAX_GPUS);
         return -1;
     }
-    if (sc->duration_ns <= 0) {
-        snprintf(err, errlen, "%s: node duration must be positive", src);
+    if (sc->duration_ns <= 0 || sc->duration_ns > GP_SCEN_MAX_TIME_NS) {
+        snprintf(err, errlen, "%s: node duration must be positive and under 30 years", src);
+        return -1;
+    }
+    if (sc->power_limit_w != 0 &&
+        (sc->power_limit_w < sc->spec->idle_w + 10 || sc->power_limit_w > sc->spec->tdp_w)) {
+        snprintf(err, errlen, "%s: node power_limit %.0f W: expected %.0f..%.0f W for %s", src,
+                 sc->power_limit_w, sc->spec->idle_w + 10, sc->spec->tdp_w, sc->spec->model);
         return -1;
     }
     if (sc->contention < 0) {
@@ -203,6 +209,22 @@ int gp_scenario_validate(gp_scenario *sc, char *err, size_t errlen) {
                 }
         }
         if (j->submit_ns == INT64_MIN) j->submit_ns = j->start_ns;
+        int64_t times[] = {
+            j->submit_ns,      j->start_ns,
+            j->end_ns,         j->init_ns,
+            j->checkpoint_ns,  j->restore_ns,
+            j->recovery_ns,    j->burst_ns,
+            j->burst_every_ns, j->ready_after_ns == GP_SCEN_NEVER ? 0 : j->ready_after_ns};
+        for (size_t t = 0; t < sizeof times / sizeof times[0]; t++)
+            if (times[t] > GP_SCEN_MAX_TIME_NS || times[t] < -GP_SCEN_MAX_TIME_NS) {
+                snprintf(err, errlen, "%s: a time or duration is beyond 30 years", w);
+                return -1;
+            }
+        for (int r = 0; r < j->n_restarts && r < GP_SCEN_MAX_RESTARTS; r++)
+            if (j->restart_at_ns[r] > GP_SCEN_MAX_TIME_NS) {
+                snprintf(err, errlen, "%s: key 'restart_at': beyond 30 years", w);
+                return -1;
+            }
         if (j->start_ns < 0 || j->submit_ns > j->start_ns) {
             snprintf(err, errlen, "%s: key 'start': must be >= 0 and not before 'submit'", w);
             return -1;
@@ -324,7 +346,7 @@ int gp_parse_duration_ns(const char *s, int64_t *out) {
     else
         return -1;
     double ns = v * mul;
-    if (fabs(ns) > 9.0e18) return -1;
+    if (fabs(ns) > GP_SCEN_MAX_TIME_NS) return -1;
     *out = (int64_t)llround(ns);
     return 0;
 }
@@ -398,6 +420,15 @@ static int parse_double(const char *s, double *out) {
     if (end == s || *skip_ws(end) || errno == ERANGE || !isfinite(v)) return -1;
     *out = v;
     return 0;
+}
+
+static char *trim_ws_copy(char *s) {
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = 0;
+    return s;
 }
 
 /* "0,1", "0-3,6", "all" */
@@ -519,6 +550,13 @@ static int node_key(pctx *c, gp_scenario *sc, const char *k, const char *v) {
         } else if (parse_epoch(v, &sc->start_epoch_ns) < 0) {
             return perr(c, k, "expected now, an ISO time like 2026-01-01T00:00:00Z, or ns");
         }
+    } else if (!strcmp(k, "power_limit")) {
+        char tmp[64];
+        size_t n = strlen(v);
+        snprintf(tmp, sizeof tmp, "%s", v);
+        if (n > 1 && n < sizeof tmp && (tmp[n - 1] == 'W' || tmp[n - 1] == 'w')) tmp[n - 1] = 0;
+        if (parse_double(trim_ws_copy(tmp), &sc->power_limit_w) < 0 || sc->power_limit_w <= 0)
+            return perr(c, k, "expected watts like 400W");
     } else if (!strcmp(k, "contention")) {
         if (parse_double(v, &sc->contention) < 0 || sc->contention < 0)
             return perr(c, k, "expected a number >= 0");
@@ -667,6 +705,11 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
                 return perr(c, k, "expected times like 20m, 40m");
             j->n_restarts++;
         }
+    } else if (!strcmp(k, "xid_on_restart")) {
+        int64_t x;
+        if (parse_int64(v, &x) < 0 || x < 0 || x > 1000)
+            return perr(c, k, "expected an XID code like 79 (0 = none)");
+        j->xid_on_restart = (int)x;
     } else if (!strcmp(k, "small_kernels")) {
         if (parse_bool(v, &j->small_kernels) < 0) return perr(c, k, "expected yes or no");
     } else if (!strcmp(k, "kernels_per_step"))
@@ -867,4 +910,90 @@ int gp_scenario_load(const char *path, gp_scenario *out, char *err, size_t errle
     int rc = gp_scenario_parse_string(buf, path, out, err, errlen);
     free(buf);
     return rc;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+static void w_ns(FILE *f, const char *k, int64_t v) {
+    fprintf(f, "%s = %lldns\n", k, (long long)v);
+}
+static void w_d(FILE *f, const char *k, double v) {
+    fprintf(f, "%s = %.17g\n", k, v);
+}
+static void w_i(FILE *f, const char *k, long long v) {
+    fprintf(f, "%s = %lld\n", k, v);
+}
+
+int gp_scenario_write(const gp_scenario *sc, FILE *f) {
+    fprintf(f, "# written by goodput (gp_scenario_write); see docs/scenarios.md\n[node]\n");
+    fprintf(f, "name = %s\n", sc->node_name);
+    w_i(f, "gpus", sc->n_gpus);
+    fprintf(f, "model = %s\n", sc->model);
+    w_i(f, "seed", (long long)sc->seed);
+    w_ns(f, "duration", sc->duration_ns);
+    fprintf(f, "profiling = %s\n", sc->profiling ? "yes" : "no");
+    if (sc->start_now)
+        fprintf(f, "start = now\n");
+    else if (sc->start_epoch_ns)
+        w_i(f, "start", (long long)sc->start_epoch_ns);
+    w_d(f, "contention", sc->contention);
+    if (sc->power_limit_w > 0) w_d(f, "power_limit", sc->power_limit_w);
+    for (int i = 0; i < sc->n_jobs; i++) {
+        const gp_scenario_job *j = &sc->jobs[i];
+        fprintf(f, "\n[job %s]\nkind = %s\n", j->id, gp_sjob_kind_name(j->kind));
+        fprintf(f, "gpus = ");
+        for (int g = 0; g < j->n_gpus; g++)
+            fprintf(f, "%s%d", g ? "," : "", j->gpus[g]);
+        fprintf(f, "\nname = %s\nuser = %s\n", j->name, j->user);
+        if (j->submit_ns != INT64_MIN) w_ns(f, "submit", j->submit_ns);
+        w_ns(f, "start", j->start_ns);
+        if (j->end_ns >= 0) w_ns(f, "end", j->end_ns);
+        if (j->ready_after_ns == GP_SCEN_NEVER)
+            fprintf(f, "ready_after = never\n");
+        else
+            w_ns(f, "ready_after", j->ready_after_ns);
+        if (j->mem_frac >= 0) fprintf(f, "mem = %.17g%%\n", j->mem_frac * 100);
+        w_ns(f, "init", j->init_ns);
+        w_i(f, "batch", j->batch_samples);
+        w_ns(f, "sample_cpu", (int64_t)llround(j->sample_cpu_s * 1e9));
+        w_i(f, "loader_workers", j->loader_workers);
+        w_d(f, "sample_bytes", j->sample_bytes);
+        w_d(f, "flops_per_step", j->flops_per_step);
+        w_d(f, "efficiency", j->efficiency);
+        w_d(f, "allreduce_bytes", j->allreduce_bytes);
+        w_d(f, "overlap", j->overlap);
+        w_d(f, "allreduce_bw", j->allreduce_bw);
+        w_i(f, "checkpoint_every", j->checkpoint_every);
+        w_ns(f, "checkpoint_time", j->checkpoint_ns);
+        if (j->checkpoint_bytes >= 0) w_d(f, "checkpoint_bytes", j->checkpoint_bytes);
+        w_ns(f, "restore_time", j->restore_ns);
+        w_ns(f, "recovery", j->recovery_ns);
+        w_i(f, "xid_on_restart", j->xid_on_restart);
+        if (j->n_restarts > 0) {
+            fprintf(f, "restart_at = ");
+            for (int r = 0; r < j->n_restarts; r++)
+                fprintf(f, "%s%lldns", r ? ", " : "", (long long)j->restart_at_ns[r]);
+            fputc('\n', f);
+        }
+        fprintf(f, "small_kernels = %s\n", j->small_kernels ? "yes" : "no");
+        w_i(f, "kernels_per_step", j->kernels_per_step);
+        w_ns(f, "launch_overhead", (int64_t)llround(j->launch_overhead_s * 1e9));
+        w_d(f, "step_noise", j->step_noise);
+        w_i(f, "max_steps", (long long)j->max_steps);
+        w_d(f, "rate", j->rate);
+        if (j->trace[0]) fprintf(f, "trace = %s\n", j->trace);
+        fprintf(f, "trace_optional = %s\n", j->trace_optional ? "yes" : "no");
+        w_d(f, "trace_speed", j->trace_speed);
+        w_d(f, "prompt_tokens", j->prompt_tokens);
+        w_d(f, "output_tokens", j->output_tokens);
+        w_i(f, "max_batch", j->max_batch);
+        w_d(f, "params", j->params);
+        w_d(f, "weight_bytes", j->weight_bytes);
+        w_d(f, "kv_bytes_per_token", j->kv_bytes_per_token);
+        w_d(f, "prefill_efficiency", j->prefill_efficiency);
+        w_d(f, "decode_efficiency", j->decode_efficiency);
+        w_ns(f, "burst_every", j->burst_every_ns);
+        w_ns(f, "burst", j->burst_ns);
+    }
+    return ferror(f) ? -1 : 0;
 }

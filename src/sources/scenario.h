@@ -23,13 +23,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model/device.h"
 #include "model/event.h"
 
-#define GP_SCEN_MAX_GPUS 4096   /* node size limit */
-#define GP_SCEN_MAX_RESTARTS 16 /* restart_at entries per job */
-#define GP_SCEN_NEVER INT64_MAX /* ready_after = never */
+#define GP_SCEN_MAX_GPUS 4096                    /* node size limit */
+#define GP_SCEN_MAX_RESTARTS 16                  /* restart_at entries per job */
+#define GP_SCEN_NEVER INT64_MAX                  /* ready_after = never */
+#define GP_SCEN_MAX_TIME_NS 946080000000000000LL /* 30 years: any time or duration */
 
 typedef enum {
     GP_SJ_TRAINING = 0, /* data-parallel trainer: load, copy, compute, all-reduce, checkpoint */
@@ -71,6 +73,7 @@ typedef struct gp_scenario_job {
     int64_t restart_at_ns[GP_SCEN_MAX_RESTARTS]; /* job dies at these times */
     int n_restarts;
     int64_t recovery_ns; /* dead time between the failure and the new process */
+    int xid_on_restart;  /* XID error its GPUs report when it fails (0 = none) */
     int small_kernels;   /* 1: host-bound, many small kernels */
     int kernels_per_step;
     double launch_overhead_s; /* host time to launch one kernel */
@@ -110,6 +113,7 @@ typedef struct gp_scenario {
     int start_now;          /* start = now: the wall clock at open */
     int64_t start_epoch_ns; /* start = <ISO time or ns>; 0 = caller's or fixed epoch */
     double contention;      /* slowdown per co-located busy job: time x (1 + contention) */
+    double power_limit_w;   /* per-GPU power cap (W); 0 = the model's TDP */
     gp_scenario_job *jobs;
     int n_jobs, cap_jobs;
 } gp_scenario;
@@ -139,6 +143,11 @@ int gp_scenario_validate(gp_scenario *sc, char *err, size_t errlen);
 int gp_scenario_load(const char *path, gp_scenario *out, char *err, size_t errlen);
 int gp_scenario_parse_string(const char *text, const char *name, gp_scenario *out, char *err,
                              size_t errlen);
+
+/* Writes the scenario as a file gp_scenario_load reads back to the same values (every key
+ * explicit; times in ns). For saving generated scenarios, e.g. one that failed a test.
+ * Names and users must not contain '#' or ';'. 0, or -1 on a write error. */
+int gp_scenario_write(const gp_scenario *sc, FILE *f);
 
 const char *gp_sjob_kind_name(gp_sjob_kind k);
 

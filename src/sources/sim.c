@@ -231,6 +231,7 @@ int gp_sim_open(const gp_scenario *sc_in, int64_t start_ns, gp_sim **out, char *
     gp_scenario *sc = &s->sc;
     if (gp_scenario_validate(sc, err, errlen) < 0) goto fail;
     s->spec = sc->spec;
+    s->cap_w = sc->power_limit_w > 0 ? sc->power_limit_w : s->spec->tdp_w;
     if (start_ns != 0)
         s->origin = start_ns;
     else if (sc->start_now)
@@ -453,10 +454,10 @@ int gp_sim_sample(gp_sim *s, int64_t now_ns, gp_sample *out, size_t cap, size_t 
         double p = want < sp->idle_w ? sp->idle_w : want;
         uint64_t thr = 0;
         double clk = util > 0.01 ? sp->max_sm_clock_mhz : 0.35 * sp->max_sm_clock_mhz;
-        if (want > sp->tdp_w) {
-            p = sp->tdp_w;
+        if (want > s->cap_w) {
+            p = s->cap_w;
             thr = 0x4; /* nvmlClocksThrottleReasonSwPowerCap */
-            clk *= sp->tdp_w / want;
+            clk *= (s->cap_w - sp->idle_w) / (want - sp->idle_w);
         }
         /* round power to mW so that the energy counter is exactly its integral */
         p = round(p * 1000) / 1000;
@@ -511,6 +512,14 @@ int gp_sim_sample(gp_sim *s, int64_t now_ns, gp_sample *out, size_t cap, size_t 
             x->valid |= GP_F_NVLINK_RX | GP_F_NVLINK_TX;
         }
         gp_set_d(x, GP_F_TEMP, &x->temp_c, round(G->temp_c));
+        x->xid = 0; /* the simulator knows: no error unless a job failed with one */
+        for (int k = 0; k < G->n_jobs && dt > 0; k++) {
+            const sim_job *j = &s->jobs[G->jobs[k]];
+            for (int f = 0; f < j->n_fail; f++)
+                if (j->fail_t[f] > a && j->fail_t[f] <= rel && j->cfg->xid_on_restart)
+                    x->xid = j->cfg->xid_on_restart;
+        }
+        x->valid |= GP_F_XID;
         x->throttle_reasons = thr;
         x->valid |= GP_F_THROTTLE;
         (*n)++;
@@ -663,7 +672,7 @@ static void src_close(void *st) {
 
 const gp_source_ops gp_source_sim = {
     .name = "sim",
-    .usage = "sim:FILE  a simulated node running the scenario in FILE (docs/scenarios.md)",
+    .usage = "sim:FILE      a simulated node running the scenario in FILE (docs/scenarios.md)",
     .open = src_open,
     .list_devices = src_list,
     .sample = src_sample,

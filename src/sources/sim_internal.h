@@ -79,6 +79,9 @@ typedef struct sim_job {
     sim_req *run;
     int run_n;
 
+    int64_t fail_t[GP_SCEN_MAX_RESTARTS]; /* failures that happened (relative ns) */
+    int n_fail;
+
     int *co; /* indices of co-located jobs (share a GPU) */
     int n_co;
 
@@ -107,6 +110,7 @@ typedef struct sim_gpu {
 struct gp_sim {
     gp_scenario sc; /* deep copy */
     const gp_gpu_spec *spec;
+    double cap_w;   /* power cap: power_limit or TDP */
     int64_t origin; /* absolute ns of t = 0 */
     int64_t last;   /* relative ns of the last sample */
     int64_t last_abs;

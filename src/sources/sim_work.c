@@ -41,8 +41,12 @@ static double peak_flops(const gp_gpu_spec *sp) {
 static double ns_to_s(int64_t ns) {
     return (double)ns / 1e9;
 }
+/* Seconds to ns, saturating: absurd inputs (1e300 FLOPs) give a very long step, not UB. */
 static int64_t s_to_ns(double s) {
-    return (int64_t)llround(s * 1e9);
+    double ns = s * 1e9;
+    if (!(ns < 4e18)) return (int64_t)4e18; /* also catches NaN */
+    if (ns < 0) return 0;
+    return (int64_t)llround(ns);
 }
 
 /* 1 + contention x the number of busy jobs sharing a GPU with j at time t. */
@@ -55,6 +59,16 @@ static double contention(const gp_sim *s, const sim_job *j, int64_t t) {
         if (t >= c->start_ns + c->ready_after_ns && t < o->end) busy++;
     }
     return 1 + s->sc.contention * busy;
+}
+
+/* Slowdown of compute-bound kernels on a power-capped GPU: the dynamic power (above idle)
+ * the profile would draw, over what the cap allows; the clock, hence the speed, scales by
+ * the inverse. 1 when under the cap. */
+static double power_slow(const gp_sim *s, const prof *p) {
+    const gp_gpu_spec *sp = s->spec;
+    double act = 0.10 * p->util + 0.45 * p->sm + 0.30 * p->tensor + 0.25 * p->dram;
+    double want = (sp->tdp_w - sp->idle_w) * act, room = s->cap_w - sp->idle_w;
+    return want > room && room > 0 ? want / room : 1;
 }
 
 /* Where the current segment must stop: the job's end, or its next failure. */
@@ -131,6 +145,7 @@ static void on_cut(gp_sim *s, sim_job *j, double partial_prod) {
     j->truth.restarts++;
     j->prod_since_ckpt = 0;
     j->next_restart++;
+    if (j->n_fail < GP_SCEN_MAX_RESTARTS) j->fail_t[j->n_fail++] = j->gen;
     j->state = ST_DEAD;
 }
 
@@ -141,19 +156,20 @@ static void skip_past_restarts(sim_job *j) {
 
 static void emit_hello(gp_sim *s, sim_job *j) {
     const gp_scenario_job *c = j->cfg;
-    char name[160], user[160];
+    char name[160], user[160], host[160];
     sim_quote(name, sizeof name, c->name);
     sim_quote(user, sizeof user, c->user);
+    sim_quote(host, sizeof host, s->sc.node_name);
     const char *unit = c->kind == GP_SJ_INFERENCE ? "tokens" : "samples";
     double fpu = c->kind == GP_SJ_INFERENCE ? 2 * c->params : c->flops_per_step / c->batch_samples;
     if (c->kind == GP_SJ_IDLE)
         sim_emit(s, j, j->gen, "hello job=%s v=1 pid=%lld host=%s name=%s user=%s ts=%lld", c->id,
-                 (long long)j->pid, s->sc.node_name, name, user, (long long)(s->origin + j->gen));
+                 (long long)j->pid, host, name, user, (long long)(s->origin + j->gen));
     else
         sim_emit(s, j, j->gen,
-                 "hello job=%s v=1 pid=%lld host=%s unit=%s flops_per_unit=%.6g name=%s user=%s "
+                 "hello job=%s v=1 pid=%lld host=%s unit=%s flops_per_unit=%.10g name=%s user=%s "
                  "ts=%lld",
-                 c->id, (long long)j->pid, s->sc.node_name, unit, fpu, name, user,
+                 c->id, (long long)j->pid, host, unit, fpu, name, user,
                  (long long)(s->origin + j->gen));
 }
 
@@ -249,6 +265,7 @@ static void train_step(gp_sim *s, sim_job *j) {
     }
     partial += ns_to_s(j->gen - t);
     t = j->gen;
+    compute *= power_slow(s, &pc);
     int64_t compute_ns = s_to_ns(compute) > 0 ? s_to_ns(compute) : 1; /* time always moves */
     if (!span(s, j, compute_ns, B_PRODUCTIVE, &pc, NULL, mem, 1)) {
         partial += ns_to_s(j->gen - t);
@@ -273,9 +290,9 @@ static void train_step(gp_sim *s, sim_job *j) {
     j->truth.steps_done++;
     j->prod_since_ckpt += partial;
     if (j->truth.ready_s < 0) j->truth.ready_s = ns_to_s(j->gen);
-    sim_emit(s, j, j->gen, "step job=%s step=%lld units=%d start=%lld ts=%lld", c->id,
-             (long long)j->step, c->batch_samples * n, (long long)(s->origin + step_start),
-             (long long)(s->origin + j->gen));
+    sim_emit(s, j, j->gen, "step job=%s step=%lld units=%lld start=%lld ts=%lld", c->id,
+             (long long)j->step, (long long)c->batch_samples * n,
+             (long long)(s->origin + step_start), (long long)(s->origin + j->gen));
     if (c->max_steps > 0 && j->step >= c->max_steps) {
         j->end = j->gen;
         j->ended_ev = 1;
@@ -410,6 +427,8 @@ static void infer_iter(gp_sim *s, sim_job *j) {
             m++;
         }
         double comp = 2 * c->params * tokens / n / (peak * c->prefill_efficiency);
+        prof nominal = {1, 0.85f, 0.4f, (float)(0.95 * c->prefill_efficiency), 0.3f, 0, 0, 0, 0, 0};
+        comp *= power_slow(s, &nominal); /* a power cap slows compute, not HBM */
         double bytes = wb + c->kv_bytes_per_token * tokens / n;
         double memt = bytes / (hbm * c->decode_efficiency);
         double dur = (comp > memt ? comp : memt) * slow;
@@ -629,7 +648,7 @@ static void idle_iter(gp_sim *s, sim_job *j) {
     float mem = (float)j->mem_run;
     int64_t gap = c->burst_every_ns - c->burst_ns;
     if (gap < 1) gap = 1;
-    gap = (int64_t)((double)gap * (0.5 + sim_rng_u01(&j->rng)));
+    gap = s_to_ns((double)gap / 1e9 * (0.5 + sim_rng_u01(&j->rng)));
     if (gap < 1) gap = 1;
     if (!span(s, j, gap, B_IDLE, &P_IDLE, NULL, mem, 1)) {
         finish(s, j);

@@ -37,7 +37,8 @@ static void scopy(char *d, size_t cap, const char *s) {
 static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 0;
     size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need) nc *= 2;
+    while (nc < need)
+        nc *= 2;
     void *n = realloc(*arr, nc * elem);
     if (!n) return -1;
     memset((char *)n + *cap * elem, 0, (nc - *cap) * elem);
@@ -72,8 +73,7 @@ static gp_device *device_by_index(ctx *c, int index) {
 static gp_device *add_device(ctx *c, const char *uuid) {
     gp_device *d = device_by_uuid(c, uuid);
     if (d) return d;
-    if (grow((void **)&c->log->devices, &c->dcap, c->log->ndevices + 1, sizeof *d) < 0)
-        return NULL;
+    if (grow((void **)&c->log->devices, &c->dcap, c->log->ndevices + 1, sizeof *d) < 0) return NULL;
     d = &c->log->devices[c->log->ndevices++];
     memset(d, 0, sizeof *d);
     scopy(d->uuid, sizeof d->uuid, uuid);
@@ -121,7 +121,8 @@ static int num(const char *v, double *out) {
     errno = 0;
     double x = strtod(v, &end);
     if (end == v || errno || !isfinite(x)) return -1;
-    while (*end == ' ') end++;
+    while (*end == ' ')
+        end++;
     for (const char *u = end; *u; u++)
         if (!(isalpha((unsigned char)*u) || *u == '%' || *u == '/')) return -1;
     *out = x;
@@ -135,13 +136,19 @@ static int mem_bytes(const char *v, uint64_t *out) {
     if (r <= 0) return r;
     if (x < 0) return -1;
     const char *u = v;
-    while (*u && !isalpha((unsigned char)*u)) u++;
+    while (*u && !isalpha((unsigned char)*u))
+        u++;
     double mul;
-    if (!*u || !strcmp(u, "MiB") || !strcmp(u, "MB")) mul = MIB; /* nvidia-smi's unit */
-    else if (!strcmp(u, "GiB")) mul = 1024.0 * MIB;
-    else if (!strcmp(u, "KiB")) mul = 1024.0;
-    else if (!strcmp(u, "B")) mul = 1;
-    else return -1;
+    if (!*u || !strcmp(u, "MiB") || !strcmp(u, "MB"))
+        mul = MIB; /* nvidia-smi's unit */
+    else if (!strcmp(u, "GiB"))
+        mul = 1024.0 * MIB;
+    else if (!strcmp(u, "KiB"))
+        mul = 1024.0;
+    else if (!strcmp(u, "B"))
+        mul = 1;
+    else
+        return -1;
     *out = (uint64_t)llround(x * mul);
     return 1;
 }
@@ -167,16 +174,18 @@ typedef struct {
     int ncols;
     char cols[MAXCOLS][64]; /* names without units */
     long header_line;
-    int cycle;            /* dmon/pmon: rows without time, counted in 1 s steps */
-    int64_t base_ts;      /* dmon/pmon: time of cycle 0 */
-    int seen[64];         /* pmon/dmon: what was seen in this cycle (gpu index or pid hash) */
+    int cycle;       /* dmon/pmon: rows without time, counted in 1 s steps */
+    int64_t base_ts; /* dmon/pmon: time of cycle 0 */
+    int seen[64];    /* pmon/dmon: what was seen in this cycle (gpu index or pid hash) */
     int nseen;
 } table;
 
 static char *trim(char *s) {
-    while (*s == ' ' || *s == '\t') s++;
+    while (*s == ' ' || *s == '\t')
+        s++;
     char *e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+        e--;
     *e = 0;
     return s;
 }
@@ -193,7 +202,8 @@ static int split_csv(char *line, char **out, int cap) {
         *c = 0;
         s = c + 1;
     }
-    for (int i = 0; i < n && i < cap; i++) out[i] = trim(out[i]);
+    for (int i = 0; i < n && i < cap; i++)
+        out[i] = trim(out[i]);
     return n;
 }
 
@@ -205,13 +215,15 @@ static int is_field_name(const char *t) {
         s++;
     if (!*s) return 1;
     if (*s != ' ') return 0;
-    while (*s == ' ') s++;
+    while (*s == ' ')
+        s++;
     return *s == '[' && s[strlen(s) - 1] == ']';
 }
 
-static const char *gpu_fields[] = {"uuid", "utilization.gpu", "memory.used", "power.draw",
-                                   "temperature.gpu", "clocks.sm", "clocks.current.sm", "name",
-                                   "index", "pci.bus_id", NULL};
+static const char *gpu_fields[] = {
+    "uuid",      "utilization.gpu",   "memory.used", "power.draw", "temperature.gpu",
+    "clocks.sm", "clocks.current.sm", "name",        "index",      "pci.bus_id",
+    NULL};
 
 static int has_col(const table *t, const char *name) {
     for (int i = 0; i < t->ncols; i++)
@@ -240,7 +252,8 @@ static int csv_header(char *line, table *t, long lineno) {
         nt.cols[i][l] = 0;
     }
     if (has_col(&nt, "pid"))
-        nt.kind = (has_col(&nt, "used_gpu_memory") || has_col(&nt, "used_memory")) ? T_APPS : T_OTHER;
+        nt.kind =
+            (has_col(&nt, "used_gpu_memory") || has_col(&nt, "used_memory")) ? T_APPS : T_OTHER;
     else {
         nt.kind = T_OTHER;
         for (int i = 0; gpu_fields[i]; i++)
@@ -457,7 +470,8 @@ static int mon_row(ctx *c, table *t, char *line) {
     char *v[MAXCOLS];
     int n = 0;
     char *save = NULL;
-    for (char *w = strtok_r(line, " \t\r", &save); w && n < MAXCOLS; w = strtok_r(NULL, " \t\r", &save))
+    for (char *w = strtok_r(line, " \t\r", &save); w && n < MAXCOLS;
+         w = strtok_r(NULL, " \t\r", &save))
         v[n++] = w;
     /* pmon's command name may be missing or contain no spaces; a row has at least the
      * columns before it. */
@@ -488,12 +502,18 @@ static int mon_row(ctx *c, table *t, char *line) {
             int r = num(v[i], &x);
             if (r < 0) return errf(c, "field %s: '%s' is not a number", cn, v[i]);
             if (r == 0) continue;
-            if (!strcmp(cn, "pwr")) gp_set_d(s, GP_F_POWER, &s->power_w, x);
-            else if (!strcmp(cn, "gtemp")) gp_set_d(s, GP_F_TEMP, &s->temp_c, x);
-            else if (!strcmp(cn, "sm")) gp_set_d(s, GP_F_GPU_UTIL, &s->gpu_util, x / 100);
-            else if (!strcmp(cn, "mem")) gp_set_d(s, GP_F_MEM_UTIL, &s->mem_util, x / 100);
-            else if (!strcmp(cn, "mclk")) gp_set_d(s, GP_F_MEM_CLOCK, &s->mem_clock_mhz, x);
-            else if (!strcmp(cn, "pclk")) gp_set_d(s, GP_F_SM_CLOCK, &s->sm_clock_mhz, x);
+            if (!strcmp(cn, "pwr"))
+                gp_set_d(s, GP_F_POWER, &s->power_w, x);
+            else if (!strcmp(cn, "gtemp"))
+                gp_set_d(s, GP_F_TEMP, &s->temp_c, x);
+            else if (!strcmp(cn, "sm"))
+                gp_set_d(s, GP_F_GPU_UTIL, &s->gpu_util, x / 100);
+            else if (!strcmp(cn, "mem"))
+                gp_set_d(s, GP_F_MEM_UTIL, &s->mem_util, x / 100);
+            else if (!strcmp(cn, "mclk"))
+                gp_set_d(s, GP_F_MEM_CLOCK, &s->mem_clock_mhz, x);
+            else if (!strcmp(cn, "pclk"))
+                gp_set_d(s, GP_F_SM_CLOCK, &s->sm_clock_mhz, x);
             else if (!strcmp(cn, "fb")) {
                 s->mem_used_bytes = (uint64_t)llround(x * MIB);
                 s->valid |= GP_F_MEM_USED;
@@ -574,7 +594,8 @@ static int parse_text(ctx *c, const char *buf, size_t len) {
                 nt.base_ts = c->last_ts;
                 *t = nt;
                 tables++;
-            } else if (!strncmp(l, "# Idx", 5) || !strncmp(l, "#Idx", 4) || !strncmp(l, "# YYYY", 6)) {
+            } else if (!strncmp(l, "# Idx", 5) || !strncmp(l, "#Idx", 4) ||
+                       !strncmp(l, "# YYYY", 6)) {
                 /* the units line under a dmon/pmon header */
             } else {
                 t->kind = T_NONE;
@@ -596,8 +617,10 @@ static int parse_text(ctx *c, const char *buf, size_t len) {
                 rc = errf(c, "expected %s comma-separated fields as in the header, got %s", a, b);
                 break;
             }
-            if (t->kind == T_GPU) rc = gpu_row(c, t, v);
-            else if (t->kind == T_APPS) rc = apps_row(c, t, v);
+            if (t->kind == T_GPU)
+                rc = gpu_row(c, t, v);
+            else if (t->kind == T_APPS)
+                rc = apps_row(c, t, v);
             continue;
         }
         if (t->kind == T_DMON || t->kind == T_PMON) {
@@ -641,10 +664,12 @@ static const char *xtext(xmlNode *n, const char *path, char *buf, size_t cap) {
     snprintf(buf, cap, "%s", (const char *)t);
     xmlFree(t);
     char *s = buf;
-    while (isspace((unsigned char)*s)) s++;
+    while (isspace((unsigned char)*s))
+        s++;
     memmove(buf, s, strlen(s) + 1);
     char *e = buf + strlen(buf);
-    while (e > buf && isspace((unsigned char)e[-1])) e--;
+    while (e > buf && isspace((unsigned char)e[-1]))
+        e--;
     *e = 0;
     return buf;
 }
@@ -733,10 +758,9 @@ static int xml_gpu(ctx *c, xmlNode *g, int64_t ts) {
         return -1;
     /* Power: schema v11 power_readings/power_draw, v12 gpu_power_readings/power_draw, v13
      * gpu_power_readings/instant_power_draw (then average_power_draw), as telegraf reads. */
-    static const char *power_paths[] = {"gpu_power_readings/power_draw",
-                                        "power_readings/power_draw",
-                                        "gpu_power_readings/instant_power_draw",
-                                        "gpu_power_readings/average_power_draw"};
+    static const char *power_paths[] = {
+        "gpu_power_readings/power_draw", "power_readings/power_draw",
+        "gpu_power_readings/instant_power_draw", "gpu_power_readings/average_power_draw"};
     for (int i = 0; i < 4 && !gp_has(s->valid, GP_F_POWER); i++)
         if (xnum(c, g, power_paths[i], s, GP_F_POWER, &s->power_w, 1) < 0) return -1;
     if (gp_has(s->valid, GP_F_MEM_TOTAL)) d->memory_total_bytes = s->mem_total_bytes;
@@ -772,7 +796,8 @@ static int xml_gpu(ctx *c, xmlNode *g, int64_t ts) {
         if (!xtext(p, "pid", b, sizeof b)) continue;
         char *e;
         long long pid = strtoll(b, &e, 10);
-        if (*e || pid <= 0) return errf(c, "field processes/process_info/pid: '%s' is not a process id%s", b, "");
+        if (*e || pid <= 0)
+            return errf(c, "field processes/process_info/pid: '%s' is not a process id%s", b, "");
         gp_proc_sample *ps = add_proc(c);
         if (!ps) return errf(c, "out of memory%s%s", "", "");
         scopy(ps->uuid, sizeof ps->uuid, uuid);
@@ -780,7 +805,11 @@ static int xml_gpu(ctx *c, xmlNode *g, int64_t ts) {
         ps->pid = pid;
         if (xtext(p, "used_memory", b, sizeof b)) {
             int r = mem_bytes(b, &ps->mem_bytes);
-            if (r < 0) return errf(c, "field processes/process_info/used_memory: '%s' is not an amount of memory%s", b, "");
+            if (r < 0)
+                return errf(
+                    c,
+                    "field processes/process_info/used_memory: '%s' is not an amount of memory%s",
+                    b, "");
             if (r > 0) ps->valid |= GP_P_MEM;
         }
     }
@@ -802,7 +831,8 @@ static int parse_xml(ctx *c, const char *buf, size_t len) {
     int rc = 0;
     if (!root || strcmp((const char *)root->name, "nvidia_smi_log")) {
         c->line = root ? root->line : 0;
-        rc = errf(c, "XML root is <%s>, expected <nvidia_smi_log>%s", root ? (const char *)root->name : "", "");
+        rc = errf(c, "XML root is <%s>, expected <nvidia_smi_log>%s",
+                  root ? (const char *)root->name : "", "");
     }
     int64_t ts = c->last_ts;
     char b[128];
@@ -829,7 +859,8 @@ int gp_smi_parse(const char *name, const char *buf, size_t len, gp_smi_log *log,
     memset(log, 0, sizeof *log);
     ctx c = {.log = log, .name = name, .err = err, .errlen = errlen};
     size_t i = 0;
-    while (i < len && isspace((unsigned char)buf[i])) i++;
+    while (i < len && isspace((unsigned char)buf[i]))
+        i++;
     int rc;
     if (len - i >= 5 && (!strncmp(buf + i, "<?xml", 5) || !strncmp(buf + i, "<nvidia_smi_log", 15)))
         rc = parse_xml(&c, buf, len);
@@ -887,9 +918,9 @@ void gp_smi_log_free(gp_smi_log *log) {
 
 typedef struct {
     gp_smi_log log;
-    size_t cursor;     /* next sample to hand out */
-    int64_t shift_ns;  /* added to the file's times (files without absolute times) */
-    int64_t prev_now;  /* processes are handed out for (prev_now, now] */
+    size_t cursor;    /* next sample to hand out */
+    int64_t shift_ns; /* added to the file's times (files without absolute times) */
+    int64_t prev_now; /* processes are handed out for (prev_now, now] */
     int64_t last_now;
     double speed;
     int64_t wall0_ns;
@@ -904,7 +935,9 @@ static int64_t wall_ns(void) {
 static int smi_open(const char *arg, const gp_source_opts *opts, void **state, char *err,
                     size_t errlen) {
     if (!arg || !*arg) {
-        snprintf(err, errlen, "source 'smi': expected smi:FILE (an nvidia-smi CSV, dmon, pmon or -q -x XML log)");
+        snprintf(
+            err, errlen,
+            "source 'smi': expected smi:FILE (an nvidia-smi CSV, dmon, pmon or -q -x XML log)");
         return -1;
     }
     smi_state *s = calloc(1, sizeof *s);
@@ -927,8 +960,10 @@ static int smi_open(const char *arg, const gp_source_opts *opts, void **state, c
     if (first < 315532800LL * NS) {
         int64_t base = opts && opts->start_ns ? opts->start_ns : wall_ns();
         s->shift_ns = base;
-        for (size_t i = 0; i < s->log.nsamples; i++) s->log.samples[i].ts_ns += base;
-        for (size_t i = 0; i < s->log.nprocs; i++) s->log.procs[i].ts_ns += base;
+        for (size_t i = 0; i < s->log.nsamples; i++)
+            s->log.samples[i].ts_ns += base;
+        for (size_t i = 0; i < s->log.nprocs; i++)
+            s->log.procs[i].ts_ns += base;
     }
     s->speed = opts ? opts->speed : 0;
     s->wall0_ns = wall_ns();
@@ -937,7 +972,8 @@ static int smi_open(const char *arg, const gp_source_opts *opts, void **state, c
     return 0;
 }
 
-static int smi_devices(void *state, gp_device *out, size_t cap, size_t *n, char *err, size_t errlen) {
+static int smi_devices(void *state, gp_device *out, size_t cap, size_t *n, char *err,
+                       size_t errlen) {
     (void)err, (void)errlen;
     smi_state *s = state;
     size_t k = s->log.ndevices < cap ? s->log.ndevices : cap;
@@ -968,8 +1004,8 @@ static int64_t smi_now(void *state) {
     return s->log.samples[0].ts_ns + (int64_t)((double)(wall_ns() - s->wall0_ns) * s->speed);
 }
 
-static int smi_sample(void *state, int64_t now_ns, gp_sample *out, size_t cap, size_t *n,
-                      char *err, size_t errlen) {
+static int smi_sample(void *state, int64_t now_ns, gp_sample *out, size_t cap, size_t *n, char *err,
+                      size_t errlen) {
     (void)err, (void)errlen;
     smi_state *s = state;
     size_t k = 0;
@@ -978,8 +1014,10 @@ static int smi_sample(void *state, int64_t now_ns, gp_sample *out, size_t cap, s
         size_t j = 0;
         for (; j < k; j++)
             if (!strcmp(out[j].uuid, x->uuid)) break;
-        if (j < k) out[j] = *x; /* a later row of the same device wins */
-        else if (k < cap) out[k++] = *x;
+        if (j < k)
+            out[j] = *x; /* a later row of the same device wins */
+        else if (k < cap)
+            out[k++] = *x;
     }
     s->prev_now = s->last_now ? s->last_now : INT64_MIN;
     s->last_now = now_ns;

@@ -24,8 +24,8 @@
 #include "model/sample.h"
 
 typedef struct gp_source_opts {
-    double speed;       /* simulated seconds per wall second; 0 = as fast as possible */
-    int64_t start_ns;   /* clock origin for simulated/replayed sources; 0 = now */
+    double speed;     /* simulated seconds per wall second; 0 = as fast as possible */
+    int64_t start_ns; /* clock origin for simulated/replayed sources; 0 = now */
     int64_t interval_ns;
 } gp_source_opts;
 
@@ -34,7 +34,7 @@ typedef struct gp_source_opts {
 typedef void (*gp_line_sink)(void *ctx, const char *line, size_t len);
 
 typedef struct gp_source_ops {
-    const char *name; /* "sim", "nvml", "dcgm", "smi" */
+    const char *name;  /* "sim", "nvml", "dcgm", "smi" */
     const char *usage; /* one line for --help: "sim:FILE  simulated node from a scenario" */
     int (*open)(const char *arg, const gp_source_opts *opts, void **state, char *err,
                 size_t errlen);

@@ -2,3 +2,4 @@
 GP_SOURCE(gp_source_sim)
 GP_SOURCE(gp_source_smi)
 GP_SOURCE(gp_source_dcgm)
+GP_SOURCE(gp_source_nvml)

@@ -28,8 +28,8 @@ struct gp_prom_parser {
     char err[256];
 };
 
-gp_prom_parser *gp_prom_parser_new(gp_prom_sample_fn on_sample, gp_prom_meta_fn on_meta,
-                                   void *ctx, int flags) {
+gp_prom_parser *gp_prom_parser_new(gp_prom_sample_fn on_sample, gp_prom_meta_fn on_meta, void *ctx,
+                                   int flags) {
     gp_prom_parser *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->on_sample = on_sample;
@@ -46,15 +46,25 @@ void gp_prom_parser_free(gp_prom_parser *p) {
     free(p);
 }
 
-const char *gp_prom_error(const gp_prom_parser *p) { return p->err; }
-long gp_prom_samples(const gp_prom_parser *p) { return p->samples; }
-long gp_prom_bad_lines(const gp_prom_parser *p) { return p->bad; }
+const char *gp_prom_error(const gp_prom_parser *p) {
+    return p->err;
+}
+long gp_prom_samples(const gp_prom_parser *p) {
+    return p->samples;
+}
+long gp_prom_bad_lines(const gp_prom_parser *p) {
+    return p->bad;
+}
 
 static int is_name_start(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
-static int is_name_char(char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
-static int is_blank(char c) { return c == ' ' || c == '\t'; }
+static int is_name_char(char c) {
+    return is_name_start(c) || (c >= '0' && c <= '9');
+}
+static int is_blank(char c) {
+    return c == ' ' || c == '\t';
+}
 
 int gp_prom_parse_double(const char *s, size_t len, double *out) {
     if (len == 0) return -1;
@@ -75,11 +85,58 @@ int gp_prom_parse_double(const char *s, size_t len, double *out) {
         *out = NAN;
         return 0;
     }
+    /* Fast path (Clinger): at most 15 significant digits and a power of ten up to 22
+     * give a correctly rounded result with one multiplication or division. */
+    {
+        static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+        uint64_t m = 0;
+        int digits = 0, frac = 0, seen_dot = 0, any = 0;
+        size_t i = 0;
+        for (; i < n; i++) {
+            char c = t[i];
+            if (c >= '0' && c <= '9') {
+                any = 1;
+                if (m == 0 && c == '0') {
+                    if (seen_dot) frac++;
+                    continue;
+                }
+                if (++digits > 15) break;
+                m = m * 10 + (uint64_t)(c - '0');
+                if (seen_dot) frac++;
+            } else if (c == '.' && !seen_dot) {
+                seen_dot = 1;
+            } else {
+                break;
+            }
+        }
+        int e10 = 0, ok = any && digits <= 15;
+        if (ok && i < n) {
+            if (t[i] != 'e' && t[i] != 'E')
+                ok = 0;
+            else {
+                i++;
+                int eneg = 0, ed = 0;
+                if (i < n && (t[i] == '+' || t[i] == '-')) eneg = t[i++] == '-';
+                for (; i < n && t[i] >= '0' && t[i] <= '9' && ed < 4; i++, ed++)
+                    e10 = e10 * 10 + (t[i] - '0');
+                if (!ed || i < n) ok = 0;
+                if (eneg) e10 = -e10;
+            }
+        }
+        e10 -= frac;
+        if (ok && e10 >= -22 && e10 <= 22) {
+            double v = (double)m;
+            v = e10 < 0 ? v / p10[-e10] : v * p10[e10];
+            *out = neg ? -v : v;
+            return 0;
+        }
+    }
     /* Digits, sign, dot, exponent only: no hex floats, no words. */
     for (size_t i = 0; i < n; i++) {
         char c = t[i];
-        if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' ||
-              c == '-'))
+        if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
             return -1;
     }
     char tmp[64];
@@ -129,7 +186,8 @@ static size_t unescape(char *s, size_t n, int quote) {
 
 static int parse_comment(gp_prom_parser *p, char *s, char *end) {
     s++; /* '#' */
-    while (s < end && is_blank(*s)) s++;
+    while (s < end && is_blank(*s))
+        s++;
     char kind;
     if (end - s >= 4 && !strncmp(s, "HELP", 4) && (s + 4 == end || is_blank(s[4])))
         kind = 'H';
@@ -138,24 +196,30 @@ static int parse_comment(gp_prom_parser *p, char *s, char *end) {
     else
         return 0; /* an ordinary comment */
     s += 4;
-    while (s < end && is_blank(*s)) s++;
+    while (s < end && is_blank(*s))
+        s++;
     char *name = s;
     if (s == end || !(is_name_start(*s) || *s == ':'))
-        return fail(p, kind == 'H' ? "# HELP without a metric name" : "# TYPE without a metric name");
-    while (s < end && (is_name_char(*s) || *s == ':')) s++;
+        return fail(p,
+                    kind == 'H' ? "# HELP without a metric name" : "# TYPE without a metric name");
+    while (s < end && (is_name_char(*s) || *s == ':'))
+        s++;
     if (s < end && !is_blank(*s)) return fail(p, "bad character in metric name of # HELP/# TYPE");
     char *name_end = s;
-    while (s < end && is_blank(*s)) s++;
+    while (s < end && is_blank(*s))
+        s++;
     *name_end = 0;
     char *text = s;
     if (kind == 'H') {
         unescape(text, (size_t)(end - text), 0);
     } else {
         char *t = end;
-        while (t > text && is_blank(t[-1])) t--;
+        while (t > text && is_blank(t[-1]))
+            t--;
         *t = 0;
         gp_prom_type ty = type_from_word(text);
-        if ((int)ty < 0) return fail(p, "# TYPE is not counter, gauge, histogram, summary or untyped");
+        if ((int)ty < 0)
+            return fail(p, "# TYPE is not counter, gauge, histogram, summary or untyped");
         snprintf(p->family, sizeof p->family, "%s", name);
         p->type = ty;
     }
@@ -168,9 +232,8 @@ static gp_prom_type type_of(const gp_prom_parser *p, const char *name) {
     if (!fl || strncmp(name, p->family, fl) != 0) return GP_PROM_UNTYPED;
     const char *suf = name + fl;
     if (!*suf) return p->type;
-    if (p->type == GP_PROM_HISTOGRAM &&
-        (!strcmp(suf, "_bucket") || !strcmp(suf, "_sum") || !strcmp(suf, "_count") ||
-         !strcmp(suf, "_created")))
+    if (p->type == GP_PROM_HISTOGRAM && (!strcmp(suf, "_bucket") || !strcmp(suf, "_sum") ||
+                                         !strcmp(suf, "_count") || !strcmp(suf, "_created")))
         return p->type;
     if (p->type == GP_PROM_SUMMARY &&
         (!strcmp(suf, "_sum") || !strcmp(suf, "_count") || !strcmp(suf, "_created")))
@@ -196,16 +259,20 @@ static int push_label(gp_prom_parser *p, size_t n, const char *name, const char 
 /* Parses one sample line [s, end) in place. */
 static int parse_sample(gp_prom_parser *p, char *s, char *end) {
     char *name = s;
-    if (!(is_name_start(*s) || *s == ':')) return fail(p, "metric name must start with a letter, '_' or ':'");
-    while (s < end && (is_name_char(*s) || *s == ':')) s++;
+    if (!(is_name_start(*s) || *s == ':'))
+        return fail(p, "metric name must start with a letter, '_' or ':'");
+    while (s < end && (is_name_char(*s) || *s == ':'))
+        s++;
     char *name_end = s;
     size_t nl = 0;
-    while (s < end && is_blank(*s)) s++;
+    while (s < end && is_blank(*s))
+        s++;
     if (s < end && *s == '{') {
         *name_end = 0;
         s++;
         for (;;) {
-            while (s < end && is_blank(*s)) s++;
+            while (s < end && is_blank(*s))
+                s++;
             if (s < end && *s == '}') {
                 s++;
                 break;
@@ -213,12 +280,15 @@ static int parse_sample(gp_prom_parser *p, char *s, char *end) {
             if (s >= end) return fail(p, "label set not closed with '}'");
             char *ln = s;
             if (!is_name_start(*s)) return fail(p, "label name must start with a letter or '_'");
-            while (s < end && is_name_char(*s)) s++;
+            while (s < end && is_name_char(*s))
+                s++;
             char *ln_end = s;
-            while (s < end && is_blank(*s)) s++;
+            while (s < end && is_blank(*s))
+                s++;
             if (s >= end || *s != '=') return fail(p, "label name not followed by '='");
             s++;
-            while (s < end && is_blank(*s)) s++;
+            while (s < end && is_blank(*s))
+                s++;
             if (s >= end || *s != '"') return fail(p, "label value not quoted");
             s++;
             char *lv = s;
@@ -239,7 +309,8 @@ static int parse_sample(gp_prom_parser *p, char *s, char *end) {
                 *s = 0;
             s++;
             if (push_label(p, nl++, ln, lv) < 0) return fail(p, "out of memory");
-            while (s < end && is_blank(*s)) s++;
+            while (s < end && is_blank(*s))
+                s++;
             if (s < end && *s == ',') {
                 s++;
                 continue;
@@ -251,24 +322,29 @@ static int parse_sample(gp_prom_parser *p, char *s, char *end) {
             return fail(p, "expected ',' or '}' after a label");
         }
         if (s < end && !is_blank(*s)) return fail(p, "expected a space before the value");
-        while (s < end && is_blank(*s)) s++;
+        while (s < end && is_blank(*s))
+            s++;
     } else if (s == name_end && s < end) {
         return fail(p, "bad character in metric name");
     }
     char *v = s;
-    while (s < end && !is_blank(*s)) s++;
+    while (s < end && !is_blank(*s))
+        s++;
     gp_prom_sample x;
     memset(&x, 0, sizeof x);
     if (gp_prom_parse_double(v, (size_t)(s - v), &x.value) < 0)
         return fail(p, v == s ? "missing value" : "value is not a number");
-    while (s < end && is_blank(*s)) s++;
+    while (s < end && is_blank(*s))
+        s++;
     if (s < end) {
         char *t = s;
         if (*t == '-' || *t == '+') t++;
         char *d = t;
-        while (t < end && *t >= '0' && *t <= '9') t++;
+        while (t < end && *t >= '0' && *t <= '9')
+            t++;
         char *te = t;
-        while (t < end && is_blank(*t)) t++;
+        while (t < end && is_blank(*t))
+            t++;
         if (d == te || t != end) return fail(p, "timestamp is not an integer (milliseconds)");
         char tmp[32];
         size_t tl = (size_t)(te - s);
@@ -296,7 +372,8 @@ static int parse_line(gp_prom_parser *p, char *s, size_t n) {
     char *end = s + n;
     if (end > s && end[-1] == '\r') end--;
     *end = 0;
-    while (s < end && is_blank(*s)) s++;
+    while (s < end && is_blank(*s))
+        s++;
     if (s == end) return 0;
     if (*s == '#') return parse_comment(p, s, end);
     return parse_sample(p, s, end);
@@ -305,7 +382,8 @@ static int parse_line(gp_prom_parser *p, char *s, size_t n) {
 static int append(gp_prom_parser *p, const char *c, size_t n) {
     if (p->len + n + 1 > p->cap) {
         size_t nc = p->cap ? p->cap : 256;
-        while (nc < p->len + n + 1) nc *= 2;
+        while (nc < p->len + n + 1)
+            nc *= 2;
         char *nb = realloc(p->line, nc);
         if (!nb) return -1;
         p->line = nb;
@@ -342,8 +420,8 @@ int gp_prom_finish(gp_prom_parser *p) {
     return parse_line(p, p->line, n);
 }
 
-int gp_prom_parse(const char *buf, size_t len, gp_prom_sample_fn on_sample,
-                  gp_prom_meta_fn on_meta, void *ctx, int flags, char *err, size_t errlen) {
+int gp_prom_parse(const char *buf, size_t len, gp_prom_sample_fn on_sample, gp_prom_meta_fn on_meta,
+                  void *ctx, int flags, char *err, size_t errlen) {
     gp_prom_parser *p = gp_prom_parser_new(on_sample, on_meta, ctx, flags);
     if (!p) {
         snprintf(err, errlen, "out of memory");

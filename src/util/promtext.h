@@ -32,7 +32,7 @@ typedef enum {
 } gp_prom_type;
 
 typedef struct gp_prom_label {
-    const char *name; /* NUL-terminated, valid during the callback */
+    const char *name;  /* NUL-terminated, valid during the callback */
     const char *value; /* unescaped, NUL-terminated */
 } gp_prom_label;
 
@@ -50,16 +50,15 @@ typedef struct gp_prom_sample {
 /* Returns 0 to go on, non-zero to stop the parse (gp_prom_feed then returns that value). */
 typedef int (*gp_prom_sample_fn)(void *ctx, const gp_prom_sample *s);
 /* kind is 'H' (HELP) or 'T' (TYPE); text is the help text (unescaped) or the type word. */
-typedef int (*gp_prom_meta_fn)(void *ctx, char kind, const char *name, const char *text,
-                               long line);
+typedef int (*gp_prom_meta_fn)(void *ctx, char kind, const char *name, const char *text, long line);
 
 enum { GP_PROM_SKIP_BAD = 1 };
 
 typedef struct gp_prom_parser gp_prom_parser;
 
 /* Creates a parser; on_meta may be NULL. Returns NULL only when out of memory. */
-gp_prom_parser *gp_prom_parser_new(gp_prom_sample_fn on_sample, gp_prom_meta_fn on_meta,
-                                   void *ctx, int flags);
+gp_prom_parser *gp_prom_parser_new(gp_prom_sample_fn on_sample, gp_prom_meta_fn on_meta, void *ctx,
+                                   int flags);
 void gp_prom_parser_free(gp_prom_parser *p);
 /* Feeds a chunk. Returns 0, a negative code on a malformed line (strict mode; the message
  * is in gp_prom_error), or the callback's non-zero stop value. */
@@ -73,8 +72,8 @@ long gp_prom_bad_lines(const gp_prom_parser *p);
 
 /* One-shot convenience: parses a whole buffer. On error returns <0 and copies the message
  * to err. */
-int gp_prom_parse(const char *buf, size_t len, gp_prom_sample_fn on_sample,
-                  gp_prom_meta_fn on_meta, void *ctx, int flags, char *err, size_t errlen);
+int gp_prom_parse(const char *buf, size_t len, gp_prom_sample_fn on_sample, gp_prom_meta_fn on_meta,
+                  void *ctx, int flags, char *err, size_t errlen);
 
 /* Parses a Prometheus float ("1.5e3", "NaN", "+Inf", "-Inf"); 0 ok, -1 if malformed. */
 int gp_prom_parse_double(const char *s, size_t len, double *out);

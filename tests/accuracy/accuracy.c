@@ -35,9 +35,9 @@ enum {
     L__N
 };
 static const gp_finding_class lab_class[L__N] = {
-    GP_FC_COMPUTE_BOUND,   GP_FC_INPUT_BOUND,     GP_FC_CHECKPOINT_BOUND, GP_FC_COMMUNICATION_BOUND,
-    GP_FC_HOST_BOUND,      GP_FC_NOT_READY,       GP_FC_IDLE_ALLOCATED,   GP_FC_MEMORY_BOUND,
-    GP_FC_UNDER_BATCHED,   GP_FC_MEMORY_CAPACITY, GP_FC_HARVESTABLE,      GP_FC_INTERFERENCE,
+    GP_FC_COMPUTE_BOUND, GP_FC_INPUT_BOUND,     GP_FC_CHECKPOINT_BOUND, GP_FC_COMMUNICATION_BOUND,
+    GP_FC_HOST_BOUND,    GP_FC_NOT_READY,       GP_FC_IDLE_ALLOCATED,   GP_FC_MEMORY_BOUND,
+    GP_FC_UNDER_BATCHED, GP_FC_MEMORY_CAPACITY, GP_FC_HARVESTABLE,      GP_FC_INTERFERENCE,
 };
 
 typedef struct {
@@ -49,8 +49,12 @@ static double urand(rng *r) {
     r->s ^= r->s << 17;
     return (double)(r->s >> 11) / 9007199254740992.0;
 }
-static double uni(rng *r, double a, double b) { return a + (b - a) * urand(r); }
-static int iuni(rng *r, int a, int b) { return a + (int)(urand(r) * (b - a + 1)); }
+static double uni(rng *r, double a, double b) {
+    return a + (b - a) * urand(r);
+}
+static int iuni(rng *r, int a, int b) {
+    return a + (int)(urand(r) * (b - a + 1));
+}
 
 #define S 1000000000LL
 
@@ -59,7 +63,13 @@ static int iuni(rng *r, int a, int b) { return a + (int)(urand(r) * (b - a + 1))
 static void base_training(gp_scenario_job *t, rng *r, int n) {
     gp_scenario_job_set_gpu_range(t, 0, n);
     t->efficiency = uni(r, 0.35, 0.7);
-    t->step_noise = uni(r, 0.02, 0.1);
+    t->step_noise = uni(r, 0.02, 0.2);
+    if (urand(r) < 0.2) { /* a failure and restart: a nuisance, not a labelled problem */
+        t->n_restarts = 1;
+        t->restart_at_ns[0] = (int64_t)(uni(r, 200, 400) * S);
+        t->recovery_ns = (int64_t)(uni(r, 10, 40) * S);
+        t->restore_ns = (int64_t)(uni(r, 2, 10) * S);
+    }
     if (n > 1) {
         t->allreduce_bytes = uni(r, 0.5e9, 4e9);
         t->overlap = uni(r, 0.85, 1.0);
@@ -69,12 +79,13 @@ static void base_training(gp_scenario_job *t, rng *r, int n) {
 /* Builds scenario i; returns the label bitmask of target job "t". */
 static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_off) {
     rng r = {seed * 0x9E3779B97F4A7C15ull + (uint64_t)i * 7919 + 1};
-    for (int k = 0; k < 5; k++) urand(&r);
+    for (int k = 0; k < 5; k++)
+        urand(&r);
     gp_scenario_init(sc);
     sc->seed = seed * 1000 + (uint64_t)i;
     sc->n_gpus = 8;
     int short_run = urand(&r) < 0.25;
-    sc->duration_ns = (int64_t)(short_run ? uni(&r, 8, 12) : uni(&r, 15, 30)) * 60 * S;
+    sc->duration_ns = (int64_t)((short_run ? uni(&r, 6, 10) : uni(&r, 15, 30)) * 60 * S);
     int kind = i % 17; /* 12 single problems, 5 mixtures */
     unsigned lab = 0;
     int needs_profiling = 0;
@@ -87,7 +98,7 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
         base_training(t, &r, n);
         lab = 1u << L_COMPUTE;
         break;
-    case 1: /* input bound */
+    case 1:  /* input bound */
     case 12: /* + checkpoint */
     case 13: /* + not ready */
         t = gp_scenario_add_job(sc, "t", GP_SJ_TRAINING);
@@ -105,7 +116,7 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
             lab |= 1u << L_NOT_READY;
         }
         break;
-    case 2: /* checkpoint bound */
+    case 2:  /* checkpoint bound */
     case 14: /* + communication */
         t = gp_scenario_add_job(sc, "t", GP_SJ_TRAINING);
         base_training(t, &r, kind == 14 ? iuni(&r, 4, 8) : n);
@@ -207,6 +218,8 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
     }
     *profiling_off = !needs_profiling && urand(&r) < 0.3;
     sc->profiling = !*profiling_off;
+    /* some sources report SM activity but not the DRAM or tensor pipes */
+    if (!needs_profiling && !*profiling_off && urand(&r) < 0.2) *profiling_off = 2;
     return lab;
 }
 
@@ -227,13 +240,16 @@ static void sink(void *ctx, const char *line, size_t len) {
     }
     char err[160];
     int rc = gp_proto_parse_line(line, len, 0, 1, &b->ev[b->n], err, sizeof err);
-    if (rc == 1) b->n++;
-    else if (rc < 0) b->bad++;
+    if (rc == 1)
+        b->n++;
+    else if (rc < 0)
+        b->bad++;
 }
 
 /* Runs the scenario, diagnoses job "t", returns the bitmask of predicted classes (by
  * label index) and the top finding's label index (or -1). */
-static int run_one(gp_scenario *sc, unsigned *pred, int *top, char *err, size_t errlen) {
+static int run_one(gp_scenario *sc, int partial, int64_t step, unsigned *pred, int *top, char *err,
+                   size_t errlen) {
     gp_sim *sim;
     if (gp_sim_open(sc, 0, &sim, err, errlen) < 0) return -1;
     size_t nd = gp_sim_n_devices(sim);
@@ -242,7 +258,6 @@ static int run_one(gp_scenario *sc, unsigned *pred, int *top, char *err, size_t 
     gp_proc_sample *prc = NULL;
     size_t np = 0, cp = 0;
     evbuf eb = {0};
-    int64_t step = 2 * S;
     gp_sample row[64];
     gp_proc_sample prow[128];
     for (int64_t now = gp_sim_start_ns(sim) + step; now <= gp_sim_end_ns(sim); now += step) {
@@ -250,6 +265,9 @@ static int run_one(gp_scenario *sc, unsigned *pred, int *top, char *err, size_t 
         gp_sim_sample(sim, now, row, 64, &n);
         gp_sim_processes(sim, prow, 128, &m);
         gp_sim_drain_events(sim, now, sink, &eb);
+        if (partial == 2)
+            for (size_t k = 0; k < n; k++)
+                row[k].valid &= ~(GP_F_DRAM_ACTIVE | GP_F_TENSOR_ACTIVE);
         if (ns + n > cs) {
             cs = (cs + n) * 2;
             smp = realloc(smp, cs * sizeof *smp);
@@ -280,7 +298,8 @@ static int run_one(gp_scenario *sc, unsigned *pred, int *top, char *err, size_t 
         jev[nje++] = eb.ev[i];
         if (eb.ev[i].kind == GP_EV_ALLOC) {
             size_t k = 0;
-            while (k < nal && strcmp(al[k].uuid, eb.ev[i].uuid)) k++;
+            while (k < nal && strcmp(al[k].uuid, eb.ev[i].uuid))
+                k++;
             if (k == nal && nal < 64) {
                 memset(&al[nal], 0, sizeof al[nal]);
                 snprintf(al[nal].job_id, sizeof al[nal].job_id, "t");
@@ -339,7 +358,8 @@ static int run_one(gp_scenario *sc, unsigned *pred, int *top, char *err, size_t 
             }
     for (size_t i = 0; i < nf; i++) {
         int known = 0;
-        for (int l = 0; l < L__N; l++) known |= fd[i].cls == lab_class[l];
+        for (int l = 0; l < L__N; l++)
+            known |= fd[i].cls == lab_class[l];
         if (!known) *pred |= 1u << 31; /* a class outside the suite's labels */
     }
     if (getenv("ACC_DEBUG")) {
@@ -367,10 +387,14 @@ int main(int argc, char **argv) {
     uint64_t seed = 1;
     double min = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc) runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-s") && i + 1 < argc) seed = strtoull(argv[++i], 0, 10);
-        else if (!strcmp(argv[i], "-v")) verbose = 1;
-        else if (!strcmp(argv[i], "--min") && i + 1 < argc) min = atof(argv[++i]);
+        if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc)
+            seed = strtoull(argv[++i], 0, 10);
+        else if (!strcmp(argv[i], "-v"))
+            verbose = 1;
+        else if (!strcmp(argv[i], "--min") && i + 1 < argc)
+            min = atof(argv[++i]);
         else {
             fprintf(stderr, "usage: accuracy [-n RUNS] [-s SEED] [-v] [--min P]\n");
             return 2;
@@ -379,13 +403,14 @@ int main(int argc, char **argv) {
     int tp[L__N] = {0}, fp[L__N] = {0}, fn[L__N] = {0};
     int conf[L__N][L__N + 1];
     memset(conf, 0, sizeof conf);
-    int extra = 0, mixtures = 0, mixtures_ok = 0, noprof = 0, exact = 0;
+    int extra = 0, mixtures = 0, mixtures_ok = 0, noprof = 0, partial_prof = 0, exact = 0;
     clock_t c0 = clock();
     for (int i = 0; i < runs; i++) {
         gp_scenario sc;
         int off = 0;
         unsigned lab = generate(i, seed, &sc, &off);
-        noprof += off;
+        noprof += off == 1;
+        partial_prof += off == 2;
         char err[256];
         if (gp_scenario_validate(&sc, err, sizeof err) < 0) {
             fprintf(stderr, "run %d: scenario invalid: %s\n", i, err);
@@ -396,11 +421,15 @@ int main(int argc, char **argv) {
         int top = -1;
         if (verbose || getenv("ACC_DEBUG"))
             fprintf(stderr, "run %d (%d min, profiling %s): labels", i,
-                    (int)(sc.duration_ns / S / 60), off ? "off" : "on");
+                    (int)(sc.duration_ns / S / 60),
+                    off == 1 ? "off"
+                    : off    ? "partial"
+                             : "on");
         for (int l = 0; l < L__N && (verbose || getenv("ACC_DEBUG")); l++)
             if (lab & (1u << l)) fprintf(stderr, " %s", gp_finding_class_name(lab_class[l]));
         if (verbose || getenv("ACC_DEBUG")) fprintf(stderr, "\n");
-        if (run_one(&sc, &pred, &top, err, sizeof err) < 0) {
+        int64_t step = (int64_t)(1 + (i * 7 % 5)) * S; /* 1..5 s sampling */
+        if (run_one(&sc, off, step, &pred, &top, err, sizeof err) < 0) {
             fprintf(stderr, "run %d: %s\n", i, err);
             gp_scenario_free(&sc);
             return 1;
@@ -430,16 +459,18 @@ int main(int argc, char **argv) {
         }
     }
     double secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
-    printf("engine accuracy: %d simulated runs (%d mixtures, %d without profiling fields), "
-           "%.1f s CPU\n\n",
-           runs, mixtures, noprof, secs);
+    printf("engine accuracy: %d simulated runs (%d mixtures, %d without profiling fields, %d "
+           "without DRAM/tensor fields), %.1f s CPU\n\n",
+           runs, mixtures, noprof, partial_prof, secs);
     printf("confusion matrix, single-problem runs (rows: true class, columns: top finding)\n");
     printf("%-20s", "");
-    for (int l = 0; l < L__N; l++) printf(" %4.4s", gp_finding_class_name(lab_class[l]));
+    for (int l = 0; l < L__N; l++)
+        printf(" %4.4s", gp_finding_class_name(lab_class[l]));
     printf(" none\n");
     for (int l = 0; l < L__N; l++) {
         printf("%-20s", gp_finding_class_name(lab_class[l]));
-        for (int k = 0; k <= L__N; k++) printf(" %4d", conf[l][k]);
+        for (int k = 0; k <= L__N; k++)
+            printf(" %4d", conf[l][k]);
         printf("\n");
     }
     printf("\n%-20s %9s %9s %5s %5s %5s\n", "class (any finding)", "precision", "recall", "tp",
@@ -453,8 +484,8 @@ int main(int argc, char **argv) {
         sp += p;
         sr += rc;
         nc++;
-        printf("%-20s %9.3f %9.3f %5d %5d %5d\n", gp_finding_class_name(lab_class[l]), p, rc,
-               tp[l], fp[l], fn[l]);
+        printf("%-20s %9.3f %9.3f %5d %5d %5d\n", gp_finding_class_name(lab_class[l]), p, rc, tp[l],
+               fp[l], fn[l]);
     }
     double mp = nc ? sp / nc : 0, mr = nc ? sr / nc : 0;
     printf("\nmacro precision %.3f, macro recall %.3f over %d classes; exact label sets %d/%d; "

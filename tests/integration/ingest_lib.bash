@@ -13,5 +13,6 @@ build_recv() {
     $cc -std=c11 -O1 -g -D_GNU_SOURCE -Isrc -Iinclude $san tests/integration/ingest_recv.c \
       "$BUILD/libgoodput.a" -o "$RECV" || return 1
   fi
-  export INGEST_RECV="$PWD/$RECV"
+  case $RECV in /*) ;; *) RECV=$PWD/$RECV ;; esac
+  export INGEST_RECV="$RECV"
 }

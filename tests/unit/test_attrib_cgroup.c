@@ -157,6 +157,21 @@ static void systemd_units(void **st) {
 
 static void bad_lines(void **st) {
     (void)st;
+    /* Random bytes (with the separators the parser looks for) never crash it. */
+    unsigned seed = 11;
+    for (int trial = 0; trial < 2000; trial++) {
+        char buf[300];
+        size_t n = (size_t)(rand_r(&seed) % sizeof buf);
+        static const char alpha[] = "0:/\n_-.kubepodslurmjob_step_uid_docker-scope";
+        for (size_t i = 0; i < n; i++)
+            buf[i] =
+                rand_r(&seed) % 4 ? alpha[rand_r(&seed) % (sizeof alpha - 1)] : (char)rand_r(&seed);
+        gp_owner g;
+        memset(&g, 0, sizeof g);
+        gp_attrib_parse_cgroup(buf, n, &g, NULL);
+        gp_attrib_parse_environ(buf, n, &g);
+        assert_true(strlen(g.job_id) < sizeof g.job_id);
+    }
     int bad = 0;
     gp_owner o = parse("garbage\nx:y\n:memory:/slurm/uid_1/job_2\n5:cpu:relative/path\n"
                        "3:memory:/slurm/uid_1/job_9/step_1\n",
@@ -289,11 +304,11 @@ static void vanish_mid_read(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(slurm_v1),       cmocka_unit_test(slurm_v2),
-        cmocka_unit_test(k8s_systemd),    cmocka_unit_test(k8s_cgroupfs),
+        cmocka_unit_test(slurm_v1),          cmocka_unit_test(slurm_v2),
+        cmocka_unit_test(k8s_systemd),       cmocka_unit_test(k8s_cgroupfs),
         cmocka_unit_test(docker_and_podman), cmocka_unit_test(systemd_units),
-        cmocka_unit_test(bad_lines),      cmocka_unit_test(environ_keys),
-        cmocka_unit_test(live_process),   cmocka_unit_test(live_self_fallback),
+        cmocka_unit_test(bad_lines),         cmocka_unit_test(environ_keys),
+        cmocka_unit_test(live_process),      cmocka_unit_test(live_self_fallback),
         cmocka_unit_test(vanish_mid_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,7 +45,8 @@ static void by_sm_share(void **st) {
 static void by_memory_then_equal(void **st) {
     (void)st;
     /* No SM shares: 3 GiB vs 1 GiB -> 0.75 / 0.25; an unknown owner is "unknown". */
-    gp_proc_sample r[2] = {row(1, 1, "A", 0, 3ull << 30, GP_P_MEM), row(1, 2, "", 0, 1ull << 30, GP_P_MEM)};
+    gp_proc_sample r[2] = {row(1, 1, "A", 0, 3ull << 30, GP_P_MEM),
+                           row(1, 2, "", 0, 1ull << 30, GP_P_MEM)};
     gp_owner_share o[4];
     gp_split_basis b;
     size_t n = gp_attrib_split(r, 2, o, 4, &b);
@@ -53,7 +54,8 @@ static void by_memory_then_equal(void **st) {
     assert_near(get(o, n, "A")->fraction, 0.75, 1e-12);
     assert_near(get(o, n, "unknown")->fraction, 0.25, 1e-12);
     /* Nothing known: equal split between owners (not processes): A, A, B -> 1/2 each. */
-    gp_proc_sample e[3] = {row(1, 1, "A", 0, 0, 0), row(1, 2, "A", 0, 0, 0), row(1, 3, "B", 0, 0, 0)};
+    gp_proc_sample e[3] = {row(1, 1, "A", 0, 0, 0), row(1, 2, "A", 0, 0, 0),
+                           row(1, 3, "B", 0, 0, 0)};
     n = gp_attrib_split(e, 3, o, 4, &b);
     assert_int_equal(b, GP_SPLIT_EQUAL);
     assert_near(get(o, n, "A")->fraction, 0.5, 1e-12);
@@ -78,7 +80,8 @@ static void fractions_sum_to_one(void **st) {
         gp_owner_share o[8];
         size_t k = gp_attrib_split(r, (size_t)n, o, 8, NULL);
         double sum = 0;
-        for (size_t i = 0; i < k; i++) sum += o[i].fraction;
+        for (size_t i = 0; i < k; i++)
+            sum += o[i].fraction;
         assert_near(sum, 1.0, 1e-9);
     }
 }
@@ -89,10 +92,9 @@ static void series_gpu_seconds(void **st) {
      * A 7.5, B 2.5); t=25 s: B alone (5 s). A = 10 + 7.5 = 17.5, B = 2.5 + 5 = 7.5, and
      * A + B = 25 s, the time covered. */
     const int64_t S = 1000000000LL;
-    gp_proc_sample r[4] = {row(10 * S, 1, "A", 0.9, 0, GP_P_SM_SHARE),
-                           row(20 * S, 1, "A", 0.6, 0, GP_P_SM_SHARE),
-                           row(20 * S, 2, "B", 0.2, 0, GP_P_SM_SHARE),
-                           row(25 * S, 2, "B", 0.5, 0, GP_P_SM_SHARE)};
+    gp_proc_sample r[4] = {
+        row(10 * S, 1, "A", 0.9, 0, GP_P_SM_SHARE), row(20 * S, 1, "A", 0.6, 0, GP_P_SM_SHARE),
+        row(20 * S, 2, "B", 0.2, 0, GP_P_SM_SHARE), row(25 * S, 2, "B", 0.5, 0, GP_P_SM_SHARE)};
     gp_owner_share o[4];
     memset(o, 0, sizeof o);
     size_t n = gp_attrib_split_series(r, 4, 10 * S, o, 4);
@@ -134,8 +136,10 @@ static void not_ready(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(by_sm_share),        cmocka_unit_test(by_memory_then_equal),
-        cmocka_unit_test(fractions_sum_to_one), cmocka_unit_test(series_gpu_seconds),
+        cmocka_unit_test(by_sm_share),
+        cmocka_unit_test(by_memory_then_equal),
+        cmocka_unit_test(fractions_sum_to_one),
+        cmocka_unit_test(series_gpu_seconds),
         cmocka_unit_test(not_ready),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

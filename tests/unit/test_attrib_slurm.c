@@ -262,11 +262,29 @@ static void poller(void **st) {
     assert_int_equal(na, 1);
     assert_string_equal(al[0].uuid, "GPU-test-2"); /* IDX:2 -> the third device */
     assert_int_equal(al[0].from_ns, j.allocated_ns);
-    if (al[0].to_ns >= 0) fail_msg("to_ns=%lld from=%lld", (long long)al[0].to_ns, (long long)al[0].from_ns);
+    if (al[0].to_ns >= 0)
+        fail_msg("to_ns=%lld from=%lld", (long long)al[0].to_ns, (long long)al[0].from_ns);
     free(al);
     assert_int_equal(gp_slurm_live_jobs(s), 1);
+    /* Job 2 sends no events: readiness comes from sustained kernel activity on its GPU.
+     * Samples every 10 s from start+10 s at 90% busy -> ready at start+10 s. */
+    const int64_t S = 1000000000LL, t_start = j.allocated_ns;
+    assert_int_equal(j.ready_ns, -1);
+    gp_store_begin(store);
+    for (int i = 1; i <= 6; i++) {
+        gp_sample smp;
+        memset(&smp, 0, sizeof smp);
+        snprintf(smp.uuid, sizeof smp.uuid, "GPU-test-2");
+        smp.ts_ns = t_start + i * 10 * S;
+        smp.gpu_util = 0.9;
+        smp.valid = GP_F_GPU_UTIL;
+        assert_int_equal(gp_store_put_sample(store, &smp), 0);
+    }
+    gp_store_commit(store);
     /* A second poll does not duplicate the allocation. */
-    assert_int_equal(gp_slurm_poll(s, store, 3, err, sizeof err), 0);
+    assert_int_equal(gp_slurm_poll(s, store, t_start + 100 * S, err, sizeof err), 0);
+    assert_int_equal(gp_store_get_job(store, "2", &j), 1);
+    assert_int_equal(j.ready_ns, t_start + 10 * S);
     assert_int_equal(gp_store_job_allocs(store, "2", &al, &na), 0);
     assert_int_equal(na, 1);
     free(al);
@@ -367,10 +385,14 @@ static void run_capture_timeout(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(gres_idx),   cmocka_unit_test(squeue_real),
-        cmocka_unit_test(sacct_real), cmocka_unit_test(bad_json),
-        cmocka_unit_test(ready_from_samples), cmocka_unit_test(poller),
-        cmocka_unit_test(jobmap),     cmocka_unit_test(run_capture_timeout),
+        cmocka_unit_test(gres_idx),
+        cmocka_unit_test(squeue_real),
+        cmocka_unit_test(sacct_real),
+        cmocka_unit_test(bad_json),
+        cmocka_unit_test(ready_from_samples),
+        cmocka_unit_test(poller),
+        cmocka_unit_test(jobmap),
+        cmocka_unit_test(run_capture_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,8 @@ static const char *server_py =
     "   b'DCGM_FI_DEV_POWER_USAGE_INSTANT{UUID=\"GPU-y\"} 300\\n'\n"
     "   b'DCGM_FI_DEV_POWER_USAGE{UUID=\"GPU-y\"} 250.5\\n'\n"
     "   b'DCGM_FI_PROF_PCIE_TX_BYTES{UUID=\"GPU-y\"} 1e9\\n'\n"
-    "   b'DCGM_FI_PROF_SM_ACTIVE{UUID=\"GPU-z\",GPU_I_ID=\"3\",GPU_I_PROFILE=\"1g.10gb\"} 0.25\\n',\n"
+    "   b'DCGM_FI_PROF_SM_ACTIVE{UUID=\"GPU-z\",GPU_I_ID=\"3\",GPU_I_PROFILE=\"1g.10gb\"} "
+    "0.25\\n',\n"
     "}\n"
     "class H(http.server.BaseHTTPRequestHandler):\n"
     "  protocol_version = 'HTTP/1.1'\n"
@@ -75,7 +76,7 @@ static int start_server(void **st) {
     if (server_pid == 0) {
         dup2(fd[1], 1);
         close(fd[0]);
-        execlp("python3", "python3", py, data, (char *)NULL);
+        execl("/usr/bin/python3", "python3", py, data, (char *)NULL);
         _exit(127);
     }
     close(fd[1]);
@@ -142,7 +143,8 @@ static void test_real_scrape(void **st) {
     assert_false(gp_has(a->valid, GP_F_MEM_TOTAL));
     /* the PROF_* series in this file carry no labels (dummy values): not this device's */
     assert_int_equal(a->valid & (GP_F_SM_ACTIVE | GP_F_SM_OCCUPANCY | GP_F_TENSOR_ACTIVE |
-                                 GP_F_FP16_ACTIVE | GP_F_PCIE_TX | GP_F_PCIE_RX), 0);
+                                 GP_F_FP16_ACTIVE | GP_F_PCIE_TX | GP_F_PCIE_RX),
+                     0);
     assert_int_equal(a->ts_ns, 1000 * 1000000000LL);
     /* GPU-9ef1b6d0...: FB_TOTAL 15109 MiB, CLOCK_THROTTLE_REASONS 1 (gpu idle) */
     const gp_sample *b = find(x, n, "GPU-9ef1b6d0-3643-5dd7-b823-c0ec20dcf2d5");

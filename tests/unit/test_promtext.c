@@ -120,7 +120,8 @@ static void test_chunked_equals_whole(void **st) {
     char err[256];
     assert_int_equal(gp_prom_parse(b, len, on_sample, on_meta, &a, 0, err, sizeof err), 0);
     gp_prom_parser *p = gp_prom_parser_new(on_sample, on_meta, &c, 0);
-    for (size_t i = 0; i < len; i++) assert_int_equal(gp_prom_feed(p, b + i, 1), 0);
+    for (size_t i = 0; i < len; i++)
+        assert_int_equal(gp_prom_feed(p, b + i, 1), 0);
     assert_int_equal(gp_prom_finish(p), 0);
     assert_int_equal(gp_prom_samples(p), a.n);
     gp_prom_parser_free(p);
@@ -181,7 +182,8 @@ static void test_malformed_lines(void **st) {
     expect_error("m", "line 1: missing value");
     expect_error("m{a=\"b\"}1", "line 1: expected a space before the value");
     expect_error("m 12abc", "line 1: value is not a number");
-    expect_error("# TYPE m bogus\n", "line 1: # TYPE is not counter, gauge, histogram, summary or untyped");
+    expect_error("# TYPE m bogus\n",
+                 "line 1: # TYPE is not counter, gauge, histogram, summary or untyped");
     expect_error("m-x 1", "line 1: bad character in metric name");
 }
 
@@ -194,8 +196,62 @@ static void test_callback_stops(void **st) {
     (void)st;
     int n = 0;
     char err[8];
-    assert_int_equal(gp_prom_parse("a 1\nb 2\nc 3\n", 12, stop_after_two, NULL, &n, 0, err, sizeof err), 7);
+    assert_int_equal(
+        gp_prom_parse("a 1\nb 2\nc 3\n", 12, stop_after_two, NULL, &n, 0, err, sizeof err), 7);
     assert_int_equal(n, 2);
+}
+
+/* The fast number path must agree bit for bit with strtod. */
+static void test_numbers_match_strtod(void **st) {
+    (void)st;
+    static const char *fixed[] = {"0",
+                                  "-0",
+                                  "1",
+                                  "0.1",
+                                  "8.969000",
+                                  "128996013",
+                                  "1e-3",
+                                  "2.5E+10",
+                                  "0.000003",
+                                  "123456789012345",
+                                  "1234567890123456789",
+                                  ".5",
+                                  "5.",
+                                  "9223372036854775794",
+                                  "140737488355328",
+                                  "1e22",
+                                  "1e23",
+                                  "4.9406564584124654e-324",
+                                  "1.7976931348623157e308"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        double a, b = strtod(fixed[i], NULL);
+        assert_int_equal(gp_prom_parse_double(fixed[i], strlen(fixed[i]), &a), 0);
+        if (memcmp(&a, &b, sizeof a)) fail_msg("%s: %.17g vs strtod %.17g", fixed[i], a, b);
+    }
+    srand(7);
+    char buf[64];
+    for (int k = 0; k < 200000; k++) {
+        int ip = rand() % 8, fp = rand() % 10, ex = rand() % 4 == 0;
+        int n = 0;
+        if (rand() % 4 == 0) buf[n++] = '-';
+        for (int i = 0; i < ip; i++)
+            buf[n++] = (char)('0' + rand() % 10);
+        if (fp) {
+            buf[n++] = '.';
+            for (int i = 0; i < fp; i++)
+                buf[n++] = (char)('0' + rand() % 10);
+        }
+        if (!ip && !fp) buf[n++] = '7';
+        if (ex) n += snprintf(buf + n, sizeof buf - (size_t)n, "e%d", rand() % 50 - 25);
+        buf[n] = 0;
+        double a, b = strtod(buf, NULL);
+        assert_int_equal(gp_prom_parse_double(buf, (size_t)n, &a), 0);
+        if (memcmp(&a, &b, sizeof a)) fail_msg("%s: %.17g vs strtod %.17g", buf, a, b);
+    }
+    double x;
+    assert_int_equal(gp_prom_parse_double("1e", 2, &x), -1);
+    assert_int_equal(gp_prom_parse_double("0x10", 4, &x), -1);
+    assert_int_equal(gp_prom_parse_double("1.2.3", 5, &x), -1);
 }
 
 int main(void) {
@@ -206,6 +262,7 @@ int main(void) {
         cmocka_unit_test(test_escapes_specials_timestamps),
         cmocka_unit_test(test_malformed_lines),
         cmocka_unit_test(test_callback_stops),
+        cmocka_unit_test(test_numbers_match_strtod),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -445,6 +445,122 @@ static void test_thousand_gpus_cheap(void **st) {
     gp_sim_close(sim);
 }
 
+/* ---------------------------------------------------------------- trace replay */
+
+static void test_azure_trace_replay(void **st) {
+    (void)st;
+    char path[512];
+    snprintf(path, sizeof path, "%s/requests/AzureLLMInferenceTrace_conv.csv", gp_test_data_dir());
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        print_message("skipped: %s not found\n", path);
+        return;
+    }
+    /* the first rows, read here independently of the simulator's reader */
+    char line[256];
+    int p0 = 0, o0 = 0, rows_2min = 0;
+    double t0 = -1;
+    while (fgets(line, sizeof line, f)) {
+        int h, m, ctx, gen;
+        double sec;
+        if (sscanf(line, "%*d-%*d-%*d %d:%d:%lf,%d,%d", &h, &m, &sec, &ctx, &gen) != 5) continue;
+        double t = h * 3600 + m * 60 + sec;
+        if (t0 < 0) {
+            t0 = t;
+            p0 = ctx;
+            o0 = gen;
+        }
+        if (t - t0 < 120)
+            rows_2min++;
+        else
+            break;
+    }
+    fclose(f);
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[node]\ngpus = 1\nduration = 3m\n[job s]\nkind = inference\ngpus = 0\n"
+             "end = 3m\ntrace = %s\n",
+             path);
+    /* requests arriving in the first 2 minutes all finish within 3 minutes */
+    run r = simulate(text, NS, 0);
+    const char *first = strstr(r.events, "request ");
+    assert_non_null(first);
+    int64_t arrivals_2min = 0, first_arrival = INT64_MAX;
+    for (char *l = r.events; *l;) {
+        char *nl = strchr(l, '\n');
+        *nl = 0;
+        if (!strncmp(l, "request ", 8)) {
+            int64_t a = key_int(l, "arrival");
+            if (a < r.start + 120 * NS) arrivals_2min++;
+            if (a < first_arrival) {
+                first_arrival = a;
+                assert_int_equal(key_int(l, "prompt"), p0);
+                assert_int_equal(key_int(l, "output"), o0);
+            }
+        }
+        *nl = '\n';
+        l = nl + 1;
+    }
+    assert_true(first_arrival == r.start); /* the first row arrives when the job is ready */
+    assert_int_equal(arrivals_2min, rows_2min);
+    run_free(&r);
+}
+
+/* ---------------------------------------------------------------- power cap and XID */
+
+static void test_power_cap_throttles_and_slows(void **st) {
+    (void)st;
+    const char *free_ = "[node]\ngpus = 1\nduration = 3m\n"
+                        "[job a]\nkind = training\ngpus = 0\nefficiency = 0.8\n";
+    const char *capped = "[node]\ngpus = 1\nduration = 3m\npower_limit = 350W\n"
+                         "[job a]\nkind = training\ngpus = 0\nefficiency = 0.8\n";
+    run r1 = simulate(free_, NS, 0), r2 = simulate(capped, NS, 0);
+    const gp_gpu_spec *sp = gp_spec_lookup("H100-SXM");
+    int throttled = 0, busy = 0;
+    double p1 = 0;
+    for (size_t k = 0; k < r2.n_samples; k++) {
+        const gp_sample *x = S(&r2, k, 0), *y = S(&r1, k, 0);
+        assert_true(x->power_w <= 350 + 1e-9);
+        assert_true(y->power_w <= sp->tdp_w + 1e-9);
+        assert_true(y->throttle_reasons == 0 || y->power_w >= sp->tdp_w - 1e-9);
+        if (x->gpu_util > 0.9) {
+            busy++;
+            p1 += y->power_w;
+            if (x->throttle_reasons & 0x4) throttled++;
+            assert_true(x->sm_clock_mhz < sp->max_sm_clock_mhz);
+        }
+    }
+    p1 /= busy;
+    assert_true(busy > 100);
+    assert_true(throttled > busy * 9 / 10);
+    /* uncapped it draws p1; capped, the dynamic power it may use shrinks by
+     * (350 - idle) / (p1 - idle), and so does its speed */
+    double expect = (350 - sp->idle_w) / (p1 - sp->idle_w);
+    double got = (double)r2.truth[0].steps_done / (double)r1.truth[0].steps_done;
+    print_message("power cap: uncapped %.0f W, speed ratio %.3f (expected ~%.3f)\n", p1, got,
+                  expect);
+    assert_near(got, expect, 0.05);
+    run_free(&r1);
+    run_free(&r2);
+}
+
+static void test_failure_reports_xid(void **st) {
+    (void)st;
+    const char *text = "[node]\ngpus = 3\nduration = 3m\n"
+                       "[job a]\nkind = training\ngpus = 0-1\nrestart_at = 61500ms\n"
+                       "xid_on_restart = 79 ; recovery = 10s\n"
+                       "[job b]\nkind = training\ngpus = 2\n";
+    run r = simulate(text, NS, 0);
+    for (size_t k = 0; k < r.n_samples; k++)
+        for (int g = 0; g < 3; g++) {
+            const gp_sample *x = S(&r, k, g);
+            assert_true(gp_has(x->valid, GP_F_XID));
+            int64_t want = (g < 2 && x->ts_ns == r.start + 62 * NS) ? 79 : 0;
+            assert_int_equal(x->xid, want);
+        }
+    run_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_energy_is_integral_of_power),
@@ -457,6 +573,9 @@ int main(void) {
         cmocka_unit_test(test_truth_partitions_allocation),
         cmocka_unit_test(test_sharing_slows_both),
         cmocka_unit_test(test_thousand_gpus_cheap),
+        cmocka_unit_test(test_azure_trace_replay),
+        cmocka_unit_test(test_power_cap_throttles_and_slows),
+        cmocka_unit_test(test_failure_reports_xid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

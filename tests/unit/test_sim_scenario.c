@@ -2,6 +2,8 @@
  * key, the in-code builder, and the shipped example scenarios. */
 #include "testutil.h"
 
+#include <time.h>
+
 #include "sources/scenario.h"
 #include "sources/sim.h"
 
@@ -156,12 +158,103 @@ static void test_example_scenarios_load(void **st) {
     }
 }
 
+static void collect(void *ctx, const char *line, size_t len) {
+    FILE *f = ctx;
+    fwrite(line, 1, len, f);
+    fputc('\n', f);
+}
+
+/* Runs 10 simulated minutes; returns the event text (caller frees) and fills util. */
+static char *run_events(const gp_scenario *sc, double *util, size_t n_util) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    gp_sim *sim;
+    char err[512];
+    if (gp_sim_open(sc, 0, &sim, err, sizeof err) < 0) fail_msg("%s", err);
+    gp_sample smp[16];
+    size_t n, k = 0;
+    for (int64_t t = gp_sim_start_ns(sim); t < gp_sim_start_ns(sim) + 600 * 1000000000LL;) {
+        t += 1000000000LL;
+        gp_sim_sample(sim, t, smp, 16, &n);
+        for (size_t g = 0; g < n && k < n_util; g++)
+            util[k++] = smp[g].gpu_util;
+        gp_sim_drain_events(sim, t, collect, f);
+    }
+    gp_sim_close(sim);
+    fclose(f);
+    return buf;
+}
+
+static void test_write_round_trip(void **st) {
+    (void)st;
+    gp_scenario a, b;
+    char err[512];
+    if (gp_scenario_load("examples/scenarios/restarts.conf", &a, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    a.jobs[0].mem_frac = 0.55;
+    a.jobs[1].checkpoint_bytes = 3e9;
+    char *dir = gp_test_tmpdir(), path[600];
+    snprintf(path, sizeof path, "%s/rt.conf", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(gp_scenario_write(&a, f), 0);
+    fclose(f);
+    if (gp_scenario_load(path, &b, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_int_equal(a.n_jobs, b.n_jobs);
+    assert_int_equal(a.seed, b.seed);
+    for (int i = 0; i < a.n_jobs; i++) {
+        assert_string_equal(a.jobs[i].id, b.jobs[i].id);
+        assert_int_equal(a.jobs[i].kind, b.jobs[i].kind);
+        assert_int_equal(a.jobs[i].n_gpus, b.jobs[i].n_gpus);
+        assert_true(a.jobs[i].ready_after_ns == b.jobs[i].ready_after_ns);
+        assert_int_equal(a.jobs[i].n_restarts, b.jobs[i].n_restarts);
+        assert_near(a.jobs[i].mem_frac, b.jobs[i].mem_frac, 1e-12);
+    }
+    static double ua[16 * 600], ub[16 * 600];
+    char *ea = run_events(&a, ua, 16 * 600), *eb = run_events(&b, ub, 16 * 600);
+    assert_string_equal(ea, eb); /* the same simulation */
+    assert_memory_equal(ua, ub, sizeof ua);
+    free(ea);
+    free(eb);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+    gp_scenario_free(&a);
+    gp_scenario_free(&b);
+}
+
+static void test_start_now(void **st) {
+    (void)st;
+    gp_scenario sc;
+    char err[256];
+    if (gp_scenario_parse_string("[node]\nstart = now\n[job a]\ngpus = 0\n", "n.conf", &sc, err,
+                                 sizeof err) < 0)
+        fail_msg("%s", err);
+    gp_sim *sim;
+    if (gp_sim_open(&sc, 0, &sim, err, sizeof err) < 0) fail_msg("%s", err);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double now = (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+    assert_near((double)gp_sim_start_ns(sim), now, 60e9);
+    gp_sim_close(sim);
+    /* an explicit origin from the caller wins */
+    if (gp_sim_open(&sc, 5000000000LL, &sim, err, sizeof err) < 0) fail_msg("%s", err);
+    assert_true(gp_sim_start_ns(sim) == 5000000000LL);
+    assert_true(gp_sim_end_ns(sim) == 5000000000LL + sc.duration_ns);
+    gp_sim_close(sim);
+    gp_scenario_free(&sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_values),
         cmocka_unit_test(test_parse_errors_name_line_and_key),
         cmocka_unit_test(test_build_in_code),
         cmocka_unit_test(test_example_scenarios_load),
+        cmocka_unit_test(test_write_round_trip),
+        cmocka_unit_test(test_start_now),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,12 +140,15 @@ static void check_capture_section(const char *cap, const char *which) {
     check(&x, "nvidia_smi_utilization_gpu_ratio", s, GP_F_GPU_UTIL, s->gpu_util, 1, 1e-9);
     check(&x, "nvidia_smi_utilization_memory_ratio", s, GP_F_MEM_UTIL, s->mem_util, 1, 1e-9);
     check(&x, "nvidia_smi_memory_used_bytes", s, GP_F_MEM_USED, (double)s->mem_used_bytes, 1, 0.5);
-    check(&x, "nvidia_smi_memory_total_bytes", s, GP_F_MEM_TOTAL, (double)s->mem_total_bytes, 1, 0.5);
+    check(&x, "nvidia_smi_memory_total_bytes", s, GP_F_MEM_TOTAL, (double)s->mem_total_bytes, 1,
+          0.5);
     check(&x, "nvidia_smi_power_draw_watts", s, GP_F_POWER, s->power_w, 1, 1e-9);
     check(&x, "nvidia_smi_temperature_gpu", s, GP_F_TEMP, s->temp_c, 1, 1e-9);
     check(&x, "nvidia_smi_clocks_current_sm_clock_hz", s, GP_F_SM_CLOCK, s->sm_clock_mhz, 1e6, 0.5);
-    check(&x, "nvidia_smi_clocks_current_memory_clock_hz", s, GP_F_MEM_CLOCK, s->mem_clock_mhz, 1e6, 0.5);
-    check(&x, "nvidia_smi_clocks_event_reasons_active", s, GP_F_THROTTLE, (double)s->throttle_reasons, 1, 0);
+    check(&x, "nvidia_smi_clocks_current_memory_clock_hz", s, GP_F_MEM_CLOCK, s->mem_clock_mhz, 1e6,
+          0.5);
+    check(&x, "nvidia_smi_clocks_event_reasons_active", s, GP_F_THROTTLE,
+          (double)s->throttle_reasons, 1, 0);
     double mig;
     if (find(&x, "nvidia_smi_mig_mode_current", &mig))
         assert_int_equal(d->mig_mode, (int)mig);
@@ -188,7 +191,8 @@ static void test_exporter_captures_query_gpu(void **st) {
 static int count_data_rows(const char *body) {
     int n = 0;
     for (const char *l = body; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-        while (*l == ' ') l++;
+        while (*l == ' ')
+            l++;
         if (*l >= '0' && *l <= '9') n++;
     }
     return n;
@@ -372,7 +376,8 @@ static void test_bad_input(void **st) {
                "smi: t.csv:2: field memory.used: '12 MiB x' is not an amount of memory");
     expect_err("# gpu pwr gtemp sm\n# Idx W C %\n 0 50 40\n",
                "smi: t.csv:3: expected 4 columns as in the header, got 3");
-    expect_err("# gpu pwr gtemp sm\n 0 50 4x0 3\n", "smi: t.csv:2: field gtemp: '4x0' is not a number");
+    expect_err("# gpu pwr gtemp sm\n 0 50 4x0 3\n",
+               "smi: t.csv:2: field gtemp: '4x0' is not a number");
     expect_err("hello\nworld\n",
                "smi: t.csv: no nvidia-smi CSV header, dmon/pmon table or XML log found");
     gp_smi_log log;
@@ -384,7 +389,8 @@ static void test_bad_input(void **st) {
     x = "<?xml version=\"1.0\"?>\n<nvidia_smi_log><gpu><uuid>GPU-1</uuid><fb_memory_usage>"
         "<used>12 parsecs</used></fb_memory_usage></gpu></nvidia_smi_log>\n";
     assert_true(gp_smi_parse("t.xml", x, strlen(x), &log, err, sizeof err) < 0);
-    assert_string_equal(err, "smi: t.xml:2: field fb_memory_usage/used: '12 parsecs' is not an amount of memory");
+    assert_string_equal(
+        err, "smi: t.xml:2: field fb_memory_usage/used: '12 parsecs' is not an amount of memory");
     assert_true(gp_smi_load("/nonexistent/x.csv", &log, err, sizeof err) < 0);
     assert_string_equal(err, "smi: /nonexistent/x.csv: cannot open: No such file or directory");
 }
@@ -392,9 +398,10 @@ static void test_bad_input(void **st) {
 /* [N/A], [Not Supported] and nounits logs. */
 static void test_unknowns_and_nounits(void **st) {
     (void)st;
-    const char *t = "timestamp, index, uuid, utilization.gpu, memory.used, power.draw, temperature.gpu\n"
-                    "2024/01/02 03:04:05.500, 0, GPU-a, 50, 1024, [N/A], [Not Supported]\n"
-                    "2024/01/02 03:04:06.500, 0, GPU-a, 75, 2048, 100.5, 60\n";
+    const char *t =
+        "timestamp, index, uuid, utilization.gpu, memory.used, power.draw, temperature.gpu\n"
+        "2024/01/02 03:04:05.500, 0, GPU-a, 50, 1024, [N/A], [Not Supported]\n"
+        "2024/01/02 03:04:06.500, 0, GPU-a, 75, 2048, 100.5, 60\n";
     gp_smi_log log;
     char err[512];
     if (gp_smi_parse("n.csv", t, strlen(t), &log, err, sizeof err) < 0) fail_msg("%s", err);
@@ -414,7 +421,8 @@ static void test_unknowns_and_nounits(void **st) {
 static void test_source_replay(void **st) {
     (void)st;
     char path[512], err[512];
-    snprintf(path, sizeof path, "%s/smi/nvidia_gpu_exporter/%s.txt", gp_test_data_dir(), captures[1]);
+    snprintf(path, sizeof path, "%s/smi/nvidia_gpu_exporter/%s.txt", gp_test_data_dir(),
+             captures[1]);
     gp_source_opts o = {.speed = 0, .start_ns = 0, .interval_ns = 1000000000LL};
     void *state = NULL;
     if (gp_source_smi.open(path, &o, &state, err, sizeof err) < 0) fail_msg("%s", err);

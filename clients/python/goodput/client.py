@@ -104,6 +104,7 @@ class Client:
         self.flush_interval = flush_interval
         self.sent_lines = self.sent_datagrams = 0
         self.dropped_lines = self.dropped_datagrams = 0
+        self.deferred_sends = 0
         self.last_error = None
         self._buf = []
         self._len = 0
@@ -131,23 +132,37 @@ class Client:
 
     # ---- transport ----
 
-    def _send_locked(self):
+    def _send_locked(self, final=True):
+        """Sends the batch. When the agent's queue is full (EAGAIN) and this is not a final
+        send, the batch is kept to be retried at the next call, up to MAX_BATCH bytes."""
         if not self._buf:
             return True
         data = "".join(self._buf).encode("utf-8")
         n = len(self._buf)
-        self._buf = []
-        self._len = 0
         self._last_send = time.monotonic()
         try:
             if self._sock is None:
                 raise OSError(errno.EBADF, "no socket")
             self._sock.sendto(data, self._addr)
+        except BlockingIOError as e:
+            self.last_error = e
+            if not final and self._len + MAX_LINE + 1 <= MAX_BATCH:
+                self.deferred_sends += 1
+                return True
+            self._buf = []
+            self._len = 0
+            self.dropped_lines += n
+            self.dropped_datagrams += 1
+            return False
         except (OSError, ValueError) as e:
+            self._buf = []
+            self._len = 0
             self.dropped_lines += n
             self.dropped_datagrams += 1
             self.last_error = e
             return False
+        self._buf = []
+        self._len = 0
         self.sent_lines += n
         self.sent_datagrams += 1
         return True
@@ -166,12 +181,14 @@ class Client:
                 return False
             ok = True
             if self._len and self._len + b + 1 > self.batch_bytes:
-                ok = self._send_locked()
+                ok = self._send_locked(final=False)
+            if self._len + b + 1 > MAX_BATCH:
+                ok = self._send_locked() and ok
             self._buf.append(text + "\n")
             self._len += b + 1
             if (self._len >= self.batch_bytes or not self.flush_interval
                     or time.monotonic() - self._last_send >= self.flush_interval):
-                ok = self._send_locked() and ok
+                ok = self._send_locked(final=not self.flush_interval) and ok
             return ok
 
     def event(self, kind, ts_ns=None, **fields):
@@ -190,6 +207,7 @@ class Client:
     def stats(self):
         return {"sent_lines": self.sent_lines, "sent_datagrams": self.sent_datagrams,
                 "dropped_lines": self.dropped_lines, "dropped_datagrams": self.dropped_datagrams,
+                "deferred_sends": self.deferred_sends,
                 "last_error": str(self.last_error) if self.last_error else None}
 
     def close(self):

@@ -15,7 +15,14 @@
 ST_PIDS=()
 ST_DIR=""
 
-st_log() { echo "slurm-stack: $*" >&2; }
+# ST_REASON: the last thing st_log said (a skip reason), read by the sourcing script.
+# shellcheck disable=SC2034
+ST_REASON=""
+st_log() {
+    # shellcheck disable=SC2034
+    ST_REASON="$*"
+    echo "slurm-stack: $*" >&2
+}
 
 st_free_port() {
     local p
@@ -163,7 +170,6 @@ CONF
     ST_PIDS+=("$!")
     st_wait "ss -Htln 'sport = :$dbdport' | grep -q ." 200 ||
         { st_log "slurmdbd did not listen: $(tail -5 "$d/log/slurmdbd.log" "$d/log/slurmdbd.out")"; return 1; }
-    st_log "slurmdbd up at $(date +%T.%N)"
     sacctmgr -i add cluster gptest >"$d/log/sacctmgr.log" 2>&1 || true
 
     slurmctld -D -i >"$d/log/slurmctld.out" 2>&1 &

@@ -1,0 +1,250 @@
+/* cmd_pipeline.c: `goodput pipeline`: per-stage throughput, service times, utilization,
+ * starvation and backpressure of a multi-stage pipeline from its stage events; the stage
+ * that owns the run; pool sizing; and a what-if simulation with new pool sizes. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/exit_codes.h"
+#include "engine/pipeline.h"
+#include "store/store.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: goodput pipeline --db PATH [--job ID] [--json | --html FILE]\n"
+            "                        [--what-if STAGE=N,...] [options]\n\n"
+            "For each job with stage events (docs/pipelines.md): per stage throughput, service\n"
+            "times, utilization = busy / (workers x time), starved time (workers idle, input\n"
+            "queue empty), blocked time (backpressure), queue length over time; the bottleneck\n"
+            "stage with evidence; end-to-end throughput per hour and per dollar; pool sizes that\n"
+            "balance the stages; and with --what-if, a discrete-event simulation replaying the\n"
+            "measured service times with new pool sizes.\n\n"
+            "  --db PATH              the agent's store\n"
+            "  --job ID               one job (default: every job with stage events)\n"
+            "  --json                 machine-readable output\n"
+            "  --html FILE            an HTML page with a queue-length chart per stage\n"
+            "  --what-if SPEC         new pools, e.g. parse=3,model=2; STAGE.queue=N sets a\n"
+            "                         stage's input queue bound\n"
+            "  --queue N              every input queue bounded at N in the simulation\n"
+            "                         (default: declared bounds, else unbounded)\n"
+            "  --items N              items to simulate (default: as many as the run did)\n"
+            "  --seed N               simulation seed (default 1)\n"
+            "  --cpus N, --gpus N     worker budgets for the sizing (default: workers used now)\n"
+            "  --price-gpu-hour USD   price of a GPU worker-hour (default: price table)\n"
+            "  --price-cpu-hour USD   price of a CPU worker-hour (default %.2f)\n",
+            GP_PIPE_DEFAULT_CPU_PRICE);
+}
+
+typedef struct {
+    const char *spec;
+    int queue, cpus, gpus;
+    size_t items;
+    uint64_t seed;
+    gp_pipe_opts po;
+} run_opts;
+
+/* Analyses one job; prints or appends. 0 ok, 1 no stage events, <0 exit code negated. */
+static int one_job(gp_store *s, const char *job, const run_opts *o, int json, FILE *html,
+                   json_t *arr, FILE *out) {
+    gp_pipeline p;
+    char err[512];
+    int rc = gp_pipeline_load(s, job, &o->po, &p, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "goodput pipeline: job '%s': %s\n", job, err);
+        gp_pipeline_free(&p);
+        return -GP_EXIT_INPUT;
+    }
+    if (rc == 0) return 1;
+    gp_pipe_sizing sz;
+    gp_pipeline_size(&p, o->cpus, o->gpus, &sz);
+    gp_pipe_whatif w;
+    memset(&w, 0, sizeof w);
+    if (o->spec) {
+        gp_pipe_sim_cfg base;
+        if (gp_pipeline_sim_cfg(&p, NULL, o->queue, o->items, o->seed, &base, err, sizeof err) <
+                0 ||
+            gp_pipeline_sim_cfg(&p, o->spec, o->queue, o->items, o->seed, &w.cfg, err,
+                                sizeof err) < 0 ||
+            gp_pipe_simulate(&base, &w.base, err, sizeof err) < 0 ||
+            gp_pipe_simulate(&w.cfg, &w.res, err, sizeof err) < 0) {
+            fprintf(stderr, "goodput pipeline: job '%s': %s\n", job, err);
+            gp_pipeline_free(&p);
+            return -GP_EXIT_USAGE;
+        }
+        w.have = 1;
+        snprintf(w.spec, sizeof w.spec, "%s", o->spec);
+    }
+    if (json) json_array_append_new(arr, gp_pipeline_to_json(&p, &sz, &w));
+    else if (html) gp_pipeline_print_html(&p, &sz, &w, html);
+    else {
+        gp_pipeline_print_text(&p, &sz, &w, out);
+        fputc('\n', out);
+    }
+    gp_pipeline_free(&p);
+    return 0;
+}
+
+static int parse_int_opt(const char *opt, const char *v, long lo, long hi, long *out) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "goodput pipeline: %s '%s': expected an integer in %ld..%ld\n", opt, v, lo,
+                hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_price(const char *opt, const char *v, double *out) {
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x > 0) || x > 1e6) {
+        fprintf(stderr, "goodput pipeline: %s '%s': expected a price > 0 in USD\n", opt, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int gp_cmd_pipeline(int argc, char **argv) {
+    const char *db = NULL, *job = NULL, *html_path = NULL;
+    int json = 0;
+    run_opts o = {.queue = -1, .seed = 1};
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},      {"job", required_argument, 0, 'j'},
+        {"json", no_argument, 0, 'J'},          {"html", required_argument, 0, 'H'},
+        {"what-if", required_argument, 0, 'w'}, {"queue", required_argument, 0, 'q'},
+        {"items", required_argument, 0, 'n'},   {"seed", required_argument, 0, 's'},
+        {"cpus", required_argument, 0, 'c'},    {"gpus", required_argument, 0, 'g'},
+        {"price-gpu-hour", required_argument, 0, 'G'},
+        {"price-cpu-hour", required_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    int c;
+    long v;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'j': job = optarg; break;
+        case 'J': json = 1; break;
+        case 'H': html_path = optarg; break;
+        case 'w': o.spec = optarg; break;
+        case 'q':
+            if (parse_int_opt("--queue", optarg, 0, 1000000000, &v) < 0) return GP_EXIT_USAGE;
+            o.queue = (int)v;
+            break;
+        case 'n':
+            if (parse_int_opt("--items", optarg, 1, 1000000000000L, &v) < 0) return GP_EXIT_USAGE;
+            o.items = (size_t)v;
+            break;
+        case 's':
+            if (parse_int_opt("--seed", optarg, 0, 0x7fffffffL, &v) < 0) return GP_EXIT_USAGE;
+            o.seed = (uint64_t)v;
+            break;
+        case 'c':
+            if (parse_int_opt("--cpus", optarg, 1, 1000000, &v) < 0) return GP_EXIT_USAGE;
+            o.cpus = (int)v;
+            break;
+        case 'g':
+            if (parse_int_opt("--gpus", optarg, 1, 1000000, &v) < 0) return GP_EXIT_USAGE;
+            o.gpus = (int)v;
+            break;
+        case 'G':
+            if (parse_price("--price-gpu-hour", optarg, &o.po.price_gpu_h) < 0) return GP_EXIT_USAGE;
+            break;
+        case 'C':
+            if (parse_price("--price-cpu-hour", optarg, &o.po.price_cpu_h) < 0) return GP_EXIT_USAGE;
+            break;
+        case 'h': usage(stdout); return GP_EXIT_OK;
+        default:
+            fprintf(stderr, "goodput pipeline: unknown or incomplete option '%s' (see --help)\n",
+                    argv[optind - 1]);
+            return GP_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "goodput pipeline: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return GP_EXIT_USAGE;
+    }
+    if (!db) {
+        fprintf(stderr, "goodput pipeline: --db PATH is required (see --help)\n");
+        return GP_EXIT_USAGE;
+    }
+    if (json && html_path) {
+        fprintf(stderr, "goodput pipeline: choose one of --json and --html\n");
+        return GP_EXIT_USAGE;
+    }
+    char err[512];
+    gp_store *s;
+    if (gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "goodput pipeline: %s\n", err);
+        return GP_EXIT_INPUT;
+    }
+    char tmp_path[4200] = "";
+    FILE *html = NULL;
+    if (html_path) {
+        snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld", html_path, (long)getpid());
+        html = fopen(tmp_path, "w");
+        if (!html) {
+            fprintf(stderr, "goodput pipeline: cannot write %s\n", tmp_path);
+            gp_store_close(s);
+            return GP_EXIT_FAIL;
+        }
+        fputs("<!doctype html><html><head><meta charset=\"utf-8\"><title>goodput pipeline</title>"
+              "<style>body{font-family:sans-serif}td,th{padding:2px 8px;text-align:right}"
+              "td:first-child{text-align:left}</style></head><body>\n",
+              html);
+    }
+    json_t *arr = json_array();
+    int found = 0, rc = 0;
+    if (job) {
+        rc = one_job(s, job, &o, json, html, arr, stdout);
+        if (rc == 1) {
+            fprintf(stderr, "goodput pipeline: job '%s' has no stage events in %s\n", job, db);
+            rc = -GP_EXIT_INPUT;
+        }
+        found = rc == 0;
+    } else {
+        gp_job *jobs = NULL;
+        size_t nj = 0;
+        if (gp_store_list_jobs(s, &jobs, &nj) != 0) {
+            fprintf(stderr, "goodput pipeline: %s: %s\n", db, gp_store_errmsg(s));
+            rc = -GP_EXIT_FAIL;
+        }
+        for (size_t i = 0; i < nj && rc >= 0; i++) {
+            int r = one_job(s, jobs[i].id, &o, json, html, arr, stdout);
+            if (r < 0) rc = r;
+            if (r == 0) found++;
+        }
+        free(jobs);
+        if (rc >= 0 && !found) {
+            fprintf(stderr, "goodput pipeline: no job in %s has stage events\n", db);
+            rc = -GP_EXIT_INPUT;
+        }
+    }
+    gp_store_close(s);
+    if (json && rc >= 0) {
+        json_t *root = json_object();
+        json_object_set_new(root, "db", json_string(db));
+        json_object_set(root, "pipelines", arr);
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        fputc('\n', stdout);
+        json_decref(root);
+    }
+    json_decref(arr);
+    if (html) {
+        fputs("</body></html>\n", html);
+        int bad = fclose(html) != 0;
+        if (rc >= 0 && (bad || rename(tmp_path, html_path) != 0)) {
+            fprintf(stderr, "goodput pipeline: cannot write %s\n", html_path);
+            rc = -GP_EXIT_FAIL;
+        }
+        if (rc < 0) unlink(tmp_path);
+    }
+    return rc < 0 ? -rc : GP_EXIT_OK;
+}

@@ -1,0 +1,241 @@
+/* app.js: the goodput dashboard. Three views by URL hash: #/ fleet, #/job/ID, #/device/UUID.
+ * Data from /api/v1/ (docs/api.md); charts with uPlot (vendored). Refreshes every 5 s while
+ * "live" is ticked and the tab is visible. A bearer token given once as ?token=... is kept
+ * in sessionStorage and sent on every API call. */
+(function () {
+  'use strict';
+  var BUCKETS = ['productive', 'not_ready', 'startup', 'data_wait', 'checkpoint', 'wasted_progress',
+    'recovery', 'idle_allocated', 'other'];
+  var COLORS = { productive: '#16a34a', not_ready: '#7c3aed', startup: '#2563eb', data_wait: '#f59e0b',
+    checkpoint: '#0d9488', wasted_progress: '#dc2626', recovery: '#db2777', idle_allocated: '#9ca3af',
+    other: '#a16207' };
+  var SIGNALS = [['gpu_util', '#2563eb'], ['sm_active', '#16a34a'], ['tensor_active', '#7c3aed'],
+    ['dram_active', '#f59e0b'], ['mem_used_ratio', '#6b7280']];
+  var view = document.getElementById('view');
+  var statusEl = document.getElementById('status');
+  var liveEl = document.getElementById('live');
+  var plots = [];
+  var timer = null;
+
+  var m = /[?&]token=([^&#]+)/.exec(location.search);
+  if (m) {
+    sessionStorage.setItem('goodput_token', decodeURIComponent(m[1]));
+    history.replaceState(null, '', location.pathname + location.hash);
+  }
+
+  function api(path) {
+    var h = {};
+    var tok = sessionStorage.getItem('goodput_token');
+    if (tok) h.Authorization = 'Bearer ' + tok;
+    return fetch('api/v1/' + path, { headers: h }).then(function (r) {
+      return r.json().then(function (j) {
+        if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status));
+        return j;
+      });
+    });
+  }
+  function esc(s) {
+    return String(s === null || s === undefined ? '' : s).replace(/[&<>"']/g, function (c) {
+      return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
+    });
+  }
+  function pct(v) { return v === null || v === undefined ? '–' : (100 * v).toFixed(1) + '%'; }
+  function num(v, d) { return v === null || v === undefined ? '–' : Number(v).toFixed(d === undefined ? 2 : d); }
+  function money(v) { return v === null || v === undefined ? '–' : '$' + Number(v).toFixed(2); }
+  function when(s) { return s ? new Date(s * 1000).toLocaleString() : '–'; }
+  function dur(s) {
+    if (s === null || s === undefined) return '–';
+    if (s < 120) return s.toFixed(0) + ' s';
+    if (s < 7200) return (s / 60).toFixed(1) + ' min';
+    return (s / 3600).toFixed(1) + ' h';
+  }
+  function jobLink(id) { return '<a href="#/job/' + encodeURIComponent(id) + '">' + esc(id) + '</a>'; }
+  function devLink(u, label) { return '<a href="#/device/' + encodeURIComponent(u) + '">' + esc(label || u) + '</a>'; }
+
+  function badputBar(byBucket, total) {
+    if (!byBucket || !total) return '<div class="bar"></div>';
+    return '<div class="bar">' + BUCKETS.map(function (b) {
+      var v = byBucket[b] || 0;
+      if (v <= 0) return '';
+      return '<span title="' + b + ' ' + (100 * v / total).toFixed(1) + '%" style="width:' +
+        (100 * v / total) + '%;background:' + COLORS[b] + '"></span>';
+    }).join('') + '</div>';
+  }
+  function legend() {
+    return '<div class="legend">' + BUCKETS.map(function (b) {
+      return '<span><i style="background:' + COLORS[b] + '"></i>' + b + '</span>';
+    }).join('') + '</div>';
+  }
+  function findingHtml(f) {
+    var ev = (f.evidence || []).map(function (e) {
+      return '<tr><td>' + esc(e.metric) + '</td><td class="num">' + num(e.value, 3) + '</td><td>' + esc(e.op) +
+        '</td><td class="num">' + num(e.threshold, 3) + '</td><td class="muted">' + esc(e.source) + '</td></tr>';
+    }).join('');
+    var wasted = f.wasted_gpu_s !== null && f.wasted_gpu_s !== undefined ? num(f.wasted_gpu_s / 3600, 2) + ' GPU-h wasted' : '';
+    return '<div class="finding"><span class="cls">' + esc(f['class']) + '</span> <span class="muted">' +
+      esc(f.scope) + ' ' + (f.scope === 'job' ? jobLink(f.scope_id) : esc(f.scope_id)) + ' · ' + wasted +
+      (f.confidence !== undefined ? ' · confidence ' + num(f.confidence, 2) : '') + '</span><div>' +
+      esc(f.summary) + '</div>' + (ev ? '<table><tr><th>evidence</th><th class="num">value</th><th></th><th class="num">threshold</th><th>source</th></tr>' + ev + '</table>' : '') +
+      '<div class="fix"><b>Fix:</b> ' + esc(f.recommendation) + '</div></div>';
+  }
+
+  function clearPlots() {
+    plots.forEach(function (p) { p.destroy(); });
+    plots = [];
+  }
+  function chart(el, title, xs, series, opts) {
+    var width = Math.max(300, el.clientWidth - 16);
+    var data = [xs];
+    var ser = [{}];
+    var axes = [{}, { scale: 'ratio', values: function (u, v) { return v.map(function (x) { return (x * 100).toFixed(0) + '%'; }); } }];
+    series.forEach(function (s) {
+      data.push(s.values);
+      ser.push({ label: s.label, stroke: s.color, width: 1.5, scale: s.scale || 'ratio', spanGaps: false,
+        value: function (u, v) { return v === null || v === undefined ? '–' : (s.scale === 'ratio' || !s.scale ? (v * 100).toFixed(1) + '%' : v.toFixed(2)); } });
+    });
+    if (opts && opts.right) axes.push({ scale: opts.right, side: 1, grid: { show: false }, label: opts.rightLabel });
+    var scales = { x: { time: true }, ratio: { auto: false, range: [0, 1] } };
+    if (opts && opts.right) scales[opts.right] = { auto: true, range: function (u, mn, mx) { return [0, mx > 0 ? mx * 1.1 : 1]; } };
+    var p = new uPlot({ title: title, width: width, height: 260, series: ser, axes: axes, scales: scales,
+      cursor: { sync: { key: 'gp' } } }, data, el);
+    plots.push(p);
+    return p;
+  }
+
+  function fleetView() {
+    return Promise.all([api('fleet'), api('jobs'), api('devices')]).then(function (r) {
+      var f = r[0], jobs = r[1].jobs, devs = r[2].devices;
+      var h = '<h1>Fleet</h1><div class="cards">' +
+        card('Goodput', pct(f.goodput)) + card('Allocated', num(f.allocated_gpu_h, 1) + ' GPU-h') +
+        card('Wasted', num(f.wasted_gpu_h, 1) + ' GPU-h') + card('Cost / hour', money(f.cost_per_h)) +
+        card('Wasted cost / hour', money(f.wasted_cost_per_h)) +
+        card('Jobs', f.jobs_running + ' running · ' + f.jobs_not_ready + ' not ready') +
+        card('GPUs held', f.gpus_held) + '</div>';
+      h += '<h2>Where allocated GPU time went</h2>' + legend() + badputBar(f.gpu_s_by_bucket, sum(f.gpu_s_by_bucket));
+      h += '<h2>Jobs</h2><table id="jobs"><tr><th>job</th><th>name</th><th>user</th><th>kind</th><th>state</th>' +
+        '<th class="num">GPUs</th><th class="num">GPU-h</th><th class="num">goodput</th><th>badput</th><th class="num">cost</th></tr>' +
+        jobs.map(function (j) {
+          return '<tr><td>' + jobLink(j.id) + '</td><td>' + esc(j.name) + '</td><td>' + esc(j.user) + '</td><td>' +
+            esc(j.kind) + '</td><td>' + esc(j.state) + '</td><td class="num">' + j.gpus + '</td><td class="num">' +
+            num(j.allocated_gpu_h) + '</td><td class="num">' + pct(j.goodput) + '</td><td>' +
+            badputBar(j.gpu_s_by_bucket, j.allocated_gpu_s) + '</td><td class="num">' + money(j.cost_usd) + '</td></tr>';
+        }).join('') + '</table>';
+      h += '<h2>Top findings</h2>' + ((f.top_findings || []).map(findingHtml).join('') || '<p class="muted">No findings yet (run <code>goodput diagnose</code>).</p>');
+      h += '<h2>Devices</h2><table id="devices"><tr><th>GPU</th><th>model</th><th class="num">util</th><th class="num">memory</th>' +
+        '<th class="num">power</th><th>jobs now</th></tr>' + devs.map(function (d) {
+          var l = d.latest || {};
+          return '<tr><td>' + devLink(d.uuid, d.index + ' · ' + d.uuid) + '</td><td>' + esc(d.model || d.name) + '</td><td class="num">' +
+            pct(l.gpu_util) + '</td><td class="num">' + pct(l.mem_used_ratio) + '</td><td class="num">' + num(l.power_w, 0) +
+            ' W</td><td>' + d.jobs_now.map(jobLink).join(', ') + '</td></tr>';
+        }).join('') + '</table>';
+      view.innerHTML = h;
+    });
+  }
+  function card(k, v) { return '<div class="card"><div class="k">' + esc(k) + '</div><div class="v">' + esc(v) + '</div></div>'; }
+  function sum(o) { var s = 0; for (var k in o) s += o[k]; return s; }
+
+  function timeline(j) {
+    var L = j.lifecycle, t0 = L.submitted_s || L.allocated_s, t1 = L.ended_s || (j.span && j.span.to_s);
+    if (!t0 || !t1 || t1 <= t0) return '';
+    function x(t) { return (100 * (t - t0) / (t1 - t0)).toFixed(2) + '%'; }
+    var segs = '';
+    if (L.submitted_s && L.allocated_s) segs += '<span style="left:0;width:' + x(L.allocated_s) + ';background:#e5e7eb" title="queued"></span>';
+    if (L.allocated_s) {
+      var r = L.ready_s || t1;
+      segs += '<span style="left:' + x(L.allocated_s) + ';width:calc(' + x(r) + ' - ' + x(L.allocated_s) + ');background:' + COLORS.not_ready + '" title="allocated, not ready"></span>';
+    }
+    if (L.ready_s) segs += '<span style="left:' + x(L.ready_s) + ';width:calc(100% - ' + x(L.ready_s) + ');background:' + COLORS.productive + '" title="progressing"></span>';
+    var marks = [['submitted', L.submitted_s], ['allocated', L.allocated_s], ['ready', L.ready_s], ['ended', L.ended_s]]
+      .filter(function (p) { return p[1]; }).map(function (p, i) {
+        return '<b style="left:' + x(p[1]) + ';' + (i % 2 ? 'top:44px' : '') + '">▲ ' + p[0] + ' ' + new Date(p[1] * 1000).toLocaleTimeString() + '</b>';
+      }).join('');
+    return '<div class="timeline" id="timeline">' + segs + marks + '</div><div style="height:14px"></div>';
+  }
+
+  function jobView(id) {
+    return Promise.all([api('jobs/' + encodeURIComponent(id) + '?windows=12'), api('jobs/' + encodeURIComponent(id) + '/series?points=400')]).then(function (r) {
+      var j = r[0], s = r[1];
+      var h = '<h1>Job ' + esc(j.id) + ' <span class="muted">' + esc(j.name) + ' · ' + esc(j.user) + ' · ' + esc(j.kind) + ' · ' + esc(j.state) + '</span></h1>';
+      h += '<div class="cards">' + card('Goodput', pct(j.goodput)) + card('GPUs', j.gpus) + card('Allocated', num(j.allocated_gpu_h) + ' GPU-h') +
+        card('Queue wait', dur(j.queue_wait_s)) + card('Time to ready', dur(j.time_to_ready_s)) +
+        card('Mean GPU util', pct(j.mean_gpu_util)) + card('Energy', num(j.energy_kwh) + ' kWh') + card('Cost', money(j.cost_usd)) + '</div>';
+      h += '<h2>Lifecycle: allocated → ready → progress</h2>' + timeline(j);
+      h += '<h2>GPU signals and progress (' + esc(s.progress.unit) + '/s), one time axis</h2><div class="chart" id="c-signals"></div>';
+      h += '<div class="grid2"><div><h2>Badput breakdown</h2>' + legend() + badputBar(j.gpu_s_by_bucket, j.allocated_gpu_s) +
+        '<table id="buckets"><tr><th>bucket</th><th class="num">GPU-h</th><th class="num">share</th></tr>' +
+        BUCKETS.map(function (b) {
+          var v = (j.gpu_s_by_bucket || {})[b] || 0;
+          return '<tr><td><i style="display:inline-block;width:10px;height:10px;background:' + COLORS[b] + '"></i> ' + b +
+            '</td><td class="num">' + num(v / 3600) + '</td><td class="num">' + pct(j.allocated_gpu_s ? v / j.allocated_gpu_s : null) + '</td></tr>';
+        }).join('') + '</table></div><div><h2>Goodput over time</h2><div class="chart" id="c-windows"></div></div></div>';
+      h += '<h2>Findings</h2>' + ((j.findings || []).map(findingHtml).join('') || '<p class="muted">No findings for this job.</p>');
+      h += '<h2>GPUs</h2><ul>' + j.allocations.map(function (a) {
+        return '<li>' + devLink(a.uuid) + ' <span class="muted">' + when(a.from_s) + ' → ' + (a.to_s ? when(a.to_s) : 'now') + '</span></li>';
+      }).join('') + '</ul>';
+      view.innerHTML = h;
+      var series = SIGNALS.map(function (p) { return { label: p[0], color: p[1], values: s.signals[p[0]] }; });
+      series.push({ label: s.progress.unit + '/s', color: '#111827', scale: 'rate', values: s.progress.rate_per_s });
+      chart(document.getElementById('c-signals'), '', s.t, series, { right: 'rate', rightLabel: s.progress.unit + '/s' });
+      var w = j.windows || [];
+      if (w.length) {
+        chart(document.getElementById('c-windows'), '', w.map(function (x) { return x.from_s; }),
+          [{ label: 'goodput', color: COLORS.productive, values: w.map(function (x) { return x.goodput; }) },
+           { label: 'gpu_util', color: '#2563eb', values: w.map(function (x) { return x.mean_gpu_util; }) }]);
+      }
+    });
+  }
+
+  function deviceView(uuid) {
+    var u = encodeURIComponent(uuid);
+    return Promise.all([api('devices/' + u), api('devices/' + u + '/series?points=400')]).then(function (r) {
+      var d = r[0], s = r[1], l = d.latest || {};
+      var h = '<h1>GPU ' + esc(d.index) + ' <span class="muted">' + esc(d.uuid) + ' · ' + esc(d.name) + ' · ' + esc(d.host) + '</span></h1>';
+      h += '<div class="cards">' + card('Util now', pct(l.gpu_util)) + card('SM active', pct(l.sm_active)) + card('Memory used', pct(l.mem_used_ratio)) +
+        card('Power', num(l.power_w, 0) + ' W') + card('Temperature', num(l.temp_c, 0) + ' °C') + '</div>';
+      h += '<h2>Signals and power</h2><div class="chart" id="c-device"></div>';
+      h += '<h2>Jobs on this GPU</h2><table id="dev-jobs"><tr><th>job</th><th>from</th><th>to</th></tr>' + d.allocations.map(function (a) {
+        return '<tr><td>' + jobLink(a.job_id) + '</td><td>' + when(a.from_s) + '</td><td>' + (a.to_s ? when(a.to_s) : 'now') + '</td></tr>';
+      }).join('') + '</table>';
+      view.innerHTML = h;
+      var series = SIGNALS.map(function (p) { return { label: p[0], color: p[1], values: s.signals[p[0]] }; });
+      series.push({ label: 'power W', color: '#dc2626', scale: 'watts', values: s.signals.power_w });
+      chart(document.getElementById('c-device'), '', s.t, series, { right: 'watts', rightLabel: 'W' });
+    });
+  }
+
+  var rendering = false;
+  function render() {
+    if (rendering) return;
+    rendering = true;
+    var hash = location.hash || '#/';
+    var p;
+    var sy = window.scrollY;
+    if (hash.indexOf('#/job/') === 0) p = jobView(decodeURIComponent(hash.slice(6)));
+    else if (hash.indexOf('#/device/') === 0) p = deviceView(decodeURIComponent(hash.slice(9)));
+    else p = fleetView();
+    clearPlots();
+    p.then(function () {
+      statusEl.textContent = 'updated ' + new Date().toLocaleTimeString();
+      statusEl.className = 'muted';
+      window.scrollTo(0, sy);
+    }).catch(function (e) {
+      statusEl.textContent = String(e.message || e);
+      statusEl.className = 'err';
+      view.innerHTML = '<p class="err">' + esc(e.message || e) + '</p>';
+    }).then(function () {
+      rendering = false;
+      document.body.setAttribute('data-rendered', location.hash || '#/');
+    });
+  }
+  function schedule() {
+    if (timer) clearInterval(timer);
+    timer = setInterval(function () {
+      if (liveEl.checked && !document.hidden) render();
+    }, 5000);
+  }
+  window.addEventListener('hashchange', function () { window.scrollTo(0, 0); render(); });
+  var rt = null;
+  window.addEventListener('resize', function () { clearTimeout(rt); rt = setTimeout(render, 200); });
+  render();
+  schedule();
+})();
