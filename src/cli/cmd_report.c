@@ -72,13 +72,17 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
         for (size_t i = 0; i < ns; i++) json_array_append_new(arr, gp_report_json_job(&sum[i]));
         json_object_set_new(root, "db", json_string(db));
         json_object_set_new(root, "jobs", arr);
+        json_object_set_new(root, "owners", gp_report_owners_json(sum, ns));
         gp_report_extend_json(s, job, root);
         json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         fputc('\n', out);
         json_decref(root);
     } else {
         if (ns == 0) fprintf(out, "No jobs in %s yet.\n", db);
-        else gp_report_text(out, sum, ns);
+        else {
+            gp_report_text(out, sum, ns);
+            gp_report_owners_text(out, sum, ns);
+        }
         gp_report_extend_text(s, job, out);
     }
     free(sum);

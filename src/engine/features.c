@@ -196,6 +196,11 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     int64_t after = f->ready_ns >= 0 ? f->ready_ns : f->t0_ns;
     if (!f->has_steps && !f->has_requests) /* activity only: from the first activity */
         after = f->first_active_ns >= 0 ? f->first_active_ns : INT64_MAX;
+    /* a server that served its first request promptly was ready once it held the GPU:
+     * the quiet time before the first request is idle, not "not ready" */
+    if (f->has_requests && !f->has_steps && !f->first_request_delayed && f->first_active_ns >= 0 &&
+        f->first_active_ns < after)
+        after = f->first_active_ns;
     int rc = 0;
     for (size_t i = 0; i < m;) {
         size_t j = i;

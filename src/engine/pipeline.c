@@ -527,8 +527,10 @@ void gp_pipeline_size(const gp_pipeline *p, int cpu_budget, int gpu_budget, gp_p
         else
             used_c += p->stage[k].workers;
     }
-    out->cpu_budget = cpu_budget > 0 ? cpu_budget : used_c;
+    /* Default budgets: keep the GPUs in use now, and as many CPU workers as it takes to feed
+     * them (GPUs are the expensive resource); a CPU-only pipeline rebalances its workers. */
     out->gpu_budget = gpu_budget > 0 ? gpu_budget : used_g;
+    out->cpu_budget = cpu_budget > 0 ? cpu_budget : used_g > 0 ? 1000000 : used_c;
     int have_c = 0, have_g = 0;
     for (int k = 0; k < p->n_stages; k++) {
         out->workers[k] = 1;
@@ -556,6 +558,7 @@ void gp_pipeline_size(const gp_pipeline *p, int cpu_budget, int gpu_budget, gp_p
         else
             have_c++;
     }
+    if (cpu_budget <= 0 && used_g > 0) out->cpu_budget = have_c;
     out->scale_first = p->bottleneck;
     out->scale_first_to = 0;
     if (p->bottleneck >= 0) {

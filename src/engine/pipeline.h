@@ -114,7 +114,8 @@ int gp_pipeline_finding(const gp_pipeline *p, gp_finding *f);
 /* Sizing: the pool sizes that maximise end-to-end capacity with at most cpu_budget CPU
  * workers and gpu_budget GPU workers (a budget <= 0 means: the workers used now), each
  * stage at least one worker: greedily add a worker to the stage with the lowest capacity
- * while its resource has room (optimal for max-min capacity). workers_i ~ rate x mean_i x
+ * while its resource has room (optimal for max-min capacity). With GPU stages and no CPU
+ * budget, the CPU budget is what it takes to keep the GPU workers busy ("feed the GPUs"). workers_i ~ rate x mean_i x
  * visit_i. scale_first is the current bottleneck, and scale_first_to the pool it needs to
  * stop being the bottleneck (to reach the second-lowest capacity). */
 typedef struct gp_pipe_sizing {

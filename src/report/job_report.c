@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void fmt_num(char *buf, size_t cap, double v, const char *fmt) {
@@ -118,4 +119,67 @@ json_t *gp_report_json_job(const gp_job_summary *s) {
         json_object_set_new(o, "good_tokens", json_real(g->good_tokens));
     }
     return o;
+}
+
+/* Per-owner rollup: GPU-hours held and productive, by user (or "-" when unknown). Jobs
+ * without a goodput (activity-only) add to held hours only, so the owner's goodput is
+ * over the hours where it is known. */
+typedef struct {
+    char user[GP_NAME_MAX];
+    int jobs;
+    double alloc_h, known_h, productive_h;
+} owner_row;
+
+static size_t owners(const gp_job_summary *js, size_t n, owner_row *rows) {
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *u = js[i].job.user[0] ? js[i].job.user : "-";
+        size_t k = 0;
+        while (k < nr && strcmp(rows[k].user, u) != 0) k++;
+        if (k == nr) {
+            memset(&rows[nr], 0, sizeof rows[nr]);
+            snprintf(rows[nr].user, sizeof rows[nr].user, "%s", u);
+            nr++;
+        }
+        rows[k].jobs++;
+        rows[k].alloc_h += js[i].allocated_gpu_h;
+        if (js[i].gp.goodput >= 0) {
+            rows[k].known_h += js[i].allocated_gpu_h;
+            rows[k].productive_h += js[i].gp.bucket_gpu_s[GP_B_PRODUCTIVE] / 3600.0;
+        }
+    }
+    return nr;
+}
+
+void gp_report_owners_text(FILE *f, const gp_job_summary *js, size_t n) {
+    owner_row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rows) return;
+    size_t nr = owners(js, n, rows);
+    fprintf(f, "\nBy owner:\n  %-16s %5s %10s %13s %8s\n", "USER", "JOBS", "ALLOC_GPU_H",
+            "PRODUCTIVE_GH", "GOODPUT");
+    for (size_t k = 0; k < nr; k++) {
+        char gp[16];
+        fmt_pct(gp, sizeof gp, rows[k].known_h > 0 ? rows[k].productive_h / rows[k].known_h : -1);
+        fprintf(f, "  %-16s %5d %10.2f %13.2f %8s\n", rows[k].user, rows[k].jobs, rows[k].alloc_h,
+                rows[k].productive_h, gp);
+    }
+    free(rows);
+}
+
+json_t *gp_report_owners_json(const gp_job_summary *js, size_t n) {
+    json_t *arr = json_array();
+    owner_row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rows) return arr;
+    size_t nr = owners(js, n, rows);
+    for (size_t k = 0; k < nr; k++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "user", json_string(rows[k].user));
+        json_object_set_new(o, "jobs", json_integer(rows[k].jobs));
+        json_object_set_new(o, "allocated_gpu_h", json_real(rows[k].alloc_h));
+        json_object_set_new(o, "productive_gpu_h", json_real(rows[k].productive_h));
+        json_object_set_new(o, "goodput", num_or_null(rows[k].known_h > 0 ? rows[k].productive_h / rows[k].known_h : -1));
+        json_array_append_new(arr, o);
+    }
+    free(rows);
+    return arr;
 }

@@ -125,6 +125,20 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
             if (sqlite3_step(v) == SQLITE_ROW) version = sqlite3_column_int(v, 0);
             sqlite3_finalize(v);
         }
+        if (version > 0 && version < gp_schema_latest()) {
+            /* An older store: migrations are additive and transactional, so bring it up to
+             * date once (needs write access), then continue read-only. */
+            gp_store *rw;
+            sqlite3_close(s->db);
+            s->db = NULL;
+            if (gp_store_open(path, 0, &rw, err, errlen) != 0) {
+                gp_store_close(s);
+                return -1;
+            }
+            gp_store_close(rw);
+            free(s);
+            return gp_store_open(path, flags, out, err, errlen);
+        }
         if (version != gp_schema_latest()) {
             snprintf(err, errlen,
                      "store '%s': schema version %d, expected %d (open it once with goodput "

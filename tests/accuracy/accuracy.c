@@ -76,6 +76,28 @@ static void base_training(gp_scenario_job *t, rng *r, int n) {
     }
 }
 
+/* Expected step time of a training job on H100-SXM (what the simulator's model gives,
+ * without noise): max(loading, compute + exposed all-reduce). Used to size checkpoints so
+ * that a labelled checkpoint problem really takes the share we intend. */
+static double est_step_s(const gp_scenario_job *t) {
+    double peak = 989.5e12, nvl_bw = 450e9;
+    double compute = t->flops_per_step / (peak * t->efficiency);
+    double comm = 0;
+    if (t->n_gpus > 1 && t->allreduce_bytes > 0)
+        comm = 2.0 * (t->n_gpus - 1) / t->n_gpus * t->allreduce_bytes / nvl_bw;
+    double hidden = comm * t->overlap < compute ? comm * t->overlap : compute;
+    double gpu = compute + comm - hidden;
+    double load = t->batch_samples * t->sample_cpu_s / t->loader_workers;
+    return load > gpu ? load : gpu;
+}
+
+/* Checkpoint every k steps, blocking for a share `share` of the time. */
+static void set_checkpoint(gp_scenario_job *t, rng *r, double share) {
+    t->checkpoint_every = iuni(r, 10, 40);
+    double work = t->checkpoint_every * est_step_s(t);
+    t->checkpoint_ns = (int64_t)(share / (1 - share) * work * S);
+}
+
 /* Builds scenario i; returns the label bitmask of target job "t". */
 static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_off) {
     rng r = {seed * 0x9E3779B97F4A7C15ull + (uint64_t)i * 7919 + 1};
@@ -107,12 +129,12 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
         t->sample_cpu_s = uni(&r, 0.004, 0.012) * t->loader_workers;
         lab = 1u << L_INPUT;
         if (kind == 12) {
-            t->checkpoint_every = iuni(&r, 10, 25);
-            t->checkpoint_ns = (int64_t)(uni(&r, 0.3, 0.6) * t->checkpoint_every * 1.5 * S);
+            set_checkpoint(t, &r, uni(&r, 0.15, 0.35));
             lab |= 1u << L_CHECKPOINT;
         }
         if (kind == 13) {
             t->ready_after_ns = (int64_t)(uni(&r, 0.2, 0.4) * dur_s * S);
+            if (t->ready_after_ns < 120 * S) t->ready_after_ns = 120 * S;
             lab |= 1u << L_NOT_READY;
         }
         break;
@@ -120,14 +142,13 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
     case 14: /* + communication */
         t = gp_scenario_add_job(sc, "t", GP_SJ_TRAINING);
         base_training(t, &r, kind == 14 ? iuni(&r, 4, 8) : n);
-        t->checkpoint_every = iuni(&r, 10, 40);
-        t->checkpoint_ns = (int64_t)(uni(&r, 0.15, 0.5) * t->checkpoint_every * 0.6 * S);
         lab = 1u << L_CHECKPOINT;
         if (kind == 14) {
             t->allreduce_bytes = uni(&r, 80e9, 200e9);
             t->overlap = uni(&r, 0, 0.3);
             lab |= 1u << L_COMM;
         }
+        set_checkpoint(t, &r, uni(&r, 0.15, 0.4));
         break;
     case 3: /* communication bound */
         t = gp_scenario_add_job(sc, "t", GP_SJ_TRAINING);
@@ -153,6 +174,7 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
             t = gp_scenario_add_job(sc, "t", GP_SJ_TRAINING);
             base_training(t, &r, n);
             t->ready_after_ns = (int64_t)(uni(&r, 0.2, 0.5) * dur_s * S);
+            if (t->ready_after_ns < 120 * S) t->ready_after_ns = 120 * S;
         }
         lab = 1u << L_NOT_READY;
         break;
@@ -195,12 +217,12 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
         base_training(t, &r, n);
         lab = 1u << L_INTERFERENCE;
         if (kind == 15) {
-            t->checkpoint_every = iuni(&r, 10, 30);
-            t->checkpoint_ns = (int64_t)(uni(&r, 0.3, 0.5) * t->checkpoint_every * 0.6 * S);
+            set_checkpoint(t, &r, uni(&r, 0.2, 0.4));
             lab |= 1u << L_CHECKPOINT;
         }
         if (kind == 16) {
             t->ready_after_ns = (int64_t)(uni(&r, 0.15, 0.25) * dur_s * S);
+            if (t->ready_after_ns < 120 * S) t->ready_after_ns = 120 * S;
             lab |= 1u << L_NOT_READY;
         }
         sc->contention = uni(&r, 0.5, 1.0);

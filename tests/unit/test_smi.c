@@ -454,6 +454,49 @@ static void test_source_replay(void **st) {
     assert_true(gp_source_smi.open("", &o, &state, err, sizeof err) < 0);
 }
 
+/* The spec table on names as drivers report them (captures, XML files, common boards). */
+static void test_spec_lookup_real_names(void **st) {
+    (void)st;
+    static const struct {
+        const char *name, *model;
+    } cases[] = {
+        {"NVIDIA H100 80GB HBM3", "H100-SXM"},
+        {"NVIDIA H100 PCIe", "H100-PCIE"},
+        {"NVIDIA H100 NVL", "H100-NVL"},
+        {"NVIDIA H200", "H200"},
+        {"NVIDIA L40S", "L40S"},
+        {"NVIDIA L4", "L4"},
+        {"Tesla T4", "T4"},
+        {"NVIDIA A10G", "A10G"},
+        {"Tesla V100-SXM2-32GB", "V100"},
+        {"NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"},
+        {"NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"},
+        {"NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"},
+        {"NVIDIA GeForce RTX 4090", "RTX-4090"},
+        {"NVIDIA B200", "B200"},
+        {"NVIDIA GeForce RTX 4080 SUPER", NULL},
+        {"NVIDIA GH200 480GB", NULL},
+        {"NVIDIA RTX 4000 SFF Ada Generation", NULL},
+        {"", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const gp_gpu_spec *sp = gp_spec_lookup(cases[i].name);
+        if (!cases[i].model) {
+            if (sp) fail_msg("%s matched %s", cases[i].name, sp->model);
+            continue;
+        }
+        if (!sp) fail_msg("%s: unknown", cases[i].name);
+        assert_string_equal(sp->model, cases[i].model);
+    }
+    int n;
+    const gp_gpu_spec *t = gp_spec_table(&n);
+    for (int i = 0; i < n; i++) {
+        assert_true(t[i].source && strlen(t[i].source) > 10);
+        assert_true(t[i].sm_count > 0 && t[i].memory_bytes > 0 && t[i].hbm_bytes_s > 0);
+        assert_true(t[i].tdp_w > t[i].idle_w && t[i].fp16_flops > t[i].fp32_flops);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exporter_captures_query_gpu),
@@ -464,6 +507,7 @@ int main(void) {
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_unknowns_and_nounits),
         cmocka_unit_test(test_source_replay),
+        cmocka_unit_test(test_spec_lookup_real_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
