@@ -98,5 +98,5 @@ format-check:
 clean:
 	rm -rf build build-asan
 
--include $(OBJS:.o=.d)
+-include $(OBJS:.o=.d) $(BUILD)/obj/src/cli/main.d
 -include $(wildcard mk/*.mk)

@@ -9,10 +9,8 @@
 static const struct {
     const char *format, *file;
 } readers[] = {
-    {"openb2023", "pods.csv"},
-    {"genai2026", "duty.csv"},
-    {"philly", "cluster_job_log"},
-    {"philly", "cluster_gpu_util.csv"},
+    {"openb2023", "pods.csv"},     {"genai2026", "duty.csv"},
+    {"philly", "cluster_job_log"}, {"philly", "cluster_gpu_util.csv"},
     {"helios", "cluster_log.csv"},
 };
 

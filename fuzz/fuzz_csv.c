@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (int i = 0; i < nf + 1; i++) {
             double v;
             const char *f = gp_csv_field(c, i);
-            if (strlen(f) != gp_csv_field_len(c, i)) abort();
+            if (strlen(f) > gp_csv_field_len(c, i)) abort(); /* NUL bytes may sit inside */
             (void)gp_csv_num(c, i, &v, err, sizeof err);
             (void)gp_csv_col(c, i);
         }

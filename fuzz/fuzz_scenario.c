@@ -19,7 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             int wrc = gp_scenario_write(&sc, f);
             fclose(f);
             gp_scenario sc2;
-            if (wrc == 0 && gp_scenario_parse_string(out, "rewrite.conf", &sc2, err, sizeof err) == 0)
+            if (wrc == 0 &&
+                gp_scenario_parse_string(out, "rewrite.conf", &sc2, err, sizeof err) == 0)
                 gp_scenario_free(&sc2);
             free(out);
         }

@@ -28,8 +28,8 @@ static inline const char *fz_write_tmp(const char *tag, const char *suffix, cons
                                        size_t size) {
     char path[256];
     const char *tmp = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/gp-fuzz-%ld-%s%s", tmp && *tmp ? tmp : "/tmp",
-             (long)getpid(), tag, suffix);
+    snprintf(path, sizeof path, "%s/gp-fuzz-%ld-%s%s", tmp && *tmp ? tmp : "/tmp", (long)getpid(),
+             tag, suffix);
     int slot = -1;
     for (int i = 0; i < fz_npaths; i++)
         if (!strcmp(fz_paths[i], path)) slot = i;

@@ -65,12 +65,10 @@ def make_input(i):
 
 
 def wait_ms(ms):
-    """Sleep until ms have passed (sleep, then a short spin for the last fraction)."""
-    end = time.perf_counter() + ms / 1000.0
-    if ms > 1.5:
-        time.sleep(ms / 1000.0 - 0.0012)
-    while time.perf_counter() < end:
-        pass
+    """The deliberate wait (I/O, a device call). A plain sleep: spinning would compete for
+    the CPUs the other stages need."""
+    if ms > 0:
+        time.sleep(ms / 1000.0)
 
 
 def do_work(stage, payload, weights, out_dir, item):
@@ -84,6 +82,15 @@ def do_work(stage, payload, weights, out_dir, item):
     with open(path, "wb") as f:
         np.save(f, payload)
     return None
+
+
+def flush_all(c):
+    """Sends what is buffered, waiting (up to 2 s) while the agent's queue is full, so that a
+    short burst at exit loses nothing."""
+    try:
+        c.flush(wait=2.0)
+    except TypeError:  # a client without flush(wait=)
+        c.flush()
 
 
 def worker(idx, wid, args, queues, slots):
@@ -111,6 +118,7 @@ def worker(idx, wid, args, queues, slots):
                 slots[idx + 1].acquire()  # blocks while the next queue is full
                 queues[idx + 1].put((item, time.time_ns(), result))
     finally:
+        flush_all(c)
         c.close()
 
 
@@ -140,7 +148,7 @@ def main():
     for i, s in enumerate(STAGES):
         c.event("stage", stage=s, pool=pools[s], resource=RESOURCE[s],
                 upstream=STAGES[i - 1] if i else None, queue=args.queue)
-    c.flush()
+    flush_all(c)
 
     inputs = [make_input(i) for i in range(args.items)]
     ctx = mp.get_context("fork")
@@ -163,6 +171,7 @@ def main():
         if any(p.exitcode for p in ps):
             raise SystemExit("a %s worker failed" % STAGES[i])
     wall = time.time() - t0
+    flush_all(c)
     c.close()
     print(json.dumps({"job": args.job, "items": args.items, "pools": pools,
                       "queue": args.queue, "wall_s": wall, "items_per_s": args.items / wall}))

@@ -120,12 +120,13 @@ void gp_agent_close(gp_agent *a) {
     free(a);
 }
 
-void gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wall_ns) {
-    if (a->n_hooks >= GP_AGENT_MAX_HOOKS) return;
+int gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wall_ns) {
+    if (a->n_hooks >= GP_AGENT_MAX_HOOKS) return -1;
     a->hooks[a->n_hooks].fn = hook;
     a->hooks[a->n_hooks].ctx = ctx;
     a->hooks[a->n_hooks].every_ns = min_wall_ns;
     a->n_hooks++;
+    return 0;
 }
 
 gp_store *gp_agent_store(gp_agent *a) { return a->store; }
@@ -212,10 +213,17 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                     double c0 = cpu_s();
                     int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
                     gp_store_begin(a->store);
-                    gp_ingest_poll(a->ingest, a->own_clock ? now_src : gp_wall_ns(), store_event, a);
+                    /* A bounded slice (~8 KiB of lines per socket, a few ms): under a
+                     * flood the loop comes back here often enough to tick on time. */
+                    gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(),
+                                          8 * 1024, store_event, a);
                     a->stats.collect_cpu_s += cpu_s() - c0;
                 }
             }
+            int64_t due = wall0 + (int64_t)((next_tick - t_start) / speed);
+            int64_t late = mono_ns() - due;
+            if (late > a->stats.tick_late_max_ns) a->stats.tick_late_max_ns = late;
+            if ((double)late * 10 * speed > (double)a->o.interval_ns) a->stats.ticks_late++;
         } else {
             gp_store_begin(a->store);
             gp_ingest_poll(a->ingest, next_tick, store_event, a);

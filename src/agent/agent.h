@@ -36,6 +36,10 @@ typedef struct gp_agent_stats {
     uint64_t ticks, samples, proc_samples, events, flushes, store_errors;
     double collect_cpu_s; /* CPU spent in the agent path (collect+store), sim excluded */
     double source_cpu_s;  /* CPU spent inside the source's sample() */
+    /* Schedule (paced runs only, not --speed 0): ticks that began more than 10% of the
+     * interval (in wall time) after they were due, and the worst lateness. */
+    uint64_t ticks_late;
+    int64_t tick_late_max_ns;
 } gp_agent_stats;
 
 int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errlen);
@@ -47,8 +51,9 @@ void gp_agent_close(gp_agent *a);
 /* Adds a hook called after every tick (at most every min_wall_ns of wall time); up to
  * GP_AGENT_MAX_HOOKS hooks, each with its own interval (the demo's table and the HTTP
  * server's pump run side by side). */
-#define GP_AGENT_MAX_HOOKS 4
-void gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wall_ns);
+#define GP_AGENT_MAX_HOOKS 32
+/* Returns -1 when the hook table is full (the hook is not added). */
+int gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wall_ns);
 
 gp_store *gp_agent_store(gp_agent *a);
 gp_ingest *gp_agent_ingest(gp_agent *a);

@@ -10,6 +10,7 @@
 #include "cli/exit_codes.h"
 #include "attribution/slurm.h"
 #include "fleet/ledger.h"
+#include "ingest/scrape_store.h"
 #include "serve/serve.h"
 #include "sources/scenario.h" /* gp_parse_duration_ns */
 
@@ -32,6 +33,35 @@ static void slurm_hook(gp_agent *a, void *vctx) {
         strcmp(err, c->last_err) != 0) {
         fprintf(stderr, "goodput agent: slurm: %s (will retry)\n", err);
         snprintf(c->last_err, sizeof c->last_err, "%s", err);
+    }
+}
+
+/* --scrape: one scraper per inference server; each poll blocks at most its timeout
+ * (default 2 s), so a dead server delays the loop by that much at most per poll. */
+#define MAX_SCRAPERS 16
+typedef struct {
+    gp_scraper *sc;
+    char last_err[512];
+    uint64_t windows;
+} scrape_ctx;
+
+static void scrape_hook(gp_agent *a, void *vctx) {
+    scrape_ctx *c = vctx;
+    gp_scrape_window w;
+    char err[512] = "";
+    int rc = gp_scrape_poll(c->sc, gp_wall_ns(), &w, err, sizeof err);
+    if (rc < 0) {
+        if (strcmp(err, c->last_err) != 0)
+            fprintf(stderr, "goodput agent: scrape %s: %s (will retry)\n", gp_scraper_url(c->sc), err);
+        snprintf(c->last_err, sizeof c->last_err, "%s", err);
+        return;
+    }
+    c->last_err[0] = 0;
+    if (rc == 1) {
+        gp_store *st = gp_agent_store(a);
+        gp_store_begin(st);
+        if (gp_scrape_store_window(st, &w) == 0) c->windows++;
+        gp_store_commit(st);
     }
 }
 
@@ -62,6 +92,10 @@ static void usage(FILE *f) {
                "  --ledger URL       also write the job ledger to PostgreSQL (postgresql://...);\n"
                "                     spooled in the store while it is unreachable (docs/fleet.md)\n"
                "  --host-name NAME   this node's name in the ledger (default: the host name)\n"
+               "  --scrape URL[,job=ID][,timeout=MS]\n"
+               "                     scrape an inference server's /metrics (vLLM, SGLang, TGI;\n"
+               "                     repeatable); rates and latency percentiles per window\n"
+               "  --scrape-every D   scrape interval (default 10s)\n"
                "  --slurm            follow Slurm jobs (squeue/sacct): lifecycle, GPUs, exit state\n"
                "  --slurm-node NAME  only map GPUs of jobs on this node (default: every node)\n"
                "  --slurm-every D    poll interval (default 10s)\n"
@@ -70,6 +104,17 @@ static void usage(FILE *f) {
                "  --stats            print a JSON line of overhead statistics at exit (stdout)\n\n"
                "example: goodput agent --source sim:examples/scenarios/demo.conf --db /tmp/gp.db \\\n"
                "           --speed 0 --no-socket\n");
+}
+
+/* Event lines dropped (dropped = 1) or rejected (0) over every transport. */
+static uint64_t ingest_total(gp_agent *a, int dropped) {
+    uint64_t n = 0;
+    gp_ingest *in = gp_agent_ingest(a);
+    for (int t = 0; in && t < GP_TR__COUNT; t++) {
+        const gp_ingest_stats *g = gp_ingest_get_stats(in, (gp_transport)t);
+        if (g) n += dropped ? g->dropped : g->rejected;
+    }
+    return n;
 }
 
 static int bad_duration(const char *opt, const char *v) {
@@ -81,7 +126,9 @@ int gp_cmd_agent(int argc, char **argv) {
     gp_agent_opts o = {.speed = 1, .socket_path = ""};
     int quiet = 0, stats = 0, slurm = 0;
     gp_slurm_opts slo = {0};
-    int64_t slurm_every_ns = 10000000000LL;
+    int64_t slurm_every_ns = 10000000000LL, scrape_every_ns = 10000000000LL;
+    const char *scrape_specs[MAX_SCRAPERS];
+    int n_scrape = 0;
     gp_ledger_opts lo = {0}; /* --ledger, --host-name: the fleet ledger (docs/fleet.md) */
     gp_serve_opts so = {0};
     static const struct option opts[] = {
@@ -95,6 +142,7 @@ int gp_cmd_agent(int argc, char **argv) {
         {"insecure", no_argument, 0, 'I'},
         {"stats", no_argument, 0, 'T'},
         {"ledger", required_argument, 0, 'l'}, {"host-name", required_argument, 0, 'H'},
+        {"scrape", required_argument, 0, 'P'},   {"scrape-every", required_argument, 0, 'Q'},
         {"slurm", no_argument, 0, 'U'},          {"slurm-node", required_argument, 0, 'n'},
         {"slurm-every", required_argument, 0, 'E'}, {"jobmap-dir", required_argument, 0, 'J'},
         {0, 0, 0, 0}};
@@ -134,6 +182,17 @@ int gp_cmd_agent(int argc, char **argv) {
         case 'I': so.insecure = 1; break;
         case 'T': stats = 1; break;
         case 'U': slurm = 1; break;
+        case 'P':
+            if (n_scrape == MAX_SCRAPERS) {
+                fprintf(stderr, "goodput agent: --scrape: at most %d servers\n", MAX_SCRAPERS);
+                return GP_EXIT_USAGE;
+            }
+            scrape_specs[n_scrape++] = optarg;
+            break;
+        case 'Q':
+            if (gp_parse_duration_ns(optarg, &scrape_every_ns) < 0 || scrape_every_ns <= 0)
+                return bad_duration("--scrape-every", optarg);
+            break;
         case 'n': slo.node = optarg; break;
         case 'J': slo.jobmap_dir = optarg; break;
         case 'E':
@@ -181,6 +240,18 @@ int gp_cmd_agent(int argc, char **argv) {
         gp_serve_attach(srv, a);
         if (!quiet) fprintf(stderr, "goodput agent: dashboard and API on %s (metrics at %smetrics)\n", gp_serve_url(srv), gp_serve_url(srv));
     }
+    scrape_ctx scr[MAX_SCRAPERS];
+    memset(scr, 0, sizeof scr);
+    for (int i = 0; i < n_scrape; i++) {
+        if (gp_scraper_new(scrape_specs[i], &scr[i].sc, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput agent: --scrape '%s': %s\n", scrape_specs[i], err);
+            for (int k = 0; k < i; k++) gp_scraper_free(scr[k].sc);
+            gp_agent_close(a);
+            return GP_EXIT_USAGE;
+        }
+        if (gp_agent_set_hook(a, scrape_hook, &scr[i], scrape_every_ns) != 0)
+            fprintf(stderr, "goodput agent: too many hooks; not scraping %s\n", scrape_specs[i]);
+    }
     slurm_ctx sc = {0};
     if (slurm) {
         if (gp_slurm_open(&slo, &sc.sl, err, sizeof err) != 0) {
@@ -219,12 +290,15 @@ int gp_cmd_agent(int argc, char **argv) {
         getrusage(RUSAGE_SELF, &ru);
         printf("{\"samples\": %llu, \"proc_samples\": %llu, \"events\": %llu, \"ticks\": %llu, "
                "\"agent_cpu_s\": %.6f, \"source_cpu_s\": %.6f, \"agent_cpu_us_per_sample\": %.3f, "
-               "\"max_rss_kib\": %ld}\n",
+               "\"max_rss_kib\": %ld, \"ticks_late\": %llu, \"tick_late_max_ms\": %.3f, "
+               "\"ingest_dropped\": %llu, \"ingest_rejected\": %llu}\n",
                (unsigned long long)st->samples, (unsigned long long)st->proc_samples,
                (unsigned long long)st->events, (unsigned long long)st->ticks, st->collect_cpu_s,
                st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
-               ru.ru_maxrss);
+               ru.ru_maxrss, (unsigned long long)st->ticks_late, (double)st->tick_late_max_ns / 1e6,
+               (unsigned long long)ingest_total(a, 1), (unsigned long long)ingest_total(a, 0));
     }
+    for (int i = 0; i < n_scrape; i++) gp_scraper_free(scr[i].sc);
     if (sc.sl) {
         /* One last poll so jobs that ended during the run get their end and exit state. */
         slurm_hook(a, &sc);

@@ -119,6 +119,7 @@ static int cmd_slurm_poll(int argc, char **argv) {
         {"sacct", 1, 0, 'a'},      {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
     int c;
     optind = 1;
+    opterr = 0; /* one line of our own instead of getopt's line plus the usage */
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
         case 'd':
@@ -155,7 +156,10 @@ static int cmd_slurm_poll(int argc, char **argv) {
             usage(stdout);
             return GP_EXIT_OK;
         default:
-            usage(stderr);
+            fprintf(
+                stderr,
+                "goodput attrib: unknown or incomplete option '%s' (see goodput attrib --help)\n",
+                argv[optind - 1]);
             return GP_EXIT_USAGE;
         }
     }
@@ -275,7 +279,10 @@ static int cmd_jobs(int argc, char **argv) {
         else if (!strcmp(argv[i], "--json"))
             json = 1;
         else {
-            usage(stderr);
+            fprintf(stderr,
+                    "goodput attrib jobs: unknown or incomplete option '%s' (see goodput attrib "
+                    "--help)\n",
+                    argv[i]);
             return GP_EXIT_USAGE;
         }
     }

@@ -31,8 +31,9 @@ int gp_cmd_cluster(int argc, char **argv) {
         else if (!strcmp(argv[i], "--html") && i + 1 < argc)
             html = argv[++i];
         else if (argv[i][0] == '-' || np >= 2) {
-            fprintf(stderr, "goodput: cluster: unexpected argument '%s'\n", argv[i]);
-            usage(stderr);
+            fprintf(stderr,
+                    "goodput: cluster: unexpected argument '%s' (see goodput cluster --help)\n",
+                    argv[i]);
             return GP_EXIT_USAGE;
         } else
             pos[np++] = argv[i];

@@ -55,6 +55,7 @@ int gp_cmd_diagnose(int argc, char **argv) {
     gp_diag_opts o = {0};
     optind = 1;
     int c;
+    opterr = 0; /* one line of our own instead of getopt's line plus the usage */
     while ((c = getopt_long(argc, argv, "hd:j:", opts, NULL)) != -1) {
         char *end = NULL;
         double v = 0;
@@ -106,7 +107,10 @@ int gp_cmd_diagnose(int argc, char **argv) {
             usage(stdout);
             return GP_EXIT_OK;
         default:
-            usage(stderr);
+            fprintf(stderr,
+                    "goodput diagnose: unknown or incomplete option '%s' (see goodput diagnose "
+                    "--help)\n",
+                    argv[optind - 1]);
             return GP_EXIT_USAGE;
         }
     }
@@ -127,7 +131,14 @@ int gp_cmd_diagnose(int argc, char **argv) {
         return GP_EXIT_INPUT;
     }
     gp_store *s;
-    if (gp_store_open(db, o.no_write ? GP_STORE_READONLY : 0, &s, err, sizeof err) != 0) {
+    /* Checked read-only first: storing findings must not turn an empty or foreign file
+     * into a store (a writable open would create the schema in it). */
+    int orc = gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err);
+    if (orc == 0 && !o.no_write) {
+        gp_store_close(s);
+        orc = gp_store_open(db, 0, &s, err, sizeof err);
+    }
+    if (orc != 0) {
         fprintf(stderr, "goodput diagnose: %s\n", err);
         return GP_EXIT_INPUT;
     }
@@ -145,6 +156,22 @@ int gp_cmd_diagnose(int argc, char **argv) {
         json_object_set_new(root, "db", json_string(db));
         if (job) json_object_set_new(root, "job", json_string(job));
         json_object_set_new(root, "findings", gp_findings_json(f, n, (size_t)top));
+        /* the metrics behind the findings, per job */
+        json_t *jm = json_array();
+        gp_job *jobs = NULL;
+        size_t nj = 0;
+        if (job) {
+            json_t *m = gp_job_metrics_json(s, job, &o.slo, o.price_per_gpu_h, err, sizeof err);
+            if (m) json_array_append_new(jm, m);
+        } else if (gp_store_list_jobs(s, &jobs, &nj) == 0) {
+            for (size_t i = 0; i < nj; i++) {
+                json_t *m =
+                    gp_job_metrics_json(s, jobs[i].id, &o.slo, o.price_per_gpu_h, err, sizeof err);
+                if (m) json_array_append_new(jm, m);
+            }
+        }
+        free(jobs);
+        json_object_set_new(root, "jobs", jm);
         json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         fputc('\n', stdout);
         json_decref(root);

@@ -67,6 +67,7 @@ int gp_cmd_emit(int argc, char **argv) {
     int c;
     optind = 1;
     /* "+": stop at KIND so that key=value arguments are never taken for options */
+    opterr = 0; /* one line of our own instead of getopt's line plus the usage */
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case 'S':
@@ -82,7 +83,9 @@ int gp_cmd_emit(int argc, char **argv) {
             usage(stdout);
             return GP_EXIT_OK;
         default:
-            usage(stderr);
+            fprintf(stderr,
+                    "goodput emit: unknown or incomplete option '%s' (see goodput emit --help)\n",
+                    argv[optind - 1]);
             return GP_EXIT_USAGE;
         }
     }

@@ -66,8 +66,8 @@ static int one_job(gp_store *s, const char *job, const run_opts *o, int json, FI
         gp_pipe_sim_cfg base;
         if (gp_pipeline_sim_cfg(&p, NULL, o->queue, o->items, o->seed, &base, err, sizeof err) <
                 0 ||
-            gp_pipeline_sim_cfg(&p, o->spec, o->queue, o->items, o->seed, &w.cfg, err,
-                                sizeof err) < 0 ||
+            gp_pipeline_sim_cfg(&p, o->spec, o->queue, o->items, o->seed, &w.cfg, err, sizeof err) <
+                0 ||
             gp_pipe_simulate(&base, &w.base, err, sizeof err) < 0 ||
             gp_pipe_simulate(&w.cfg, &w.res, err, sizeof err) < 0) {
             fprintf(stderr, "goodput pipeline: job '%s': %s\n", job, err);
@@ -77,8 +77,10 @@ static int one_job(gp_store *s, const char *job, const run_opts *o, int json, FI
         w.have = 1;
         snprintf(w.spec, sizeof w.spec, "%s", o->spec);
     }
-    if (json) json_array_append_new(arr, gp_pipeline_to_json(&p, &sz, &w));
-    else if (html) gp_pipeline_print_html(&p, &sz, &w, html);
+    if (json)
+        json_array_append_new(arr, gp_pipeline_to_json(&p, &sz, &w));
+    else if (html)
+        gp_pipeline_print_html(&p, &sz, &w, html);
     else {
         gp_pipeline_print_text(&p, &sz, &w, out);
         fputc('\n', out);
@@ -114,26 +116,41 @@ int gp_cmd_pipeline(int argc, char **argv) {
     const char *db = NULL, *job = NULL, *html_path = NULL;
     int json = 0;
     run_opts o = {.queue = -1, .seed = 1};
-    static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},      {"job", required_argument, 0, 'j'},
-        {"json", no_argument, 0, 'J'},          {"html", required_argument, 0, 'H'},
-        {"what-if", required_argument, 0, 'w'}, {"queue", required_argument, 0, 'q'},
-        {"items", required_argument, 0, 'n'},   {"seed", required_argument, 0, 's'},
-        {"cpus", required_argument, 0, 'c'},    {"gpus", required_argument, 0, 'g'},
-        {"price-gpu-hour", required_argument, 0, 'G'},
-        {"price-cpu-hour", required_argument, 0, 'C'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
+                                         {"job", required_argument, 0, 'j'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"html", required_argument, 0, 'H'},
+                                         {"what-if", required_argument, 0, 'w'},
+                                         {"queue", required_argument, 0, 'q'},
+                                         {"items", required_argument, 0, 'n'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"cpus", required_argument, 0, 'c'},
+                                         {"gpus", required_argument, 0, 'g'},
+                                         {"price-gpu-hour", required_argument, 0, 'G'},
+                                         {"price-cpu-hour", required_argument, 0, 'C'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int c;
     long v;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case 'd': db = optarg; break;
-        case 'j': job = optarg; break;
-        case 'J': json = 1; break;
-        case 'H': html_path = optarg; break;
-        case 'w': o.spec = optarg; break;
+        case 'd':
+            db = optarg;
+            break;
+        case 'j':
+            job = optarg;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'H':
+            html_path = optarg;
+            break;
+        case 'w':
+            o.spec = optarg;
+            break;
         case 'q':
             if (parse_int_opt("--queue", optarg, 0, 1000000000, &v) < 0) return GP_EXIT_USAGE;
             o.queue = (int)v;
@@ -155,12 +172,16 @@ int gp_cmd_pipeline(int argc, char **argv) {
             o.gpus = (int)v;
             break;
         case 'G':
-            if (parse_price("--price-gpu-hour", optarg, &o.po.price_gpu_h) < 0) return GP_EXIT_USAGE;
+            if (parse_price("--price-gpu-hour", optarg, &o.po.price_gpu_h) < 0)
+                return GP_EXIT_USAGE;
             break;
         case 'C':
-            if (parse_price("--price-cpu-hour", optarg, &o.po.price_cpu_h) < 0) return GP_EXIT_USAGE;
+            if (parse_price("--price-cpu-hour", optarg, &o.po.price_cpu_h) < 0)
+                return GP_EXIT_USAGE;
             break;
-        case 'h': usage(stdout); return GP_EXIT_OK;
+        case 'h':
+            usage(stdout);
+            return GP_EXIT_OK;
         default:
             fprintf(stderr, "goodput pipeline: unknown or incomplete option '%s' (see --help)\n",
                     argv[optind - 1]);

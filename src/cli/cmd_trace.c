@@ -105,8 +105,8 @@ int gp_cmd_trace(int argc, char **argv) {
             usage(stdout);
             return GP_EXIT_OK;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "goodput: trace: unknown option '%s'\n", argv[i]);
-            usage(stderr);
+            fprintf(stderr, "goodput: trace: unknown option '%s' (see goodput trace --help)\n",
+                    argv[i]);
             return GP_EXIT_USAGE;
         } else {
             struct stat st;
@@ -125,6 +125,13 @@ int gp_cmd_trace(int argc, char **argv) {
                     add_path(&paths, &np, p);
                 }
                 if (d) closedir(d);
+                if (np == before) {
+                    fprintf(stderr,
+                            "goodput: %s: no Kineto (.json, .json.gz) or Nsight (.sqlite) traces "
+                            "in this directory\n",
+                            argv[i]);
+                    return GP_EXIT_INPUT;
+                }
                 qsort(paths + before, np - before, sizeof *paths, cmp_str);
             } else
                 add_path(&paths, &np, argv[i]);

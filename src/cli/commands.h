@@ -12,3 +12,4 @@ GP_COMMAND(trace, gp_cmd_trace, "HTA-style analyses of Kineto or Nsight Systems 
 GP_COMMAND(cluster, gp_cmd_cluster, "cluster traces (PAI, openb, GenAI, Philly, Helios): more GPUs, or better use?")
 GP_COMMAND(attrib, gp_cmd_attrib, "who owns a process or GPU; follow Slurm jobs into a store")
 GP_COMMAND(pipeline, gp_cmd_pipeline, "multi-stage CPU+GPU pipelines: the bottleneck stage, pool sizing, what-if")
+GP_COMMAND(compare, gp_cmd_compare, "did B do better than A? outcome metrics with 95% CIs and a verdict")

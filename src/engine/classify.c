@@ -183,9 +183,16 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         explained = 1;
     }
 
-    /* communication_bound */
+    /* communication_bound. Interconnect traffic is judged over the time the job was not
+     * blocked in a reported phase (checkpoint, data wait, init): a job that also
+     * checkpoints moves no gradients while it saves. */
+    double blocked = (f->checkpoint_share > 0 ? f->checkpoint_share : 0) +
+                     (f->data_wait_share > 0 ? f->data_wait_share : 0) +
+                     (f->init_share > 0 ? f->init_share : 0);
+    double ic = f->interconnect_peak_share;
+    if (ic > 0) ic /= (1 - blocked > 0.2 ? 1 - blocked : 0.2);
     int comm = f->comm_share >= gp_th(GP_TH_COMM_SHARE) ||
-               (f->interconnect_peak_share >= gp_th(GP_TH_NVLINK_PEAK_SHARE) && f->n_gpus > 1 &&
+               (ic >= gp_th(GP_TH_NVLINK_PEAK_SHARE) && f->n_gpus > 1 &&
                 (!f->sm_active.n || f->sm_active.mean < gp_th(GP_TH_SM_ACTIVE_HIGH)));
     if (comm) {
         double share =
@@ -195,8 +202,7 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      f->comm_share >= gp_th(GP_TH_COMM_SHARE) ? 0.85 : 0.65))) {
             if (f->comm_share >= gp_th(GP_TH_COMM_SHARE))
                 ev(x, GP_TH_COMM_SHARE, f->comm_share, "events");
-            if (f->interconnect_peak_share >= 0)
-                ev(x, GP_TH_NVLINK_PEAK_SHARE, f->interconnect_peak_share, "nvml");
+            if (f->interconnect_peak_share >= 0) ev(x, GP_TH_NVLINK_PEAK_SHARE, ic, "nvml");
             if (f->sm_active.n) ev_if(x, GP_TH_SM_ACTIVE_LOW, f->sm_active.mean, "dcgm-profiling");
             snprintf(x->summary, sizeof x->summary,
                      "%s waits on collective communication between its %d GPUs.", job_id,

@@ -8,6 +8,7 @@
 
 #include "engine/classify.h"
 #include "engine/cost.h"
+#include "engine/pipeline.h"
 #include "engine/scaling.h"
 #include "engine/thresholds.h"
 #include "store/store.h"
@@ -120,6 +121,8 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
     if (rc == 0) {
         double price = gp_price_per_gpu_h(job_spec(&in), o ? o->price_per_gpu_h : 0);
         *n = gp_classify(job_id, feat, obs, nobs > 0 ? (size_t)nobs : 0, price, out, MAX_PER_JOB);
+        if (*n < MAX_PER_JOB) /* stage events: the stage that owns the run (pipeline.h) */
+            *n += (size_t)gp_pipeline_finding_from_events(in.events, in.n_events, price, &out[*n]);
         if (!o || !o->no_write) {
             if (gp_store_begin(s) < 0 || gp_store_replace_findings(s, job_id, out, *n) < 0 ||
                 gp_store_commit(s) < 0) {
@@ -232,12 +235,23 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
     /* scheduling_gap: a job waited to be allocated while other allocated GPUs sat idle */
     for (size_t i = 0; i < nj; i++) {
         if (feats[i].queue_wait_s < gp_th(GP_TH_QUEUE_WAIT_S)) continue;
+        /* idle device-seconds of the other jobs' allocations inside the wait */
+        int64_t w0 = feats[i].first_alloc_ns - (int64_t)(feats[i].queue_wait_s * 1e9);
+        int64_t w1 = feats[i].first_alloc_ns;
         double idle_gpu_s = 0;
-        for (size_t k = 0; k < nj; k++)
-            if (k != i && feats[k].idle_share > 0 && feats[k].wall_s > 0)
-                idle_gpu_s += feats[k].idle_gpu_s * (feats[i].queue_wait_s < feats[k].wall_s
-                                                         ? feats[i].queue_wait_s / feats[k].wall_s
-                                                         : 1);
+        for (size_t k = 0; k < nj; k++) {
+            if (k == i || feats[k].first_alloc_ns < 0 || feats[k].first_alloc_ns >= w1 ||
+                feats[k].t1_ns <= w0)
+                continue;
+            gp_job_input in;
+            gp_features fk;
+            if (gp_job_input_load(s, jobs[k].id, &in, err, errlen) < 0) continue;
+            in.t0_ns = w0 > feats[k].first_alloc_ns ? w0 : feats[k].first_alloc_ns;
+            in.t1_ns = w1 < feats[k].t1_ns ? w1 : feats[k].t1_ns;
+            if (in.t1_ns > in.t0_ns && gp_features_compute(&in, &fk, err, errlen) == 0)
+                idle_gpu_s += fk.idle_gpu_s;
+            gp_job_input_free(&in);
+        }
         if (idle_gpu_s < 0.5 * feats[i].queue_wait_s * (feats[i].n_gpus ? feats[i].n_gpus : 1) ||
             tot >= cap)
             continue;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "engine/classify.h"
+#include "engine/cost.h"
 #include "store/store.h"
 
 static void fmt_num(char *buf, size_t cap, double v) {
@@ -169,4 +170,105 @@ void gp_findings_demo_summary(const char *db, FILE *out) {
     }
     free(f);
     gp_store_close(s);
+}
+
+static json_t *num(double v) {
+    return v < 0 || !isfinite(v) ? json_null() : json_real(v);
+}
+
+json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
+                            double price_override, char *err, size_t errlen) {
+    gp_job_input in;
+    if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return NULL;
+    if (slo) in.slo = *slo;
+    gp_features f;
+    if (gp_features_compute(&in, &f, err, errlen) < 0) {
+        gp_job_input_free(&in);
+        return NULL;
+    }
+    const gp_gpu_spec *spec = NULL;
+    for (size_t i = 0; i < in.n_allocs && !spec; i++)
+        for (size_t k = 0; k < in.n_devices; k++)
+            if (!strcmp(in.devices[k].uuid, in.allocs[i].uuid)) spec = in.devices[k].spec;
+    gp_job job;
+    int have_job = gp_store_get_job(s, job_id, &job) == 1;
+    double price = gp_price_per_gpu_h(spec, price_override);
+    int tokens = f.has_requests && !f.has_steps;
+    double units = tokens ? f.good_tokens : f.units;
+    gp_unit_economics ue;
+    gp_unit_economics_compute(
+        f.alloc_gpu_s, price, units, tokens || (have_job && !strcmp(job.unit_name, "tokens")),
+        (double)f.n_steps, f.energy_j, tokens ? f.good_tok_per_s : f.units_per_s, f.n_gpus,
+        have_job ? job.flops_per_unit : 0, have_job ? job.bytes_per_unit : 0, spec, &ue);
+    json_t *o = json_object(), *tr = json_object(), *inf = json_object(), *ec = json_object(),
+           *tel = json_object();
+    json_object_set_new(o, "job", json_string(job_id));
+    json_object_set_new(o, "activity_only", json_boolean(f.activity_only));
+    if (f.activity_only)
+        json_object_set_new(o, "note",
+                            json_string("no workload events: activity-only estimate "
+                                        "(low confidence), not goodput"));
+    json_object_set_new(o, "gpus", json_integer(f.n_gpus));
+    json_object_set_new(o, "allocated_gpu_s", json_real(f.alloc_gpu_s));
+    json_object_set_new(o, "not_ready_s", num(f.not_ready_s));
+    json_object_set_new(o, "queue_wait_s", num(f.queue_wait_s));
+    json_object_set_new(o, "idle_share", num(f.idle_share));
+    json_object_set_new(tel, "gpu_util_mean",
+                        f.gpu_util.n ? json_real(f.gpu_util.mean) : json_null());
+    json_object_set_new(tel, "sm_active_mean",
+                        f.sm_active.n ? json_real(f.sm_active.mean) : json_null());
+    json_object_set_new(tel, "tensor_active_mean",
+                        f.tensor_active.n ? json_real(f.tensor_active.mean) : json_null());
+    json_object_set_new(tel, "dram_active_mean",
+                        f.dram_active.n ? json_real(f.dram_active.mean) : json_null());
+    json_object_set_new(tel, "mem_used_frac_mean",
+                        f.mem_frac.n ? json_real(f.mem_frac.mean) : json_null());
+    json_object_set_new(tel, "power_vs_tdp_mean",
+                        f.power_frac.n ? json_real(f.power_frac.mean) : json_null());
+    json_object_set_new(tel, "throttle_share", num(f.throttle_share));
+    json_object_set_new(tel, "interconnect_peak_share", num(f.interconnect_peak_share));
+    json_object_set_new(tel, "energy_j", num(f.energy_j));
+    json_object_set_new(o, "telemetry", tel);
+    if (f.has_steps) {
+        json_object_set_new(tr, "steps", json_integer(f.n_steps));
+        json_object_set_new(tr, "ideal_step_s", num(f.ideal_step_s));
+        json_object_set_new(tr, "mean_step_s", num(f.mean_step_s));
+        json_object_set_new(tr, "step_cv", num(f.step_cv));
+        json_object_set_new(tr, "step_drift", num(f.step_drift));
+        json_object_set_new(tr, "units_per_s", num(f.units_per_s));
+        json_object_set_new(tr, "data_wait_share", num(f.data_wait_share));
+        json_object_set_new(tr, "checkpoint_share", num(f.checkpoint_share));
+        json_object_set_new(tr, "init_share", num(f.init_share));
+        json_object_set_new(tr, "restarts", json_integer(f.n_restarts));
+        json_object_set_new(o, "training", tr);
+    } else
+        json_decref(tr);
+    if (f.has_requests) {
+        json_object_set_new(inf, "requests", json_integer(f.n_req));
+        json_object_set_new(inf, "good_requests", json_integer(f.n_req_good));
+        json_object_set_new(inf, "ttft_p50_s", num(f.ttft_p50_s));
+        json_object_set_new(inf, "ttft_p90_s", num(f.ttft_p90_s));
+        json_object_set_new(inf, "tpot_p50_s", num(f.tpot_p50_s));
+        json_object_set_new(inf, "tpot_p90_s", num(f.tpot_p90_s));
+        json_object_set_new(inf, "e2e_p50_s", num(f.e2e_p50_s));
+        json_object_set_new(inf, "e2e_p90_s", num(f.e2e_p90_s));
+        json_object_set_new(inf, "good_req_per_s", json_real(f.good_req_per_s));
+        json_object_set_new(inf, "good_tok_per_s", json_real(f.good_tok_per_s));
+        json_object_set_new(inf, "useful_gpu_s", num(f.useful_gpu_s));
+        json_object_set_new(inf, "peak_req_per_s_1m", json_real(f.peak_req_per_s));
+        json_object_set_new(inf, "headroom", num(f.headroom));
+        json_object_set_new(o, "inference", inf);
+    } else
+        json_decref(inf);
+    json_object_set_new(ec, "usd_per_gpu_h", json_real(price));
+    json_object_set_new(ec, "usd", json_real(price * f.alloc_gpu_s / 3600));
+    json_object_set_new(ec, "usd_per_unit", num(ue.usd_per_unit));
+    json_object_set_new(ec, "usd_per_1m_tokens", num(ue.usd_per_1m_tokens));
+    json_object_set_new(ec, "usd_per_1k_steps", num(ue.usd_per_1k_steps));
+    json_object_set_new(ec, "j_per_unit", num(ue.j_per_unit));
+    json_object_set_new(ec, "mfu", num(ue.mfu));
+    json_object_set_new(ec, "mbu", num(ue.mbu));
+    json_object_set_new(o, "economics", ec);
+    gp_job_input_free(&in);
+    return o;
 }

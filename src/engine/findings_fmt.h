@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "engine/goodput.h"
 #include "model/finding.h"
 
 struct gp_store;
@@ -15,6 +16,13 @@ struct gp_store;
 void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top);
 /* One JSON object per finding; the caller owns the returned array. */
 json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top);
+
+/* Per-job engine metrics as JSON: features that back the findings (ideal step time,
+ * drift, shares, SLO goodput, headroom) and unit economics (USD and J per unit, MFU/MBU
+ * when FLOPs/bytes per unit were declared). Unknown values are null. Activity-only jobs
+ * say so and carry no goodput. NULL on error (err filled). Caller owns the object. */
+json_t *gp_job_metrics_json(struct gp_store *s, const char *job_id, const gp_slo *slo,
+                            double price_override, char *err, size_t errlen);
 
 /* The report's findings section: diagnoses the job (or every job) without writing to
  * the store (the report opens it read-only) and prints the top findings per job. */

@@ -347,7 +347,7 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     }
 
     /* Sweep. */
-    qsort(E.v, E.n, sizeof *E.v, cmp_edge);
+    if (E.n) qsort(E.v, E.n, sizeof *E.v, cmp_edge); /* E.v is NULL when empty */
     int open[L__COUNT] = {0};
     int held = 0;
     double busy = 0;

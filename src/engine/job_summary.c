@@ -172,7 +172,7 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
         free(xs);
     }
     /* Several GPUs' samples share timestamps: merge them into one mean per instant. */
-    qsort(act, n_act, sizeof *act, cmp_act);
+    if (n_act) qsort(act, n_act, sizeof *act, cmp_act); /* act may be NULL when empty */
     size_t m = 0;
     for (size_t k = 0; k < n_act;) {
         size_t e = k;
@@ -193,7 +193,11 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
                         .n_act = n_act,
                         .t0_ns = t0,
                         .t1_ns = t1};
-    if (o) in.slo = o->slo;
+    /* SLOs: the caller's (report flags) where set, else what the job declared. */
+    in.slo = (gp_slo){j->slo_ttft_s, j->slo_tpot_s, j->slo_e2e_s};
+    if (o && o->slo.ttft_s > 0) in.slo.ttft_s = o->slo.ttft_s;
+    if (o && o->slo.tpot_s > 0) in.slo.tpot_s = o->slo.tpot_s;
+    if (o && o->slo.e2e_s > 0) in.slo.e2e_s = o->slo.e2e_s;
     if (gp_goodput_compute(&in, &out->gp) != 0) {
         snprintf(err, errlen, "out of memory computing goodput for job '%s'", job_id);
         free(allocs), free(events), free(act);

@@ -25,6 +25,8 @@
 #define BN_MARGIN_MIN 1.15
 #define GPU_STARVED_SHARE_MIN 0.25
 #define BUSY_UTIL_HIGH 0.8
+/* Fewer handoff samples than this and a stage's median handoff is not trusted. */
+#define HANDOFF_MIN_SAMPLES 5
 
 typedef struct {
     int64_t item, enq, start, end;
@@ -104,7 +106,8 @@ static int cmp_rec_worker(const void *x, const void *y) {
  * finished and handed downstream), to start the next item that was already waiting. This
  * is the per-item cost outside start..end (dequeue, IPC, reporting) that still occupies a
  * worker; the simulator adds it to each service time. down: the first downstream stage. */
-static double handoff_overhead(const acc *a, const acc *down) {
+static double handoff_overhead(const acc *a, const acc *down, size_t *n_samples) {
+    *n_samples = 0;
     if (a->n < 2 || a->workers_overflow || a->n_workers == 0) return 0;
     rec *r = malloc(a->n * sizeof *r);
     double *g = malloc(a->n * sizeof *g);
@@ -134,6 +137,7 @@ static double handoff_overhead(const acc *a, const acc *down) {
     }
     free(r);
     free(g);
+    *n_samples = ng;
     return med;
 }
 
@@ -198,13 +202,15 @@ static void stage_order(acc *a, int n, int *order) {
 typedef struct {
     int64_t t;
     int dq, db;
+    int order; /* at equal times: 0 arrival, 1 end, 2 start */
 } point;
 
 static int cmp_point(const void *x, const void *y) {
     const point *a = x, *b = y;
     if (a->t != b->t) return (a->t > b->t) - (a->t < b->t);
-    /* At equal times apply arrivals before departures so the queue never goes negative. */
-    return (b->dq + b->db) - (a->dq + a->db);
+    /* At equal times: arrivals first (the queue never goes negative), then ends before
+     * starts (a worker finishing one item and starting the next is one worker, not two). */
+    return a->order - b->order;
 }
 
 static double quantile(const double *s, size_t n, double q) {
@@ -228,9 +234,9 @@ static int sweep_stage(const acc *a, const acc *up, gp_pipe_stage *st, int64_t t
             if (u) enq = u->end;
         }
         if (enq < 0 || enq > r->start) enq = r->start;
-        pt[np++] = (point){enq, +1, 0};
-        pt[np++] = (point){r->start, -1, +1};
-        pt[np++] = (point){r->end, 0, -1};
+        pt[np++] = (point){enq, +1, 0, 0};
+        pt[np++] = (point){r->start, -1, +1, 2};
+        pt[np++] = (point){r->end, 0, -1, 1};
     }
     qsort(pt, np, sizeof *pt, cmp_point);
     int peak = 0, b = 0;
@@ -433,6 +439,7 @@ int gp_pipeline_analyze(const gp_event *ev, size_t n, const gp_pipe_opts *o, gp_
         st->idle_worker_s = fmax(0, st->workers * out->span_s - st->busy_s);
         if (st->starved_worker_s > st->idle_worker_s) st->starved_worker_s = st->idle_worker_s;
     }
+    size_t n_handoff[GP_PIPE_MAX_STAGES] = {0};
     /* Backpressure: a finished item waits for room in the first downstream stage's queue. */
     for (int k = 0; k < na; k++) {
         const acc *s = &a[order[k]];
@@ -441,7 +448,7 @@ int gp_pipeline_analyze(const gp_event *ev, size_t n, const gp_pipe_opts *o, gp_
             for (int u = 0; u < out->stage[d].n_upstream; u++)
                 if (out->stage[d].upstream[u] == k) down = d;
         if (down < 0) {
-            out->stage[k].handoff_s = handoff_overhead(s, NULL);
+            out->stage[k].handoff_s = handoff_overhead(s, NULL, &n_handoff[k]);
             continue;
         }
         const acc *ds = &a[order[down]];
@@ -452,10 +459,26 @@ int gp_pipeline_analyze(const gp_event *ev, size_t n, const gp_pipe_opts *o, gp_
             if (r && r->enq > s->r[j].end) blocked += (double)(r->enq - s->r[j].end) * 1e-9;
         }
         gp_pipe_stage *st = &out->stage[k];
-        st->handoff_s = handoff_overhead(s, ds);
+        st->handoff_s = handoff_overhead(s, ds, &n_handoff[k]);
         st->blocked_s = blocked;
         st->starved_share = st->idle_worker_s > 0 ? st->starved_worker_s / st->idle_worker_s : 0;
         st->blocked_share = st->idle_worker_s > 0 ? fmin(1, blocked / st->idle_worker_s) : 0;
+    }
+    /* A stage that never had work waiting (a starved GPU stage, typically) shows no handoff;
+     * it pays the same dequeue/IPC cost as its neighbours once fed, so borrow the median of
+     * the stages that were measured, rather than assume zero. */
+    double hm[GP_PIPE_MAX_STAGES];
+    int nh = 0;
+    for (int k = 0; k < na; k++)
+        if (n_handoff[k] >= HANDOFF_MIN_SAMPLES) hm[nh++] = out->stage[k].handoff_s;
+    if (nh) {
+        qsort(hm, (size_t)nh, sizeof *hm, cmp_double);
+        double borrowed = nh % 2 ? hm[nh / 2] : (hm[nh / 2 - 1] + hm[nh / 2]) / 2;
+        for (int k = 0; k < na; k++)
+            if (n_handoff[k] < HANDOFF_MIN_SAMPLES) {
+                out->stage[k].handoff_s = borrowed;
+                out->stage[k].handoff_borrowed = 1;
+            }
     }
     for (int k = 0; k < na; k++) {
         gp_pipe_stage *st = &out->stage[k];
@@ -511,7 +534,9 @@ void gp_pipeline_free(gp_pipeline *p) {
     }
 }
 
-static double cycle_s(const gp_pipe_stage *st) { return st->svc_mean_s + st->handoff_s; }
+static double cycle_s(const gp_pipe_stage *st) {
+    return st->svc_mean_s + st->handoff_s;
+}
 
 static double e2e_cap(const gp_pipe_stage *st, int workers) {
     if (cycle_s(st) <= 0) return INFINITY;
@@ -550,8 +575,16 @@ void gp_pipeline_size(const gp_pipeline *p, int cpu_budget, int gpu_budget, gp_p
         out->limiting = m;
         out->rate_per_s = mc;
         if (m < 0) break;
+        /* Among the stages tied at the minimum, one that cannot grow caps the rate: stop. */
+        int stuck = 0;
+        for (int k = 0; k < p->n_stages && !stuck; k++) {
+            if (e2e_cap(&p->stage[k], out->workers[k]) > mc * (1 + 1e-9)) continue;
+            int g = p->stage[k].resource == GP_STAGE_GPU;
+            if (g ? have_g >= out->gpu_budget : have_c >= out->cpu_budget)
+                stuck = 1, out->limiting = k;
+        }
+        if (stuck) break;
         int gpu = p->stage[m].resource == GP_STAGE_GPU;
-        if (gpu ? have_g >= out->gpu_budget : have_c >= out->cpu_budget) break;
         out->workers[m]++;
         if (gpu)
             have_g++;
@@ -594,6 +627,9 @@ int gp_pipeline_finding(const gp_pipeline *p, gp_finding *f) {
     int gpu_starves = starved_gpu >= 0 &&
                       gpu_idle_share * p->stage[starved_gpu].starved_share >= GPU_STARVED_SHARE_MIN;
     if (p->bn_margin < BN_MARGIN_MIN && !gpu_starves) return 0;
+    /* GPUs that own the run and are busy are the state a pipeline should be in: not a
+     * problem to report (`goodput pipeline` still names the stage and the sizing). */
+    if (b->resource == GP_STAGE_GPU && b->utilization >= BUSY_UTIL_HIGH && !gpu_starves) return 0;
 
     memset(f, 0, sizeof *f);
     f->cls = GP_FC_PIPELINE_BOTTLENECK;
@@ -623,12 +659,12 @@ int gp_pipeline_finding(const gp_pipeline *p, gp_finding *f) {
 
     gp_pipe_sizing sz;
     gp_pipeline_size(p, 0, 0, &sz);
-    int len =
-        snprintf(f->summary, sizeof f->summary,
-                 "stage '%s' owns the run: %.3g items/s capacity (%d %s workers x %.3g ms) "
-                 "vs %.2fx that in the next stage",
-                 b->name, b->e2e_capacity_per_s, b->workers,
-                 b->resource == GP_STAGE_GPU ? "gpu" : "cpu", b->svc_mean_s * 1e3, p->bn_margin);
+    int len = snprintf(f->summary, sizeof f->summary,
+                       "stage '%s' owns the run: %.3g items/s capacity (%d %s worker%s x %.3g ms) "
+                       "vs %.2fx that in the next stage",
+                       b->name, b->e2e_capacity_per_s, b->workers,
+                       b->resource == GP_STAGE_GPU ? "gpu" : "cpu", b->workers == 1 ? "" : "s",
+                       b->svc_mean_s * 1e3, p->bn_margin);
     if (starved_gpu >= 0 && len > 0 && (size_t)len < sizeof f->summary)
         snprintf(f->summary + len, sizeof f->summary - (size_t)len,
                  "; GPU stage '%s' idles %.0f%% of the time for lack of input",
@@ -644,9 +680,24 @@ int gp_pipeline_finding(const gp_pipeline *p, gp_finding *f) {
     }
     snprintf(f->recommendation, sizeof f->recommendation,
              "Scale '%s' first: from %d to %d workers (workers ~ target rate x %.3g ms per item). "
-             "Balanced pools for the same budget (%d cpu, %d gpu): %s, about %.3g items/s. "
+             "Balanced pools for %d cpu and %d gpu workers: %s, about %.3g items/s. "
              "Check with: goodput pipeline --what-if %s",
              b->name, b->workers, sz.scale_first_to, b->svc_mean_s * 1e3, sz.cpu_budget,
              sz.gpu_budget, pools, sz.rate_per_s, pools);
     return 1;
+}
+
+int gp_pipeline_finding_from_events(const gp_event *ev, size_t n, double price_gpu_h,
+                                    gp_finding *f) {
+    size_t n_items = 0;
+    for (size_t i = 0; i < n; i++)
+        n_items += ev[i].kind == GP_EV_STAGE && ev[i].step < 0;
+    if (!n_items) return 0;
+    gp_pipeline p;
+    gp_pipe_opts o = {.price_gpu_h = price_gpu_h};
+    char err[160];
+    if (gp_pipeline_analyze(ev, n, &o, &p, err, sizeof err) < 0) return 0;
+    int rc = gp_pipeline_finding(&p, f);
+    gp_pipeline_free(&p);
+    return rc;
 }

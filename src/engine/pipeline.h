@@ -66,10 +66,11 @@ typedef struct gp_pipe_stage {
     double queue_mean, queue_max;
     double queue_series[GP_PIPE_SERIES]; /* mean queue length per 1/GP_PIPE_SERIES of T */
     double visit_ratio;                  /* items here / items at the sink */
-    double handoff_s;      /* median per-item worker time outside start..end (dequeue, IPC)
-                              when work was waiting; see pipeline.c */
-    double capacity_per_s; /* W / (svc_mean_s + handoff_s), this stage's items per second */
-    double e2e_capacity_per_s;           /* capacity / visit_ratio */
+    double handoff_s;          /* median per-item worker time outside start..end (dequeue, IPC)
+                                  when work was waiting; see pipeline.c */
+    int handoff_borrowed;      /* too few samples: the median of the other stages' handoffs */
+    double capacity_per_s;     /* W / (svc_mean_s + handoff_s), this stage's items per second */
+    double e2e_capacity_per_s; /* capacity / visit_ratio */
 
     double *svc_s; /* sorted service times (owned) */
     size_t n_svc;
@@ -110,14 +111,18 @@ int gp_pipeline_find_stage(const gp_pipeline *p, const char *name); /* index or 
 /* The pipeline_bottleneck finding: 1 with *f filled when a stage limits the run (its
  * capacity is clearly below the others', or a GPU stage idles for lack of input); else 0. */
 int gp_pipeline_finding(const gp_pipeline *p, gp_finding *f);
+/* For the classifier (engine/diagnose.c): the same finding from a job's events of any kinds
+ * and order; price_gpu_h <= 0 as in gp_pipe_opts. 1 with *f filled, else 0. */
+int gp_pipeline_finding_from_events(const gp_event *ev, size_t n, double price_gpu_h,
+                                    gp_finding *f);
 
 /* Sizing: the pool sizes that maximise end-to-end capacity with at most cpu_budget CPU
  * workers and gpu_budget GPU workers (a budget <= 0 means: the workers used now), each
  * stage at least one worker: greedily add a worker to the stage with the lowest capacity
  * while its resource has room (optimal for max-min capacity). With GPU stages and no CPU
- * budget, the CPU budget is what it takes to keep the GPU workers busy ("feed the GPUs"). workers_i ~ rate x mean_i x
- * visit_i. scale_first is the current bottleneck, and scale_first_to the pool it needs to
- * stop being the bottleneck (to reach the second-lowest capacity). */
+ * budget, the CPU budget is what it takes to keep the GPU workers busy ("feed the GPUs"). workers_i
+ * ~ rate x mean_i x visit_i. scale_first is the current bottleneck, and scale_first_to the pool it
+ * needs to stop being the bottleneck (to reach the second-lowest capacity). */
 typedef struct gp_pipe_sizing {
     int cpu_budget, gpu_budget;
     int workers[GP_PIPE_MAX_STAGES];
@@ -131,8 +136,8 @@ void gp_pipeline_size(const gp_pipeline *p, int cpu_budget, int gpu_budget, gp_p
 typedef struct gp_pipe_sim_cfg {
     int n_stages;
     int workers[GP_PIPE_MAX_STAGES];
-    int queue_bound[GP_PIPE_MAX_STAGES]; /* input queue bound; < 0 unbounded; stage 0's is
-                                            ignored (the source) */
+    int queue_bound[GP_PIPE_MAX_STAGES];     /* input queue bound; < 0 unbounded; stage 0's is
+                                                ignored (the source) */
     const double *svc_s[GP_PIPE_MAX_STAGES]; /* service-time samples to draw from */
     double overhead_s[GP_PIPE_MAX_STAGES];   /* added to every service (worker occupancy) */
     size_t n_svc[GP_PIPE_MAX_STAGES];
@@ -180,12 +185,12 @@ typedef struct gp_pipe_whatif {
     gp_pipe_sim_result res;
 } gp_pipe_whatif;
 
-void gp_pipeline_print_text(const gp_pipeline *p, const gp_pipe_sizing *sz,
-                            const gp_pipe_whatif *w, FILE *out);
+void gp_pipeline_print_text(const gp_pipeline *p, const gp_pipe_sizing *sz, const gp_pipe_whatif *w,
+                            FILE *out);
 json_t *gp_pipeline_to_json(const gp_pipeline *p, const gp_pipe_sizing *sz,
                             const gp_pipe_whatif *w);
 /* One <section> with a table and an SVG of queue length over time per stage. */
-void gp_pipeline_print_html(const gp_pipeline *p, const gp_pipe_sizing *sz,
-                            const gp_pipe_whatif *w, FILE *out);
+void gp_pipeline_print_html(const gp_pipeline *p, const gp_pipe_sizing *sz, const gp_pipe_whatif *w,
+                            FILE *out);
 
 #endif

@@ -164,6 +164,7 @@ json_t *gp_pipeline_to_json(const gp_pipeline *p, const gp_pipe_sizing *sz,
         json_object_set_new(svc, "max", json_real(s->svc_max_s));
         json_object_set_new(svc, "cv", json_real(s->svc_cv));
         json_object_set_new(svc, "handoff", json_real(s->handoff_s));
+        json_object_set_new(svc, "handoff_borrowed", json_boolean(s->handoff_borrowed));
         json_object_set_new(j, "service_s", svc);
         json_object_set_new(j, "busy_s", json_real(s->busy_s));
         json_object_set_new(j, "utilization", json_real(s->utilization));

@@ -96,6 +96,33 @@ static inline void blk_change(sstate *s, double t, long delta) {
     s->blk += delta;
 }
 
+/* Quantile tables: a stage with more samples than this draws from QTAB evenly spaced
+ * quantiles of its samples instead (inverse-CDF sampling). Why: a random read into a table
+ * of 100,000 samples per stage misses the caches and was 70% of the simulation's time;
+ * 4,096 quantiles (32 KiB) stay cached and keep the distribution to within 1/4096 in
+ * probability. */
+#define QTAB 4096
+
+static int cmp_d(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Fills tab[QTAB] with the quantiles (j + 0.5) / QTAB of x[0..n); 0 or -1 (memory). */
+static int quantile_table(const double *x, size_t n, double *tab) {
+    double *s = malloc(n * sizeof *s);
+    if (!s) return -1;
+    memcpy(s, x, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmp_d);
+    for (int j = 0; j < QTAB; j++) {
+        double pos = (j + 0.5) / QTAB * (double)(n - 1);
+        size_t i = (size_t)pos;
+        tab[j] = i + 1 < n ? s[i] + (pos - (double)i) * (s[i + 1] - s[i]) : s[n - 1];
+    }
+    free(s);
+    return 0;
+}
+
 static int fail(char *err, size_t errlen, const char *fmt, int k) {
     if (err && errlen) snprintf(err, errlen, fmt, k);
     return -1;
@@ -113,6 +140,12 @@ int gp_pipe_simulate(const gp_pipe_sim_cfg *c, gp_pipe_sim_result *r, char *err,
         if (c->workers[k] < 1) return fail(err, errlen, "stage %d has no workers", k);
         if (!c->svc_s[k] || c->n_svc[k] == 0 || c->n_svc[k] > UINT32_MAX)
             return fail(err, errlen, "stage %d has no service-time samples", k);
+    }
+    double *tabs = NULL;
+    for (int k = 0; k < K && !tabs; k++)
+        if (c->n_svc[k] > QTAB && !(tabs = malloc((size_t)K * QTAB * sizeof *tabs)))
+            return fail(err, errlen, "out of memory (%d)", 0);
+    for (int k = 0; k < K; k++) {
         st[k] = (sstate){.q = 0,
                          .w = c->workers[k],
                          .cap = k == 0 ? -1 : c->queue_bound[k],
@@ -120,9 +153,21 @@ int gp_pipe_simulate(const gp_pipe_sim_cfg *c, gp_pipe_sim_result *r, char *err,
                          .n_svc = (uint32_t)c->n_svc[k],
                          .overhead = c->overhead_s[k] > 0 ? c->overhead_s[k] : 0};
         total_w += (size_t)c->workers[k];
+        if (c->n_svc[k] > QTAB) {
+            double *tab = tabs + (size_t)k * QTAB;
+            if (quantile_table(c->svc_s[k], c->n_svc[k], tab) < 0) {
+                free(tabs);
+                return fail(err, errlen, "out of memory (%d)", 0);
+            }
+            st[k].svc = tab;
+            st[k].n_svc = QTAB;
+        }
     }
     heap hp = {malloc((total_w + 1) * sizeof(hev)), 0};
-    if (!hp.h) return fail(err, errlen, "out of memory (%d)", 0);
+    if (!hp.h) {
+        free(tabs);
+        return fail(err, errlen, "out of memory (%d)", 0);
+    }
     uint64_t rng = c->seed ^ 0x5DEECE66DULL;
     st[0].q = (long)c->n_items;
     start_all(&st[0], &hp, 0, 0, &rng);
@@ -163,6 +208,7 @@ int gp_pipe_simulate(const gp_pipe_sim_cfg *c, gp_pipe_sim_result *r, char *err,
         }
     }
     free(hp.h);
+    free(tabs);
     r->n_items = done;
     r->n_events = nev;
     r->makespan_s = t;

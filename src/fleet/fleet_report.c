@@ -24,7 +24,9 @@ static double dval(PGresult *r, int row, int col) {
     return PQgetisnull(r, row, col) ? -1 : strtod(PQgetvalue(r, row, col), NULL);
 }
 
-static json_t *num_or_null(double v) { return v >= 0 ? json_real(v) : json_null(); }
+static json_t *num_or_null(double v) {
+    return v >= 0 ? json_real(v) : json_null();
+}
 
 int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t errlen) {
     const char *g = group_expr(o->group_by);
@@ -45,8 +47,10 @@ int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t 
                      " sum(allocated_gpu_s) FILTER (WHERE goodput IS NOT NULL)",
                      g, g);
     for (int b = 0; b < GP_B__COUNT; b++)
-        n += snprintf(sql + n, sizeof sql - (size_t)n, ", sum(%s_gpu_s)", gp_bucket_name((gp_bucket)b));
-    n += snprintf(sql + n, sizeof sql - (size_t)n, " FROM %s WHERE ($1::text IS NULL OR cluster = $1)",
+        n += snprintf(sql + n, sizeof sql - (size_t)n, ", sum(%s_gpu_s)",
+                      gp_bucket_name((gp_bucket)b));
+    n += snprintf(sql + n, sizeof sql - (size_t)n,
+                  " FROM %s WHERE ($1::text IS NULL OR cluster = $1)",
                   windows ? "gp_ledger_windows" : "gp_ledger_jobs");
     if (windows)
         n += snprintf(sql + n, sizeof sql - (size_t)n,
@@ -79,13 +83,16 @@ int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t 
         for (int b = 0; b < GP_B__COUNT; b++)
             json_object_set_new(bk, gp_bucket_name((gp_bucket)b), num_or_null(dval(r, i, 7 + b)));
         json_object_set_new(x, "gpu_s_by_bucket", bk);
-        if (is_total) total = x;
-        else json_array_append_new(groups, x);
+        if (is_total)
+            total = x;
+        else
+            json_array_append_new(groups, x);
     }
     PQclear(r);
     PQfinish(c);
-    if (!total) total = json_pack("{s:i, s:i, s:f, s:f, s:n}", "jobs", 0, "hosts", 0,
-                                  "allocated_gpu_s", 0.0, "allocated_gpu_h", 0.0, "goodput");
+    if (!total)
+        total = json_pack("{s:i, s:i, s:f, s:f, s:n}", "jobs", 0, "hosts", 0, "allocated_gpu_s",
+                          0.0, "allocated_gpu_h", 0.0, "goodput");
     json_object_set_new(root, "ledger", json_true());
     json_object_set_new(root, "group_by", json_string(o->group_by ? o->group_by : "cluster"));
     json_object_set_new(root, "source", json_string(windows ? "windows" : "jobs"));
@@ -100,11 +107,13 @@ int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t 
         fprintf(out, "Fleet ledger: %lld hosts, %lld jobs, %.2f GPU-h allocated, goodput %s",
                 (long long)json_integer_value(json_object_get(t, "hosts")),
                 (long long)json_integer_value(json_object_get(t, "jobs")),
-                json_real_value(json_object_get(t, "allocated_gpu_h")), json_is_real(tg) ? "" : "-");
+                json_real_value(json_object_get(t, "allocated_gpu_h")),
+                json_is_real(tg) ? "" : "-");
         if (json_is_real(tg)) fprintf(out, "%.1f%%", 100 * json_real_value(tg));
-        fprintf(out, "\n\n%-28s %5s %10s %8s", o->group_by ? o->group_by : "cluster", "jobs", "GPU-h",
-                "goodput");
-        for (int b = 1; b < GP_B__COUNT; b++) fprintf(out, " %9.9s", gp_bucket_name((gp_bucket)b));
+        fprintf(out, "\n\n%-28s %5s %10s %8s", o->group_by ? o->group_by : "cluster", "jobs",
+                "GPU-h", "goodput");
+        for (int b = 1; b < GP_B__COUNT; b++)
+            fprintf(out, " %9.9s", gp_bucket_name((gp_bucket)b));
         fprintf(out, "\n");
         size_t i;
         json_t *x;
@@ -122,7 +131,8 @@ int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t 
             }
             fprintf(out, "\n");
         }
-        fprintf(out, "\nBadput columns are shares of allocated GPU-time. Per-node detail: goodput report --db.\n");
+        fprintf(out, "\nBadput columns are shares of allocated GPU-time. Per-node detail: goodput "
+                     "report --db.\n");
     }
     json_decref(root);
     return 0;
@@ -131,7 +141,8 @@ int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t 
 int gp_fleet_diagnose(const gp_fleet_report_opts *o, FILE *out, char *err, size_t errlen) {
     const char *g = group_expr(o->group_by);
     if (!g) {
-        snprintf(err, errlen, "--by '%s': expected cluster, partition, user, gpu_model, host or job",
+        snprintf(err, errlen,
+                 "--by '%s': expected cluster, partition, user, gpu_model, host or job",
                  o->group_by);
         return -1;
     }
@@ -158,22 +169,24 @@ int gp_fleet_diagnose(const gp_fleet_report_opts *o, FILE *out, char *err, size_
     json_t *root = json_object(), *classes = json_array(), *top = json_array();
     for (int i = 0; i < PQntuples(r); i++)
         json_array_append_new(
-            classes, json_pack("{s:s, s:s, s:I, s:I, s:o, s:o}", "key", PQgetvalue(r, i, 0), "class",
-                               PQgetvalue(r, i, 1), "findings", (json_int_t)atoll(PQgetvalue(r, i, 2)),
-                               "jobs", (json_int_t)atoll(PQgetvalue(r, i, 3)), "wasted_gpu_h",
-                               PQgetisnull(r, i, 4) ? json_null() : json_real(dval(r, i, 4) / 3600),
-                               "wasted_cost", num_or_null(dval(r, i, 5))));
+            classes,
+            json_pack("{s:s, s:s, s:I, s:I, s:o, s:o}", "key", PQgetvalue(r, i, 0), "class",
+                      PQgetvalue(r, i, 1), "findings", (json_int_t)atoll(PQgetvalue(r, i, 2)),
+                      "jobs", (json_int_t)atoll(PQgetvalue(r, i, 3)), "wasted_gpu_h",
+                      PQgetisnull(r, i, 4) ? json_null() : json_real(dval(r, i, 4) / 3600),
+                      "wasted_cost", num_or_null(dval(r, i, 5))));
     PQclear(r);
     char lim[16];
     snprintf(lim, sizeof lim, "%d", o->top > 0 ? o->top : 10);
     pv[1] = lim;
-    r = PQexecParams(c,
-                     "SELECT f.host, f.job_id, f.class, f.scope, f.scope_id, f.wasted_gpu_s,"
-                     " f.wasted_cost, f.confidence, f.summary, f.recommendation, f.evidence::text"
-                     " FROM gp_ledger_findings f JOIN gp_ledger_jobs j USING (host, job_id)"
-                     " WHERE ($1::text IS NULL OR j.cluster = $1)"
-                     " ORDER BY f.wasted_gpu_s DESC NULLS LAST, f.host, f.job_id, f.ord LIMIT $2::int",
-                     2, NULL, pv, NULL, NULL, 0);
+    r = PQexecParams(
+        c,
+        "SELECT f.host, f.job_id, f.class, f.scope, f.scope_id, f.wasted_gpu_s,"
+        " f.wasted_cost, f.confidence, f.summary, f.recommendation, f.evidence::text"
+        " FROM gp_ledger_findings f JOIN gp_ledger_jobs j USING (host, job_id)"
+        " WHERE ($1::text IS NULL OR j.cluster = $1)"
+        " ORDER BY f.wasted_gpu_s DESC NULLS LAST, f.host, f.job_id, f.ord LIMIT $2::int",
+        2, NULL, pv, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         snprintf(err, errlen, "ledger diagnose: %s", PQerrorMessage(c));
         PQclear(r);
@@ -184,13 +197,14 @@ int gp_fleet_diagnose(const gp_fleet_report_opts *o, FILE *out, char *err, size_
     for (int i = 0; i < PQntuples(r); i++) {
         json_t *ev = json_loads(PQgetvalue(r, i, 10), 0, NULL);
         json_array_append_new(
-            top, json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:f, s:s, s:s, s:o}", "host",
-                           PQgetvalue(r, i, 0), "job", PQgetvalue(r, i, 1), "class", PQgetvalue(r, i, 2),
-                           "scope", PQgetvalue(r, i, 3), "scope_id", PQgetvalue(r, i, 4), "wasted_gpu_h",
-                           PQgetisnull(r, i, 5) ? json_null() : json_real(dval(r, i, 5) / 3600),
-                           "wasted_cost", num_or_null(dval(r, i, 6)), "confidence", dval(r, i, 7),
-                           "summary", PQgetvalue(r, i, 8), "recommendation", PQgetvalue(r, i, 9),
-                           "evidence", ev ? ev : json_array()));
+            top,
+            json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:f, s:s, s:s, s:o}", "host",
+                      PQgetvalue(r, i, 0), "job", PQgetvalue(r, i, 1), "class", PQgetvalue(r, i, 2),
+                      "scope", PQgetvalue(r, i, 3), "scope_id", PQgetvalue(r, i, 4), "wasted_gpu_h",
+                      PQgetisnull(r, i, 5) ? json_null() : json_real(dval(r, i, 5) / 3600),
+                      "wasted_cost", num_or_null(dval(r, i, 6)), "confidence", dval(r, i, 7),
+                      "summary", PQgetvalue(r, i, 8), "recommendation", PQgetvalue(r, i, 9),
+                      "evidence", ev ? ev : json_array()));
     }
     PQclear(r);
     PQfinish(c);
@@ -208,10 +222,12 @@ int gp_fleet_diagnose(const gp_fleet_report_opts *o, FILE *out, char *err, size_
         json_t *x;
         json_array_foreach(classes, i, x) {
             json_t *w = json_object_get(x, "wasted_gpu_h");
-            fprintf(out, "  %-24.24s %-22s %4lld findings in %4lld jobs  %s", json_string_value(json_object_get(x, "key")),
+            fprintf(out, "  %-24.24s %-22s %4lld findings in %4lld jobs  %s",
+                    json_string_value(json_object_get(x, "key")),
                     json_string_value(json_object_get(x, "class")),
                     (long long)json_integer_value(json_object_get(x, "findings")),
-                    (long long)json_integer_value(json_object_get(x, "jobs")), json_is_real(w) ? "" : "-");
+                    (long long)json_integer_value(json_object_get(x, "jobs")),
+                    json_is_real(w) ? "" : "-");
             if (json_is_real(w)) fprintf(out, "%.2f GPU-h", json_real_value(w));
             fputc('\n', out);
         }
@@ -219,9 +235,12 @@ int gp_fleet_diagnose(const gp_fleet_report_opts *o, FILE *out, char *err, size_
         json_array_foreach(top, i, x) {
             json_t *w = json_object_get(x, "wasted_gpu_h");
             fprintf(out, "  %s/%s  %s (%s %s)  %.2f GPU-h\n    %s\n    fix: %s\n",
-                    json_string_value(json_object_get(x, "host")), json_string_value(json_object_get(x, "job")),
-                    json_string_value(json_object_get(x, "class")), json_string_value(json_object_get(x, "scope")),
-                    json_string_value(json_object_get(x, "scope_id")), json_is_real(w) ? json_real_value(w) : 0.0,
+                    json_string_value(json_object_get(x, "host")),
+                    json_string_value(json_object_get(x, "job")),
+                    json_string_value(json_object_get(x, "class")),
+                    json_string_value(json_object_get(x, "scope")),
+                    json_string_value(json_object_get(x, "scope_id")),
+                    json_is_real(w) ? json_real_value(w) : 0.0,
                     json_string_value(json_object_get(x, "summary")),
                     json_string_value(json_object_get(x, "recommendation")));
         }

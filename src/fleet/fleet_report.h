@@ -16,8 +16,8 @@
 
 typedef struct gp_fleet_report_opts {
     const char *url;
-    const char *group_by; /* cluster (default), partition, user, gpu_model, host, job */
-    const char *cluster;  /* only this cluster; NULL = all */
+    const char *group_by;       /* cluster (default), partition, user, gpu_model, host, job */
+    const char *cluster;        /* only this cluster; NULL = all */
     int64_t since_ns, until_ns; /* 0/0 = whole ledger */
     int json;
     int top; /* diagnose: findings to list; 0 = 10 */

@@ -19,10 +19,19 @@
 #include "fleet/ledger_pg.h"
 #include "sources/scenario.h" /* gp_parse_duration_ns */
 
+/* Running sums of a job's windows: the job row of a running job is their sum. */
+typedef struct acc {
+    double alloc, buckets[GP_B__COUNT], known_alloc, known_prod, busy, energy_kwh;
+    int busy_known, energy_known;
+    gp_job_kind kind;
+} acc;
+
 typedef struct job_state {
     char id[GP_JOB_ID_MAX];
+    acc closed;              /* sums of the closed windows */
     int64_t windows_done_ns; /* windows ending at or before this are final and spooled */
     int settled;
+    int exact_sent; /* the ended job's exact row is spooled */
     char gpu_model[64];
     int seen; /* in the current pass */
 } job_state;
@@ -36,6 +45,7 @@ struct gp_ledger {
     sqlite3_stmt *get_digest, *put_spool, *put_digest;
     PGconn *pg;
     int64_t last_try_ns;
+    int64_t last_collect_ns; /* source time of the last collect pass (agent hook) */
     job_state *jobs;
     size_t n_jobs, cap_jobs;
     int full; /* the current pass hit the spool bound */
@@ -50,7 +60,8 @@ static int64_t mono_now(void) {
 
 static uint64_t fnv1a(const char *s) {
     uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     return h;
 }
 
@@ -75,7 +86,8 @@ int gp_ledger_open(const gp_ledger_opts *o, gp_store *s, gp_ledger **out, char *
     }
     l->o = *o;
     const char *w = getenv("GOODPUT_LEDGER_WINDOW");
-    if (!l->o.window_ns && w && *w && (gp_parse_duration_ns(w, &l->o.window_ns) != 0 || l->o.window_ns <= 0)) {
+    if (!l->o.window_ns && w && *w &&
+        (gp_parse_duration_ns(w, &l->o.window_ns) != 0 || l->o.window_ns <= 0)) {
         snprintf(err, errlen, "GOODPUT_LEDGER_WINDOW='%s': expected a duration like 15m or 1h", w);
         free(l);
         return -1;
@@ -84,8 +96,11 @@ int gp_ledger_open(const gp_ledger_opts *o, gp_store *s, gp_ledger **out, char *
     if (!l->o.spool_max_rows) l->o.spool_max_rows = 200000;
     if (!l->o.batch_rows) l->o.batch_rows = 500;
     if (!l->o.retry_ns) l->o.retry_ns = 5000000000LL;
-    if (o->host && *o->host) snprintf(l->host, sizeof l->host, "%s", o->host);
-    else if (gethostname(l->host, sizeof l->host - 1) != 0) snprintf(l->host, sizeof l->host, "localhost");
+    if (!l->o.interval_ns) l->o.interval_ns = 60000000000LL;
+    if (o->host && *o->host)
+        snprintf(l->host, sizeof l->host, "%s", o->host);
+    else if (gethostname(l->host, sizeof l->host - 1) != 0)
+        snprintf(l->host, sizeof l->host, "localhost");
     const char *c = o->cluster ? o->cluster : getenv("GOODPUT_CLUSTER");
     snprintf(l->cluster, sizeof l->cluster, "%s", c && *c ? c : "default");
     const char *p = o->partition ? o->partition : getenv("GOODPUT_PARTITION");
@@ -97,8 +112,7 @@ int gp_ledger_open(const gp_ledger_opts *o, gp_store *s, gp_ledger **out, char *
     l->db = gp_store_db(s);
     if (prep(l->db, "SELECT digest FROM ledger_sent WHERE kind = ?1 AND key = ?2", &l->get_digest,
              err, errlen) != 0 ||
-        prep(l->db,
-             "INSERT OR REPLACE INTO ledger_spool (kind, key, payload) VALUES (?1, ?2, ?3)",
+        prep(l->db, "INSERT OR REPLACE INTO ledger_spool (kind, key, payload) VALUES (?1, ?2, ?3)",
              &l->put_spool, err, errlen) != 0 ||
         prep(l->db, "INSERT OR REPLACE INTO ledger_sent (kind, key, digest) VALUES (?1, ?2, ?3)",
              &l->put_digest, err, errlen) != 0) {
@@ -119,12 +133,15 @@ void gp_ledger_close(gp_ledger *l) {
     free(l);
 }
 
-const gp_ledger_stats *gp_ledger_get_stats(const gp_ledger *l) { return &l->st; }
+const gp_ledger_stats *gp_ledger_get_stats(const gp_ledger *l) {
+    return &l->st;
+}
 
 static size_t spool_count(gp_ledger *l) {
     sqlite3_stmt *st;
     size_t n = 0;
-    if (sqlite3_prepare_v2(l->db, "SELECT count(*) FROM ledger_spool", -1, &st, NULL) != SQLITE_OK) return 0;
+    if (sqlite3_prepare_v2(l->db, "SELECT count(*) FROM ledger_spool", -1, &st, NULL) != SQLITE_OK)
+        return 0;
     if (sqlite3_step(st) == SQLITE_ROW) n = (size_t)sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return n;
@@ -156,7 +173,8 @@ static int spool_put(gp_ledger *l, const char *kind, const char *key, json_t *pa
     sqlite3_bind_text(l->put_digest, 1, kind, -1, SQLITE_STATIC);
     sqlite3_bind_text(l->put_digest, 2, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(l->put_digest, 3, digest, -1, SQLITE_STATIC);
-    if (sqlite3_step(l->put_spool) != SQLITE_DONE || sqlite3_step(l->put_digest) != SQLITE_DONE) rc = -1;
+    if (sqlite3_step(l->put_spool) != SQLITE_DONE || sqlite3_step(l->put_digest) != SQLITE_DONE)
+        rc = -1;
     sqlite3_reset(l->put_spool);
     sqlite3_reset(l->put_digest);
     if (rc == 0) {
@@ -175,9 +193,15 @@ static void set_last_error(gp_ledger *l, const char *m) {
     l->st.last_error[n] = 0;
 }
 
-static json_t *ns_or_null(int64_t ns) { return ns >= 0 ? json_integer(ns) : json_null(); }
-static json_t *num_or_null(double v) { return v >= 0 ? json_real(v) : json_null(); }
-static json_t *str_or_null(const char *s) { return s && *s ? json_string(s) : json_null(); }
+static json_t *ns_or_null(int64_t ns) {
+    return ns >= 0 ? json_integer(ns) : json_null();
+}
+static json_t *num_or_null(double v) {
+    return v >= 0 ? json_real(v) : json_null();
+}
+static json_t *str_or_null(const char *s) {
+    return s && *s ? json_string(s) : json_null();
+}
 
 static void put_common(gp_ledger *l, json_t *o, const char *job_id) {
     json_object_set_new(o, "host", json_string(l->host));
@@ -218,7 +242,8 @@ static job_state *job_state_get(gp_ledger *l, const char *id) {
                            -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-            snprintf(j->gpu_model, sizeof j->gpu_model, "%s", (const char *)sqlite3_column_text(st, 0));
+            snprintf(j->gpu_model, sizeof j->gpu_model, "%s",
+                     (const char *)sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
     }
     return j;
@@ -261,18 +286,24 @@ static int collect_findings(gp_ledger *l, const char *job_id) {
     return spool_put(l, "findings", job_id, o) < 0 ? -1 : 0;
 }
 
-static int collect_job(gp_ledger *l, const gp_job *job, int64_t now_ns, char *err, size_t errlen) {
-    job_state *js = job_state_get(l, job->id);
-    if (!js) return -1;
-    js->seen = 1;
-    if (collect_findings(l, job->id) != 0) goto store_fail;
-    if (js->settled) return 0;
-    int full0 = l->full;
-    l->full = 0;
-    gp_job_summary sum;
-    gp_summary_opts so = {0};
-    if (gp_job_summary_compute(l->s, job->id, &so, &sum, err, errlen) != 0) return -1;
+static void acc_add(acc *a, const gp_job_summary *w) {
+    a->alloc += w->gp.allocated_gpu_s;
+    for (int b = 0; b < GP_B__COUNT; b++)
+        a->buckets[b] += w->gp.bucket_gpu_s[b];
+    if (w->gp.goodput >= 0) {
+        a->known_alloc += w->gp.allocated_gpu_s;
+        a->known_prod += w->gp.bucket_gpu_s[GP_B_PRODUCTIVE];
+    }
+    if (w->gp.busy_gpu_s >= 0) a->busy += w->gp.busy_gpu_s, a->busy_known = 1;
+    if (w->energy_kwh >= 0) a->energy_kwh += w->energy_kwh, a->energy_known = 1;
+    if (w->gp.kind != GP_JK_UNKNOWN) a->kind = w->gp.kind;
+}
 
+/* The job row: exact (a whole-history summary, as `goodput report` computes it) when
+ * the job has ended or the ledger drains; else the sum of its windows, which costs one
+ * window's data per pass instead of the whole history. */
+static json_t *job_row(gp_ledger *l, const gp_job *job, const job_state *js,
+                       const gp_job_summary *sum, const acc *a, int n_gpus) {
     json_t *o = json_object();
     put_common(l, o, job->id);
     json_object_set_new(o, "cluster", json_string(l->cluster));
@@ -281,22 +312,54 @@ static int collect_job(gp_ledger *l, const gp_job *job, int64_t now_ns, char *er
     json_object_set_new(o, "user_name", str_or_null(job->user));
     json_object_set_new(o, "origin", json_string(gp_origin_name(job->origin)));
     json_object_set_new(o, "gpu_model", str_or_null(js->gpu_model));
-    json_object_set_new(o, "kind", json_string(gp_job_kind_name(sum.gp.kind)));
     json_object_set_new(o, "submitted_ns", ns_or_null(job->submitted_ns));
     json_object_set_new(o, "allocated_ns", ns_or_null(job->allocated_ns));
     json_object_set_new(o, "ready_ns", ns_or_null(job->ready_ns));
     json_object_set_new(o, "ended_ns", ns_or_null(job->ended_ns));
     json_object_set_new(o, "exit_state", str_or_null(job->exit_state));
-    json_object_set_new(o, "exit_code", job->exit_code >= 0 ? json_integer(job->exit_code) : json_null());
-    json_object_set_new(o, "queue_wait_s", num_or_null(sum.queue_wait_s));
-    json_object_set_new(o, "energy_kwh", num_or_null(sum.energy_kwh));
-    put_goodput(o, &sum);
-    if (spool_put(l, "job", job->id, o) < 0) goto store_fail;
+    json_object_set_new(o, "exit_code",
+                        job->exit_code >= 0 ? json_integer(job->exit_code) : json_null());
+    if (sum) {
+        json_object_set_new(o, "kind", json_string(gp_job_kind_name(sum->gp.kind)));
+        json_object_set_new(o, "queue_wait_s", num_or_null(sum->queue_wait_s));
+        json_object_set_new(o, "energy_kwh", num_or_null(sum->energy_kwh));
+        put_goodput(o, sum);
+        return o;
+    }
+    json_object_set_new(o, "kind", json_string(gp_job_kind_name(a->kind)));
+    json_object_set_new(o, "queue_wait_s",
+                        job->submitted_ns >= 0 && job->allocated_ns >= job->submitted_ns
+                            ? json_real((double)(job->allocated_ns - job->submitted_ns) / 1e9)
+                            : json_null());
+    json_object_set_new(o, "energy_kwh", a->energy_known ? json_real(a->energy_kwh) : json_null());
+    json_object_set_new(o, "allocated_gpu_s", json_real(a->alloc));
+    json_object_set_new(
+        o, "goodput", a->known_alloc > 0 ? json_real(a->known_prod / a->known_alloc) : json_null());
+    for (int b = 0; b < GP_B__COUNT; b++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s_gpu_s", gp_bucket_name((gp_bucket)b));
+        json_object_set_new(o, name, json_real(a->buckets[b]));
+    }
+    json_object_set_new(o, "busy_gpu_s", a->busy_known ? json_real(a->busy) : json_null());
+    json_object_set_new(o, "n_gpus", json_integer(n_gpus));
+    return o;
+}
+
+static int collect_job(gp_ledger *l, const gp_job *job, int64_t now_ns, int exact, char *err,
+                       size_t errlen) {
+    job_state *js = job_state_get(l, job->id);
+    if (!js) return -1;
+    js->seen = 1;
+    if (collect_findings(l, job->id) != 0) goto store_fail;
+    if (js->settled) return 0;
+    int full0 = l->full;
+    l->full = 0;
 
     gp_alloc *al = NULL;
     size_t na = 0;
     if (gp_store_job_allocs(l->s, job->id, &al, &na) != 0) goto store_fail;
     int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
+    int n_gpus = 0;
     for (size_t i = 0; i < na; i++) {
         json_t *a = json_object();
         put_common(l, a, job->id);
@@ -313,11 +376,17 @@ static int collect_job(gp_ledger *l, const gp_job *job, int64_t now_ns, char *er
         if (al[i].from_ns < first_ns) first_ns = al[i].from_ns;
         int64_t to = al[i].to_ns >= 0 ? al[i].to_ns : now_ns;
         if (to > last_ns) last_ns = to;
+        int dup = 0;
+        for (size_t k = 0; k < i; k++)
+            dup |= strcmp(al[k].uuid, al[i].uuid) == 0;
+        n_gpus += !dup;
     }
     free(al);
 
-    /* Windows [ws, ws + W) from the first allocation to now (or the last release). */
+    /* Windows [ws, ws + W) from the first allocation to now (or the last release). The
+     * closed ones are final: computed once, their sums kept in js->closed. */
     const int64_t W = l->o.window_ns;
+    acc run = js->closed;
     if (na > 0 && last_ns > first_ns) {
         int64_t ws = first_ns - ((first_ns % W) + W) % W;
         if (js->windows_done_ns > ws) ws = js->windows_done_ns;
@@ -327,24 +396,45 @@ static int collect_job(gp_ledger *l, const gp_job *job, int64_t now_ns, char *er
             gp_summary_opts wo = {.t0_ns = ws, .t1_ns = ws + W < end ? ws + W : end};
             if (gp_job_summary_compute(l->s, job->id, &wo, &w, err, errlen) != 0) return -1;
             int closed = ws + W <= now_ns;
+            int spooled = 0;
             if (w.gp.allocated_gpu_s > 0) {
                 json_t *x = json_object();
                 put_common(l, x, job->id);
                 json_object_set_new(x, "window_start_ns", json_integer(ws));
                 json_object_set_new(x, "window_end_ns", json_integer(ws + W));
                 json_object_set_new(x, "cluster", json_string(l->cluster));
-                json_object_set_new(x, "partition", l->has_partition ? json_string(l->partition) : json_null());
+                json_object_set_new(x, "partition",
+                                    l->has_partition ? json_string(l->partition) : json_null());
                 json_object_set_new(x, "user_name", str_or_null(job->user));
                 json_object_set_new(x, "gpu_model", str_or_null(js->gpu_model));
                 put_goodput(x, &w);
                 char key[128];
                 snprintf(key, sizeof key, "%s|%lld", job->id, (long long)ws);
-                if (spool_put(l, "window", key, x) < 0) goto store_fail;
+                spooled = spool_put(l, "window", key, x);
+                if (spooled < 0) goto store_fail;
+                acc_add(&run, &w);
             }
-            if (closed && !l->full) js->windows_done_ns = ws + W;
+            if (closed && !l->full) {
+                js->windows_done_ns = ws + W;
+                js->closed = run;
+            }
         }
     }
-    if (!l->full && job->ended_ns >= 0 && job->ended_ns + W <= now_ns && js->windows_done_ns >= job->ended_ns)
+
+    /* An ended job's exact row is computed once (and again when the ledger drains). */
+    int ended = job->ended_ns >= 0 && job->ended_ns <= now_ns;
+    if (exact || !ended || !js->exact_sent) {
+        gp_job_summary sum;
+        if (exact || ended) {
+            gp_summary_opts so = {0};
+            if (gp_job_summary_compute(l->s, job->id, &so, &sum, err, errlen) != 0) return -1;
+        }
+        int r = spool_put(l, "job", job->id,
+                          job_row(l, job, js, exact || ended ? &sum : NULL, &run, n_gpus));
+        if (r < 0) goto store_fail;
+        if (ended && r == 0) js->exact_sent = 1;
+    }
+    if (!l->full && ended && job->ended_ns + W <= now_ns && js->windows_done_ns >= job->ended_ns)
         js->settled = 1;
     l->full |= full0;
     return 0;
@@ -353,7 +443,7 @@ store_fail:
     return -1;
 }
 
-int gp_ledger_collect(gp_ledger *l, int64_t now_ns, char *err, size_t errlen) {
+static int collect(gp_ledger *l, int64_t now_ns, int exact, char *err, size_t errlen) {
     if (now_ns < 0) {
         int64_t t0 = 0, t1 = 0;
         if (gp_store_time_span(l->s, &t0, &t1) != 0) return 0;
@@ -369,11 +459,16 @@ int gp_ledger_collect(gp_ledger *l, int64_t now_ns, char *err, size_t errlen) {
     l->st.spool_rows = spool_count(l);
     l->full = 0;
     int rc = 0;
-    for (size_t i = 0; i < nj && rc == 0; i++) rc = collect_job(l, &jobs[i], now_ns, err, errlen);
+    for (size_t i = 0; i < nj && rc == 0; i++)
+        rc = collect_job(l, &jobs[i], now_ns, exact, err, errlen);
     gp_store_commit(l->s);
     l->st.spool_rows = spool_count(l);
     free(jobs);
     return rc;
+}
+
+int gp_ledger_collect(gp_ledger *l, int64_t now_ns, char *err, size_t errlen) {
+    return collect(l, now_ns, 0, err, errlen);
 }
 
 static void drop_conn(gp_ledger *l, const char *why) {
@@ -408,9 +503,11 @@ long gp_ledger_push(gp_ledger *l, int force, char *err, size_t errlen) {
         l->st.connected = 1;
     }
     sqlite3_stmt *sel = NULL, *del = NULL;
-    if (sqlite3_prepare_v2(l->db, "SELECT seq, kind, payload FROM ledger_spool ORDER BY seq LIMIT ?1",
-                           -1, &sel, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(l->db, "DELETE FROM ledger_spool WHERE seq <= ?1", -1, &del, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(l->db,
+                           "SELECT seq, kind, payload FROM ledger_spool ORDER BY seq LIMIT ?1", -1,
+                           &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(l->db, "DELETE FROM ledger_spool WHERE seq <= ?1", -1, &del, NULL) !=
+            SQLITE_OK) {
         snprintf(err, errlen, "ledger spool: %s", sqlite3_errmsg(l->db));
         sqlite3_finalize(sel);
         return -1;
@@ -433,7 +530,8 @@ long gp_ledger_push(gp_ledger *l, int force, char *err, size_t errlen) {
         }
         sqlite3_reset(sel);
         int ok = n == 0 || gp_ledger_pg_apply(l->pg, rows, n, err, errlen) == 0;
-        for (size_t i = 0; i < 2 * n; i++) free(texts[i]);
+        for (size_t i = 0; i < 2 * n; i++)
+            free(texts[i]);
         if (!ok) {
             char why[300];
             snprintf(why, sizeof why, "lost PostgreSQL (%s)", err);
@@ -460,13 +558,13 @@ long gp_ledger_push(gp_ledger *l, int force, char *err, size_t errlen) {
 
 int gp_ledger_drain(gp_ledger *l, int64_t timeout_ns, char *err, size_t errlen) {
     int64_t t0 = mono_now();
-    if (gp_ledger_collect(l, -1, err, errlen) != 0) return -1;
+    if (collect(l, -1, 1, err, errlen) != 0) return -1;
     for (;;) {
         long left = gp_ledger_push(l, 1, err, errlen);
         if (left == 0) {
             /* Rows the spool bound held back can be spooled now. */
             if (l->full) {
-                if (gp_ledger_collect(l, -1, err, errlen) != 0) return -1;
+                if (collect(l, -1, 1, err, errlen) != 0) return -1;
                 continue;
             }
             return 0;
@@ -482,9 +580,17 @@ int gp_ledger_drain(gp_ledger *l, int64_t timeout_ns, char *err, size_t errlen) 
 static void ledger_hook(gp_agent *a, void *ctx) {
     gp_ledger *l = ctx;
     char err[512];
-    if (gp_ledger_collect(l, gp_agent_now_ns(a), err, sizeof err) != 0)
-        set_last_error(l, err);
+    int64_t now = gp_agent_now_ns(a);
+    if (l->last_collect_ns && now >= l->last_collect_ns &&
+        now - l->last_collect_ns < l->o.interval_ns) {
+        if (l->st.spool_rows > 0) gp_ledger_push(l, 0, err, sizeof err);
+        return;
+    }
+    l->last_collect_ns = now;
+    if (gp_ledger_collect(l, now, err, sizeof err) != 0) set_last_error(l, err);
     gp_ledger_push(l, 0, err, sizeof err);
 }
 
-void gp_ledger_attach(gp_ledger *l, gp_agent *a) { gp_agent_set_hook(a, ledger_hook, l, 2000000000LL); }
+void gp_ledger_attach(gp_ledger *l, gp_agent *a) {
+    gp_agent_set_hook(a, ledger_hook, l, 2000000000LL);
+}

@@ -3,7 +3,8 @@
  * with goodput and badput, findings; never raw samples) to PostgreSQL, keyed by
  * (host, job[, window start]) so every write is an idempotent upsert.
  *
- * Two steps, both on the agent's thread (an agent hook, every 2 s of wall time):
+ * Two steps, both on the agent's thread (an agent hook, at most every 2 s of wall time;
+ * collect at most once per interval_ns of source time, push whenever rows wait):
  *   collect  derives ledger rows from the store and puts each row whose content changed
  *            since it was last spooled into the spool (table ledger_spool in the same
  *            SQLite file, one transaction), one row per key: a newer version replaces a
@@ -37,6 +38,7 @@ typedef struct gp_ledger_opts {
     size_t spool_max_rows; /* 0 = 200000 */
     int batch_rows;        /* 0 = 500 */
     int64_t retry_ns;      /* wall time between reconnect attempts; 0 = 5 s */
+    int64_t interval_ns;   /* source time between collect passes in the agent; 0 = 60 s */
 } gp_ledger_opts;
 
 typedef struct gp_ledger_stats {
@@ -53,8 +55,7 @@ typedef struct gp_ledger_stats {
 typedef struct gp_ledger gp_ledger;
 
 /* Opens the ledger on a store. Does not need PostgreSQL to be up. */
-int gp_ledger_open(const gp_ledger_opts *o, gp_store *s, gp_ledger **out, char *err,
-                   size_t errlen);
+int gp_ledger_open(const gp_ledger_opts *o, gp_store *s, gp_ledger **out, char *err, size_t errlen);
 void gp_ledger_close(gp_ledger *l);
 
 /* Store -> spool. now_ns: the store's clock (source time); < 0 = the store's last time. */
@@ -67,7 +68,7 @@ long gp_ledger_push(gp_ledger *l, int force, char *err, size_t errlen);
  * time passed. 0 when caught up. */
 int gp_ledger_drain(gp_ledger *l, int64_t timeout_ns, char *err, size_t errlen);
 
-/* Registers collect + push as an agent hook (every 2 s of wall time). */
+/* Registers collect + push as an agent hook (see above). */
 void gp_ledger_attach(gp_ledger *l, gp_agent *a);
 const gp_ledger_stats *gp_ledger_get_stats(const gp_ledger *l);
 

@@ -13,24 +13,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define B_COLS                                                                              \
-    "productive_gpu_s", "not_ready_gpu_s", "startup_gpu_s", "data_wait_gpu_s",              \
-        "checkpoint_gpu_s", "wasted_progress_gpu_s", "recovery_gpu_s", "idle_allocated_gpu_s", \
-        "other_gpu_s"
+#define B_COLS                                                                                     \
+    "productive_gpu_s", "not_ready_gpu_s", "startup_gpu_s", "data_wait_gpu_s", "checkpoint_gpu_s", \
+        "wasted_progress_gpu_s", "recovery_gpu_s", "idle_allocated_gpu_s", "other_gpu_s"
 
-static const char *const job_cols[] = {
-    "host", "job_id", "cluster", "partition", "name", "user_name", "origin", "gpu_model",
-    "n_gpus", "kind", "submitted_ns", "allocated_ns", "ready_ns", "ended_ns", "exit_state",
-    "exit_code", "queue_wait_s", "allocated_gpu_s", "goodput", B_COLS, "busy_gpu_s",
-    "energy_kwh", NULL};
-static const char *const alloc_cols[] = {"host", "job_id", "uuid", "from_ns", "to_ns",
-                                         "gpu_model", NULL};
+static const char *const job_cols[] = {"host",
+                                       "job_id",
+                                       "cluster",
+                                       "partition",
+                                       "name",
+                                       "user_name",
+                                       "origin",
+                                       "gpu_model",
+                                       "n_gpus",
+                                       "kind",
+                                       "submitted_ns",
+                                       "allocated_ns",
+                                       "ready_ns",
+                                       "ended_ns",
+                                       "exit_state",
+                                       "exit_code",
+                                       "queue_wait_s",
+                                       "allocated_gpu_s",
+                                       "goodput",
+                                       B_COLS,
+                                       "busy_gpu_s",
+                                       "energy_kwh",
+                                       NULL};
+static const char *const alloc_cols[] = {"host",  "job_id",    "uuid", "from_ns",
+                                         "to_ns", "gpu_model", NULL};
 static const char *const window_cols[] = {
-    "host", "job_id", "window_start_ns", "window_end_ns", "cluster", "partition", "user_name",
-    "gpu_model", "n_gpus", "allocated_gpu_s", "goodput", B_COLS, "busy_gpu_s", NULL};
-static const char *const finding_cols[] = {
-    "host", "job_id", "ord", "class", "scope", "scope_id", "t0_ns", "t1_ns", "wasted_gpu_s",
-    "wasted_cost", "confidence", "summary", "recommendation", "evidence", NULL};
+    "host",      "job_id", "window_start_ns", "window_end_ns", "cluster", "partition",  "user_name",
+    "gpu_model", "n_gpus", "allocated_gpu_s", "goodput",       B_COLS,    "busy_gpu_s", NULL};
+static const char *const finding_cols[] = {"host",           "job_id",      "ord",        "class",
+                                           "scope",          "scope_id",    "t0_ns",      "t1_ns",
+                                           "wasted_gpu_s",   "wasted_cost", "confidence", "summary",
+                                           "recommendation", "evidence",    NULL};
 
 static const struct kind_def {
     const char *kind, *table, *stmt;
@@ -46,7 +64,8 @@ static const struct kind_def {
 
 static int count_cols(const char *const *c) {
     int n = 0;
-    while (c[n]) n++;
+    while (c[n])
+        n++;
     return n;
 }
 
@@ -160,9 +179,9 @@ int gp_ledger_pg_ensure_schema(PGconn *c, char *err, size_t errlen) {
             return -1;
         }
     }
-    PGresult *r = PQprepare(c, "gp_del_findings",
-                            "DELETE FROM gp_ledger_findings WHERE host = $1 AND job_id = $2", 0,
-                            NULL);
+    PGresult *r =
+        PQprepare(c, "gp_del_findings",
+                  "DELETE FROM gp_ledger_findings WHERE host = $1 AND job_id = $2", 0, NULL);
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     if (!ok) {
@@ -176,14 +195,21 @@ fail:
 }
 
 PGconn *gp_ledger_pg_connect(const char *url, char *err, size_t errlen) {
-    const char *keys[] = {"dbname", "connect_timeout", "tcp_user_timeout", "keepalives_idle",
-                          "keepalives_interval", "keepalives_count", "application_name", NULL};
+    const char *keys[] = {"dbname",
+                          "connect_timeout",
+                          "tcp_user_timeout",
+                          "keepalives_idle",
+                          "keepalives_interval",
+                          "keepalives_count",
+                          "application_name",
+                          NULL};
     const char *vals[] = {url, "3", "3000", "5", "2", "2", "goodput-ledger", NULL};
     PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (!c || PQstatus(c) != CONNECTION_OK) {
         const char *m = c ? PQerrorMessage(c) : "out of memory";
         size_t l = strlen(m);
-        while (l && (m[l - 1] == '\n' || m[l - 1] == ' ')) l--;
+        while (l && (m[l - 1] == '\n' || m[l - 1] == ' '))
+            l--;
         snprintf(err, errlen, "ledger: cannot connect to PostgreSQL: %.*s", (int)l, m);
         PQfinish(c);
         return NULL;
@@ -206,22 +232,26 @@ typedef struct params {
 } params;
 
 static void params_free(params *p) {
-    for (int i = 0; i < p->n; i++) free(p->owned[i]);
+    for (int i = 0; i < p->n; i++)
+        free(p->owned[i]);
 }
 
 static void params_fill(params *p, const char *const *cols, json_t *o) {
     memset(p, 0, sizeof *p);
     for (int i = 0; cols[i] && i < MAX_COLS; i++, p->n++) {
         json_t *x = json_object_get(o, cols[i]);
-        if (json_is_string(x)) p->v[i] = json_string_value(x);
+        if (json_is_string(x))
+            p->v[i] = json_string_value(x);
         else if (json_is_integer(x)) {
             snprintf(p->num[i], sizeof p->num[i], "%lld", (long long)json_integer_value(x));
             p->v[i] = p->num[i];
         } else if (json_is_real(x)) {
             snprintf(p->num[i], sizeof p->num[i], "%.17g", json_real_value(x));
             p->v[i] = p->num[i];
-        } else if (json_is_boolean(x)) p->v[i] = json_is_true(x) ? "1" : "0";
-        else if (json_is_object(x) || json_is_array(x)) p->v[i] = p->owned[i] = json_dumps(x, JSON_COMPACT);
+        } else if (json_is_boolean(x))
+            p->v[i] = json_is_true(x) ? "1" : "0";
+        else if (json_is_object(x) || json_is_array(x))
+            p->v[i] = p->owned[i] = json_dumps(x, JSON_COMPACT);
     }
 }
 
@@ -230,7 +260,8 @@ static int send_row(PGconn *c, const gp_ledger_row *row, char *err, size_t errle
     json_error_t je;
     json_t *o = json_loads(row->payload, 0, &je);
     if (!json_is_object(o)) {
-        snprintf(err, errlen, "ledger: spooled %s row is not a JSON object: %s", row->kind, je.text);
+        snprintf(err, errlen, "ledger: spooled %s row is not a JSON object: %s", row->kind,
+                 je.text);
         json_decref(o);
         return -1;
     }
@@ -284,8 +315,10 @@ int gp_ledger_pg_apply(PGconn *c, const gp_ledger_row *rows, size_t n, char *err
     long expect = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         int s = send_row(c, &rows[i], err, errlen);
-        if (s < 0) rc = -1;
-        else expect += s;
+        if (s < 0)
+            rc = -1;
+        else
+            expect += s;
     }
     if (!PQpipelineSync(c)) {
         if (rc == 0) snprintf(err, errlen, "ledger: %s", PQerrorMessage(c));
@@ -300,13 +333,15 @@ int gp_ledger_pg_apply(PGconn *c, const gp_ledger_row *rows, size_t n, char *err
             continue; /* end of one query's results */
         }
         ExecStatusType st = PQresultStatus(r);
-        if (st == PGRES_PIPELINE_SYNC) synced = 1;
+        if (st == PGRES_PIPELINE_SYNC)
+            synced = 1;
         else if (st == PGRES_FATAL_ERROR || st == PGRES_PIPELINE_ABORTED) {
             if (rc == 0) {
                 const char *m = PQresultErrorMessage(r);
                 snprintf(err, errlen, "ledger: batch rolled back: %s", m && *m ? m : "aborted");
                 size_t l = strlen(err);
-                while (l && err[l - 1] == '\n') err[--l] = 0;
+                while (l && err[l - 1] == '\n')
+                    err[--l] = 0;
             }
             rc = -1;
         }

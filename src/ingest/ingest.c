@@ -303,15 +303,19 @@ int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, i
     return delivered;
 }
 
-/* Drains one socket; returns events delivered or -1. */
+/* Drains one socket, up to max_bytes of datagrams (0 = no limit); returns events delivered
+ * or -1. Under a byte budget, datagrams of many lines are taken one at a time, so a call
+ * never runs far past its budget (a batch is processed whole once received). */
 static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event_sink sink,
-                 void *ctx) {
+                 void *ctx, size_t max_bytes) {
+    int vlen = max_bytes ? 1 : BATCH;
+    size_t bytes = 0;
     struct mmsghdr msgs[BATCH];
     struct iovec iov[BATCH];
     char ctl[BATCH][CMSG_SPACE(sizeof(uint32_t))];
     gp_ingest_stats *s = &g->st[tr];
     int delivered = 0, total = 0;
-    while (total < MAX_DGRAMS_PER_POLL) {
+    while (total < MAX_DGRAMS_PER_POLL && (!max_bytes || bytes < max_bytes)) {
         for (int i = 0; i < BATCH; i++) {
             iov[i] = (struct iovec){.iov_base = g->bufs[i], .iov_len = DGRAM_MAX};
             msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov[i],
@@ -320,7 +324,7 @@ static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event
                                               .msg_controllen = sizeof ctl[i]};
             msgs[i].msg_len = 0;
         }
-        int n = recvmmsg(fd, msgs, BATCH, MSG_DONTWAIT, NULL);
+        int n = recvmmsg(fd, msgs, (unsigned)vlen, MSG_DONTWAIT, NULL);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) break;
             if (errno == EINTR) continue;
@@ -337,6 +341,8 @@ static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event
                     g->udp_ovfl = ov;
                 }
             size_t len = msgs[i].msg_len;
+            bytes += len;
+            if (max_bytes) vlen = len > 4096 ? 1 : BATCH;
             if (h->msg_flags & MSG_TRUNC) {
                 /* Only the complete lines before the cut are trusted. */
                 const char *b = g->bufs[i];
@@ -348,20 +354,25 @@ static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event
             delivered += gp_ingest_feed(g, tr, g->bufs[i], len, now_ns, sink, ctx);
         }
         total += n;
-        if (n < BATCH) break;
+        if (n < vlen) break;
+    }
+    return delivered;
+}
+
+int gp_ingest_poll_budget(gp_ingest *g, int64_t now_ns, size_t max_bytes, gp_event_sink sink,
+                          void *ctx) {
+    int delivered = 0, r;
+    if (g->ufd >= 0) {
+        if ((r = drain(g, g->ufd, GP_TR_UNIX, now_ns, sink, ctx, max_bytes)) < 0) return -1;
+        delivered += r;
+    }
+    if (g->udpfd >= 0) {
+        if ((r = drain(g, g->udpfd, GP_TR_UDP, now_ns, sink, ctx, max_bytes)) < 0) return -1;
+        delivered += r;
     }
     return delivered;
 }
 
 int gp_ingest_poll(gp_ingest *g, int64_t now_ns, gp_event_sink sink, void *ctx) {
-    int delivered = 0, r;
-    if (g->ufd >= 0) {
-        if ((r = drain(g, g->ufd, GP_TR_UNIX, now_ns, sink, ctx)) < 0) return -1;
-        delivered += r;
-    }
-    if (g->udpfd >= 0) {
-        if ((r = drain(g, g->udpfd, GP_TR_UDP, now_ns, sink, ctx)) < 0) return -1;
-        delivered += r;
-    }
-    return delivered;
+    return gp_ingest_poll_budget(g, now_ns, 0, sink, ctx);
 }

@@ -37,6 +37,11 @@ int gp_ingest_fds(gp_ingest *g, struct pollfd *out, int cap);
 /* Reads every pending datagram without blocking; parses; calls sink per good event.
  * now_ns stamps lines without ts. Returns events delivered, or <0 on a socket error. */
 int gp_ingest_poll(gp_ingest *g, int64_t now_ns, gp_event_sink sink, void *ctx);
+/* The same, reading at most about max_bytes of datagrams per socket (0 = no limit), so a
+ * caller with a schedule (the agent's sampling loop) gets control back under a flood; what
+ * is left stays queued in the kernel for the next call. */
+int gp_ingest_poll_budget(gp_ingest *g, int64_t now_ns, size_t max_bytes, gp_event_sink sink,
+                          void *ctx);
 /* Parses a buffer of lines that arrived on transport tr (simulator, HTTP body). */
 int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, int64_t now_ns,
                    gp_event_sink sink, void *ctx);

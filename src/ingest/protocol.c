@@ -61,6 +61,9 @@ static const field_def fields[] = {
     {"unit", K(GP_EV_HELLO), F_STR, AT(name), 0},
     {"flops_per_unit", K(GP_EV_HELLO), F_NUM, AT(flops_per_unit), 0},
     {"bytes_per_unit", K(GP_EV_HELLO), F_NUM, AT(bytes_per_unit), 0},
+    {"slo_ttft", K(GP_EV_HELLO), F_NUM, AT(slo_ttft_s), 0},
+    {"slo_tpot", K(GP_EV_HELLO), F_NUM, AT(slo_tpot_s), 0},
+    {"slo_e2e", K(GP_EV_HELLO), F_NUM, AT(slo_e2e_s), 0},
     {"name", K(GP_EV_HELLO) | K(GP_EV_JOB), F_STR, AT(job_name), 0},
     {"user", K(GP_EV_HELLO) | K(GP_EV_JOB), F_STR, AT(user), 0},
     /* step, restart */
@@ -474,6 +477,9 @@ int gp_proto_format(const gp_event *e, char *buf, size_t cap) {
         put_str(&b, "host", e->host);
         put_str(&b, "unit", e->name);
         if (e->flops_per_unit > 0) put_num(&b, "flops_per_unit", e->flops_per_unit);
+        if (e->slo_ttft_s > 0) put_num(&b, "slo_ttft", e->slo_ttft_s);
+        if (e->slo_tpot_s > 0) put_num(&b, "slo_tpot", e->slo_tpot_s);
+        if (e->slo_e2e_s > 0) put_num(&b, "slo_e2e", e->slo_e2e_s);
         if (e->bytes_per_unit > 0) put_num(&b, "bytes_per_unit", e->bytes_per_unit);
         put_str(&b, "name", e->job_name);
         put_str(&b, "user", e->user);

@@ -25,6 +25,7 @@ typedef struct gp_job {
     int64_t exit_code;   /* -1 unknown */
     char unit_name[GP_NAME_MAX]; /* "samples", "tokens", ... */
     double flops_per_unit, bytes_per_unit; /* 0 = not declared */
+    double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* declared SLOs (seconds); 0 = not set */
 } gp_job;
 
 typedef struct gp_alloc {

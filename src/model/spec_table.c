@@ -13,6 +13,8 @@
 #define GIB (1024ull * 1024 * 1024)
 #define T 1e12
 
+/* One row per line reads best here; clang-format would split every row. */
+/* clang-format off */
 static const gp_gpu_spec spec_table[] = {
     {"H200", {"h200"}, 132, 141ull * 1000000000ull, 989.5 * T, 989.5 * T, 67 * T, 4800 * GB, 900 * GB, 64 * GB, 700, 90, 1980,
      "NVIDIA H200 Tensor Core GPU datasheet (SXM), 2024"},
@@ -45,6 +47,7 @@ static const gp_gpu_spec spec_table[] = {
     {"RTX-4090", {"4090"}, 128, 24 * GIB, 165.2 * T, 165.2 * T, 82.6 * T, 1008 * GB, 0, 32 * GB, 450, 25, 2520,
      "NVIDIA Ada Lovelace architecture whitepaper v2.1, GeForce RTX 4090 column"},
 };
+/* clang-format on */
 
 const gp_gpu_spec *gp_spec_table(int *n) {
     *n = (int)(sizeof spec_table / sizeof spec_table[0]);
@@ -53,7 +56,8 @@ const gp_gpu_spec *gp_spec_table(int *n) {
 
 static void lower_copy(char *dst, size_t cap, const char *src) {
     size_t i = 0;
-    for (; src[i] && i + 1 < cap; i++) dst[i] = (char)tolower((unsigned char)src[i]);
+    for (; src[i] && i + 1 < cap; i++)
+        dst[i] = (char)tolower((unsigned char)src[i]);
     dst[i] = 0;
 }
 

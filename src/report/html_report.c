@@ -19,34 +19,50 @@
 #include "report/job_report.h"
 #include "serve/serve.h"
 
-static const char *BUCKET_COLOR[GP_B__COUNT] = {"#16a34a", "#7c3aed", "#2563eb", "#f59e0b", "#0d9488",
-                                                "#dc2626", "#db2777", "#9ca3af", "#a16207"};
+static const char *BUCKET_COLOR[GP_B__COUNT] = {"#16a34a", "#7c3aed", "#2563eb",
+                                                "#f59e0b", "#0d9488", "#dc2626",
+                                                "#db2777", "#9ca3af", "#a16207"};
 
 static void esc(FILE *f, const char *s) {
     for (; s && *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
 
 static void pct(FILE *f, double v) {
-    if (v < 0 || !isfinite(v)) fputs("–", f);
-    else fprintf(f, "%.1f%%", 100 * v);
+    if (v < 0 || !isfinite(v))
+        fputs("–", f);
+    else
+        fprintf(f, "%.1f%%", 100 * v);
 }
 
 static void bucket_bar(FILE *f, const gp_goodput *g, int width) {
-    fprintf(f, "<svg width=\"%d\" height=\"14\" role=\"img\" aria-label=\"badput breakdown\">", width);
+    fprintf(f, "<svg width=\"%d\" height=\"14\" role=\"img\" aria-label=\"badput breakdown\">",
+            width);
     double x = 0;
     for (int k = 0; k < GP_B__COUNT && g->allocated_gpu_s > 0; k++) {
         double w = width * g->bucket_gpu_s[k] / g->allocated_gpu_s;
         if (w <= 0) continue;
-        fprintf(f, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"14\" fill=\"%s\"><title>%s %.1f%%</title></rect>", x,
-                w, BUCKET_COLOR[k], gp_bucket_name((gp_bucket)k), 100 * g->bucket_gpu_s[k] / g->allocated_gpu_s);
+        fprintf(f,
+                "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"14\" fill=\"%s\"><title>%s "
+                "%.1f%%</title></rect>",
+                x, w, BUCKET_COLOR[k], gp_bucket_name((gp_bucket)k),
+                100 * g->bucket_gpu_s[k] / g->allocated_gpu_s);
         x += w;
     }
     fputs("</svg>", f);
@@ -67,7 +83,9 @@ static void polyline(FILE *f, json_t *t, json_t *v, double t0, double t1, double
         double tx = json_number_value(json_array_get(t, i));
         double px = 40 + (W - 90) * (tx - t0) / (t1 - t0 > 0 ? t1 - t0 : 1);
         double py = 10 + (H - 30) * (1 - json_number_value(x) / (vmax > 0 ? vmax : 1));
-        if (!open) fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.3\" points=\"", color);
+        if (!open)
+            fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.3\" points=\"",
+                    color);
         fprintf(f, "%.1f,%.1f ", px, py);
         open = 1;
     }
@@ -78,31 +96,46 @@ static void signals_chart(FILE *f, json_t *series) {
     const int W = 900, H = 220;
     json_t *t = json_object_get(series, "t"), *sig = json_object_get(series, "signals");
     json_t *rate = json_object_get(json_object_get(series, "progress"), "rate_per_s");
-    const char *unit = json_string_value(json_object_get(json_object_get(series, "progress"), "unit"));
+    const char *unit =
+        json_string_value(json_object_get(json_object_get(series, "progress"), "unit"));
     size_t n = json_array_size(t);
     if (n < 2) return;
-    double t0 = json_number_value(json_array_get(t, 0)), t1 = json_number_value(json_array_get(t, n - 1));
+    double t0 = json_number_value(json_array_get(t, 0)),
+           t1 = json_number_value(json_array_get(t, n - 1));
     double rmax = 0;
     size_t i;
     json_t *x;
-    json_array_foreach(rate, i, x) if (json_is_number(x) && json_number_value(x) > rmax) rmax = json_number_value(x);
-    fprintf(f, "<svg viewBox=\"0 0 %d %d\" width=\"100%%\" role=\"img\" aria-label=\"GPU signals and progress\">", W, H);
+    json_array_foreach(rate, i, x) if (json_is_number(x) && json_number_value(x) > rmax) rmax =
+        json_number_value(x);
+    fprintf(f,
+            "<svg viewBox=\"0 0 %d %d\" width=\"100%%\" role=\"img\" aria-label=\"GPU signals and "
+            "progress\">",
+            W, H);
     for (int g = 0; g <= 4; g++) {
         double y = 10 + (H - 30) * g / 4.0;
-        fprintf(f, "<line x1=\"40\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e7eb\"/>", W - 50, y, y);
-        fprintf(f, "<text x=\"36\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%d%%</text>", y + 3, 100 - 25 * g);
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\">%.4g</text>", W - 46, y + 3, rmax * (4 - g) / 4);
+        fprintf(f, "<line x1=\"40\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e7eb\"/>", W - 50,
+                y, y);
+        fprintf(f, "<text x=\"36\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%d%%</text>",
+                y + 3, 100 - 25 * g);
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\">%.4g</text>", W - 46, y + 3,
+                rmax * (4 - g) / 4);
     }
-    fprintf(f, "<text x=\"40\" y=\"%d\" font-size=\"10\">%.0f min</text><text x=\"%d\" y=\"%d\" font-size=\"10\" "
-               "text-anchor=\"end\">%.0f min</text>",
+    fprintf(f,
+            "<text x=\"40\" y=\"%d\" font-size=\"10\">%.0f min</text><text x=\"%d\" y=\"%d\" "
+            "font-size=\"10\" "
+            "text-anchor=\"end\">%.0f min</text>",
             H - 4, 0.0, W - 50, H - 4, (t1 - t0) / 60);
-    static const char *names[] = {"gpu_util", "sm_active", "tensor_active", "dram_active", "mem_used_ratio"};
+    static const char *names[] = {"gpu_util", "sm_active", "tensor_active", "dram_active",
+                                  "mem_used_ratio"};
     static const char *colors[] = {"#2563eb", "#16a34a", "#7c3aed", "#f59e0b", "#6b7280"};
-    for (int k = 0; k < 5; k++) polyline(f, t, json_object_get(sig, names[k]), t0, t1, 1, W, H, colors[k]);
+    for (int k = 0; k < 5; k++)
+        polyline(f, t, json_object_get(sig, names[k]), t0, t1, 1, W, H, colors[k]);
     polyline(f, t, rate, t0, t1, rmax, W, H, "#111827");
     fputs("</svg><div class=\"legend\">", f);
-    for (int k = 0; k < 5; k++) fprintf(f, "<span><i style=\"background:%s\"></i>%s</span>", colors[k], names[k]);
-    fprintf(f, "<span><i style=\"background:#111827\"></i>progress (%s/s, right axis)</span></div>", unit ? unit : "units");
+    for (int k = 0; k < 5; k++)
+        fprintf(f, "<span><i style=\"background:%s\"></i>%s</span>", colors[k], names[k]);
+    fprintf(f, "<span><i style=\"background:#111827\"></i>progress (%s/s, right axis)</span></div>",
+            unit ? unit : "units");
 }
 
 static void findings_html(FILE *f, json_t *arr) {
@@ -113,21 +146,27 @@ static void findings_html(FILE *f, json_t *arr) {
         esc(f, json_string_value(json_object_get(x, "class")));
         fputs("</b> ", f);
         json_t *w = json_object_get(x, "wasted_gpu_s");
-        if (json_is_number(w)) fprintf(f, "<span class=\"muted\">%.2f GPU-h wasted</span>", json_number_value(w) / 3600);
+        if (json_is_number(w))
+            fprintf(f, "<span class=\"muted\">%.2f GPU-h wasted</span>",
+                    json_number_value(w) / 3600);
         fputs("<div>", f);
         esc(f, json_string_value(json_object_get(x, "summary")));
         fputs("</div>", f);
         json_t *ev = json_object_get(x, "evidence");
         if (json_array_size(ev)) {
-            fputs("<table><tr><th>evidence</th><th>value</th><th></th><th>threshold</th><th>source</th></tr>", f);
+            fputs("<table><tr><th>evidence</th><th>value</th><th></th><th>threshold</"
+                  "th><th>source</th></tr>",
+                  f);
             size_t k;
             json_t *e;
             json_array_foreach(ev, k, e) {
                 fputs("<tr><td>", f);
                 esc(f, json_string_value(json_object_get(e, "metric")));
-                fprintf(f, "</td><td>%.4g</td><td>", json_number_value(json_object_get(e, "value")));
+                fprintf(f, "</td><td>%.4g</td><td>",
+                        json_number_value(json_object_get(e, "value")));
                 esc(f, json_string_value(json_object_get(e, "op")));
-                fprintf(f, "</td><td>%.4g</td><td>", json_number_value(json_object_get(e, "threshold")));
+                fprintf(f, "</td><td>%.4g</td><td>",
+                        json_number_value(json_object_get(e, "threshold")));
                 esc(f, json_string_value(json_object_get(e, "source")));
                 fputs("</td></tr>", f);
             }
@@ -140,14 +179,18 @@ static void findings_html(FILE *f, json_t *arr) {
 }
 
 static const char *CSS =
-    "body{font-family:system-ui,sans-serif;color:#1d2330;max-width:1000px;margin:20px auto;padding:0 16px;font-size:14px}"
-    "table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px 6px;border-bottom:1px solid #e5e7eb}"
+    "body{font-family:system-ui,sans-serif;color:#1d2330;max-width:1000px;margin:20px "
+    "auto;padding:0 16px;font-size:14px}"
+    "table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:4px "
+    "6px;border-bottom:1px solid #e5e7eb}"
     "th{font-size:12px;color:#6b7280}.muted{color:#6b7280}.legend{font-size:12px;margin:4px 0}"
-    ".legend span{margin-right:12px}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}"
+    ".legend span{margin-right:12px}.legend "
+    "i{display:inline-block;width:10px;height:10px;margin-right:4px}"
     ".finding{border-left:4px solid #d97706;padding:6px 10px;margin:8px 0;background:#fffbeb}"
     "h2{margin-top:28px;border-bottom:1px solid #e5e7eb}";
 
-static int write_page(FILE *f, gp_store *s, gp_serve *srv, const char *db, const char *job, const gp_slo *slo) {
+static int write_page(FILE *f, gp_store *s, gp_serve *srv, const char *db, const char *job,
+                      const gp_slo *slo) {
     gp_job *jobs = NULL;
     size_t nj = 0;
     if (job) {
@@ -157,18 +200,25 @@ static int write_page(FILE *f, gp_store *s, gp_serve *srv, const char *db, const
             return -2;
         }
         nj = 1;
-    } else if (gp_store_list_jobs(s, &jobs, &nj) != 0) return -1;
-    fprintf(f, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>goodput report</title>"
-               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>%s</style></head><body>",
+    } else if (gp_store_list_jobs(s, &jobs, &nj) != 0)
+        return -1;
+    fprintf(f,
+            "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>goodput "
+            "report</title>"
+            "<meta name=\"viewport\" content=\"width=device-width, "
+            "initial-scale=1\"><style>%s</style></head><body>",
             CSS);
     fputs("<h1>goodput report</h1><p class=\"muted\">Store ", f);
     esc(f, db);
-    fputs(". Goodput is productive GPU-time over allocated GPU-time; the badput buckets say where the rest "
+    fputs(". Goodput is productive GPU-time over allocated GPU-time; the badput buckets say where "
+          "the rest "
           "went, and sum with goodput to 100%.</p><div class=\"legend\">",
           f);
     for (int k = 0; k < GP_B__COUNT; k++)
-        fprintf(f, "<span><i style=\"background:%s\"></i>%s</span>", BUCKET_COLOR[k], gp_bucket_name((gp_bucket)k));
-    fputs("</div><table><tr><th>job</th><th>user</th><th>kind</th><th>GPUs</th><th>GPU-h</th><th>goodput</th>"
+        fprintf(f, "<span><i style=\"background:%s\"></i>%s</span>", BUCKET_COLOR[k],
+                gp_bucket_name((gp_bucket)k));
+    fputs("</div><table><tr><th>job</th><th>user</th><th>kind</th><th>GPUs</th><th>GPU-h</"
+          "th><th>goodput</th>"
           "<th>mean util</th><th>badput</th></tr>",
           f);
     gp_job_summary *sum = calloc(nj ? nj : 1, sizeof *sum);
@@ -187,8 +237,8 @@ static int write_page(FILE *f, gp_store *s, gp_serve *srv, const char *db, const
         esc(f, jobs[i].id);
         fputs("</a></td><td>", f);
         esc(f, jobs[i].user);
-        fprintf(f, "</td><td>%s</td><td>%d</td><td>%.2f</td><td>", gp_job_kind_name(sum[i].gp.kind), sum[i].n_gpus,
-                sum[i].allocated_gpu_h);
+        fprintf(f, "</td><td>%s</td><td>%d</td><td>%.2f</td><td>", gp_job_kind_name(sum[i].gp.kind),
+                sum[i].n_gpus, sum[i].allocated_gpu_h);
         pct(f, sum[i].gp.goodput);
         fputs("</td><td>", f);
         pct(f, sum[i].mean_gpu_util);
@@ -204,17 +254,22 @@ static int write_page(FILE *f, gp_store *s, gp_serve *srv, const char *db, const
         esc(f, js->job.id);
         fputs(" <span class=\"muted\">", f);
         esc(f, js->job.name);
-        fprintf(f, " · %s</span></h2><p>%d GPU(s), %.2f GPU-h allocated; goodput ", gp_job_kind_name(js->gp.kind),
-                js->n_gpus, js->allocated_gpu_h);
+        fprintf(f, " · %s</span></h2><p>%d GPU(s), %.2f GPU-h allocated; goodput ",
+                gp_job_kind_name(js->gp.kind), js->n_gpus, js->allocated_gpu_h);
         pct(f, js->gp.goodput);
         if (js->queue_wait_s >= 0) fprintf(f, "; queued %.0f s", js->queue_wait_s);
-        if (js->time_to_ready_s >= 0) fprintf(f, "; ready %.0f s after allocation", js->time_to_ready_s);
+        if (js->time_to_ready_s >= 0)
+            fprintf(f, "; ready %.0f s after allocation", js->time_to_ready_s);
         if (js->energy_kwh >= 0) fprintf(f, "; %.2f kWh", js->energy_kwh);
         fputs(".</p><table><tr>", f);
-        for (int k = 0; k < GP_B__COUNT; k++) fprintf(f, "<th>%s</th>", gp_bucket_name((gp_bucket)k));
+        for (int k = 0; k < GP_B__COUNT; k++)
+            fprintf(f, "<th>%s</th>", gp_bucket_name((gp_bucket)k));
         fputs("</tr><tr>", f);
         for (int k = 0; k < GP_B__COUNT; k++)
-            fprintf(f, "<td>%.1f%%</td>", js->gp.allocated_gpu_s > 0 ? 100 * js->gp.bucket_gpu_s[k] / js->gp.allocated_gpu_s : 0);
+            fprintf(f, "<td>%.1f%%</td>",
+                    js->gp.allocated_gpu_s > 0
+                        ? 100 * js->gp.bucket_gpu_s[k] / js->gp.allocated_gpu_s
+                        : 0);
         fputs("</tr></table>", f);
         char path[GP_JOB_ID_MAX * 3 + 32], *body = NULL;
         size_t len;
@@ -222,9 +277,11 @@ static int write_page(FILE *f, gp_store *s, gp_serve *srv, const char *db, const
         size_t k = 0;
         for (const char *p = js->job.id; *p && k + 4 < sizeof enc; p++) {
             unsigned char ch = (unsigned char)*p;
-            if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || strchr("-_.~", ch))
+            if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                strchr("-_.~", ch))
                 enc[k++] = (char)ch;
-            else k += (size_t)snprintf(enc + k, sizeof enc - k, "%%%02X", ch);
+            else
+                k += (size_t)snprintf(enc + k, sizeof enc - k, "%%%02X", ch);
         }
         enc[k] = 0;
         snprintf(path, sizeof path, "/api/v1/jobs/%s/series", enc);
@@ -249,7 +306,8 @@ static int write_page(FILE *f, gp_store *s, gp_serve *srv, const char *db, const
     return 0;
 }
 
-int gp_report_html(const char *db, const char *job, const gp_slo *slo, const char *path, char *err, size_t errlen) {
+int gp_report_html(const char *db, const char *job, const gp_slo *slo, const char *path, char *err,
+                   size_t errlen) {
     gp_store *s;
     if (gp_store_open(db, GP_STORE_READONLY, &s, err, errlen) != 0) return -1;
     gp_serve *srv;
@@ -262,12 +320,15 @@ int gp_report_html(const char *db, const char *job, const gp_slo *slo, const cha
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     int rc = -1;
-    if (!f) snprintf(err, errlen, "%s: cannot write", tmp);
+    if (!f)
+        snprintf(err, errlen, "%s: cannot write", tmp);
     else {
         rc = write_page(f, s, srv, db, job, slo);
         if (fclose(f) != 0 && rc == 0) rc = -1;
-        if (rc == -2) snprintf(err, errlen, "job '%s' is not in %s", job, db);
-        else if (rc != 0) snprintf(err, errlen, "%s: cannot write the report (%s)", tmp, gp_store_errmsg(s));
+        if (rc == -2)
+            snprintf(err, errlen, "job '%s' is not in %s", job, db);
+        else if (rc != 0)
+            snprintf(err, errlen, "%s: cannot write the report (%s)", tmp, gp_store_errmsg(s));
         if (rc == 0 && rename(tmp, path) != 0) {
             snprintf(err, errlen, "cannot rename %s to %s", tmp, path);
             rc = -1;

@@ -3,13 +3,16 @@
 
 #include "engine/findings_fmt.h"
 #include "engine/pipeline.h"
+#include "ingest/scrape_store.h"
 
 void gp_report_extend_text(gp_store *s, const char *job_id, FILE *out) {
     gp_findings_report_text(s, job_id, out);
     gp_pipeline_report_text(s, job_id, out);
+    gp_scrape_report_text(s, job_id, out);
 }
 
 void gp_report_extend_json(gp_store *s, const char *job_id, json_t *root) {
     gp_findings_report_json(s, job_id, root);
     gp_pipeline_report_json(s, job_id, root);
+    gp_scrape_report_json(s, job_id, root);
 }

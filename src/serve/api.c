@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/cost.h"
 #include "engine/findings_fmt.h"
@@ -31,12 +32,23 @@ static void send_json(srv_resp *r, json_t *o) {
     free(txt);
 }
 
-static json_t *num_or_null(double v) { return (v < 0 || !isfinite(v)) ? json_null() : json_real(v); }
-static json_t *sec_or_null(int64_t ns) { return ns <= 0 ? json_null() : json_real(ns / 1e9); }
+static double mono_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static json_t *num_or_null(double v) {
+    return (v < 0 || !isfinite(v)) ? json_null() : json_real(v);
+}
+static json_t *sec_or_null(int64_t ns) {
+    return ns <= 0 ? json_null() : json_real(ns / 1e9);
+}
 
 /* Parses a parameter as a number within [lo, hi]; 1 = present and good, 0 = absent,
  * -1 = bad (error already set). */
-static int num_param(const srv_req *q, srv_resp *r, const char *key, double lo, double hi, double *out) {
+static int num_param(const srv_req *q, srv_resp *r, const char *key, double lo, double hi,
+                     double *out) {
     const char *v = srv_param(q, key);
     if (!v) return 0;
     char *end;
@@ -96,14 +108,18 @@ static void api_fleet(gp_serve *s, srv_resp *r) {
         if (js.gp.goodput >= 0) {
             known_alloc += js.gp.allocated_gpu_s;
             prod += js.gp.bucket_gpu_s[GP_B_PRODUCTIVE];
-            for (int k = 0; k < GP_B__COUNT; k++) buckets[k] += js.gp.bucket_gpu_s[k];
+            for (int k = 0; k < GP_B__COUNT; k++)
+                buckets[k] += js.gp.bucket_gpu_s[k];
         }
         if (jobs[i].ended_ns <= 0 && js.n_gpus > 0) {
             gpus_held += js.n_gpus;
-            if (js.gp.ready_ns < 0) not_ready++;
-            else running++;
+            if (js.gp.ready_ns < 0)
+                not_ready++;
+            else
+                running++;
             /* Jobs whose goodput is unknown are left out, as in wasted_gpu_h. */
-            if (js.gp.goodput >= 0) wasted_per_h += js.n_gpus * (1 - js.gp.goodput) * (price > 0 ? price : 0);
+            if (js.gp.goodput >= 0)
+                wasted_per_h += js.n_gpus * (1 - js.gp.goodput) * (price > 0 ? price : 0);
         }
     }
     json_t *o = json_object();
@@ -112,10 +128,12 @@ static void api_fleet(gp_serve *s, srv_resp *r) {
     json_object_set_new(o, "jobs_not_ready", json_integer(not_ready));
     json_object_set_new(o, "gpus_held", json_integer(gpus_held));
     json_object_set_new(o, "allocated_gpu_h", json_real(alloc / 3600));
-    json_object_set_new(o, "goodput", known_alloc > 0 ? json_real(prod / known_alloc) : json_null());
+    json_object_set_new(o, "goodput",
+                        known_alloc > 0 ? json_real(prod / known_alloc) : json_null());
     json_object_set_new(o, "wasted_gpu_h", json_real((known_alloc - prod) / 3600));
     json_t *b = json_object();
-    for (int k = 0; k < GP_B__COUNT; k++) json_object_set_new(b, gp_bucket_name((gp_bucket)k), json_real(buckets[k]));
+    for (int k = 0; k < GP_B__COUNT; k++)
+        json_object_set_new(b, gp_bucket_name((gp_bucket)k), json_real(buckets[k]));
     json_object_set_new(o, "gpu_s_by_bucket", b);
     json_object_set_new(o, "price_per_gpu_h", num_or_null(price));
     json_object_set_new(o, "cost_per_h", price > 0 ? json_real(gpus_held * price) : json_null());
@@ -140,10 +158,15 @@ static void api_fleet(gp_serve *s, srv_resp *r) {
 
 /* ---- devices ---- */
 
-static const char *SIG_SQL[] = {"gpu_util", "sm_active", "tensor_active", "dram_active",
-                                "mem_used_bytes * 1.0 / NULLIF(mem_total_bytes, 0)", "power_w", "temp_c"};
-static const char *SIG_NAME[] = {"gpu_util", "sm_active", "tensor_active", "dram_active",
-                                 "mem_used_ratio", "power_w", "temp_c"};
+static const char *SIG_SQL[] = {"gpu_util",
+                                "sm_active",
+                                "tensor_active",
+                                "dram_active",
+                                "mem_used_bytes * 1.0 / NULLIF(mem_total_bytes, 0)",
+                                "power_w",
+                                "temp_c"};
+static const char *SIG_NAME[] = {"gpu_util",       "sm_active", "tensor_active", "dram_active",
+                                 "mem_used_ratio", "power_w",   "temp_c"};
 #define N_SIG 7
 
 static json_t *latest_sample(gp_serve *s, const char *uuid) {
@@ -154,16 +177,18 @@ static json_t *latest_sample(gp_serve *s, const char *uuid) {
         strcat(sql, SIG_SQL[k]);
     }
     strcat(sql, " FROM samples WHERE uuid = ? ORDER BY ts_ns DESC LIMIT 1");
-    if (sqlite3_prepare_v2(gp_store_db(s->store), sql, -1, &st, NULL) != SQLITE_OK) return json_null();
+    if (sqlite3_prepare_v2(gp_store_db(s->store), sql, -1, &st, NULL) != SQLITE_OK)
+        return json_null();
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
     json_t *o = json_null();
     if (sqlite3_step(st) == SQLITE_ROW) {
         o = json_object();
         json_object_set_new(o, "ts_s", json_real(sqlite3_column_int64(st, 0) / 1e9));
         for (int k = 0; k < N_SIG; k++)
-            json_object_set_new(o, SIG_NAME[k], sqlite3_column_type(st, k + 1) == SQLITE_NULL
-                                                    ? json_null()
-                                                    : json_real(sqlite3_column_double(st, k + 1)));
+            json_object_set_new(o, SIG_NAME[k],
+                                sqlite3_column_type(st, k + 1) == SQLITE_NULL
+                                    ? json_null()
+                                    : json_real(sqlite3_column_double(st, k + 1)));
     }
     sqlite3_finalize(st);
     return o;
@@ -172,15 +197,17 @@ static json_t *latest_sample(gp_serve *s, const char *uuid) {
 static json_t *device_allocs(gp_serve *s, const char *uuid) {
     sqlite3_stmt *st;
     json_t *a = json_array();
-    if (sqlite3_prepare_v2(gp_store_db(s->store),
-                           "SELECT job_id, from_ns, to_ns FROM allocations WHERE uuid = ? ORDER BY from_ns",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            gp_store_db(s->store),
+            "SELECT job_id, from_ns, to_ns FROM allocations WHERE uuid = ? ORDER BY from_ns", -1,
+            &st, NULL) != SQLITE_OK)
         return a;
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
     while (sqlite3_step(st) == SQLITE_ROW) {
         int64_t to = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2);
-        json_array_append_new(a, json_pack("{s:s, s:o, s:o}", "job_id", (const char *)sqlite3_column_text(st, 0),
-                                           "from_s", sec_or_null(sqlite3_column_int64(st, 1)), "to_s",
+        json_array_append_new(a, json_pack("{s:s, s:o, s:o}", "job_id",
+                                           (const char *)sqlite3_column_text(st, 0), "from_s",
+                                           sec_or_null(sqlite3_column_int64(st, 1)), "to_s",
                                            sec_or_null(to)));
     }
     sqlite3_finalize(st);
@@ -194,7 +221,9 @@ static json_t *device_json(gp_serve *s, const gp_device *d, int detail) {
     json_object_set_new(o, "name", json_string(d->name));
     json_object_set_new(o, "model", d->spec ? json_string(d->spec->model) : json_null());
     json_object_set_new(o, "host", json_string(d->host));
-    json_object_set_new(o, "memory_total_bytes", d->memory_total_bytes ? json_integer((json_int_t)d->memory_total_bytes) : json_null());
+    json_object_set_new(o, "memory_total_bytes",
+                        d->memory_total_bytes ? json_integer((json_int_t)d->memory_total_bytes)
+                                              : json_null());
     json_object_set_new(o, "latest", latest_sample(s, d->uuid));
     json_t *allocs = device_allocs(s, d->uuid);
     json_t *holders = json_array();
@@ -205,8 +234,10 @@ static json_t *device_json(gp_serve *s, const gp_device *d, int detail) {
             json_array_append(holders, json_object_get(v, "job_id"));
     }
     json_object_set_new(o, "jobs_now", holders);
-    if (detail) json_object_set_new(o, "allocations", allocs);
-    else json_decref(allocs);
+    if (detail)
+        json_object_set_new(o, "allocations", allocs);
+    else
+        json_decref(allocs);
     return o;
 }
 
@@ -245,50 +276,83 @@ static int series_init(series *x, int64_t t0, int64_t step, int n) {
 }
 
 static void series_free(series *x) {
-    for (int k = 0; k < N_SIG; k++) free(x->sum[k]), free(x->cnt[k]);
+    for (int k = 0; k < N_SIG; k++)
+        free(x->sum[k]), free(x->cnt[k]);
 }
 
-/* Adds one device's bucket means over [a, b) (clipped to the series). */
-static int series_add_device(gp_serve *s, series *x, const char *uuid, int64_t a, int64_t b) {
+/* Per-request-bucket sums and counts of one source (a device's signals or a job's
+ * progress) over [a, b): sealed 10-second rollups where the buckets are 60 s or wider,
+ * raw rows for the rest (the unsealed tail, ranges before the rollup, fine buckets). */
+typedef struct acc {
+    int64_t t0, step;
+    int n;
+    double *sum, *cnt; /* n x ROLLUP_NSIG */
+} acc;
+
+static void acc_row(void *ctx, int64_t ts, const double *v, const int *has) {
+    acc *x = ctx;
+    int64_t j = (ts - x->t0) / x->step;
+    if (ts < x->t0 || j >= x->n) return;
+    for (int k = 0; k < ROLLUP_NSIG; k++)
+        if (has[k]) x->sum[j * ROLLUP_NSIG + k] += v[k], x->cnt[j * ROLLUP_NSIG + k] += 1;
+}
+
+static int acc_fill(gp_serve *s, acc *x, int is_job, const char *key, int64_t a, int64_t b) {
     int64_t lo = a > x->t0 ? a : x->t0, hi = x->t0 + x->step * x->n;
     if (b >= 0 && b < hi) hi = b;
     if (hi <= lo) return 0;
-    char sql[768] = "SELECT (ts_ns - ?1) / ?2 AS b";
-    for (int k = 0; k < N_SIG; k++) {
-        strcat(sql, ", avg(");
-        strcat(sql, SIG_SQL[k]);
-        strcat(sql, ")");
-    }
-    strcat(sql, " FROM samples WHERE uuid = ?3 AND ts_ns >= ?4 AND ts_ns < ?5 GROUP BY b");
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gp_store_db(s->store), sql, -1, &st, NULL) != SQLITE_OK) return -1;
-    sqlite3_bind_int64(st, 1, x->t0);
-    sqlite3_bind_int64(st, 2, x->step);
-    sqlite3_bind_text(st, 3, uuid, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, lo);
-    sqlite3_bind_int64(st, 5, hi);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t i = sqlite3_column_int64(st, 0);
-        if (i < 0 || i >= x->n) continue;
-        for (int k = 0; k < N_SIG; k++) {
-            if (sqlite3_column_type(st, k + 1) == SQLITE_NULL) continue;
-            x->sum[k][i] += sqlite3_column_double(st, k + 1);
-            x->cnt[k][i]++;
-        }
-    }
-    sqlite3_finalize(st);
+    sqlite3 *db = gp_store_db(s->store);
+    srv_rollup *r = NULL;
+    if (x->step >= 2 * ROLLUP_W_NS && x->step % ROLLUP_W_NS == 0)
+        r = srv_rollup_get(db, s->rollups, &s->n_rollups, &s->rollup_clock, is_job, key);
+    if (!r) return srv_rollup_scan(db, is_job, key, lo, hi, acc_row, x);
+    /* Rollup buckets start on the 10-second grid; request buckets are whole multiples of
+     * it, so with t0 on the grid every rollup bucket falls in exactly one request bucket. */
+    int64_t base = srv_rollup_base_ns(r), sealed = srv_rollup_sealed_ns(r);
+    int64_t mid_lo = lo > base ? lo : base, mid_hi = hi < sealed ? hi : sealed;
+    if (mid_hi <= mid_lo) return srv_rollup_scan(db, is_job, key, lo, hi, acc_row, x);
+    /* Align the raw edges to the rollup grid so no bucket is counted twice. */
+    mid_lo = base + (mid_lo - base + ROLLUP_W_NS - 1) / ROLLUP_W_NS * ROLLUP_W_NS;
+    if (mid_lo > mid_hi) mid_lo = mid_hi;
+    if (lo < mid_lo && srv_rollup_scan(db, is_job, key, lo, mid_lo, acc_row, x) != 0) return -1;
+    srv_rollup_fold(r, mid_lo, mid_hi, x->t0, x->step, x->n, x->sum, x->cnt);
+    if (mid_hi < hi) return srv_rollup_scan(db, is_job, key, mid_hi, hi, acc_row, x);
     return 0;
+}
+
+static int acc_init(acc *x, const series *sr) {
+    x->t0 = sr->t0, x->step = sr->step, x->n = sr->n;
+    x->sum = calloc((size_t)sr->n * ROLLUP_NSIG, sizeof(double));
+    x->cnt = calloc((size_t)sr->n * ROLLUP_NSIG, sizeof(double));
+    return x->sum && x->cnt ? 0 : -1;
+}
+
+/* Adds one device's bucket means over [a, b) (clipped to the series): the series is the
+ * mean over GPUs of each GPU's mean. */
+static int series_add_device(gp_serve *s, series *x, const char *uuid, int64_t a, int64_t b) {
+    acc d;
+    int rc = acc_init(&d, x);
+    if (rc == 0) rc = acc_fill(s, &d, 0, uuid, a, b);
+    for (int i = 0; rc == 0 && i < x->n; i++)
+        for (int k = 0; k < N_SIG; k++) {
+            double c = d.cnt[i * ROLLUP_NSIG + k];
+            if (c > 0) x->sum[k][i] += d.sum[i * ROLLUP_NSIG + k] / c, x->cnt[k][i]++;
+        }
+    free(d.sum), free(d.cnt);
+    return rc;
 }
 
 static void series_json(const series *x, json_t *o) {
     json_t *t = json_array();
-    for (int i = 0; i < x->n; i++) json_array_append_new(t, json_real((x->t0 + x->step * (int64_t)i) / 1e9));
+    for (int i = 0; i < x->n; i++)
+        json_array_append_new(t, json_real((x->t0 + x->step * (int64_t)i) / 1e9));
     json_object_set_new(o, "t", t);
     json_t *sig = json_object();
     for (int k = 0; k < N_SIG; k++) {
         json_t *a = json_array();
         for (int i = 0; i < x->n; i++)
-            json_array_append_new(a, x->cnt[k][i] ? json_real(x->sum[k][i] / x->cnt[k][i]) : json_null());
+            json_array_append_new(a, x->cnt[k][i] ? json_real(x->sum[k][i] / x->cnt[k][i])
+                                                  : json_null());
         json_object_set_new(sig, SIG_NAME[k], a);
     }
     json_object_set_new(o, "signals", sig);
@@ -302,15 +366,16 @@ static int series_range(const srv_req *q, srv_resp *r, int64_t def_t0, int64_t d
         num_param(q, r, "points", 1, SRV_MAX_POINTS, &points) < 0)
         return -1;
     if (to <= from) {
-        if (!srv_param(q, "from") && !srv_param(q, "to")) to = from + 1; /* empty store */
+        if (!srv_param(q, "from") && !srv_param(q, "to"))
+            to = from + 1; /* empty store */
         else {
             srv_error(r, 400, "empty range: 'to' (%.3f) must be after 'from' (%.3f)", to, from);
             return -1;
         }
     }
     if (to - from > SRV_MAX_RANGE_S) {
-        srv_error(r, 400, "range of %.0f s is over the limit of %.0f s (31 days); ask for less", to - from,
-                  SRV_MAX_RANGE_S);
+        srv_error(r, 400, "range of %.0f s is over the limit of %.0f s (31 days); ask for less",
+                  to - from, SRV_MAX_RANGE_S);
         return -1;
     }
     *t0 = (int64_t)(from * 1e9);
@@ -318,6 +383,8 @@ static int series_range(const srv_req *q, srv_resp *r, int64_t def_t0, int64_t d
     *n = (int)points;
     *step = (span + *n - 1) / *n;
     if (*step < 1000000) *step = 1000000; /* 1 ms buckets at the finest */
+    /* Wide buckets: a whole number of rollup buckets (serve/rollup.h). */
+    if (*step >= 2 * ROLLUP_W_NS) *step = (*step + ROLLUP_W_NS - 1) / ROLLUP_W_NS * ROLLUP_W_NS;
     *n = (int)((span + *step - 1) / *step);
     if (*n < 1) *n = 1;
     return 0;
@@ -332,10 +399,12 @@ static void api_device_series(gp_serve *s, const srv_req *q, srv_resp *r, const 
     int64_t a = 0, b = 0, t0, step;
     int n;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gp_store_db(s->store), "SELECT min(ts_ns), max(ts_ns) FROM samples WHERE uuid = ?",
-                           -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(gp_store_db(s->store),
+                           "SELECT (SELECT min(ts_ns) FROM samples WHERE uuid = ?1), (SELECT max(ts_ns) FROM samples WHERE uuid = ?1)", -1, &st,
+                           NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW) a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1) + 1;
+        if (sqlite3_step(st) == SQLITE_ROW)
+            a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1) + 1;
         sqlite3_finalize(st);
     }
     if (series_range(q, r, a, b, &t0, &step, &n) != 0) return;
@@ -353,16 +422,25 @@ static void api_device_series(gp_serve *s, const srv_req *q, srv_resp *r, const 
     send_json(r, o);
 }
 
-static void job_span(gp_serve *s, const char *id, const gp_alloc *al, size_t na, int64_t *a, int64_t *b) {
-    int64_t lo = -1, hi = -1, st0, st1;
-    gp_store_time_span(s->store, &st0, &st1);
+/* The time the job held GPUs; an open allocation ends at its device's newest sample
+ * (one indexed lookup each, not a scan of the store). */
+static void job_span(gp_serve *s, const gp_alloc *al, size_t na, int64_t *a, int64_t *b) {
+    int64_t lo = -1, hi = -1;
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(gp_store_db(s->store), "SELECT max(ts_ns) FROM samples WHERE uuid = ?", -1,
+                       &st, NULL);
     for (size_t i = 0; i < na; i++) {
         if (lo < 0 || al[i].from_ns < lo) lo = al[i].from_ns;
-        int64_t to = al[i].to_ns >= 0 ? al[i].to_ns : st1;
+        int64_t to = al[i].to_ns;
+        if (to < 0 && st) {
+            sqlite3_reset(st);
+            sqlite3_bind_text(st, 1, al[i].uuid, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) == SQLITE_ROW) to = sqlite3_column_int64(st, 0) + 1;
+        }
         if (to > hi) hi = to;
     }
-    (void)id;
-    if (lo < 0) lo = st0, hi = st1;
+    sqlite3_finalize(st);
+    if (lo < 0) gp_store_time_span(s->store, &lo, &hi);
     *a = lo;
     *b = hi > lo ? hi : lo + 1;
 }
@@ -373,45 +451,30 @@ static void api_job_series(gp_serve *s, const srv_req *q, srv_resp *r, const gp_
     gp_store_job_allocs(s->store, j->id, &al, &na);
     int64_t a, b, t0, step;
     int n;
-    job_span(s, j->id, al, na, &a, &b);
+    job_span(s, al, na, &a, &b);
     if (series_range(q, r, a, b, &t0, &step, &n) != 0) {
         free(al);
         return;
     }
     series x;
     int bad = series_init(&x, t0, step, n) != 0;
-    for (size_t i = 0; !bad && i < na; i++) bad = series_add_device(s, &x, al[i].uuid, al[i].from_ns, al[i].to_ns) != 0;
+    for (size_t i = 0; !bad && i < na; i++)
+        bad = series_add_device(s, &x, al[i].uuid, al[i].from_ns, al[i].to_ns) != 0;
     /* Progress in the same buckets: steps from rank 0 (or unranked) only. */
     double *units = calloc((size_t)n, sizeof *units), *count = calloc((size_t)n, sizeof *count);
     int any_units = 0, inference = 0;
-    sqlite3_stmt *st;
-    if (!bad && units && count &&
-        sqlite3_prepare_v2(gp_store_db(s->store),
-                           "SELECT (ts_ns - ?1) / ?2 AS b, kind, count(*), sum(units), sum(output_tokens), "
-                           "count(units) FROM events WHERE job_id = ?3 AND ts_ns >= ?1 AND ts_ns < ?4 "
-                           "AND ((kind = ?5 AND (rank IS NULL OR rank <= 0)) OR kind = ?6) GROUP BY b, kind",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, t0);
-        sqlite3_bind_int64(st, 2, step);
-        sqlite3_bind_text(st, 3, j->id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, t0 + step * (int64_t)n);
-        sqlite3_bind_int(st, 5, GP_EV_STEP);
-        sqlite3_bind_int(st, 6, GP_EV_REQUEST);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            int64_t i = sqlite3_column_int64(st, 0);
-            if (i < 0 || i >= n) continue;
-            int kind = sqlite3_column_int(st, 1);
-            count[i] += sqlite3_column_double(st, 2);
-            if (kind == GP_EV_REQUEST) {
-                inference = 1;
-                units[i] += sqlite3_column_double(st, 4);
-            } else if (sqlite3_column_int64(st, 5) > 0) {
-                any_units = 1;
-                units[i] += sqlite3_column_double(st, 3);
-            }
+    acc p = {0};
+    if (!bad && units && count) {
+        bad = acc_init(&p, &x) != 0 || acc_fill(s, &p, 1, j->id, t0, -1) != 0;
+        for (int i = 0; !bad && i < n; i++) {
+            const double *v = p.sum + i * ROLLUP_NSIG, *c = p.cnt + i * ROLLUP_NSIG;
+            count[i] = v[0];
+            if (c[1] > 0) any_units = 1;
+            if (v[3] > 0) inference = 1;
+            units[i] = v[3] > 0 || inference ? v[2] : v[1];
         }
-        sqlite3_finalize(st);
     }
+    free(p.sum), free(p.cnt);
     if (bad || !units || !count) {
         series_free(&x);
         free(units), free(count), free(al);
@@ -422,7 +485,9 @@ static void api_job_series(gp_serve *s, const srv_req *q, srv_resp *r, const gp_
     json_object_set_new(o, "job_id", json_string(j->id));
     json_object_set_new(o, "step_s", json_real(step / 1e9));
     series_json(&x, o);
-    const char *unit = inference ? "tokens" : any_units ? (j->unit_name[0] ? j->unit_name : "units") : "steps";
+    const char *unit = inference   ? "tokens"
+                       : any_units ? (j->unit_name[0] ? j->unit_name : "units")
+                                   : "steps";
     json_t *rate = json_array();
     for (int i = 0; i < n; i++) {
         int64_t bt0 = t0 + step * (int64_t)i;
@@ -467,41 +532,85 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
     }
     double price = price_for(s);
     json_t *o = job_json(&js, price);
-    json_object_set_new(o, "lifecycle",
-                        json_pack("{s:o, s:o, s:o, s:o}", "submitted_s", sec_or_null(j->submitted_ns),
-                                  "allocated_s", sec_or_null(j->allocated_ns >= 0 ? j->allocated_ns : js.gp.first_alloc_ns),
-                                  "ready_s", sec_or_null(js.gp.ready_ns), "ended_s", sec_or_null(j->ended_ns)));
+    json_object_set_new(
+        o, "lifecycle",
+        json_pack("{s:o, s:o, s:o, s:o}", "submitted_s", sec_or_null(j->submitted_ns),
+                  "allocated_s",
+                  sec_or_null(j->allocated_ns >= 0 ? j->allocated_ns : js.gp.first_alloc_ns),
+                  "ready_s", sec_or_null(js.gp.ready_ns), "ended_s", sec_or_null(j->ended_ns)));
     gp_alloc *al = NULL;
     size_t na = 0;
     json_t *aa = json_array();
     if (gp_store_job_allocs(s->store, j->id, &al, &na) == 0)
         for (size_t i = 0; i < na; i++)
-            json_array_append_new(aa, json_pack("{s:s, s:o, s:o}", "uuid", al[i].uuid, "from_s",
-                                                sec_or_null(al[i].from_ns), "to_s",
-                                                al[i].to_ns >= 0 ? sec_or_null(al[i].to_ns) : json_null()));
+            json_array_append_new(
+                aa, json_pack("{s:s, s:o, s:o}", "uuid", al[i].uuid, "from_s",
+                              sec_or_null(al[i].from_ns), "to_s",
+                              al[i].to_ns >= 0 ? sec_or_null(al[i].to_ns) : json_null()));
     json_object_set_new(o, "allocations", aa);
     int64_t a, b;
-    job_span(s, j->id, al, na, &a, &b);
+    job_span(s, al, na, &a, &b);
     free(al);
     json_object_set_new(o, "span", json_pack("{s:f, s:f}", "from_s", a / 1e9, "to_s", b / 1e9));
     json_t *wa = json_array();
     int nw = (int)windows;
-    for (int w = 0; w < nw; w++) {
-        gp_summary_opts so = {.t0_ns = a + (b - a) * w / nw, .t1_ns = a + (b - a) * (w + 1) / nw};
+    /* Windows sit on a fixed grid from the job's start with a round width (1 min .. 1 day),
+     * so a window wholly in the past never changes and is computed once. */
+    static const int64_t widths_s[] = {60,   300,   600,   900,   1800, 3600,
+                                       7200, 10800, 21600, 43200, 86400};
+    int64_t w_ns = 86400 * 1000000000LL;
+    for (size_t k = 0; nw > 0 && k < sizeof widths_s / sizeof widths_s[0]; k++)
+        if (widths_s[k] * 1000000000LL * nw >= b - a) {
+            w_ns = widths_s[k] * 1000000000LL;
+            break;
+        }
+    for (int w = 0; w < nw && a + w * w_ns < b; w++) {
+        int64_t w0 = a + w * w_ns, w1 = w0 + w_ns;
+        int sealed = w1 + 60000000000LL <= b || j->ended_ns > 0;
+        double now = mono_now_s();
+        json_t *hit = NULL;
+        for (int c = 0; c < s->n_windows && !hit; c++)
+            if (s->windows[c].t0 == w0 && s->windows[c].t1 == w1 && strcmp(s->windows[c].id, j->id) == 0 &&
+                (s->windows[c].until_s == 0 || now < s->windows[c].until_s))
+                hit = s->windows[c].json;
+        if (hit) {
+            json_array_append(wa, hit);
+            continue;
+        }
+        gp_summary_opts so = {.t0_ns = w0, .t1_ns = w1 < b ? w1 : b};
         gp_job_summary ws;
         char err[256];
         if (gp_job_summary_compute(s->store, j->id, &so, &ws, err, sizeof err) != 0) continue;
+        double cost = mono_now_s() - now;
         json_t *bk = json_object();
-        for (int k = 0; k < GP_B__COUNT; k++) json_object_set_new(bk, gp_bucket_name((gp_bucket)k), json_real(ws.gp.bucket_gpu_s[k]));
-        json_array_append_new(wa, json_pack("{s:f, s:f, s:o, s:f, s:o, s:o}", "from_s", so.t0_ns / 1e9, "to_s",
-                                            so.t1_ns / 1e9, "goodput", num_or_null(ws.gp.goodput),
-                                            "allocated_gpu_s", ws.gp.allocated_gpu_s, "mean_gpu_util",
-                                            num_or_null(ws.mean_gpu_util), "gpu_s_by_bucket", bk));
+        for (int k = 0; k < GP_B__COUNT; k++)
+            json_object_set_new(bk, gp_bucket_name((gp_bucket)k), json_real(ws.gp.bucket_gpu_s[k]));
+        json_t *wj = json_pack("{s:f, s:f, s:o, s:f, s:o, s:o}", "from_s", w0 / 1e9, "to_s", so.t1_ns / 1e9, "goodput",
+                               num_or_null(ws.gp.goodput), "allocated_gpu_s", ws.gp.allocated_gpu_s, "mean_gpu_util",
+                               num_or_null(ws.mean_gpu_util), "gpu_s_by_bucket", bk);
+        json_array_append_new(wa, wj);
+        /* Sealed windows are kept for good; the open one, like a running job's summary,
+         * for ten times what it cost (at most 60 s). */
+        if ((sealed && so.t1_ns == w1) || cost * 10 > 0.5) {
+            int c = -1;
+            for (int k = 0; k < s->n_windows && c < 0; k++)
+                if (s->windows[k].t0 == w0 && s->windows[k].t1 == w1 && strcmp(s->windows[k].id, j->id) == 0) c = k;
+            if (c < 0) c = s->n_windows < 512 ? s->n_windows++ : (s->next_window++ % 512);
+            if (s->windows[c].json) json_decref(s->windows[c].json);
+            snprintf(s->windows[c].id, sizeof s->windows[c].id, "%s", j->id);
+            s->windows[c].t0 = w0;
+            s->windows[c].t1 = w1;
+            s->windows[c].until_s = sealed && so.t1_ns == w1 ? 0 : now + (cost * 10 < 60 ? cost * 10 : 60);
+            s->windows[c].json = json_incref(wj);
+        }
     }
     json_object_set_new(o, "windows", wa);
     gp_finding *f = NULL;
     size_t nf = 0;
-    json_object_set_new(o, "findings", gp_store_list_findings(s->store, j->id, &f, &nf) == 0 ? gp_findings_json(f, nf, 0) : json_array());
+    json_object_set_new(o, "findings",
+                        gp_store_list_findings(s->store, j->id, &f, &nf) == 0
+                            ? gp_findings_json(f, nf, 0)
+                            : json_array());
     free(f);
     send_json(r, o);
 }
@@ -530,10 +639,11 @@ static void api_findings(gp_serve *s, const srv_req *q, srv_resp *r) {
 }
 
 static void api_index(srv_resp *r) {
-    send_json(r, json_pack("{s:s, s:[s,s,s,s,s,s,s,s,s]}", "doc", "docs/api.md", "routes", "GET /api/v1/fleet",
-                           "GET /api/v1/devices", "GET /api/v1/devices/{uuid}",
-                           "GET /api/v1/devices/{uuid}/series?from=&to=&points=", "GET /api/v1/jobs",
-                           "GET /api/v1/jobs/{id}?windows=N", "GET /api/v1/jobs/{id}/series?from=&to=&points=",
+    send_json(r, json_pack("{s:s, s:[s,s,s,s,s,s,s,s,s]}", "doc", "docs/api.md", "routes",
+                           "GET /api/v1/fleet", "GET /api/v1/devices", "GET /api/v1/devices/{uuid}",
+                           "GET /api/v1/devices/{uuid}/series?from=&to=&points=",
+                           "GET /api/v1/jobs", "GET /api/v1/jobs/{id}?windows=N",
+                           "GET /api/v1/jobs/{id}/series?from=&to=&points=",
                            "GET /api/v1/findings?job=&class=&limit=", "POST /api/v1/events"));
 }
 
@@ -550,7 +660,8 @@ static int pct_decode(const char *in, size_t n, char *out, size_t cap) {
             if (*end || v <= 0) return -1;
             out[k++] = (char)v;
             i += 2;
-        } else out[k++] = in[i];
+        } else
+            out[k++] = in[i];
     }
     out[k] = 0;
     return 0;
@@ -563,10 +674,22 @@ void srv_api(gp_serve *s, const srv_req *q, srv_resp *r) {
         return;
     }
     p += 7;
-    if (!*p || strcmp(p, "/") == 0) { api_index(r); return; }
-    if (strcmp(p, "/fleet") == 0) { api_fleet(s, r); return; }
-    if (strcmp(p, "/findings") == 0) { api_findings(s, q, r); return; }
-    if (strcmp(p, "/jobs") == 0) { api_jobs(s, r); return; }
+    if (!*p || strcmp(p, "/") == 0) {
+        api_index(r);
+        return;
+    }
+    if (strcmp(p, "/fleet") == 0) {
+        api_fleet(s, r);
+        return;
+    }
+    if (strcmp(p, "/findings") == 0) {
+        api_findings(s, q, r);
+        return;
+    }
+    if (strcmp(p, "/jobs") == 0) {
+        api_jobs(s, r);
+        return;
+    }
     if (strcmp(p, "/devices") == 0) {
         gp_device *devs = NULL;
         size_t nd = 0;
@@ -575,9 +698,13 @@ void srv_api(gp_serve *s, const srv_req *q, srv_resp *r) {
             return;
         }
         json_t *a = json_array();
-        for (size_t i = 0; i < nd; i++) json_array_append_new(a, device_json(s, &devs[i], 0));
+        for (size_t i = 0; i < nd; i++)
+            json_array_append_new(a, device_json(s, &devs[i], 0));
         free(devs);
-        { send_json(r, json_pack("{s:o}", "devices", a)); return; }
+        {
+            send_json(r, json_pack("{s:o}", "devices", a));
+            return;
+        }
     }
     int is_job = strncmp(p, "/jobs/", 6) == 0, is_dev = strncmp(p, "/devices/", 9) == 0;
     if (!is_job && !is_dev) {
@@ -598,15 +725,33 @@ void srv_api(gp_serve *s, const srv_req *q, srv_resp *r) {
         return;
     }
     if (is_dev) {
-        if (*sub) { api_device_series(s, q, r, key); return; }
+        if (*sub) {
+            api_device_series(s, q, r, key);
+            return;
+        }
         gp_device d;
-        if (find_device(s, key, &d) <= 0) { srv_error(r, 404, "no device with uuid '%.100s'", key); return; }
-        { send_json(r, device_json(s, &d, 1)); return; }
+        if (find_device(s, key, &d) <= 0) {
+            srv_error(r, 404, "no device with uuid '%.100s'", key);
+            return;
+        }
+        {
+            send_json(r, device_json(s, &d, 1));
+            return;
+        }
     }
     gp_job j;
     int found = gp_store_get_job(s->store, key, &j);
-    if (found < 0) { srv_error(r, 500, "store: %s", gp_store_errmsg(s->store)); return; }
-    if (found == 0) { srv_error(r, 404, "no job '%.100s' (see GET /api/v1/jobs)", key); return; }
-    if (*sub) { api_job_series(s, q, r, &j); return; }
+    if (found < 0) {
+        srv_error(r, 500, "store: %s", gp_store_errmsg(s->store));
+        return;
+    }
+    if (found == 0) {
+        srv_error(r, 404, "no job '%.100s' (see GET /api/v1/jobs)", key);
+        return;
+    }
+    if (*sub) {
+        api_job_series(s, q, r, &j);
+        return;
+    }
     api_job(s, q, r, &j);
 }

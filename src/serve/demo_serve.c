@@ -18,7 +18,8 @@ static gp_serve *demo_srv;
 
 void gp_serve_demo_start(gp_agent *a, FILE *out) {
     char err[512];
-    gp_serve_opts o = {.listen = GP_SERVE_DEFAULT_LISTEN, .db_path = gp_store_path(gp_agent_store(a))};
+    gp_serve_opts o = {.listen = GP_SERVE_DEFAULT_LISTEN,
+                       .db_path = gp_store_path(gp_agent_store(a))};
     if (gp_serve_start(&o, &demo_srv, err, sizeof err) != 0) {
         o.listen = "127.0.0.1:0";
         if (gp_serve_start(&o, &demo_srv, err, sizeof err) != 0) {
@@ -27,8 +28,8 @@ void gp_serve_demo_start(gp_agent *a, FILE *out) {
         }
     }
     gp_serve_attach(demo_srv, a);
-    fprintf(out, "goodput demo: dashboard at %s  (Prometheus metrics at %smetrics)\n", gp_serve_url(demo_srv),
-            gp_serve_url(demo_srv));
+    fprintf(out, "goodput demo: dashboard at %s  (Prometheus metrics at %smetrics)\n",
+            gp_serve_url(demo_srv), gp_serve_url(demo_srv));
     fflush(out);
 }
 
@@ -50,13 +51,15 @@ static void on_int(int sig) {
 void gp_serve_demo_after_report(FILE *out) {
     if (!demo_srv) return;
     if (isatty(STDOUT_FILENO) && isatty(STDIN_FILENO)) {
-        fprintf(out, "\nThe dashboard keeps serving this run at %s ; Ctrl-C to stop.\n", gp_serve_url(demo_srv));
+        fprintf(out, "\nThe dashboard keeps serving this run at %s ; Ctrl-C to stop.\n",
+                gp_serve_url(demo_srv));
         fflush(out);
         struct sigaction sa = {0};
         sa.sa_handler = on_int;
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
-        while (!stop_serving) pause();
+        while (!stop_serving)
+            pause();
     }
     gp_serve_stop(demo_srv);
     demo_srv = NULL;

@@ -32,16 +32,30 @@ static double mono_s(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Ended jobs never change: computed once. A running job's summary is recomputed from
+ * its whole history, which costs in proportion to its length (about 1 s for a day of
+ * 1-second samples and steps); it is reused for ten times what it cost to compute (at
+ * most 60 s), so a long job is at most that stale on the dashboard and in /metrics, and
+ * a short one is always fresh. */
 int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
     for (size_t i = 0; i < s->n_ended; i++)
         if (strcmp(s->ended[i].id, j->id) == 0) {
             *out = s->ended[i].sum;
             return 0;
         }
+    double now = mono_s();
+    for (int i = 0; i < 32; i++) {
+        struct srv_running_cache *r = &s->running[i];
+        if (r->c.id[0] && strcmp(r->c.id, j->id) == 0 && now - r->at_s < r->ttl_s) {
+            *out = r->c.sum;
+            return 0;
+        }
+    }
     char err[256];
     gp_summary_opts o = {0};
     if (gp_job_summary_compute(s->store, j->id, &o, out, err, sizeof err) != 0) return -1;
-    if (j->ended_ns >= 0 && j->ended_ns > 0) {
+    double cost = mono_s() - now;
+    if (j->ended_ns > 0) {
         if (s->n_ended == s->cap_ended) {
             size_t cap = s->cap_ended ? s->cap_ended * 2 : 64;
             srv_job_cache *p = realloc(s->ended, cap * sizeof *p);
@@ -52,6 +66,16 @@ int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
         snprintf(s->ended[s->n_ended].id, sizeof s->ended[s->n_ended].id, "%s", j->id);
         s->ended[s->n_ended].sum = *out;
         s->n_ended++;
+    } else if (cost * 10 > 0.5) {
+        int slot = -1;
+        for (int i = 0; i < 32 && slot < 0; i++)
+            if (strcmp(s->running[i].c.id, j->id) == 0) slot = i;
+        if (slot < 0) slot = s->next_running++ % 32;
+        struct srv_running_cache *r = &s->running[slot];
+        snprintf(r->c.id, sizeof r->c.id, "%s", j->id);
+        r->c.sum = *out;
+        r->at_s = now;
+        r->ttl_s = cost * 10 < 60 ? cost * 10 : 60;
     }
     return 0;
 }
@@ -67,20 +91,28 @@ typedef struct dev_metric {
 
 /* Columns of the samples table, newest row per device. */
 static const dev_metric DEV_METRICS[] = {
-    {"goodput_device_gpu_utilization_ratio", "gauge", "Fraction of time a kernel ran (NVML utilization.gpu).", "gpu_util", 1},
-    {"goodput_device_sm_active_ratio", "gauge", "Fraction of time SMs had a warp resident (DCGM PROF_SM_ACTIVE).", "sm_active", 1},
-    {"goodput_device_tensor_active_ratio", "gauge", "Fraction of cycles the tensor pipe was active.", "tensor_active", 1},
-    {"goodput_device_dram_active_ratio", "gauge", "Fraction of cycles device memory was busy.", "dram_active", 1},
+    {"goodput_device_gpu_utilization_ratio", "gauge",
+     "Fraction of time a kernel ran (NVML utilization.gpu).", "gpu_util", 1},
+    {"goodput_device_sm_active_ratio", "gauge",
+     "Fraction of time SMs had a warp resident (DCGM PROF_SM_ACTIVE).", "sm_active", 1},
+    {"goodput_device_tensor_active_ratio", "gauge",
+     "Fraction of cycles the tensor pipe was active.", "tensor_active", 1},
+    {"goodput_device_dram_active_ratio", "gauge", "Fraction of cycles device memory was busy.",
+     "dram_active", 1},
     {"goodput_device_memory_used_bytes", "gauge", "Device memory in use.", "mem_used_bytes", 1},
     {"goodput_device_memory_total_bytes", "gauge", "Device memory size.", "mem_total_bytes", 1},
     {"goodput_device_power_watts", "gauge", "Power draw.", "power_w", 1},
     {"goodput_device_temperature_celsius", "gauge", "GPU temperature.", "temp_c", 1},
     {"goodput_device_sm_clock_hertz", "gauge", "SM clock.", "sm_clock_mhz", 1e6},
-    {"goodput_device_energy_joules_total", "counter", "Energy counter of the device.", "energy_mj", 1e-3},
+    {"goodput_device_energy_joules_total", "counter", "Energy counter of the device.", "energy_mj",
+     1e-3},
     {"goodput_device_pcie_transmit_bytes_total", "counter", "PCIe bytes sent.", "pcie_tx_bytes", 1},
-    {"goodput_device_pcie_receive_bytes_total", "counter", "PCIe bytes received.", "pcie_rx_bytes", 1},
-    {"goodput_device_nvlink_transmit_bytes_total", "counter", "NVLink bytes sent.", "nvlink_tx_bytes", 1},
-    {"goodput_device_nvlink_receive_bytes_total", "counter", "NVLink bytes received.", "nvlink_rx_bytes", 1},
+    {"goodput_device_pcie_receive_bytes_total", "counter", "PCIe bytes received.", "pcie_rx_bytes",
+     1},
+    {"goodput_device_nvlink_transmit_bytes_total", "counter", "NVLink bytes sent.",
+     "nvlink_tx_bytes", 1},
+    {"goodput_device_nvlink_receive_bytes_total", "counter", "NVLink bytes received.",
+     "nvlink_rx_bytes", 1},
 };
 #define N_DEV_METRICS (sizeof DEV_METRICS / sizeof DEV_METRICS[0])
 
@@ -149,7 +181,8 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
     if (gp_store_list_jobs(s->store, &jobs, &nj) != 0) return;
     gp_job_summary *sum = calloc(nj ? nj : 1, sizeof *sum);
     char *ok = calloc(nj ? nj : 1, 1);
-    for (size_t i = 0; sum && ok && i < nj; i++) ok[i] = srv_job_summary(s, &jobs[i], &sum[i]) == 0;
+    for (size_t i = 0; sum && ok && i < nj; i++)
+        ok[i] = srv_job_summary(s, &jobs[i], &sum[i]) == 0;
     head(b, "goodput_job_info", "gauge", "Job metadata; value is always 1. Join on job_id.");
     for (size_t i = 0; i < nj; i++) {
         srv_buf_printf(b, "goodput_job_info{job_id=\"");
@@ -162,24 +195,30 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
                        ok && ok[i] ? gp_job_kind_name(sum[i].gp.kind) : "unknown");
         srv_buf_label(b, jobs[i].unit_name);
         srv_buf_printf(b, "\",state=\"%s\"} 1\n",
-                       jobs[i].ended_ns > 0 ? "ended" : jobs[i].ready_ns > 0 ? "running" : "not_ready");
+                       jobs[i].ended_ns > 0   ? "ended"
+                       : jobs[i].ready_ns > 0 ? "running"
+                                              : "not_ready");
     }
-    head(b, "goodput_job_allocated_gpu_seconds_total", "counter", "GPU-seconds allocated to the job.");
+    head(b, "goodput_job_allocated_gpu_seconds_total", "counter",
+         "GPU-seconds allocated to the job.");
     for (size_t i = 0; ok && i < nj; i++) {
         if (!ok[i]) continue;
         job_label(b, "goodput_job_allocated_gpu_seconds_total", jobs[i].id);
         srv_buf_printf(b, "} %.17g\n", sum[i].gp.allocated_gpu_s);
     }
     head(b, "goodput_job_gpu_seconds_total", "counter",
-         "Allocated GPU-seconds by bucket: productive (goodput) or a badput cause; buckets sum to allocated.");
+         "Allocated GPU-seconds by bucket: productive (goodput) or a badput cause; buckets sum to "
+         "allocated.");
     for (size_t i = 0; ok && i < nj; i++) {
         if (!ok[i]) continue;
         for (int k = 0; k < GP_B__COUNT; k++) {
             job_label(b, "goodput_job_gpu_seconds_total", jobs[i].id);
-            srv_buf_printf(b, ",bucket=\"%s\"} %.17g\n", gp_bucket_name((gp_bucket)k), sum[i].gp.bucket_gpu_s[k]);
+            srv_buf_printf(b, ",bucket=\"%s\"} %.17g\n", gp_bucket_name((gp_bucket)k),
+                           sum[i].gp.bucket_gpu_s[k]);
         }
     }
-    head(b, "goodput_job_goodput_ratio", "gauge", "Productive / allocated GPU-seconds (absent when unknown).");
+    head(b, "goodput_job_goodput_ratio", "gauge",
+         "Productive / allocated GPU-seconds (absent when unknown).");
     for (size_t i = 0; ok && i < nj; i++) {
         if (!ok[i] || sum[i].gp.goodput < 0) continue;
         job_label(b, "goodput_job_goodput_ratio", jobs[i].id);
@@ -191,7 +230,8 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
         job_label(b, "goodput_job_gpus", jobs[i].id);
         srv_buf_printf(b, "} %d\n", sum[i].n_gpus);
     }
-    head(b, "goodput_job_not_ready", "gauge", "1 while a job holds GPUs but has not made progress yet.");
+    head(b, "goodput_job_not_ready", "gauge",
+         "1 while a job holds GPUs but has not made progress yet.");
     srv_buf nr = {0};
     for (size_t i = 0; ok && i < nj; i++) {
         if (!ok[i] || jobs[i].ended_ns > 0 || sum[i].n_gpus == 0) continue;
@@ -200,7 +240,8 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
         srv_buf_printf(b, "} %d\n", not_ready);
         if (not_ready) {
             job_label(&nr, "goodput_job_not_ready_seconds", jobs[i].id);
-            srv_buf_printf(&nr, "} %.17g\n", sum[i].gp.bucket_gpu_s[GP_B_NOT_READY] / sum[i].n_gpus);
+            srv_buf_printf(&nr, "} %.17g\n",
+                           sum[i].gp.bucket_gpu_s[GP_B_NOT_READY] / sum[i].n_gpus);
         }
     }
     /* Each family's samples follow its own HELP and TYPE. */
@@ -227,11 +268,15 @@ static void finding_metrics(gp_serve *s, srv_buf *b) {
     free(f);
     head(b, "goodput_findings", "gauge", "Open findings by class (docs/findings.md).");
     for (int c = 0; c < GP_FC__COUNT; c++)
-        if (count[c]) srv_buf_printf(b, "goodput_findings{class=\"%s\"} %d\n", gp_finding_class_name(c), count[c]);
-    head(b, "goodput_findings_wasted_gpu_seconds", "gauge", "GPU-seconds the open findings of a class say were wasted.");
+        if (count[c])
+            srv_buf_printf(b, "goodput_findings{class=\"%s\"} %d\n", gp_finding_class_name(c),
+                           count[c]);
+    head(b, "goodput_findings_wasted_gpu_seconds", "gauge",
+         "GPU-seconds the open findings of a class say were wasted.");
     for (int c = 0; c < GP_FC__COUNT; c++)
         if (count[c])
-            srv_buf_printf(b, "goodput_findings_wasted_gpu_seconds{class=\"%s\"} %.17g\n", gp_finding_class_name(c), wasted[c]);
+            srv_buf_printf(b, "goodput_findings_wasted_gpu_seconds{class=\"%s\"} %.17g\n",
+                           gp_finding_class_name(c), wasted[c]);
 }
 
 static const char *TRANSPORTS[GP_TR__COUNT] = {"unix", "udp", "http", "inproc"};
@@ -241,7 +286,8 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
     srv_snapshot sn = s->snap;
     uint64_t queued = s->queued_lines, full = s->queue_full;
     pthread_mutex_unlock(&s->mu);
-    head(b, "goodput_agent_up", "gauge", "1 when an agent feeds this server, 0 when it serves a stored database.");
+    head(b, "goodput_agent_up", "gauge",
+         "1 when an agent feeds this server, 0 when it serves a stored database.");
     srv_buf_printf(b, "goodput_agent_up %d\n", sn.have_agent);
     if (sn.have_agent) {
         struct {
@@ -250,22 +296,27 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
         } c[] = {
             {"goodput_agent_ticks_total", "Sampling ticks.", (double)sn.agent.ticks},
             {"goodput_agent_samples_total", "Device samples stored.", (double)sn.agent.samples},
-            {"goodput_agent_process_samples_total", "Per-process samples stored.", (double)sn.agent.proc_samples},
+            {"goodput_agent_process_samples_total", "Per-process samples stored.",
+             (double)sn.agent.proc_samples},
             {"goodput_agent_events_total", "Workload events stored.", (double)sn.agent.events},
             {"goodput_agent_flushes_total", "Store commits.", (double)sn.agent.flushes},
-            {"goodput_agent_store_errors_total", "Failed store writes.", (double)sn.agent.store_errors},
-            {"goodput_agent_collect_cpu_seconds_total", "CPU spent collecting and storing.", sn.agent.collect_cpu_s},
+            {"goodput_agent_store_errors_total", "Failed store writes.",
+             (double)sn.agent.store_errors},
+            {"goodput_agent_collect_cpu_seconds_total", "CPU spent collecting and storing.",
+             sn.agent.collect_cpu_s},
         };
         for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
             head(b, c[i].name, "counter", c[i].help);
             srv_buf_printf(b, "%s %.17g\n", c[i].name, c[i].v);
         }
-        head(b, "goodput_agent_clock_seconds", "gauge", "The agent's clock (source time; simulated sources run their own).");
+        head(b, "goodput_agent_clock_seconds", "gauge",
+             "The agent's clock (source time; simulated sources run their own).");
         srv_buf_printf(b, "goodput_agent_clock_seconds %.3f\n", sn.now_ns / 1e9);
-        head(b, "goodput_ingest_datagrams_total", "counter", "Datagrams (or HTTP bodies) received, by transport.");
+        head(b, "goodput_ingest_datagrams_total", "counter",
+             "Datagrams (or HTTP bodies) received, by transport.");
         for (int t = 0; t < GP_TR__COUNT; t++)
-            srv_buf_printf(b, "goodput_ingest_datagrams_total{transport=\"%s\"} %llu\n", TRANSPORTS[t],
-                           (unsigned long long)sn.ingest[t].datagrams);
+            srv_buf_printf(b, "goodput_ingest_datagrams_total{transport=\"%s\"} %llu\n",
+                           TRANSPORTS[t], (unsigned long long)sn.ingest[t].datagrams);
         head(b, "goodput_ingest_lines_total", "counter", "Event lines by transport and result.");
         for (int t = 0; t < GP_TR__COUNT; t++) {
             const gp_ingest_stats *g = &sn.ingest[t];
@@ -274,21 +325,27 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
                            "goodput_ingest_lines_total{transport=\"%s\",result=\"rejected\"} %llu\n"
                            "goodput_ingest_lines_total{transport=\"%s\",result=\"dropped\"} %llu\n",
                            TRANSPORTS[t], (unsigned long long)g->parsed, TRANSPORTS[t],
-                           (unsigned long long)g->rejected, TRANSPORTS[t], (unsigned long long)g->dropped);
+                           (unsigned long long)g->rejected, TRANSPORTS[t],
+                           (unsigned long long)g->dropped);
         }
     }
-    head(b, "goodput_http_events_queued_total", "counter", "Event lines accepted by POST /api/v1/events.");
+    head(b, "goodput_http_events_queued_total", "counter",
+         "Event lines accepted by POST /api/v1/events.");
     srv_buf_printf(b, "goodput_http_events_queued_total %llu\n", (unsigned long long)queued);
-    head(b, "goodput_http_events_refused_total", "counter", "POST bodies refused because the queue was full.");
+    head(b, "goodput_http_events_refused_total", "counter",
+         "POST bodies refused because the queue was full.");
     srv_buf_printf(b, "goodput_http_events_refused_total %llu\n", (unsigned long long)full);
     head(b, "goodput_http_responses_total", "counter", "HTTP responses by status class.");
     for (int c = 1; c <= 5; c++)
-        srv_buf_printf(b, "goodput_http_responses_total{code=\"%dxx\"} %llu\n", c, (unsigned long long)s->requests_by_class[c]);
+        srv_buf_printf(b, "goodput_http_responses_total{code=\"%dxx\"} %llu\n", c,
+                       (unsigned long long)s->requests_by_class[c]);
     head(b, "goodput_scrapes_total", "counter", "Renders of /metrics.");
     srv_buf_printf(b, "goodput_scrapes_total %llu\n", (unsigned long long)s->metrics_scrapes);
-    head(b, "goodput_scrape_cpu_seconds_total", "counter", "Server-thread CPU spent rendering /metrics.");
+    head(b, "goodput_scrape_cpu_seconds_total", "counter",
+         "Server-thread CPU spent rendering /metrics.");
     srv_buf_printf(b, "goodput_scrape_cpu_seconds_total %.9f\n", s->metrics_cpu_s_total);
-    head(b, "goodput_scrape_duration_seconds", "gauge", "Wall time of the previous /metrics render.");
+    head(b, "goodput_scrape_duration_seconds", "gauge",
+         "Wall time of the previous /metrics render.");
     srv_buf_printf(b, "goodput_scrape_duration_seconds %.9f\n", s->metrics_last_s);
 }
 

@@ -23,7 +23,8 @@ void srv_buf_put(srv_buf *b, const char *s, size_t n) {
     if (b->oom) return;
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1) cap *= 2;
+        while (cap < b->len + n + 1)
+            cap *= 2;
         char *p = realloc(b->p, cap);
         if (!p) {
             b->oom = 1;
@@ -62,10 +63,14 @@ void srv_buf_printf(srv_buf *b, const char *fmt, ...) {
 
 void srv_buf_label(srv_buf *b, const char *s) {
     for (; *s; s++) {
-        if (*s == '\\') srv_buf_put(b, "\\\\", 2);
-        else if (*s == '"') srv_buf_put(b, "\\\"", 2);
-        else if (*s == '\n') srv_buf_put(b, "\\n", 2);
-        else srv_buf_put(b, s, 1);
+        if (*s == '\\')
+            srv_buf_put(b, "\\\\", 2);
+        else if (*s == '"')
+            srv_buf_put(b, "\\\"", 2);
+        else if (*s == '\n')
+            srv_buf_put(b, "\\n", 2);
+        else
+            srv_buf_put(b, s, 1);
     }
 }
 
@@ -82,6 +87,11 @@ void srv_error(srv_resp *r, int status, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     json_t *o = json_pack("{s:s, s:i}", "error", msg, "status", status);
+    if (!o) { /* the message quotes bytes that are not UTF-8 (a hostile path): mask them */
+        for (char *p = msg; *p; p++)
+            if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20) *p = '?';
+        o = json_pack("{s:s, s:i}", "error", msg, "status", status);
+    }
     char *txt = json_dumps(o, JSON_COMPACT);
     r->body.len = 0;
     r->status = status;
@@ -101,7 +111,8 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
     int open = s->attached && !s->detached;
     pthread_mutex_unlock(&s->mu);
     if (!open) {
-        srv_error(r, 503, "no agent is receiving events on this server (it serves a stored database)");
+        srv_error(r, 503,
+                  "no agent is receiving events on this server (it serves a stored database)");
         return;
     }
     srv_buf good = {0};
@@ -117,8 +128,11 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
         if (len && p[len - 1] == '\r') len--;
         gp_event ev;
         char err[160] = "";
-        int rc = len > GP_PROTO_MAX_LINE ? -1 : gp_proto_parse_line(p, len, now, 1, &ev, err, sizeof err);
-        if (len > GP_PROTO_MAX_LINE) snprintf(err, sizeof err, "line longer than %d bytes", GP_PROTO_MAX_LINE);
+        int rc = len > GP_PROTO_MAX_LINE
+                     ? -1
+                     : gp_proto_parse_line(p, len, now, 1, &ev, err, sizeof err);
+        if (len > GP_PROTO_MAX_LINE)
+            snprintf(err, sizeof err, "line longer than %d bytes", GP_PROTO_MAX_LINE);
         if (rc > 0) {
             srv_buf_put(&good, p, len);
             srv_buf_put(&good, "\n", 1);
@@ -126,7 +140,8 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
         } else if (rc < 0) {
             rejected++;
             if (json_array_size(errors) < 10)
-                json_array_append_new(errors, json_pack("{s:I, s:s}", "line", (json_int_t)lineno, "error", err));
+                json_array_append_new(
+                    errors, json_pack("{s:I, s:s}", "line", (json_int_t)lineno, "error", err));
         }
         p = nl ? nl + 1 : end;
     }
@@ -172,8 +187,10 @@ static void route(gp_serve *s, const srv_req *q, srv_resp *r) {
     int get = strcmp(q->method, "GET") == 0 || strcmp(q->method, "HEAD") == 0;
     int post = strcmp(q->method, "POST") == 0;
     if (strcmp(q->path, "/api/v1/events") == 0) {
-        if (post) post_events(s, q, r);
-        else srv_error(r, 405, "POST protocol lines to /api/v1/events (docs/protocol.md)");
+        if (post)
+            post_events(s, q, r);
+        else
+            srv_error(r, 405, "POST protocol lines to /api/v1/events (docs/protocol.md)");
         return;
     }
     if (!get) {
@@ -276,16 +293,17 @@ static enum MHD_Result send_resp(gp_serve *s, struct MHD_Connection *c, srv_resp
         resp = MHD_create_response_from_buffer(head ? 0 : r->static_len, (void *)r->static_body,
                                                MHD_RESPMEM_PERSISTENT);
     else
-        resp = MHD_create_response_from_buffer(head ? 0 : r->body.len, r->body.p ? r->body.p : (char *)"",
-                                               MHD_RESPMEM_MUST_COPY);
+        resp = MHD_create_response_from_buffer(
+            head ? 0 : r->body.len, r->body.p ? r->body.p : (char *)"", MHD_RESPMEM_MUST_COPY);
     free(r->body.p);
     r->body.p = NULL;
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", r->ctype ? r->ctype : "application/json");
     MHD_add_response_header(resp, "Cache-Control", r->cache ? r->cache : "no-store");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(resp, "Content-Security-Policy",
-                            "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+    MHD_add_response_header(
+        resp, "Content-Security-Policy",
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
     if (r->status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
     int cls = r->status / 100;
     if (cls >= 1 && cls <= 5) s->requests_by_class[cls]++;
@@ -307,29 +325,36 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > SRV_MAX_BODY) {
             srv_resp r = {0};
-            srv_error(&r, 413, "request body over %u bytes; send events in smaller batches", SRV_MAX_BODY);
+            srv_error(&r, 413, "request body over %u bytes; send events in smaller batches",
+                      SRV_MAX_BODY);
             return send_resp(s, c, &r, 0);
         }
         return MHD_YES;
     }
     if (*upload_size) {
-        if (cc->body.len + *upload_size > SRV_MAX_BODY) cc->too_large = 1;
-        else srv_buf_put(&cc->body, upload, *upload_size);
+        if (cc->body.len + *upload_size > SRV_MAX_BODY)
+            cc->too_large = 1;
+        else
+            srv_buf_put(&cc->body, upload, *upload_size);
         *upload_size = 0;
         return MHD_YES;
     }
     srv_resp r = {0};
     int head = strcmp(method, "HEAD") == 0;
-    int is_asset = strcmp(method, "GET") == 0 && strcmp(url, "/metrics") != 0 && strncmp(url, "/api/", 5) != 0;
+    int is_asset =
+        strcmp(method, "GET") == 0 && strcmp(url, "/metrics") != 0 && strncmp(url, "/api/", 5) != 0;
     if (cc->too_large) {
-        srv_error(&r, 413, "request body over %u bytes; send events in smaller batches", SRV_MAX_BODY);
+        srv_error(&r, 413, "request body over %u bytes; send events in smaller batches",
+                  SRV_MAX_BODY);
     } else if (!is_asset &&
                !token_ok(s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"))) {
         /* The dashboard's files hold no data, so they are served without the token; the
          * page then sends it on every API call. */
         srv_error(&r, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
     } else {
-        srv_req q = {.method = method, .path = url, .body = cc->body.p ? cc->body.p : "",
+        srv_req q = {.method = method,
+                     .path = url,
+                     .body = cc->body.p ? cc->body.p : "",
                      .body_len = cc->body.len};
         MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_param, &q);
         route(s, &q, &r);
@@ -384,7 +409,8 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t
     snprintf(host_out, host_cap, "%s", host);
     return (int)port;
 bad:
-    snprintf(err, errlen, "--listen '%s': expected ADDR:PORT with an IPv4 address, [IPv6] or localhost", spec);
+    snprintf(err, errlen,
+             "--listen '%s': expected ADDR:PORT with an IPv4 address, [IPv6] or localhost", spec);
     return -1;
 }
 
@@ -397,15 +423,19 @@ static int read_token(gp_serve *s, const char *path, char *err, size_t errlen) {
     size_t n = fread(s->token, 1, sizeof s->token - 1, f);
     int more = fgetc(f) != EOF;
     fclose(f);
-    while (n && isspace((unsigned char)s->token[n - 1])) n--;
+    while (n && isspace((unsigned char)s->token[n - 1]))
+        n--;
     s->token[n] = 0;
     if (more) {
-        snprintf(err, errlen, "--token-file %s: token longer than %zu bytes", path, sizeof s->token - 1);
+        snprintf(err, errlen, "--token-file %s: token longer than %zu bytes", path,
+                 sizeof s->token - 1);
         return -1;
     }
     if (n < 16) {
-        snprintf(err, errlen, "--token-file %s: token shorter than 16 characters; use e.g. "
-                 "`head -c 24 /dev/urandom | base64`", path);
+        snprintf(err, errlen,
+                 "--token-file %s: token shorter than 16 characters; use e.g. "
+                 "`head -c 24 /dev/urandom | base64`",
+                 path);
         return -1;
     }
     s->token_len = n;
@@ -433,21 +463,24 @@ int gp_serve_start(const gp_serve_opts *o, gp_serve **out, char *err, size_t err
     char host[140];
     if (parse_listen(listen, &ss, &sl, &loopback, host, sizeof host, err, errlen) < 0) goto fail;
     if (!loopback && !s->token_len && !o->insecure) {
-        snprintf(err, errlen, "--listen %s is not a loopback address: give --token-file FILE "
-                 "(bearer token) or, on a trusted network, --insecure", listen);
+        snprintf(err, errlen,
+                 "--listen %s is not a loopback address: give --token-file FILE "
+                 "(bearer token) or, on a trusted network, --insecure",
+                 listen);
         goto fail;
     }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
-    s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-                            (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)15,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+    s->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)15, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
     if (!s->d) {
-        snprintf(err, errlen, "cannot listen on %s (address in use or not available; "
-                 "choose another with --listen ADDR:PORT)", listen);
+        snprintf(err, errlen,
+                 "cannot listen on %s (address in use or not available; "
+                 "choose another with --listen ADDR:PORT)",
+                 listen);
         goto fail;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -466,14 +499,23 @@ void gp_serve_stop(gp_serve *s) {
     gp_store_close(s->store);
     free(s->queue.p);
     free(s->ended);
+    srv_rollups_free(s->rollups, s->n_rollups);
+    for (int i = 0; i < s->n_windows; i++)
+        json_decref(s->windows[i].json);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
 
-int gp_serve_port(const gp_serve *s) { return s->port; }
-const char *gp_serve_url(const gp_serve *s) { return s->url; }
+int gp_serve_port(const gp_serve *s) {
+    return s->port;
+}
+const char *gp_serve_url(const gp_serve *s) {
+    return s->url;
+}
 
-static void pump_hook(gp_agent *a, void *ctx) { gp_serve_pump(ctx, a); }
+static void pump_hook(gp_agent *a, void *ctx) {
+    gp_serve_pump(ctx, a);
+}
 
 void gp_serve_attach(gp_serve *s, gp_agent *a) {
     pthread_mutex_lock(&s->mu);
@@ -492,12 +534,15 @@ void gp_serve_detach(gp_serve *s) {
     pthread_mutex_unlock(&s->mu);
 }
 
-static void store_posted(void *ctx, const gp_event *e) { gp_store_put_event(ctx, e); }
+static void store_posted(void *ctx, const gp_event *e) {
+    gp_store_put_event(ctx, e);
+}
 
 void gp_serve_pump(gp_serve *s, gp_agent *a) {
     srv_snapshot sn = {.have_agent = 1};
     sn.agent = *gp_agent_get_stats(a);
-    for (int t = 0; t < GP_TR__COUNT; t++) sn.ingest[t] = *gp_ingest_get_stats(gp_agent_ingest(a), (gp_transport)t);
+    for (int t = 0; t < GP_TR__COUNT; t++)
+        sn.ingest[t] = *gp_ingest_get_stats(gp_agent_ingest(a), (gp_transport)t);
     sn.now_ns = gp_agent_now_ns(a);
     pthread_mutex_lock(&s->mu);
     if (s->detached) {

@@ -10,13 +10,14 @@
 
 #include "engine/job_summary.h"
 #include "ingest/ingest.h"
+#include "serve/rollup.h"
 #include "serve/serve.h"
 #include "store/store.h"
 
 #define SRV_MAX_PARAMS 16
-#define SRV_MAX_BODY (1u << 20)       /* 1 MiB per POST */
-#define SRV_MAX_QUEUE (8u << 20)      /* POSTed lines waiting for the agent */
-#define SRV_MAX_POINTS 5000           /* series points per request */
+#define SRV_MAX_BODY (1u << 20)        /* 1 MiB per POST */
+#define SRV_MAX_QUEUE (8u << 20)       /* POSTed lines waiting for the agent */
+#define SRV_MAX_POINTS 5000            /* series points per request */
 #define SRV_MAX_RANGE_S (31 * 86400.0) /* series range per request */
 
 typedef struct srv_buf {
@@ -85,6 +86,22 @@ struct gp_serve {
     double metrics_last_s, metrics_cpu_s_total;
     srv_job_cache *ended; /* summaries of ended jobs never change: computed once */
     size_t n_ended, cap_ended;
+    struct srv_running_cache { /* running jobs: reused for 10x their compute time */
+        srv_job_cache c;
+        double at_s, ttl_s;
+    } running[32];
+    int next_running;
+    struct srv_window_cache { /* per-window summaries of windows wholly in the past */
+        char id[GP_JOB_ID_MAX];
+        int64_t t0, t1;
+        void *json;     /* json_t *, owned */
+        double until_s; /* reuse until (monotonic seconds); 0 = for ever (sealed) */
+        double until_s; /* reuse until (monotonic seconds); 0 = for ever (sealed) */
+    } windows[512];
+    int n_windows, next_window;
+    srv_rollup *rollups[ROLLUP_MAX_ENTRIES];
+    int n_rollups;
+    uint64_t rollup_clock;
 };
 
 /* Route handlers (server thread). */

@@ -47,6 +47,7 @@ typedef struct {
     nvmlReturn_t (*SystemGetDriverVersion)(char *, unsigned int);
     nvmlReturn_t (*DeviceGetCount_v2)(unsigned int *);
     nvmlReturn_t (*DeviceGetHandleByIndex_v2)(unsigned int, nvmlDevice_t *);
+    nvmlReturn_t (*DeviceGetHandleByUUID)(const char *, nvmlDevice_t *);
     nvmlReturn_t (*DeviceGetUUID)(nvmlDevice_t, char *, unsigned int);
     nvmlReturn_t (*DeviceGetName)(nvmlDevice_t, char *, unsigned int);
     nvmlReturn_t (*DeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);
@@ -157,6 +158,7 @@ static void load_symbols(nvml_state *st) {
     LOAD(SystemGetDriverVersion, "nvmlSystemGetDriverVersion");
     LOAD(DeviceGetCount_v2, "nvmlDeviceGetCount_v2");
     LOAD(DeviceGetHandleByIndex_v2, "nvmlDeviceGetHandleByIndex_v2");
+    LOAD(DeviceGetHandleByUUID, "nvmlDeviceGetHandleByUUID");
     LOAD(DeviceGetUUID, "nvmlDeviceGetUUID");
     LOAD(DeviceGetName, "nvmlDeviceGetName");
     LOAD(DeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo");
@@ -390,14 +392,18 @@ static void mark_lost(gpu *g) {
         g->dev.uuid, g->dev.name);
 }
 
-/* A lost GPU is probed by index: the same UUID answering again brings it back. */
+/* A lost GPU is probed once per sample: the same UUID answering again brings it back. */
 static void probe_lost(nvml_state *st, gpu *g) {
     if (g->parent >= 0) {
         if (!st->g[g->parent].lost) g->lost = 0;
         return;
     }
     nvmlDevice_t h;
-    if (st->f.DeviceGetHandleByIndex_v2(g->nvml_index, &h) != NVML_SUCCESS) return;
+    /* By UUID when the driver can (indexes shift when a GPU leaves), else by index. */
+    if (!(st->f.DeviceGetHandleByUUID &&
+          st->f.DeviceGetHandleByUUID(g->dev.uuid, &h) == NVML_SUCCESS) &&
+        st->f.DeviceGetHandleByIndex_v2(g->nvml_index, &h) != NVML_SUCCESS)
+        return;
     char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
     if (st->f.DeviceGetUUID(h, buf, sizeof buf) != NVML_SUCCESS || strcmp(buf, g->dev.uuid)) return;
     g->h = h;

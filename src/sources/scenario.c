@@ -754,6 +754,12 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
         RATIO(prefill_efficiency);
     else if (!strcmp(k, "decode_efficiency"))
         RATIO(decode_efficiency);
+    else if (!strcmp(k, "slo_ttft"))
+        DUR(slo_ttft_ns);
+    else if (!strcmp(k, "slo_tpot"))
+        DUR(slo_tpot_ns);
+    else if (!strcmp(k, "slo_e2e"))
+        DUR(slo_e2e_ns);
     else if (!strcmp(k, "burst_every"))
         DUR(burst_every_ns);
     else if (!strcmp(k, "burst"))
@@ -894,7 +900,17 @@ int gp_scenario_load(const char *path, gp_scenario *out, char *err, size_t errle
             cap *= 2;
         }
     }
+    int rerr = ferror(f) ? errno : 0; /* EISDIR for a directory */
     fclose(f);
+    if (buf && (rerr || n == 0)) { /* nothing to simulate is a mistake, not a quiet node */
+        if (rerr)
+            snprintf(err, errlen, "%s: cannot read: %s", path, strerror(rerr));
+        else
+            snprintf(err, errlen, "%s: empty file, expected a scenario (docs/scenarios.md)", path);
+        free(buf);
+        gp_scenario_init(out);
+        return -1;
+    }
     if (!buf) {
         snprintf(err, errlen, "%s: out of memory", path);
         gp_scenario_init(out);
@@ -992,6 +1008,9 @@ int gp_scenario_write(const gp_scenario *sc, FILE *f) {
         w_d(f, "kv_bytes_per_token", j->kv_bytes_per_token);
         w_d(f, "prefill_efficiency", j->prefill_efficiency);
         w_d(f, "decode_efficiency", j->decode_efficiency);
+        if (j->slo_ttft_ns > 0) w_ns(f, "slo_ttft", j->slo_ttft_ns);
+        if (j->slo_tpot_ns > 0) w_ns(f, "slo_tpot", j->slo_tpot_ns);
+        if (j->slo_e2e_ns > 0) w_ns(f, "slo_e2e", j->slo_e2e_ns);
         w_ns(f, "burst_every", j->burst_every_ns);
         w_ns(f, "burst", j->burst_ns);
     }

@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,8 @@ static gp_proc_sample *add_proc(ctx *c) {
 static int errf(ctx *c, const char *fmt, const char *a, const char *b) {
     char msg[1024];
     snprintf(msg, sizeof msg, fmt, a, b);
+    for (char *m = msg; *m; m++) /* one line: values from the file may hold control bytes */
+        if ((unsigned char)*m < 0x20) *m = '?';
     snprintf(c->err, c->errlen, "smi: %s:%ld: %s", c->name, c->line, msg);
     return -1;
 }
@@ -161,7 +164,10 @@ static int csv_time(const char *v, int64_t *out) {
     if (!r) return -1;
     double frac = 0;
     if (*r == '.') frac = strtod(r, NULL);
-    *out = (int64_t)timegm(&tm) * NS + (int64_t)llround(frac * 1e9);
+    time_t t = timegm(&tm);
+    /* A year nvidia-smi never wrote (or a fraction that is not one) would overflow ns. */
+    if (!(frac >= 0 && frac < 1) || t < -(INT64_MAX / NS) + 1 || t > INT64_MAX / NS - 1) return -1;
+    *out = (int64_t)t * NS + (int64_t)llround(frac * 1e9);
     return 0;
 }
 
@@ -422,7 +428,9 @@ static int mon_header(const char *line, table *t, long lineno) {
 static int mon_int(ctx *c, const table *t, const char *v, int i, long long *out) {
     char *e;
     long long x = strtoll(v, &e, 10);
-    if (*e || e == v) return errf(c, "field %s: '%s' is not an integer", t->cols[i], v);
+    /* GPU indices and pids fit in an int; larger would overflow the cycle key below. */
+    if (*e || e == v || x < INT_MIN || x > INT_MAX)
+        return errf(c, "field %s: '%s' is not an integer", t->cols[i], v);
     *out = x;
     return 0;
 }
@@ -485,7 +493,7 @@ static int mon_row(ctx *c, table *t, char *line) {
     int ig = -1;
     for (int i = 0; i < t->ncols; i++)
         if (!strcmp(t->cols[i], "gpu")) ig = i;
-    long long gpu;
+    long long gpu = 0;
     if (mon_int(c, t, v[ig], ig, &gpu) < 0) return -1;
     char ub[GP_UUID_MAX];
     const char *uuid = uuid_for_index(c, (int)gpu, ub, sizeof ub);
@@ -526,7 +534,7 @@ static int mon_row(ctx *c, table *t, char *line) {
     for (int i = 0; i < t->ncols; i++)
         if (!strcmp(t->cols[i], "pid")) ip = i;
     if (!strcmp(v[ip], "-")) return 0; /* "no process" row */
-    long long pid;
+    long long pid = 0;
     if (mon_int(c, t, v[ip], ip, &pid) < 0) return -1;
     int64_t ts;
     if (mon_time(c, t, v, n, (int)(pid * 64 + gpu), &ts) < 0) return -1;

@@ -25,7 +25,8 @@
 
 typedef struct gp_source_opts {
     double speed;     /* simulated seconds per wall second; 0 = as fast as possible */
-    int64_t start_ns; /* clock origin for simulated/replayed sources; 0 = now */
+    int64_t start_ns; /* clock origin for simulated/replayed sources; 0 = the source's own
+                       * (a scenario's `start`, else the fixed epoch 2026-01-01T00:00:00Z) */
     int64_t interval_ns;
 } gp_source_opts;
 

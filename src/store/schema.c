@@ -53,6 +53,20 @@ static const char *const migrations[] = {
     "CREATE TABLE ledger_sent ("
     "  kind TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL,"
     "  PRIMARY KEY (kind, key)) WITHOUT ROWID;",
+    /* 3: windows scraped from inference servers' /metrics (src/ingest/scrape.h), and the
+     * SLOs a job declares in its hello (slo_ttft, slo_tpot, slo_e2e; seconds). */
+    "CREATE TABLE scrape_windows ("
+    "  job_id TEXT NOT NULL, t0_ns INTEGER NOT NULL, t1_ns INTEGER NOT NULL, flavor TEXT,"
+    "  requests_per_s REAL, ok_per_s REAL, errors_per_s REAL, error_ratio REAL,"
+    "  prompt_tokens_per_s REAL, generation_tokens_per_s REAL,"
+    "  ttft_count REAL, ttft_mean_s REAL, ttft_p50_s REAL, ttft_p90_s REAL, ttft_p99_s REAL,"
+    "  itl_count REAL, itl_mean_s REAL, itl_p50_s REAL, itl_p90_s REAL, itl_p99_s REAL,"
+    "  e2e_count REAL, e2e_mean_s REAL, e2e_p50_s REAL, e2e_p90_s REAL, e2e_p99_s REAL,"
+    "  running REAL, waiting REAL, kv_cache_usage REAL, counter_reset INTEGER,"
+    "  PRIMARY KEY (job_id, t1_ns)) WITHOUT ROWID;"
+    "ALTER TABLE jobs ADD COLUMN slo_ttft_s REAL;"
+    "ALTER TABLE jobs ADD COLUMN slo_tpot_s REAL;"
+    "ALTER TABLE jobs ADD COLUMN slo_e2e_s REAL;",
 };
 
 int gp_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }

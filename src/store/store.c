@@ -41,14 +41,17 @@ static const char *const stmt_sql[ST__COUNT] = {
     /* Upsert that only overwrites a column when the new value is known. */
     [ST_JOB_UPSERT] =
         "INSERT INTO jobs(id, name, user, origin, submitted_ns, allocated_ns, ready_ns, ended_ns,"
-        " exit_state, exit_code, unit_name, flops_per_unit, bytes_per_unit)"
-        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)"
+        " exit_state, exit_code, unit_name, flops_per_unit, bytes_per_unit, slo_ttft_s,"
+        " slo_tpot_s, slo_e2e_s)"
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
         " ON CONFLICT(id) DO UPDATE SET name=COALESCE(?2,name), user=COALESCE(?3,user),"
-        " origin=COALESCE(?4,origin), submitted_ns=COALESCE(?5,submitted_ns),"
+        " origin=COALESCE(origin,?4), submitted_ns=COALESCE(?5,submitted_ns),"
         " allocated_ns=COALESCE(?6,allocated_ns), ready_ns=COALESCE(ready_ns,?7),"
         " ended_ns=COALESCE(?8,ended_ns), exit_state=COALESCE(?9,exit_state),"
         " exit_code=COALESCE(?10,exit_code), unit_name=COALESCE(?11,unit_name),"
-        " flops_per_unit=COALESCE(?12,flops_per_unit), bytes_per_unit=COALESCE(?13,bytes_per_unit)",
+        " flops_per_unit=COALESCE(?12,flops_per_unit), bytes_per_unit=COALESCE(?13,bytes_per_unit),"
+        " slo_ttft_s=COALESCE(?14,slo_ttft_s), slo_tpot_s=COALESCE(?15,slo_tpot_s),"
+        " slo_e2e_s=COALESCE(?16,slo_e2e_s)",
     [ST_ALLOC] = "INSERT INTO allocations(job_id, uuid, from_ns, to_ns) VALUES(?1,?2,?3,?4)"
                  " ON CONFLICT(job_id, uuid, from_ns) DO UPDATE SET to_ns=COALESCE(?4,to_ns)",
     /* Readiness is the first progress: keep the earliest. */
@@ -275,6 +278,9 @@ int gp_store_put_job(gp_store *s, const gp_job *j) {
     bind_text(st, 11, j->unit_name);
     bind_d_known(st, 12, j->flops_per_unit, j->flops_per_unit > 0);
     bind_d_known(st, 13, j->bytes_per_unit, j->bytes_per_unit > 0);
+    bind_d_known(st, 14, j->slo_ttft_s, j->slo_ttft_s > 0);
+    bind_d_known(st, 15, j->slo_tpot_s, j->slo_tpot_s > 0);
+    bind_d_known(st, 16, j->slo_e2e_s, j->slo_e2e_s > 0);
     return run(s, st);
 }
 
@@ -305,6 +311,9 @@ static int fold_lifecycle(gp_store *s, const gp_event *e) {
         snprintf(j.user, sizeof j.user, "%s", e->user);
         j.flops_per_unit = e->flops_per_unit;
         j.bytes_per_unit = e->bytes_per_unit;
+        j.slo_ttft_s = e->slo_ttft_s;
+        j.slo_tpot_s = e->slo_tpot_s;
+        j.slo_e2e_s = e->slo_e2e_s;
         return gp_store_put_job(s, &j);
     case GP_EV_JOB:
         snprintf(j.name, sizeof j.name, "%s", e->job_name);
@@ -317,7 +326,8 @@ static int fold_lifecycle(gp_store *s, const gp_event *e) {
             snprintf(j.exit_state, sizeof j.exit_state, "%s",
                      e->exit_code < 0 ? "ended" : (e->exit_code == 0 ? "completed" : "failed"));
         }
-        j.origin = GP_ORIGIN_TAG;
+        /* The line says who knows this lifecycle (a Slurm prolog says origin=slurm). */
+        j.origin = e->origin[0] ? gp_origin_parse(e->origin) : GP_ORIGIN_TAG;
         return gp_store_put_job(s, &j);
     case GP_EV_ALLOC: {
         gp_alloc a;
@@ -332,6 +342,7 @@ static int fold_lifecycle(gp_store *s, const gp_event *e) {
     case GP_EV_REQUEST:
     case GP_EV_STAGE: {
         /* First progress = readiness. For a step, progress starts when the step started. */
+        if (e->kind == GP_EV_STAGE && e->step >= 0) return 0; /* a declaration is no progress */
         int64_t t = e->ts_ns;
         if (e->kind == GP_EV_STEP && e->step_start_ns >= 0) t = e->step_start_ns;
         if (e->kind == GP_EV_REQUEST && e->arrival_ns >= 0) t = e->arrival_ns;
@@ -503,11 +514,14 @@ static void read_job(sqlite3_stmt *st, gp_job *j) {
     col_text(st, 10, j->unit_name, sizeof j->unit_name);
     j->flops_per_unit = sqlite3_column_double(st, 11);
     j->bytes_per_unit = sqlite3_column_double(st, 12);
+    j->slo_ttft_s = sqlite3_column_double(st, 13);
+    j->slo_tpot_s = sqlite3_column_double(st, 14);
+    j->slo_e2e_s = sqlite3_column_double(st, 15);
 }
 
 #define JOB_COLS                                                                                   \
     "id, name, user, origin, submitted_ns, allocated_ns, ready_ns, ended_ns, exit_state,"          \
-    " exit_code, unit_name, flops_per_unit, bytes_per_unit"
+    " exit_code, unit_name, flops_per_unit, bytes_per_unit, slo_ttft_s, slo_tpot_s, slo_e2e_s"
 
 int gp_store_list_jobs(gp_store *s, gp_job **out, size_t *n) {
     sqlite3_stmt *st;

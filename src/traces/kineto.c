@@ -456,6 +456,7 @@ int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn pr
             unsigned char *m = yajl_get_error(h, 0, buf, (size_t)n);
             snprintf(err, errlen, "%s: invalid JSON at byte %llu: %s", path,
                      (unsigned long long)(off + consumed), m ? (char *)m : "parse error");
+            err[strcspn(err, "\n")] = 0; /* yajl ends its message with a newline */
             if (m) yajl_free_error(h, m);
             rc = -1;
             break;
@@ -474,6 +475,7 @@ int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn pr
             unsigned char *m = yajl_get_error(h, 0, NULL, 0);
             snprintf(err, errlen, "%s: invalid or truncated JSON at byte %llu: %s", path,
                      (unsigned long long)off, m ? (char *)m : "parse error");
+            err[strcspn(err, "\n")] = 0; /* yajl ends its message with a newline */
             if (m) yajl_free_error(h, m);
             rc = -1;
         }

@@ -16,7 +16,19 @@
  * with GP_PROM_SKIP_BAD, bad lines are counted and skipped, and the first is remembered.
  *
  * No global state, no threads; a parser owns one heap line buffer, freed by
- * gp_prom_parser_free. */
+ * gp_prom_parser_free.
+ *
+ * Usage (a curl write callback, or any loop over chunks):
+ *     static int on_sample(void *ctx, const gp_prom_sample *s) {
+ *         if (!strcmp(s->name, "vllm:num_requests_running")) ... s->value, s->labels ...
+ *         return 0;
+ *     }
+ *     gp_prom_parser *p = gp_prom_parser_new(on_sample, NULL, ctx, 0);
+ *     while ((n = read_some(buf)) > 0)
+ *         if (gp_prom_feed(p, buf, n) < 0) break;          // gp_prom_error(p): "line 7: ..."
+ *     if (gp_prom_finish(p) < 0) ...;                      // the last line had no newline
+ *     gp_prom_parser_free(p);
+ * or for a whole buffer: gp_prom_parse(buf, len, on_sample, NULL, ctx, 0, err, sizeof err). */
 #ifndef GP_UTIL_PROMTEXT_H
 #define GP_UTIL_PROMTEXT_H
 

@@ -58,6 +58,16 @@ designed = {
 bad = {j: (top.get(j), c) for j, c in designed.items() if top.get(j) != c}
 assert not bad, "top finding vs designed problem: %r" % bad
 print("top findings match the demo's designed problems:", top)
+# per-job metrics: the notebook sends no events, so it is an activity-only estimate; the
+# trainers' MFU cannot exceed the efficiency their scenario gives their compute phases
+m = {j["job"]: j for j in r["jobs"]}
+assert m["notebook"]["activity_only"] is True and "training" not in m["notebook"]
+for job, eff in (("train-healthy", 0.55), ("train-starved", 0.5), ("train-allreduce", 0.5)):
+    mfu = m[job]["economics"]["mfu"]
+    assert mfu is not None and 0 < mfu <= eff + 0.01, (job, mfu)
+    assert m[job]["training"]["ideal_step_s"] > 0, job
+assert m["train-starved"]["economics"]["mfu"] < 0.5 * 0.75  # it waits 40% of the time
+assert m["llm-decode"]["inference"]["good_requests"] > 0
 PY
 # the findings were stored: a read-only rerun of one job gives the same classes
 /usr/bin/python3 - "$tmp/demo.db" <<'PY'

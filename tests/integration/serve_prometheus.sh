@@ -53,6 +53,13 @@ q() { curl -sf "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1"; 
 # The target is up and scraped.
 q 'up{job="goodput"}' | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; assert r and r[0]["value"][1]=="1", r'
 
+# Every query of the Grafana dashboard is valid PromQL that Prometheus evaluates.
+python3 -c 'import json,sys; [print(t["expr"]) for p in json.load(open(sys.argv[1]))["panels"] for t in p.get("targets",[])]' \
+  "$SRC/contrib/grafana/goodput.json" | while read -r expr; do
+  q "$expr" | python3 -c 'import json,sys; r=json.load(sys.stdin); assert r["status"]=="success", r' \
+    || { echo "grafana query failed: $expr"; exit 1; }
+done
+
 wait $apid || { cat "$tmp/agent.log"; echo "agent failed"; exit 1; }
 sleep 1
 "$GOODPUT" report --db "$tmp/gp.db" --json >"$tmp/report.json"

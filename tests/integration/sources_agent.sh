@@ -72,7 +72,15 @@ e=$(sqlite3 "$tmp/dcgm.db" "select max(energy_mj) from samples where uuid = 'GPU
 [ "$e" = 128996013 ] || fail "dcgm: energy $e"
 one_line_error "dcgm: http://127.0.0.1:$port/nothing: HTTP status 404" \
   "$GOODPUT" agent --source "dcgm=http://127.0.0.1:$port/nothing" --db "$tmp/x.db" --no-socket
+# the exporter goes away mid-run: the agent keeps running to --duration and says so once
+"$GOODPUT" agent --source "dcgm=http://127.0.0.1:$port/metrics" --db "$tmp/dcgm2.db" --no-socket \
+  --interval 100ms --duration 1500ms --quiet 2>"$tmp/dcgm2.err" &
+ag=$!
+sleep 0.5
 kill "$srv"; wait "$srv" 2>/dev/null || true; srv=""
+wait "$ag" || fail "agent stopped when the exporter went away: $(cat "$tmp/dcgm2.err")"
+[ "$(grep -c "dcgm: http://127.0.0.1:$port/metrics" "$tmp/dcgm2.err")" -eq 1 ] ||
+  fail "exporter down not said once: $(cat "$tmp/dcgm2.err")"
 one_line_error "dcgm: http://127.0.0.1:$port/metrics: " \
   "$GOODPUT" agent --source "dcgm=http://127.0.0.1:$port/metrics" --db "$tmp/x.db" --no-socket
 

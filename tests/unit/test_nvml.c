@@ -39,8 +39,7 @@ static void clear_env(void) {
 static int group_setup(void **st) {
     (void)st;
     const char *b = getenv("BUILD");
-    snprintf(libpath, sizeof libpath, "%s/%s/tests/lib/libnvidia-ml.so.1",
-             getcwd(NULL, 0) ? "." : ".", b ? b : "build");
+    snprintf(libpath, sizeof libpath, "./%s/tests/lib/libnvidia-ml.so.1", b ? b : "build");
     if (access(libpath, R_OK) != 0) {
         fprintf(stderr, "test library %s not built\n", libpath);
         return -1;
@@ -322,5 +321,10 @@ int main(void) {
         cmocka_unit_test(test_no_driver_and_init_failure),
         cmocka_unit_test(test_no_gpus),
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    if (group_setup(NULL) < 0) {
+        printf("skip: the test library is not built (make %s/tests/lib/libnvidia-ml.so.1)\n",
+               getenv("BUILD") ? getenv("BUILD") : "build");
+        return 77;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
 }

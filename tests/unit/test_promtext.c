@@ -254,6 +254,34 @@ static void test_numbers_match_strtod(void **st) {
     assert_int_equal(gp_prom_parse_double("1.2.3", 5, &x), -1);
 }
 
+/* Hostile input: random byte mutations of a real scrape never crash the parser (run under
+ * ASan in `make check`), and a strict parse either succeeds or names a line. */
+static int nop(void *ctx, const gp_prom_sample *s) {
+    (void)ctx, (void)s;
+    return 0;
+}
+
+static void test_mutations_do_not_crash(void **st) {
+    (void)st;
+    size_t len;
+    char *b = slurp("prom/dcgm_exporter_t4.txt", &len);
+    char *m = malloc(len);
+    static const char bytes[] = "{}\",= \n\\#\0xe+-.9aZ";
+    srand(11);
+    for (int k = 0; k < 3000; k++) {
+        memcpy(m, b, len);
+        for (int j = 0; j < 1 + rand() % 8; j++)
+            m[rand() % len] = bytes[rand() % (sizeof bytes - 1)];
+        size_t cut = (size_t)rand() % (len + 1);
+        char err[256];
+        int rc = gp_prom_parse(m, cut, nop, NULL, NULL, 0, err, sizeof err);
+        if (rc < 0) assert_true(!strncmp(err, "line ", 5));
+        gp_prom_parse(m, cut, nop, NULL, NULL, GP_PROM_SKIP_BAD, err, sizeof err);
+    }
+    free(m);
+    free(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dcgm_file),
@@ -263,6 +291,7 @@ int main(void) {
         cmocka_unit_test(test_malformed_lines),
         cmocka_unit_test(test_callback_stops),
         cmocka_unit_test(test_numbers_match_strtod),
+        cmocka_unit_test(test_mutations_do_not_crash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

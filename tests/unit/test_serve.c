@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "report/html_report.h"
 #include "serve/serve.h"
 #include "store/store.h"
 #include "util/promtext.h"
@@ -156,7 +157,8 @@ static int on_sample(void *vctx, const gp_prom_sample *x) {
     if (!strcmp(x->name, "goodput_job_goodput_ratio") && job) c->goodput = x->value;
     if (!strcmp(x->name, "goodput_job_info")) {
         for (size_t i = 0; i < x->nlabels; i++)
-            if (!strcmp(x->labels[i].name, "name")) assert_string_equal(x->labels[i].value, "trainer \"quoted\"");
+            if (!strcmp(x->labels[i].name, "name"))
+                assert_string_equal(x->labels[i].value, "trainer \"quoted\"");
         c->info_seen = 1;
     }
     if (!strcmp(x->name, "goodput_device_gpu_utilization_ratio")) {
@@ -204,13 +206,15 @@ static void test_api(void **state) {
     json_decref(o);
 
     o = get_json(s, "/api/v1/jobs/j1", "windows=4", 200);
-    assert_int_equal(json_array_size(json_object_get(o, "windows")), 4);
+    /* At most 4 windows of a round width: 600 s / 4 rounds up to 300 s, so 2. */
+    assert_int_equal(json_array_size(json_object_get(o, "windows")), 2);
     assert_int_equal(json_array_size(json_object_get(o, "allocations")), 2);
     assert_int_equal(json_array_size(json_object_get(o, "findings")), 1);
     json_t *lc = json_object_get(o, "lifecycle");
     assert_true(fabs(json_real_value(json_object_get(lc, "allocated_s")) - T0 / 1e9) < 1e-3);
-    /* The first window (0-150 s) holds the 60 s not-ready stretch. */
-    json_t *w0 = json_object_get(json_array_get(json_object_get(o, "windows"), 0), "gpu_s_by_bucket");
+    /* The first window (0-300 s) holds the 60 s not-ready stretch on 2 GPUs. */
+    json_t *w0 =
+        json_object_get(json_array_get(json_object_get(o, "windows"), 0), "gpu_s_by_bucket");
     assert_true(json_real_value(json_object_get(w0, "not_ready")) > 100);
     json_decref(o);
 
@@ -224,10 +228,30 @@ static void test_api(void **state) {
     json_t *rate = json_object_get(json_object_get(o, "progress"), "rate_per_s");
     assert_int_equal(json_array_size(t), 10);
     assert_int_equal(json_array_size(u), 10);
-    for (size_t i = 0; i < 10; i++) assert_true(fabs(json_real_value(json_array_get(u, i)) - 0.7) < 1e-9);
+    /* 60 s buckets come from the 10-second rollups (float sums: 1e-6), the last minute
+     * from raw rows; a bucket counted twice would show as a rate over 32. */
+    for (size_t i = 0; i < 10; i++)
+        assert_true(fabs(json_real_value(json_array_get(u, i)) - 0.7) < 1e-6);
     assert_true(fabs(json_real_value(json_array_get(rate, 0)) - 0) < 1e-9);
-    for (size_t i = 2; i < 9; i++) assert_true(fabs(json_real_value(json_array_get(rate, i)) - 32) < 1e-9);
+    for (size_t i = 2; i < 10; i++)
+        assert_true(fabs(json_real_value(json_array_get(rate, i)) - 32) < 1e-4);
     json_decref(o);
+    /* Again (the rollup now exists and is extended, not rebuilt), and with 6 s buckets
+     * (raw rows only). */
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(q, sizeof q, "from=%.0f&to=%.0f&points=%d", T0 / 1e9, T0 / 1e9 + DUR_S,
+                 pass ? 100 : 10);
+        o = get_json(s, "/api/v1/jobs/j1/series", q, 200);
+        u = json_object_get(json_object_get(o, "signals"), "gpu_util");
+        rate = json_object_get(json_object_get(o, "progress"), "rate_per_s");
+        size_t nb = json_array_size(u);
+        assert_int_equal(nb, pass ? 100 : 10);
+        for (size_t i = 0; i < nb; i++)
+            assert_true(fabs(json_real_value(json_array_get(u, i)) - 0.7) < 1e-6);
+        for (size_t i = nb / 5 + 1; i < nb; i++)
+            assert_true(fabs(json_real_value(json_array_get(rate, i)) - 32) < 1e-4);
+        json_decref(o);
+    }
 
     o = get_json(s, "/api/v1/devices/GPU-bbbb/series", "points=5", 200);
     u = json_object_get(json_object_get(o, "signals"), "gpu_util");
@@ -239,7 +263,8 @@ static void test_api(void **state) {
     assert_int_equal(json_array_size(json_object_get(o, "devices")), 2);
     json_decref(o);
     o = get_json(s, "/api/v1/fleet", NULL, 200);
-    assert_true(fabs(json_real_value(json_object_get(o, "allocated_gpu_h")) - 2.0 * DUR_S / 3600) < 1e-3);
+    assert_true(fabs(json_real_value(json_object_get(o, "allocated_gpu_h")) - 2.0 * DUR_S / 3600) <
+                1e-3);
     json_decref(o);
     o = get_json(s, "/api/v1/findings", "class=not_ready", 200);
     assert_int_equal(json_array_size(json_object_get(o, "findings")), 1);
@@ -329,9 +354,10 @@ static void test_live_and_auth(void **state) {
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
-            const char *junk[] = {"GARBAGE\r\n\r\n", "GET /%%%%%zz HTTP/1.1\r\nHost: x\r\n\r\n",
-                                  "POST /api/v1/events HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n",
-                                  "GET / HTTP/1.1\r\nHost: x\r\nX: " /* truncated header */};
+            const char *junk[] = {
+                "GARBAGE\r\n\r\n", "GET /%%%%%zz HTTP/1.1\r\nHost: x\r\n\r\n",
+                "POST /api/v1/events HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n",
+                "GET / HTTP/1.1\r\nHost: x\r\nX: " /* truncated header */};
             ssize_t w = write(fd, junk[i % 4], strlen(junk[i % 4]));
             (void)w;
         }
@@ -352,8 +378,10 @@ static void test_live_and_auth(void **state) {
     port = gp_serve_port(s);
     assert_int_equal(http_get(port, "/metrics", NULL), 401);
     assert_int_equal(http_get(port, "/metrics", "Authorization: Bearer wrong"), 401);
-    assert_int_equal(http_get(port, "/metrics", "Authorization: Bearer s3cret-token-012345678"), 401);
-    assert_int_equal(http_get(port, "/metrics", "Authorization: Bearer s3cret-token-0123456789"), 200);
+    assert_int_equal(http_get(port, "/metrics", "Authorization: Bearer s3cret-token-012345678"),
+                     401);
+    assert_int_equal(http_get(port, "/metrics", "Authorization: Bearer s3cret-token-0123456789"),
+                     200);
     assert_int_equal(http_get(port, "/", NULL), 200); /* the page itself holds no data */
     gp_serve_stop(s);
     /* A short token is refused. */
@@ -363,12 +391,37 @@ static void test_live_and_auth(void **state) {
     assert_int_not_equal(gp_serve_start(&o, &s, err, sizeof err), 0);
 }
 
+/* goodput report --html: self-contained (no script, no external reference), inline SVG,
+ * the job and its finding present, written atomically (no .tmp left behind). */
+static void test_html_report(void **state) {
+    (void)state;
+    char path[160], tmp[170], err[256];
+    snprintf(path, sizeof path, "%s/r.html", dir);
+    assert_int_equal(gp_report_html(db, NULL, NULL, path, err, sizeof err), 0);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    assert_non_null(strstr(buf, "<svg"));
+    assert_non_null(strstr(buf, "<polyline"));
+    assert_null(strstr(buf, "<script"));
+    assert_null(strstr(buf, "src=\"http"));
+    assert_null(strstr(buf, "href=\"http"));
+    assert_non_null(strstr(buf, "trainer &quot;quoted&quot;"));
+    assert_non_null(strstr(buf, "cache the dataset"));
+    assert_int_not_equal(gp_report_html(db, "nope", NULL, path, err, sizeof err), 0);
+    assert_non_null(strstr(err, "nope"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metrics),
-        cmocka_unit_test(test_api),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_live_and_auth),
+        cmocka_unit_test(test_metrics),     cmocka_unit_test(test_api),
+        cmocka_unit_test(test_errors),      cmocka_unit_test(test_live_and_auth),
+        cmocka_unit_test(test_html_report),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -128,7 +128,7 @@ class Client:
             self.last_error = e
             self._sock = None
         self.target = target
-        atexit.register(self.flush)
+        atexit.register(self._flush_at_exit)
 
     # ---- transport ----
 
@@ -167,10 +167,20 @@ class Client:
         self.sent_datagrams += 1
         return True
 
-    def flush(self):
-        """Sends what is buffered now. Returns False if the datagram was dropped."""
+    def flush(self, wait=0.0):
+        """Sends what is buffered now. wait: seconds to keep retrying while the agent's queue
+        is full (0: never wait; at exit the client waits up to 0.2 s). Returns False if the
+        datagram was dropped."""
+        deadline = time.monotonic() + wait
         with self._lock:
+            while wait > 0 and time.monotonic() < deadline:
+                if self._send_locked(final=False) and not self._buf:
+                    return True
+                time.sleep(0.001)
             return self._send_locked()
+
+    def _flush_at_exit(self):
+        self.flush(wait=0.2)
 
     def line(self, text):
         """Queues one raw protocol line (no newline); returns False if it or a send was dropped."""
@@ -216,7 +226,7 @@ class Client:
             self._sock.close()
             self._sock = None
         try:
-            atexit.unregister(self.flush)
+            atexit.unregister(self._flush_at_exit)
         except Exception:
             pass
 

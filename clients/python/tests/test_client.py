@@ -70,10 +70,11 @@ class ClientTest(unittest.TestCase):
         c = Client(target=r.path, job="j", batch_bytes=1000, flush_interval=60)
         for i in range(300):
             c.step(step=i, n_units=1)
-        c.flush()
+        self.assertTrue(c.flush(wait=5))
+        # Nothing lost: a full agent queue defers a batch (it grows) instead of dropping it.
         self.assertEqual(c.sent_lines, 300)
-        self.assertLess(c.sent_datagrams, 40)
-        self.assertGreater(c.sent_datagrams, 10)
+        self.assertEqual(c.dropped_lines, 0)
+        self.assertLessEqual(c.sent_datagrams, 300 * 60 // 900 + 1)  # ~55-byte lines, 1 kB
         c2 = Client(target=r.path, job="k", flush_interval=0.05)
         c2.step(n_units=1)
         time.sleep(0.06)

@@ -87,6 +87,36 @@ class TorchLoopTest(unittest.TestCase):
         self.assertLess(test_share, 0.8)
         self.assertLessEqual(abs(agent_share - test_share), 0.10 * test_share)
 
+    def test_step_hook_and_checkpoint(self):
+        import io
+
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        r = Receiver()
+        c = goodput.Client(target=r.path, job="hook-test", flush_interval=60)
+        h = gpt.step_hook(opt, units=32, client=c)
+        for _ in range(3):
+            opt.zero_grad()
+            model(torch.randn(32, 4)).sum().backward()
+            opt.step()
+        h.remove()
+        opt.step()  # not counted after remove()
+        buf = io.BytesIO()
+        took = gpt.save(model.state_dict(), buf, client=c)
+        buf.seek(0)
+        state = gpt.load(buf, client=c)
+        self.assertIn("weight", state)
+        c.close()
+        events, _ = r.stop()
+        steps = [f for k, f in events if k == "step"]
+        self.assertEqual([int(f["step"]) for f in steps], [1, 2, 3])
+        self.assertTrue(all(f["units"] == "32" for f in steps))
+        ph = [(f["name"], f["edge"]) for k, f in events if k == "phase"]
+        self.assertEqual(ph, [("checkpoint_save", "begin"), ("checkpoint_save", "end"),
+                              ("checkpoint_restore", "begin"), ("checkpoint_restore", "end")])
+        save_ns = [int(f["ts"]) for k, f in events if k == "phase"][:2]
+        self.assertLessEqual((save_ns[1] - save_ns[0]) / 1e9, took + 0.01)
+
 
 if __name__ == "__main__":
     unittest.main()

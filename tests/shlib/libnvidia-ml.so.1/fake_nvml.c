@@ -251,6 +251,18 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d) {
     return NVML_SUCCESS;
 }
 
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *d) {
+    if (!F.init) return NVML_ERROR_UNINITIALIZED;
+    refresh();
+    for (size_t i = 0; i < F.ndev; i++)
+        if (!strcmp(F.dev[i].uuid, uuid)) {
+            if (is_lost((int)i)) return NVML_ERROR_GPU_IS_LOST;
+            *d = &F.handles[i];
+            return NVML_SUCCESS;
+        }
+    return NVML_ERROR_NOT_FOUND;
+}
+
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *buf, unsigned int len) {
     nvmlReturn_t rc;
     if (!dev_sample(d, &rc, 1)) return rc;

@@ -1,0 +1,44 @@
+#!/bin/sh
+# run.sh BUILD SECONDS TARGET...: runs each libFuzzer target for SECONDS on its corpus
+# (BUILD/corpus/TARGET), keeping new inputs there and crashes under BUILD/findings/TARGET/.
+# With FUZZ_SMOKE=1 the corpus is only read (new inputs are not kept) and the regression
+# inputs under fuzz/regress/ are replayed first. Prints one line per target:
+#   TARGET: N execs in S s (E exec/s), corpus C, ok|FAILED
+# and exits non-zero if any target found a crash, leak, timeout or sanitizer report.
+set -u
+build=$1 secs=$2
+shift 2
+fail=0
+for t in "$@"; do
+    bin=$build/fuzz/$t
+    corpus=$build/corpus/$t
+    find=$build/findings/$t
+    mkdir -p "$corpus" "$find"
+    log=$build/findings/$t.log
+    reg=fuzz/regress/${t#fuzz_}
+    if [ "${FUZZ_SMOKE:-0}" = 1 ] && [ -d "$reg" ] && [ -n "$(ls "$reg" 2>/dev/null)" ]; then
+        if ! "$bin" -runs=0 "$reg"/* > "$log.regress" 2>&1; then
+            echo "$t: regression input FAILED (see $log.regress)"
+            fail=1
+            continue
+        fi
+    fi
+    if [ "${FUZZ_SMOKE:-0}" = 1 ]; then
+        # Read the corpus, write new inputs to a scratch dir that is thrown away.
+        scratch=$(mktemp -d)
+        set -- "$scratch" "$corpus"
+    else
+        scratch=
+        set -- "$corpus"
+    fi
+    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 \
+        -print_final_stats=1 -artifact_prefix="$find/" "$@" > "$log" 2>&1
+    rc=$?
+    [ -n "$scratch" ] && rm -rf "$scratch"
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    n=$(ls "$corpus" | wc -l)
+    if [ $rc -eq 0 ]; then st=ok; else st="FAILED (rc $rc, see $log)"; fail=1; fi
+    echo "$t: ${execs:-0} execs in ${secs} s (${rate:-0} exec/s), corpus $n, $st"
+done
+exit $fail

@@ -1,0 +1,67 @@
+#!/bin/sh
+# seed.sh OUT: builds the fuzz corpora OUT/<target>/ at run time from fuzz/seeds/<target>/,
+# fuzz/regress/<target>/ (fixed findings), the examples and ../shared/data (read-only; never
+# copied into the repo). Large files are cut to a prefix so executions stay fast; a cut
+# input is still a fine seed (the parsers must handle truncation anyway). Idempotent: files
+# the fuzzer added to OUT/<target>/ stay.
+set -eu
+out=${1:-build-fuzz/corpus}
+data=${GOODPUT_DATA:-../shared/data}
+mkdir -p "$out"
+
+# put TARGET FILE [MAXBYTES [PREFIXBYTE]]: one seed, named after its source.
+put() {
+    t=$1 f=$2 max=${3:-0} pre=${4:-}
+    [ -f "$f" ] || return 0
+    mkdir -p "$out/$t"
+    name=$(printf '%s' "$f" | tr '/ ' '__' | sed 's/^\.*_*//')
+    dst="$out/$t/seed-$name"
+    {
+        [ -n "$pre" ] && printf "\\$(printf '%03o' "$pre")"
+        if [ "$max" -gt 0 ]; then head -c "$max" "$f"; else cat "$f"; fi
+    } > "$dst"
+}
+
+for d in fuzz/seeds/* fuzz/regress/*; do
+    [ -d "$d" ] || continue
+    t=fuzz_$(basename "$d")
+    for f in "$d"/*; do put "$t" "$f"; done
+done
+
+for f in examples/scenarios/*.conf; do put fuzz_scenario "$f"; done
+for f in docs/protocol.md; do put fuzz_protocol "$f"; done
+
+if [ -d "$data" ]; then
+    for f in "$data"/prom/*.txt "$data"/smi/nvidia_gpu_exporter/*.metrics; do
+        put fuzz_promtext "$f" 65536
+    done
+    put fuzz_dcgm "$data/prom/dcgm_exporter_t4.txt" 65536
+    for f in "$data"/smi/telegraf/*.xml "$data"/smi/nvidia_gpu_exporter/*.txt; do
+        put fuzz_smi "$f" 65536
+    done
+    # Kineto: the small gzip traces whole, and a decompressed prefix of one.
+    for f in $(find "$data/kineto" -name '*.json.gz' -size -200k | sort | head -4); do
+        put fuzz_kineto "$f"
+    done
+    f=$(find "$data/kineto" -name '*.json.gz' | sort | head -1)
+    if [ -n "$f" ]; then
+        mkdir -p "$out/fuzz_kineto"
+        gzip -dc "$f" 2>/dev/null | head -c 32768 > "$out/fuzz_kineto/seed-prefix.json" || true
+    fi
+    put fuzz_nsys "$data/nsys/con_kernel.sqlite"
+    for f in "$data"/cluster/v2020/job_1_norm.csv "$data"/cluster/v2020/pai_machine_spec.csv \
+             "$data"/cluster/v2023/openb_node_list_gpu_node.csv; do
+        put fuzz_csv "$f" 16384
+    done
+    put fuzz_csv "$data/cluster/v2026_genai/pod_gpu_duty_cycle_anon.tar.gz" 65536
+    # fuzz_cluster: the first byte picks the reader (see fuzz_cluster.c).
+    put fuzz_cluster "$data/cluster/v2023/openb_pod_list_default.csv" 16384 0
+    put fuzz_cluster "$data/cluster/v2026_genai/pod_gpu_duty_cycle_anon.tar.gz" 65536 1
+    put fuzz_csv "$data/requests/AzureLLMInferenceTrace_conv.csv" 8192
+fi
+# Tests' own data (slurm JSON and friends) make fine CSV/JSON seeds too.
+for f in tests/unit/data/slurm/*; do put fuzz_cluster "$f" 16384 2; done
+
+for t in "$out"/*; do
+    printf '%s: %s inputs\n' "$(basename "$t")" "$(ls "$t" | wc -l)"
+done

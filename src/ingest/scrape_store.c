@@ -1,0 +1,211 @@
+/* scrape_store.c: scrape windows in the store and in the report.
+ *
+ * The report aggregates windows per service: rates are time-weighted means over the
+ * windows (total requests / total seconds), latency p50 is the median of the windows'
+ * p50s and p99 the worst window's p99 (a percentile of percentiles would be wrong; these
+ * two are bounds a reader can trust and are labelled as such). Unknown stays null. */
+#include "ingest/scrape_store.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void bind_opt(sqlite3_stmt *st, int i, double v) {
+    if (v < 0 || !isfinite(v)) sqlite3_bind_null(st, i);
+    else sqlite3_bind_double(st, i, v);
+}
+
+int gp_scrape_store_window(gp_store *s, const gp_scrape_window *w) {
+    gp_job j;
+    memset(&j, 0, sizeof j);
+    snprintf(j.id, sizeof j.id, "%s", w->job_id);
+    j.submitted_ns = j.allocated_ns = j.ready_ns = j.ended_ns = -1;
+    j.exit_code = -1;
+    snprintf(j.unit_name, sizeof j.unit_name, "tokens");
+    if (gp_store_put_job(s, &j) != 0) return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gp_store_db(s),
+                           "INSERT OR REPLACE INTO scrape_windows VALUES(?1,?2,?3,?4,?5,?6,?7,?8,"
+                           "?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
+                           "?26,?27,?28,?29)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, w->job_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, w->t0_ns);
+    sqlite3_bind_int64(st, 3, w->t1_ns);
+    sqlite3_bind_text(st, 4, gp_scrape_flavor_name(w->flavor), -1, SQLITE_STATIC);
+    bind_opt(st, 5, w->requests_per_s);
+    bind_opt(st, 6, w->ok_per_s);
+    bind_opt(st, 7, w->errors_per_s);
+    bind_opt(st, 8, w->error_ratio);
+    bind_opt(st, 9, w->prompt_tokens_per_s);
+    bind_opt(st, 10, w->generation_tokens_per_s);
+    const gp_latency *lat[3] = {&w->ttft, &w->itl, &w->e2e};
+    for (int k = 0; k < 3; k++) {
+        bind_opt(st, 11 + k * 5, lat[k]->count);
+        bind_opt(st, 12 + k * 5, lat[k]->mean_s);
+        bind_opt(st, 13 + k * 5, lat[k]->p50_s);
+        bind_opt(st, 14 + k * 5, lat[k]->p90_s);
+        bind_opt(st, 15 + k * 5, lat[k]->p99_s);
+    }
+    bind_opt(st, 26, w->running);
+    bind_opt(st, 27, w->waiting);
+    bind_opt(st, 28, w->kv_cache_usage);
+    sqlite3_bind_int(st, 29, w->counter_reset);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+typedef struct {
+    char job[GP_JOB_ID_MAX];
+    char flavor[16];
+    int windows;
+    double span_s, req_per_s, ok_per_s, err_ratio, gen_tok_s, prompt_tok_s;
+    double ttft_p50, ttft_p99, itl_p50, itl_p99, e2e_p50, e2e_p99, kv_last;
+} service_row;
+
+/* Median over windows of a column (SQLite has no median: fetch sorted and pick). */
+static double median_col(sqlite3 *db, const char *job, const char *col) {
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT %s FROM scrape_windows WHERE job_id = ?1 AND %s IS NOT NULL ORDER BY %s", col,
+             col, col);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
+    double *v = NULL;
+    size_t n = 0, cap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            double *p = realloc(v, cap * sizeof *v);
+            if (!p) break;
+            v = p;
+        }
+        v[n++] = sqlite3_column_double(st, 0);
+    }
+    sqlite3_finalize(st);
+    double m = n == 0 ? -1 : (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+    free(v);
+    return m;
+}
+
+static double col_or_unknown(sqlite3_stmt *st, int i) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_double(st, i);
+}
+
+static size_t load_services(gp_store *s, const char *job_id, service_row **out) {
+    sqlite3 *db = gp_store_db(s);
+    sqlite3_stmt *st;
+    *out = NULL;
+    const char *sql =
+        "SELECT job_id, max(flavor), count(*), sum((t1_ns - t0_ns) / 1e9),"
+        " sum(requests_per_s * (t1_ns - t0_ns) / 1e9), sum(ok_per_s * (t1_ns - t0_ns) / 1e9),"
+        " sum(errors_per_s * (t1_ns - t0_ns) / 1e9),"
+        " sum(generation_tokens_per_s * (t1_ns - t0_ns) / 1e9),"
+        " sum(prompt_tokens_per_s * (t1_ns - t0_ns) / 1e9),"
+        " max(ttft_p99_s), max(itl_p99_s), max(e2e_p99_s),"
+        " (SELECT kv_cache_usage FROM scrape_windows w2 WHERE w2.job_id = w.job_id"
+        "  ORDER BY t1_ns DESC LIMIT 1)"
+        " FROM scrape_windows w WHERE ?1 IS NULL OR job_id = ?1 GROUP BY job_id ORDER BY job_id";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return 0;
+    if (job_id) sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
+    size_t n = 0, cap = 0;
+    service_row *rows = NULL;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            service_row *p = realloc(rows, cap * sizeof *rows);
+            if (!p) break;
+            rows = p;
+        }
+        service_row *r = &rows[n++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->job, sizeof r->job, "%s", (const char *)sqlite3_column_text(st, 0));
+        const unsigned char *fl = sqlite3_column_text(st, 1);
+        snprintf(r->flavor, sizeof r->flavor, "%s", fl ? (const char *)fl : "");
+        r->windows = sqlite3_column_int(st, 2);
+        r->span_s = sqlite3_column_double(st, 3);
+        double req = col_or_unknown(st, 4), ok = col_or_unknown(st, 5), err = col_or_unknown(st, 6);
+        double gen = col_or_unknown(st, 7), prompt = col_or_unknown(st, 8);
+        r->req_per_s = req >= 0 && r->span_s > 0 ? req / r->span_s : -1;
+        r->ok_per_s = ok >= 0 && r->span_s > 0 ? ok / r->span_s : -1;
+        r->err_ratio = (req > 0 && err >= 0) ? err / req : -1;
+        r->gen_tok_s = gen >= 0 && r->span_s > 0 ? gen / r->span_s : -1;
+        r->prompt_tok_s = prompt >= 0 && r->span_s > 0 ? prompt / r->span_s : -1;
+        r->ttft_p99 = col_or_unknown(st, 9);
+        r->itl_p99 = col_or_unknown(st, 10);
+        r->e2e_p99 = col_or_unknown(st, 11);
+        r->kv_last = col_or_unknown(st, 12);
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < n; i++) {
+        rows[i].ttft_p50 = median_col(db, rows[i].job, "ttft_p50_s");
+        rows[i].itl_p50 = median_col(db, rows[i].job, "itl_p50_s");
+        rows[i].e2e_p50 = median_col(db, rows[i].job, "e2e_p50_s");
+    }
+    *out = rows;
+    return n;
+}
+
+static void fmt_ms(char *b, size_t cap, double s) {
+    if (s < 0) snprintf(b, cap, "-");
+    else snprintf(b, cap, "%.0f", s * 1e3);
+}
+
+void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
+    service_row *rows;
+    size_t n = load_services(s, job_id, &rows);
+    if (n == 0) return;
+    fprintf(out, "\nInference servers (scraped /metrics; p50 = median of windows, p99 = worst window):\n");
+    fprintf(out, "  %-18s %-6s %7s %7s %9s %6s %9s %9s %9s %9s %5s\n", "JOB", "SERVER", "WINDOWS",
+            "REQ/S", "GEN_TOK/S", "ERR%", "TTFT_P50", "TTFT_P99", "ITL_P50", "ITL_P99", "KV%");
+    for (size_t i = 0; i < n; i++) {
+        service_row *r = &rows[i];
+        char a[16], b[16], c[16], d[16], req[16], tok[16], er[16], kv[16];
+        fmt_ms(a, sizeof a, r->ttft_p50);
+        fmt_ms(b, sizeof b, r->ttft_p99);
+        fmt_ms(c, sizeof c, r->itl_p50);
+        fmt_ms(d, sizeof d, r->itl_p99);
+        snprintf(req, sizeof req, r->req_per_s < 0 ? "-" : "%.2f", r->req_per_s);
+        snprintf(tok, sizeof tok, r->gen_tok_s < 0 ? "-" : "%.1f", r->gen_tok_s);
+        snprintf(er, sizeof er, r->err_ratio < 0 ? "-" : "%.2f", r->err_ratio * 100);
+        snprintf(kv, sizeof kv, r->kv_last < 0 ? "-" : "%.0f", r->kv_last * 100);
+        fprintf(out, "  %-18.18s %-6s %7d %7s %9s %6s %7sms %7sms %7sms %7sms %5s\n", r->job,
+                r->flavor, r->windows, req, tok, er, a, b, c, d, kv);
+    }
+    free(rows);
+}
+
+static json_t *jnum(double v) { return v < 0 || !isfinite(v) ? json_null() : json_real(v); }
+
+void gp_scrape_report_json(gp_store *s, const char *job_id, json_t *root) {
+    service_row *rows;
+    size_t n = load_services(s, job_id, &rows);
+    if (n == 0) return;
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        service_row *r = &rows[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "job", json_string(r->job));
+        json_object_set_new(o, "server", json_string(r->flavor));
+        json_object_set_new(o, "windows", json_integer(r->windows));
+        json_object_set_new(o, "span_s", json_real(r->span_s));
+        json_object_set_new(o, "requests_per_s", jnum(r->req_per_s));
+        json_object_set_new(o, "ok_per_s", jnum(r->ok_per_s));
+        json_object_set_new(o, "error_ratio", jnum(r->err_ratio));
+        json_object_set_new(o, "generation_tokens_per_s", jnum(r->gen_tok_s));
+        json_object_set_new(o, "prompt_tokens_per_s", jnum(r->prompt_tok_s));
+        json_object_set_new(o, "ttft_p50_median_s", jnum(r->ttft_p50));
+        json_object_set_new(o, "ttft_p99_worst_s", jnum(r->ttft_p99));
+        json_object_set_new(o, "itl_p50_median_s", jnum(r->itl_p50));
+        json_object_set_new(o, "itl_p99_worst_s", jnum(r->itl_p99));
+        json_object_set_new(o, "e2e_p50_median_s", jnum(r->e2e_p50));
+        json_object_set_new(o, "e2e_p99_worst_s", jnum(r->e2e_p99));
+        json_object_set_new(o, "kv_cache_usage_last", jnum(r->kv_last));
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(root, "scraped_services", arr);
+    free(rows);
+}

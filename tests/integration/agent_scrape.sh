@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The agent scrapes a vLLM-format /metrics page over real HTTP on loopback (--scrape),
+# stores per-window rates, and the report shows them. Between scrapes the test adds known
+# increments to the counters, so the stored rates are checked against hand-computed ones.
+set -euo pipefail
+GOODPUT=${GOODPUT:-build/goodput}
+DATA=${GOODPUT_DATA:-../shared/data}
+[ -r "$DATA/prom/vllm_v0.txt" ] || { echo "skip: $DATA/prom/vllm_v0.txt missing"; exit 77; }
+tmp=$(mktemp -d)
+cleanup() { kill "${srv:-0}" "${agent:-0}" 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+mkdir "$tmp/www"
+cp "$DATA/prom/vllm_v0.txt" "$tmp/www/metrics"
+port=$((20000 + RANDOM % 20000))
+/usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp/www" >/dev/null 2>&1 &
+srv=$!
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && break; sleep 0.1; done
+printf '[node]\nname = scrape\ngpus = 1\nmodel = L4\nduration = 1h\n[job idle]\nkind = idle\ngpus = 0\n' >"$tmp/s.conf"
+"$GOODPUT" agent --source "sim:$tmp/s.conf" --db "$tmp/a.db" --speed 1 --no-socket --quiet \
+  --scrape "http://127.0.0.1:$port/metrics,job=vllm-a" --scrape-every 1s &
+agent=$!
+# After the baseline scrape, add 30 successes and 600 generated tokens, atomically.
+sleep 1.6
+/usr/bin/python3 - "$tmp/www/metrics" <<'PY'
+import os, re, sys
+p = sys.argv[1]
+out = []
+for line in open(p):
+    m = re.match(r'^(vllm:request_success_total\{[^}]*\}|vllm:generation_tokens_total\{[^}]*\}) (\S+)$', line.strip())
+    if m:
+        add = 30 if "request_success" in m.group(1) else 600
+        line = f"{m.group(1)} {float(m.group(2)) + add}\n"
+    out.append(line)
+open(p + ".new", "w").writelines(out)
+os.replace(p + ".new", p)
+PY
+sleep 3
+kill -TERM $agent; wait $agent; agent=
+"$GOODPUT" report --db "$tmp/a.db" --json >"$tmp/r.json"
+/usr/bin/python3 - "$tmp/r.json" "$tmp/a.db" <<'PY'
+import json, sqlite3, sys
+r = json.load(open(sys.argv[1]))
+svc = {s["job"]: s for s in r.get("scraped_services", [])}
+assert "vllm-a" in svc, r.get("scraped_services")
+s = svc["vllm-a"]
+assert s["server"] == "vllm", s
+assert s["windows"] >= 2, s
+# The increments happened in exactly one window; totals over all windows are exact.
+db = sqlite3.connect(sys.argv[2])
+req, tok = db.execute("select sum(requests_per_s*(t1_ns-t0_ns)/1e9), sum(generation_tokens_per_s*(t1_ns-t0_ns)/1e9) from scrape_windows where job_id='vllm-a'").fetchone()
+assert abs(req - 30) < 1e-6, req
+assert abs(tok - 600) < 1e-6, tok
+assert abs(s["requests_per_s"] * s["span_s"] - 30) < 1e-6, s
+print("scrape ok:", s["windows"], "windows", round(s["requests_per_s"], 3), "req/s")
+PY

@@ -1,0 +1,89 @@
+/* test_fuzz_regress.c: every crash or sanitizer report the fuzzers (fuzz/) found, fed
+ * back to the parser that had it. The same inputs live under fuzz/regress/<target>/ and
+ * are replayed by `make fuzz-smoke`; here they run in every build (and under ASan+UBSan
+ * in `make asan`), with the property that was broken asserted directly. */
+#include "testutil.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "serve/serve.h"
+#include "sources/smi.h"
+#include "store/store.h"
+
+/* fuzz_smi: a --query-compute-apps CSV row dated in the year 1012 overflowed int64
+ * nanoseconds (signed overflow in csv_time). Now the row is a malformed time: an error
+ * naming the file and line, no undefined behaviour. */
+static void test_smi_time_overflow(void **st) {
+    (void)st;
+    static const char text[] =
+        "timestamp, gpu_uuid, pid, process_name, used_gpu_memory [MiB]\n"
+        "1012/01/01 12:00:00.000, GPU-11111111-2222-3333-4444-555555555555, 4242, python, 1 "
+        "MiB\n";
+    char err[512] = "";
+    gp_smi_log log;
+    memset(&log, 0, sizeof log);
+    int rc = gp_smi_parse("old.csv", text, sizeof text - 1, &log, err, sizeof err);
+    if (rc == 0) {
+        /* Accepting it is fine too, as long as the time did not wrap. */
+        for (size_t i = 0; i < log.nprocs; i++)
+            assert_true(log.procs[i].ts_ns < 0);
+        gp_smi_log_free(&log);
+    } else {
+        assert_non_null(strstr(err, "old.csv:2"));
+    }
+    /* A fraction that is not a fraction of a second is no time either. */
+    static const char frac[] =
+        "timestamp, gpu_uuid, pid, process_name, used_gpu_memory [MiB]\n"
+        "2024/01/01 12:00:00.9e99, GPU-11111111-2222-3333-4444-555555555555, 1, p, 1 MiB\n";
+    memset(&log, 0, sizeof log);
+    if (gp_smi_parse("frac.csv", frac, sizeof frac - 1, &log, err, sizeof err) == 0)
+        gp_smi_log_free(&log);
+}
+
+/* fuzz_api: a request path with bytes that are not UTF-8 made the error document empty
+ * (jansson refuses such strings, so the 404 body was a bare newline). The error must
+ * still be one JSON object with the status. */
+static void test_api_non_utf8_path(void **st) {
+    (void)st;
+    char dir[] = "/tmp/gp-fuzzreg-XXXXXX", db[300], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/gp.db", dir);
+    gp_store *s;
+    assert_int_equal(gp_store_open(db, 0, &s, err, sizeof err), 0);
+    gp_store_close(s);
+    gp_serve *srv;
+    gp_serve_opts o = {.listen = "none", .db_path = db};
+    assert_int_equal(gp_serve_start(&o, &srv, err, sizeof err), 0);
+    static const char *const paths[] = {"a/\x8e", "/\xff\xfe", "/api/v1/jobs/\xc3\x28",
+                                        "/\x01\x02"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        char *body = NULL;
+        size_t len = 0;
+        const char *ct = NULL;
+        int code = gp_serve_render(srv, "GET", paths[i], NULL, &body, &len, &ct);
+        assert_true(code >= 400 && code < 500);
+        json_error_t je;
+        json_t *doc = json_loadb(body, len, 0, &je);
+        assert_non_null(doc);
+        assert_int_equal(json_integer_value(json_object_get(doc, "status")), code);
+        assert_non_null(json_string_value(json_object_get(doc, "error")));
+        json_decref(doc);
+        free(body);
+    }
+    gp_serve_stop(srv);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_smi_time_overflow),
+        cmocka_unit_test(test_api_non_utf8_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
