@@ -38,10 +38,11 @@ measure() {
   for i in $(seq "$SCRAPES"); do curl -sf "$3" >/dev/null; sleep "$GAP"; done
   local t1; t1=$(date +%s.%N)
   local c1; c1=$(cpu_ticks "$2")
-  awk -v n="$SCRAPES" -v c="$((c1 - c0))" -v hz="$hz" -v w="$(echo "$t1 - $t0" | bc)" -v b="$bytes" -v s="$series" -v name="$1" \
-    'BEGIN { printf "| %s | %d | %d | %.2f ms | %.1f ms |\n", name, s, b, 1000 * c / hz / n, 1000 * w / n }' | tee -a "$OUT/serve.txt"
+  awk -v n="$SCRAPES" -v c="$((c1 - c0))" -v hz="$hz" -v w="$(echo "$t1 - $t0" | bc)" -v b="$bytes" -v s="$series" -v name="$1" -v gap="$GAP" \
+    'BEGIN { printf "| %s | %d | %d | %.2f ms | %.1f ms |\n", name, s, b, 1000 * c / hz / n, 1000 * (w / n - gap) }' | tee -a "$OUT/serve.txt"
 }
 
+if [ "${SKIP_METRICS:-0}" != 1 ]; then
 "$BIN" fill-fleet "$tmp/fleet.db" | tee -a "$OUT/serve.txt"
 GP=$(freeport)
 "$BIN" serve "$tmp/fleet.db" "$GP" & pids+=($!); gpid=$!
@@ -55,6 +56,7 @@ log "| /metrics of | series | bytes | CPU per scrape | wall per scrape |"
 log "|---|---|---|---|---|"
 measure "goodput (8 GPUs, 50 jobs)" "$gpid" "http://127.0.0.1:$GP/metrics"
 [ -n "$nepid" ] && measure "prometheus-node-exporter (defaults)" "$nepid" "http://127.0.0.1:$NE/metrics"
+fi
 
 "$BIN" fill-day "$tmp/day.db" | tee -a "$OUT/serve.txt"
 "$BIN" latency "$tmp/day.db" "$N" | tee -a "$OUT/serve.txt"

@@ -69,7 +69,7 @@ static void usage(FILE *f) {
     size_t n;
     const gp_source_ops *const *all = gp_source_all(&n);
     fprintf(f,
-            "usage: goodput agent --source SPEC --db PATH [options]\n\n"
+            "usage: goodput agent [--source SPEC] --db PATH [options]\n\n"
             "Samples GPU telemetry every interval, receives workload events (steps, phases,\n"
             "requests) on a unix socket, and stores both in a SQLite database. Stops cleanly\n"
             "(everything flushed) on SIGINT/SIGTERM, at --duration, or when a replayed or\n"
@@ -77,7 +77,7 @@ static void usage(FILE *f) {
             "sources:\n");
     for (size_t i = 0; i < n; i++) fprintf(f, "  %s\n", all[i]->usage);
     fprintf(f, "\noptions:\n"
-               "  --source SPEC      telemetry source (above)\n"
+               "  --source SPEC      telemetry source (above); default nvml (the local driver)\n"
                "  --db PATH          SQLite store (created if missing)\n"
                "  --interval D       sampling interval (default 1s; units ms s m h)\n"
                "  --duration D       stop after D of source time (default: run until stopped)\n"
@@ -212,14 +212,20 @@ int gp_cmd_agent(int argc, char **argv) {
         fprintf(stderr, "goodput agent: unexpected argument '%s'\n", argv[optind]);
         return GP_EXIT_USAGE;
     }
-    if (!o.source_spec || !o.db_path) {
-        fprintf(stderr, "goodput agent: --source and --db are required (see goodput agent --help)\n");
+    if (!o.db_path) {
+        fprintf(stderr, "goodput agent: --db PATH is required (see goodput agent --help)\n");
         return GP_EXIT_USAGE;
     }
+    int default_source = !o.source_spec;
+    if (default_source) o.source_spec = "nvml"; /* the default on a node with a driver */
     char err[512] = "";
     gp_agent *a;
     if (gp_agent_open(&o, &a, err, sizeof err) != 0) {
-        fprintf(stderr, "goodput agent: %s\n", err);
+        if (default_source)
+            fprintf(stderr, "goodput agent: no --source given and NVML is not usable here (%s); "
+                            "try --source sim:examples/scenarios/demo.conf\n", err);
+        else
+            fprintf(stderr, "goodput agent: %s\n", err);
         return GP_EXIT_INPUT;
     }
     struct sigaction sa = {0};

@@ -32,6 +32,7 @@ static int open_hdr(gp_csv **c, const char *p, char *err, size_t errlen) {
     if (rc != 1) {
         if (rc == 0) snprintf(err, errlen, "%s: empty file", p);
         gp_csv_close(*c);
+        *c = NULL; /* the caller's exit path closes c too */
         return -1;
     }
     gp_csv_take_header(*c);

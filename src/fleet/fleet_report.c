@@ -39,60 +39,77 @@ int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t 
     PGconn *c = gp_ledger_pg_connect(o->url, err, errlen);
     if (!c) return -1;
     int windows = o->since_ns || o->until_ns;
-    char sql[4096];
+    const char *table = windows ? "gp_ledger_windows" : "gp_ledger_jobs";
+    /* Plain GROUP BY (hash aggregation); no DISTINCT on the jobs table, where a row is a
+     * job. The total is summed here from the groups: every column is additive. */
+    char where[256], sql[4096];
+    snprintf(where, sizeof where, " FROM %s WHERE ($1::text IS NULL OR cluster = $1)%s", table,
+             windows ? " AND window_start_ns >= $2::bigint AND window_start_ns < $3::bigint" : "");
     int n = snprintf(sql, sizeof sql,
-                     "SELECT %s AS g, GROUPING(%s) AS total, count(DISTINCT host || '/' || job_id),"
-                     " count(DISTINCT host), sum(allocated_gpu_s),"
+                     "SELECT %s AS g, %s, sum(allocated_gpu_s),"
                      " sum(productive_gpu_s) FILTER (WHERE goodput IS NOT NULL),"
                      " sum(allocated_gpu_s) FILTER (WHERE goodput IS NOT NULL)",
-                     g, g);
+                     g, windows ? "count(DISTINCT (host, job_id))" : "count(*)");
     for (int b = 0; b < GP_B__COUNT; b++)
         n += snprintf(sql + n, sizeof sql - (size_t)n, ", sum(%s_gpu_s)",
                       gp_bucket_name((gp_bucket)b));
-    n += snprintf(sql + n, sizeof sql - (size_t)n,
-                  " FROM %s WHERE ($1::text IS NULL OR cluster = $1)",
-                  windows ? "gp_ledger_windows" : "gp_ledger_jobs");
-    if (windows)
-        n += snprintf(sql + n, sizeof sql - (size_t)n,
-                      " AND window_start_ns >= $2::bigint AND window_start_ns < $3::bigint");
-    snprintf(sql + n, sizeof sql - (size_t)n,
-             " GROUP BY GROUPING SETS ((%s), ()) ORDER BY 2 DESC, 5 DESC, 1", g);
+    snprintf(sql + n, sizeof sql - (size_t)n, "%s GROUP BY 1 ORDER BY 3 DESC NULLS LAST, 1", where);
     char since[32], until[32];
     snprintf(since, sizeof since, "%lld", (long long)o->since_ns);
     snprintf(until, sizeof until, "%lld", (long long)(o->until_ns ? o->until_ns : INT64_MAX));
     const char *pv[3] = {o->cluster, since, until};
-    PGresult *r = PQexecParams(c, sql, windows ? 3 : 1, NULL, pv, NULL, NULL, 0);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+    int np = windows ? 3 : 1;
+    PQclear(PQexec(c, "SET jit = off"));
+    PGresult *r = PQexecParams(c, sql, np, NULL, pv, NULL, NULL, 0);
+    char sql2[512];
+    snprintf(sql2, sizeof sql2,
+             "SELECT (SELECT count(*) FROM (SELECT host%s GROUP BY host) h),"
+             " (SELECT count(*) FROM (SELECT host, job_id%s GROUP BY host, job_id) j)",
+             where, where);
+    PGresult *r2 = PQresultStatus(r) == PGRES_TUPLES_OK
+                       ? PQexecParams(c, sql2, np, NULL, pv, NULL, NULL, 0)
+                       : NULL;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQresultStatus(r2) != PGRES_TUPLES_OK) {
         snprintf(err, errlen, "ledger report: %s", PQerrorMessage(c));
         PQclear(r);
+        PQclear(r2);
         PQfinish(c);
         return -1;
     }
     int rows = PQntuples(r);
-    json_t *root = json_object(), *groups = json_array(), *total = NULL;
+    json_t *root = json_object(), *groups = json_array();
+    double t_alloc = 0, t_prod = 0, t_known = 0, t_b[GP_B__COUNT] = {0};
     for (int i = 0; i < rows; i++) {
         json_t *x = json_object(), *bk = json_object();
-        int is_total = atoi(PQgetvalue(r, i, 1)) != 0;
-        if (!is_total) json_object_set_new(x, "key", json_string(PQgetvalue(r, i, 0)));
-        json_object_set_new(x, "jobs", json_integer(atoll(PQgetvalue(r, i, 2))));
-        json_object_set_new(x, "hosts", json_integer(atoll(PQgetvalue(r, i, 3))));
-        double alloc = dval(r, i, 4), prod = dval(r, i, 5), known = dval(r, i, 6);
+        json_object_set_new(x, "key", json_string(PQgetvalue(r, i, 0)));
+        json_object_set_new(x, "jobs", json_integer(atoll(PQgetvalue(r, i, 1))));
+        double alloc = dval(r, i, 2), prod = dval(r, i, 3), known = dval(r, i, 4);
+        if (alloc > 0) t_alloc += alloc;
+        if (prod > 0) t_prod += prod;
+        if (known > 0) t_known += known;
         json_object_set_new(x, "allocated_gpu_s", json_real(alloc > 0 ? alloc : 0));
         json_object_set_new(x, "allocated_gpu_h", json_real(alloc > 0 ? alloc / 3600 : 0));
         json_object_set_new(x, "goodput", known > 0 ? json_real(prod / known) : json_null());
-        for (int b = 0; b < GP_B__COUNT; b++)
-            json_object_set_new(bk, gp_bucket_name((gp_bucket)b), num_or_null(dval(r, i, 7 + b)));
+        for (int b = 0; b < GP_B__COUNT; b++) {
+            double v = dval(r, i, 5 + b);
+            if (v > 0) t_b[b] += v;
+            json_object_set_new(bk, gp_bucket_name((gp_bucket)b), num_or_null(v));
+        }
         json_object_set_new(x, "gpu_s_by_bucket", bk);
-        if (is_total)
-            total = x;
-        else
-            json_array_append_new(groups, x);
+        json_array_append_new(groups, x);
     }
+    json_t *total = json_object(), *tb = json_object();
+    json_object_set_new(total, "jobs", json_integer(atoll(PQgetvalue(r2, 0, 1))));
+    json_object_set_new(total, "hosts", json_integer(atoll(PQgetvalue(r2, 0, 0))));
+    json_object_set_new(total, "allocated_gpu_s", json_real(t_alloc));
+    json_object_set_new(total, "allocated_gpu_h", json_real(t_alloc / 3600));
+    json_object_set_new(total, "goodput", t_known > 0 ? json_real(t_prod / t_known) : json_null());
+    for (int b = 0; b < GP_B__COUNT; b++)
+        json_object_set_new(tb, gp_bucket_name((gp_bucket)b), json_real(t_b[b]));
+    json_object_set_new(total, "gpu_s_by_bucket", tb);
     PQclear(r);
+    PQclear(r2);
     PQfinish(c);
-    if (!total)
-        total = json_pack("{s:i, s:i, s:f, s:f, s:n}", "jobs", 0, "hosts", 0, "allocated_gpu_s",
-                          0.0, "allocated_gpu_h", 0.0, "goodput");
     json_object_set_new(root, "ledger", json_true());
     json_object_set_new(root, "group_by", json_string(o->group_by ? o->group_by : "cluster"));
     json_object_set_new(root, "source", json_string(windows ? "windows" : "jobs"));

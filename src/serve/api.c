@@ -400,8 +400,9 @@ static void api_device_series(gp_serve *s, const srv_req *q, srv_resp *r, const 
     int n;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gp_store_db(s->store),
-                           "SELECT (SELECT min(ts_ns) FROM samples WHERE uuid = ?1), (SELECT max(ts_ns) FROM samples WHERE uuid = ?1)", -1, &st,
-                           NULL) == SQLITE_OK) {
+                           "SELECT (SELECT min(ts_ns) FROM samples WHERE uuid = ?1), (SELECT "
+                           "max(ts_ns) FROM samples WHERE uuid = ?1)",
+                           -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
         if (sqlite3_step(st) == SQLITE_ROW)
             a = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1) + 1;
@@ -570,7 +571,8 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
         double now = mono_now_s();
         json_t *hit = NULL;
         for (int c = 0; c < s->n_windows && !hit; c++)
-            if (s->windows[c].t0 == w0 && s->windows[c].t1 == w1 && strcmp(s->windows[c].id, j->id) == 0 &&
+            if (s->windows[c].t0 == w0 && s->windows[c].t1 == w1 &&
+                strcmp(s->windows[c].id, j->id) == 0 &&
                 (s->windows[c].until_s == 0 || now < s->windows[c].until_s))
                 hit = s->windows[c].json;
         if (hit) {
@@ -585,8 +587,9 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
         json_t *bk = json_object();
         for (int k = 0; k < GP_B__COUNT; k++)
             json_object_set_new(bk, gp_bucket_name((gp_bucket)k), json_real(ws.gp.bucket_gpu_s[k]));
-        json_t *wj = json_pack("{s:f, s:f, s:o, s:f, s:o, s:o}", "from_s", w0 / 1e9, "to_s", so.t1_ns / 1e9, "goodput",
-                               num_or_null(ws.gp.goodput), "allocated_gpu_s", ws.gp.allocated_gpu_s, "mean_gpu_util",
+        json_t *wj = json_pack("{s:f, s:f, s:o, s:f, s:o, s:o}", "from_s", w0 / 1e9, "to_s",
+                               so.t1_ns / 1e9, "goodput", num_or_null(ws.gp.goodput),
+                               "allocated_gpu_s", ws.gp.allocated_gpu_s, "mean_gpu_util",
                                num_or_null(ws.mean_gpu_util), "gpu_s_by_bucket", bk);
         json_array_append_new(wa, wj);
         /* Sealed windows are kept for good; the open one, like a running job's summary,
@@ -594,13 +597,16 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
         if ((sealed && so.t1_ns == w1) || cost * 10 > 0.5) {
             int c = -1;
             for (int k = 0; k < s->n_windows && c < 0; k++)
-                if (s->windows[k].t0 == w0 && s->windows[k].t1 == w1 && strcmp(s->windows[k].id, j->id) == 0) c = k;
+                if (s->windows[k].t0 == w0 && s->windows[k].t1 == w1 &&
+                    strcmp(s->windows[k].id, j->id) == 0)
+                    c = k;
             if (c < 0) c = s->n_windows < 512 ? s->n_windows++ : (s->next_window++ % 512);
             if (s->windows[c].json) json_decref(s->windows[c].json);
             snprintf(s->windows[c].id, sizeof s->windows[c].id, "%s", j->id);
             s->windows[c].t0 = w0;
             s->windows[c].t1 = w1;
-            s->windows[c].until_s = sealed && so.t1_ns == w1 ? 0 : now + (cost * 10 < 60 ? cost * 10 : 60);
+            s->windows[c].until_s =
+                sealed && so.t1_ns == w1 ? 0 : now + (cost * 10 < 60 ? cost * 10 : 60);
             s->windows[c].json = json_incref(wj);
         }
     }

@@ -205,7 +205,8 @@ static void route(gp_serve *s, const srv_req *q, srv_resp *r) {
         srv_api(s, q, r);
         return;
     }
-    const char *name = strcmp(q->path, "/") == 0 ? "index.html" : q->path + 1;
+    /* An empty path (a hostile request line) must not step past its terminator. */
+    const char *name = strcmp(q->path, "/") == 0 ? "index.html" : q->path[0] ? q->path + 1 : "";
     const unsigned char *data;
     size_t len;
     const char *ctype;
@@ -539,25 +540,29 @@ static void store_posted(void *ctx, const gp_event *e) {
 }
 
 void gp_serve_pump(gp_serve *s, gp_agent *a) {
-    srv_snapshot sn = {.have_agent = 1};
-    sn.agent = *gp_agent_get_stats(a);
-    for (int t = 0; t < GP_TR__COUNT; t++)
-        sn.ingest[t] = *gp_ingest_get_stats(gp_agent_ingest(a), (gp_transport)t);
-    sn.now_ns = gp_agent_now_ns(a);
     pthread_mutex_lock(&s->mu);
     if (s->detached) {
         pthread_mutex_unlock(&s->mu);
         return;
     }
-    s->snap = sn;
     srv_buf q = s->queue;
     memset(&s->queue, 0, sizeof s->queue);
     pthread_mutex_unlock(&s->mu);
     if (q.len) {
         gp_store *st = gp_agent_store(a);
         gp_store_begin(st);
-        gp_ingest_feed(gp_agent_ingest(a), GP_TR_HTTP, q.p, q.len, sn.now_ns, store_posted, st);
+        gp_ingest_feed(gp_agent_ingest(a), GP_TR_HTTP, q.p, q.len, gp_agent_now_ns(a), store_posted,
+                       st);
         gp_agent_flush(a);
     }
     free(q.p);
+    /* The snapshot after the feed, so /metrics counts what was just stored. */
+    srv_snapshot sn = {.have_agent = 1};
+    sn.agent = *gp_agent_get_stats(a);
+    for (int t = 0; t < GP_TR__COUNT; t++)
+        sn.ingest[t] = *gp_ingest_get_stats(gp_agent_ingest(a), (gp_transport)t);
+    sn.now_ns = gp_agent_now_ns(a);
+    pthread_mutex_lock(&s->mu);
+    if (!s->detached) s->snap = sn;
+    pthread_mutex_unlock(&s->mu);
 }

@@ -96,7 +96,6 @@ struct gp_serve {
         int64_t t0, t1;
         void *json;     /* json_t *, owned */
         double until_s; /* reuse until (monotonic seconds); 0 = for ever (sealed) */
-        double until_s; /* reuse until (monotonic seconds); 0 = for ever (sealed) */
     } windows[512];
     int n_windows, next_window;
     srv_rollup *rollups[ROLLUP_MAX_ENTRIES];

@@ -361,7 +361,11 @@ static int dcgm_open(const char *arg, const gp_source_opts *opts, void **state, 
     curl_easy_setopt(st->h, CURLOPT_ERRORBUFFER, st->curl_err);
     curl_easy_setopt(st->h, CURLOPT_USERAGENT, "goodput-dcgm-source");
     curl_easy_setopt(st->h, CURLOPT_ACCEPT_ENCODING, "");
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: CURLOPT_PROTOCOLS_STR */
     curl_easy_setopt(st->h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(st->h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
     /* First scrape now: a wrong URL or a down exporter is reported at start. */
     if (scrape(st, wall_ns(), err, errlen) < 0) {
         curl_easy_cleanup(st->h);

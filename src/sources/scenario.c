@@ -79,6 +79,11 @@ void gp_scenario_job_defaults(gp_scenario_job *j, gp_sjob_kind kind) {
     j->launch_overhead_s = 10e-6;
     j->step_noise = 0.03;
     j->max_steps = 0;
+    j->per_rank_steps = 0;
+    j->straggler_rank = -1;
+    j->straggler_slowdown = 1.6;
+    j->straggler_from_ns = 0;
+    j->straggler_until_ns = -1;
     j->rate = 2.0;
     j->trace[0] = 0;
     j->trace_speed = 1.0;
@@ -248,6 +253,18 @@ int gp_scenario_validate(gp_scenario *sc, char *err, size_t errlen) {
         if (j->efficiency <= 0 || j->efficiency > 1 || j->prefill_efficiency <= 0 ||
             j->prefill_efficiency > 1 || j->decode_efficiency <= 0 || j->decode_efficiency > 1) {
             snprintf(err, errlen, "%s: efficiencies must be in (0, 1]", w);
+            return -1;
+        }
+        if (j->straggler_rank >= j->n_gpus ||
+            (j->straggler_rank >= 0 &&
+             (!(j->straggler_slowdown >= 1 && j->straggler_slowdown <= 100) ||
+              j->straggler_from_ns < 0 || j->straggler_from_ns > GP_SCEN_MAX_TIME_NS ||
+              j->straggler_until_ns > GP_SCEN_MAX_TIME_NS ||
+              (j->straggler_until_ns >= 0 && j->straggler_until_ns <= j->straggler_from_ns)))) {
+            snprintf(err, errlen,
+                     "%s: key 'straggler_rank' must name one of the job's %d ranks, with "
+                     "straggler_slowdown in [1, 100] and straggler_until after straggler_from",
+                     w, j->n_gpus);
             return -1;
         }
         if (j->overlap < 0 || j->overlap > 1 || j->allreduce_bytes < 0 || j->allreduce_bw < 0) {
@@ -724,7 +741,22 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
     else if (!strcmp(k, "max_steps")) {
         if (parse_int64(v, &j->max_steps) < 0 || j->max_steps < 0)
             return perr(c, k, "expected a number of steps >= 0");
-    } else if (!strcmp(k, "rate")) {
+    } else if (!strcmp(k, "per_rank_steps")) {
+        if (parse_bool(v, &j->per_rank_steps) < 0) return perr(c, k, "expected yes or no");
+    } else if (!strcmp(k, "straggler_rank")) {
+        int64_t x;
+        if (parse_int64(v, &x) < 0 || x < -1 || x >= GP_SCEN_MAX_GPUS)
+            return perr(c, k, "expected a rank >= 0 (or -1 for none)");
+        j->straggler_rank = (int)x;
+    } else if (!strcmp(k, "straggler_slowdown")) {
+        if (parse_double(v, &j->straggler_slowdown) < 0 || !(j->straggler_slowdown >= 1) ||
+            j->straggler_slowdown > 100)
+            return perr(c, k, "expected a factor in [1, 100] like 1.6");
+    } else if (!strcmp(k, "straggler_from"))
+        DUR(straggler_from_ns);
+    else if (!strcmp(k, "straggler_until"))
+        DUR(straggler_until_ns);
+    else if (!strcmp(k, "rate")) {
         if (parse_double(v, &j->rate) < 0 || j->rate <= 0)
             return perr(c, k, "expected requests per second > 0");
     } else if (!strcmp(k, "trace")) {
@@ -996,6 +1028,13 @@ int gp_scenario_write(const gp_scenario *sc, FILE *f) {
         w_ns(f, "launch_overhead", (int64_t)llround(j->launch_overhead_s * 1e9));
         w_d(f, "step_noise", j->step_noise);
         w_i(f, "max_steps", (long long)j->max_steps);
+        if (j->per_rank_steps) fprintf(f, "per_rank_steps = yes\n");
+        if (j->straggler_rank >= 0) {
+            w_i(f, "straggler_rank", j->straggler_rank);
+            w_d(f, "straggler_slowdown", j->straggler_slowdown);
+            w_ns(f, "straggler_from", j->straggler_from_ns);
+            if (j->straggler_until_ns >= 0) w_ns(f, "straggler_until", j->straggler_until_ns);
+        }
         w_d(f, "rate", j->rate);
         if (j->trace[0]) fprintf(f, "trace = %s\n", j->trace);
         fprintf(f, "trace_optional = %s\n", j->trace_optional ? "yes" : "no");

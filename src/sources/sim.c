@@ -281,6 +281,7 @@ int gp_sim_open(const gp_scenario *sc_in, int64_t start_ns, gp_sim **out, char *
         j->idx = i;
         j->pid = 1000 + (int64_t)i * 100;
         sim_rng_seed(&j->rng, sim_hash(j->cfg->id, sc->seed ^ 0xa5a5a5a5ULL));
+        sim_rng_seed(&j->rank_rng, sim_hash(j->cfg->id, sc->seed ^ 0x5a5a5a5aULL));
         j->co = calloc((size_t)(sc->n_jobs ? sc->n_jobs : 1), sizeof *j->co);
         if (!j->co) {
             snprintf(err, errlen, "simulator: out of memory");
@@ -355,6 +356,7 @@ void gp_sim_devices(const gp_sim *s, gp_device *out, size_t cap, size_t *n) {
 static void integrate(sim_job *j, int64_t a, int64_t b) {
     j->a_util = j->a_sm = j->a_occ = j->a_tensor = j->a_dram = j->a_fp16 = j->a_fp32 = 0;
     j->a_pcie_rx = j->a_pcie_tx = j->a_nvl = 0;
+    j->r_util = j->r_sm = j->r_occ = j->r_tensor = j->r_dram = j->r_fp16 = j->r_fp32 = 0;
     j->mem_now = 0;
     j->proc_now = 0;
     for (size_t k = j->seg_head; k < j->seg_n; k++) {
@@ -372,6 +374,15 @@ static void integrate(sim_job *j, int64_t a, int64_t b) {
         j->a_pcie_rx += ov * g->pcie_rx_bps;
         j->a_pcie_tx += ov * g->pcie_tx_bps;
         j->a_nvl += ov * g->nvl_bps;
+        if (j->cfg->straggler_rank >= 0) { /* the straggler rank's GPU sees alt segments */
+            j->r_util += ov * (g->alt ? g->alt_util : g->util);
+            j->r_sm += ov * (g->alt ? g->alt_sm : g->sm);
+            j->r_occ += ov * (g->alt ? g->alt_occ : g->occ);
+            j->r_tensor += ov * (g->alt ? g->alt_tensor : g->tensor);
+            j->r_dram += ov * (g->alt ? g->alt_dram : g->dram);
+            j->r_fp16 += ov * (g->alt ? g->alt_fp16 : g->fp16);
+            j->r_fp32 += ov * (g->alt ? g->alt_fp32 : g->fp32);
+        }
         if (g->t0 < b && g->t1 >= b) { /* the segment running at the end of the interval */
             j->mem_now = g->mem_frac;
             j->proc_now = g->proc;
@@ -422,13 +433,23 @@ int gp_sim_sample(gp_sim *s, int64_t now_ns, gp_sample *out, size_t cap, size_t 
         if (dt > 0) {
             for (int k = 0; k < G->n_jobs; k++) {
                 const sim_job *j = &s->jobs[G->jobs[k]];
-                util += j->a_util / dt;
-                sm += j->a_sm / dt;
-                occ += j->a_occ / dt;
-                ten += j->a_tensor / dt;
-                dram += j->a_dram / dt;
-                f16 += j->a_fp16 / dt;
-                f32 += j->a_fp32 / dt;
+                if (j->cfg->straggler_rank >= 0 && G->rank[k] == j->cfg->straggler_rank) {
+                    util += j->r_util / dt;
+                    sm += j->r_sm / dt;
+                    occ += j->r_occ / dt;
+                    ten += j->r_tensor / dt;
+                    dram += j->r_dram / dt;
+                    f16 += j->r_fp16 / dt;
+                    f32 += j->r_fp32 / dt;
+                } else {
+                    util += j->a_util / dt;
+                    sm += j->a_sm / dt;
+                    occ += j->a_occ / dt;
+                    ten += j->a_tensor / dt;
+                    dram += j->a_dram / dt;
+                    f16 += j->a_fp16 / dt;
+                    f32 += j->a_fp32 / dt;
+                }
                 rx += j->a_pcie_rx;
                 tx += j->a_pcie_tx;
                 nvl += j->a_nvl;
@@ -548,7 +569,10 @@ int gp_sim_processes(gp_sim *s, gp_proc_sample *out, size_t cap, size_t *n) {
             p->valid = GP_P_MEM;
             /* the fraction of the interval this process had kernels running (NVML's
              * per-process smUtil) */
-            p->sm_share = dt > 0 ? clamp01(j->a_util / dt) : 0;
+            double busy = j->cfg->straggler_rank >= 0 && G->rank[k] == j->cfg->straggler_rank
+                              ? j->r_util
+                              : j->a_util;
+            p->sm_share = dt > 0 ? clamp01(busy / dt) : 0;
             p->valid |= GP_P_SM_SHARE;
             snprintf(p->job_id, sizeof p->job_id, "%s", j->cfg->id);
         }

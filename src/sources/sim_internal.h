@@ -30,6 +30,10 @@ typedef struct sim_seg {
     float mem_frac; /* of the GPU's memory; the process is alive when proc */
     double pcie_rx_bps, pcie_tx_bps, nvl_bps; /* bytes/s each direction */
     uint8_t proc;
+    /* alt: on the job's straggler rank this segment runs the alt_* kernel mix instead
+     * (the slow rank computes while its peers wait in the all-reduce) */
+    uint8_t alt;
+    float alt_util, alt_sm, alt_occ, alt_tensor, alt_dram, alt_fp16, alt_fp32;
 } sim_seg;
 
 typedef struct sim_ev {
@@ -92,6 +96,9 @@ typedef struct sim_job {
     double a_pcie_rx, a_pcie_tx, a_nvl;
     float mem_now;
     int proc_now;
+    /* the same integrals as seen by the straggler rank's GPU (alt segments applied) */
+    double r_util, r_sm, r_occ, r_tensor, r_dram, r_fp16, r_fp32;
+    sim_rng rank_rng; /* per-rank timer jitter (per_rank_steps only) */
 } sim_job;
 
 typedef struct sim_gpu {

@@ -99,8 +99,56 @@ static sim_seg *put(sim_job *j, int64_t t0, int64_t t1, int bucket, const prof *
 }
 
 static void emit_phase(gp_sim *s, sim_job *j, const char *name, const char *edge, int64_t t) {
+    if (j->cfg->per_rank_steps) { /* every rank reports its own phases */
+        for (int r = 0; r < j->cfg->n_gpus; r++)
+            sim_emit(s, j, t, "phase job=%s rank=%d name=%s edge=%s ts=%lld", j->cfg->id, r, name,
+                     edge, (long long)(s->origin + t));
+        return;
+    }
     sim_emit(s, j, t, "phase job=%s name=%s edge=%s ts=%lld", j->cfg->id, name, edge,
              (long long)(s->origin + t));
+}
+
+/* The straggler's slowdown at time t (1 when none). */
+static double straggler_factor(const gp_scenario_job *c, int64_t t) {
+    if (c->straggler_rank < 0 || c->straggler_slowdown <= 1 || t < c->straggler_from_ns) return 1;
+    if (c->straggler_until_ns >= 0 && t >= c->straggler_until_ns) return 1;
+    return c->straggler_slowdown;
+}
+
+/* per_rank_steps: one step event per rank. ts is the rank's own compute-finish time (as a
+ * per-rank timer or profiler reports it): the straggler's is late by its slowdown, the
+ * others' carry 1% rank-to-rank jitter (from their own generator, so the job's timeline
+ * does not change). Emitted in time order. */
+static void emit_rank_steps(gp_sim *s, sim_job *j, int64_t step_start, int64_t c0, int64_t cns,
+                            double slow, int64_t step_end) {
+    const gp_scenario_job *c = j->cfg;
+    int n = c->n_gpus;
+    int64_t *fin = malloc((size_t)n * sizeof *fin);
+    int *ord = malloc((size_t)n * sizeof *ord);
+    if (!fin || !ord) abort();
+    for (int r = 0; r < n; r++) {
+        double f = r == c->straggler_rank ? slow : exp(0.01 * sim_rng_normal(&j->rank_rng));
+        if (f > slow) f = slow; /* nobody finishes after the straggler */
+        int64_t t = c0 + s_to_ns((double)cns / 1e9 * f);
+        if (t > step_end) t = step_end;
+        if (t <= step_start) t = step_start + 1;
+        fin[r] = t;
+        int k = r;
+        while (k > 0 && fin[ord[k - 1]] > t) {
+            ord[k] = ord[k - 1];
+            k--;
+        }
+        ord[k] = r;
+    }
+    for (int i = 0; i < n; i++) {
+        int r = ord[i];
+        sim_emit(s, j, fin[r], "step job=%s rank=%d step=%lld units=%lld start=%lld ts=%lld", c->id,
+                 r, (long long)j->step, (long long)c->batch_samples,
+                 (long long)(s->origin + step_start), (long long)(s->origin + fin[r]));
+    }
+    free(fin);
+    free(ord);
 }
 
 static void finish(gp_sim *s, sim_job *j) {
@@ -273,6 +321,8 @@ static void train_step(gp_sim *s, sim_job *j) {
     t = j->gen;
     compute *= power_slow(s, &pc);
     int64_t compute_ns = s_to_ns(compute) > 0 ? s_to_ns(compute) : 1; /* time always moves */
+    int64_t compute_t0 = t;
+    double slow = straggler_factor(c, t);
     if (!span(s, j, compute_ns, B_PRODUCTIVE, &pc, NULL, mem, 1)) {
         partial += ns_to_s(j->gen - t);
         {
@@ -282,6 +332,36 @@ static void train_step(gp_sim *s, sim_job *j) {
     }
     partial += ns_to_s(j->gen - t);
     t = j->gen;
+    if (slow > 1) {
+        /* a straggler: its compute runs (slow - 1) x longer; synchronous data parallelism
+         * makes every other rank wait for it inside the all-reduce (NCCL kernels spin: a
+         * kernel is resident, few SMs active, no link traffic yet). With one rank the
+         * job simply computes longer. */
+        int64_t lag_ns = s_to_ns(compute * (slow - 1));
+        prof pw = n > 1 ? (prof){1, 0.15f, 0.05f, 0, 0.05f, 0, 0.02f, 0, 0, 0} : pc;
+        int64_t t_lag = j->gen;
+        if (lag_ns > 0) {
+            int ok = span(s, j, lag_ns, B_PRODUCTIVE, &pw, NULL, mem, 1);
+            if (j->gen > t_lag && n > 1) {
+                sim_seg *g = &j->segs[j->seg_n - 1];
+                g->alt = 1;
+                g->alt_util = pc.util;
+                g->alt_sm = pc.sm;
+                g->alt_occ = pc.occ;
+                g->alt_tensor = pc.tensor;
+                g->alt_dram = pc.dram;
+                g->alt_fp16 = pc.fp16;
+                g->alt_fp32 = pc.fp32;
+            }
+            partial += ns_to_s(j->gen - t);
+            if (!ok) {
+                on_cut(s, j, partial);
+                return;
+            }
+        }
+        compute *= slow;
+        t = j->gen;
+    }
     if (exposed > 0 && !span(s, j, s_to_ns(exposed), B_PRODUCTIVE, &pn, NULL, mem, 1)) {
         partial += ns_to_s(j->gen - t);
         {
@@ -296,9 +376,12 @@ static void train_step(gp_sim *s, sim_job *j) {
     j->truth.steps_done++;
     j->prod_since_ckpt += partial;
     if (j->truth.ready_s < 0) j->truth.ready_s = ns_to_s(j->gen);
-    sim_emit(s, j, j->gen, "step job=%s step=%lld units=%lld start=%lld ts=%lld", c->id,
-             (long long)j->step, (long long)c->batch_samples * n,
-             (long long)(s->origin + step_start), (long long)(s->origin + j->gen));
+    if (c->per_rank_steps)
+        emit_rank_steps(s, j, step_start, compute_t0, compute_ns, slow, j->gen);
+    else
+        sim_emit(s, j, j->gen, "step job=%s step=%lld units=%lld start=%lld ts=%lld", c->id,
+                 (long long)j->step, (long long)c->batch_samples * n,
+                 (long long)(s->origin + step_start), (long long)(s->origin + j->gen));
     if (c->max_steps > 0 && j->step >= c->max_steps) {
         j->end = j->gen;
         j->ended_ev = 1;

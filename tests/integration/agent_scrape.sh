@@ -7,7 +7,10 @@ GOODPUT=${GOODPUT:-build/goodput}
 DATA=${GOODPUT_DATA:-../shared/data}
 [ -r "$DATA/prom/vllm_v0.txt" ] || { echo "skip: $DATA/prom/vllm_v0.txt missing"; exit 77; }
 tmp=$(mktemp -d)
-cleanup() { kill "${srv:-0}" "${agent:-0}" 2>/dev/null || true; rm -rf "$tmp"; }
+cleanup() {
+  for p in ${srv:-} ${agent:-}; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
 trap cleanup EXIT
 mkdir "$tmp/www"
 cp "$DATA/prom/vllm_v0.txt" "$tmp/www/metrics"
@@ -34,7 +37,12 @@ for line in open(p):
 open(p + ".new", "w").writelines(out)
 os.replace(p + ".new", p)
 PY
-sleep 3
+# Wait (bounded) until a window after the change and one more are stored.
+for _ in $(seq 100); do
+  n=$(sqlite3 "$tmp/a.db" "select count(*) from scrape_windows" 2>/dev/null || echo 0)
+  [ "${n:-0}" -ge 2 ] && break
+  sleep 0.2
+done
 kill -TERM $agent; wait $agent; agent=
 "$GOODPUT" report --db "$tmp/a.db" --json >"$tmp/r.json"
 /usr/bin/python3 - "$tmp/r.json" "$tmp/a.db" <<'PY'

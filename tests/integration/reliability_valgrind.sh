@@ -9,6 +9,7 @@ GOODPUT=${GOODPUT:-build/goodput}
 GOODPUT=$(realpath "$GOODPUT")
 cd "${GOODPUT_SRC:-.}"
 command -v valgrind >/dev/null || { echo "skip: valgrind not installed"; exit 77; }
+if grep -qa __asan_init "$GOODPUT"; then echo "skip: $GOODPUT is built with AddressSanitizer"; exit 77; fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/small.conf" <<'CONF'
 [node]

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clusters/cluster.h"
 #include "serve/serve.h"
 #include "sources/smi.h"
 #include "store/store.h"
@@ -45,8 +46,8 @@ static void test_smi_time_overflow(void **st) {
 }
 
 /* fuzz_api: a request path with bytes that are not UTF-8 made the error document empty
- * (jansson refuses such strings, so the 404 body was a bare newline). The error must
- * still be one JSON object with the status. */
+ * (jansson refuses such strings, so the 404 body was a bare newline); an empty path read
+ * past its end. The error must still be one JSON object with the status. */
 static void test_api_non_utf8_path(void **st) {
     (void)st;
     char dir[] = "/tmp/gp-fuzzreg-XXXXXX", db[300], err[512];
@@ -58,8 +59,9 @@ static void test_api_non_utf8_path(void **st) {
     gp_serve *srv;
     gp_serve_opts o = {.listen = "none", .db_path = db};
     assert_int_equal(gp_serve_start(&o, &srv, err, sizeof err), 0);
-    static const char *const paths[] = {"a/\x8e", "/\xff\xfe", "/api/v1/jobs/\xc3\x28",
-                                        "/\x01\x02"};
+    /* "" is the fuzz_api finding "empty-path": the router stepped past its terminator. */
+    static const char *const paths[] = {"a/\x8e", "/\xff\xfe", "/api/v1/jobs/\xc3\x28", "/\x01\x02",
+                                        ""};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         char *body = NULL;
         size_t len = 0;
@@ -80,10 +82,40 @@ static void test_api_non_utf8_path(void **st) {
     assert_int_equal(system(cmd), 0);
 }
 
+/* fuzz_cluster: a GenAI 2026 table that is empty or cut (a truncated .tar.gz) was closed
+ * twice (open_hdr closed it, then the reader's exit path): a use after free. Now one error
+ * naming the file. */
+static void test_genai_bad_table_closed_once(void **st) {
+    (void)st;
+    char dir[] = "/tmp/gp-fuzzreg-XXXXXX", path[300], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/duty.csv", dir);
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        if (k == 1) { /* a gzip header and then nothing: the stream is cut */
+            static const unsigned char gz[] = {0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03, 0xd4};
+            fwrite(gz, 1, sizeof gz, f);
+        }
+        fclose(f);
+        gp_cluster_report *r = calloc(1, sizeof *r);
+        assert_non_null(r);
+        gp_cl_report_init(r, "genai2026", path, 3600);
+        err[0] = 0;
+        assert_int_equal(gp_cl_read(r, "genai2026", path, err, sizeof err), -1);
+        assert_non_null(strstr(err, "duty.csv"));
+        gp_cl_report_free(r);
+        free(r);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_smi_time_overflow),
         cmocka_unit_test(test_api_non_utf8_path),
+        cmocka_unit_test(test_genai_bad_table_closed_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
