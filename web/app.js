@@ -147,9 +147,10 @@
     if (L.ready_s) segs += '<span style="left:' + x(L.ready_s) + ';width:calc(100% - ' + x(L.ready_s) + ');background:' + COLORS.productive + '" title="progressing"></span>';
     var marks = [['submitted', L.submitted_s], ['allocated', L.allocated_s], ['ready', L.ready_s], ['ended', L.ended_s]]
       .filter(function (p) { return p[1]; }).map(function (p, i) {
-        return '<b style="left:' + x(p[1]) + ';' + (i % 2 ? 'top:44px' : '') + '">▲ ' + p[0] + ' ' + new Date(p[1] * 1000).toLocaleTimeString() + '</b>';
+        // One row per mark, so marks close in time never overlap.
+        return '<b style="left:' + x(p[1]) + ';top:' + (30 + 14 * i) + 'px">▲ ' + p[0] + ' ' + new Date(p[1] * 1000).toLocaleTimeString() + '</b>';
       }).join('');
-    return '<div class="timeline" id="timeline">' + segs + marks + '</div><div style="height:14px"></div>';
+    return '<div class="timeline" id="timeline">' + segs + marks + '</div><div style="height:42px"></div>';
   }
 
   function jobView(id) {

@@ -10,7 +10,9 @@
  * for inference. Utilization deltas are printed for context and never enter the verdict:
  * a busier GPU is not a faster job.
  *
- * Trace analyses (`goodput trace --json`) are not compared yet. */
+ * A and B may also be two trace analyses (files written by `goodput trace --json`): then
+ * the outcome is the profiled step time (a step lasts as long as its slowest rank), and the
+ * GPU busy share of the traces is the utilization context. */
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/exit_codes.h"
 #include "engine/cost.h"
@@ -267,6 +270,61 @@ static void free_side(side *s) {
     free(s->step_s), free(s->units), free(s->ttft_s), free(s->tpot_s), free(s->out_tokens);
 }
 
+/* A `goodput trace --json` document: step i's time is the longest dur_us of step i over
+ * the ranks (ranks run in lock step; the slowest sets the pace). */
+static int load_trace_side(const char *path, side *s, char *err, size_t errlen) {
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    json_t *ranks = root ? json_object_get(root, "ranks") : NULL;
+    if (!json_is_array(ranks)) {
+        snprintf(err, errlen, "%s: not a `goodput trace --json` document (%s)", path,
+                 root ? "no 'ranks'" : je.text);
+        json_decref(root);
+        return -1;
+    }
+    snprintf(s->spec, sizeof s->spec, "%s", path);
+    memset(&s->sum, 0, sizeof s->sum);
+    s->sum.gp.goodput = s->sum.mean_sm_active = s->sum.mean_tensor_active =
+        s->sum.mean_dram_active = -1;
+    s->sum.energy_kwh = -1;
+    size_t max_steps = 0, i;
+    json_t *r;
+    json_array_foreach(ranks, i, r) {
+        size_t n = json_array_size(json_object_get(r, "steps"));
+        if (n > max_steps) max_steps = n;
+    }
+    s->step_s = calloc(max_steps + 1, sizeof(double));
+    s->units = calloc(max_steps + 1, sizeof(double));
+    if (!s->step_s || !s->units) {
+        json_decref(root);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double busy = 0, span = 0;
+    json_array_foreach(ranks, i, r) {
+        json_t *steps = json_object_get(r, "steps"), *st;
+        size_t k;
+        json_array_foreach(steps, k, st) {
+            double d = json_number_value(json_object_get(st, "dur_us")) / 1e6;
+            if (d > s->step_s[k]) s->step_s[k] = d;
+        }
+        json_t *t = json_object_get(r, "temporal");
+        span += json_number_value(json_object_get(t, "span_us"));
+        busy += json_number_value(json_object_get(t, "span_us")) -
+                json_number_value(json_object_get(t, "idle_us"));
+    }
+    for (size_t k = 0; k < max_steps; k++)
+        if (s->step_s[k] > 0) s->step_s[s->n_steps++] = s->step_s[k];
+    s->sum.mean_gpu_util = span > 0 ? busy / span : -1;
+    json_decref(root);
+    return 0;
+}
+
+static int is_trace_json(const char *p) {
+    size_t n = strlen(p);
+    return n > 5 && strcmp(p + n - 5, ".json") == 0 && access(p, R_OK) == 0;
+}
+
 /* ---- output ---- */
 
 static json_t *jnum(double v) {
@@ -302,7 +360,9 @@ static void usage(FILE *f) {
     fprintf(
         f,
         "usage: goodput compare --db PATH [--db-b PATH] A B [--json] [--price USD] [--boot N] "
-        "[--seed N]\n\n"
+        "[--seed N]\n"
+        "       goodput compare TRACE_A.json TRACE_B.json [--json]   (`goodput trace --json` "
+        "files)\n\n"
         "Did B do better than A? A and B are jobs (ID) or time ranges of a job\n"
         "(ID@FROM..TO, durations from the job's start, e.g. train@0m..30m). Compares\n"
         "outcomes: step time, throughput, TTFT/TPOT p50/p99, goodput, cost and energy per\n"
@@ -370,29 +430,47 @@ int gp_cmd_compare(int argc, char **argv) {
             return GP_EXIT_USAGE;
         }
     }
-    if (argc - optind != 2 || !db) {
-        fprintf(
-            stderr,
-            "goodput compare: need --db PATH and two things to compare, A and B (see --help)\n");
-        return GP_EXIT_USAGE;
-    }
     char err[512];
     side A = {0}, B = {0};
-    if (parse_side(argv[optind], &A, err, sizeof err) ||
-        parse_side(argv[optind + 1], &B, err, sizeof err)) {
+    int traces =
+        argc - optind == 2 && is_trace_json(argv[optind]) && is_trace_json(argv[optind + 1]);
+    if (argc - optind != 2 || (!db && !traces)) {
+        fprintf(stderr,
+                "goodput compare: need --db PATH and two things to compare, A and B, or two "
+                "`goodput trace --json` files (see --help)\n");
+        return GP_EXIT_USAGE;
+    }
+    if (traces) {
+        if (load_trace_side(argv[optind], &A, err, sizeof err) ||
+            load_trace_side(argv[optind + 1], &B, err, sizeof err)) {
+            fprintf(stderr, "goodput compare: %s\n", err);
+            free_side(&A), free_side(&B);
+            return GP_EXIT_INPUT;
+        }
+    } else if (parse_side(argv[optind], &A, err, sizeof err) ||
+               parse_side(argv[optind + 1], &B, err, sizeof err)) {
         fprintf(stderr, "goodput compare: %s\n", err);
         return GP_EXIT_USAGE;
     }
     gp_store *sa = NULL, *sb = NULL;
     int rc = GP_EXIT_INPUT;
-    if (gp_store_open(db, GP_STORE_READONLY, &sa, err, sizeof err) != 0) goto out;
-    if (db_b && gp_store_open(db_b, GP_STORE_READONLY, &sb, err, sizeof err) != 0) goto out;
-    if (load_side(sa, &A, price, err, sizeof err) ||
-        load_side(sb ? sb : sa, &B, price, err, sizeof err))
-        goto out;
+    if (!traces) {
+        if (gp_store_open(db, GP_STORE_READONLY, &sa, err, sizeof err) != 0) goto out;
+        if (db_b && gp_store_open(db_b, GP_STORE_READONLY, &sb, err, sizeof err) != 0) goto out;
+        if (load_side(sa, &A, price, err, sizeof err) ||
+            load_side(sb ? sb : sa, &B, price, err, sizeof err))
+            goto out;
+    }
 
     int training = A.n_steps >= 2 && B.n_steps >= 2;
     int inference = A.n_req >= 2 && B.n_req >= 2;
+    if (!training && !inference && traces) {
+        snprintf(err, sizeof err,
+                 "the traces hold %zu and %zu profiled steps; a comparison needs at least 2 "
+                 "each (profile more steps: torch.profiler schedule active=N)",
+                 A.n_steps, B.n_steps);
+        goto out;
+    }
     if (!training && !inference) {
         snprintf(err, sizeof err,
                  "no common outcome to compare: A has %zu steps and %zu requests, B %zu and %zu "

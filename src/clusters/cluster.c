@@ -36,25 +36,17 @@ uint64_t gp_cl_hash(const char *s, size_t n) {
 
 static int map_grow(gp_cl_map *m) {
     size_t cap = m->cap ? m->cap * 2 : 1024;
-    uint64_t *k = calloc(cap, sizeof *k);
-    uint32_t *v = malloc(cap * sizeof *v);
-    if (!k || !v) {
-        free(k);
-        free(v);
-        return -1;
-    }
+    gp_cl_slot *k = calloc(cap, sizeof *k);
+    if (!k) return -1;
     for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i]) continue;
-        size_t j = m->keys[i] & (cap - 1);
-        while (k[j])
+        if (!m->slots[i].key) continue;
+        size_t j = m->slots[i].key & (cap - 1);
+        while (k[j].key)
             j = (j + 1) & (cap - 1);
-        k[j] = m->keys[i];
-        v[j] = m->vals[i];
+        k[j] = m->slots[i];
     }
-    free(m->keys);
-    free(m->vals);
-    m->keys = k;
-    m->vals = v;
+    free(m->slots);
+    m->slots = k;
     m->cap = cap;
     return 0;
 }
@@ -62,9 +54,9 @@ static int map_grow(gp_cl_map *m) {
 int gp_cl_map_get(const gp_cl_map *m, uint64_t key, uint32_t *val) {
     if (!m->cap) return 0;
     size_t j = key & (m->cap - 1);
-    while (m->keys[j]) {
-        if (m->keys[j] == key) {
-            *val = m->vals[j];
+    while (m->slots[j].key) {
+        if (m->slots[j].key == key) {
+            *val = m->slots[j].val;
             return 1;
         }
         j = (j + 1) & (m->cap - 1);
@@ -75,17 +67,16 @@ int gp_cl_map_get(const gp_cl_map *m, uint64_t key, uint32_t *val) {
 int gp_cl_map_put(gp_cl_map *m, uint64_t key, uint32_t val) {
     if ((m->n + 1) * 10 > m->cap * 7 && map_grow(m) != 0) return -1;
     size_t j = key & (m->cap - 1);
-    while (m->keys[j] && m->keys[j] != key)
+    while (m->slots[j].key && m->slots[j].key != key)
         j = (j + 1) & (m->cap - 1);
-    if (!m->keys[j]) m->n++;
-    m->keys[j] = key;
-    m->vals[j] = val;
+    if (!m->slots[j].key) m->n++;
+    m->slots[j].key = key;
+    m->slots[j].val = val;
     return 0;
 }
 
 void gp_cl_map_free(gp_cl_map *m) {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
@@ -214,7 +205,10 @@ static int series_cover(gp_cl_series *s, int64_t lo, int64_t hi) {
 
 int gp_cl_series_add(gp_cl_series *s, int col, double t0, double t1, double gpus) {
     if (!(t1 > t0) || gpus == 0 || !isfinite(t0) || !isfinite(t1)) return 0;
-    int64_t lo = (int64_t)floor(t0 / s->bin_s), hi = (int64_t)floor(t1 / s->bin_s);
+    double flo = floor(t0 / s->bin_s), fhi = floor(t1 / s->bin_s);
+    /* Absurd times (a corrupt row) must not overflow the bin index: same as a huge span. */
+    if (!(fabs(flo) < 4e18 && fabs(fhi) < 4e18)) return -1;
+    int64_t lo = (int64_t)flo, hi = (int64_t)fhi;
     if (hi - lo > GP_CL_SERIES_MAX_BINS) return -1;
     if (s->n == 0 || lo < s->b0 || hi >= s->b0 + (int64_t)s->n) {
         /* keep spare room: capacity is a power of two, n is the used span */

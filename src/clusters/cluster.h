@@ -23,9 +23,12 @@
 #include "model/finding.h"
 
 /* ---- small containers: 64-bit hash -> uint32 map, and an interning string table ---- */
+typedef struct gp_cl_slot {
+    uint64_t key; /* 0 = empty slot */
+    uint32_t val;
+} gp_cl_slot; /* key and value side by side: one cache miss per probe in large joins */
 typedef struct gp_cl_map {
-    uint64_t *keys; /* 0 = empty slot */
-    uint32_t *vals;
+    gp_cl_slot *slots;
     size_t cap, n;
 } gp_cl_map;
 

@@ -74,6 +74,76 @@ static double util_of(const gp_features *f) {
     return -1;
 }
 
+static int slo_set(const gp_features *f) {
+    return f->slo_ttft_s > 0 || f->slo_tpot_s > 0 || f->slo_e2e_s > 0;
+}
+
+/* The class that explains missed SLOs, from the utilization profile. */
+static gp_finding_class slo_class(const gp_features *f) {
+    double util = util_of(f), mem = f->mem_frac.n ? f->mem_frac.mean : -1;
+    double dram = f->dram_active.n ? f->dram_active.mean : -1;
+    int tpot_miss = f->slo_tpot_s > 0 && f->tpot_p90_s > f->slo_tpot_s;
+    if (dram >= gp_th(GP_TH_DRAM_ACTIVE_HIGH) || (tpot_miss && dram < 0 && util >= 0.9))
+        return GP_FC_MEMORY_BOUND; /* decode dominated: each token waits on HBM */
+    if (util >= 0 && util <= gp_th(GP_TH_UNDER_UTIL) && mem > gp_th(GP_TH_CAPACITY_MEM))
+        return GP_FC_MEMORY_CAPACITY;
+    if (util >= 0 && util <= gp_th(GP_TH_UNDER_UTIL)) return GP_FC_UNDER_BATCHED;
+    return GP_FC_COMPUTE_BOUND; /* saturated: the load exceeds what the GPUs compute */
+}
+
+static void slo_finding(gp_finding *out, size_t cap, size_t *n, const char *job_id,
+                        const gp_features *f, double att) {
+    gp_finding_class c = slo_class(f);
+    gp_finding *x = NULL;
+    for (size_t i = 0; i < *n; i++)
+        if (out[i].cls == c && out[i].scope == GP_SCOPE_JOB) x = &out[i];
+    double wasted = f->useful_gpu_s >= 0 ? f->alloc_gpu_s - f->useful_gpu_s : -1;
+    int fresh = !x;
+    if (fresh && !(x = add(out, cap, n, c, job_id, f, wasted, 0.7))) return;
+    ev(x, GP_TH_SLO_ATTAINMENT, att, "events");
+    /* the SLOs that the slowest tenth of requests misses (met ones are no evidence) */
+    if (f->slo_ttft_s > 0 && f->ttft_p90_s > f->slo_ttft_s)
+        gp_finding_add_evidence(x, "ttft_p90_s", f->ttft_p90_s, ">", f->slo_ttft_s, "events");
+    if (f->slo_tpot_s > 0 && f->tpot_p90_s > f->slo_tpot_s)
+        gp_finding_add_evidence(x, "tpot_p90_s", f->tpot_p90_s, ">", f->slo_tpot_s, "events");
+    if (f->slo_e2e_s > 0 && f->e2e_p90_s > f->slo_e2e_s)
+        gp_finding_add_evidence(x, "e2e_p90_s", f->e2e_p90_s, ">", f->slo_e2e_s, "events");
+    if (wasted > x->wasted_gpu_s) x->wasted_gpu_s = wasted;
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, "Only %.0f%% of %s's requests meet their SLOs (target %.0f%%). ",
+             100 * att, job_id, 100 * gp_th(GP_TH_SLO_ATTAINMENT));
+    if (fresh) {
+        const char *why = c == GP_FC_MEMORY_BOUND
+                              ? "Decode is memory bound: every token waits on reading the "
+                                "weights and KV cache."
+                          : c == GP_FC_MEMORY_CAPACITY
+                              ? "Memory is full, so the batch cannot grow."
+                          : c == GP_FC_UNDER_BATCHED
+                              ? "The GPU is mostly idle: requests are served in small batches."
+                              : "The GPUs are saturated: the load exceeds what they compute.";
+        snprintf(x->summary, sizeof x->summary, "%s%s", prefix, why);
+        snprintf(x->recommendation, sizeof x->recommendation, "%s",
+                 c == GP_FC_MEMORY_BOUND
+                     ? "Do more work per byte read: larger decode batch, KV-cache quantization "
+                       "(FP8), paged or flash attention, speculative decoding; or add replicas "
+                       "if the batch is already large."
+                 : c == GP_FC_MEMORY_CAPACITY
+                     ? "Free memory for the KV cache: weight or KV-cache quantization, a "
+                       "smaller max context, paged attention, or tensor parallelism across "
+                       "more GPUs."
+                 : c == GP_FC_UNDER_BATCHED
+                     ? "Raise max batch / concurrency and use chunked prefill so requests do "
+                       "not queue behind each other; check the scheduler's batching limits."
+                     : "Add replicas or GPUs for this load (or shed load), use chunked prefill "
+                       "to protect TTFT, and quantize weights to serve more per GPU.");
+    } else { /* the profile finding already says why: put the SLO miss first */
+        char buf[sizeof prefix + sizeof x->summary];
+        snprintf(buf, sizeof buf, "%s%s", prefix, x->summary);
+        memcpy(x->summary, buf, sizeof x->summary - 1);
+        x->summary[sizeof x->summary - 1] = 0;
+    }
+}
+
 size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs, size_t n_obs,
                    double price, gp_finding *out, size_t cap) {
     size_t n = 0;
@@ -252,9 +322,11 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     if (obs && n_obs) {
         gp_straggler *st = NULL;
         int ns = gp_straggler_detect(obs, n_obs, NULL, &st);
+        double strag_s = 0;
         for (int i = 0; i < ns; i++) {
             double dur =
                 st[i].t1_ns > st[i].t0_ns ? (double)(st[i].t1_ns - st[i].t0_ns) / NS : f->wall_s;
+            strag_s += dur;
             double w = dur * f->n_gpus * (st[i].ratio - 1) / st[i].ratio;
             if ((x = add(out, cap, &n, GP_FC_STRAGGLER, job_id, f, w, 0.85))) {
                 x->scope = GP_SCOPE_RANK;
@@ -265,7 +337,7 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                 ev(x, GP_TH_STRAGGLER_RATIO, st[i].ratio, "events");
                 ev(x, GP_TH_STRAGGLER_WINDOWS, st[i].windows, "events");
                 snprintf(x->summary, sizeof x->summary,
-                         "Rank %d of %s is %.2fx slower than its peers from step %lld to %lld; "
+                         "Rank %d of %s is %.2fx slower than its peers over iterations %lld-%lld; "
                          "synchronous training waits for it.",
                          st[i].worker, job_id, st[i].ratio, (long long)st[i].iter0,
                          (long long)st[i].iter1);
@@ -276,6 +348,9 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
             }
         }
         free(st);
+        /* the peers' low SM activity while they wait for the straggler in the all-reduce
+         * is the straggler's doing, not a utilization profile of its own */
+        if (ns > 0 && f->wall_s > 0 && strag_s >= 0.25 * f->wall_s) explained = 1;
     }
 
     /* interference */
@@ -390,6 +465,15 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     } else if (!explained && !profile_done && util >= gp_th(GP_TH_GPU_UTIL_BUSY)) {
         profile_done = 3; /* busy, no profiling fields: probably healthy, low confidence */
     }
+    /* inference SLOs: a service whose requests miss their SLOs. The class says why the
+     * GPU cannot serve faster at this load (docs/findings.md, "Inference SLOs"): decode
+     * reading weights and KV cache (memory_bound), a small batch on an idle GPU
+     * (under_batched), memory full (memory_capacity), or a saturated GPU (compute_bound:
+     * add replicas). The miss itself is evidence on that finding, not a class of its own. */
+    if (f->has_requests && f->n_req >= 20 && f->n_req_good < f->n_req && slo_set(f)) {
+        double att = (double)f->n_req_good / (double)f->n_req;
+        if (att < gp_th(GP_TH_SLO_ATTAINMENT)) slo_finding(out, cap, &n, job_id, f, att);
+    }
     if (n == 0) {
         double conf = profile_done == 2 ? 0.8 : profile_done == 3 ? 0.4 : 0.3;
         if ((x = add(out, cap, &n, GP_FC_COMPUTE_BOUND, job_id, f, 0, conf))) {
@@ -414,6 +498,13 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
             out[i].wasted_gpu_s >= 0 && price > 0 ? out[i].wasted_gpu_s / 3600 * price : -1;
     gp_findings_rank(out, n);
     return n;
+}
+
+static int cmp_obs_rank_ts(const void *a, const void *b) {
+    const gp_worker_obs *x = a, *y = b;
+    if (x->worker != y->worker) return (x->worker > y->worker) - (x->worker < y->worker);
+    if (x->ts_ns != y->ts_ns) return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+    return (x->iter > y->iter) - (x->iter < y->iter);
 }
 
 int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out) {
@@ -443,6 +534,19 @@ int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out) {
         prev[r] = e->ts_ns;
         if (st < 0 || e->ts_ns <= st) continue;
         o[k++] = (gp_worker_obs){(int)e->rank, e->step, (double)(e->ts_ns - st) / NS, e->ts_ns};
+    }
+    /* Steps redone after a restart repeat their numbers. The straggler's windows follow
+     * time, so each rank's iterations are renumbered to keep increasing: a redone step
+     * continues after the last one seen (every rank restarts at the same step, so the
+     * numbering stays aligned across ranks). A slow rank during work later lost to a
+     * failure still cost that time. */
+    qsort(o, k, sizeof *o, cmp_obs_rank_ts);
+    int64_t offset = 0, last = INT64_MIN;
+    for (size_t i = 0; i < k; i++) {
+        if (i == 0 || o[i].worker != o[i - 1].worker) offset = 0, last = INT64_MIN;
+        if (last != INT64_MIN && o[i].iter + offset <= last) offset = last + 1 - o[i].iter;
+        o[i].iter += offset;
+        last = o[i].iter;
     }
     *out = o;
     return (int)k;

@@ -48,5 +48,7 @@ int gp_diagnose_all(struct gp_store *s, const gp_diag_opts *o, gp_finding **out,
 int gp_job_input_load(struct gp_store *s, const char *job_id, gp_job_input *in, char *err,
                       size_t errlen);
 void gp_job_input_free(gp_job_input *in);
+/* Sets each SLO of *slo that o sets (> 0): command-line SLOs over the declared ones. */
+void gp_slo_override(gp_slo *slo, const gp_slo *o);
 
 #endif

@@ -59,8 +59,10 @@ int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *e
     in->devices = dev;
     in->n_devices = ndev;
     gp_job rec;
-    if (gp_store_get_job(s, job_id, &rec) == 1 && rec.submitted_ns > 0)
-        in->submitted_ns = rec.submitted_ns;
+    if (gp_store_get_job(s, job_id, &rec) == 1) {
+        if (rec.submitted_ns > 0) in->submitted_ns = rec.submitted_ns;
+        in->slo = (gp_slo){rec.slo_ttft_s, rec.slo_tpot_s, rec.slo_e2e_s}; /* declared */
+    }
     void *smp = NULL, *prc = NULL;
     size_t nsmp = 0, nprc = 0;
     for (size_t i = 0; i < nal; i++) {
@@ -100,6 +102,13 @@ int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *e
     return 0;
 }
 
+void gp_slo_override(gp_slo *slo, const gp_slo *o) {
+    if (!o) return;
+    if (o->ttft_s > 0) slo->ttft_s = o->ttft_s;
+    if (o->tpot_s > 0) slo->tpot_s = o->tpot_s;
+    if (o->e2e_s > 0) slo->e2e_s = o->e2e_s;
+}
+
 static const gp_gpu_spec *job_spec(const gp_job_input *in) {
     for (size_t i = 0; i < in->n_allocs; i++)
         for (size_t k = 0; k < in->n_devices; k++)
@@ -114,7 +123,7 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
                         size_t *n, gp_features *feat, char *err, size_t errlen) {
     gp_job_input in;
     if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
-    if (o) in.slo = o->slo;
+    gp_slo_override(&in.slo, o ? &o->slo : NULL);
     int rc = gp_features_compute(&in, feat, err, errlen);
     gp_worker_obs *obs = NULL;
     int nobs = rc == 0 ? gp_step_obs_from_events(in.events, in.n_events, &obs) : 0;

@@ -602,8 +602,31 @@ out:
     return rc;
 }
 
-int gp_features_compute(const gp_job_input *in, gp_features *f, char *err, size_t errlen) {
+/* The SLOs to judge requests by: the caller's, else the latest the job declared in a
+ * hello (field by field). */
+static gp_slo effective_slo(const gp_job_input *in) {
+    gp_slo s = in->slo, h = {0, 0, 0};
+    int64_t best = INT64_MIN;
+    for (size_t i = 0; i < in->n_events; i++) {
+        const gp_event *e = &in->events[i];
+        if (e->kind != GP_EV_HELLO || e->ts_ns < best) continue;
+        if (e->slo_ttft_s > 0 || e->slo_tpot_s > 0 || e->slo_e2e_s > 0) {
+            best = e->ts_ns;
+            h = (gp_slo){e->slo_ttft_s, e->slo_tpot_s, e->slo_e2e_s};
+        }
+    }
+    if (s.ttft_s <= 0 && s.tpot_s <= 0 && s.e2e_s <= 0) return h;
+    return s;
+}
+
+int gp_features_compute(const gp_job_input *in_arg, gp_features *f, char *err, size_t errlen) {
+    gp_job_input in_eff = *in_arg;
+    in_eff.slo = effective_slo(in_arg);
+    const gp_job_input *in = &in_eff;
     memset(f, 0, sizeof *f);
+    f->slo_ttft_s = in->slo.ttft_s;
+    f->slo_tpot_s = in->slo.tpot_s;
+    f->slo_e2e_s = in->slo.e2e_s;
     f->throttle_share = f->pcie_bytes_s = f->nvlink_bytes_s = f->interconnect_peak_share = -1;
     f->energy_j = f->idle_share = f->not_ready_s = f->queue_wait_s = -1;
     f->ideal_step_s = f->mean_step_s = f->step_cv = f->step_drift = f->units = -1;

@@ -38,7 +38,7 @@ typedef struct gp_job_input {
     const gp_event *events; /* the job's events, any order */
     size_t n_events;
     int64_t t0_ns, t1_ns; /* window; 0, 0 = from the first allocation to the last data */
-    gp_slo slo;
+    gp_slo slo; /* 0 fields: the SLOs the job declared in its hello, if any */
     int64_t submitted_ns; /* from the job record when lifecycle events are not in events;
                              <= 0 unknown */
 } gp_job_input;
@@ -92,6 +92,8 @@ typedef struct gp_features {
     double useful_gpu_s;   /* allocated GPU-s x good tokens / tokens; < 0 unknown */
     double peak_req_per_s; /* best 1-minute window */
     double headroom;       /* 1 - mean rate / best sustained rate; < 0 unknown */
+    double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* the SLOs requests were judged by; 0 = not
+                                                 set (in->slo, else the job's hello) */
 } gp_features;
 
 /* Fills *f. Returns 0, or -1 (out of memory) with err filled. */

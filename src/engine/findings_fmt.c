@@ -180,7 +180,7 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
                             double price_override, char *err, size_t errlen) {
     gp_job_input in;
     if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return NULL;
-    if (slo) in.slo = *slo;
+    gp_slo_override(&in.slo, slo);
     gp_features f;
     if (gp_features_compute(&in, &f, err, errlen) < 0) {
         gp_job_input_free(&in);

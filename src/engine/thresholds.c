@@ -93,6 +93,10 @@ static const gp_threshold table[GP_TH__COUNT] = {
      "Ideal step time: the median after dropping steps beyond 3 MADs (first steps, "
      "checkpoints).",
      "robust statistics (Hampel filter)"},
+    {GP_TH_SLO_ATTAINMENT, "slo_attainment", 0.9, "<",
+     "A service should meet its declared latency SLOs (TTFT, TPOT, end-to-end) for at least 90% "
+     "of requests; below that, the GPU-time spent on late requests is not useful work.",
+     "DistServe (OSDI 2024) and vLLM benchmark goodput: SLO attainment at a 90% target"},
 };
 
 const gp_threshold *gp_threshold_table(int *n) {

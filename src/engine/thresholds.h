@@ -34,6 +34,7 @@ typedef enum {
     GP_TH_HARVEST_GAP_S,         /* idle gap long enough to lend the GPU out */
     GP_TH_HARVEST_SHARE,         /* share of allocated time in such gaps */
     GP_TH_STEP_OUTLIER_MAD,      /* ideal step time: drop steps beyond this many MADs */
+    GP_TH_SLO_ATTAINMENT,        /* inference: share of requests meeting every SLO set */
     GP_TH__COUNT
 } gp_threshold_id;
 

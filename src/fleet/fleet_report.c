@@ -61,11 +61,14 @@ int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t 
     int np = windows ? 3 : 1;
     PQclear(PQexec(c, "SET jit = off"));
     PGresult *r = PQexecParams(c, sql, np, NULL, pv, NULL, NULL, 0);
-    char sql2[512];
-    snprintf(sql2, sizeof sql2,
-             "SELECT (SELECT count(*) FROM (SELECT host%s GROUP BY host) h),"
-             " (SELECT count(*) FROM (SELECT host, job_id%s GROUP BY host, job_id) j)",
-             where, where);
+    char sql2[1024];
+    /* Hosts (and, over windows, jobs) are distinct counts; over job rows a row is a job. */
+    char jobs_q[400] = "NULL";
+    if (windows)
+        snprintf(jobs_q, sizeof jobs_q,
+                 "(SELECT count(*) FROM (SELECT host, job_id%s GROUP BY host, job_id) j)", where);
+    snprintf(sql2, sizeof sql2, "SELECT (SELECT count(*) FROM (SELECT host%s GROUP BY host) h), %s",
+             where, jobs_q);
     PGresult *r2 = PQresultStatus(r) == PGRES_TUPLES_OK
                        ? PQexecParams(c, sql2, np, NULL, pv, NULL, NULL, 0)
                        : NULL;
@@ -78,11 +81,13 @@ int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t 
     }
     int rows = PQntuples(r);
     json_t *root = json_object(), *groups = json_array();
+    long long t_jobs = 0;
     double t_alloc = 0, t_prod = 0, t_known = 0, t_b[GP_B__COUNT] = {0};
     for (int i = 0; i < rows; i++) {
         json_t *x = json_object(), *bk = json_object();
         json_object_set_new(x, "key", json_string(PQgetvalue(r, i, 0)));
         json_object_set_new(x, "jobs", json_integer(atoll(PQgetvalue(r, i, 1))));
+        t_jobs += atoll(PQgetvalue(r, i, 1));
         double alloc = dval(r, i, 2), prod = dval(r, i, 3), known = dval(r, i, 4);
         if (alloc > 0) t_alloc += alloc;
         if (prod > 0) t_prod += prod;
@@ -99,7 +104,8 @@ int gp_fleet_report(const gp_fleet_report_opts *o, FILE *out, char *err, size_t 
         json_array_append_new(groups, x);
     }
     json_t *total = json_object(), *tb = json_object();
-    json_object_set_new(total, "jobs", json_integer(atoll(PQgetvalue(r2, 0, 1))));
+    json_object_set_new(total, "jobs",
+                        json_integer(windows ? atoll(PQgetvalue(r2, 0, 1)) : t_jobs));
     json_object_set_new(total, "hosts", json_integer(atoll(PQgetvalue(r2, 0, 0))));
     json_object_set_new(total, "allocated_gpu_s", json_real(t_alloc));
     json_object_set_new(total, "allocated_gpu_h", json_real(t_alloc / 3600));

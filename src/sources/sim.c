@@ -112,7 +112,7 @@ void sim_bucket_add(sim_job *j, int bucket, double sec) {
 }
 
 sim_seg *sim_push(sim_job *j, int64_t t0, int64_t t1, int bucket) {
-    if (j->seg_head > 4096 && j->seg_head * 2 > j->seg_n) {
+    if (j->seg_head > 64 && j->seg_head * 2 > j->seg_n) {
         memmove(j->segs, j->segs + j->seg_head, (j->seg_n - j->seg_head) * sizeof *j->segs);
         j->seg_n -= j->seg_head;
         j->seg_head = 0;
@@ -166,7 +166,7 @@ void sim_emit(gp_sim *s, sim_job *j, int64_t ts_rel, const char *fmt, ...) {
     int n = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     if (n < 0) return;
-    if (j->ev_head > 1024 && j->ev_head * 2 > j->ev_n) {
+    if (j->ev_head > 64 && j->ev_head * 2 > j->ev_n) {
         memmove(j->evs, j->evs + j->ev_head, (j->ev_n - j->ev_head) * sizeof *j->evs);
         j->ev_n -= j->ev_head;
         j->ev_head = 0;

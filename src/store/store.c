@@ -171,6 +171,16 @@ void gp_store_close(gp_store *s) {
     free(s);
 }
 
+void gp_store_tune_for_devices(gp_store *s, size_t n_devices) {
+    /* ~3 hot leaf pages per device (samples, proc_samples, an events share) of 4 KiB. */
+    size_t kib = n_devices * 12;
+    if (kib < 2048) kib = 2048;
+    if (kib > 262144) kib = 262144;
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size=-%zu", kib);
+    sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+}
+
 int gp_store_begin(gp_store *s) {
     if (s->in_tx) return 0;
     if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return -1;

@@ -29,6 +29,11 @@ void gp_store_close(gp_store *s);
 sqlite3 *gp_store_db(gp_store *s); /* for modules with queries of their own */
 const char *gp_store_path(const gp_store *s);
 
+/* Sizes SQLite's page cache for a node of n_devices: each device appends to its own
+ * region of the samples B-tree, so the hot leaf pages grow with the device count; a
+ * cache that holds them keeps inserts from re-reading pages (2 MiB minimum). */
+void gp_store_tune_for_devices(gp_store *s, size_t n_devices);
+
 int gp_store_begin(gp_store *s);
 int gp_store_commit(gp_store *s);
 

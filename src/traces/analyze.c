@@ -59,6 +59,12 @@ void gp_np_argsort(const double *v, size_t *tosort, size_t num) {
     for (size_t i = 0; i < num; i++)
         tosort[i] = i;
     if (num < 2) return;
+    /* strictly increasing (no ties, no NaN): the identity is the only sorted order, so it is
+     * numpy's too; traces are mostly in time order, and this skips the n log n pass */
+    size_t run = 1;
+    while (run < num && v[run - 1] < v[run])
+        run++;
+    if (run == num) return;
     size_t *pl = tosort, *pr = tosort + num - 1;
     size_t *stack[128], **sptr = stack;
     int depth[128], *psdepth = depth;
@@ -355,7 +361,12 @@ static int cmp_ts(const void *a, const void *b) {
 /* merges like HTA: sort by start; a new group starts when ts > max end seen before it */
 static size_t merge_ivls(ivl *v, size_t n) {
     if (!n) return 0;
-    qsort(v, n, sizeof *v, cmp_ts);
+    /* already in start order (usual for a trace) needs no sort; ties in start may come in
+     * any order, as the groups below do not depend on it */
+    size_t run = 1;
+    while (run < n && v[run - 1].ts <= v[run].ts)
+        run++;
+    if (run < n) qsort(v, n, sizeof *v, cmp_ts);
     size_t g = 0;
     double cummax = v[0].end;
     ivl cur = v[0];
@@ -392,6 +403,21 @@ static double intersect_len(const ivl *a, size_t na, const ivl *b, size_t nb) {
             j++;
     }
     return tot;
+}
+
+/* intersect_len of one window with merged intervals (sorted, disjoint): starts at the first
+ * interval ending after the window opens, found by bisection; the ones before add nothing,
+ * so the sum (and its rounding) is the same as intersect_len's. */
+static double window_len(ivl w, const ivl *b, size_t nb) {
+    size_t lo = 0, hi = nb;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b[mid].end <= w.ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return intersect_len(&w, 1, b + lo, nb - lo);
 }
 
 /* ---- statistics ---- */
@@ -483,7 +509,7 @@ static void kernel_breakdown(const gp_trace_rank *r, const int *kt_of, int kt,
         slot[i] = -1;
     for (size_t i = 0; i < r->gpu.n; i++) {
         const gp_trow *e = &r->gpu.v[i];
-        if (kt_of[e->name] != kt) continue;
+        if ((kt_of[e->name] & 15) != kt) continue;
         if (slot[e->name] < 0) {
             g = realloc(g, (ng + 1) * sizeof *g);
             if (!g) abort();
@@ -788,8 +814,8 @@ static void step_util(const gp_trace_rank *r, const ivl *all, size_t nall, const
             s->t0 = e->ts;
             s->t1 = e->ts + e->dur;
             ivl w = {s->t0, s->t1};
-            s->busy_us = intersect_len(&w, 1, all, nall);
-            s->compute_us = intersect_len(&w, 1, comp, ncomp);
+            s->busy_us = window_len(w, all, nall);
+            s->compute_us = window_len(w, comp, ncomp);
         }
     }
     if (res->n_steps) qsort(res->steps, res->n_steps, sizeof *res->steps, cmp_step);
@@ -805,8 +831,13 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
     res->overlap_pctg = res->overlap_ratio = NAN;
     int *kt_of = malloc((r->n_names ? r->n_names : 1) * sizeof *kt_of);
     if (!kt_of) abort();
-    for (uint32_t i = 0; i < r->n_names; i++)
+    for (uint32_t i = 0; i < r->n_names; i++) {
         kt_of[i] = gp_kernel_type(r->names[i]);
+        /* bit 4: a host<->device copy (looked up once per name, not per event) */
+        if (kt_of[i] == GP_KT_MEMORY &&
+            (strstr(r->names[i], "HtoD") || strstr(r->names[i], "DtoH")))
+            kt_of[i] |= 16;
+    }
     size_t n = r->gpu.n;
     res->n_gpu_events = n;
     ivl *all = malloc((n + 1) * sizeof *all), *cls[3];
@@ -820,11 +851,9 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
         const gp_trow *e = &r->gpu.v[i];
         ivl v = {e->ts, e->ts + e->dur};
         all[i] = v;
-        int kt = kt_of[e->name];
+        int kt = kt_of[e->name] & 15;
         if (kt < 3) cls[kt][ncls[kt]++] = v;
-        if (kt == GP_KT_MEMORY &&
-            (strstr(r->names[e->name], "HtoD") || strstr(r->names[e->name], "DtoH")))
-            res->h2d_d2h_us += e->dur;
+        if (kt_of[e->name] & 16) res->h2d_d2h_us += e->dur;
         if (kt == GP_KT_COMPUTATION) ksum += e->dur, kn++;
     }
     res->mean_kernel_us = kn ? ksum / (double)kn : NAN;

@@ -1,5 +1,9 @@
-/* kineto.c: streaming reader for Kineto (PyTorch profiler) Chrome-trace JSON, plain or
- * gzip (zlib's gzread reads both). yajl's event API drives a small state machine: only the
+/* kineto.c: what both Kineto readers share (name interning, the per-event keep/drop rules
+ * of gp_kineto_finish_event) and the reference reader built on yajl's event API.
+ * `goodput trace` uses the hand-written scanner in kineto_scan.c (gp_kineto_read), which is
+ * 3-4x faster; this yajl reader (gp_kineto_read_yajl) stays as the independent reference the
+ * tests compare the scanner with, row by row. It reads plain or gzip (zlib's gzread reads
+ * both). yajl's event API drives a small state machine: only the
  * fields HTA reads are kept (cat, name, ts, dur, args.stream, args.correlation, and
  * distributedInfo.rank), one compact row per GPU event or correlated CPU event, so memory
  * grows with the rows the analyses need and never with the JSON text. Numbers arrive as
@@ -14,6 +18,7 @@
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
+#include "traces/kineto_int.h"
 #include "traces/trace.h"
 
 #define MAX_DUR_US 604800000000.0 /* 7 days: longer is a corrupt CUPTI timestamp */
@@ -94,42 +99,7 @@ void gp_trace_rank_free(gp_trace_rank *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* ---- parser state ---- */
-enum {
-    K_NONE,
-    K_CAT,
-    K_NAME,
-    K_TS,
-    K_DUR,
-    K_ARGS,
-    K_STREAM,
-    K_CORR,
-    K_TRACEEVENTS,
-    K_DIST,
-    K_RANK
-};
-
-typedef struct {
-    gp_trace_rank *r;
-    int depth;      /* containers open */
-    int in_events;  /* depth of the traceEvents array, 0 when outside */
-    int in_dist;    /* depth of distributedInfo map */
-    int key;        /* meaning of the pending key at the current level */
-    int ev_depth;   /* depth of the current event map */
-    int args_depth; /* depth of its args map */
-    int rank_seen;
-    /* current event */
-    int has_cat, has_ts, has_dur, ts_is_float, cat_trace, cat_k, cat_known;
-    double ts, dur;
-    int64_t stream, corr;
-    char *name;
-    size_t name_len, name_cap;
-    int64_t idx;
-    char lastcat[64];
-    size_t lastcat_len;
-    int lastcat_known;
-} pstate;
-
+/* ---- what both readers share ---- */
 static const char *const known_cats[] = {"kernel",
                                          "gpu_memcpy",
                                          "gpu_memset",
@@ -164,27 +134,51 @@ static const char *const known_cats[] = {"kernel",
                                          "privateuse1_driver",
                                          NULL};
 
-static void ev_reset(pstate *p) {
-    p->has_cat = p->has_ts = p->has_dur = p->ts_is_float = p->cat_trace = p->cat_k = 0;
-    p->cat_known = 1;
-    p->stream = -1;
-    p->corr = -1;
-    p->name_len = 0;
+void gp_kineto_event_reset(gp_kev *e) {
+    e->has_cat = e->has_ts = e->has_dur = e->ts_is_float = e->cat_trace = e->cat_k = 0;
+    e->cat_known = 1;
+    e->stream = -1;
+    e->corr = -1;
+    e->name = NULL;
+    e->name_len = 0;
 }
 
-static int cb_start_map(void *ctx) {
-    pstate *p = ctx;
-    p->depth++;
-    if (p->in_events && p->depth == p->in_events + 1) {
-        p->ev_depth = p->depth;
-        ev_reset(p);
-    } else if (p->ev_depth && p->depth == p->ev_depth + 1 && p->key == K_ARGS) {
-        p->args_depth = p->depth;
-    } else if (p->depth == 2 && p->key == K_DIST) {
-        p->in_dist = p->depth;
+void gp_kineto_set_cat(gp_kev *e, gp_kcat_cache *cache, const char *c, size_t n) {
+    e->has_cat = 1;
+    e->cat_trace = (n == 5 && !memcmp(c, "Trace", 5));
+    e->cat_k = (n == 6 && (!memcmp(c, "kernel", 6) || !memcmp(c, "Kernel", 6) ||
+                           !memcmp(c, "Memset", 6) || !memcmp(c, "Memcpy", 6))) ||
+               (n == 10 && (!memcmp(c, "gpu_memset", 10) || !memcmp(c, "gpu_memcpy", 10))) ||
+               (n == 15 && !memcmp(c, "mtia_ccp_events", 15));
+    if (n == cache->len && n < sizeof cache->last && !memcmp(cache->last, c, n)) {
+        e->cat_known = cache->known;
+        return;
     }
-    p->key = K_NONE;
-    return 1;
+    e->cat_known = 0;
+    for (int i = 0; known_cats[i]; i++)
+        if (n && known_cats[i][0] == c[0] && !strncmp(known_cats[i], c, n) &&
+            known_cats[i][n] == 0) {
+            e->cat_known = 1;
+            break;
+        }
+    if (n < sizeof cache->last) {
+        memcpy(cache->last, c, n);
+        cache->len = n;
+        cache->known = e->cat_known;
+    }
+}
+
+/* An integral double that fits int64 (so the conversion is defined). */
+static int integral(double d) {
+    return isfinite(d) && d == floor(d) && fabs(d) < 9.2e18;
+}
+
+void gp_kineto_set_stream_num(gp_kev *e, double d) {
+    e->stream = (integral(d) && fabs(d) < 2e9) ? (int64_t)d : -1;
+}
+
+void gp_kineto_set_corr_num(gp_kev *e, double d) {
+    if (integral(d)) e->corr = (int64_t)d;
 }
 
 static int parse_int_text(const char *s, size_t n, int64_t *out) {
@@ -196,37 +190,45 @@ static int parse_int_text(const char *s, size_t n, int64_t *out) {
     errno = 0;
     double d = strtod(buf, &end);
     if (end == buf || *end || errno) return 0;
-    if (d != floor(d)) return 0;
+    if (!integral(d)) return 0;
     *out = (int64_t)d;
     return 1;
 }
 
-static void finish_event(pstate *p) {
-    gp_trace_rank *r = p->r;
+void gp_kineto_set_stream_text(gp_kev *e, const char *s, size_t n) {
+    int64_t v;
+    e->stream = parse_int_text(s, n, &v) ? v : -1; /* pandas to_numeric(errors=coerce) */
+}
+
+void gp_kineto_set_corr_text(gp_kev *e, const char *s, size_t n) {
+    int64_t v;
+    if (parse_int_text(s, n, &v)) e->corr = v;
+}
+
+void gp_kineto_finish_event(gp_trace_rank *r, const gp_kev *e, int64_t idx) {
     r->warn.events++;
-    int64_t idx = p->idx++;
-    if (!p->has_dur || !p->has_cat) return; /* metadata, flows, counters: HTA drops them */
-    if (p->cat_trace) return;
-    if (!p->has_ts) {
+    if (!e->has_dur || !e->has_cat) return; /* metadata, flows, counters: HTA drops them */
+    if (e->cat_trace) return;
+    if (!e->has_ts) {
         r->warn.missing_fields++;
         r->ts_float = 1; /* a missing ts makes HTA's column float */
         return;
     }
-    if (p->dur < 0 || p->dur > MAX_DUR_US || !isfinite(p->dur) || !isfinite(p->ts)) {
+    if (e->dur < 0 || e->dur > MAX_DUR_US || !isfinite(e->dur) || !isfinite(e->ts)) {
         r->warn.bad_duration++;
         return;
     }
-    if (!p->cat_known) r->warn.unknown_category++;
-    if (p->ts_is_float) r->ts_float = 1;
+    if (!e->cat_known) r->warn.unknown_category++;
+    if (e->ts_is_float) r->ts_float = 1;
     gp_trow row = {
-        .ts = p->ts, .dur = p->dur, .corr = p->corr, .idx = idx, .stream = (int32_t)p->stream};
-    const char *nm = p->name ? p->name : "";
-    size_t nl = p->name ? p->name_len : 0;
+        .ts = e->ts, .dur = e->dur, .corr = e->corr, .idx = idx, .stream = (int32_t)e->stream};
+    const char *nm = e->name ? e->name : "";
+    size_t nl = e->name ? e->name_len : 0;
     row.name = gp_trace_intern(r, nm, nl);
     int sync = (nl == 10 && !memcmp(nm, "Event Sync", 10)) ||
                (nl == 12 && !memcmp(nm, "Context Sync", 12));
-    if ((p->stream >= 0 && p->corr >= 0) || sync) row.flags |= GP_TR_GPU_SIDE;
-    if (p->cat_k) row.flags |= GP_TR_KCAT;
+    if ((e->stream >= 0 && e->corr >= 0) || sync) row.flags |= GP_TR_GPU_SIDE;
+    if (e->cat_k) row.flags |= GP_TR_KCAT;
     if ((nl == 16 && !memcmp(nm, "cudaLaunchKernel", 16)) ||
         (nl == 19 && !memcmp(nm, "cudaLaunchKernelExC", 19)))
         row.flags |= GP_TR_LAUNCH;
@@ -235,16 +237,62 @@ static void finish_event(pstate *p) {
         row.flags |= GP_TR_MEMLAUNCH;
     if (!(row.flags & GP_TR_GPU_SIDE)) r->n_cpu_side++;
     int is_step = nl > 13 && !memcmp(nm, "ProfilerStep#", 13) && nm[13] >= '0' && nm[13] <= '9';
-    if (p->stream != -1)
+    if (e->stream != -1)
         vec_push(&r->gpu, &row);
-    else if (p->corr != -1 || is_step || idx == 0)
+    else if (e->corr != -1 || is_step || idx == 0)
         vec_push(&r->cpu, &row);
+}
+
+/* ---- the yajl reference reader ---- */
+enum {
+    K_NONE,
+    K_CAT,
+    K_NAME,
+    K_TS,
+    K_DUR,
+    K_ARGS,
+    K_STREAM,
+    K_CORR,
+    K_TRACEEVENTS,
+    K_DIST,
+    K_RANK
+};
+
+typedef struct {
+    gp_trace_rank *r;
+    int depth;      /* containers open */
+    int in_events;  /* depth of the traceEvents array, 0 when outside */
+    int in_dist;    /* depth of distributedInfo map */
+    int key;        /* meaning of the pending key at the current level */
+    int ev_depth;   /* depth of the current event map */
+    int args_depth; /* depth of its args map */
+    int rank_seen;
+    gp_kev ev;
+    char *name;
+    size_t name_cap;
+    int64_t idx;
+    gp_kcat_cache cats;
+} pstate;
+
+static int cb_start_map(void *ctx) {
+    pstate *p = ctx;
+    p->depth++;
+    if (p->in_events && p->depth == p->in_events + 1) {
+        p->ev_depth = p->depth;
+        gp_kineto_event_reset(&p->ev);
+    } else if (p->ev_depth && p->depth == p->ev_depth + 1 && p->key == K_ARGS) {
+        p->args_depth = p->depth;
+    } else if (p->depth == 2 && p->key == K_DIST) {
+        p->in_dist = p->depth;
+    }
+    p->key = K_NONE;
+    return 1;
 }
 
 static int cb_end_map(void *ctx) {
     pstate *p = ctx;
     if (p->ev_depth && p->depth == p->ev_depth) {
-        finish_event(p);
+        gp_kineto_finish_event(p->r, &p->ev, p->idx++);
         p->ev_depth = 0;
     } else if (p->args_depth && p->depth == p->args_depth) {
         p->args_depth = 0;
@@ -320,22 +368,22 @@ static int cb_number(void *ctx, const char *s, size_t n) {
     int is_float = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n);
     switch (key) {
     case K_TS:
-        p->ts = d;
-        p->has_ts = 1;
-        p->ts_is_float = is_float;
+        p->ev.ts = d;
+        p->ev.has_ts = 1;
+        p->ev.ts_is_float = is_float;
         break;
     case K_DUR:
-        p->dur = d;
-        p->has_dur = 1;
+        p->ev.dur = d;
+        p->ev.has_dur = 1;
         break;
     case K_STREAM:
-        p->stream = (d == floor(d) && fabs(d) < 2e9) ? (int64_t)d : -1;
+        gp_kineto_set_stream_num(&p->ev, d);
         break;
     case K_CORR:
-        if (d == floor(d)) p->corr = (int64_t)d;
+        gp_kineto_set_corr_num(&p->ev, d);
         break;
     case K_RANK:
-        if (!p->rank_seen && d == floor(d)) {
+        if (!p->rank_seen && integral(d) && fabs(d) < 2e9) {
             p->r->rank = (int)d;
             p->rank_seen = 1;
         }
@@ -350,25 +398,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
     p->key = K_NONE;
     const char *c = (const char *)s;
     if (key == K_CAT) {
-        p->has_cat = 1;
-        p->cat_trace = (n == 5 && !memcmp(c, "Trace", 5));
-        p->cat_k = (n == 6 && (!memcmp(c, "kernel", 6) || !memcmp(c, "Kernel", 6) ||
-                               !memcmp(c, "Memset", 6) || !memcmp(c, "Memcpy", 6))) ||
-                   (n == 10 && (!memcmp(c, "gpu_memset", 10) || !memcmp(c, "gpu_memcpy", 10))) ||
-                   (n == 15 && !memcmp(c, "mtia_ccp_events", 15));
-        /* categories repeat: remember the last one looked up */
-        if (n == p->lastcat_len && n < sizeof p->lastcat && !memcmp(p->lastcat, c, n)) {
-            p->cat_known = p->lastcat_known;
-        } else {
-            p->cat_known = 0;
-            for (int i = 0; known_cats[i]; i++)
-                if (strlen(known_cats[i]) == n && !memcmp(known_cats[i], c, n)) p->cat_known = 1;
-            if (n < sizeof p->lastcat) {
-                memcpy(p->lastcat, c, n);
-                p->lastcat_len = n;
-                p->lastcat_known = p->cat_known;
-            }
-        }
+        gp_kineto_set_cat(&p->ev, &p->cats, c, n);
     } else if (key == K_NAME) {
         if (n + 1 > p->name_cap) {
             p->name_cap = n + 64;
@@ -377,13 +407,12 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
         }
         memcpy(p->name, c, n);
         p->name[n] = 0;
-        p->name_len = n;
+        p->ev.name = p->name;
+        p->ev.name_len = n;
     } else if (key == K_STREAM) {
-        int64_t v;
-        p->stream = parse_int_text(c, n, &v) ? v : -1; /* pandas to_numeric(errors=coerce) */
+        gp_kineto_set_stream_text(&p->ev, c, n);
     } else if (key == K_CORR) {
-        int64_t v;
-        if (parse_int_text(c, n, &v)) p->corr = v;
+        gp_kineto_set_corr_text(&p->ev, c, n);
     } else if (key == K_TS) {
         p->r->warn.missing_fields++;
     }
@@ -404,8 +433,8 @@ static const yajl_callbacks callbacks = {cb_null,    cb_bool,        NULL,      
                                          cb_number,  cb_string,      cb_start_map, cb_map_key,
                                          cb_end_map, cb_start_array, cb_end_array};
 
-int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
-                   void *progress_ctx, char *err, size_t errlen) {
+int gp_kineto_read_yajl(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
+                        void *progress_ctx, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     snprintf(out->path, sizeof out->path, "%s", path);
     snprintf(out->source, sizeof out->source, "kineto");

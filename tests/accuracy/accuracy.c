@@ -9,6 +9,7 @@
  *
  * Variation: GPU counts, efficiencies, step noise, run length (8 to 30 minutes), profiling
  * fields present or missing (for classes that do not need them), and co-located jobs. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,22 @@ enum {
     L_MEMORY_CAPACITY,
     L_HARVESTABLE,
     L_INTERFERENCE,
+    L_STRAGGLER,
     L__N
 };
 static const gp_finding_class lab_class[L__N] = {
     GP_FC_COMPUTE_BOUND, GP_FC_INPUT_BOUND,     GP_FC_CHECKPOINT_BOUND, GP_FC_COMMUNICATION_BOUND,
     GP_FC_HOST_BOUND,    GP_FC_NOT_READY,       GP_FC_IDLE_ALLOCATED,   GP_FC_MEMORY_BOUND,
     GP_FC_UNDER_BATCHED, GP_FC_MEMORY_CAPACITY, GP_FC_HARVESTABLE,      GP_FC_INTERFERENCE,
+    GP_FC_STRAGGLER,
 };
+
+/* What the generator knows about a straggler it planted (rank < 0: none). */
+typedef struct {
+    int rank;
+    int64_t from_ns, until_ns; /* relative to the simulation start; until = end of run */
+    int slo_missed;            /* the service declared SLOs it cannot meet */
+} strag_truth;
 
 typedef struct {
     uint64_t s;
@@ -99,7 +109,8 @@ static void set_checkpoint(gp_scenario_job *t, rng *r, double share) {
 }
 
 /* Builds scenario i; returns the label bitmask of target job "t". */
-static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_off) {
+static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_off,
+                         strag_truth *st) {
     rng r = {seed * 0x9E3779B97F4A7C15ull + (uint64_t)i * 7919 + 1};
     for (int k = 0; k < 5; k++)
         urand(&r);
@@ -108,7 +119,9 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
     sc->n_gpus = 8;
     int short_run = urand(&r) < 0.25;
     sc->duration_ns = (int64_t)((short_run ? uni(&r, 6, 10) : uni(&r, 15, 30)) * 60 * S);
-    int kind = i % 17; /* 12 single problems, 5 mixtures */
+    int kind = i % 19; /* 13 single problems, 6 mixtures */
+    st->rank = -1;
+    st->slo_missed = 0;
     unsigned lab = 0;
     int needs_profiling = 0;
     gp_scenario_job *t = NULL;
@@ -193,6 +206,11 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
         t->prompt_tokens = uni(&r, 200, 1500);
         lab = 1u << L_MEMORY_BOUND;
         needs_profiling = 1;
+        if (urand(&r) < 0.5) { /* a TPOT SLO under the time one decode step reads the
+                                  weights from HBM: no request can meet it */
+            t->slo_tpot_ns = 1000000;
+            st->slo_missed = 1;
+        }
         break;
     case 8: /* under-batched: light traffic, little memory */
     case 9: /* memory capacity: light traffic, memory full */
@@ -202,6 +220,10 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
         t->output_tokens = uni(&r, 100, 300);
         t->mem_frac = kind == 8 ? uni(&r, 0.15, 0.45) : uni(&r, 0.85, 0.95);
         lab = 1u << (kind == 8 ? L_UNDER_BATCHED : L_MEMORY_CAPACITY);
+        if (urand(&r) < 0.5) { /* a TTFT SLO under any prefill's compute time */
+            t->slo_ttft_ns = 1000000;
+            st->slo_missed = 1;
+        }
         break;
     case 10: /* harvestable: a service with long idle gaps */
         t = gp_scenario_add_job(sc, "t", GP_SJ_INFERENCE);
@@ -232,9 +254,32 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, int *profiling_o
         o->end_ns = (int64_t)(uni(&r, 0.7, 0.9) * dur_s * S);
         break;
     }
+    case 17: /* straggler: one rank of a data-parallel job computes slower */
+    case 18: /* + checkpoint */
+        t = gp_scenario_add_job(sc, "t", GP_SJ_TRAINING);
+        base_training(t, &r, iuni(&r, 4, 8));
+        t->per_rank_steps = 1;
+        t->straggler_rank = iuni(&r, 0, t->n_gpus - 1);
+        t->straggler_slowdown = uni(&r, 1.4, 1.8);
+        t->straggler_from_ns = (int64_t)(uni(&r, 0.1, 0.5) * dur_s * S);
+        if (urand(&r) < 0.5) /* it recovers before the end */
+            t->straggler_until_ns =
+                t->straggler_from_ns + (int64_t)(uni(&r, 0.3, 0.45) * dur_s * S);
+        st->rank = t->straggler_rank;
+        st->from_ns = t->straggler_from_ns;
+        st->until_ns = t->straggler_until_ns >= 0 ? t->straggler_until_ns : sc->duration_ns;
+        lab = 1u << L_STRAGGLER;
+        if (kind == 18) {
+            set_checkpoint(t, &r, uni(&r, 0.15, 0.35));
+            lab |= 1u << L_CHECKPOINT;
+        }
+        break;
     }
+    /* healthy ranks reporting per-rank steps: the straggler detector must stay silent */
+    t = &sc->jobs[0]; /* adding jobs may have moved it */
+    if (t->kind == GP_SJ_TRAINING && t->n_gpus >= 3 && urand(&r) < 0.3) t->per_rank_steps = 1;
     /* a bystander on other GPUs now and then: the engine must keep jobs apart */
-    if (urand(&r) < 0.3 && kind != 3 && kind != 14) {
+    if (urand(&r) < 0.3 && kind != 3 && kind != 14 && kind != 17 && kind != 18) {
         gp_scenario_job *b = gp_scenario_add_job(sc, "bystander", GP_SJ_TRAINING);
         gp_scenario_job_set_gpu_range(b, 6, 2);
     }
@@ -271,7 +316,8 @@ static void sink(void *ctx, const char *line, size_t len) {
 /* Runs the scenario, diagnoses job "t", returns the bitmask of predicted classes (by
  * label index) and the top finding's label index (or -1). */
 static int run_one(gp_scenario *sc, int partial, int64_t step, unsigned *pred, int *top,
-                   gp_sim_truth *truth, char *err, size_t errlen) {
+                   gp_sim_truth *truth, gp_finding *strag, int64_t *origin, int *slo_ev,
+                   char *err, size_t errlen) {
     gp_sim *sim;
     if (gp_sim_open(sc, 0, &sim, err, errlen) < 0) return -1;
     size_t nd = gp_sim_n_devices(sim);
@@ -309,6 +355,7 @@ static int run_one(gp_scenario *sc, int partial, int64_t step, unsigned *pred, i
     gp_sim_devices(sim, dev, 64, &ndev);
     (void)nd;
     gp_sim_job_truth(sim, "t", truth);
+    *origin = gp_sim_start_ns(sim);
     gp_sim_close(sim);
 
     /* what the agent would know about job "t": its events, its allocations, the samples
@@ -373,6 +420,13 @@ static int run_one(gp_scenario *sc, int partial, int64_t step, unsigned *pred, i
     }
     *pred = 0;
     *top = -1;
+    memset(strag, 0, sizeof *strag);
+    strag->cls = GP_FC__COUNT;
+    for (size_t i = 0; i < nf; i++)
+        if (fd[i].cls == GP_FC_STRAGGLER && strag->cls == GP_FC__COUNT) *strag = fd[i];
+    *slo_ev = 0; /* the top finding carries the SLO attainment */
+    for (int k = 0; nf > 0 && k < fd[0].n_evidence; k++)
+        if (!strcmp(fd[0].evidence[k].metric, "slo_attainment")) *slo_ev = 1;
     for (size_t i = 0; i < nf; i++)
         for (int l = 0; l < L__N; l++)
             if (fd[i].cls == lab_class[l]) {
@@ -428,11 +482,15 @@ int main(int argc, char **argv) {
     memset(conf, 0, sizeof conf);
     int relabelled = 0, extra = 0, mixtures = 0, mixtures_ok = 0, noprof = 0, partial_prof = 0,
         exact = 0;
+    int slo_runs = 0, slo_ok = 0, slo_false = 0;
+    int strag_runs = 0, strag_rank_ok = 0, strag_range_ok = 0;
+    double strag_err_s = 0;
     clock_t c0 = clock();
     for (int i = 0; i < runs; i++) {
         gp_scenario sc;
         int off = 0;
-        unsigned lab = generate(i, seed, &sc, &off);
+        strag_truth stt;
+        unsigned lab = generate(i, seed, &sc, &off, &stt);
         noprof += off == 1;
         partial_prof += off == 2;
         char err[256];
@@ -441,6 +499,7 @@ int main(int argc, char **argv) {
             gp_scenario_free(&sc);
             return 1;
         }
+        if (getenv("ACC_DUMP") && atoi(getenv("ACC_DUMP")) == i) gp_scenario_write(&sc, stderr);
         unsigned pred = 0;
         int top = -1;
         if (verbose || getenv("ACC_DEBUG"))
@@ -454,7 +513,11 @@ int main(int argc, char **argv) {
         if (verbose || getenv("ACC_DEBUG")) fprintf(stderr, "\n");
         int64_t step = (int64_t)(1 + (i * 7 % 5)) * S; /* 1..5 s sampling */
         gp_sim_truth truth;
-        if (run_one(&sc, off, step, &pred, &top, &truth, err, sizeof err) < 0) {
+        gp_finding sf;
+        int64_t origin = 0;
+        int slo_ev = 0;
+        if (run_one(&sc, off, step, &pred, &top, &truth, &sf, &origin, &slo_ev, err,
+                    sizeof err) < 0) {
             fprintf(stderr, "run %d: %s\n", i, err);
             gp_scenario_free(&sc);
             return 1;
@@ -467,6 +530,33 @@ int main(int argc, char **argv) {
             relabelled++;
         }
         if (pred & (1u << 31)) extra++;
+        /* SLO attainment needs a sample: the engine judges services with >= 20 requests */
+        if (truth.requests_done < 20) stt.slo_missed = 0;
+        slo_runs += stt.slo_missed;
+        slo_ok += stt.slo_missed && slo_ev;
+        slo_false += !stt.slo_missed && slo_ev;
+        if (verbose && stt.slo_missed != slo_ev)
+            fprintf(stderr, "  SLO evidence %s on the top finding\n", slo_ev ? "unexpected" : "missing");
+        /* a straggler found must be the planted rank, over the planted time range: the
+         * episode starts and ends within 60 s (a few rolling windows) of the truth */
+        if (stt.rank >= 0) {
+            strag_runs++;
+            char want[96];
+            snprintf(want, sizeof want, "t/rank-%d", stt.rank);
+            if (sf.cls == GP_FC_STRAGGLER && !strcmp(sf.scope_id, want)) {
+                strag_rank_ok++;
+                double e0 = (double)(sf.t0_ns - (origin + stt.from_ns)) / S;
+                double e1 = (double)(sf.t1_ns - (origin + stt.until_ns)) / S;
+                double e = fabs(e0) > fabs(e1) ? fabs(e0) : fabs(e1);
+                if (e > strag_err_s) strag_err_s = e;
+                strag_range_ok += e <= 60;
+                if (verbose && e > 60)
+                    fprintf(stderr, "  straggler range off by %.0f s (start %+.0f, end %+.0f)\n",
+                            e, e0, e1);
+            } else if (verbose)
+                fprintf(stderr, "  straggler: wanted %s, found %s\n", want,
+                        sf.cls == GP_FC_STRAGGLER ? sf.scope_id : "none");
+        }
         for (int l = 0; l < L__N; l++) {
             int t = !!(lab & (1u << l)), p = !!(pred & (1u << l));
             tp[l] += t && p;
@@ -523,6 +613,19 @@ int main(int argc, char **argv) {
            "mixtures with both problems found %d/%d; runs with findings outside the labels %d; "
            "relabelled from ground truth %d\n",
            mp, mr, nc, exact, runs, mixtures_ok, mixtures, extra, relabelled);
+    printf("straggler runs: right rank %d/%d, time range within 60 s %d/%d (worst %.1f s)\n",
+           strag_rank_ok, strag_runs, strag_range_ok, strag_runs, strag_err_s);
+    printf("services missing declared SLOs: SLO attainment on the top finding %d/%d; on "
+           "other runs %d\n",
+           slo_ok, slo_runs, slo_false);
+    if (min > 0 && (slo_ok < slo_runs || slo_false > 0)) {
+        printf("FAIL: SLO misses not reported\n");
+        return 1;
+    }
+    if (min > 0 && (strag_rank_ok < strag_runs || strag_range_ok * 10 < strag_runs * 9)) {
+        printf("FAIL: stragglers not located\n");
+        return 1;
+    }
     if (min > 0 && (mp < min || mr < min)) {
         printf("FAIL: below %.2f\n", min);
         return 1;

@@ -11,6 +11,8 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(v
     echo "skip: clang has no libFuzzer runtime (install libclang-rt-14-dev)"; exit 77
 fi
 rm -f /tmp/gp-fuzz-probe-$$
+# Called from `make test` or `make asan`: do not inherit their BUILD/CC/SAN overrides.
+unset MAKEFLAGS MFLAGS MAKELEVEL BUILD
 start=$SECONDS
 make --no-print-directory fuzz-build >/tmp/gp-fuzz-build-$$.log 2>&1 || {
     tail -30 /tmp/gp-fuzz-build-$$.log; rm -f /tmp/gp-fuzz-build-$$.log; echo "fuzz build failed"; exit 1; }

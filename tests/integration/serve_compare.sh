@@ -61,3 +61,29 @@ if "$GOODPUT" compare --db "$tmp/ab.db" run-a 2>/dev/null; then echo "one argume
 if "$GOODPUT" compare --db "$tmp/ab.db" run-a nope 2>"$tmp/err"; then echo "unknown job accepted"; exit 1; fi
 grep -q "job 'nope' is not in" "$tmp/err"
 echo "serve_compare: ok"
+
+# Two trace analyses (the JSON of `goodput trace --json`), made here with a known
+# difference: 40 profiled steps on 2 ranks, B's steps 0.8 x A's (with +-3% noise); the
+# slower rank sets each step's time.
+python3 - "$tmp" <<'PY'
+import json, random, sys
+d = sys.argv[1]
+rnd = random.Random(5)
+def doc(base_us):
+    ranks = []
+    for r in range(2):
+        steps = [{"name": f"ProfilerStep#{i}", "dur_us": base_us * rnd.uniform(0.97, 1.03)} for i in range(40)]
+        span = sum(s["dur_us"] for s in steps)
+        ranks.append({"rank": r, "steps": steps, "temporal": {"span_us": span, "idle_us": 0.3 * span}})
+    return {"ranks": ranks, "kernel_types": [], "findings": []}
+json.dump(doc(100000.0), open(f"{d}/trace_a.json", "w"))
+json.dump(doc(80000.0), open(f"{d}/trace_b.json", "w"))
+PY
+"$GOODPUT" compare "$tmp/trace_a.json" "$tmp/trace_b.json" --json >"$tmp/tr.json"
+python3 - "$tmp/tr.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["primary"]
+print("traces:", p)
+assert p["speedup_ci95_low"] <= 0.2 <= p["speedup_ci95_high"], p
+PY
+echo "serve_compare (traces): ok"

@@ -111,11 +111,30 @@ static void test_genai_bad_table_closed_once(void **st) {
     rmdir(dir);
 }
 
+/* fuzz_cluster: an openb row with a time of 2.8e155 s overflowed the series bin index
+ * (double to int64 conversion, undefined). Such a span is refused like any huge one. */
+static void test_cluster_series_absurd_time(void **st) {
+    (void)st;
+    gp_cl_series s;
+    memset(&s, 0, sizeof s);
+    s.bin_s = 3600;
+    assert_int_equal(gp_cl_series_add(&s, 0, 2.79167e155, 2.8e155, 1), -1);
+    assert_int_equal(gp_cl_series_add(&s, 0, -1e300, 10, 1), -1);
+    assert_int_equal(gp_cl_series_add(&s, 0, 0, 7200, 2), 0);
+    assert_near(s.alloc_gpu_s[0 - s.b0] + s.alloc_gpu_s[1 - s.b0], 2 * 7200.0, 1e-9);
+    free(s.alloc_gpu_s);
+    free(s.busy_gpu_s);
+    free(s.measured_gpu_s);
+    free(s.wait_gpu_s);
+    free(s.online_gpu_s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_smi_time_overflow),
         cmocka_unit_test(test_api_non_utf8_path),
         cmocka_unit_test(test_genai_bad_table_closed_once),
+        cmocka_unit_test(test_cluster_series_absurd_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,893 @@
+/* kineto_scan.c: the production Kineto reader, a hand-written streaming JSON scanner.
+ *
+ * Why hand-written: the design takes yajl's event API for streaming JSON "or a specialised
+ * scanner where a benchmark shows the library is the bottleneck". It did: with yajl the
+ * reader ran at about 100 MB/s of uncompressed trace JSON per core, and a profile put yajl's
+ * tokenizer (every key and value of every `args` blob turned into a callback) and strtod on
+ * top. This scanner walks traceEvents objects, decodes only the keys the analyses read
+ * (cat, name, ts, dur, args.stream, args.correlation, distributedInfo.rank), skips every
+ * other value with tight table-driven loops, and parses integers and the usual decimal
+ * timestamps exactly without strtod. bench/RESULTS.md ("## traces") has the numbers.
+ *
+ * Exactness: a decimal with at most 19 significant digits and no exponent is converted with
+ * integer arithmetic that rounds correctly (so the double is bit-identical to strtod's);
+ * anything else (exponents, longer mantissas) goes to strtod. What is kept, dropped and
+ * warned about is decided by gp_kineto_finish_event in kineto.c, shared with the yajl
+ * reference reader, and the tests compare both readers row by row.
+ *
+ * Validation: the whole document is checked as strict JSON as yajl checks it (grammar,
+ * escapes, control characters, UTF-8 byte structure, no trailing garbage), so a malformed
+ * trace is an error naming the 1-based byte offset of the offending byte in the uncompressed
+ * stream, never a silently partial read.
+ *
+ * Memory: one read buffer (CHUNK bytes) plus scratch for the longest key/name seen and a
+ * byte stack as deep as the deepest nesting of a skipped value: bounded, whatever the file
+ * size. Plain files are read with read(2); gzip files with zlib's gzread. Errors unwind with
+ * longjmp to gp_kineto_read, which frees the scratch and the partial rank. No threads. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "traces/kineto_int.h"
+#include "traces/trace.h"
+
+#define CHUNK (4u << 20) /* bytes per read: big reads keep syscall and gzread overhead low */
+
+typedef struct sbuf {
+    char *v;
+    size_t n, cap;
+} sbuf;
+
+typedef struct scan {
+    unsigned char *buf, *p, *end; /* *end is always 0: a sentinel every fast loop stops at */
+    size_t chunk;                 /* bytes per read */
+    uint64_t base;                /* stream offset of buf[0] */
+    int eof;
+    int fd;    /* plain file, or -1 */
+    gzFile gz; /* gzip file, or NULL */
+    int64_t raw_seen;
+    gp_trace_progress_fn progress;
+    void *progress_ctx;
+    const char *path;
+    char *err;
+    size_t errlen;
+    jmp_buf fail;
+    sbuf key, str, name, cat;
+    unsigned char *stack; /* open containers while skipping a value */
+    size_t depth, stack_cap;
+    gp_trace_rank *r;
+    gp_kev ev;
+    gp_kcat_cache cats;
+    int64_t idx;
+    int rank_seen;
+} scan;
+
+/* Byte classes. In strings: 0 plain, else '"', '\\', a control character (the sentinel 0 is
+ * one) or a byte >= 0x80 that starts a UTF-8 sequence. */
+static unsigned char str_class[256];
+static unsigned char is_ws[256];
+
+static void init_tables(void) {
+    /* idempotent and race-free: every thread writes the same values */
+    for (int c = 0; c < 256; c++) {
+        str_class[c] = (c < 0x20 || c == '"' || c == '\\' || c >= 0x80);
+        is_ws[c] = (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+    }
+}
+
+static uint64_t offset_of(const scan *s) {
+    return s->base + (uint64_t)(s->p - s->buf);
+}
+
+/* Fails at the current byte (1-based offset in the uncompressed stream). */
+static _Noreturn void fail(scan *s, const char *what) {
+    if (s->p == s->end && s->eof)
+        snprintf(s->err, s->errlen, "%s: invalid or truncated JSON at byte %llu: %s", s->path,
+                 (unsigned long long)offset_of(s), "unexpected end of input");
+    else
+        snprintf(s->err, s->errlen, "%s: invalid JSON at byte %llu: %s", s->path,
+                 (unsigned long long)(offset_of(s) + 1), what);
+    longjmp(s->fail, 1);
+}
+
+static void sb_put(sbuf *b, const void *src, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 256;
+        while (nc < b->n + n + 1)
+            nc *= 2;
+        b->v = realloc(b->v, nc);
+        if (!b->v) abort();
+        b->cap = nc;
+    }
+    memcpy(b->v + b->n, src, n);
+    b->n += n;
+    b->v[b->n] = 0;
+}
+
+/* Reads the next chunk once p has reached end. Returns 0 at the end of the input. */
+static int refill(scan *s) {
+    if (s->eof) return 0;
+    s->base += (uint64_t)(s->end - s->buf);
+    s->p = s->end = s->buf;
+    long n;
+    if (s->gz) {
+        n = gzread(s->gz, s->buf, (unsigned)s->chunk);
+        if (n < 0) {
+            int zerr;
+            const char *m = gzerror(s->gz, &zerr);
+            snprintf(s->err, s->errlen, "%s: gzip data corrupt near uncompressed byte %llu: %s",
+                     s->path, (unsigned long long)s->base, m);
+            longjmp(s->fail, 1);
+        }
+        if (n == 0) {
+            int zerr;
+            gzerror(s->gz, &zerr);
+            if (zerr != Z_OK) {
+                snprintf(s->err, s->errlen, "%s: gzip error near uncompressed byte %llu", s->path,
+                         (unsigned long long)s->base);
+                longjmp(s->fail, 1);
+            }
+        }
+        if (s->progress) {
+            int64_t now = (int64_t)gzoffset(s->gz);
+            if (now > s->raw_seen) s->progress(s->progress_ctx, (uint64_t)(now - s->raw_seen));
+            s->raw_seen = now;
+        }
+    } else {
+        do
+            n = read(s->fd, s->buf, s->chunk);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+            snprintf(s->err, s->errlen, "%s: read error near byte %llu: %s", s->path,
+                     (unsigned long long)s->base, strerror(errno));
+            longjmp(s->fail, 1);
+        }
+        if (s->progress && n > 0) s->progress(s->progress_ctx, (uint64_t)n);
+    }
+    s->end = s->buf + n;
+    *s->end = 0;
+    if (n == 0) s->eof = 1;
+    return n > 0;
+}
+
+/* The current byte, reading on as needed; -1 at the end of the input. */
+static inline int peek(scan *s) {
+    if (s->p == s->end && !refill(s)) return -1;
+    return *s->p;
+}
+
+/* The current byte; the input must go on. */
+static inline int need(scan *s) {
+    if (s->p == s->end && !refill(s)) fail(s, "unexpected end of input");
+    return *s->p;
+}
+
+/* Skips whitespace; returns the next byte (-1 at the end of the input). */
+static inline int ws_or_eof(scan *s) {
+    for (;;) {
+        unsigned char *q = s->p;
+        while (is_ws[*q])
+            q++;
+        s->p = q;
+        if (q != s->end) return *q;
+        if (!refill(s)) return -1;
+    }
+}
+
+static inline int ws(scan *s) {
+    int c = ws_or_eof(s);
+    if (c < 0) fail(s, "unexpected end of input");
+    return c;
+}
+
+static void expect(scan *s, int c, const char *what) {
+    if (ws(s) != c) fail(s, what);
+    s->p++;
+}
+
+static int hexval(int c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Four hex digits of a \u escape (p at the first). */
+static unsigned hex4(scan *s) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(need(s));
+        if (h < 0) fail(s, "invalid \\u escape in string");
+        v = v * 16 + (unsigned)h;
+        s->p++;
+    }
+    return v;
+}
+
+static size_t utf32_to_utf8(unsigned cp, char *o) {
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    if (cp < 0x200000) {
+        o[0] = (char)(0xF0 | (cp >> 18));
+        o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[3] = (char)(0x80 | (cp & 0x3F));
+        return 4;
+    }
+    o[0] = '?';
+    return 1;
+}
+
+/* One escape sequence (p just past the backslash), decoded as yajl decodes it. */
+static void scan_escape(scan *s, sbuf *out) {
+    int c = need(s);
+    char lit;
+    switch (c) {
+    case '"':
+        lit = '"';
+        break;
+    case '\\':
+        lit = '\\';
+        break;
+    case '/':
+        lit = '/';
+        break;
+    case 'b':
+        lit = '\b';
+        break;
+    case 'f':
+        lit = '\f';
+        break;
+    case 'n':
+        lit = '\n';
+        break;
+    case 'r':
+        lit = '\r';
+        break;
+    case 't':
+        lit = '\t';
+        break;
+    case 'u': {
+        s->p++;
+        unsigned cp = hex4(s);
+        if ((cp & 0xFC00) == 0xD800) {
+            /* a high surrogate: yajl joins it with a following \u escape (any), else "?" */
+            if (need(s) == '\\') {
+                s->p++;
+                if (need(s) != 'u') {
+                    if (out) sb_put(out, "?", 1);
+                    scan_escape(s, out);
+                    return;
+                }
+                s->p++;
+                unsigned lo = hex4(s);
+                cp = ((cp & 0x3F) << 10) | ((((cp >> 6) & 0xF) + 1) << 16) | (lo & 0x3FF);
+            } else {
+                if (out) sb_put(out, "?", 1);
+                return;
+            }
+        }
+        if (out) {
+            char u[4];
+            sb_put(out, u, utf32_to_utf8(cp, u));
+        }
+        return;
+    }
+    default:
+        fail(s, "invalid escape in string");
+    }
+    s->p++;
+    if (out) sb_put(out, &lit, 1);
+}
+
+/* A string's body (p just past the opening quote) up to and past the closing quote; its
+ * decoded text is appended to out unless out is NULL (then it is only validated). */
+static void scan_string(scan *s, sbuf *out) {
+    for (;;) {
+        unsigned char *q = s->p;
+        while (!str_class[*q])
+            q++;
+        if (out && q > s->p) sb_put(out, s->p, (size_t)(q - s->p));
+        s->p = q;
+        unsigned c = *q;
+        if (c == '"') {
+            s->p++;
+            return;
+        }
+        if (c == '\\') {
+            s->p++;
+            scan_escape(s, out);
+        } else if (c >= 0x80) {
+            /* the byte structure yajl checks: a lead byte and its continuation bytes */
+            int more = (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+            if (more < 0) fail(s, "invalid UTF-8 in string");
+            unsigned char seq[4] = {(unsigned char)c};
+            s->p++;
+            for (int i = 1; i <= more; i++) {
+                int d = need(s);
+                if ((d >> 6) != 0x2) fail(s, "invalid UTF-8 in string");
+                seq[i] = (unsigned char)d;
+                s->p++;
+            }
+            if (out) sb_put(out, seq, (size_t)more + 1);
+        } else if (q == s->end) {
+            if (!refill(s)) fail(s, "unexpected end of input");
+        } else {
+            fail(s, "control character in string");
+        }
+    }
+}
+
+/* ---- numbers ---- */
+
+#define NUM_MAX 64 /* the yajl reader ignored number texts this long or longer */
+
+typedef struct num {
+    char t[NUM_MAX];
+    size_t n;     /* length of the text (may exceed NUM_MAX - 1: then t is cut) */
+    int is_float; /* has '.', 'e' or 'E' */
+} num;
+
+static inline void num_put(num *x, int c) {
+    if (x->n < NUM_MAX - 1) x->t[x->n] = (char)c;
+    x->n++;
+}
+
+static inline int is_digit(int c) {
+    return c >= '0' && c <= '9';
+}
+
+/* A JSON number at p, validated and its text kept. */
+static void scan_number(scan *s, num *x) {
+    x->n = 0;
+    x->is_float = 0;
+    int c = need(s);
+    if (c == '-') {
+        num_put(x, c);
+        s->p++;
+        c = need(s);
+    }
+    if (c == '0') {
+        num_put(x, c);
+        s->p++;
+    } else if (c >= '1' && c <= '9') {
+        do {
+            num_put(x, c);
+            s->p++;
+        } while (is_digit(c = peek(s)));
+    } else {
+        fail(s, "invalid number");
+    }
+    c = peek(s);
+    if (c == '.') {
+        x->is_float = 1;
+        num_put(x, c);
+        s->p++;
+        if (!is_digit(c = need(s))) fail(s, "invalid number: digits expected after '.'");
+        do {
+            num_put(x, c);
+            s->p++;
+        } while (is_digit(c = peek(s)));
+    }
+    if (c == 'e' || c == 'E') {
+        x->is_float = 1;
+        num_put(x, c);
+        s->p++;
+        c = need(s);
+        if (c == '+' || c == '-') {
+            num_put(x, c);
+            s->p++;
+            c = need(s);
+        }
+        if (!is_digit(c)) fail(s, "invalid number: digits expected in exponent");
+        do {
+            num_put(x, c);
+            s->p++;
+        } while (is_digit(c = peek(s)));
+    }
+    x->t[x->n < NUM_MAX - 1 ? x->n : NUM_MAX - 1] = 0;
+}
+
+__extension__ typedef unsigned __int128 u128;
+
+static const double pow10_d[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* m / 10^k rounded to the nearest double, ties to even (m > 0, 1 <= k <= 19): the exact
+ * quotient of m * 2^sh by 10^k in 128-bit integers, its remainder as the sticky bit. */
+static double div_pow10(uint64_t m, int k) {
+    uint64_t d = 1;
+    for (int i = 0; i < k; i++)
+        d *= 10;
+    int sh = 127 - (64 - __builtin_clzll(m)); /* m << sh < 2^127 */
+    u128 n = (u128)m << sh;
+    u128 q = n / d;
+    int sticky = (n % d) != 0;
+    uint64_t hi = (uint64_t)(q >> 64);
+    int bits = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll((uint64_t)q);
+    int drop = bits - 53; /* q >= 2^62, so drop >= 10 */
+    u128 mant = q >> drop;
+    u128 rem = q & (((u128)1 << drop) - 1), half = (u128)1 << (drop - 1);
+    if (rem > half || (rem == half && (sticky || (mant & 1)))) mant++;
+    return ldexp((double)(uint64_t)mant, drop - sh);
+}
+
+/* The double strtod would give for the number text (correctly rounded, as glibc's is). */
+static double num_value(const num *x) {
+    const char *c = x->t;
+    int neg = *c == '-';
+    c += neg;
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    for (; is_digit(*c); c++, digits++)
+        m = m * 10 + (uint64_t)(*c - '0');
+    if (*c == '.')
+        for (c++; is_digit(*c); c++, digits++, frac++)
+            m = m * 10 + (uint64_t)(*c - '0');
+    if (*c || digits > 19) return strtod(x->t, NULL); /* exponent or a long mantissa */
+    double v;
+    if (frac == 0 || m == 0)
+        v = (double)m; /* integer to double rounds to nearest */
+    else if (m <= (1ull << 53))
+        v = (double)m / pow10_d[frac]; /* both exact: one correctly rounded division */
+    else
+        v = div_pow10(m, frac);
+    return neg ? -v : v;
+}
+
+/* ---- values ---- */
+
+static void skip_literal(scan *s, const char *lit) {
+    for (const char *l = lit; *l; l++) {
+        if (need(s) != *l) fail(s, "invalid literal");
+        s->p++;
+    }
+}
+
+static int scan_num(scan *s, double *val, int *is_float);
+
+static void skip_scalar(scan *s, int c) {
+    switch (c) {
+    case '"':
+        s->p++;
+        scan_string(s, NULL);
+        return;
+    case 't':
+        skip_literal(s, "true");
+        return;
+    case 'f':
+        skip_literal(s, "false");
+        return;
+    case 'n':
+        skip_literal(s, "null");
+        return;
+    default:
+        if (c == '-' || is_digit(c)) {
+            double d;
+            int f;
+            scan_num(s, &d, &f);
+            return;
+        }
+        fail(s, "expected a value");
+    }
+}
+
+static void push(scan *s, unsigned char c) {
+    if (s->depth == s->stack_cap) {
+        s->stack_cap = s->stack_cap ? s->stack_cap * 2 : 64;
+        s->stack = realloc(s->stack, s->stack_cap);
+        if (!s->stack) abort();
+    }
+    s->stack[s->depth++] = c;
+}
+
+/* Skips any value whose first byte is c (p at it), validating it; containers iteratively,
+ * so nesting depth costs heap bytes, not C stack. */
+static void skip_value(scan *s, int c) {
+    if (c != '{' && c != '[') {
+        skip_scalar(s, c);
+        return;
+    }
+    size_t base = s->depth;
+    push(s, (unsigned char)c);
+    s->p++;
+    c = ws(s);
+    if (c == (s->stack[s->depth - 1] == '{' ? '}' : ']')) goto close;
+    for (;;) {
+        /* a member: "key": value in an object, a value in an array */
+        if (s->stack[s->depth - 1] == '{') {
+            if (c != '"') fail(s, "expected a string key");
+            s->p++;
+            scan_string(s, NULL);
+            expect(s, ':', "expected ':' after a key");
+            c = ws(s);
+        }
+        if (c == '{' || c == '[') {
+            push(s, (unsigned char)c);
+            s->p++;
+            c = ws(s);
+            if (c == (s->stack[s->depth - 1] == '{' ? '}' : ']')) goto close;
+            continue;
+        }
+        skip_scalar(s, c);
+        for (;;) {
+            c = ws(s);
+            if (c == ',') {
+                s->p++;
+                c = ws(s);
+                break;
+            }
+            if (c != (s->stack[s->depth - 1] == '{' ? '}' : ']'))
+                fail(s,
+                     s->stack[s->depth - 1] == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
+        close:
+            s->p++;
+            if (--s->depth == base) return;
+        }
+    }
+}
+
+/* The keys any level reads, told apart right after the key is scanned (the key's bytes may
+ * be gone from the buffer by the time its value starts). */
+enum {
+    KEY_OTHER,
+    KEY_CAT,
+    KEY_NAME,
+    KEY_TS,
+    KEY_DUR,
+    KEY_ARGS,
+    KEY_STREAM,
+    KEY_CORR,
+    KEY_EVENTS,
+    KEY_DIST,
+    KEY_RANK
+};
+
+#define IS(lit) (n == sizeof(lit) - 1 && !memcmp(k, lit, sizeof(lit) - 1))
+static int key_id(const char *k, size_t n) {
+    switch (n) {
+    case 2:
+        return IS("ts") ? KEY_TS : KEY_OTHER;
+    case 3:
+        return IS("cat") ? KEY_CAT : IS("dur") ? KEY_DUR : KEY_OTHER;
+    case 4:
+        return IS("name") ? KEY_NAME : IS("args") ? KEY_ARGS : IS("rank") ? KEY_RANK : KEY_OTHER;
+    case 6:
+        return IS("stream") ? KEY_STREAM : KEY_OTHER;
+    case 11:
+        return IS("correlation") ? KEY_CORR : IS("traceEvents") ? KEY_EVENTS : KEY_OTHER;
+    case 15:
+        return IS("distributedInfo") ? KEY_DIST : KEY_OTHER;
+    default:
+        return KEY_OTHER;
+    }
+}
+#undef IS
+
+/* Calls member(s, key id, first byte of the value) for each member of the object at p,
+ * which must be '{'. */
+typedef void (*member_fn)(scan *s, int key, int c);
+
+/* A key (p just past its opening quote): read in place when it has no escapes and does not
+ * cross the end of the buffer, which is nearly always. */
+static int scan_key(scan *s) {
+    unsigned char *q = s->p;
+    while (!str_class[*q])
+        q++;
+    if (*q == '"') {
+        int id = key_id((const char *)s->p, (size_t)(q - s->p));
+        s->p = q + 1;
+        return id;
+    }
+    s->key.n = 0;
+    scan_string(s, &s->key);
+    return key_id(s->key.v ? s->key.v : "", s->key.n);
+}
+
+static void scan_object(scan *s, member_fn member) {
+    s->p++;
+    int c = ws(s);
+    if (c == '}') {
+        s->p++;
+        return;
+    }
+    for (;;) {
+        if (c != '"') fail(s, "expected a string key");
+        s->p++;
+        int key = scan_key(s);
+        expect(s, ':', "expected ':' after a key");
+        member(s, key, ws(s));
+        c = ws(s);
+        if (c == ',') {
+            s->p++;
+            c = ws(s);
+            continue;
+        }
+        if (c == '}') {
+            s->p++;
+            return;
+        }
+        fail(s, "expected ',' or '}'");
+    }
+}
+
+/* A number at p: its value and whether its text is a float. Returns 0 when the text is too
+ * long to keep (the reference reader ignored those). The usual case (no exponent, at most
+ * 19 digits, inside the buffer) is read in place in one pass; anything else takes the
+ * validating copy in scan_number. */
+static int scan_num(scan *s, double *val, int *is_float) {
+    const unsigned char *q = s->p;
+    int neg = *q == '-';
+    q += neg;
+    const unsigned char *d0 = q;
+    uint64_t m = 0;
+    while (is_digit(*q))
+        m = m * 10 + (uint64_t)(*q++ - '0');
+    size_t nint = (size_t)(q - d0), frac = 0;
+    int dot = *q == '.';
+    if (nint == 0 || (nint > 1 && *d0 == '0')) goto slow;
+    if (dot) {
+        const unsigned char *f0 = ++q;
+        while (is_digit(*q))
+            m = m * 10 + (uint64_t)(*q++ - '0');
+        frac = (size_t)(q - f0);
+        if (!frac) goto slow;
+    }
+    if (*q == 'e' || *q == 'E' || q == s->end || nint + frac > 19) goto slow;
+    s->p = (unsigned char *)q;
+    *is_float = dot;
+    double v;
+    if (frac == 0 || m == 0)
+        v = (double)m; /* integer to double rounds to nearest */
+    else if (m <= (1ull << 53))
+        v = (double)m / pow10_d[frac]; /* both exact: one correctly rounded division */
+    else
+        v = div_pow10(m, (int)frac);
+    *val = neg ? -v : v;
+    return 1;
+slow:;
+    num x;
+    scan_number(s, &x);
+    if (x.n >= NUM_MAX) return 0;
+    *val = num_value(&x);
+    *is_float = x.is_float;
+    return 1;
+}
+
+static void args_member(scan *s, int key, int c) {
+    if (key != KEY_STREAM && key != KEY_CORR) {
+        skip_value(s, c);
+        return;
+    }
+    if (c == '"') {
+        s->p++;
+        s->str.n = 0;
+        sb_put(&s->str, "", 0);
+        scan_string(s, &s->str);
+        if (key == KEY_STREAM)
+            gp_kineto_set_stream_text(&s->ev, s->str.v, s->str.n);
+        else
+            gp_kineto_set_corr_text(&s->ev, s->str.v, s->str.n);
+    } else if (c == '-' || is_digit(c)) {
+        double d;
+        int f;
+        if (!scan_num(s, &d, &f)) return;
+        if (key == KEY_STREAM)
+            gp_kineto_set_stream_num(&s->ev, d);
+        else
+            gp_kineto_set_corr_num(&s->ev, d);
+    } else {
+        skip_value(s, c);
+    }
+}
+
+static void event_member(scan *s, int key, int c) {
+    if (c == '"') {
+        if (key == KEY_NAME) {
+            s->p++;
+            s->name.n = 0;
+            sb_put(&s->name, "", 0);
+            scan_string(s, &s->name);
+            s->ev.name = s->name.v;
+            s->ev.name_len = s->name.n;
+            return;
+        }
+        if (key == KEY_CAT) {
+            s->p++;
+            s->cat.n = 0;
+            sb_put(&s->cat, "", 0);
+            scan_string(s, &s->cat);
+            gp_kineto_set_cat(&s->ev, &s->cats, s->cat.v, s->cat.n);
+            return;
+        }
+        if (key == KEY_TS) s->r->warn.missing_fields++; /* as the reference reader counts */
+        s->p++;
+        scan_string(s, NULL);
+        return;
+    }
+    if (c == '-' || is_digit(c)) {
+        double d;
+        int f;
+        if (!scan_num(s, &d, &f)) return;
+        if (key == KEY_TS) {
+            s->ev.ts = d;
+            s->ev.has_ts = 1;
+            s->ev.ts_is_float = f;
+        } else if (key == KEY_DUR) {
+            s->ev.dur = d;
+            s->ev.has_dur = 1;
+        }
+        return;
+    }
+    if (c == '{' && key == KEY_ARGS) {
+        scan_object(s, args_member);
+        return;
+    }
+    skip_value(s, c);
+}
+
+static void set_rank(scan *s, int c) {
+    if (c == '-' || is_digit(c)) {
+        double d;
+        int f;
+        if (scan_num(s, &d, &f) && !s->rank_seen && isfinite(d) && d == floor(d) && fabs(d) < 2e9) {
+            s->r->rank = (int)d;
+            s->rank_seen = 1;
+        }
+    } else {
+        skip_value(s, c);
+    }
+}
+
+static void dist_member(scan *s, int key, int c) {
+    if (key == KEY_RANK)
+        set_rank(s, c);
+    else
+        skip_value(s, c);
+}
+
+static void scan_events(scan *s) {
+    s->p++;
+    int c = ws(s);
+    if (c == ']') {
+        s->p++;
+        return;
+    }
+    for (;;) {
+        if (c == '{') {
+            gp_kineto_event_reset(&s->ev);
+            scan_object(s, event_member);
+            gp_kineto_finish_event(s->r, &s->ev, s->idx++);
+        } else {
+            skip_value(s, c);
+        }
+        c = ws(s);
+        if (c == ',') {
+            s->p++;
+            c = ws(s);
+            continue;
+        }
+        if (c == ']') {
+            s->p++;
+            return;
+        }
+        fail(s, "expected ',' or ']'");
+    }
+}
+
+static void top_member(scan *s, int key, int c) {
+    if (c == '[' && key == KEY_EVENTS)
+        scan_events(s);
+    else if (c == '{' && key == KEY_DIST)
+        scan_object(s, dist_member);
+    else if (key == KEY_RANK && !s->rank_seen)
+        set_rank(s, c);
+    else
+        skip_value(s, c);
+}
+
+static void scan_document(scan *s) {
+    int c = ws_or_eof(s);
+    if (c < 0) fail(s, "empty input");
+    if (c == '{')
+        scan_object(s, top_member);
+    else
+        skip_value(s, c);
+    if (ws_or_eof(s) >= 0) fail(s, "trailing garbage after the JSON value");
+}
+
+static void scan_free(scan *s) {
+    free(s->buf);
+    free(s->key.v);
+    free(s->str.v);
+    free(s->name.v);
+    free(s->cat.v);
+    free(s->stack);
+}
+
+int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
+                   void *progress_ctx, char *err, size_t errlen) {
+    return gp_kineto_read_chunked(path, out, progress, progress_ctx, CHUNK, err, errlen);
+}
+
+int gp_kineto_read_chunked(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
+                           void *progress_ctx, size_t chunk, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->path, sizeof out->path, "%s", path);
+    snprintf(out->source, sizeof out->source, "kineto");
+    init_tables();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    unsigned char magic[2] = {0, 0};
+    ssize_t mn = pread(fd, magic, 2, 0);
+    scan *s = calloc(1, sizeof *s);
+    if (!s) abort();
+    s->fd = -1;
+    if (mn == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+        s->gz = gzdopen(fd, "rb");
+        if (!s->gz) {
+            close(fd);
+            free(s);
+            snprintf(err, errlen, "%s: cannot open", path);
+            return -1;
+        }
+        gzbuffer(s->gz, 1u << 20);
+    } else {
+        s->fd = fd;
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
+    s->chunk = chunk ? chunk : CHUNK;
+    s->buf = malloc(s->chunk + 1);
+    if (!s->buf) abort();
+    s->p = s->end = s->buf;
+    *s->end = 0;
+    s->path = path;
+    s->err = err;
+    s->errlen = errlen;
+    s->progress = progress;
+    s->progress_ctx = progress_ctx;
+    s->r = out;
+    int rc = 0;
+    if (setjmp(s->fail) == 0)
+        scan_document(s);
+    else
+        rc = -1;
+    out->bytes = offset_of(s);
+    if (s->gz) {
+        int cz = gzclose(s->gz);
+        if (rc == 0 && cz != Z_OK) {
+            snprintf(err, errlen, "%s: truncated or corrupt gzip stream after %llu bytes", path,
+                     (unsigned long long)out->bytes);
+            rc = -1;
+        }
+    } else {
+        close(s->fd);
+    }
+    scan_free(s);
+    free(s);
+    if (rc) gp_trace_rank_free(out);
+    return rc;
+}
