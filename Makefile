@@ -89,7 +89,7 @@ check: format-check
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory asan
 
-FORMAT_FILES = $(shell find src include tests bench fuzz -name '*.[ch]' 2>/dev/null)
+FORMAT_FILES = $(shell find src include tests bench fuzz -name '*.[ch]' -not -path 'bench/out/*' 2>/dev/null)
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

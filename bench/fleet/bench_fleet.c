@@ -6,7 +6,12 @@
  * batch per node-minute. P worker processes share the nodes, one connection each.
  *
  * Usage: bench_fleet URL NODES GPUS MINUTES PROCS
- * Prints one JSON line: rows, wall seconds, rows/s, client CPU per node-minute. */
+ * Prints one JSON line: rows, wall seconds, rows/s, client CPU per node-minute.
+ *
+ *        bench_fleet --collect STORE
+ * The agent's other half: CPU of one ledger collect pass per simulated minute over a
+ * finished node store (an 8-GPU demo hour), replayed minute by minute with the spool
+ * pointed at an unreachable server (nothing is pushed). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +22,9 @@
 #include <unistd.h>
 
 #include "engine/goodput.h"
+#include "fleet/ledger.h"
 #include "fleet/ledger_pg.h"
+#include "engine/job_summary.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -108,7 +115,48 @@ static long run_worker(const char *url, int w, int procs, int nodes, int gpus, i
     return rows;
 }
 
+static double cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int collect_bench(const char *path) {
+    char err[512];
+    gp_store *s;
+    if (gp_store_open(path, 0, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    int64_t t0, t1;
+    if (gp_store_time_span(s, &t0, &t1) != 0) return 1;
+    gp_ledger_opts o = {.url = "postgresql:///x?host=/nonexistent", .host = "bench"};
+    gp_ledger *l;
+    if (gp_ledger_open(&o, s, &l, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    int minutes = 0;
+    double c0 = cpu_s();
+    for (int64_t now = t0 + 60000000000LL; now <= t1; now += 60000000000LL, minutes++)
+        if (gp_ledger_collect(l, now, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+    double c1 = cpu_s();
+    if (gp_ledger_drain(l, 1, err, sizeof err) == 0) return 1; /* nothing should connect */
+    double c2 = cpu_s();
+    const gp_ledger_stats *st = gp_ledger_get_stats(l);
+    printf("{\"collect_passes\": %d, \"rows_spooled\": %llu, \"collect_cpu_ms_per_node_minute\": %.3f, "
+           "\"final_exact_pass_cpu_ms\": %.1f}\n",
+           minutes, (unsigned long long)st->collected, (c1 - c0) * 1e3 / minutes, (c2 - c1) * 1e3);
+    gp_ledger_close(l);
+    gp_store_close(s);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "--collect")) return collect_bench(argv[2]);
     if (argc != 6) {
         fprintf(stderr, "usage: bench_fleet URL NODES GPUS MINUTES PROCS\n");
         return 2;

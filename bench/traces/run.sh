@@ -1,24 +1,68 @@
 #!/usr/bin/env bash
-# run.sh [--mb N]: goodput trace vs HTA on the same traces, on this machine.
-# HTA needs Debian's python3-pandas, numpy, plotly, networkx, ijson (installed here with apt,
-# only for the benchmark) and its source in a scratch folder outside the repo (/tmp/hta).
+# run.sh [--mb N] [--reps N] [--hta-synth]: goodput trace vs HTA on the same traces, on this
+# machine; prints markdown tables of medians (wall time, peak RSS, CPU time) for bench/RESULTS.md.
+#
+# HTA runs with Debian's python3-pandas, numpy, plotly, networkx, ijson (installed here with
+# apt, only for the benchmark) under /usr/bin/python3, from a scratch checkout outside this
+# repository: HTA_DIR (default /tmp/hta; e.g. `git clone
+# https://github.com/facebookresearch/HolisticTraceAnalysis /tmp/hta`, never committed). The
+# calls are those of ../shared/data/oracle/*/HOW.md (bench/traces/hta_calls.py).
+# The synthetic multi-rank trace comes from gen_synth.py (--mb 2048 for the 2 GB run); HTA is
+# run on it only with --hta-synth (it needs several GB of RAM per 100 MB of trace).
 set -eu
-MB=200; [ "${1:-}" = "--mb" ] && MB=$2
+MB=200 REPS=3 HTA_SYNTH=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mb) MB=$2; shift 2 ;;
+    --reps) REPS=$2; shift 2 ;;
+    --hta-synth) HTA_SYNTH=1; shift ;;
+    *) echo "usage: $0 [--mb N] [--reps N] [--hta-synth]" >&2; exit 2 ;;
+  esac
+done
 GOODPUT=${GOODPUT:-build/goodput}; DATA=${GOODPUT_DATA:-../shared/data}
-sudo apt-get install -y python3-pandas python3-numpy python3-plotly python3-networkx python3-ijson >/dev/null 2>&1 || echo "apt install failed: HTA column will be empty"
-[ -d /tmp/hta ] || git clone -q https://github.com/facebookresearch/HolisticTraceAnalysis /tmp/hta 2>/dev/null || echo "no HTA checkout"
+HTA_DIR=${HTA_DIR:-/tmp/hta}; PY=/usr/bin/python3; HERE=$(dirname "$0")
+SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+$SUDO apt-get install -y python3-pandas python3-numpy python3-plotly python3-networkx \
+  python3-ijson >/dev/null 2>&1 || echo "apt install failed: the HTA columns will be empty"
+hta_ok=1
+[ -d "$HTA_DIR/hta" ] || { echo "no HTA checkout in $HTA_DIR: HTA columns empty"; hta_ok=0; }
+$PY -c 'import pandas, numpy, plotly, networkx, ijson' 2>/dev/null || { echo "HTA's Python deps missing"; hta_ok=0; }
+
+# median of the numbers on stdin
+median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+# measure NAME CMD...: REPS runs under /usr/bin/time; sets W (wall s), R (peak RSS KiB), C (CPU s)
+measure() {
+  local name=$1; shift; local f=/tmp/gp-bench-$name.times; : > "$f"
+  for _ in $(seq "$REPS"); do
+    /usr/bin/time -f "%e %M %U %S" -o /tmp/gp-bench.time "$@" > /dev/null 2>/tmp/gp-bench.err \
+      || { echo "$name failed: $(tail -3 /tmp/gp-bench.err)" >&2; W=nan R=0 C=nan; return 1; }
+    tail -1 /tmp/gp-bench.time >> "$f"
+  done
+  W=$(awk '{print $1}' "$f" | median); R=$(awk '{print $2}' "$f" | median)
+  C=$(awk '{print $3 + $4}' "$f" | median)
+}
+
+echo "| set | JSON MB | goodput wall | goodput RSS | goodput CPU | HTA wall | HTA RSS | speed-up | RSS ratio |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for d in "$DATA"/kineto/*/; do
   s=$(basename "$d"); bytes=$(for f in "$d"*; do zcat -f "$f"; done | wc -c)
-  /usr/bin/time -f "%e %M" -o /tmp/gp.time "$GOODPUT" trace "$d" > /dev/null
-  read -r w rss < /tmp/gp.time
-  printf '%-24s %8.1f MB  goodput %6.2f s %7d KiB  %6.0f MB/s\n' "$s" "$(echo "$bytes/1e6" | bc -l)" "$w" "$rss" "$(echo "$bytes/1e6/($w+0.001)" | bc -l)"
-  if [ -d /tmp/hta ] && python3 -c 'import pandas' 2>/dev/null; then
-    /usr/bin/time -f "HTA %e s %M KiB" python3 -c "import sys; sys.path.insert(0,'/tmp/hta'); from hta.trace_analysis import TraceAnalysis as T; a=T(trace_dir='$d'); a.get_temporal_breakdown(visualize=False); a.get_idle_time_breakdown(ranks=a.t.get_ranks(), visualize=False); a.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True); a.get_comm_comp_overlap(visualize=False); a.get_cuda_kernel_launch_stats(ranks=a.t.get_ranks(), visualize=False)" > /dev/null 2>/tmp/hta.err || true
-    tail -1 /tmp/hta.err
-  fi
+  measure "gp-$s" "$GOODPUT" trace "$d" || continue
+  gw=$W gr=$R gc=$C hw=nan hr=0
+  if [ $hta_ok = 1 ] && measure "hta-$s" $PY "$HERE/hta_calls.py" "$HTA_DIR" "$d"; then hw=$W hr=$R; fi
+  awk -v s="$s" -v b="$bytes" -v gw="$gw" -v gr="$gr" -v gc="$gc" -v hw="$hw" -v hr="$hr" 'BEGIN {
+    printf "| %s | %.1f | %.2f s | %.1f MB | %.2f s | %s s | %.1f MB | %s | %s |\n", s, b/1e6, gw,
+      gr/1024, gc, hw, hr/1024, (hw == "nan") ? "-" : sprintf("%.0fx", hw/gw),
+      (hr == 0) ? "-" : sprintf("1/%.0f", hr/gr) }'
 done
-syn=/tmp/gp-synth-$MB; [ -d "$syn" ] || python3 bench/traces/gen_synth.py "$syn" --mb "$MB"
+
+syn=/tmp/gp-synth-$MB; [ -d "$syn" ] || $PY "$HERE/gen_synth.py" "$syn" --mb "$MB"
 bytes=$(cat "$syn"/*.json | wc -c)
-/usr/bin/time -f "%e %M %U" -o /tmp/gp.time "$GOODPUT" trace "$syn" > /dev/null
-read -r w rss user < /tmp/gp.time
-printf 'synthetic %d MB, %d ranks: %.2f s wall, %.2f s CPU, %d KiB peak RSS, %.0f MB/s per core\n' "$((bytes/1000000))" "$(ls "$syn" | wc -l)" "$w" "$user" "$rss" "$(echo "$bytes/1e6/$user" | bc -l)"
+measure "gp-synth-$MB" "$GOODPUT" trace "$syn"
+echo
+echo "synthetic $((bytes / 1000000)) MB, $(ls "$syn" | wc -l) ranks: goodput $W s wall, $C s CPU," \
+  "$((R / 1024)) MB peak RSS, $(awk -v b="$bytes" -v c="$C" 'BEGIN {printf "%.0f", b/1e6/c}') MB/s per core of CPU"
+if [ $HTA_SYNTH = 1 ] && [ $hta_ok = 1 ]; then
+  REPS=1 measure "hta-synth-$MB" $PY "$HERE/hta_calls.py" "$HTA_DIR" "$syn" &&
+    echo "synthetic $((bytes / 1000000)) MB: HTA $W s wall, $((R / 1024)) MB peak RSS"
+fi

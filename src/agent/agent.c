@@ -81,8 +81,8 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
     if (gp_store_open(o->db_path, 0, &a->store, err, errlen) != 0) goto fail;
     if (gp_source_open(o->source_spec, &so, &a->src, err, errlen) != 0) goto fail;
     a->own_clock = a->src.ops->now_ns != NULL;
-    gp_ingest_opts io = {.unix_path = o->socket_path, .udp_addr = o->udp_addr,
-                         .accept_old = a->own_clock};
+    gp_ingest_opts io = {
+        .unix_path = o->socket_path, .udp_addr = o->udp_addr, .accept_old = a->own_clock};
     if (gp_ingest_open(&io, &a->ingest, err, errlen) != 0) goto fail;
     a->devices = calloc(MAX_DEVICES, sizeof *a->devices);
     a->samples = calloc(MAX_DEVICES, sizeof *a->samples);
@@ -100,7 +100,8 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
     gp_store_tune_for_devices(a->store, a->n_devices);
     a->now_ns = a->own_clock ? a->src.ops->now_ns(a->src.state) : gp_wall_ns();
     gp_store_begin(a->store);
-    for (size_t i = 0; i < a->n_devices; i++) gp_store_put_device(a->store, &a->devices[i]);
+    for (size_t i = 0; i < a->n_devices; i++)
+        gp_store_put_device(a->store, &a->devices[i]);
     gp_store_commit(a->store);
     *out = a;
     return 0;
@@ -130,10 +131,18 @@ int gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wa
     return 0;
 }
 
-gp_store *gp_agent_store(gp_agent *a) { return a->store; }
-gp_ingest *gp_agent_ingest(gp_agent *a) { return a->ingest; }
-const gp_agent_stats *gp_agent_get_stats(const gp_agent *a) { return &a->stats; }
-int64_t gp_agent_now_ns(const gp_agent *a) { return a->now_ns; }
+gp_store *gp_agent_store(gp_agent *a) {
+    return a->store;
+}
+gp_ingest *gp_agent_ingest(gp_agent *a) {
+    return a->ingest;
+}
+const gp_agent_stats *gp_agent_get_stats(const gp_agent *a) {
+    return &a->stats;
+}
+int64_t gp_agent_now_ns(const gp_agent *a) {
+    return a->now_ns;
+}
 const gp_device *gp_agent_devices(const gp_agent *a, size_t *n) {
     *n = a->n_devices;
     return a->devices;
@@ -167,8 +176,10 @@ static int tick(gp_agent *a, char *err, size_t errlen) {
         n = 0;
     }
     for (size_t i = 0; i < n; i++) {
-        if (gp_store_put_sample(a->store, &a->samples[i]) != 0) a->stats.store_errors++;
-        else a->stats.samples++;
+        if (gp_store_put_sample(a->store, &a->samples[i]) != 0)
+            a->stats.store_errors++;
+        else
+            a->stats.samples++;
     }
     if (a->src.ops->list_processes) {
         size_t np = 0;

@@ -52,7 +52,8 @@ static void scrape_hook(gp_agent *a, void *vctx) {
     int rc = gp_scrape_poll(c->sc, gp_wall_ns(), &w, err, sizeof err);
     if (rc < 0) {
         if (strcmp(err, c->last_err) != 0)
-            fprintf(stderr, "goodput agent: scrape %s: %s (will retry)\n", gp_scraper_url(c->sc), err);
+            fprintf(stderr, "goodput agent: scrape %s: %s (will retry)\n", gp_scraper_url(c->sc),
+                    err);
         snprintf(c->last_err, sizeof c->last_err, "%s", err);
         return;
     }
@@ -68,42 +69,43 @@ static void scrape_hook(gp_agent *a, void *vctx) {
 static void usage(FILE *f) {
     size_t n;
     const gp_source_ops *const *all = gp_source_all(&n);
+    fprintf(f, "usage: goodput agent [--source SPEC] --db PATH [options]\n\n"
+               "Samples GPU telemetry every interval, receives workload events (steps, phases,\n"
+               "requests) on a unix socket, and stores both in a SQLite database. Stops cleanly\n"
+               "(everything flushed) on SIGINT/SIGTERM, at --duration, or when a replayed or\n"
+               "simulated source ends.\n\n"
+               "sources:\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "  %s\n", all[i]->usage);
     fprintf(f,
-            "usage: goodput agent [--source SPEC] --db PATH [options]\n\n"
-            "Samples GPU telemetry every interval, receives workload events (steps, phases,\n"
-            "requests) on a unix socket, and stores both in a SQLite database. Stops cleanly\n"
-            "(everything flushed) on SIGINT/SIGTERM, at --duration, or when a replayed or\n"
-            "simulated source ends.\n\n"
-            "sources:\n");
-    for (size_t i = 0; i < n; i++) fprintf(f, "  %s\n", all[i]->usage);
-    fprintf(f, "\noptions:\n"
-               "  --source SPEC      telemetry source (above); default nvml (the local driver)\n"
-               "  --db PATH          SQLite store (created if missing)\n"
-               "  --interval D       sampling interval (default 1s; units ms s m h)\n"
-               "  --duration D       stop after D of source time (default: run until stopped)\n"
-               "  --speed X          simulated/replayed sources: X source seconds per wall second;\n"
-               "                     0 = as fast as possible (default 1)\n"
-               "  --flush D          commit interval (default 2s); a crash loses at most this\n"
-               "  --retention D      delete raw samples/events older than D (default: keep)\n"
-               "  --socket PATH      event socket (default $XDG_RUNTIME_DIR/goodput.sock or\n"
-               "                     /tmp/goodput-$UID/goodput.sock)\n"
-               "  --no-socket        do not listen on a unix socket\n"
-               "  --udp ADDR:PORT    also receive events over UDP (loopback only)\n"
-               "  --ledger URL       also write the job ledger to PostgreSQL (postgresql://...);\n"
-               "                     spooled in the store while it is unreachable (docs/fleet.md)\n"
-               "  --host-name NAME   this node's name in the ledger (default: the host name)\n"
-               "  --scrape URL[,job=ID][,timeout=MS]\n"
-               "                     scrape an inference server's /metrics (vLLM, SGLang, TGI;\n"
-               "                     repeatable); rates and latency percentiles per window\n"
-               "  --scrape-every D   scrape interval (default 10s)\n"
-               "  --slurm            follow Slurm jobs (squeue/sacct): lifecycle, GPUs, exit state\n"
-               "  --slurm-node NAME  only map GPUs of jobs on this node (default: every node)\n"
-               "  --slurm-every D    poll interval (default 10s)\n"
-               "  --jobmap-dir DIR   dcgm-exporter HPC job-mapping directory (contrib/slurm/)\n"
-               "  --quiet            no summary line at exit\n"
-               "  --stats            print a JSON line of overhead statistics at exit (stdout)\n\n"
-               "example: goodput agent --source sim:examples/scenarios/demo.conf --db /tmp/gp.db \\\n"
-               "           --speed 0 --no-socket\n");
+            "\noptions:\n"
+            "  --source SPEC      telemetry source (above); default nvml (the local driver)\n"
+            "  --db PATH          SQLite store (created if missing)\n"
+            "  --interval D       sampling interval (default 1s; units ms s m h)\n"
+            "  --duration D       stop after D of source time (default: run until stopped)\n"
+            "  --speed X          simulated/replayed sources: X source seconds per wall second;\n"
+            "                     0 = as fast as possible (default 1)\n"
+            "  --flush D          commit interval (default 2s); a crash loses at most this\n"
+            "  --retention D      delete raw samples/events older than D (default: keep)\n"
+            "  --socket PATH      event socket (default $XDG_RUNTIME_DIR/goodput.sock or\n"
+            "                     /tmp/goodput-$UID/goodput.sock)\n"
+            "  --no-socket        do not listen on a unix socket\n"
+            "  --udp ADDR:PORT    also receive events over UDP (loopback only)\n"
+            "  --ledger URL       also write the job ledger to PostgreSQL (postgresql://...);\n"
+            "                     spooled in the store while it is unreachable (docs/fleet.md)\n"
+            "  --host-name NAME   this node's name in the ledger (default: the host name)\n"
+            "  --scrape URL[,job=ID][,timeout=MS]\n"
+            "                     scrape an inference server's /metrics (vLLM, SGLang, TGI;\n"
+            "                     repeatable); rates and latency percentiles per window\n"
+            "  --scrape-every D   scrape interval (default 10s)\n"
+            "  --slurm            follow Slurm jobs (squeue/sacct): lifecycle, GPUs, exit state\n"
+            "  --slurm-node NAME  only map GPUs of jobs on this node (default: every node)\n"
+            "  --slurm-every D    poll interval (default 10s)\n"
+            "  --jobmap-dir DIR   dcgm-exporter HPC job-mapping directory (contrib/slurm/)\n"
+            "  --quiet            no summary line at exit\n"
+            "  --stats            print a JSON line of overhead statistics at exit (stdout)\n\n"
+            "example: goodput agent --source sim:examples/scenarios/demo.conf --db /tmp/gp.db \\\n"
+            "           --speed 0 --no-socket\n");
 }
 
 /* Event lines dropped (dropped = 1) or rejected (0) over every transport. */
@@ -131,57 +133,96 @@ int gp_cmd_agent(int argc, char **argv) {
     int n_scrape = 0;
     gp_ledger_opts lo = {0}; /* --ledger, --host-name: the fleet ledger (docs/fleet.md) */
     gp_serve_opts so = {0};
-    static const struct option opts[] = {
-        {"source", required_argument, 0, 's'},   {"db", required_argument, 0, 'd'},
-        {"interval", required_argument, 0, 'i'}, {"duration", required_argument, 0, 'D'},
-        {"speed", required_argument, 0, 'x'},    {"flush", required_argument, 0, 'f'},
-        {"retention", required_argument, 0, 'r'}, {"socket", required_argument, 0, 'S'},
-        {"no-socket", no_argument, 0, 'N'},      {"udp", required_argument, 0, 'u'},
-        {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        {"listen", required_argument, 0, 'L'},   {"token-file", required_argument, 0, 'K'},
-        {"insecure", no_argument, 0, 'I'},
-        {"stats", no_argument, 0, 'T'},
-        {"ledger", required_argument, 0, 'l'}, {"host-name", required_argument, 0, 'H'},
-        {"scrape", required_argument, 0, 'P'},   {"scrape-every", required_argument, 0, 'Q'},
-        {"slurm", no_argument, 0, 'U'},          {"slurm-node", required_argument, 0, 'n'},
-        {"slurm-every", required_argument, 0, 'E'}, {"jobmap-dir", required_argument, 0, 'J'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"source", required_argument, 0, 's'},
+                                         {"db", required_argument, 0, 'd'},
+                                         {"interval", required_argument, 0, 'i'},
+                                         {"duration", required_argument, 0, 'D'},
+                                         {"speed", required_argument, 0, 'x'},
+                                         {"flush", required_argument, 0, 'f'},
+                                         {"retention", required_argument, 0, 'r'},
+                                         {"socket", required_argument, 0, 'S'},
+                                         {"no-socket", no_argument, 0, 'N'},
+                                         {"udp", required_argument, 0, 'u'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"listen", required_argument, 0, 'L'},
+                                         {"token-file", required_argument, 0, 'K'},
+                                         {"insecure", no_argument, 0, 'I'},
+                                         {"stats", no_argument, 0, 'T'},
+                                         {"ledger", required_argument, 0, 'l'},
+                                         {"host-name", required_argument, 0, 'H'},
+                                         {"scrape", required_argument, 0, 'P'},
+                                         {"scrape-every", required_argument, 0, 'Q'},
+                                         {"slurm", no_argument, 0, 'U'},
+                                         {"slurm-node", required_argument, 0, 'n'},
+                                         {"slurm-every", required_argument, 0, 'E'},
+                                         {"jobmap-dir", required_argument, 0, 'J'},
+                                         {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         char *end;
         switch (c) {
-        case 's': o.source_spec = optarg; break;
-        case 'd': o.db_path = optarg; break;
+        case 's':
+            o.source_spec = optarg;
+            break;
+        case 'd':
+            o.db_path = optarg;
+            break;
         case 'i':
-            if (gp_parse_duration_ns(optarg, &o.interval_ns) < 0 || o.interval_ns <= 0) return bad_duration("--interval", optarg);
+            if (gp_parse_duration_ns(optarg, &o.interval_ns) < 0 || o.interval_ns <= 0)
+                return bad_duration("--interval", optarg);
             break;
         case 'D':
-            if (gp_parse_duration_ns(optarg, &o.duration_ns) < 0 || o.duration_ns <= 0) return bad_duration("--duration", optarg);
+            if (gp_parse_duration_ns(optarg, &o.duration_ns) < 0 || o.duration_ns <= 0)
+                return bad_duration("--duration", optarg);
             break;
         case 'f':
-            if (gp_parse_duration_ns(optarg, &o.flush_ns) < 0 || o.flush_ns <= 0) return bad_duration("--flush", optarg);
+            if (gp_parse_duration_ns(optarg, &o.flush_ns) < 0 || o.flush_ns <= 0)
+                return bad_duration("--flush", optarg);
             break;
         case 'r':
-            if (gp_parse_duration_ns(optarg, &o.retention_ns) < 0 || o.retention_ns <= 0) return bad_duration("--retention", optarg);
+            if (gp_parse_duration_ns(optarg, &o.retention_ns) < 0 || o.retention_ns <= 0)
+                return bad_duration("--retention", optarg);
             break;
         case 'x':
             o.speed = strtod(optarg, &end);
             if (*end || o.speed < 0 || o.speed > 1e6) {
-                fprintf(stderr, "goodput agent: --speed '%s': expected a number >= 0 (0 = as fast as possible)\n", optarg);
+                fprintf(stderr,
+                        "goodput agent: --speed '%s': expected a number >= 0 (0 = as fast as "
+                        "possible)\n",
+                        optarg);
                 return GP_EXIT_USAGE;
             }
             break;
-        case 'S': o.socket_path = optarg; break;
-        case 'N': o.socket_path = NULL; break;
-        case 'u': o.udp_addr = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'L': so.listen = optarg; break;
-        case 'K': so.token_file = optarg; break;
-        case 'I': so.insecure = 1; break;
-        case 'T': stats = 1; break;
-        case 'U': slurm = 1; break;
+        case 'S':
+            o.socket_path = optarg;
+            break;
+        case 'N':
+            o.socket_path = NULL;
+            break;
+        case 'u':
+            o.udp_addr = optarg;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'L':
+            so.listen = optarg;
+            break;
+        case 'K':
+            so.token_file = optarg;
+            break;
+        case 'I':
+            so.insecure = 1;
+            break;
+        case 'T':
+            stats = 1;
+            break;
+        case 'U':
+            slurm = 1;
+            break;
         case 'P':
             if (n_scrape == MAX_SCRAPERS) {
                 fprintf(stderr, "goodput agent: --scrape: at most %d servers\n", MAX_SCRAPERS);
@@ -193,17 +234,28 @@ int gp_cmd_agent(int argc, char **argv) {
             if (gp_parse_duration_ns(optarg, &scrape_every_ns) < 0 || scrape_every_ns <= 0)
                 return bad_duration("--scrape-every", optarg);
             break;
-        case 'n': slo.node = optarg; break;
-        case 'J': slo.jobmap_dir = optarg; break;
+        case 'n':
+            slo.node = optarg;
+            break;
+        case 'J':
+            slo.jobmap_dir = optarg;
+            break;
         case 'E':
             if (gp_parse_duration_ns(optarg, &slurm_every_ns) < 0 || slurm_every_ns <= 0)
                 return bad_duration("--slurm-every", optarg);
             break;
-        case 'l': lo.url = optarg; break;
-        case 'H': lo.host = optarg; break;
-        case 'h': usage(stdout); return GP_EXIT_OK;
+        case 'l':
+            lo.url = optarg;
+            break;
+        case 'H':
+            lo.host = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return GP_EXIT_OK;
         default:
-            fprintf(stderr, "goodput agent: unknown or incomplete option '%s' (see goodput agent --help)\n",
+            fprintf(stderr,
+                    "goodput agent: unknown or incomplete option '%s' (see goodput agent --help)\n",
                     argv[optind - 1]);
             return GP_EXIT_USAGE;
         }
@@ -222,8 +274,10 @@ int gp_cmd_agent(int argc, char **argv) {
     gp_agent *a;
     if (gp_agent_open(&o, &a, err, sizeof err) != 0) {
         if (default_source)
-            fprintf(stderr, "goodput agent: no --source given and NVML is not usable here (%s); "
-                            "try --source sim:examples/scenarios/demo.conf\n", err);
+            fprintf(stderr,
+                    "goodput agent: no --source given and NVML is not usable here (%s); "
+                    "try --source sim:examples/scenarios/demo.conf\n",
+                    err);
         else
             fprintf(stderr, "goodput agent: %s\n", err);
         return GP_EXIT_INPUT;
@@ -244,14 +298,17 @@ int gp_cmd_agent(int argc, char **argv) {
             return GP_EXIT_USAGE;
         }
         gp_serve_attach(srv, a);
-        if (!quiet) fprintf(stderr, "goodput agent: dashboard and API on %s (metrics at %smetrics)\n", gp_serve_url(srv), gp_serve_url(srv));
+        if (!quiet)
+            fprintf(stderr, "goodput agent: dashboard and API on %s (metrics at %smetrics)\n",
+                    gp_serve_url(srv), gp_serve_url(srv));
     }
     scrape_ctx scr[MAX_SCRAPERS];
     memset(scr, 0, sizeof scr);
     for (int i = 0; i < n_scrape; i++) {
         if (gp_scraper_new(scrape_specs[i], &scr[i].sc, err, sizeof err) != 0) {
             fprintf(stderr, "goodput agent: --scrape '%s': %s\n", scrape_specs[i], err);
-            for (int k = 0; k < i; k++) gp_scraper_free(scr[k].sc);
+            for (int k = 0; k < i; k++)
+                gp_scraper_free(scr[k].sc);
             gp_agent_close(a);
             return GP_EXIT_USAGE;
         }
@@ -281,14 +338,15 @@ int gp_cmd_agent(int argc, char **argv) {
     }
     int rc = gp_agent_run(a, &stop_flag, err, sizeof err);
     if (ledger && gp_ledger_drain(ledger, 60000000000LL, err, sizeof err) != 0)
-        fprintf(stderr, "goodput agent: ledger not caught up at exit (%s); the rows stay spooled in %s\n", err, o.db_path);
+        fprintf(stderr,
+                "goodput agent: ledger not caught up at exit (%s); the rows stay spooled in %s\n",
+                err, o.db_path);
     gp_ledger_close(ledger);
     gp_serve_detach(srv);
     gp_serve_stop(srv);
     const gp_agent_stats *st = gp_agent_get_stats(a);
     if (!quiet)
-        fprintf(stderr,
-                "goodput agent: %llu samples, %llu events stored in %s (%llu flushes)%s\n",
+        fprintf(stderr, "goodput agent: %llu samples, %llu events stored in %s (%llu flushes)%s\n",
                 (unsigned long long)st->samples, (unsigned long long)st->events, o.db_path,
                 (unsigned long long)st->flushes, stop_flag ? "; stopped by signal" : "");
     if (stats) {
@@ -304,7 +362,8 @@ int gp_cmd_agent(int argc, char **argv) {
                ru.ru_maxrss, (unsigned long long)st->ticks_late, (double)st->tick_late_max_ns / 1e6,
                (unsigned long long)ingest_total(a, 1), (unsigned long long)ingest_total(a, 0));
     }
-    for (int i = 0; i < n_scrape; i++) gp_scraper_free(scr[i].sc);
+    for (int i = 0; i < n_scrape; i++)
+        gp_scraper_free(scr[i].sc);
     if (sc.sl) {
         /* One last poll so jobs that ended during the run get their end and exit state. */
         slurm_hook(a, &sc);

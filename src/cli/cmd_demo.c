@@ -42,7 +42,8 @@ static void live_table(gp_agent *a, void *vctx) {
     }
     /* On a terminal the table redraws in place; in a log, one progress line per ten
      * refreshes and the table once at the end. */
-    if (c->tty) printf("\033[H\033[2J");
+    if (c->tty)
+        printf("\033[H\033[2J");
     else if (!c->final) {
         if (c->frames++ % 10 == 0)
             printf("goodput demo: %.1f simulated minutes...\n", (now - c->t0_ns) / 60e9);
@@ -61,7 +62,8 @@ static void live_table(gp_agent *a, void *vctx) {
         if (gp_job_summary_compute(s, jobs[i].id, &o, &js, err, sizeof err) != 0) continue;
         int top = -1;
         for (int b = 1; b < GP_B__COUNT; b++)
-            if (js.gp.bucket_gpu_s[b] > 0 && (top < 0 || js.gp.bucket_gpu_s[b] > js.gp.bucket_gpu_s[top]))
+            if (js.gp.bucket_gpu_s[b] > 0 &&
+                (top < 0 || js.gp.bucket_gpu_s[b] > js.gp.bucket_gpu_s[top]))
                 top = b;
         char util[16] = "-", gp[16] = "-", bad[48] = "-";
         if (js.mean_gpu_util >= 0) snprintf(util, sizeof util, "%.0f%%", js.mean_gpu_util * 100);
@@ -90,21 +92,25 @@ int gp_cmd_demo(int argc, char **argv) {
     const char *scenario = NULL, *db = NULL;
     double speed = 60;
     int live = 1;
-    static const struct option opts[] = {{"scenario", required_argument, 0, 's'},
-                                         {"speed", required_argument, 0, 'x'},
-                                         {"db", required_argument, 0, 'd'},
-                                         {"no-live", no_argument, 0, 'n'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"scenario", required_argument, 0, 's'}, {"speed", required_argument, 0, 'x'},
+        {"db", required_argument, 0, 'd'},       {"no-live", no_argument, 0, 'n'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         char *end;
         switch (c) {
-        case 's': scenario = optarg; break;
-        case 'd': db = optarg; break;
-        case 'n': live = 0; break;
+        case 's':
+            scenario = optarg;
+            break;
+        case 'd':
+            db = optarg;
+            break;
+        case 'n':
+            live = 0;
+            break;
         case 'x':
             speed = strtod(optarg, &end);
             if (*end || speed < 0) {
@@ -112,9 +118,12 @@ int gp_cmd_demo(int argc, char **argv) {
                 return GP_EXIT_USAGE;
             }
             break;
-        case 'h': usage(stdout); return GP_EXIT_OK;
+        case 'h':
+            usage(stdout);
+            return GP_EXIT_OK;
         default:
-            fprintf(stderr, "goodput demo: unknown option '%s' (see goodput demo --help)\n", argv[optind - 1]);
+            fprintf(stderr, "goodput demo: unknown option '%s' (see goodput demo --help)\n",
+                    argv[optind - 1]);
             return GP_EXIT_USAGE;
         }
     }

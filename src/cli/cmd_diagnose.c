@@ -5,19 +5,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
 #include "engine/classify.h"
 #include "engine/findings_fmt.h"
+#include "engine/windows.h"
 #include "fleet/fleet_report.h"
+#include "sources/scenario.h"
 #include "store/store.h"
 
 static void usage(FILE *f) {
     fprintf(
         f, "usage: goodput diagnose --db PATH [--job ID] [--json] [--top N | --all]\n"
            "                        [--price USD_PER_GPU_H] [--slo-ttft S] [--slo-tpot S]\n"
-           "                        [--slo-e2e S] [--no-write]\n\n"
+           "                        [--slo-e2e S] [--no-write] [--window DUR [--windows]]\n\n"
            "What holds each job back, ranked by wasted cost: every finding names its class,\n"
            "scope, time range, wasted GPU-hours and dollars, the evidence (metric = value vs\n"
            "threshold, and its source), a confidence and a concrete fix. Thresholds and their\n"
@@ -30,7 +33,102 @@ static void usage(FILE *f) {
            "                 $GOODPUT_PRICE_PER_GPU_HOUR)\n"
            "  --slo-ttft S, --slo-tpot S, --slo-e2e S   inference SLOs in seconds\n"
            "  --no-write     do not store the findings (open the store read-only)\n"
+           "  --window DUR   diagnose only the last DUR (e.g. 5m, 1h) of each job's data,\n"
+           "                 with its median step time against the whole job's ideal\n"
+           "  --windows      diagnose every window of DUR (default 5m) from each job's start:\n"
+           "                 findings and step-time deviation over time (not stored)\n"
            "  --ledger URL   fleet findings by class from the PostgreSQL ledger (docs/fleet.md)\n");
+}
+
+static void iso(int64_t ns, char *buf, size_t cap) {
+    time_t t = (time_t)(ns / 1000000000LL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, cap, "%Y-%m-%d %H:%M:%SZ", &tm);
+}
+
+/* --window / --windows: each job's last window, or all of them, diagnosed on their own. */
+static int diagnose_windows(gp_store *s, const char *db, const char *job, const gp_diag_opts *o,
+                            int64_t window_ns, int last_only, int json, size_t top) {
+    char err[512];
+    gp_job *jobs = NULL;
+    size_t nj = 0;
+    if (!job && gp_store_list_jobs(s, &jobs, &nj) < 0) {
+        fprintf(stderr, "goodput diagnose: cannot list jobs: %s\n", gp_store_errmsg(s));
+        return GP_EXIT_FAIL;
+    }
+    if (job) {
+        gp_job j;
+        int found = gp_store_get_job(s, job, &j);
+        if (found <= 0) {
+            fprintf(stderr, "goodput diagnose: no job '%s' in %s\n", job, db);
+            return found < 0 ? GP_EXIT_FAIL : GP_EXIT_INPUT;
+        }
+    }
+    json_t *root = json ? json_object() : NULL, *arr = json ? json_array() : NULL;
+    if (json) {
+        json_object_set_new(root, "db", json_string(db));
+        if (job) json_object_set_new(root, "job", json_string(job));
+        json_object_set_new(root, "window_s", json_real((double)window_ns / 1e9));
+        json_object_set_new(root, "mode", json_string(last_only ? "last" : "all"));
+    } else
+        printf("Findings in %s per %s%.0f s window%s, ranked by wasted cost:\n", db,
+               last_only ? "last " : "", (double)window_ns / 1e9, last_only ? "" : "s");
+    int rc = GP_EXIT_OK;
+    for (size_t i = 0; i < (job ? 1 : nj); i++) {
+        const char *id = job ? job : jobs[i].id;
+        gp_diag_window *w = NULL;
+        size_t nw = 0;
+        if (gp_diagnose_windows(s, id, o, window_ns, last_only, &w, &nw, err, sizeof err) < 0) {
+            fprintf(stderr, "goodput diagnose: %s\n", err);
+            rc = GP_EXIT_FAIL;
+            break;
+        }
+        for (size_t k = 0; k < nw; k++) {
+            if (json) {
+                json_t *x = json_object();
+                json_object_set_new(x, "job", json_string(id));
+                json_object_set_new(x, "t0_ns", json_integer(w[k].t0_ns));
+                json_object_set_new(x, "t1_ns", json_integer(w[k].t1_ns));
+                json_object_set_new(x, "steps", json_integer(w[k].steps));
+                json_object_set_new(x, "median_step_s", w[k].median_step_s > 0
+                                                            ? json_real(w[k].median_step_s)
+                                                            : json_null());
+                json_object_set_new(x, "ideal_step_s", w[k].ideal_step_s > 0
+                                                           ? json_real(w[k].ideal_step_s)
+                                                           : json_null());
+                json_object_set_new(x, "step_deviation", w[k].deviation_known
+                                                             ? json_real(w[k].deviation)
+                                                             : json_null());
+                json_object_set_new(x, "gpu_util_mean", w[k].gpu_util_mean >= 0
+                                                            ? json_real(w[k].gpu_util_mean)
+                                                            : json_null());
+                json_object_set_new(x, "findings", gp_findings_json(w[k].findings, w[k].n, top));
+                json_array_append_new(arr, x);
+            } else {
+                char a[32], b[32];
+                iso(w[k].t0_ns, a, sizeof a);
+                iso(w[k].t1_ns, b, sizeof b);
+                printf("\n== %s  %s .. %s", id, a, b);
+                if (w[k].deviation_known)
+                    printf("  (median step %.3f s, %+.0f%% vs the job's ideal %.3f s)",
+                           w[k].median_step_s, 100 * w[k].deviation, w[k].ideal_step_s);
+                printf("\n\n");
+                gp_findings_print(stdout, w[k].findings, w[k].n, top);
+            }
+        }
+        gp_diag_windows_free(w, nw);
+    }
+    free(jobs);
+    if (json) {
+        json_object_set_new(root, "windows", arr);
+        if (rc == GP_EXIT_OK) {
+            json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+            fputc('\n', stdout);
+        }
+        json_decref(root);
+    }
+    return rc;
 }
 
 int gp_cmd_diagnose(int argc, char **argv) {
@@ -46,11 +144,14 @@ int gp_cmd_diagnose(int argc, char **argv) {
         {"slo-e2e", required_argument, 0, 'E'},
         {"no-write", no_argument, 0, 'n'},
         {"ledger", required_argument, 0, 'L'}, /* fleet findings from PostgreSQL */
+        {"window", required_argument, 0, 'w'},
+        {"windows", no_argument, 0, 'W'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *db = NULL, *job = NULL, *ledger = NULL;
-    int json = 0;
+    int json = 0, all_windows = 0;
+    int64_t window_ns = 0;
     long top = 10;
     gp_diag_opts o = {0};
     optind = 1;
@@ -71,6 +172,16 @@ int gp_cmd_diagnose(int argc, char **argv) {
             break;
         case 'L':
             ledger = optarg;
+            break;
+        case 'w':
+            if (gp_parse_duration_ns(optarg, &window_ns) < 0 || window_ns <= 0) {
+                fprintf(stderr, "goodput diagnose: --window: '%s' is not a duration like 5m\n",
+                        optarg);
+                return GP_EXIT_USAGE;
+            }
+            break;
+        case 'W':
+            all_windows = 1;
             break;
         case 'a':
             top = 0;
@@ -125,6 +236,8 @@ int gp_cmd_diagnose(int argc, char **argv) {
         usage(stderr);
         return GP_EXIT_USAGE;
     }
+    if (all_windows && window_ns <= 0) window_ns = 300LL * 1000000000LL;
+    if (window_ns > 0) o.no_write = 1; /* the store keeps whole-job findings */
     char err[512];
     if (access(db, F_OK) != 0) { /* never create an empty store by diagnosing it */
         fprintf(stderr, "goodput diagnose: %s: no such file (run `goodput agent` first)\n", db);
@@ -141,6 +254,11 @@ int gp_cmd_diagnose(int argc, char **argv) {
     if (orc != 0) {
         fprintf(stderr, "goodput diagnose: %s\n", err);
         return GP_EXIT_INPUT;
+    }
+    if (window_ns > 0) {
+        int wrc = diagnose_windows(s, db, job, &o, window_ns, !all_windows, json, (size_t)top);
+        gp_store_close(s);
+        return wrc;
     }
     gp_finding *f = NULL;
     size_t n = 0;

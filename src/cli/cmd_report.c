@@ -69,7 +69,8 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
     }
     if (json) {
         json_t *root = json_object(), *arr = json_array();
-        for (size_t i = 0; i < ns; i++) json_array_append_new(arr, gp_report_json_job(&sum[i]));
+        for (size_t i = 0; i < ns; i++)
+            json_array_append_new(arr, gp_report_json_job(&sum[i]));
         json_object_set_new(root, "db", json_string(db));
         json_object_set_new(root, "jobs", arr);
         json_object_set_new(root, "owners", gp_report_owners_json(sum, ns));
@@ -78,7 +79,8 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
         fputc('\n', out);
         json_decref(root);
     } else {
-        if (ns == 0) fprintf(out, "No jobs in %s yet.\n", db);
+        if (ns == 0)
+            fprintf(out, "No jobs in %s yet.\n", db);
         else {
             gp_report_text(out, sum, ns);
             gp_report_owners_text(out, sum, ns);
@@ -95,13 +97,17 @@ int gp_cmd_report(int argc, char **argv) {
     const char *db = NULL, *job = NULL, *ledger = NULL, *by = NULL, *html = NULL;
     int json = 0;
     gp_slo slo = {0};
-    static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},       {"job", required_argument, 0, 'j'},
-        {"json", no_argument, 0, 'J'},           {"slo-ttft", required_argument, 0, 't'},
-        {"slo-tpot", required_argument, 0, 'p'}, {"slo-e2e", required_argument, 0, 'e'},
-        {"ledger", required_argument, 0, 'L'},   {"by", required_argument, 0, 'b'},
-        {"html", required_argument, 0, 'H'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
+                                         {"job", required_argument, 0, 'j'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"slo-ttft", required_argument, 0, 't'},
+                                         {"slo-tpot", required_argument, 0, 'p'},
+                                         {"slo-e2e", required_argument, 0, 'e'},
+                                         {"ledger", required_argument, 0, 'L'},
+                                         {"by", required_argument, 0, 'b'},
+                                         {"html", required_argument, 0, 'H'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -109,25 +115,48 @@ int gp_cmd_report(int argc, char **argv) {
         char *end;
         double *slot = NULL;
         switch (c) {
-        case 'd': db = optarg; break;
-        case 'j': job = optarg; break;
-        case 'J': json = 1; break;
-        case 'L': ledger = optarg; break;
-        case 'b': by = optarg; break;
-        case 'H': html = optarg; break;
-        case 't': slot = &slo.ttft_s; break;
-        case 'p': slot = &slo.tpot_s; break;
-        case 'e': slot = &slo.e2e_s; break;
-        case 'h': usage(stdout); return GP_EXIT_OK;
+        case 'd':
+            db = optarg;
+            break;
+        case 'j':
+            job = optarg;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'L':
+            ledger = optarg;
+            break;
+        case 'b':
+            by = optarg;
+            break;
+        case 'H':
+            html = optarg;
+            break;
+        case 't':
+            slot = &slo.ttft_s;
+            break;
+        case 'p':
+            slot = &slo.tpot_s;
+            break;
+        case 'e':
+            slot = &slo.e2e_s;
+            break;
+        case 'h':
+            usage(stdout);
+            return GP_EXIT_OK;
         default:
-            fprintf(stderr, "goodput report: unknown or incomplete option '%s' (see goodput report --help)\n",
-                    argv[optind - 1]);
+            fprintf(
+                stderr,
+                "goodput report: unknown or incomplete option '%s' (see goodput report --help)\n",
+                argv[optind - 1]);
             return GP_EXIT_USAGE;
         }
         if (slot) {
             *slot = strtod(optarg, &end);
             if (*end || *slot <= 0) {
-                fprintf(stderr, "goodput report: %s '%s': expected seconds > 0\n", argv[optind - 2], optarg);
+                fprintf(stderr, "goodput report: %s '%s': expected seconds > 0\n", argv[optind - 2],
+                        optarg);
                 return GP_EXIT_USAGE;
             }
         }

@@ -22,9 +22,11 @@ static const command commands[] = {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "goodput %s: how much of your GPU time turns into useful work, and why not the rest.\n\n"
-               "usage: goodput COMMAND [OPTIONS]   (goodput COMMAND --help for each)\n\ncommands:\n",
-            GP_VERSION);
+    fprintf(
+        f,
+        "goodput %s: how much of your GPU time turns into useful work, and why not the rest.\n\n"
+        "usage: goodput COMMAND [OPTIONS]   (goodput COMMAND --help for each)\n\ncommands:\n",
+        GP_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nStart with `goodput demo`: a simulated node, its live table, then the report.\n"

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 const char *const gp_cl_dim_names[GP_CL_DIM__COUNT] = {"gpu_type", "user", "group", "workload"};
 const char *const gp_cl_count_bucket_names[GP_CL_COUNT_BUCKETS] = {"0",   "<1",  "1",    "2",
@@ -34,9 +35,33 @@ uint64_t gp_cl_hash(const char *s, size_t n) {
     return h ? h : 1;
 }
 
+/* Large tables (a join over millions of keys) are mapped with transparent huge pages when
+ * the kernel offers them on request (THP "madvise" mode): every lookup there is a cache miss,
+ * and with 4 KiB pages a TLB miss too, which prefetching cannot hide. */
+#define MAP_BIG_BYTES (4u << 20)
+
+static gp_cl_slot *slots_alloc(size_t cap) {
+    size_t bytes = cap * sizeof(gp_cl_slot);
+    if (bytes < MAP_BIG_BYTES) return calloc(cap, sizeof(gp_cl_slot));
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static void slots_free(gp_cl_slot *p, size_t cap) {
+    if (!p) return;
+    if (cap * sizeof(gp_cl_slot) < MAP_BIG_BYTES)
+        free(p);
+    else
+        munmap(p, cap * sizeof(gp_cl_slot));
+}
+
 static int map_grow(gp_cl_map *m) {
     size_t cap = m->cap ? m->cap * 2 : 1024;
-    gp_cl_slot *k = calloc(cap, sizeof *k);
+    gp_cl_slot *k = slots_alloc(cap);
     if (!k) return -1;
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->slots[i].key) continue;
@@ -45,7 +70,7 @@ static int map_grow(gp_cl_map *m) {
             j = (j + 1) & (cap - 1);
         k[j] = m->slots[i];
     }
-    free(m->slots);
+    slots_free(m->slots, m->cap);
     m->slots = k;
     m->cap = cap;
     return 0;
@@ -76,7 +101,7 @@ int gp_cl_map_put(gp_cl_map *m, uint64_t key, uint32_t val) {
 }
 
 void gp_cl_map_free(gp_cl_map *m) {
-    free(m->slots);
+    slots_free(m->slots, m->cap);
     memset(m, 0, sizeof *m);
 }
 

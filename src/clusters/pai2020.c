@@ -6,7 +6,14 @@
  * are kept: group_tag (inst_id -> user, group, workload), job (job_name -> submit time,
  * user), task (job/task -> plan_gpu, gpu_type; job -> first task start), sensor
  * (worker_name -> gpu_wrk_util), then instance rows become units as they stream by. Keys are
- * 64-bit hashes; a collision between two of a few million keys has odds near 1e-7. */
+ * 64-bit hashes; a collision between two of a few million keys has odds near 1e-7.
+ *
+ * Speed: at millions of rows the join tables outgrow the CPU caches and every lookup is a
+ * cache miss. Rows are therefore taken in batches of BATCH: the fields a row needs are
+ * parsed and hashed while it is current, the map slots are prefetched, and the batch is then
+ * joined in a few passes (map slots, then task, job and tag records), each pass prefetching
+ * what the next one reads, so the misses overlap instead of queueing. Results are the same
+ * as one row at a time: rows are applied in file order. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +59,9 @@ typedef struct {
     size_t n_jobs, cap_jobs;
     task_t *tasks;
     size_t n_tasks, cap_tasks;
-    float *util;
-    size_t n_util, cap_util;
-} pai_ctx;
+} pai_ctx; /* sensor_map's value is the float bits of gpu_wrk_util: one miss per lookup */
+
+#define BATCH 128
 
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return 0;
@@ -144,33 +151,58 @@ oom:
     return -1;
 }
 
+typedef struct {
+    uint64_t job_h, inst_h;
+    double submit_s;
+    int32_t user;
+} job_row;
+
+static int flush_jobs(pai_ctx *x, const job_row *b, int nb) {
+    for (int i = 0; i < nb; i++) {
+        if (grow((void **)&x->jobs, &x->cap_jobs, x->n_jobs + 1, sizeof *x->jobs) != 0) return -1;
+        job_t *j = &x->jobs[x->n_jobs];
+        j->submit_s = b[i].submit_s;
+        j->first_start_s = -1;
+        j->gpus = 0;
+        j->type = -1;
+        j->user = b[i].user;
+        uint32_t tag;
+        j->tag = gp_cl_map_get(&x->tag_map, b[i].inst_h, &tag) ? (int32_t)tag : -1;
+        if (gp_cl_map_put(&x->job_map, b[i].job_h, (uint32_t)x->n_jobs) != 0) return -1;
+        x->n_jobs++;
+    }
+    return 0;
+}
+
 static int read_jobs(gp_cluster_report *r, pai_ctx *x, const char *dir, char *err, size_t errlen) {
     gp_csv *c;
     int o = open_table(&c, dir, 0, err, errlen);
     if (o <= 0) return o;
     int cj = col(c, "job_name", err, errlen), ci = col(c, "inst_id", err, errlen),
         cu = col(c, "user", err, errlen), cs = col(c, "start_time", err, errlen);
-    int rc = -1;
+    int rc = -1, nb = 0;
     int64_t n = 0;
+    job_row b[BATCH];
     if (cj < 0 || ci < 0 || cu < 0 || cs < 0) goto out;
     while ((rc = gp_csv_next(c, err, errlen)) == 1) {
         if (n == 0 && !strcmp(gp_csv_field(c, cj), "job_name")) continue;
         n++;
-        if (grow((void **)&x->jobs, &x->cap_jobs, x->n_jobs + 1, sizeof *x->jobs) != 0) goto oom;
-        job_t *j = &x->jobs[x->n_jobs];
-        if (num(c, cs, &j->submit_s, err, errlen) < 0) {
+        job_row *jr = &b[nb];
+        if (num(c, cs, &jr->submit_s, err, errlen) < 0) {
             rc = -1;
             goto out;
         }
-        j->first_start_s = -1;
-        j->gpus = 0;
-        j->type = -1;
-        j->user = intern_field(x, c, cu);
-        uint32_t tag;
-        j->tag = gp_cl_map_get(&x->tag_map, fhash(c, ci), &tag) ? (int32_t)tag : -1;
-        if (gp_cl_map_put(&x->job_map, fhash(c, cj), (uint32_t)x->n_jobs) != 0) goto oom;
-        x->n_jobs++;
+        jr->user = intern_field(x, c, cu);
+        jr->inst_h = fhash(c, ci);
+        jr->job_h = fhash(c, cj);
+        gp_cl_map_prefetch(&x->tag_map, jr->inst_h);
+        gp_cl_map_prefetch(&x->job_map, jr->job_h);
+        if (++nb == BATCH) {
+            if (flush_jobs(x, b, nb) != 0) goto oom;
+            nb = 0;
+        }
     }
+    if (rc == 0 && flush_jobs(x, b, nb) != 0) goto oom;
     if (rc == 0) gp_cl_table_count(r, "pai_job_table", n);
     r->n_jobs = (int64_t)x->n_jobs;
 out:
@@ -187,6 +219,41 @@ static uint64_t task_key(gp_csv *c, int cj, int ct) {
            gp_cl_hash(gp_csv_field(c, ct), gp_csv_field_len(c, ct));
 }
 
+typedef struct {
+    uint64_t job_h, task_h;
+    double inst, start, plan;
+    int32_t type, job;
+} task_row;
+
+static int flush_tasks(pai_ctx *x, task_row *b, int nb) {
+    for (int i = 0; i < nb; i++) {
+        uint32_t jid;
+        b[i].job = gp_cl_map_get(&x->job_map, b[i].job_h, &jid) ? (int32_t)jid : -1;
+        if (b[i].job >= 0) __builtin_prefetch(&x->jobs[b[i].job], 1);
+    }
+    for (int i = 0; i < nb; i++) {
+        const task_row *tr = &b[i];
+        if (grow((void **)&x->tasks, &x->cap_tasks, x->n_tasks + 1, sizeof *x->tasks) != 0)
+            return -1;
+        task_t *t = &x->tasks[x->n_tasks];
+        t->plan_gpu = tr->plan > 0 ? (float)tr->plan : 0;
+        t->type = tr->type;
+        t->job = tr->job;
+        if (t->job >= 0) {
+            job_t *j = &x->jobs[t->job];
+            if (tr->start >= 0 && (j->first_start_s < 0 || tr->start < j->first_start_s))
+                j->first_start_s = tr->start;
+            if (tr->plan > 0) {
+                j->gpus += tr->plan / 100.0 * (tr->inst > 0 ? tr->inst : 1);
+                j->type = t->type;
+            }
+        }
+        if (gp_cl_map_put(&x->task_map, tr->task_h, (uint32_t)x->n_tasks) != 0) return -1;
+        x->n_tasks++;
+    }
+    return 0;
+}
+
 static int read_tasks(gp_cluster_report *r, pai_ctx *x, const char *dir, char *err, size_t errlen) {
     gp_csv *c;
     int o = open_table(&c, dir, 1, err, errlen);
@@ -194,37 +261,30 @@ static int read_tasks(gp_cluster_report *r, pai_ctx *x, const char *dir, char *e
     int cj = col(c, "job_name", err, errlen), ct = col(c, "task_name", err, errlen),
         cn = col(c, "inst_num", err, errlen), cs = col(c, "start_time", err, errlen),
         cp = col(c, "plan_gpu", err, errlen), cy = col(c, "gpu_type", err, errlen);
-    int rc = -1;
+    int rc = -1, nb = 0;
     int64_t n = 0;
+    task_row b[BATCH];
     if (cj < 0 || ct < 0 || cn < 0 || cs < 0 || cp < 0 || cy < 0) goto out;
     while ((rc = gp_csv_next(c, err, errlen)) == 1) {
         if (n == 0 && !strcmp(gp_csv_field(c, cj), "job_name")) continue;
         n++;
-        double inst, start, plan;
-        if (num(c, cn, &inst, err, errlen) < 0 || num(c, cs, &start, err, errlen) < 0 ||
-            num(c, cp, &plan, err, errlen) < 0) {
+        task_row *tr = &b[nb];
+        if (num(c, cn, &tr->inst, err, errlen) < 0 || num(c, cs, &tr->start, err, errlen) < 0 ||
+            num(c, cp, &tr->plan, err, errlen) < 0) {
             rc = -1;
             goto out;
         }
-        if (grow((void **)&x->tasks, &x->cap_tasks, x->n_tasks + 1, sizeof *x->tasks) != 0)
-            goto oom;
-        task_t *t = &x->tasks[x->n_tasks];
-        t->plan_gpu = plan > 0 ? (float)plan : 0;
-        t->type = intern_field(x, c, cy);
-        uint32_t jid;
-        t->job = gp_cl_map_get(&x->job_map, fhash(c, cj), &jid) ? (int32_t)jid : -1;
-        if (t->job >= 0) {
-            job_t *j = &x->jobs[t->job];
-            if (start >= 0 && (j->first_start_s < 0 || start < j->first_start_s))
-                j->first_start_s = start;
-            if (plan > 0) {
-                j->gpus += plan / 100.0 * (inst > 0 ? inst : 1);
-                j->type = t->type;
-            }
+        tr->type = intern_field(x, c, cy);
+        tr->job_h = fhash(c, cj);
+        tr->task_h = task_key(c, cj, ct);
+        gp_cl_map_prefetch(&x->job_map, tr->job_h);
+        gp_cl_map_prefetch(&x->task_map, tr->task_h);
+        if (++nb == BATCH) {
+            if (flush_tasks(x, b, nb) != 0) goto oom;
+            nb = 0;
         }
-        if (gp_cl_map_put(&x->task_map, task_key(c, cj, ct), (uint32_t)x->n_tasks) != 0) goto oom;
-        x->n_tasks++;
     }
+    if (rc == 0 && flush_tasks(x, b, nb) != 0) goto oom;
     if (rc == 0) gp_cl_table_count(r, "pai_task_table", n);
 out:
     gp_csv_close(c);
@@ -235,14 +295,29 @@ oom:
     return -1;
 }
 
+typedef struct {
+    uint64_t key;
+    float util;
+} sensor_row;
+
+static int flush_sensors(pai_ctx *x, const sensor_row *b, int nb) {
+    for (int i = 0; i < nb; i++) {
+        uint32_t bits;
+        memcpy(&bits, &b[i].util, sizeof bits);
+        if (gp_cl_map_put(&x->sensor_map, b[i].key, bits) != 0) return -1;
+    }
+    return 0;
+}
+
 static int read_sensors(gp_cluster_report *r, pai_ctx *x, const char *dir, char *err,
                         size_t errlen) {
     gp_csv *c;
     int o = open_table(&c, dir, 3, err, errlen);
     if (o <= 0) return o;
     int cw = col(c, "worker_name", err, errlen), cu = col(c, "gpu_wrk_util", err, errlen);
-    int rc = -1;
+    int rc = -1, nb = 0;
     int64_t n = 0;
+    sensor_row b[BATCH];
     if (cw < 0 || cu < 0) goto out;
     while ((rc = gp_csv_next(c, err, errlen)) == 1) {
         if (n == 0 && !strcmp(gp_csv_field(c, cw), "worker_name")) continue;
@@ -254,11 +329,15 @@ static int read_sensors(gp_cluster_report *r, pai_ctx *x, const char *dir, char 
             goto out;
         }
         if (k == 0) continue;
-        if (grow((void **)&x->util, &x->cap_util, x->n_util + 1, sizeof *x->util) != 0) goto oom;
-        x->util[x->n_util] = (float)(u > 0 ? u : 0);
-        if (gp_cl_map_put(&x->sensor_map, fhash(c, cw), (uint32_t)x->n_util) != 0) goto oom;
-        x->n_util++;
+        b[nb].util = (float)(u > 0 ? u : 0);
+        b[nb].key = fhash(c, cw);
+        gp_cl_map_prefetch(&x->sensor_map, b[nb].key);
+        if (++nb == BATCH) {
+            if (flush_sensors(x, b, nb) != 0) goto oom;
+            nb = 0;
+        }
     }
+    if (rc == 0 && flush_sensors(x, b, nb) != 0) goto oom;
     if (rc == 0) gp_cl_table_count(r, "pai_sensor_table", n);
 out:
     gp_csv_close(c);
@@ -273,6 +352,52 @@ static const char *name_of(pai_ctx *x, int32_t id) {
     return id >= 0 ? x->names.s[id] : "";
 }
 
+typedef struct {
+    uint64_t task_h, worker_h;
+    double start, end;
+    int waiting, failed;
+    int32_t task;
+    float util; /* < 0 unknown */
+} inst_row;
+
+static int flush_instances(gp_cluster_report *r, pai_ctx *x, inst_row *b, int nb) {
+    for (int i = 0; i < nb; i++) { /* map slots were prefetched when the rows were parsed */
+        uint32_t v;
+        b[i].task = gp_cl_map_get(&x->task_map, b[i].task_h, &v) ? (int32_t)v : -1;
+        if (b[i].task >= 0) __builtin_prefetch(&x->tasks[b[i].task]);
+        b[i].util = -1;
+        if (gp_cl_map_get(&x->sensor_map, b[i].worker_h, &v)) memcpy(&b[i].util, &v, sizeof v);
+    }
+    for (int i = 0; i < nb; i++)
+        if (b[i].task >= 0 && x->tasks[b[i].task].job >= 0)
+            __builtin_prefetch(&x->jobs[x->tasks[b[i].task].job]);
+    for (int i = 0; i < nb; i++) {
+        const inst_row *ir = &b[i];
+        if (ir->task < 0) {
+            r->n_skipped++;
+            continue;
+        }
+        const task_t *t = &x->tasks[ir->task];
+        const job_t *j = t->job >= 0 ? &x->jobs[t->job] : NULL;
+        const tag_t *tg = (j && j->tag >= 0) ? &x->tags[j->tag] : NULL;
+        gp_cl_unit u = {0};
+        u.dim[GP_CL_DIM_TYPE] = name_of(x, t->type);
+        u.dim[GP_CL_DIM_USER] = j ? name_of(x, j->user) : (tg ? name_of(x, tg->user) : "");
+        u.dim[GP_CL_DIM_GROUP] = tg ? name_of(x, tg->group) : "";
+        u.dim[GP_CL_DIM_WORKLOAD] = tg ? name_of(x, tg->workload) : "";
+        u.request_gpus = t->plan_gpu / 100.0;
+        u.alloc_gpus = ir->waiting ? 0 : u.request_gpus;
+        u.used_gpus = ir->util >= 0 ? ir->util / 100.0 : -1;
+        u.start_s = ir->start;
+        u.end_s = ir->end;
+        u.failed = ir->failed;
+        u.never_ran =
+            u.failed && u.alloc_gpus > 0 && (u.used_gpus < 0 || u.used_gpus < 0.01 * u.alloc_gpus);
+        if (gp_cl_add_unit(r, &u) != 0) return -1;
+    }
+    return 0;
+}
+
 static int read_instances(gp_cluster_report *r, pai_ctx *x, const char *dir, char *err,
                           size_t errlen) {
     gp_csv *c;
@@ -281,41 +406,31 @@ static int read_instances(gp_cluster_report *r, pai_ctx *x, const char *dir, cha
     int cj = col(c, "job_name", err, errlen), ct = col(c, "task_name", err, errlen),
         cw = col(c, "worker_name", err, errlen), cst = col(c, "status", err, errlen),
         cs = col(c, "start_time", err, errlen), ce = col(c, "end_time", err, errlen);
-    int rc = -1;
+    int rc = -1, nb = 0;
     int64_t n = 0;
+    inst_row b[BATCH];
     if (cj < 0 || ct < 0 || cw < 0 || cst < 0 || cs < 0 || ce < 0) goto out;
     while ((rc = gp_csv_next(c, err, errlen)) == 1) {
         if (n == 0 && !strcmp(gp_csv_field(c, cj), "job_name")) continue;
         n++;
-        double start, end;
-        if (num(c, cs, &start, err, errlen) < 0 || num(c, ce, &end, err, errlen) < 0) {
+        inst_row *ir = &b[nb];
+        if (num(c, cs, &ir->start, err, errlen) < 0 || num(c, ce, &ir->end, err, errlen) < 0) {
             rc = -1;
             goto out;
         }
-        uint32_t ti, si;
-        if (!gp_cl_map_get(&x->task_map, task_key(c, cj, ct), &ti)) {
-            r->n_skipped++;
-            continue;
-        }
-        const task_t *t = &x->tasks[ti];
-        const job_t *j = t->job >= 0 ? &x->jobs[t->job] : NULL;
-        const tag_t *tg = (j && j->tag >= 0) ? &x->tags[j->tag] : NULL;
         const char *status = gp_csv_field(c, cst);
-        gp_cl_unit u = {0};
-        u.dim[GP_CL_DIM_TYPE] = name_of(x, t->type);
-        u.dim[GP_CL_DIM_USER] = j ? name_of(x, j->user) : (tg ? name_of(x, tg->user) : "");
-        u.dim[GP_CL_DIM_GROUP] = tg ? name_of(x, tg->group) : "";
-        u.dim[GP_CL_DIM_WORKLOAD] = tg ? name_of(x, tg->workload) : "";
-        u.request_gpus = t->plan_gpu / 100.0;
-        u.alloc_gpus = strcmp(status, "Waiting") ? u.request_gpus : 0;
-        u.used_gpus = gp_cl_map_get(&x->sensor_map, fhash(c, cw), &si) ? x->util[si] / 100.0 : -1;
-        u.start_s = start;
-        u.end_s = end;
-        u.failed = !strcmp(status, "Failed");
-        u.never_ran =
-            u.failed && u.alloc_gpus > 0 && (u.used_gpus < 0 || u.used_gpus < 0.01 * u.alloc_gpus);
-        if (gp_cl_add_unit(r, &u) != 0) goto oom;
+        ir->waiting = !strcmp(status, "Waiting");
+        ir->failed = !strcmp(status, "Failed");
+        ir->task_h = task_key(c, cj, ct);
+        ir->worker_h = fhash(c, cw);
+        gp_cl_map_prefetch(&x->task_map, ir->task_h);
+        gp_cl_map_prefetch(&x->sensor_map, ir->worker_h);
+        if (++nb == BATCH) {
+            if (flush_instances(r, x, b, nb) != 0) goto oom;
+            nb = 0;
+        }
     }
+    if (rc == 0 && flush_instances(r, x, b, nb) != 0) goto oom;
     if (rc == 0) gp_cl_table_count(r, "pai_instance_table", n);
 out:
     gp_csv_close(c);
@@ -396,6 +511,5 @@ done:
     free(x.tags);
     free(x.jobs);
     free(x.tasks);
-    free(x.util);
     return rc;
 }

@@ -680,16 +680,31 @@ int gp_features_compute(const gp_job_input *in_arg, gp_features *f, char *err, s
     return 0;
 }
 
+void gp_features_clip_ready(gp_features *w, const gp_features *whole) {
+    int64_t ready = whole->activity_only ? whole->first_active_ns : whole->ready_ns;
+    if (w->not_ready_s < 0 || w->first_alloc_ns < 0 || w->first_alloc_ns >= w->t0_ns) return;
+    if (ready >= 0 && ready <= w->t0_ns) { /* ready before the window began */
+        w->not_ready_s = 0;
+        if (!w->activity_only && (w->ready_ns < 0 || w->ready_ns > w->t0_ns)) w->ready_ns = w->t0_ns;
+        return;
+    }
+    /* still not ready when the window began: only the part inside the window counts */
+    int64_t end = ready >= 0 && ready < w->t1_ns ? ready : w->t1_ns;
+    w->not_ready_s = end > w->t0_ns ? (double)(end - w->t0_ns) / NS : 0;
+}
+
 int gp_features_rolling(const gp_job_input *in, int64_t t_end_ns, gp_rolling *out, char *err,
                         size_t errlen) {
     gp_job_input w = *in;
     static const int64_t spans[3] = {60LL * 1000000000, 300LL * 1000000000, 3600LL * 1000000000};
     gp_features *dst[3] = {&out->m1, &out->m5, &out->h1};
+    w.t0_ns = w.t1_ns = 0;
+    if (gp_features_compute(&w, &out->whole, err, errlen) < 0) return -1;
     for (int i = 0; i < 3; i++) {
         w.t0_ns = t_end_ns - spans[i];
         w.t1_ns = t_end_ns;
         if (gp_features_compute(&w, dst[i], err, errlen) < 0) return -1;
+        gp_features_clip_ready(dst[i], &out->whole);
     }
-    w.t0_ns = w.t1_ns = 0;
-    return gp_features_compute(&w, &out->whole, err, errlen);
+    return 0;
 }

@@ -111,5 +111,9 @@ typedef struct gp_rolling {
 } gp_rolling;
 int gp_features_rolling(const gp_job_input *in, int64_t t_end_ns, gp_rolling *out, char *err,
                         size_t errlen);
+/* A window that starts after the job's first allocation: not-ready time is judged by
+ * the whole job (ready before the window: none; still not ready: only the part inside
+ * the window), not by the first progress the window happens to see. */
+void gp_features_clip_ready(gp_features *window, const gp_features *whole);
 
 #endif

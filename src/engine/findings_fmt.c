@@ -8,6 +8,7 @@
 
 #include "engine/classify.h"
 #include "engine/cost.h"
+#include "engine/windows.h"
 #include "store/store.h"
 
 static void fmt_num(char *buf, size_t cap, double v) {
@@ -240,6 +241,25 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
         json_object_set_new(tr, "checkpoint_share", num(f.checkpoint_share));
         json_object_set_new(tr, "init_share", num(f.init_share));
         json_object_set_new(tr, "restarts", json_integer(f.n_restarts));
+        /* step-time deviation over time: 5-minute windows vs the ideal step time */
+        gp_step_dev *sd = NULL;
+        int nsd = gp_step_deviation(in.events, in.n_events, f.t0_ns, f.t1_ns,
+                                    300LL * 1000000000LL, f.ideal_step_s, &sd);
+        json_t *dev = json_array();
+        for (int i = 0; i < nsd; i++) {
+            json_t *x = json_object();
+            json_object_set_new(x, "t0_ns", json_integer(sd[i].t0_ns));
+            json_object_set_new(x, "t1_ns", json_integer(sd[i].t1_ns));
+            json_object_set_new(x, "steps", json_integer(sd[i].steps));
+            json_object_set_new(x, "median_step_s", num(sd[i].median_step_s));
+            json_object_set_new(x, "deviation", sd[i].median_step_s > 0 && f.ideal_step_s > 0
+                                                    ? json_real(sd[i].deviation)
+                                                    : json_null());
+            json_array_append_new(dev, x);
+        }
+        free(sd);
+        json_object_set_new(tr, "step_deviation_window_s", json_integer(300));
+        json_object_set_new(tr, "step_deviation", dev);
         json_object_set_new(o, "training", tr);
     } else
         json_decref(tr);
@@ -269,6 +289,38 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
     json_object_set_new(ec, "mfu", num(ue.mfu));
     json_object_set_new(ec, "mbu", num(ue.mbu));
     json_object_set_new(o, "economics", ec);
+    /* rolling windows ending at the job's last data: 1 m, 5 m, 1 h */
+    gp_rolling roll;
+    if (f.t1_ns > f.t0_ns && gp_features_rolling(&in, f.t1_ns, &roll, err, errlen) == 0) {
+        json_t *ro = json_object();
+        const gp_features *rf[3] = {&roll.m1, &roll.m5, &roll.h1};
+        static const char *names[3] = {"1m", "5m", "1h"};
+        for (int i = 0; i < 3; i++) {
+            json_t *x = json_object();
+            const gp_features *g = rf[i];
+            json_object_set_new(x, "t0_ns", json_integer(g->t0_ns));
+            json_object_set_new(x, "t1_ns", json_integer(g->t1_ns));
+            json_object_set_new(x, "gpu_util_mean",
+                                g->gpu_util.n ? json_real(g->gpu_util.mean) : json_null());
+            json_object_set_new(x, "idle_share", num(g->idle_share));
+            if (f.has_steps) {
+                json_object_set_new(x, "steps", json_integer(g->n_steps));
+                json_object_set_new(x, "median_step_s", num(g->ideal_step_s));
+                json_object_set_new(x, "step_deviation",
+                                    g->ideal_step_s > 0 && f.ideal_step_s > 0
+                                        ? json_real(g->ideal_step_s / f.ideal_step_s - 1)
+                                        : json_null());
+                json_object_set_new(x, "units_per_s", num(g->units_per_s));
+            }
+            if (f.has_requests) {
+                json_object_set_new(x, "requests", json_integer(g->n_req));
+                json_object_set_new(x, "good_requests", json_integer(g->n_req_good));
+                json_object_set_new(x, "good_req_per_s", json_real(g->good_req_per_s));
+            }
+            json_object_set_new(ro, names[i], x);
+        }
+        json_object_set_new(o, "rolling", ro);
+    }
     gp_job_input_free(&in);
     return o;
 }

@@ -75,7 +75,7 @@ typedef struct gp_goodput {
     gp_job_kind kind;
     double allocated_gpu_s;
     double bucket_gpu_s[GP_B__COUNT];
-    double goodput; /* productive / allocated, < 0 unknown */
+    double goodput;                   /* productive / allocated, < 0 unknown */
     int64_t first_alloc_ns, ready_ns; /* ready_ns < 0: never ready in the window */
     /* training */
     int64_t steps, kept_steps, redone_steps;

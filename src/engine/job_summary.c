@@ -1,18 +1,67 @@
-/* job_summary.c: joins a job's allocations, events and device samples from the store. */
+/* job_summary.c: joins a job's allocations, events and device samples from the store.
+ *
+ * Everything goes through one incremental state (gp_job_acct, job_summary.h): a one-shot
+ * summary is a fresh state updated once, so "incremental" and "full" share every line of
+ * the accounting and can only differ by the order of floating-point additions.
+ *
+ * What the state keeps, and why it is exact:
+ *  - Per allocation, running sums of the signal integrals (weight = time since the
+ *    previous sample of that allocation), the first and last energy counter, and the
+ *    per-process SM-share sums. These are sums over rows: folding the new rows into them
+ *    gives the same totals as a rescan. A cursor per allocation (the last sample folded)
+ *    says where the next query starts.
+ *  - The merged kernel-activity timeline (one entry per instant: sum and count of the
+ *    job's GPUs' gpu_util, and the interval of the first allocation that reported it), so
+ *    a refresh merges only the new samples into its tail.
+ *  - The job's events of the kinds the accounting reads (hello, step, phase, request,
+ *    restart), in the store's order (ts, id), extended by the rows inserted since the
+ *    last update (events.id > the cursor, a rowid range: cost follows what is new).
+ * What it does not keep: the labelling of time (goodput.c). It is recomputed from the
+ * in-memory arrays on every update, because the labels of old time are decided
+ * retroactively: a restart that redoes step N turns an earlier kept step into
+ * wasted_progress; the median step time (the gap threshold) moves with every step; a
+ * phase begin is open until its end arrives; the window end moves. A checkpoint of
+ * finalized buckets would have to prove none of those can reach back past it, which no
+ * rule about workloads guarantees (a restart may resume from any step), so we keep the
+ * inputs, not the labels: the sweep costs O(n log n) in memory (about 1-2 ms per
+ * job-hour at one step per second), with no SQLite reads or row decoding of the past.
+ *
+ * The state resets itself (a full reload) when the past it folded may have changed: the
+ * window start moved (retention deleted rows, or rows older than the store's first
+ * arrived), an allocation was added before or removed from the ones folded, an
+ * allocation now ends before rows already folded, or the window end moved backwards.
+ * It assumes what the agent guarantees: a device's samples are inserted in time order
+ * (a sample older than the last one folded for an allocation, or one replaced in place,
+ * is not seen until the next reset). Late events are always seen (by id, not by time). */
 #include "engine/job_summary.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- the store's time span ---- */
+
+/* min/max of ts_ns over samples and events, via their (uuid, ts_ns) and (job_id, ts_ns)
+ * indexes: a loose index scan over the distinct leading keys (recursive CTE), then an
+ * indexed min/max per key. A plain min(ts_ns) would read every row of both tables. */
 int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
     sqlite3_stmt *st;
     *t0_ns = *t1_ns = -1;
     const char *sql =
-        "SELECT min(a), max(b) FROM ("
-        " SELECT min(ts_ns) - 0 AS a, max(ts_ns) AS b FROM samples"
-        " UNION ALL SELECT min(ts_ns), max(ts_ns) FROM events"
-        " UNION ALL SELECT min(from_ns), max(COALESCE(to_ns, from_ns)) FROM allocations)";
+        "WITH RECURSIVE"
+        " su(u) AS (SELECT (SELECT min(uuid) FROM samples) UNION ALL"
+        "  SELECT (SELECT min(uuid) FROM samples WHERE uuid > su.u) FROM su"
+        "  WHERE su.u IS NOT NULL),"
+        " ej(j) AS (SELECT (SELECT min(job_id) FROM events) UNION ALL"
+        "  SELECT (SELECT min(job_id) FROM events WHERE job_id > ej.j) FROM ej"
+        "  WHERE ej.j IS NOT NULL)"
+        " SELECT min(a), max(b) FROM ("
+        "  SELECT (SELECT min(ts_ns) FROM samples WHERE uuid = su.u) AS a,"
+        "   (SELECT max(ts_ns) FROM samples WHERE uuid = su.u) AS b FROM su"
+        "   WHERE su.u IS NOT NULL"
+        "  UNION ALL SELECT (SELECT min(ts_ns) FROM events WHERE job_id = ej.j),"
+        "   (SELECT max(ts_ns) FROM events WHERE job_id = ej.j) FROM ej WHERE ej.j IS NOT NULL"
+        "  UNION ALL SELECT min(from_ns), max(COALESCE(to_ns, from_ns)) FROM allocations)";
     if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return -1;
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         *t0_ns = sqlite3_column_int64(st, 0);
@@ -20,30 +69,6 @@ int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
     }
     sqlite3_finalize(st);
     return 0;
-}
-
-/* Share of a device's SM time that belongs to job_id over [t0, t1), from per-process
- * rows; < 0 when the source reported none. */
-static double proc_share(gp_store *s, const char *uuid, const char *job_id, int64_t t0,
-                         int64_t t1) {
-    sqlite3_stmt *st;
-    double share = -1;
-    if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT sum(CASE WHEN job_id = ?2 THEN sm_share ELSE 0 END),"
-                           " sum(sm_share) FROM proc_samples WHERE uuid = ?1 AND ts_ns >= ?3"
-                           " AND ts_ns < ?4 AND sm_share IS NOT NULL",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, job_id, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 3, t0);
-    sqlite3_bind_int64(st, 4, t1);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
-        double mine = sqlite3_column_double(st, 0), all = sqlite3_column_double(st, 1);
-        if (all > 0) share = mine / all;
-    }
-    sqlite3_finalize(st);
-    return share;
 }
 
 /* How many jobs hold this device for most of [t0, t1): for an even split of energy. */
@@ -74,133 +99,478 @@ static double wm_get(const wmean *m) {
     return m->w > 0 ? m->sum / m->w : -1;
 }
 
-static int cmp_act(const void *a, const void *b) {
-    const gp_activity *x = a, *y = b;
-    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+/* ---- the incremental state ---- */
+
+typedef struct acct_alloc {
+    gp_alloc al;       /* as stored at the last update */
+    int64_t a;         /* folded samples lie in (a, cursor] */
+    int64_t cursor;    /* the last sample folded (a when none): also the weight origin */
+    int64_t proc_hi;   /* per-process rows folded lie in [a, proc_hi) (0: none yet) */
+    int proc_started;
+    wmean util, sm, tensor, dram, memf;
+    uint64_t e_first, e_last;
+    int have_e;
+    double share_mine, share_all; /* sums of sm_share: this job's, everyone's */
+} acct_alloc;
+
+struct gp_job_acct {
+    char job_id[GP_JOB_ID_MAX];
+    int64_t opt_t0, opt_t1; /* 0/0: whole history */
+    gp_slo opt_slo;
+    int started;
+    int64_t t0, t1; /* the window of the last update */
+    acct_alloc *al;
+    size_t n_al;
+    /* merged activity: act[k].util = act_sum[k] / act_n[k] */
+    gp_activity *act;
+    double *act_sum;
+    int *act_n, *act_owner; /* owner: the allocation whose interval the entry takes */
+    size_t n_act, cap_act;
+    /* events of the kinds the accounting reads, in (ts, id) order */
+    gp_event *ev;
+    int64_t *ev_id;
+    size_t n_ev, cap_ev;
+    int64_t ev_cursor; /* every event with id <= cursor has been seen */
+    int ev_loaded;
+    const gp_job_acct *borrow; /* windows: events are this state's */
+};
+
+gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
+    gp_job_acct *a = calloc(1, sizeof *a);
+    if (!a) return NULL;
+    snprintf(a->job_id, sizeof a->job_id, "%s", job_id);
+    if (o) {
+        a->opt_t0 = o->t0_ns;
+        a->opt_t1 = o->t1_ns;
+        a->opt_slo = o->slo;
+    }
+    return a;
 }
 
-int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opts *o,
-                           gp_job_summary *out, char *err, size_t errlen) {
+static void acct_reset(gp_job_acct *a) {
+    free(a->al), free(a->act), free(a->act_sum), free(a->act_n), free(a->act_owner);
+    free(a->ev), free(a->ev_id);
+    a->al = NULL, a->act = NULL, a->act_sum = NULL, a->act_n = NULL, a->act_owner = NULL;
+    a->ev = NULL, a->ev_id = NULL;
+    a->n_al = a->n_act = a->cap_act = a->n_ev = a->cap_ev = 0;
+    a->ev_cursor = 0;
+    a->ev_loaded = 0;
+    a->started = 0;
+}
+
+void gp_job_acct_free(gp_job_acct *a) {
+    if (!a) return;
+    acct_reset(a);
+    free(a);
+}
+
+/* New activity entries of one update: (ts, dur, util, alloc index). */
+typedef struct {
+    int64_t ts, dur;
+    double util;
+    int owner;
+} act_new;
+
+static int cmp_act_new(const void *x, const void *y) {
+    const act_new *p = x, *q = y;
+    if (p->ts != q->ts) return p->ts < q->ts ? -1 : 1;
+    return (p->owner > q->owner) - (p->owner < q->owner);
+}
+
+static int act_reserve(gp_job_acct *a, size_t n) {
+    if (n <= a->cap_act) return 0;
+    size_t cap = a->cap_act ? a->cap_act : 1024;
+    while (cap < n)
+        cap *= 2;
+    gp_activity *p = realloc(a->act, cap * sizeof *p);
+    if (p) a->act = p;
+    double *q = realloc(a->act_sum, cap * sizeof *q);
+    if (q) a->act_sum = q;
+    int *r = realloc(a->act_n, cap * sizeof *r);
+    if (r) a->act_n = r;
+    int *o = realloc(a->act_owner, cap * sizeof *o);
+    if (o) a->act_owner = o;
+    if (!p || !q || !r || !o) return -1;
+    a->cap_act = cap;
+    return 0;
+}
+
+/* Merges sorted new entries into the timeline: entries at one instant become one, the
+ * mean of the GPUs' util over the interval of the lowest-numbered allocation (what a
+ * stable sort of all samples by time, then a merge of equal instants, gives). */
+static int act_merge(gp_job_acct *a, act_new *nw, size_t nn) {
+    if (!nn) return 0;
+    qsort(nw, nn, sizeof *nw, cmp_act_new);
+    /* First existing entry at or after the first new one: usually at the very end. */
+    size_t p = a->n_act;
+    while (p > 0 && a->act[p - 1].ts_ns >= nw[0].ts)
+        p--;
+    size_t tail = a->n_act - p;
+    if (act_reserve(a, a->n_act + nn)) return -1;
+    /* Move the old tail aside, then merge it with the new entries from position p. */
+    gp_activity *ot = malloc((tail + 1) * sizeof *ot);
+    double *os = malloc((tail + 1) * sizeof *os);
+    int *on = malloc((tail + 1) * sizeof *on), *oo = malloc((tail + 1) * sizeof *oo);
+    if (!ot || !os || !on || !oo) {
+        free(ot), free(os), free(on), free(oo);
+        return -1;
+    }
+    memcpy(ot, a->act + p, tail * sizeof *ot);
+    memcpy(os, a->act_sum + p, tail * sizeof *os);
+    memcpy(on, a->act_n + p, tail * sizeof *on);
+    memcpy(oo, a->act_owner + p, tail * sizeof *oo);
+    size_t i = 0, j = 0, m = p;
+    while (i < tail || j < nn) {
+        int64_t ts = (j >= nn || (i < tail && ot[i].ts_ns <= nw[j].ts)) ? ot[i].ts_ns : nw[j].ts;
+        int64_t dur = 0;
+        double sum = 0;
+        int n = 0, owner = -1;
+        if (i < tail && ot[i].ts_ns == ts) {
+            dur = ot[i].dur_ns, sum = os[i], n = on[i], owner = oo[i];
+            i++;
+        }
+        while (j < nn && nw[j].ts == ts) {
+            if (owner < 0 || nw[j].owner < owner) dur = nw[j].dur, owner = nw[j].owner;
+            sum += nw[j].util;
+            n++;
+            j++;
+        }
+        a->act[m] = (gp_activity){ts, dur, sum / n};
+        a->act_sum[m] = sum, a->act_n[m] = n, a->act_owner[m] = owner;
+        m++;
+    }
+    a->n_act = m;
+    free(ot), free(os), free(on), free(oo);
+    return 0;
+}
+
+static int64_t col_time(sqlite3_stmt *st, int i) {
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
+}
+static int col_known(sqlite3_stmt *st, int i) {
+    return sqlite3_column_type(st, i) != SQLITE_NULL;
+}
+
+/* Folds the samples of allocation k in (cursor, b] into its sums; appends activity. */
+static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, act_new **nw, size_t *nn,
+                        size_t *cap) {
+    sqlite3_stmt *st;
+    /* Only the columns the summary reads (the row has 24). */
+    if (sqlite3_prepare_v2(gp_store_db(s),
+                           "SELECT ts_ns, gpu_util, sm_active, tensor_active, dram_active,"
+                           " mem_used_bytes, mem_total_bytes, energy_mj FROM samples"
+                           " WHERE uuid = ?1 AND ts_ns > ?2 AND ts_ns <= ?3 ORDER BY ts_ns",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, x->cursor);
+    sqlite3_bind_int64(st, 3, b);
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(st, 0);
+        double w = (double)(ts - x->cursor);
+        if (w <= 0) w = 1;
+        x->cursor = ts;
+        if (col_known(st, 1)) {
+            double u = sqlite3_column_double(st, 1);
+            wm_add(&x->util, u, w);
+            if (*nn == *cap) {
+                size_t c = *cap ? *cap * 2 : 1024;
+                act_new *p = realloc(*nw, c * sizeof *p);
+                if (!p) {
+                    rc = -1;
+                    break;
+                }
+                *nw = p;
+                *cap = c;
+            }
+            (*nw)[(*nn)++] = (act_new){ts, (int64_t)w, u, k};
+        }
+        if (col_known(st, 2)) wm_add(&x->sm, sqlite3_column_double(st, 2), w);
+        if (col_known(st, 3)) wm_add(&x->tensor, sqlite3_column_double(st, 3), w);
+        if (col_known(st, 4)) wm_add(&x->dram, sqlite3_column_double(st, 4), w);
+        if (col_known(st, 5) && col_known(st, 6)) {
+            uint64_t used = (uint64_t)sqlite3_column_int64(st, 5);
+            uint64_t total = (uint64_t)sqlite3_column_int64(st, 6);
+            if (total > 0) wm_add(&x->memf, (double)used / (double)total, w);
+        }
+        if (col_known(st, 7)) {
+            uint64_t e = (uint64_t)sqlite3_column_int64(st, 7);
+            if (!x->have_e) x->e_first = e;
+            x->e_last = e;
+            x->have_e = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Folds per-process SM shares of the allocation's device in [proc_hi, hi) (from a on the
+ * first call): the job's and everyone's sums, for splitting energy. */
+static int fold_procs(gp_store *s, acct_alloc *x, const char *job_id, int64_t hi) {
+    int64_t lo = x->proc_started ? x->proc_hi : x->a;
+    if (hi <= lo) return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gp_store_db(s),
+                           "SELECT sum(CASE WHEN job_id = ?2 THEN sm_share ELSE 0 END),"
+                           " sum(sm_share) FROM proc_samples WHERE uuid = ?1 AND ts_ns >= ?3"
+                           " AND ts_ns < ?4 AND sm_share IS NOT NULL",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, job_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, lo);
+    sqlite3_bind_int64(st, 4, hi);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+        x->share_mine += sqlite3_column_double(st, 0);
+        x->share_all += sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    x->proc_hi = hi;
+    x->proc_started = 1;
+    return 0;
+}
+
+static int cmp_ev_pos(gp_event *e, int64_t id, const gp_event *f, int64_t fid) {
+    if (e->ts_ns != f->ts_ns) return e->ts_ns < f->ts_ns ? -1 : 1;
+    return (id > fid) - (id < fid);
+}
+
+/* Reads the job's events with id in (ev_cursor, max id] (all of them on the first call)
+ * and merges them into the (ts, id)-ordered array. */
+static int fold_events(gp_job_acct *a, gp_store *s) {
+    sqlite3 *db = gp_store_db(s);
+    sqlite3_stmt *st;
+    int64_t top = 0;
+    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM events", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW) top = col_time(st, 0);
+    sqlite3_finalize(st);
+    if (a->ev_loaded && top <= a->ev_cursor) return 0;
+    /* First load: the (job_id, ts_ns) index. Later: the rowid range of new rows, whatever
+     * job they belong to (+job_id keeps the planner off the index). */
+    const char *cols = "SELECT id, ts_ns, kind, rank, step, units, start_ns, name, edge,"
+                       " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok"
+                       " FROM events WHERE ";
+    const char *cond_all = "job_id = ?1 AND id <= ?3 AND kind IN (1, 2, 3, 4, 6)"
+                           " ORDER BY ts_ns, id";
+    const char *cond_new = "id > ?2 AND id <= ?3 AND +job_id = ?1 AND kind IN (1, 2, 3, 4, 6)"
+                           " ORDER BY ts_ns, id";
+    char sql[512];
+    snprintf(sql, sizeof sql, "%s%s", cols, a->ev_loaded ? cond_new : cond_all);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, a->job_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, a->ev_cursor);
+    sqlite3_bind_int64(st, 3, top);
+    size_t first_new = a->n_ev;
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (a->n_ev == a->cap_ev) {
+            size_t c = a->cap_ev ? a->cap_ev * 2 : 256;
+            gp_event *p = realloc(a->ev, c * sizeof *p);
+            if (p) a->ev = p;
+            int64_t *q = realloc(a->ev_id, c * sizeof *q);
+            if (q) a->ev_id = q;
+            if (!p || !q) {
+                rc = -1;
+                break;
+            }
+            a->cap_ev = c;
+        }
+        gp_event *e = &a->ev[a->n_ev];
+        gp_event_init(e, (gp_event_kind)sqlite3_column_int(st, 2));
+        a->ev_id[a->n_ev] = sqlite3_column_int64(st, 0);
+        snprintf(e->job_id, sizeof e->job_id, "%s", a->job_id);
+        e->ts_ns = sqlite3_column_int64(st, 1);
+        e->rank = col_time(st, 3);
+        e->step = col_time(st, 4);
+        e->units = col_known(st, 5) ? sqlite3_column_double(st, 5) : -1;
+        e->step_start_ns = col_time(st, 6);
+        const unsigned char *nm = sqlite3_column_text(st, 7);
+        snprintf(e->name, sizeof e->name, "%s", nm ? (const char *)nm : "");
+        e->edge = col_known(st, 8) ? sqlite3_column_int(st, 8) : 0;
+        e->arrival_ns = col_time(st, 9);
+        e->first_token_ns = col_time(st, 10);
+        e->prompt_tokens = col_time(st, 11);
+        e->output_tokens = col_time(st, 12);
+        e->ok = sqlite3_column_int(st, 13);
+        a->n_ev++;
+    }
+    sqlite3_finalize(st);
+    if (rc) return rc;
+    a->ev_cursor = top;
+    a->ev_loaded = 1;
+    /* New rows arrive sorted among themselves; usually all after the old ones. */
+    size_t nn = a->n_ev - first_new;
+    if (nn && first_new > 0 &&
+        cmp_ev_pos(&a->ev[first_new - 1], a->ev_id[first_new - 1], &a->ev[first_new],
+                   a->ev_id[first_new]) > 0) {
+        /* A late event: merge the old tail that follows it with the new rows. */
+        size_t p = first_new;
+        while (p > 0 && cmp_ev_pos(&a->ev[p - 1], a->ev_id[p - 1], &a->ev[first_new],
+                                   a->ev_id[first_new]) > 0)
+            p--;
+        size_t tail = first_new - p, tot = tail + nn;
+        gp_event *te = malloc(tot * sizeof *te);
+        int64_t *ti = malloc(tot * sizeof *ti);
+        if (!te || !ti) {
+            free(te), free(ti);
+            return -1;
+        }
+        size_t i = p, j = first_new, m = 0;
+        while (i < first_new || j < a->n_ev) {
+            int take_old = j >= a->n_ev ||
+                           (i < first_new &&
+                            cmp_ev_pos(&a->ev[i], a->ev_id[i], &a->ev[j], a->ev_id[j]) < 0);
+            size_t src = take_old ? i++ : j++;
+            te[m] = a->ev[src];
+            ti[m++] = a->ev_id[src];
+        }
+        memcpy(a->ev + p, te, tot * sizeof *te);
+        memcpy(a->ev_id + p, ti, tot * sizeof *ti);
+        free(te), free(ti);
+    }
+    return 0;
+}
+
+/* Is the folded past still what the store says? Allocations may gain an end or be
+ * appended; anything else means a reload. */
+static int allocs_compatible(const gp_job_acct *a, const gp_alloc *al, size_t na, int64_t t1) {
+    if (na < a->n_al) return 0;
+    for (size_t i = 0; i < a->n_al; i++) {
+        const acct_alloc *x = &a->al[i];
+        if (strcmp(x->al.uuid, al[i].uuid) || x->al.from_ns != al[i].from_ns) return 0;
+        int64_t b = al[i].to_ns < 0 || al[i].to_ns > t1 ? t1 : al[i].to_ns;
+        if (x->cursor > b || (x->proc_started && x->proc_hi > b + 1)) return 0;
+    }
+    return 1;
+}
+
+static void set_err(char *err, size_t errlen, gp_store *s, const char *job_id, const char *what) {
+    snprintf(err, errlen, "store: %s while %s job '%s'", gp_store_errmsg(s), what, job_id);
+}
+
+/* The update proper (inside a read transaction when the caller has none open). */
+static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err,
+                       size_t errlen) {
     memset(out, 0, sizeof *out);
-    int found = gp_store_get_job(s, job_id, &out->job);
+    int found = gp_store_get_job(s, a->job_id, &out->job);
     if (found < 0) {
         snprintf(err, errlen, "store: %s", gp_store_errmsg(s));
         return -1;
     }
     if (found == 0) {
-        snprintf(err, errlen, "job '%s' is not in the store", job_id);
+        snprintf(err, errlen, "job '%s' is not in the store", a->job_id);
         return -1;
     }
-    int64_t t0 = o ? o->t0_ns : 0, t1 = o ? o->t1_ns : 0;
+    int64_t t0 = a->opt_t0, t1 = a->opt_t1;
     if (t0 <= 0 && t1 <= 0) {
-        int64_t a, b;
-        gp_store_time_span(s, &a, &b);
-        t0 = a;
-        t1 = b;
+        int64_t x, y;
+        gp_store_time_span(s, &x, &y);
+        t0 = x;
+        t1 = y;
     }
     gp_alloc *allocs = NULL;
-    gp_event *events = NULL;
-    size_t na = 0, ne = 0;
-    if (gp_store_job_allocs(s, job_id, &allocs, &na) ||
-        gp_store_job_events(s, job_id, 0, &events, &ne)) {
-        snprintf(err, errlen, "store: %s", gp_store_errmsg(s));
+    size_t na = 0;
+    if (gp_store_job_allocs(s, a->job_id, &allocs, &na)) {
+        set_err(err, errlen, s, a->job_id, "reading allocations of");
         free(allocs);
-        free(events);
         return -1;
     }
+    if (a->started && (t0 != a->t0 || t1 < a->t1 || !allocs_compatible(a, allocs, na, t1))) {
+        const gp_job_acct *keep = a->borrow;
+        acct_reset(a);
+        a->borrow = keep;
+    }
+    if (na > a->n_al) {
+        acct_alloc *p = realloc(a->al, na * sizeof *p);
+        if (!p) {
+            free(allocs);
+            snprintf(err, errlen, "out of memory summarising job '%s'", a->job_id);
+            return -1;
+        }
+        a->al = p;
+        for (size_t i = a->n_al; i < na; i++) {
+            memset(&a->al[i], 0, sizeof a->al[i]);
+            int64_t lo = allocs[i].from_ns > t0 ? allocs[i].from_ns : t0;
+            a->al[i].a = a->al[i].cursor = lo;
+        }
+        a->n_al = na;
+    }
+    a->started = 1;
+    a->t0 = t0;
+    a->t1 = t1;
+
     const gp_job *j = &out->job;
     out->queue_wait_s = (j->submitted_ns >= 0 && j->allocated_ns >= 0)
                             ? (j->allocated_ns - j->submitted_ns) / 1e9
                             : -1;
-
-    /* Activity: per-sample mean gpu_util over the job's devices, while allocated. */
-    gp_activity *act = NULL;
-    size_t n_act = 0, cap_act = 0;
-    wmean util = {0}, sm = {0}, tensor = {0}, dram = {0}, memf = {0};
-    double energy_mj = 0;
-    int energy_known = 0, energy_missing = 0;
+    act_new *nw = NULL;
+    size_t nn = 0, cap_nw = 0;
+    int rc = 0;
     out->n_gpus = 0;
-    for (size_t i = 0; i < na; i++) {
-        int64_t a = allocs[i].from_ns > t0 ? allocs[i].from_ns : t0;
-        int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
+    for (size_t i = 0; i < na && rc == 0; i++) {
+        acct_alloc *x = &a->al[i];
+        x->al = allocs[i];
         int dup = 0;
         for (size_t k = 0; k < i; k++)
             dup |= !strcmp(allocs[k].uuid, allocs[i].uuid);
         if (!dup) out->n_gpus++;
-        if (b <= a) continue;
-        gp_sample *xs = NULL;
-        size_t nx = 0;
-        /* Samples whose interval ends in (a, b]. */
-        if (gp_store_device_samples(s, allocs[i].uuid, a + 1, b + 1, &xs, &nx) != 0) continue;
-        int64_t prev_ts = a;
-        uint64_t e_first = 0, e_last = 0;
-        int have_e = 0;
-        for (size_t k = 0; k < nx; k++) {
-            const gp_sample *x = &xs[k];
-            double w = (double)(x->ts_ns - prev_ts);
-            if (w <= 0) w = 1;
-            prev_ts = x->ts_ns;
-            if (gp_has(x->valid, GP_F_GPU_UTIL)) {
-                wm_add(&util, x->gpu_util, w);
-                if (n_act + 1 > cap_act) {
-                    cap_act = cap_act ? cap_act * 2 : 1024;
-                    gp_activity *p = realloc(act, cap_act * sizeof *act);
-                    if (!p) break;
-                    act = p;
-                }
-                act[n_act++] = (gp_activity){x->ts_ns, (int64_t)w, x->gpu_util};
-            }
-            if (gp_has(x->valid, GP_F_SM_ACTIVE)) wm_add(&sm, x->sm_active, w);
-            if (gp_has(x->valid, GP_F_TENSOR_ACTIVE)) wm_add(&tensor, x->tensor_active, w);
-            if (gp_has(x->valid, GP_F_DRAM_ACTIVE)) wm_add(&dram, x->dram_active, w);
-            if (gp_has(x->valid, GP_F_MEM_USED | GP_F_MEM_TOTAL) && x->mem_total_bytes > 0)
-                wm_add(&memf, (double)x->mem_used_bytes / (double)x->mem_total_bytes, w);
-            if (gp_has(x->valid, GP_F_ENERGY)) {
-                if (!have_e) e_first = x->energy_mj;
-                e_last = x->energy_mj;
-                have_e = 1;
-            }
-        }
-        if (have_e && e_last >= e_first) {
-            double share = proc_share(s, allocs[i].uuid, job_id, a, b + 1);
-            if (share < 0) share = 1.0 / holders(s, allocs[i].uuid, a, b);
-            energy_mj += (double)(e_last - e_first) * share;
+        int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
+        if (b <= x->a) continue;
+        rc = fold_samples(s, x, (int)i, b, &nw, &nn, &cap_nw);
+        if (rc == 0 && x->have_e) rc = fold_procs(s, x, a->job_id, b + 1);
+    }
+    if (rc == 0) rc = act_merge(a, nw, nn);
+    free(nw);
+    const gp_job_acct *evs = a->borrow ? a->borrow : a;
+    if (rc == 0 && !a->borrow) rc = fold_events(a, s);
+    if (rc) {
+        set_err(err, errlen, s, a->job_id, "summarising");
+        free(allocs);
+        acct_reset(a); /* half-folded: start over next time */
+        return -1;
+    }
+
+    /* Signal means and energy, allocation by allocation. */
+    wmean util = {0}, sm = {0}, tensor = {0}, dram = {0}, memf = {0};
+    double energy_mj = 0;
+    int energy_known = 0, energy_missing = 0;
+    for (size_t i = 0; i < na; i++) {
+        acct_alloc *x = &a->al[i];
+        int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
+        if (b <= x->a) continue;
+        util.sum += x->util.sum, util.w += x->util.w;
+        sm.sum += x->sm.sum, sm.w += x->sm.w;
+        tensor.sum += x->tensor.sum, tensor.w += x->tensor.w;
+        dram.sum += x->dram.sum, dram.w += x->dram.w;
+        memf.sum += x->memf.sum, memf.w += x->memf.w;
+        if (x->have_e && x->e_last >= x->e_first) {
+            double share = x->share_all > 0 ? x->share_mine / x->share_all : -1;
+            if (share < 0) share = 1.0 / holders(s, x->al.uuid, x->a, b);
+            energy_mj += (double)(x->e_last - x->e_first) * share;
             energy_known = 1;
         } else {
             energy_missing = 1;
         }
-        free(xs);
     }
-    /* Several GPUs' samples share timestamps: merge them into one mean per instant. */
-    if (n_act) qsort(act, n_act, sizeof *act, cmp_act); /* act may be NULL when empty */
-    size_t m = 0;
-    for (size_t k = 0; k < n_act;) {
-        size_t e = k;
-        double sum = 0;
-        int64_t dur = act[k].dur_ns;
-        while (e < n_act && act[e].ts_ns == act[k].ts_ns)
-            sum += act[e++].util;
-        act[m++] = (gp_activity){act[k].ts_ns, dur, sum / (double)(e - k)};
-        k = e;
-    }
-    n_act = m;
 
     gp_goodput_in in = {.allocs = allocs,
                         .n_allocs = na,
-                        .events = events,
-                        .n_events = ne,
-                        .act = act,
-                        .n_act = n_act,
+                        .events = evs->ev,
+                        .n_events = evs->n_ev,
+                        .act = a->act,
+                        .n_act = a->n_act,
                         .t0_ns = t0,
                         .t1_ns = t1};
     /* SLOs: the caller's (report flags) where set, else what the job declared. */
     in.slo = (gp_slo){j->slo_ttft_s, j->slo_tpot_s, j->slo_e2e_s};
-    if (o && o->slo.ttft_s > 0) in.slo.ttft_s = o->slo.ttft_s;
-    if (o && o->slo.tpot_s > 0) in.slo.tpot_s = o->slo.tpot_s;
-    if (o && o->slo.e2e_s > 0) in.slo.e2e_s = o->slo.e2e_s;
+    if (a->opt_slo.ttft_s > 0) in.slo.ttft_s = a->opt_slo.ttft_s;
+    if (a->opt_slo.tpot_s > 0) in.slo.tpot_s = a->opt_slo.tpot_s;
+    if (a->opt_slo.e2e_s > 0) in.slo.e2e_s = a->opt_slo.e2e_s;
     if (gp_goodput_compute(&in, &out->gp) != 0) {
-        snprintf(err, errlen, "out of memory computing goodput for job '%s'", job_id);
-        free(allocs), free(events), free(act);
+        snprintf(err, errlen, "out of memory computing goodput for job '%s'", a->job_id);
+        free(allocs);
         return -1;
     }
     out->allocated_gpu_h = out->gp.allocated_gpu_s / 3600.0;
@@ -215,6 +585,55 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
     out->mean_mem_used_frac = wm_get(&memf);
     out->energy_kwh = (energy_known && !energy_missing) ? energy_mj / 3.6e9 : -1;
     out->span_s = (t1 - t0) / 1e9;
-    free(allocs), free(events), free(act);
+    free(allocs);
     return 0;
+}
+
+int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err,
+                       size_t errlen) {
+    sqlite3 *db = gp_store_db(s);
+    /* One snapshot for all the reads, so rows committed meanwhile are seen by all of
+     * them or by none. Inside the caller's transaction, that one is the snapshot. */
+    int own_tx = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == 0;
+    int rc = acct_update(a, s, out, err, errlen);
+    if (own_tx) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    return rc;
+}
+
+int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns,
+                       gp_job_summary *out, char *err, size_t errlen) {
+    sqlite3 *db = gp_store_db(s);
+    int own_tx = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == 0;
+    int rc = 0;
+    if (!a->ev_loaded && fold_events(a, s) != 0) {
+        set_err(err, errlen, s, a->job_id, "reading events of");
+        rc = -1;
+    }
+    if (rc == 0) {
+        gp_summary_opts o = {.t0_ns = t0_ns, .t1_ns = t1_ns, .slo = a->opt_slo};
+        gp_job_acct *w = gp_job_acct_new(a->job_id, &o);
+        if (!w) {
+            snprintf(err, errlen, "out of memory summarising job '%s'", a->job_id);
+            rc = -1;
+        } else {
+            w->borrow = a;
+            rc = acct_update(w, s, out, err, errlen);
+            gp_job_acct_free(w);
+        }
+    }
+    if (own_tx) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    return rc;
+}
+
+int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opts *o,
+                           gp_job_summary *out, char *err, size_t errlen) {
+    gp_job_acct *a = gp_job_acct_new(job_id, o);
+    if (!a) {
+        memset(out, 0, sizeof *out);
+        snprintf(err, errlen, "out of memory summarising job '%s'", job_id);
+        return -1;
+    }
+    int rc = gp_job_acct_update(a, s, out, err, errlen);
+    gp_job_acct_free(a);
+    return rc;
 }

@@ -35,6 +35,24 @@ typedef struct gp_summary_opts {
 
 int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opts *o,
                            gp_job_summary *out, char *err, size_t errlen);
+
+/* Incremental accounting of one job, for callers that summarise a running job again and
+ * again (the HTTP server): the state keeps the folded past (per-allocation signal sums,
+ * energy counters, the merged activity timeline, the job's events) and each update reads
+ * only the rows stored since the previous one, then labels time in memory. An update's
+ * result equals gp_job_summary_compute on the same store with the same options (up to
+ * the order of floating-point additions); gp_job_summary_compute is itself one update of
+ * a fresh state. The state reloads itself when the folded past changed (see
+ * job_summary.c for the rule). Not thread-safe: one state, one thread at a time. */
+typedef struct gp_job_acct gp_job_acct;
+gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o); /* NULL: OOM */
+void gp_job_acct_free(gp_job_acct *a);
+int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err,
+                       size_t errlen);
+/* The summary over [t0_ns, t1_ns) (as gp_job_summary_compute with those bounds), reusing
+ * a's events: loaded once, not once per window. Reads the window's samples only. */
+int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns,
+                       gp_job_summary *out, char *err, size_t errlen);
 /* The store's time span: first and last sample or event. */
 int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns);
 

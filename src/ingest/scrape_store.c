@@ -11,8 +11,10 @@
 #include <string.h>
 
 static void bind_opt(sqlite3_stmt *st, int i, double v) {
-    if (v < 0 || !isfinite(v)) sqlite3_bind_null(st, i);
-    else sqlite3_bind_double(st, i, v);
+    if (v < 0 || !isfinite(v))
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_double(st, i, v);
 }
 
 int gp_scrape_store_window(gp_store *s, const gp_scrape_window *w) {
@@ -150,15 +152,19 @@ static size_t load_services(gp_store *s, const char *job_id, service_row **out) 
 }
 
 static void fmt_ms(char *b, size_t cap, double s) {
-    if (s < 0) snprintf(b, cap, "-");
-    else snprintf(b, cap, "%.0f", s * 1e3);
+    if (s < 0)
+        snprintf(b, cap, "-");
+    else
+        snprintf(b, cap, "%.0f", s * 1e3);
 }
 
 void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
     service_row *rows;
     size_t n = load_services(s, job_id, &rows);
     if (n == 0) return;
-    fprintf(out, "\nInference servers (scraped /metrics; p50 = median of windows, p99 = worst window):\n");
+    fprintf(
+        out,
+        "\nInference servers (scraped /metrics; p50 = median of windows, p99 = worst window):\n");
     fprintf(out, "  %-18s %-6s %7s %7s %9s %6s %9s %9s %9s %9s %5s\n", "JOB", "SERVER", "WINDOWS",
             "REQ/S", "GEN_TOK/S", "ERR%", "TTFT_P50", "TTFT_P99", "ITL_P50", "ITL_P99", "KV%");
     for (size_t i = 0; i < n; i++) {
@@ -178,7 +184,9 @@ void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
     free(rows);
 }
 
-static json_t *jnum(double v) { return v < 0 || !isfinite(v) ? json_null() : json_real(v); }
+static json_t *jnum(double v) {
+    return v < 0 || !isfinite(v) ? json_null() : json_real(v);
+}
 
 void gp_scrape_report_json(gp_store *s, const char *job_id, json_t *root) {
     service_row *rows;

@@ -9,8 +9,8 @@
 #include "model/sample.h"
 
 typedef struct gp_gpu_spec {
-    const char *model;     /* canonical name, e.g. "H100-SXM" */
-    const char *match[6];  /* lower-case substrings of marketing names that select this row */
+    const char *model;    /* canonical name, e.g. "H100-SXM" */
+    const char *match[6]; /* lower-case substrings of marketing names that select this row */
     int sm_count;
     uint64_t memory_bytes;
     double bf16_flops;     /* dense, FLOP/s */
@@ -20,21 +20,21 @@ typedef struct gp_gpu_spec {
     double nvlink_bytes_s; /* total bidirectional NVLink bandwidth per GPU; 0 = none */
     double pcie_bytes_s;   /* one direction */
     double tdp_w;
-    double idle_w;         /* typical idle draw, used by the simulator */
+    double idle_w; /* typical idle draw, used by the simulator */
     double max_sm_clock_mhz;
-    const char *source;    /* datasheet the numbers come from */
+    const char *source; /* datasheet the numbers come from */
 } gp_gpu_spec;
 
 typedef struct gp_device {
     char uuid[GP_UUID_MAX];
-    int index;              /* the source's index: for display only, never a key */
-    char name[96];          /* as the driver reports it */
+    int index;     /* the source's index: for display only, never a key */
+    char name[96]; /* as the driver reports it */
     char host[64];
     char pci_bus_id[32];
-    uint64_t memory_total_bytes; /* 0 = unknown */
-    int mig_mode;           /* -1 unknown, 0 off, 1 on */
+    uint64_t memory_total_bytes;   /* 0 = unknown */
+    int mig_mode;                  /* -1 unknown, 0 off, 1 on */
     char parent_uuid[GP_UUID_MAX]; /* MIG instance: the physical GPU; "" otherwise */
-    const gp_gpu_spec *spec; /* NULL = unknown model */
+    const gp_gpu_spec *spec;       /* NULL = unknown model */
 } gp_device;
 
 /* Looks a model up by canonical or marketing name (case-insensitive substring rules);

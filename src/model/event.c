@@ -24,14 +24,22 @@ void gp_event_init(gp_event *e, gp_event_kind kind) {
 
 const char *gp_event_kind_name(gp_event_kind k) {
     switch (k) {
-    case GP_EV_HELLO: return "hello";
-    case GP_EV_STEP: return "step";
-    case GP_EV_PHASE: return "phase";
-    case GP_EV_REQUEST: return "request";
-    case GP_EV_STAGE: return "stage";
-    case GP_EV_RESTART: return "restart";
-    case GP_EV_JOB: return "job";
-    case GP_EV_ALLOC: return "alloc";
+    case GP_EV_HELLO:
+        return "hello";
+    case GP_EV_STEP:
+        return "step";
+    case GP_EV_PHASE:
+        return "phase";
+    case GP_EV_REQUEST:
+        return "request";
+    case GP_EV_STAGE:
+        return "stage";
+    case GP_EV_RESTART:
+        return "restart";
+    case GP_EV_JOB:
+        return "job";
+    case GP_EV_ALLOC:
+        return "alloc";
     }
     return "unknown";
 }

@@ -59,7 +59,7 @@ typedef struct gp_event {
     /* hello */
     int64_t pid;
     char host[GP_NAME_MAX];
-    double flops_per_unit, bytes_per_unit; /* 0 = not declared */
+    double flops_per_unit, bytes_per_unit;    /* 0 = not declared */
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* hello: the service's SLOs; 0 = not set */
 
     /* job lifecycle / alloc */

@@ -5,11 +5,11 @@
 #include <string.h>
 
 static const char *const class_names[GP_FC__COUNT] = {
-    "not_ready",        "idle_allocated",      "input_bound",    "host_bound",
-    "memory_bound",     "communication_bound", "compute_bound",  "checkpoint_bound",
-    "straggler",        "interference",        "pipeline_bottleneck", "scale_inefficient",
-    "under_batched",    "memory_capacity",     "throttled",      "gpu_errors",
-    "scheduling_gap",   "harvestable",
+    "not_ready",      "idle_allocated",      "input_bound",         "host_bound",
+    "memory_bound",   "communication_bound", "compute_bound",       "checkpoint_bound",
+    "straggler",      "interference",        "pipeline_bottleneck", "scale_inefficient",
+    "under_batched",  "memory_capacity",     "throttled",           "gpu_errors",
+    "scheduling_gap", "harvestable",
 };
 
 const char *gp_finding_class_name(gp_finding_class c) {
@@ -24,11 +24,16 @@ int gp_finding_class_parse(const char *name) {
 
 const char *gp_scope_name(gp_scope s) {
     switch (s) {
-    case GP_SCOPE_CLUSTER: return "cluster";
-    case GP_SCOPE_JOB: return "job";
-    case GP_SCOPE_DEVICE: return "device";
-    case GP_SCOPE_RANK: return "rank";
-    case GP_SCOPE_STAGE: return "stage";
+    case GP_SCOPE_CLUSTER:
+        return "cluster";
+    case GP_SCOPE_JOB:
+        return "job";
+    case GP_SCOPE_DEVICE:
+        return "device";
+    case GP_SCOPE_RANK:
+        return "rank";
+    case GP_SCOPE_STAGE:
+        return "stage";
     }
     return "unknown";
 }

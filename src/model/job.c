@@ -3,7 +3,8 @@
 
 #include <string.h>
 
-static const char *const origin_names[] = {"unknown", "slurm", "k8s", "container", "process", "tag"};
+static const char *const origin_names[] = {"unknown",   "slurm",   "k8s",
+                                           "container", "process", "tag"};
 
 const char *gp_origin_name(gp_origin o) {
     return (o >= GP_ORIGIN_UNKNOWN && o <= GP_ORIGIN_TAG) ? origin_names[o] : "unknown";

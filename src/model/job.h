@@ -21,10 +21,10 @@ typedef struct gp_job {
     char user[GP_NAME_MAX];
     gp_origin origin;
     int64_t submitted_ns, allocated_ns, ready_ns, ended_ns;
-    char exit_state[32]; /* "", "completed", "failed", "cancelled", ... */
-    int64_t exit_code;   /* -1 unknown */
-    char unit_name[GP_NAME_MAX]; /* "samples", "tokens", ... */
-    double flops_per_unit, bytes_per_unit; /* 0 = not declared */
+    char exit_state[32];                      /* "", "completed", "failed", "cancelled", ... */
+    int64_t exit_code;                        /* -1 unknown */
+    char unit_name[GP_NAME_MAX];              /* "samples", "tokens", ... */
+    double flops_per_unit, bytes_per_unit;    /* 0 = not declared */
     double slo_ttft_s, slo_tpot_s, slo_e2e_s; /* declared SLOs (seconds); 0 = not set */
 } gp_job;
 

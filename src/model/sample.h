@@ -35,7 +35,8 @@ typedef enum {
     GP_F_TEMP = 1u << 18,
     GP_F_THROTTLE = 1u << 19, /* NVML clock-event reason bits */
     GP_F_XID = 1u << 20,      /* last XID error seen in the interval */
-    GP_F_MEM_UTIL = 1u << 21, /* nvidia-smi "utilization.memory": fraction of time memory was read/written */
+    GP_F_MEM_UTIL =
+        1u << 21, /* nvidia-smi "utilization.memory": fraction of time memory was read/written */
 } gp_field;
 
 typedef struct gp_sample {
@@ -67,7 +68,9 @@ typedef struct gp_proc_sample {
 
 enum { GP_P_SM_SHARE = 1u << 0, GP_P_MEM = 1u << 1 };
 
-static inline bool gp_has(uint32_t valid, uint32_t field) { return (valid & field) == field; }
+static inline bool gp_has(uint32_t valid, uint32_t field) {
+    return (valid & field) == field;
+}
 static inline void gp_set_d(gp_sample *s, uint32_t f, double *slot, double v) {
     *slot = v;
     s->valid |= f;

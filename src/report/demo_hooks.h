@@ -7,9 +7,9 @@
 
 #include "agent/agent.h"
 
-void gp_demo_start(gp_agent *a, FILE *out);         /* after the agent opens */
-void gp_demo_live_extra(gp_agent *a, FILE *out);    /* under the live table */
-void gp_demo_finish(gp_agent *a, FILE *out);        /* after the run, before close */
+void gp_demo_start(gp_agent *a, FILE *out);           /* after the agent opens */
+void gp_demo_live_extra(gp_agent *a, FILE *out);      /* under the live table */
+void gp_demo_finish(gp_agent *a, FILE *out);          /* after the run, before close */
 void gp_demo_after_report(const char *db, FILE *out); /* after the report */
 
 #endif

@@ -8,13 +8,17 @@
 #include <string.h>
 
 static void fmt_num(char *buf, size_t cap, double v, const char *fmt) {
-    if (v < 0 || !isfinite(v)) snprintf(buf, cap, "-");
-    else snprintf(buf, cap, fmt, v);
+    if (v < 0 || !isfinite(v))
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, fmt, v);
 }
 
 static void fmt_pct(char *buf, size_t cap, double v) {
-    if (v < 0 || !isfinite(v)) snprintf(buf, cap, "-");
-    else snprintf(buf, cap, "%.1f%%", v * 100);
+    if (v < 0 || !isfinite(v))
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.1f%%", v * 100);
 }
 
 void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
@@ -37,7 +41,8 @@ void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
                 ten, en, gp);
     }
     fprintf(f, "\nBadput (share of allocated GPU-time):\n%-18s", "JOB");
-    for (int b = 0; b < GP_B__COUNT; b++) fprintf(f, " %9.9s", gp_bucket_name((gp_bucket)b));
+    for (int b = 0; b < GP_B__COUNT; b++)
+        fprintf(f, " %9.9s", gp_bucket_name((gp_bucket)b));
     fprintf(f, "\n");
     for (size_t i = 0; i < n; i++) {
         const gp_job_summary *s = &js[i];
@@ -57,12 +62,14 @@ void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
         if (g->kind == GP_JK_TRAINING)
             fprintf(f, "  %-18s %lld steps (%lld kept, %lld redone), %.0f %s, median step %.3f s\n",
                     s->job.id, (long long)g->steps, (long long)g->kept_steps,
-                    (long long)g->redone_steps, g->units, s->job.unit_name[0] ? s->job.unit_name : "units",
-                    g->median_step_s);
+                    (long long)g->redone_steps, g->units,
+                    s->job.unit_name[0] ? s->job.unit_name : "units", g->median_step_s);
         else if (g->kind == GP_JK_INFERENCE)
-            fprintf(f, "  %-18s %lld requests (%lld good, %lld failed), %.0f output tokens (%.0f good)\n",
-                    s->job.id, (long long)g->requests, (long long)g->good_requests,
-                    (long long)g->failed_requests, g->tokens, g->good_tokens);
+            fprintf(
+                f,
+                "  %-18s %lld requests (%lld good, %lld failed), %.0f output tokens (%.0f good)\n",
+                s->job.id, (long long)g->requests, (long long)g->good_requests,
+                (long long)g->failed_requests, g->tokens, g->good_tokens);
         else if (g->kind == GP_JK_NEVER_READY)
             fprintf(f, "  %-18s never made progress while holding %.2f GPU-h\n", s->job.id,
                     s->allocated_gpu_h);
@@ -72,8 +79,12 @@ void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
     }
 }
 
-static json_t *num_or_null(double v) { return (v < 0 || !isfinite(v)) ? json_null() : json_real(v); }
-static json_t *time_or_null(int64_t v) { return v < 0 ? json_null() : json_integer(v); }
+static json_t *num_or_null(double v) {
+    return (v < 0 || !isfinite(v)) ? json_null() : json_real(v);
+}
+static json_t *time_or_null(int64_t v) {
+    return v < 0 ? json_null() : json_integer(v);
+}
 
 json_t *gp_report_json_job(const gp_job_summary *s) {
     const gp_goodput *g = &s->gp;
@@ -87,7 +98,8 @@ json_t *gp_report_json_job(const gp_job_summary *s) {
     json_object_set_new(o, "allocated_ns", time_or_null(s->job.allocated_ns));
     json_object_set_new(o, "ready_ns", time_or_null(g->ready_ns));
     json_object_set_new(o, "ended_ns", time_or_null(s->job.ended_ns));
-    json_object_set_new(o, "exit_state", s->job.exit_state[0] ? json_string(s->job.exit_state) : json_null());
+    json_object_set_new(o, "exit_state",
+                        s->job.exit_state[0] ? json_string(s->job.exit_state) : json_null());
     json_object_set_new(o, "allocated_gpu_h", json_real(s->allocated_gpu_h));
     json_object_set_new(o, "queue_wait_s", num_or_null(s->queue_wait_s));
     json_object_set_new(o, "time_to_ready_s", num_or_null(s->time_to_ready_s));
@@ -109,7 +121,8 @@ json_t *gp_report_json_job(const gp_job_summary *s) {
         json_object_set_new(o, "kept_steps", json_integer(g->kept_steps));
         json_object_set_new(o, "redone_steps", json_integer(g->redone_steps));
         json_object_set_new(o, "units", json_real(g->units));
-        json_object_set_new(o, "unit_name", json_string(s->job.unit_name[0] ? s->job.unit_name : "units"));
+        json_object_set_new(o, "unit_name",
+                            json_string(s->job.unit_name[0] ? s->job.unit_name : "units"));
         json_object_set_new(o, "median_step_s", num_or_null(g->median_step_s));
     } else if (g->kind == GP_JK_INFERENCE) {
         json_object_set_new(o, "requests", json_integer(g->requests));
@@ -135,7 +148,8 @@ static size_t owners(const gp_job_summary *js, size_t n, owner_row *rows) {
     for (size_t i = 0; i < n; i++) {
         const char *u = js[i].job.user[0] ? js[i].job.user : "-";
         size_t k = 0;
-        while (k < nr && strcmp(rows[k].user, u) != 0) k++;
+        while (k < nr && strcmp(rows[k].user, u) != 0)
+            k++;
         if (k == nr) {
             memset(&rows[nr], 0, sizeof rows[nr]);
             snprintf(rows[nr].user, sizeof rows[nr].user, "%s", u);
@@ -177,7 +191,9 @@ json_t *gp_report_owners_json(const gp_job_summary *js, size_t n) {
         json_object_set_new(o, "jobs", json_integer(rows[k].jobs));
         json_object_set_new(o, "allocated_gpu_h", json_real(rows[k].alloc_h));
         json_object_set_new(o, "productive_gpu_h", json_real(rows[k].productive_h));
-        json_object_set_new(o, "goodput", num_or_null(rows[k].known_h > 0 ? rows[k].productive_h / rows[k].known_h : -1));
+        json_object_set_new(
+            o, "goodput",
+            num_or_null(rows[k].known_h > 0 ? rows[k].productive_h / rows[k].known_h : -1));
         json_array_append_new(arr, o);
     }
     free(rows);

@@ -618,6 +618,7 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
                             ? gp_findings_json(f, nf, 0)
                             : json_array());
     free(f);
+    srv_job_pipelines(s, j, o);
     send_json(r, o);
 }
 
@@ -645,11 +646,12 @@ static void api_findings(gp_serve *s, const srv_req *q, srv_resp *r) {
 }
 
 static void api_index(srv_resp *r) {
-    send_json(r, json_pack("{s:s, s:[s,s,s,s,s,s,s,s,s]}", "doc", "docs/api.md", "routes",
+    send_json(r, json_pack("{s:s, s:[s,s,s,s,s,s,s,s,s,s]}", "doc", "docs/api.md", "routes",
                            "GET /api/v1/fleet", "GET /api/v1/devices", "GET /api/v1/devices/{uuid}",
                            "GET /api/v1/devices/{uuid}/series?from=&to=&points=",
                            "GET /api/v1/jobs", "GET /api/v1/jobs/{id}?windows=N",
                            "GET /api/v1/jobs/{id}/series?from=&to=&points=",
+                           "GET /api/v1/jobs/{id}/pipeline?what_if=STAGE=N,...&queue=&items=",
                            "GET /api/v1/findings?job=&class=&limit=", "POST /api/v1/events"));
 }
 
@@ -726,8 +728,9 @@ void srv_api(gp_serve *s, const srv_req *q, srv_resp *r) {
         srv_error(r, 400, "bad %s id in %s", is_job ? "job" : "device", q->path);
         return;
     }
-    if (*sub && strcmp(sub, "series") != 0) {
-        srv_error(r, 404, "no API route %s (sub-resource '%.40s'; only 'series')", q->path, sub);
+    if (*sub && strcmp(sub, "series") != 0 && (is_dev || strcmp(sub, "pipeline") != 0)) {
+        srv_error(r, 404, "no API route %s (sub-resource '%.40s'; only 'series'%s)", q->path, sub,
+                  is_job ? " and 'pipeline'" : "");
         return;
     }
     if (is_dev) {
@@ -753,6 +756,10 @@ void srv_api(gp_serve *s, const srv_req *q, srv_resp *r) {
     }
     if (found == 0) {
         srv_error(r, 404, "no job '%.100s' (see GET /api/v1/jobs)", key);
+        return;
+    }
+    if (strcmp(sub, "pipeline") == 0) {
+        srv_api_job_pipeline(s, q, r, &j);
         return;
     }
     if (*sub) {

@@ -503,6 +503,7 @@ void gp_serve_stop(gp_serve *s) {
     srv_rollups_free(s->rollups, s->n_rollups);
     for (int i = 0; i < s->n_windows; i++)
         json_decref(s->windows[i].json);
+    srv_pipeline_cache_free(s);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }

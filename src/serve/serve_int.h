@@ -19,6 +19,7 @@
 #define SRV_MAX_QUEUE (8u << 20)       /* POSTed lines waiting for the agent */
 #define SRV_MAX_POINTS 5000            /* series points per request */
 #define SRV_MAX_RANGE_S (31 * 86400.0) /* series range per request */
+#define SRV_PIPE_CACHE 32              /* jobs whose pipeline section is kept */
 
 typedef struct srv_buf {
     char *p;
@@ -98,6 +99,12 @@ struct gp_serve {
         double until_s; /* reuse until (monotonic seconds); 0 = for ever (sealed) */
     } windows[512];
     int n_windows, next_window;
+    struct srv_pipe_cache { /* a job's "pipelines" section (pipeline_api.c) */
+        char id[GP_JOB_ID_MAX];
+        void *json;     /* json_t * array, owned; NULL: the job has no stage events */
+        double until_s; /* reuse until (monotonic seconds); 0 = for ever (ended job) */
+    } pipes[SRV_PIPE_CACHE];
+    int n_pipes, next_pipe;
     srv_rollup *rollups[ROLLUP_MAX_ENTRIES];
     int n_rollups;
     uint64_t rollup_clock;
@@ -108,6 +115,12 @@ void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r);
 void srv_api(gp_serve *s, const srv_req *q, srv_resp *r);
 /* Whole-history summary of a job, cached once the job has ended. 0 ok. */
 int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out);
+/* Pipelines (pipeline_api.c): adds "pipelines" to a job's detail when it has stage events;
+ * GET /api/v1/jobs/{id}/pipeline (the what-if simulation); frees the cache. */
+struct json_t;
+void srv_job_pipelines(gp_serve *s, const gp_job *j, struct json_t *o);
+void srv_api_job_pipeline(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j);
+void srv_pipeline_cache_free(gp_serve *s);
 /* The dashboard's embedded files (generated from web/ by mk/web.mk). */
 int gp_web_asset(const char *path, const unsigned char **data, size_t *len, const char **ctype);
 

@@ -69,7 +69,9 @@ static const char *const migrations[] = {
     "ALTER TABLE jobs ADD COLUMN slo_e2e_s REAL;",
 };
 
-int gp_schema_latest(void) { return (int)(sizeof migrations / sizeof migrations[0]); }
+int gp_schema_latest(void) {
+    return (int)(sizeof migrations / sizeof migrations[0]);
+}
 
 int gp_schema_migrate(sqlite3 *db, char *err, size_t errlen) {
     sqlite3_stmt *st;

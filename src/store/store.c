@@ -13,16 +13,7 @@
 
 #include "store/schema.h"
 
-enum {
-    ST_DEVICE,
-    ST_SAMPLE,
-    ST_PROC,
-    ST_EVENT,
-    ST_JOB_UPSERT,
-    ST_ALLOC,
-    ST_JOB_READY,
-    ST__COUNT
-};
+enum { ST_DEVICE, ST_SAMPLE, ST_PROC, ST_EVENT, ST_JOB_UPSERT, ST_ALLOC, ST_JOB_READY, ST__COUNT };
 
 static const char *const stmt_sql[ST__COUNT] = {
     [ST_DEVICE] = "INSERT INTO devices(uuid, idx, name, host, pci_bus_id, memory_total_bytes,"
@@ -55,8 +46,9 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_ALLOC] = "INSERT INTO allocations(job_id, uuid, from_ns, to_ns) VALUES(?1,?2,?3,?4)"
                  " ON CONFLICT(job_id, uuid, from_ns) DO UPDATE SET to_ns=COALESCE(?4,to_ns)",
     /* Readiness is the first progress: keep the earliest. */
-    [ST_JOB_READY] = "INSERT INTO jobs(id, ready_ns) VALUES(?1,?2) ON CONFLICT(id) DO UPDATE SET"
-                     " ready_ns=CASE WHEN ready_ns IS NULL OR ready_ns > ?2 THEN ?2 ELSE ready_ns END",
+    [ST_JOB_READY] =
+        "INSERT INTO jobs(id, ready_ns) VALUES(?1,?2) ON CONFLICT(id) DO UPDATE SET"
+        " ready_ns=CASE WHEN ready_ns IS NULL OR ready_ns > ?2 THEN ?2 ELSE ready_ns END",
 };
 
 struct gp_store {
@@ -66,9 +58,15 @@ struct gp_store {
     int in_tx;
 };
 
-sqlite3 *gp_store_db(gp_store *s) { return s->db; }
-const char *gp_store_path(const gp_store *s) { return s->path; }
-const char *gp_store_errmsg(gp_store *s) { return sqlite3_errmsg(s->db); }
+sqlite3 *gp_store_db(gp_store *s) {
+    return s->db;
+}
+const char *gp_store_path(const gp_store *s) {
+    return s->path;
+}
+const char *gp_store_errmsg(gp_store *s) {
+    return sqlite3_errmsg(s->db);
+}
 
 int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen) {
     *out = NULL;
@@ -152,8 +150,8 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
         }
     }
     for (int i = 0; i < ST__COUNT && !(flags & GP_STORE_READONLY); i++) {
-        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
-            SQLITE_OK) {
+        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+                               NULL) != SQLITE_OK) {
             snprintf(err, errlen, "store '%s': prepare: %s", path, sqlite3_errmsg(s->db));
             gp_store_close(s);
             return -1;
@@ -166,7 +164,8 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
 void gp_store_close(gp_store *s) {
     if (!s) return;
     if (s->in_tx) gp_store_commit(s);
-    for (int i = 0; i < ST__COUNT; i++) sqlite3_finalize(s->st[i]);
+    for (int i = 0; i < ST__COUNT; i++)
+        sqlite3_finalize(s->st[i]);
     sqlite3_close(s->db);
     free(s);
 }
@@ -196,17 +195,25 @@ int gp_store_commit(gp_store *s) {
 
 /* Binding helpers: NULL for unknown. */
 static void bind_text(sqlite3_stmt *st, int i, const char *v) {
-    if (v && *v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(st, i);
+    if (v && *v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
 }
 static void bind_i64_known(sqlite3_stmt *st, int i, int64_t v, int known) {
-    if (known) sqlite3_bind_int64(st, i, v);
-    else sqlite3_bind_null(st, i);
+    if (known)
+        sqlite3_bind_int64(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
 }
-static void bind_time(sqlite3_stmt *st, int i, int64_t v) { bind_i64_known(st, i, v, v >= 0); }
+static void bind_time(sqlite3_stmt *st, int i, int64_t v) {
+    bind_i64_known(st, i, v, v >= 0);
+}
 static void bind_d_known(sqlite3_stmt *st, int i, double v, int known) {
-    if (known) sqlite3_bind_double(st, i, v);
-    else sqlite3_bind_null(st, i);
+    if (known)
+        sqlite3_bind_double(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
 }
 
 /* Every parameter is bound on each use (NULL for unknown), so bindings need no clearing. */
@@ -328,8 +335,10 @@ static int fold_lifecycle(gp_store *s, const gp_event *e) {
     case GP_EV_JOB:
         snprintf(j.name, sizeof j.name, "%s", e->job_name);
         snprintf(j.user, sizeof j.user, "%s", e->user);
-        if (!strcmp(e->name, "submitted")) j.submitted_ns = e->ts_ns;
-        else if (!strcmp(e->name, "allocated")) j.allocated_ns = e->ts_ns;
+        if (!strcmp(e->name, "submitted"))
+            j.submitted_ns = e->ts_ns;
+        else if (!strcmp(e->name, "allocated"))
+            j.allocated_ns = e->ts_ns;
         else if (!strcmp(e->name, "ended")) {
             j.ended_ns = e->ts_ns;
             j.exit_code = e->exit_code;
@@ -362,7 +371,8 @@ static int fold_lifecycle(gp_store *s, const gp_event *e) {
         sqlite3_bind_int64(st, 2, t);
         return run(s, st);
     }
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
@@ -460,7 +470,8 @@ int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
 static int grow(void **arr, size_t *cap, size_t need, size_t sz) {
     if (need <= *cap) return 0;
     size_t nc = *cap ? *cap * 2 : 64;
-    while (nc < need) nc *= 2;
+    while (nc < need)
+        nc *= 2;
     void *p = realloc(*arr, nc * sz);
     if (!p) return -1;
     *arr = p;
@@ -475,7 +486,9 @@ static void col_text(sqlite3_stmt *st, int i, char *dst, size_t cap) {
 static int64_t col_time(sqlite3_stmt *st, int i) {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
 }
-static int col_known(sqlite3_stmt *st, int i) { return sqlite3_column_type(st, i) != SQLITE_NULL; }
+static int col_known(sqlite3_stmt *st, int i) {
+    return sqlite3_column_type(st, i) != SQLITE_NULL;
+}
 
 int gp_store_list_devices(gp_store *s, gp_device **out, size_t *n) {
     sqlite3_stmt *st;
@@ -612,8 +625,10 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
         e->rank = col_time(st, 3);
         e->step = col_time(st, 4);
         e->units = col_known(st, 5) ? sqlite3_column_double(st, 5) : -1;
-        if (e->kind == GP_EV_STAGE) e->start_ns = col_time(st, 6);
-        else e->step_start_ns = col_time(st, 6);
+        if (e->kind == GP_EV_STAGE)
+            e->start_ns = col_time(st, 6);
+        else
+            e->step_start_ns = col_time(st, 6);
         col_text(st, 7, e->name, sizeof e->name);
         e->edge = col_known(st, 8) ? sqlite3_column_int(st, 8) : 0;
         e->arrival_ns = col_time(st, 9);
@@ -732,12 +747,13 @@ int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, si
     *out = NULL;
     *n = 0;
     size_t cap = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT class, scope, scope_id, t0_ns, t1_ns, wasted_gpu_s, wasted_cost,"
-                           " confidence, summary, recommendation FROM findings"
-                           " WHERE ?1 IS NULL OR job_id = ?1"
-                           " ORDER BY COALESCE(wasted_cost, -1) DESC, COALESCE(wasted_gpu_s, -1) DESC",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT class, scope, scope_id, t0_ns, t1_ns, wasted_gpu_s, wasted_cost,"
+            " confidence, summary, recommendation FROM findings"
+            " WHERE ?1 IS NULL OR job_id = ?1"
+            " ORDER BY COALESCE(wasted_cost, -1) DESC, COALESCE(wasted_gpu_s, -1) DESC",
+            -1, &st, NULL) != SQLITE_OK)
         return -1;
     if (job_id) sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     while (sqlite3_step(st) == SQLITE_ROW) {

@@ -37,6 +37,8 @@ static uint64_t fnv(const char *s, size_t n) {
 }
 
 uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len) {
+    const char *nul = memchr(s, 0, len); /* names are C strings: a \u0000 ends one */
+    if (nul) len = (size_t)(nul - s);
     name_index *ix = r->name_index;
     if (!ix) {
         ix = calloc(1, sizeof *ix);

@@ -5,6 +5,9 @@
 # libFuzzer runtime (Debian: libclang-rt-14-dev). FUZZ_SMOKE_SECONDS overrides the time.
 set -uo pipefail
 cd "${GOODPUT_SRC:-.}"
+if [ -n "${GOODPUT:-}" ] && grep -qa __asan_init "$GOODPUT" 2>/dev/null; then
+    echo "skip: the fuzz targets are already sanitizer builds (run by make test)"; exit 77
+fi
 if ! command -v clang >/dev/null; then echo "skip: no clang"; exit 77; fi
 if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' |
      clang -x c -fsanitize=fuzzer - -o /tmp/gp-fuzz-probe-$$ 2>/dev/null; then

@@ -85,10 +85,10 @@ else:
 
 # Token: required for data, from loopback too (it is configured), and on other addresses.
 addrs = ["127.0.0.1"]
-try:
-    ip = socket.gethostbyname(socket.gethostname())
-    if not ip.startswith("127."): addrs.append(ip)
-except OSError: pass
+try:  # this host's own non-loopback addresses, when it has any
+    out = subprocess.run(["hostname", "-I"], capture_output=True, timeout=5).stdout.decode()
+    addrs += [a for a in out.split() if "." in a and not a.startswith("127.")][:1]
+except (OSError, subprocess.SubprocessError): pass
 for host in addrs:
     for path in ["/metrics", "/api/v1/jobs"]:
         h = f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"

@@ -38,7 +38,8 @@ static gp_alloc alloc(const char *uuid, int64_t from_s, int64_t to_s) {
 
 static double bucket_sum(const gp_goodput *g) {
     double s = 0;
-    for (int b = 0; b < GP_B__COUNT; b++) s += g->bucket_gpu_s[b];
+    for (int b = 0; b < GP_B__COUNT; b++)
+        s += g->bucket_gpu_s[b];
     return s;
 }
 
@@ -47,8 +48,10 @@ static void test_not_ready_then_steps(void **st) {
     (void)st;
     gp_alloc a = alloc("GPU-a", 0, 100);
     gp_event ev[80];
-    for (int i = 0; i < 80; i++) ev[i] = step_ev(i, 20 + i, 21 + i);
-    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .events = ev, .n_events = 80, .t0_ns = 0, .t1_ns = 100 * S};
+    for (int i = 0; i < 80; i++)
+        ev[i] = step_ev(i, 20 + i, 21 + i);
+    gp_goodput_in in = {
+        .allocs = &a, .n_allocs = 1, .events = ev, .n_events = 80, .t0_ns = 0, .t1_ns = 100 * S};
     gp_goodput g;
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
     assert_int_equal(g.kind, GP_JK_TRAINING);
@@ -67,15 +70,18 @@ static void test_restart_redoes_ten_seconds(void **st) {
     gp_alloc a = alloc("GPU-a", 0, 120);
     gp_event ev[200];
     size_t n = 0;
-    for (int i = 0; i < 50; i++) ev[n++] = step_ev(i, i, i + 1);
+    for (int i = 0; i < 50; i++)
+        ev[n++] = step_ev(i, i, i + 1);
     gp_event r;
     gp_event_init(&r, GP_EV_RESTART);
     strcpy(r.job_id, "j");
     r.step = 39;
     r.ts_ns = 55 * S;
     ev[n++] = r;
-    for (int i = 40; i < 100; i++) ev[n++] = step_ev(i, 60 + (i - 40), 61 + (i - 40));
-    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .events = ev, .n_events = n, .t0_ns = 0, .t1_ns = 120 * S};
+    for (int i = 40; i < 100; i++)
+        ev[n++] = step_ev(i, 60 + (i - 40), 61 + (i - 40));
+    gp_goodput_in in = {
+        .allocs = &a, .n_allocs = 1, .events = ev, .n_events = n, .t0_ns = 0, .t1_ns = 120 * S};
     gp_goodput g;
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
     assert_near(g.bucket_gpu_s[GP_B_WASTED_PROGRESS], 10, 1e-9);
@@ -101,7 +107,8 @@ static void test_phases_inside_steps_two_gpus(void **st) {
         }
         ev[n++] = step_ev(i, i * 10, i * 10 + 10);
     }
-    gp_goodput_in in = {.allocs = a, .n_allocs = 2, .events = ev, .n_events = n, .t0_ns = 0, .t1_ns = 100 * S};
+    gp_goodput_in in = {
+        .allocs = a, .n_allocs = 2, .events = ev, .n_events = n, .t0_ns = 0, .t1_ns = 100 * S};
     gp_goodput g;
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
     assert_near(g.allocated_gpu_s, 200, 1e-9);
@@ -120,9 +127,16 @@ static void test_never_ready(void **st) {
     strcpy(h.job_id, "j");
     h.ts_ns = 10 * S;
     gp_activity act[100];
-    for (int i = 0; i < 100; i++) act[i] = (gp_activity){(i + 1) * S, S, 0.01};
-    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .events = &h, .n_events = 1, .act = act, .n_act = 100,
-                        .t0_ns = 0, .t1_ns = 100 * S};
+    for (int i = 0; i < 100; i++)
+        act[i] = (gp_activity){(i + 1) * S, S, 0.01};
+    gp_goodput_in in = {.allocs = &a,
+                        .n_allocs = 1,
+                        .events = &h,
+                        .n_events = 1,
+                        .act = act,
+                        .n_act = 100,
+                        .t0_ns = 0,
+                        .t1_ns = 100 * S};
     gp_goodput g;
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
     assert_int_equal(g.kind, GP_JK_NEVER_READY);
@@ -135,11 +149,19 @@ static void test_idle_after_last_step(void **st) {
     (void)st;
     gp_alloc a = alloc("GPU-a", 0, 100);
     gp_event ev[50];
-    for (int i = 0; i < 50; i++) ev[i] = step_ev(i, i, i + 1);
+    for (int i = 0; i < 50; i++)
+        ev[i] = step_ev(i, i, i + 1);
     gp_activity act[100];
-    for (int i = 0; i < 100; i++) act[i] = (gp_activity){(i + 1) * S, S, i < 50 ? 0.9 : 0.0};
-    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .events = ev, .n_events = 50, .act = act, .n_act = 100,
-                        .t0_ns = 0, .t1_ns = 100 * S};
+    for (int i = 0; i < 100; i++)
+        act[i] = (gp_activity){(i + 1) * S, S, i < 50 ? 0.9 : 0.0};
+    gp_goodput_in in = {.allocs = &a,
+                        .n_allocs = 1,
+                        .events = ev,
+                        .n_events = 50,
+                        .act = act,
+                        .n_act = 100,
+                        .t0_ns = 0,
+                        .t1_ns = 100 * S};
     gp_goodput g;
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
     assert_near(g.bucket_gpu_s[GP_B_IDLE_ALLOCATED], 50, 1e-9);
@@ -161,7 +183,12 @@ static void test_inference_slo(void **st) {
         ev[i].prompt_tokens = 100;
         ev[i].output_tokens = 50;
     }
-    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .events = ev, .n_events = 4, .t0_ns = 0, .t1_ns = 100 * S,
+    gp_goodput_in in = {.allocs = &a,
+                        .n_allocs = 1,
+                        .events = ev,
+                        .n_events = 4,
+                        .t0_ns = 0,
+                        .t1_ns = 100 * S,
                         .slo = {.ttft_s = 1.0}};
     gp_goodput g;
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
@@ -181,8 +208,10 @@ static void test_activity_only(void **st) {
     (void)st;
     gp_alloc a = alloc("GPU-a", 0, 10);
     gp_activity act[10];
-    for (int i = 0; i < 10; i++) act[i] = (gp_activity){(i + 1) * S, S, i < 4 ? 0.0 : 1.0};
-    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .act = act, .n_act = 10, .t0_ns = 0, .t1_ns = 10 * S};
+    for (int i = 0; i < 10; i++)
+        act[i] = (gp_activity){(i + 1) * S, S, i < 4 ? 0.0 : 1.0};
+    gp_goodput_in in = {
+        .allocs = &a, .n_allocs = 1, .act = act, .n_act = 10, .t0_ns = 0, .t1_ns = 10 * S};
     gp_goodput g;
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
     assert_int_equal(g.kind, GP_JK_ACTIVITY_ONLY);
@@ -197,9 +226,12 @@ static void test_activity_only(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_not_ready_then_steps),   cmocka_unit_test(test_restart_redoes_ten_seconds),
-        cmocka_unit_test(test_phases_inside_steps_two_gpus), cmocka_unit_test(test_never_ready),
-        cmocka_unit_test(test_idle_after_last_step),   cmocka_unit_test(test_inference_slo),
+        cmocka_unit_test(test_not_ready_then_steps),
+        cmocka_unit_test(test_restart_redoes_ten_seconds),
+        cmocka_unit_test(test_phases_inside_steps_two_gpus),
+        cmocka_unit_test(test_never_ready),
+        cmocka_unit_test(test_idle_after_last_step),
+        cmocka_unit_test(test_inference_slo),
         cmocka_unit_test(test_activity_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -174,8 +174,10 @@ static void test_crash_safety(void **st) {
         assert_string_equal((const char *)sqlite3_column_text(q, 0), "ok");
         sqlite3_finalize(q);
         /* Flushes are atomic: each device's row count is a multiple of the flush size. */
-        sqlite3_prepare_v2(gp_store_db(s), "SELECT uuid, count(*) FROM samples GROUP BY uuid", -1, &q, NULL);
-        while (sqlite3_step(q) == SQLITE_ROW) assert_int_equal(sqlite3_column_int(q, 1) % 100, 0);
+        sqlite3_prepare_v2(gp_store_db(s), "SELECT uuid, count(*) FROM samples GROUP BY uuid", -1,
+                           &q, NULL);
+        while (sqlite3_step(q) == SQLITE_ROW)
+            assert_int_equal(sqlite3_column_int(q, 1) % 100, 0);
         sqlite3_finalize(q);
         gp_store_close(s);
     }

@@ -1,0 +1,189 @@
+/* windows.c: windowed diagnosis and step-time deviation over time (see windows.h).
+ * Cost: one feature pass over the job's arrays per window, plus one for the whole job. */
+#include "engine/windows.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cost.h"
+#include "engine/features.h"
+#include "engine/thresholds.h"
+#include "store/store.h"
+
+#define MAX_PER_WINDOW 32
+
+void gp_diag_windows_free(gp_diag_window *w, size_t n) {
+    for (size_t i = 0; w && i < n; i++)
+        free(w[i].findings);
+    free(w);
+}
+
+static const gp_gpu_spec *spec_of(const gp_job_input *in) {
+    for (size_t i = 0; i < in->n_allocs; i++)
+        for (size_t k = 0; k < in->n_devices; k++)
+            if (!strcmp(in->devices[k].uuid, in->allocs[i].uuid) && in->devices[k].spec)
+                return in->devices[k].spec;
+    return NULL;
+}
+
+/* Diagnoses [t0, t1) of the loaded job into *w. */
+static int diagnose_window(gp_job_input *in, const gp_worker_obs *obs, size_t nobs,
+                           gp_worker_obs *scratch, double price, const gp_features *whole,
+                           int64_t t0, int64_t t1, gp_diag_window *w, char *err,
+                           size_t errlen) {
+    gp_job_input wi = *in;
+    wi.t0_ns = t0;
+    wi.t1_ns = t1;
+    gp_features f;
+    double ideal = whole->ideal_step_s;
+    if (gp_features_compute(&wi, &f, err, errlen) < 0) return -1;
+    gp_features_clip_ready(&f, whole);
+    /* a window spent entirely sharing the GPU: compare with the job's own speed alone */
+    if (f.thr_shared < 0 && whole->thr_alone > 0 && f.shared_share > 0.5 && f.ideal_step_s > 0)
+        f.thr_shared = 1 / f.ideal_step_s;
+    if (f.thr_shared > 0 && f.thr_alone < 0 && whole->thr_alone > 0) f.thr_alone = whole->thr_alone;
+    size_t m = 0;
+    for (size_t i = 0; i < nobs; i++)
+        if (obs[i].ts_ns >= t0 && obs[i].ts_ns < t1) scratch[m++] = obs[i];
+    w->findings = calloc(MAX_PER_WINDOW, sizeof *w->findings);
+    if (!w->findings) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    w->n = gp_classify(in->job_id, &f, scratch, m, price, w->findings, MAX_PER_WINDOW);
+    snprintf(w->job_id, sizeof w->job_id, "%s", in->job_id);
+    w->t0_ns = t0;
+    w->t1_ns = t1;
+    w->steps = f.n_steps;
+    w->median_step_s = f.ideal_step_s;
+    w->ideal_step_s = ideal;
+    w->deviation_known = f.ideal_step_s > 0 && ideal > 0;
+    w->deviation = w->deviation_known ? f.ideal_step_s / ideal - 1 : 0;
+    w->gpu_util_mean = f.gpu_util.n ? f.gpu_util.mean : f.sm_active.n ? f.sm_active.mean : -1;
+    return 0;
+}
+
+int gp_diagnose_windows(gp_store *s, const char *job_id, const gp_diag_opts *o, int64_t window_ns,
+                        int last_only, gp_diag_window **out, size_t *n, char *err,
+                        size_t errlen) {
+    *out = NULL;
+    *n = 0;
+    if (window_ns <= 0) {
+        snprintf(err, errlen, "the window must be longer than 0 s");
+        return -1;
+    }
+    gp_job_input in;
+    if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
+    gp_slo_override(&in.slo, o ? &o->slo : NULL);
+    gp_features whole;
+    gp_worker_obs *obs = NULL, *scratch = NULL;
+    gp_diag_window *w = NULL;
+    size_t nw = 0;
+    int rc = -1;
+    if (gp_features_compute(&in, &whole, err, errlen) < 0) goto done;
+    int nobs = gp_step_obs_from_events(in.events, in.n_events, &obs);
+    if (nobs < 0 || !(scratch = malloc(((size_t)(nobs > 0 ? nobs : 1)) * sizeof *scratch))) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    double price = gp_price_per_gpu_h(spec_of(&in), o ? o->price_per_gpu_h : 0);
+    int64_t T0 = whole.t0_ns, T1 = whole.t1_ns;
+    if (T1 <= T0) { /* no data at all: nothing to diagnose */
+        rc = 0;
+        goto done;
+    }
+    int64_t first = last_only ? (T1 - window_ns > T0 ? T1 - window_ns : T0) : T0;
+    size_t cap = last_only ? 1 : (size_t)((T1 - T0 + window_ns - 1) / window_ns);
+    if (cap > 100000) {
+        snprintf(err, errlen, "%zu windows of %.0f s: choose a longer window", cap,
+                 (double)window_ns / 1e9);
+        goto done;
+    }
+    w = calloc(cap ? cap : 1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int64_t a = first; a < T1 && nw < cap; a += window_ns) {
+        int64_t b = a + window_ns < T1 ? a + window_ns : T1;
+        if (diagnose_window(&in, obs, (size_t)(nobs > 0 ? nobs : 0), scratch, price,
+                            &whole, a, b, &w[nw], err, errlen) < 0) {
+            nw++;
+            goto done;
+        }
+        nw++;
+    }
+    rc = 0;
+done:
+    if (rc < 0) {
+        gp_diag_windows_free(w, nw);
+    } else {
+        *out = w;
+        *n = nw;
+    }
+    free(obs);
+    free(scratch);
+    gp_job_input_free(&in);
+    return rc;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_step(const void *a, const void *b) {
+    const gp_event *x = *(const gp_event *const *)a, *y = *(const gp_event *const *)b;
+    if (x->rank != y->rank) return (x->rank > y->rank) - (x->rank < y->rank);
+    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
+int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns,
+                      int64_t window_ns, double ideal_s, gp_step_dev **out) {
+    *out = NULL;
+    if (window_ns <= 0 || t1_ns <= t0_ns) return 0;
+    size_t nw = (size_t)((t1_ns - t0_ns + window_ns - 1) / window_ns);
+    if (nw > 100000) nw = 100000;
+    /* step durations (end - start, or the gap since the same rank's previous step) */
+    const gp_event **st = malloc((n ? n : 1) * sizeof *st);
+    double *dur = malloc((n ? n : 1) * sizeof *dur), *v = malloc((n ? n : 1) * sizeof *v);
+    int64_t *end = malloc((n ? n : 1) * sizeof *end);
+    gp_step_dev *d = calloc(nw, sizeof *d);
+    if (!st || !dur || !v || !end || !d) {
+        free(st), free(dur), free(v), free(end), free(d);
+        return -1;
+    }
+    size_t ns = 0, nd = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].kind == GP_EV_STEP) st[ns++] = &ev[i];
+    qsort(st, ns, sizeof *st, cmp_step);
+    for (size_t i = 0; i < ns; i++) {
+        int64_t s0 = st[i]->step_start_ns >= 0                    ? st[i]->step_start_ns
+                     : i > 0 && st[i - 1]->rank == st[i]->rank ? st[i - 1]->ts_ns
+                                                                  : -1;
+        if (s0 < 0 || st[i]->ts_ns <= s0) continue;
+        dur[nd] = (double)(st[i]->ts_ns - s0) / 1e9;
+        end[nd++] = st[i]->ts_ns;
+    }
+    for (size_t k = 0; k < nw; k++) {
+        int64_t a = t0_ns + (int64_t)k * window_ns;
+        int64_t b = a + window_ns < t1_ns ? a + window_ns : t1_ns;
+        size_t m = 0;
+        for (size_t i = 0; i < nd; i++)
+            if (end[i] >= a && end[i] < b) v[m++] = dur[i];
+        d[k].t0_ns = a;
+        d[k].t1_ns = b;
+        d[k].steps = (int64_t)m;
+        d[k].median_step_s = -1;
+        if (m) {
+            qsort(v, m, sizeof *v, cmp_d);
+            d[k].median_step_s = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+        }
+        d[k].deviation =
+            d[k].median_step_s > 0 && ideal_s > 0 ? d[k].median_step_s / ideal_s - 1 : 0;
+    }
+    free(st), free(dur), free(v), free(end);
+    *out = d;
+    return (int)nw;
+}

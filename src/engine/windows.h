@@ -1,0 +1,56 @@
+/* windows.h: diagnosis over rolling windows of a job's data, and step-time deviation over
+ * time (issue 6: "rolling windows (1 m, 5 m, 1 h) and whole-job totals"; "step-time
+ * deviation over time").
+ *
+ * A job's span runs from its first allocation to its last data (features.h). Windows of
+ * window_ns tile that span from its start; the last one may be shorter. "The last window"
+ * is [end - window_ns, end), clipped to the span. Each window is diagnosed on its own
+ * (features, per-rank steps and findings of that window only) and compared with the whole
+ * job: its median step time against the whole job's ideal step time.
+ *
+ * Windowed findings are never written to the store (the store keeps whole-job findings).
+ * Returned arrays are malloc'ed; free them with gp_diag_windows_free / free. */
+#ifndef GP_ENGINE_WINDOWS_H
+#define GP_ENGINE_WINDOWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/classify.h"
+
+struct gp_store;
+
+typedef struct gp_diag_window {
+    char job_id[64];
+    int64_t t0_ns, t1_ns;
+    gp_finding *findings; /* ranked by wasted cost */
+    size_t n;
+    int64_t steps;        /* step events in the window (all ranks) */
+    double median_step_s; /* robust median step time in the window; < 0 unknown */
+    double ideal_step_s;  /* the whole job's; < 0 unknown */
+    double deviation;     /* median_step_s / ideal_step_s - 1; unknown when either is */
+    int deviation_known;
+    double gpu_util_mean; /* < 0 unknown */
+} gp_diag_window;
+
+/* Diagnoses job_id over windows of window_ns (> 0): every window (last_only = 0) or only
+ * the last one. Returns 0 with *out, *n set, or -1 with err filled. */
+int gp_diagnose_windows(struct gp_store *s, const char *job_id, const gp_diag_opts *o,
+                        int64_t window_ns, int last_only, gp_diag_window **out, size_t *n,
+                        char *err, size_t errlen);
+void gp_diag_windows_free(gp_diag_window *w, size_t n);
+
+/* Step-time deviation over time, from the job's step events alone (any rank): for each
+ * window of window_ns tiling [t0_ns, t1_ns), the median step time and its deviation from
+ * ideal_s (median / ideal - 1; ideal_s <= 0: unknown). Windows without steps have
+ * steps = 0 and median < 0. Returns the number of windows, *out malloc'ed, or -1. */
+typedef struct gp_step_dev {
+    int64_t t0_ns, t1_ns;
+    int64_t steps;
+    double median_step_s; /* < 0 unknown */
+    double deviation;     /* valid when median_step_s > 0 and ideal_s > 0 */
+} gp_step_dev;
+int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns,
+                      int64_t window_ns, double ideal_s, gp_step_dev **out);
+
+#endif
