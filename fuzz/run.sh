@@ -31,7 +31,7 @@ for t in "$@"; do
         scratch=
         set -- "$corpus"
     fi
-    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=1048576 \
+    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$find/" "$@" > "$log" 2>&1
     rc=$?
     [ -n "$scratch" ] && rm -rf "$scratch"

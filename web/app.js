@@ -1,6 +1,7 @@
 /* app.js: the goodput dashboard. Three views by URL hash: #/ fleet, #/job/ID, #/device/UUID.
  * Data from /api/v1/ (docs/api.md); charts with uPlot (vendored). Refreshes every 5 s while
- * "live" is ticked and the tab is visible. A bearer token given once as ?token=... is kept
+ * "live" is ticked and the tab is visible. A pipeline job's view adds its stages, bottleneck,
+ * queue-length chart, sizing and a what-if form (GET /api/v1/jobs/ID/pipeline). A bearer token given once as ?token=... is kept
  * in sessionStorage and sent on every API call. */
 (function () {
   'use strict';
@@ -161,6 +162,8 @@
         card('Queue wait', dur(j.queue_wait_s)) + card('Time to ready', dur(j.time_to_ready_s)) +
         card('Mean GPU util', pct(j.mean_gpu_util)) + card('Energy', num(j.energy_kwh) + ' kWh') + card('Cost', money(j.cost_usd)) + '</div>';
       h += '<h2>Lifecycle: allocated → ready → progress</h2>' + timeline(j);
+      var pl = (j.pipelines || [])[0]; // a pipeline job: its stages come first
+      if (pl) h += pipelineHtml(pl);
       h += '<h2>GPU signals and progress (' + esc(s.progress.unit) + '/s), one time axis</h2><div class="chart" id="c-signals"></div>';
       h += '<div class="grid2"><div><h2>Badput breakdown</h2>' + legend() + badputBar(j.gpu_s_by_bucket, j.allocated_gpu_s) +
         '<table id="buckets"><tr><th>bucket</th><th class="num">GPU-h</th><th class="num">share</th></tr>' +
@@ -183,6 +186,101 @@
           [{ label: 'goodput', color: COLORS.productive, values: w.map(function (x) { return x.goodput; }) },
            { label: 'gpu_util', color: '#2563eb', values: w.map(function (x) { return x.mean_gpu_util; }) }]);
       }
+      if (pl) { queueChart(pl); bindWhatIf(pl); }
+    });
+  }
+
+  // ---- pipelines (issue 9): stage table, bottleneck, queue chart, sizing, what-if ----
+  var STAGE_COLORS = ['#2563eb', '#dc2626', '#16a34a', '#7c3aed', '#f59e0b', '#0d9488', '#db2777', '#6b7280'];
+  var whatIf = {}; // job id -> {spec, queue, html}: survives the live refresh
+  function ms(v) { return v === null || v === undefined ? '–' : (1000 * v).toFixed(1); }
+  function pipelineHtml(pl) {
+    var bn = pl.bottleneck, sz = pl.sizing || {};
+    var h = '<h2 id="pipeline">Pipeline: ' + pl.stages.length + ' stages, the slowest owns the run</h2><div class="cards">' +
+      card('End to end', num(pl.throughput_per_s) + ' items/s') + card('Per hour', num(pl.throughput_per_h, 0) + ' items') +
+      card('Items done', pl.items_done) + card('Bottleneck', bn || '–') + card('GPU busy', pct(pl.gpu_busy_share)) +
+      card('Items per USD', pl.items_per_usd === null ? '–' : num(pl.items_per_usd, 0)) + '</div>';
+    h += '<table id="pipe-stages"><tr><th>stage</th><th>resource</th><th class="num">workers</th><th class="num">items/s</th>' +
+      '<th>utilization</th><th class="num">starved s</th><th class="num">blocked s</th><th class="num">service p50 ms</th>' +
+      '<th class="num">service p99 ms</th><th class="num">queue avg / max</th><th class="num">capacity items/s</th></tr>' +
+      pl.stages.map(function (st) {
+        var isBn = st.name === bn;
+        return '<tr' + (isBn ? ' class="bn"' : '') + '><td>' + esc(st.name) + (isBn ? ' <span class="tag">bottleneck</span>' : '') +
+          '</td><td>' + esc(st.resource) + '</td><td class="num">' + st.workers + '</td><td class="num">' + num(st.throughput_per_s) +
+          '</td><td><div class="ubar" title="' + pct(st.utilization) + '"><span style="width:' + (100 * Math.min(1, st.utilization || 0)).toFixed(1) +
+          '%"></span></div> ' + pct(st.utilization) + '</td><td class="num">' + num(st.starved_s, 1) + '</td><td class="num">' +
+          num(st.blocked_s, 1) + '</td><td class="num">' + ms(st.service_s.p50) + '</td><td class="num">' + ms(st.service_s.p99) +
+          '</td><td class="num">' + num(st.queue_mean, 1) + ' / ' + num(st.queue_max, 0) + '</td><td class="num">' +
+          num(st.capacity_per_s) + '</td></tr>';
+      }).join('') + '</table>';
+    var gpu = pl.stages.filter(function (st) { return st.resource === 'gpu'; }).map(function (st) {
+      return 'GPU stage <b>' + esc(st.name) + '</b> is busy ' + pct(st.utilization) + '; of its idle time ' +
+        pct(st.idle_starved_share) + ' is starvation (empty input queue), ' + pct(st.idle_blocked_share) + ' backpressure.';
+    }).join('<br>');
+    if (gpu) h += '<p>' + gpu + '</p>';
+    h += '<div class="grid2"><div><h2>Input queue length over time</h2><div class="chart" id="c-queues"></div></div><div>';
+    h += '<h2>Bottleneck and sizing</h2>' + (pl.finding ? findingHtml(pl.finding) : '<p class="muted">No stage clearly limits the run.</p>');
+    if (sz.workers) {
+      h += '<p id="pipe-sizing">' + (sz.scale_first ? 'Scale <b>' + esc(sz.scale_first) + '</b> first, to ' + sz.scale_first_to + ' workers. ' : '') +
+        'Balanced pools for ' + sz.cpu_budget + ' CPU / ' + sz.gpu_budget + ' GPU workers: <code>' +
+        pl.stages.map(function (st) { return esc(st.name) + '=' + sz.workers[st.name]; }).join(',') + '</code> → ' +
+        num(sz.rate_per_s) + ' items/s' + (sz.limited_by ? ' (limited by ' + esc(sz.limited_by) + ')' : '') + '.</p>';
+    }
+    var saved = whatIf[pl.job] || {};
+    h += '<h2>What if?</h2><form id="whatif" class="whatif">' + pl.stages.map(function (st) {
+      var v = saved.pools ? saved.pools[st.name] : (sz.workers ? sz.workers[st.name] : st.workers);
+      return '<label>' + esc(st.name) + ' <input type="number" min="1" max="4096" step="1" name="' + esc(st.name) + '" value="' + esc(v) + '"></label>';
+    }).join('') + '<label>queue bound <input type="number" min="0" step="1" name="__queue" placeholder="as run" value="' + esc(saved.queue || '') +
+      '"></label><button type="submit">Predict</button></form><div id="whatif-out">' + (saved.html || '') + '</div>';
+    return h + '</div></div>';
+  }
+  function queueChart(pl) {
+    var el = document.getElementById('c-queues');
+    if (!el || !pl.stages.length) return;
+    var n = pl.stages[0].queue_series.length, t0 = pl.t0_ns / 1e9, dt = pl.window_s / n, xs = [];
+    for (var i = 0; i < n; i++) xs.push(t0 + (i + 0.5) * dt);
+    var data = [xs], ser = [{}];
+    pl.stages.forEach(function (st, k) {
+      data.push(st.queue_series);
+      ser.push({ label: st.name, stroke: STAGE_COLORS[k % STAGE_COLORS.length], width: st.name === pl.bottleneck ? 2.5 : 1.5,
+        value: function (u, v) { return v === null || v === undefined ? '–' : v.toFixed(1); } });
+    });
+    plots.push(new uPlot({ width: Math.max(300, el.clientWidth - 16), height: 240, series: ser,
+      scales: { x: { time: true }, y: { range: function (u, mn, mx) { return [0, mx > 0 ? mx * 1.1 : 1]; } } },
+      axes: [{}, { label: 'items waiting' }] }, data, el));
+  }
+  function whatIfResult(pl, r) {
+    var w = r.what_if, b = w.baseline, d = pl.throughput_per_s > 0 ? w.throughput_per_s / pl.throughput_per_s - 1 : null;
+    return '<table id="whatif-table"><tr><th></th><th class="num">items/s</th><th class="num">items/h</th><th class="num">GPU busy</th></tr>' +
+      '<tr><td>measured</td><td class="num">' + num(pl.throughput_per_s) + '</td><td class="num">' + num(pl.throughput_per_h, 0) +
+      '</td><td class="num">' + pct(pl.gpu_busy_share) + '</td></tr><tr><td>measured pools, simulated</td><td class="num">' +
+      num(b.throughput_per_s) + '</td><td class="num">' + num(b.throughput_per_h, 0) + '</td><td class="num">' + pct(b.gpu_busy_share) +
+      '</td></tr><tr class="pred"><td><b>predicted</b> <code>' + esc(w.spec || 'as run') + '</code></td><td class="num" id="whatif-rate">' +
+      num(w.throughput_per_s) + '</td><td class="num">' + num(w.throughput_per_h, 0) + '</td><td class="num" id="whatif-gpu">' +
+      pct(w.gpu_busy_share) + '</td></tr></table><p class="muted">' + w.items + ' items simulated in ' + num(1000 * r.sim_elapsed_s, 1) +
+      ' ms' + (d === null ? '' : '; ' + (d >= 0 ? '+' : '') + (100 * d).toFixed(0) + '% vs measured') + '.</p>';
+  }
+  function bindWhatIf(pl) {
+    var form = document.getElementById('whatif'), out = document.getElementById('whatif-out');
+    if (!form) return;
+    form.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var pools = {}, spec = [], queue = '';
+      Array.prototype.forEach.call(form.querySelectorAll('input'), function (inp) {
+        if (inp.name === '__queue') { queue = inp.value.trim(); return; }
+        pools[inp.name] = inp.value;
+        spec.push(inp.name + '=' + inp.value);
+      });
+      out.innerHTML = '<p class="muted">Simulating…</p>';
+      var q = 'what_if=' + encodeURIComponent(spec.join(',')) + (queue ? '&queue=' + encodeURIComponent(queue) : '');
+      api('jobs/' + encodeURIComponent(pl.job) + '/pipeline?' + q).then(function (r) {
+        var html = whatIfResult(pl, r);
+        whatIf[pl.job] = { pools: pools, queue: queue, html: html };
+        out.innerHTML = html;
+      }).catch(function (e) {
+        whatIf[pl.job] = { pools: pools, queue: queue, html: '' };
+        out.innerHTML = '<p class="err">' + esc(e.message || e) + '</p>';
+      });
     });
   }
 
@@ -231,7 +329,9 @@
   function schedule() {
     if (timer) clearInterval(timer);
     timer = setInterval(function () {
-      if (liveEl.checked && !document.hidden) render();
+      // Not while the user is typing in a form (the what-if inputs would be rebuilt).
+      var a = document.activeElement;
+      if (liveEl.checked && !document.hidden && !(a && a.tagName === 'INPUT' && a.form)) render();
     }, 5000);
   }
   window.addEventListener('hashchange', function () { window.scrollTo(0, 0); render(); });

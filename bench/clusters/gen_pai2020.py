@@ -62,8 +62,10 @@ GPU_TYPES = [("MISC", 2240), ("P100", 1596), ("V100M32", 1080), ("T4", 994), ("V
 WORKLOADS = ["bert", "resnet", "inception", "xDeepFM", "ctr", "graphlearn", "nmt", "vgg",
              "rl", "tts", "asr", "ocr", "gnn", "transformer", "yolo", "lstm"]
 N_USERS = 1300  # [W22]: "submitted by over 1,300 users"
-# [R] table sizes: ~1.06M jobs, ~1.26M tasks, ~7.5M instances (about 1.2 tasks per job and
-# 6 instances per task).
+# Table sizes: the sensor table has 3,033,232 rows ([A]); job, task and instance counts are
+# taken as roughly 1M jobs, 1.2 tasks per job and 5-6 instances per task (our reading of [R],
+# not re-verified in this session). At --rows 5,000,000 this gives ~0.68M jobs, 0.81M tasks,
+# 4.19M instances and 3.0M sensor rows.
 
 
 def hexid(i, salt):

@@ -9,9 +9,10 @@
  * Prints one JSON line: rows, wall seconds, rows/s, client CPU per node-minute.
  *
  *        bench_fleet --collect STORE
- * The agent's other half: CPU of one ledger collect pass per simulated minute over a
- * finished node store (an 8-GPU demo hour), replayed minute by minute with the spool
- * pointed at an unreachable server (nothing is pushed). */
+ * The agent's other half: CPU of the ledger's collect passes (one per 5 minutes of source
+ * time, the agent's default) over a finished node store (an 8-GPU demo hour), replayed
+ * pass by pass with the spool pointed at an unreachable server (nothing is pushed);
+ * reported per node-minute. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,8 @@ static char *row_json(const char *host, const char *job, int kind_window, long l
         json_object_set_new(o, "name", json_string(job));
         json_object_set_new(o, "origin", json_string("slurm"));
         json_object_set_new(o, "kind", json_string("training"));
-        json_object_set_new(o, "allocated_ns", json_integer((minute - minute % 360) * 60000000000LL));
+        json_object_set_new(o, "allocated_ns",
+                            json_integer((minute - minute % 360) * 60000000000LL));
         json_object_set_new(o, "queue_wait_s", json_real(42));
         json_object_set_new(o, "energy_kwh", json_real(alloc / 3600 * 0.7));
     }
@@ -90,12 +92,15 @@ static long run_worker(const char *url, int w, int procs, int nodes, int gpus, i
             for (int g = 0; g < gpus; g++) {
                 char job[48];
                 snprintf(job, sizeof job, "%d-%d-%d", n, g, m / 360);
-                own[k] = row_json(host, job, 0, m, &seed), r[k].kind = "job", r[k].payload = own[k], k++;
-                own[k] = row_json(host, job, 1, m, &seed), r[k].kind = "window", r[k].payload = own[k], k++;
+                own[k] = row_json(host, job, 0, m, &seed), r[k].kind = "job", r[k].payload = own[k],
+                k++;
+                own[k] = row_json(host, job, 1, m, &seed), r[k].kind = "window",
+                r[k].payload = own[k], k++;
                 if (m % 360 == 0) {
                     char a[256];
                     snprintf(a, sizeof a,
-                             "{\"from_ns\":%lld,\"gpu_model\":\"H100-SXM\",\"host\":\"%s\",\"job_id\":\"%s\","
+                             "{\"from_ns\":%lld,\"gpu_model\":\"H100-SXM\",\"host\":\"%s\",\"job_"
+                             "id\":\"%s\","
                              "\"to_ns\":null,\"uuid\":\"GPU-%d-%d\"}",
                              (long long)m * 60000000000LL, host, job, n, g);
                     own[k] = strdup(a), r[k].kind = "alloc", r[k].payload = own[k], k++;
@@ -106,7 +111,8 @@ static long run_worker(const char *url, int w, int procs, int nodes, int gpus, i
                 exit(1);
             }
             rows += k;
-            for (int i = 0; i < k; i++) free(own[i]);
+            for (int i = 0; i < k; i++)
+                free(own[i]);
         }
     }
     free(r);
@@ -136,9 +142,11 @@ static int collect_bench(const char *path) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    int minutes = 0;
+    int passes = 0;
+    const int64_t every = 300000000000LL;
+    double minutes = (double)(t1 - t0) / 60e9;
     double c0 = cpu_s();
-    for (int64_t now = t0 + 60000000000LL; now <= t1; now += 60000000000LL, minutes++)
+    for (int64_t now = t0 + every; now <= t1; now += every, passes++)
         if (gp_ledger_collect(l, now, err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             return 1;
@@ -147,9 +155,10 @@ static int collect_bench(const char *path) {
     if (gp_ledger_drain(l, 1, err, sizeof err) == 0) return 1; /* nothing should connect */
     double c2 = cpu_s();
     const gp_ledger_stats *st = gp_ledger_get_stats(l);
-    printf("{\"collect_passes\": %d, \"rows_spooled\": %llu, \"collect_cpu_ms_per_node_minute\": %.3f, "
+    printf("{\"collect_passes\": %d, \"rows_spooled\": %llu, \"collect_cpu_ms_per_node_minute\": "
+           "%.3f, "
            "\"final_exact_pass_cpu_ms\": %.1f}\n",
-           minutes, (unsigned long long)st->collected, (c1 - c0) * 1e3 / minutes, (c2 - c1) * 1e3);
+           passes, (unsigned long long)st->collected, (c1 - c0) * 1e3 / minutes, (c2 - c1) * 1e3);
     gp_ledger_close(l);
     gp_store_close(s);
     return 0;
@@ -184,10 +193,11 @@ int main(int argc, char **argv) {
     double wall = now_s() - t0;
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-                 ru.ru_stime.tv_usec / 1e6;
+    double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
     double node_minutes = (double)nodes * minutes;
-    printf("{\"nodes\": %d, \"gpus_per_node\": %d, \"simulated_minutes\": %d, \"procs\": %d, \"rows\": %ld, "
+    printf("{\"nodes\": %d, \"gpus_per_node\": %d, \"simulated_minutes\": %d, \"procs\": %d, "
+           "\"rows\": %ld, "
            "\"wall_s\": %.3f, \"rows_per_s\": %.0f, \"node_minutes_per_s\": %.1f, "
            "\"client_cpu_ms_per_node_minute\": %.4f}\n",
            nodes, gpus, minutes, procs, total, wall, (double)total / wall, node_minutes / wall,

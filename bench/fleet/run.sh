@@ -6,6 +6,7 @@
 #      them. Reports sustained rows/s, node-minutes/s (1,000 real nodes need 16.7), the
 #      client CPU per node-minute, and PostgreSQL's CPU per node-minute (postmaster and
 #      its exited backends, from /proc).
+#   1b. The agent's side: CPU of the ledger's collect passes over a simulated 8-GPU hour.
 #   2. Reports over 30 simulated days: the ledger is filled server-side (generate_series)
 #      with 30 days of 1,000 nodes x 8 GPUs running 6-hour jobs (960,000 job rows, 1-hour
 #      windows: 5,760,000 window rows), then `goodput report --ledger` is timed (whole
@@ -47,6 +48,10 @@ res=$("$BIN" "$URL" "$NODES" "$GPUS" "$MINUTES" "$PROCS")
 c1=$(pg_ticks)
 log "$res"
 log "$(python3 -c "import json,sys; r=json.loads(sys.argv[1]); print('postgres_cpu_ms_per_node_minute: %.3f' % ((int(sys.argv[3]) - int(sys.argv[2])) / int(sys.argv[4]) * 1e3 / (r['nodes'] * r['simulated_minutes'])))" "$res" "$c0" "$c1" "$hz")"
+
+log "# 1b. the agent's collect passes over an 8-GPU demo hour (no server: CPU of collect only)"
+"$BUILD/goodput" agent --source sim:examples/scenarios/demo.conf --db "$tmp/node.db" --speed 0 --no-socket --quiet
+log "$("$BIN" --collect "$tmp/node.db")"
 
 log "# 2. reports over $DAYS simulated days ($NODES nodes x $GPUS GPUs, 6-hour jobs, 1-hour windows)"
 t0=$(date +%s.%N)

@@ -91,17 +91,16 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
                 json_object_set_new(x, "t0_ns", json_integer(w[k].t0_ns));
                 json_object_set_new(x, "t1_ns", json_integer(w[k].t1_ns));
                 json_object_set_new(x, "steps", json_integer(w[k].steps));
-                json_object_set_new(x, "median_step_s", w[k].median_step_s > 0
-                                                            ? json_real(w[k].median_step_s)
-                                                            : json_null());
-                json_object_set_new(x, "ideal_step_s", w[k].ideal_step_s > 0
-                                                           ? json_real(w[k].ideal_step_s)
+                json_object_set_new(x, "median_step_s",
+                                    w[k].median_step_s > 0 ? json_real(w[k].median_step_s)
                                                            : json_null());
-                json_object_set_new(x, "step_deviation", w[k].deviation_known
-                                                             ? json_real(w[k].deviation)
-                                                             : json_null());
-                json_object_set_new(x, "gpu_util_mean", w[k].gpu_util_mean >= 0
-                                                            ? json_real(w[k].gpu_util_mean)
+                json_object_set_new(x, "ideal_step_s",
+                                    w[k].ideal_step_s > 0 ? json_real(w[k].ideal_step_s)
+                                                          : json_null());
+                json_object_set_new(x, "step_deviation",
+                                    w[k].deviation_known ? json_real(w[k].deviation) : json_null());
+                json_object_set_new(x, "gpu_util_mean",
+                                    w[k].gpu_util_mean >= 0 ? json_real(w[k].gpu_util_mean)
                                                             : json_null());
                 json_object_set_new(x, "findings", gp_findings_json(w[k].findings, w[k].n, top));
                 json_array_append_new(arr, x);

@@ -59,8 +59,7 @@ static void slots_free(gp_cl_slot *p, size_t cap) {
         munmap(p, cap * sizeof(gp_cl_slot));
 }
 
-static int map_grow(gp_cl_map *m) {
-    size_t cap = m->cap ? m->cap * 2 : 1024;
+static int map_rehash(gp_cl_map *m, size_t cap) {
     gp_cl_slot *k = slots_alloc(cap);
     if (!k) return -1;
     for (size_t i = 0; i < m->cap; i++) {
@@ -74,6 +73,17 @@ static int map_grow(gp_cl_map *m) {
     m->slots = k;
     m->cap = cap;
     return 0;
+}
+
+static int map_grow(gp_cl_map *m) {
+    return map_rehash(m, m->cap ? m->cap * 2 : 1024);
+}
+
+int gp_cl_map_reserve(gp_cl_map *m, size_t n) {
+    size_t cap = m->cap ? m->cap : 1024;
+    while ((n + 1) * 10 > cap * 7)
+        cap *= 2;
+    return cap == m->cap ? 0 : map_rehash(m, cap);
 }
 
 int gp_cl_map_get(const gp_cl_map *m, uint64_t key, uint32_t *val) {
@@ -172,8 +182,11 @@ int gp_cl_table_count(gp_cluster_report *r, const char *name, int64_t rows) {
     return 0;
 }
 
-static gp_cl_agg *dim_row(gp_cluster_report *r, int d, const char *name) {
-    if (!name || !name[0]) name = "(unknown)";
+/* Row of a dimension by name; stable: the pointer identifies the string (see gp_cl_unit). */
+static gp_cl_agg *dim_row(gp_cluster_report *r, int d, const char *name, int stable) {
+    if (!name || !name[0]) name = "(unknown)", stable = 1;
+    size_t slot = (size_t)(((uintptr_t)name * 0x9E3779B97F4A7C15ull) >> 56);
+    if (stable && r->dim_cache[d][slot].s == name) return &r->dim[d][r->dim_cache[d][slot].id];
     int32_t id = gp_cl_intern(&r->dim_names[d], name, strlen(name));
     if (id < 0) return NULL;
     if ((size_t)id >= r->dim_cap[d]) {
@@ -185,6 +198,10 @@ static gp_cl_agg *dim_row(gp_cluster_report *r, int d, const char *name) {
         memset(n + r->dim_cap[d], 0, (cap - r->dim_cap[d]) * sizeof *n);
         r->dim[d] = n;
         r->dim_cap[d] = cap;
+    }
+    if (stable) {
+        r->dim_cache[d][slot].s = name;
+        r->dim_cache[d][slot].id = id;
     }
     return &r->dim[d][id];
 }
@@ -270,7 +287,7 @@ int gp_cl_add_unit(gp_cluster_report *r, const gp_cl_unit *u) {
     agg_add(&r->total, req, alloc, used);
     for (int d = 0; d < GP_CL_DIM__COUNT; d++) {
         if (d != GP_CL_DIM_TYPE && (!u->dim[d] || !u->dim[d][0])) continue;
-        gp_cl_agg *a = dim_row(r, d, u->dim[d]);
+        gp_cl_agg *a = dim_row(r, d, u->dim[d], u->stable_dims);
         if (!a) return -1;
         agg_add(a, req, alloc, used);
     }

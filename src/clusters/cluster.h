@@ -37,6 +37,8 @@ uint64_t gp_cl_hash(const char *s, size_t n); /* never 0 */
 int gp_cl_map_get(const gp_cl_map *m, uint64_t key, uint32_t *val);
 /* Inserts or replaces; -1 out of memory. */
 int gp_cl_map_put(gp_cl_map *m, uint64_t key, uint32_t val);
+/* Grows the table once to hold n keys without further rehashing; -1 out of memory. */
+int gp_cl_map_reserve(gp_cl_map *m, size_t n);
 void gp_cl_map_free(gp_cl_map *m);
 /* Hints the cache to load the slot where key's probe starts: callers that look up or insert
  * batches of keys prefetch them all first, so the cache misses of a large join overlap. */
@@ -94,6 +96,7 @@ typedef struct gp_cl_unit {
     double start_s, end_s;             /* run interval; < 0 unknown */
     int failed;                        /* ended in failure */
     int never_ran;                     /* held GPUs (alloc > 0) yet never did work (see readers) */
+    int stable_dims; /* dim strings are interned and outlive the read: cached by address */
 } gp_cl_unit;
 
 typedef struct gp_cluster_report {
@@ -111,6 +114,12 @@ typedef struct gp_cluster_report {
     gp_cl_strtab dim_names[GP_CL_DIM__COUNT];
     gp_cl_agg *dim[GP_CL_DIM__COUNT];
     size_t dim_cap[GP_CL_DIM__COUNT];
+    /* name address -> row id, for units whose dim strings are interned (stable_dims): PAI
+     * skips hashing four strings per unit. Valid while the reader's strings live. */
+    struct {
+        const char *s;
+        int32_t id;
+    } dim_cache[GP_CL_DIM__COUNT][256];
 
     double util_gpu_s[GP_CL_UTIL_BINS]; /* allocated GPU-s by utilization decile */
     int64_t util_n[GP_CL_UTIL_BINS];

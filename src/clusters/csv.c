@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define IN_BUF (256u << 10)
 
@@ -22,7 +26,9 @@ struct gp_csv {
     char member[300];
     gzFile gz;
     int is_tar;
-    uint64_t tar_left; /* bytes left in the member */
+    uint64_t tar_left;   /* bytes left in the member */
+    uint64_t read_total; /* bytes of (uncompressed) input read into the buffer so far */
+    int64_t file_bytes;  /* size on disk */
     unsigned char *in;
     size_t in_len, in_pos;
     int eof;
@@ -129,6 +135,8 @@ int gp_csv_open(gp_csv **out, const char *path, char *err, size_t errlen) {
         return -1;
     }
     gzbuffer(c->gz, 1u << 17);
+    struct stat st;
+    c->file_bytes = stat(file, &st) == 0 ? (int64_t)st.st_size : -1;
     c->in = malloc(IN_BUF);
     c->row_cap = 64u << 10;
     c->row = malloc(c->row_cap);
@@ -180,6 +188,7 @@ static int refill(gp_csv *c, char *err, size_t errlen) {
         return 0;
     }
     if (c->is_tar) c->tar_left -= (uint64_t)r;
+    c->read_total += (uint64_t)r;
     c->in_len = (size_t)r;
     c->in_pos = 0;
     return 1;
@@ -221,39 +230,73 @@ static int end_field(gp_csv *c, uint32_t start, char *err, size_t errlen) {
 }
 
 /* Fast path: a row that lies wholly in the input buffer with no quote and no CR except one
- * just before its LF is split in place (delimiters become NULs); nothing is copied. Returns
- * 1 with the row ready, 0 when the row needs the general parser (nothing was changed). */
+ * just before its LF is split in place (delimiters become NULs); nothing is copied. One pass
+ * finds the delimiters, 16 bytes at a time with SSE2 where the compiler targets it. Returns 1
+ * with the row ready, 0 when the row needs the general parser (nothing was changed). */
 static int next_in_place(gp_csv *c) {
     char *b = (char *)c->in;
-    size_t s = c->in_pos, n = c->in_len;
-    char *nl = memchr(b + s, '\n', n - s); /* memchr and friends scan a word at a time */
-    if (!nl) return 0;
-    size_t e = (size_t)(nl - b); /* end of the last field */
-    if (memchr(b + s, '"', e - s)) return 0;
-    char *cr = memchr(b + s, '\r', e - s);
-    if (cr && cr != nl - 1) return 0;
-    if (cr) e--;
+    size_t s = c->in_pos, n = c->in_len, i = s, f = s, e = 0, nl = 0;
     int nf = 0;
-    size_t f = s;
+#ifdef __SSE2__
+    const __m128i vc = _mm_set1_epi8(','), vn = _mm_set1_epi8('\n'), vq = _mm_set1_epi8('"'),
+                  vr = _mm_set1_epi8('\r');
+#endif
     for (;;) {
-        char *comma = memchr(b + f, ',', e - f);
-        size_t fe = comma ? (size_t)(comma - b) : e;
-        if (nf >= GP_CSV_FIELDS_MAX) return 0;
-        c->off[nf] = (uint32_t)(f - s);
-        c->len[nf] = (uint32_t)(fe - f);
-        c->colno[nf] = (int)(f - s) + 1;
-        nf++;
-        if (!comma) break;
-        f = fe + 1;
+        unsigned m;
+        size_t at;
+#ifdef __SSE2__
+        if (i + 16 <= n) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+            m = (unsigned)_mm_movemask_epi8(
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vc), _mm_cmpeq_epi8(v, vn)),
+                             _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, vr))));
+            at = i;
+            i += 16;
+        } else
+#endif
+        {
+            if (i >= n) return 0;
+            char ch = b[i];
+            m = (ch == ',' || ch == '\n' || ch == '"' || ch == '\r');
+            at = i;
+            i++;
+        }
+        while (m) {
+            size_t k = at + (size_t)__builtin_ctz(m);
+            m &= m - 1;
+            char ch = b[k];
+            if (ch == ',') {
+                if (nf >= GP_CSV_FIELDS_MAX - 1) return 0;
+                c->off[nf] = (uint32_t)(f - s);
+                c->len[nf] = (uint32_t)(k - f);
+                nf++;
+                f = k + 1;
+            } else if (ch == '\n') {
+                e = nl = k;
+                goto row;
+            } else if (ch == '\r' && k + 1 < n && b[k + 1] == '\n') {
+                e = k;
+                nl = k + 1;
+                goto row;
+            } else {
+                return 0; /* a quote, or a CR inside the row */
+            }
+        }
     }
-    for (int k = 0; k < nf; k++)
+row:
+    c->off[nf] = (uint32_t)(f - s);
+    c->len[nf] = (uint32_t)(e - f);
+    nf++;
+    for (int k = 0; k < nf; k++) {
         b[s + c->off[k] + c->len[k]] = 0;
+        c->colno[k] = (int)c->off[k] + 1;
+    }
     c->nf = nf;
     c->base = b + s;
     c->row_line = c->line;
     c->line++;
     c->col = (int)(e - s) + 1;
-    c->in_pos = (size_t)(nl - b) + 1;
+    c->in_pos = nl + 1;
     return 1;
 }
 
@@ -365,6 +408,14 @@ static int next_general(gp_csv *c, char *err, size_t errlen) {
             return -1;
         }
     }
+}
+
+uint64_t gp_csv_offset(const gp_csv *c) {
+    return c->read_total - (uint64_t)(c->in_len - c->in_pos);
+}
+
+int64_t gp_csv_size_hint(const gp_csv *c) {
+    return (!c->is_tar && gzdirect(c->gz)) ? c->file_bytes : -1;
 }
 
 int gp_csv_nfields(const gp_csv *c) {

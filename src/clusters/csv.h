@@ -34,6 +34,11 @@ size_t gp_csv_field_len(const gp_csv *c, int i);
 int64_t gp_csv_line(const gp_csv *c);
 int gp_csv_col(const gp_csv *c, int i);
 const char *gp_csv_path(const gp_csv *c);
+/* Bytes of (uncompressed) input consumed so far, up to the end of the current row. */
+uint64_t gp_csv_offset(const gp_csv *c);
+/* Total bytes of input when known in advance (a plain file: its size), else -1. With
+ * gp_csv_offset it lets a reader estimate its row count and size its tables once. */
+int64_t gp_csv_size_hint(const gp_csv *c);
 /* Name of the archive member being read ("" for a plain or gzip file). */
 const char *gp_csv_member(const gp_csv *c);
 

@@ -107,6 +107,19 @@ static int col(gp_csv *c, const char *name, char *err, size_t errlen) {
     return i;
 }
 
+/* After the first rows of a plain file: estimate its row count from the bytes they took and
+ * size the join table (and its records) once, instead of doubling and rehashing as it fills
+ * (the rehash and the kernel's zeroing of each new table showed in profiles). */
+static int size_tables(gp_csv *c, int64_t rows, gp_cl_map *m, void **arr, size_t *cap,
+                       size_t size) {
+    int64_t total = gp_csv_size_hint(c);
+    uint64_t used = gp_csv_offset(c);
+    if (total <= 0 || used == 0 || rows <= 0) return 0;
+    size_t est = (size_t)((double)total / (double)used * (double)rows);
+    if (gp_cl_map_reserve(m, est) != 0) return -1;
+    return arr ? grow(arr, cap, est, size) : 0;
+}
+
 static int32_t intern_field(pai_ctx *x, gp_csv *c, int i) {
     return gp_cl_intern(&x->names, gp_csv_field(c, i), gp_csv_field_len(c, i));
 }
@@ -133,6 +146,9 @@ static int read_tags(gp_cluster_report *r, pai_ctx *x, const char *dir, char *er
     while ((rc = gp_csv_next(c, err, errlen)) == 1) {
         if (n == 0 && !strcmp(gp_csv_field(c, ci), "inst_id")) continue;
         n++;
+        if (n == BATCH &&
+            size_tables(c, n, &x->tag_map, (void **)&x->tags, &x->cap_tags, sizeof *x->tags) != 0)
+            goto oom;
         if (grow((void **)&x->tags, &x->cap_tags, x->n_tags + 1, sizeof *x->tags) != 0) goto oom;
         tag_t *t = &x->tags[x->n_tags];
         t->user = intern_field(x, c, cu);
@@ -197,6 +213,9 @@ static int read_jobs(gp_cluster_report *r, pai_ctx *x, const char *dir, char *er
         jr->job_h = fhash(c, cj);
         gp_cl_map_prefetch(&x->tag_map, jr->inst_h);
         gp_cl_map_prefetch(&x->job_map, jr->job_h);
+        if (n == BATCH &&
+            size_tables(c, n, &x->job_map, (void **)&x->jobs, &x->cap_jobs, sizeof *x->jobs) != 0)
+            goto oom;
         if (++nb == BATCH) {
             if (flush_jobs(x, b, nb) != 0) goto oom;
             nb = 0;
@@ -279,6 +298,9 @@ static int read_tasks(gp_cluster_report *r, pai_ctx *x, const char *dir, char *e
         tr->task_h = task_key(c, cj, ct);
         gp_cl_map_prefetch(&x->job_map, tr->job_h);
         gp_cl_map_prefetch(&x->task_map, tr->task_h);
+        if (n == BATCH && size_tables(c, n, &x->task_map, (void **)&x->tasks, &x->cap_tasks,
+                                      sizeof *x->tasks) != 0)
+            goto oom;
         if (++nb == BATCH) {
             if (flush_tasks(x, b, nb) != 0) goto oom;
             nb = 0;
@@ -332,6 +354,7 @@ static int read_sensors(gp_cluster_report *r, pai_ctx *x, const char *dir, char 
         b[nb].util = (float)(u > 0 ? u : 0);
         b[nb].key = fhash(c, cw);
         gp_cl_map_prefetch(&x->sensor_map, b[nb].key);
+        if (n == BATCH && size_tables(c, n, &x->sensor_map, NULL, NULL, 0) != 0) goto oom;
         if (++nb == BATCH) {
             if (flush_sensors(x, b, nb) != 0) goto oom;
             nb = 0;
@@ -388,6 +411,7 @@ static int flush_instances(gp_cluster_report *r, pai_ctx *x, inst_row *b, int nb
         u.request_gpus = t->plan_gpu / 100.0;
         u.alloc_gpus = ir->waiting ? 0 : u.request_gpus;
         u.used_gpus = ir->util >= 0 ? ir->util / 100.0 : -1;
+        u.stable_dims = 1; /* names from x->names, which outlives the read */
         u.start_s = ir->start;
         u.end_s = ir->end;
         u.failed = ir->failed;

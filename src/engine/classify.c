@@ -110,14 +110,14 @@ static void slo_finding(gp_finding *out, size_t cap, size_t *n, const char *job_
         gp_finding_add_evidence(x, "e2e_p90_s", f->e2e_p90_s, ">", f->slo_e2e_s, "events");
     if (wasted > x->wasted_gpu_s) x->wasted_gpu_s = wasted;
     char prefix[160];
-    snprintf(prefix, sizeof prefix, "Only %.0f%% of %s's requests meet their SLOs (target %.0f%%). ",
-             100 * att, job_id, 100 * gp_th(GP_TH_SLO_ATTAINMENT));
+    snprintf(prefix, sizeof prefix,
+             "Only %.0f%% of %s's requests meet their SLOs (target %.0f%%). ", 100 * att, job_id,
+             100 * gp_th(GP_TH_SLO_ATTAINMENT));
     if (fresh) {
         const char *why = c == GP_FC_MEMORY_BOUND
                               ? "Decode is memory bound: every token waits on reading the "
                                 "weights and KV cache."
-                          : c == GP_FC_MEMORY_CAPACITY
-                              ? "Memory is full, so the batch cannot grow."
+                          : c == GP_FC_MEMORY_CAPACITY ? "Memory is full, so the batch cannot grow."
                           : c == GP_FC_UNDER_BATCHED
                               ? "The GPU is mostly idle: requests are served in small batches."
                               : "The GPUs are saturated: the load exceeds what they compute.";

@@ -685,7 +685,8 @@ void gp_features_clip_ready(gp_features *w, const gp_features *whole) {
     if (w->not_ready_s < 0 || w->first_alloc_ns < 0 || w->first_alloc_ns >= w->t0_ns) return;
     if (ready >= 0 && ready <= w->t0_ns) { /* ready before the window began */
         w->not_ready_s = 0;
-        if (!w->activity_only && (w->ready_ns < 0 || w->ready_ns > w->t0_ns)) w->ready_ns = w->t0_ns;
+        if (!w->activity_only && (w->ready_ns < 0 || w->ready_ns > w->t0_ns))
+            w->ready_ns = w->t0_ns;
         return;
     }
     /* still not ready when the window began: only the part inside the window counts */

@@ -38,7 +38,7 @@ typedef struct gp_job_input {
     const gp_event *events; /* the job's events, any order */
     size_t n_events;
     int64_t t0_ns, t1_ns; /* window; 0, 0 = from the first allocation to the last data */
-    gp_slo slo; /* 0 fields: the SLOs the job declared in its hello, if any */
+    gp_slo slo;           /* 0 fields: the SLOs the job declared in its hello, if any */
     int64_t submitted_ns; /* from the job record when lifecycle events are not in events;
                              <= 0 unknown */
 } gp_job_input;

@@ -7,6 +7,7 @@
 #include "engine/goodput.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,12 +173,13 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     /* Sort events by time (pointers, the input stays untouched). */
     const gp_event **ev = malloc((in->n_events + 1) * sizeof *ev);
     if (!ev) return -1;
-    size_t n_steps = 0, n_req = 0, n_phase = 0;
+    size_t n_steps = 0, n_req = 0, n_phase = 0, n_stage_items = 0;
     for (size_t i = 0; i < in->n_events; i++) {
         ev[i] = &in->events[i];
         n_steps += ev[i]->kind == GP_EV_STEP;
         n_req += ev[i]->kind == GP_EV_REQUEST;
         n_phase += ev[i]->kind == GP_EV_PHASE || ev[i]->kind == GP_EV_HELLO;
+        n_stage_items += ev[i]->kind == GP_EV_STAGE && ev[i]->step < 0; /* step >= 0: a declaration */
     }
     qsort(ev, in->n_events, sizeof *ev, cmp_event_ts);
 
@@ -315,6 +317,27 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
                 out->good_requests++;
                 out->good_tokens += tok;
             }
+        }
+    } else if (n_stage_items > 0) {
+        out->kind = GP_JK_PIPELINE;
+        /* Which stages run on the GPU: declared resource=gpu; else all of them. */
+        char gpu_stage[16][GP_NAME_MAX];
+        int n_gpu_stage = 0;
+        for (size_t i = 0; i < in->n_events; i++) {
+            const gp_event *e = ev[i];
+            if (e->kind == GP_EV_STAGE && e->step >= 0 && e->edge == GP_STAGE_GPU && n_gpu_stage < 16)
+                snprintf(gpu_stage[n_gpu_stage++], GP_NAME_MAX, "%s", e->name);
+        }
+        for (size_t i = 0; i < in->n_events; i++) {
+            const gp_event *e = ev[i];
+            if (e->kind != GP_EV_STAGE || e->step >= 0) continue; /* declarations */
+            int on_gpu = n_gpu_stage == 0;
+            for (int k = 0; k < n_gpu_stage && !on_gpu; k++) on_gpu = !strcmp(gpu_stage[k], e->name);
+            int64_t st0 = e->start_ns >= 0 ? e->start_ns : e->ts_ns;
+            if (ready < 0 || st0 < ready) ready = st0;
+            if (!on_gpu) continue;
+            out->items++;
+            add_interval(&E, st0, e->ts_ns, L_PRODUCTIVE);
         }
     } else {
         /* No progress events: readiness is the first kernel activity (issue: attribution).

@@ -13,6 +13,9 @@
  * and the next start longer than max(1 s, the median step) is not productive.
  * Inference: after readiness, GPU-seconds split by good tokens / all tokens (a request is
  * good when it meets every SLO set); the rest is "other" (SLO misses).
+ * Pipelines (stage events, no steps or requests): productive time is when the GPU
+ * stage(s) processed items (the union of their items' [start, end]; every stage when none
+ * is declared resource=gpu); ready at the first item's start.
  * A job that reported no progress-bearing events is ready at its first kernel activity
  * (gpu_util >= idle_util): before it, not_ready; after it, an activity-only estimate
  * (idle_allocated vs other) with goodput unknown (< 0). One that never ran a kernel is
@@ -46,6 +49,7 @@ typedef enum {
     GP_JK_INFERENCE,     /* request events */
     GP_JK_ACTIVITY_ONLY, /* no progress events, but kernels ran: estimate from activity */
     GP_JK_NEVER_READY,   /* no progress events and no kernel activity */
+    GP_JK_PIPELINE,      /* stage events: items through a multi-stage pipeline */
 } gp_job_kind;
 
 /* SLOs in seconds; 0 = not set. */
@@ -84,6 +88,8 @@ typedef struct gp_goodput {
     /* inference */
     int64_t requests, good_requests, failed_requests;
     double tokens, good_tokens;
+    /* pipeline */
+    int64_t items; /* items finished by the GPU stage(s) */
     /* activity-only */
     double busy_gpu_s; /* integral of util over allocations; < 0 unknown */
 } gp_goodput;

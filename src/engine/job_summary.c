@@ -101,12 +101,20 @@ static double wm_get(const wmean *m) {
 
 /* ---- the incremental state ---- */
 
+/* An event as the accounting reads it: the fields goodput.c uses, about 100 bytes instead
+ * of gp_event's 700, so a running job's state costs ~8 MB per day at one step per
+ * second. Expanded into a gp_event array only while goodput is computed. */
+typedef struct cev {
+    int64_t id, ts, rank, step, start, arrival, first_token, prompt_tokens, output_tokens;
+    double units;
+    int32_t kind, edge, ok, name; /* name: index into names, -1 = "" */
+} cev;
+
 typedef struct acct_alloc {
     gp_alloc al;       /* as stored at the last update */
     int64_t a;         /* folded samples lie in (a, cursor] */
     int64_t cursor;    /* the last sample folded (a when none): also the weight origin */
-    int64_t proc_hi;   /* per-process rows folded lie in [a, proc_hi) (0: none yet) */
-    int proc_started;
+    int64_t proc_cursor; /* the last per-process row folded (a - 1 when none) */
     wmean util, sm, tensor, dram, memf;
     uint64_t e_first, e_last;
     int have_e;
@@ -126,13 +134,15 @@ struct gp_job_acct {
     double *act_sum;
     int *act_n, *act_owner; /* owner: the allocation whose interval the entry takes */
     size_t n_act, cap_act;
-    /* events of the kinds the accounting reads, in (ts, id) order */
-    gp_event *ev;
-    int64_t *ev_id;
+    /* events of the kinds the accounting reads, in (ts, id) order, compact */
+    cev *ev;
     size_t n_ev, cap_ev;
+    char (*names)[GP_NAME_MAX]; /* distinct non-empty event names (phases) */
+    size_t n_names;
     int64_t ev_cursor; /* every event with id <= cursor has been seen */
     int ev_loaded;
     const gp_job_acct *borrow; /* windows: events are this state's */
+    gp_job_acct_stats stats;
 };
 
 gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
@@ -148,10 +158,12 @@ gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
 }
 
 static void acct_reset(gp_job_acct *a) {
+    if (a->started) a->stats.reloads++;
     free(a->al), free(a->act), free(a->act_sum), free(a->act_n), free(a->act_owner);
-    free(a->ev), free(a->ev_id);
+    free(a->ev), free(a->names);
     a->al = NULL, a->act = NULL, a->act_sum = NULL, a->act_n = NULL, a->act_owner = NULL;
-    a->ev = NULL, a->ev_id = NULL;
+    a->ev = NULL, a->names = NULL;
+    a->n_names = 0;
     a->n_al = a->n_act = a->cap_act = a->n_ev = a->cap_ev = 0;
     a->ev_cursor = 0;
     a->ev_loaded = 0;
@@ -253,7 +265,7 @@ static int col_known(sqlite3_stmt *st, int i) {
 
 /* Folds the samples of allocation k in (cursor, b] into its sums; appends activity. */
 static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, act_new **nw, size_t *nn,
-                        size_t *cap) {
+                        size_t *cap, uint64_t *rows) {
     sqlite3_stmt *st;
     /* Only the columns the summary reads (the row has 24). */
     if (sqlite3_prepare_v2(gp_store_db(s),
@@ -268,6 +280,7 @@ static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, act_new **
     int rc = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         int64_t ts = sqlite3_column_int64(st, 0);
+        (*rows)++;
         double w = (double)(ts - x->cursor);
         if (w <= 0) w = 1;
         x->cursor = ts;
@@ -305,35 +318,75 @@ static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, act_new **
     return rc;
 }
 
-/* Folds per-process SM shares of the allocation's device in [proc_hi, hi) (from a on the
- * first call): the job's and everyone's sums, for splitting energy. */
+/* Folds the per-process SM shares of the allocation's device with ts in [a, hi) not yet
+ * folded (after proc_cursor, the last row folded): the job's and everyone's sums, for
+ * splitting energy. */
 static int fold_procs(gp_store *s, acct_alloc *x, const char *job_id, int64_t hi) {
-    int64_t lo = x->proc_started ? x->proc_hi : x->a;
-    if (hi <= lo) return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gp_store_db(s),
                            "SELECT sum(CASE WHEN job_id = ?2 THEN sm_share ELSE 0 END),"
-                           " sum(sm_share) FROM proc_samples WHERE uuid = ?1 AND ts_ns >= ?3"
-                           " AND ts_ns < ?4 AND sm_share IS NOT NULL",
+                           " sum(sm_share), max(ts_ns) FROM proc_samples WHERE uuid = ?1"
+                           " AND ts_ns > ?3 AND ts_ns < ?4 AND sm_share IS NOT NULL",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, job_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, lo);
+    sqlite3_bind_int64(st, 3, x->proc_cursor);
     sqlite3_bind_int64(st, 4, hi);
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
         x->share_mine += sqlite3_column_double(st, 0);
         x->share_all += sqlite3_column_double(st, 1);
+        x->proc_cursor = sqlite3_column_int64(st, 2);
     }
     sqlite3_finalize(st);
-    x->proc_hi = hi;
-    x->proc_started = 1;
     return 0;
 }
 
-static int cmp_ev_pos(gp_event *e, int64_t id, const gp_event *f, int64_t fid) {
-    if (e->ts_ns != f->ts_ns) return e->ts_ns < f->ts_ns ? -1 : 1;
-    return (id > fid) - (id < fid);
+static int cmp_ev_pos(const cev *e, const cev *f) {
+    if (e->ts != f->ts) return e->ts < f->ts ? -1 : 1;
+    return (e->id > f->id) - (e->id < f->id);
+}
+
+static int32_t name_index(gp_job_acct *a, const unsigned char *nm) {
+    if (!nm || !nm[0]) return -1;
+    char buf[GP_NAME_MAX];
+    snprintf(buf, sizeof buf, "%s", (const char *)nm);
+    for (size_t i = 0; i < a->n_names; i++)
+        if (strcmp(a->names[i], buf) == 0) return (int32_t)i;
+    char(*p)[GP_NAME_MAX] = realloc(a->names, (a->n_names + 1) * sizeof *p);
+    if (!p) return -2;
+    a->names = p;
+    memcpy(a->names[a->n_names], buf, sizeof buf);
+    return (int32_t)a->n_names++;
+}
+
+/* The events as goodput.c takes them (malloc'ed; NULL when there are none or on OOM). */
+static gp_event *expand_events(const gp_job_acct *a) {
+    gp_event *v = malloc((a->n_ev ? a->n_ev : 1) * sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < a->n_ev; i++) {
+        const cev *c = &a->ev[i];
+        gp_event *e = &v[i];
+        /* Only the fields the accounting reads are set: no 700-byte memset per event. */
+        e->kind = (gp_event_kind)c->kind;
+        e->job_id[0] = 0;
+        e->ts_ns = c->ts;
+        e->rank = c->rank;
+        e->step = c->step;
+        e->units = c->units;
+        e->step_start_ns = c->start;
+        if (c->name >= 0)
+            memcpy(e->name, a->names[c->name], sizeof e->name);
+        else
+            e->name[0] = 0;
+        e->edge = c->edge;
+        e->arrival_ns = c->arrival;
+        e->first_token_ns = c->first_token;
+        e->prompt_tokens = c->prompt_tokens;
+        e->output_tokens = c->output_tokens;
+        e->ok = c->ok;
+    }
+    return v;
 }
 
 /* Reads the job's events with id in (ev_cursor, max id] (all of them on the first call)
@@ -367,34 +420,35 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (a->n_ev == a->cap_ev) {
             size_t c = a->cap_ev ? a->cap_ev * 2 : 256;
-            gp_event *p = realloc(a->ev, c * sizeof *p);
-            if (p) a->ev = p;
-            int64_t *q = realloc(a->ev_id, c * sizeof *q);
-            if (q) a->ev_id = q;
-            if (!p || !q) {
+            cev *p = realloc(a->ev, c * sizeof *p);
+            if (!p) {
                 rc = -1;
                 break;
             }
+            a->ev = p;
             a->cap_ev = c;
         }
-        gp_event *e = &a->ev[a->n_ev];
-        gp_event_init(e, (gp_event_kind)sqlite3_column_int(st, 2));
-        a->ev_id[a->n_ev] = sqlite3_column_int64(st, 0);
-        snprintf(e->job_id, sizeof e->job_id, "%s", a->job_id);
-        e->ts_ns = sqlite3_column_int64(st, 1);
+        cev *e = &a->ev[a->n_ev];
+        e->id = sqlite3_column_int64(st, 0);
+        e->ts = sqlite3_column_int64(st, 1);
+        e->kind = sqlite3_column_int(st, 2);
         e->rank = col_time(st, 3);
         e->step = col_time(st, 4);
         e->units = col_known(st, 5) ? sqlite3_column_double(st, 5) : -1;
-        e->step_start_ns = col_time(st, 6);
-        const unsigned char *nm = sqlite3_column_text(st, 7);
-        snprintf(e->name, sizeof e->name, "%s", nm ? (const char *)nm : "");
+        e->start = col_time(st, 6);
+        e->name = name_index(a, sqlite3_column_text(st, 7));
+        if (e->name < -1) {
+            rc = -1;
+            break;
+        }
         e->edge = col_known(st, 8) ? sqlite3_column_int(st, 8) : 0;
-        e->arrival_ns = col_time(st, 9);
-        e->first_token_ns = col_time(st, 10);
+        e->arrival = col_time(st, 9);
+        e->first_token = col_time(st, 10);
         e->prompt_tokens = col_time(st, 11);
         e->output_tokens = col_time(st, 12);
         e->ok = sqlite3_column_int(st, 13);
         a->n_ev++;
+        a->stats.event_rows++;
     }
     sqlite3_finalize(st);
     if (rc) return rc;
@@ -402,33 +456,22 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
     a->ev_loaded = 1;
     /* New rows arrive sorted among themselves; usually all after the old ones. */
     size_t nn = a->n_ev - first_new;
-    if (nn && first_new > 0 &&
-        cmp_ev_pos(&a->ev[first_new - 1], a->ev_id[first_new - 1], &a->ev[first_new],
-                   a->ev_id[first_new]) > 0) {
+    if (nn && first_new > 0 && cmp_ev_pos(&a->ev[first_new - 1], &a->ev[first_new]) > 0) {
         /* A late event: merge the old tail that follows it with the new rows. */
         size_t p = first_new;
-        while (p > 0 && cmp_ev_pos(&a->ev[p - 1], a->ev_id[p - 1], &a->ev[first_new],
-                                   a->ev_id[first_new]) > 0)
+        while (p > 0 && cmp_ev_pos(&a->ev[p - 1], &a->ev[first_new]) > 0)
             p--;
         size_t tail = first_new - p, tot = tail + nn;
-        gp_event *te = malloc(tot * sizeof *te);
-        int64_t *ti = malloc(tot * sizeof *ti);
-        if (!te || !ti) {
-            free(te), free(ti);
-            return -1;
-        }
+        cev *te = malloc(tot * sizeof *te);
+        if (!te) return -1;
         size_t i = p, j = first_new, m = 0;
         while (i < first_new || j < a->n_ev) {
-            int take_old = j >= a->n_ev ||
-                           (i < first_new &&
-                            cmp_ev_pos(&a->ev[i], a->ev_id[i], &a->ev[j], a->ev_id[j]) < 0);
-            size_t src = take_old ? i++ : j++;
-            te[m] = a->ev[src];
-            ti[m++] = a->ev_id[src];
+            int take_old =
+                j >= a->n_ev || (i < first_new && cmp_ev_pos(&a->ev[i], &a->ev[j]) < 0);
+            te[m++] = a->ev[take_old ? i++ : j++];
         }
         memcpy(a->ev + p, te, tot * sizeof *te);
-        memcpy(a->ev_id + p, ti, tot * sizeof *ti);
-        free(te), free(ti);
+        free(te);
     }
     return 0;
 }
@@ -441,7 +484,7 @@ static int allocs_compatible(const gp_job_acct *a, const gp_alloc *al, size_t na
         const acct_alloc *x = &a->al[i];
         if (strcmp(x->al.uuid, al[i].uuid) || x->al.from_ns != al[i].from_ns) return 0;
         int64_t b = al[i].to_ns < 0 || al[i].to_ns > t1 ? t1 : al[i].to_ns;
-        if (x->cursor > b || (x->proc_started && x->proc_hi > b + 1)) return 0;
+        if (x->cursor > b || x->proc_cursor > b) return 0;
     }
     return 1;
 }
@@ -494,6 +537,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
             memset(&a->al[i], 0, sizeof a->al[i]);
             int64_t lo = allocs[i].from_ns > t0 ? allocs[i].from_ns : t0;
             a->al[i].a = a->al[i].cursor = lo;
+            a->al[i].proc_cursor = lo - 1;
         }
         a->n_al = na;
     }
@@ -518,7 +562,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         if (!dup) out->n_gpus++;
         int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
         if (b <= x->a) continue;
-        rc = fold_samples(s, x, (int)i, b, &nw, &nn, &cap_nw);
+        rc = fold_samples(s, x, (int)i, b, &nw, &nn, &cap_nw, &a->stats.sample_rows);
         if (rc == 0 && x->have_e) rc = fold_procs(s, x, a->job_id, b + 1);
     }
     if (rc == 0) rc = act_merge(a, nw, nn);
@@ -555,9 +599,15 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         }
     }
 
+    gp_event *ev = expand_events(evs);
+    if (!ev) {
+        snprintf(err, errlen, "out of memory summarising job '%s'", a->job_id);
+        free(allocs);
+        return -1;
+    }
     gp_goodput_in in = {.allocs = allocs,
                         .n_allocs = na,
-                        .events = evs->ev,
+                        .events = ev,
                         .n_events = evs->n_ev,
                         .act = a->act,
                         .n_act = a->n_act,
@@ -568,7 +618,9 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (a->opt_slo.ttft_s > 0) in.slo.ttft_s = a->opt_slo.ttft_s;
     if (a->opt_slo.tpot_s > 0) in.slo.tpot_s = a->opt_slo.tpot_s;
     if (a->opt_slo.e2e_s > 0) in.slo.e2e_s = a->opt_slo.e2e_s;
-    if (gp_goodput_compute(&in, &out->gp) != 0) {
+    int grc = gp_goodput_compute(&in, &out->gp);
+    free(ev);
+    if (grc != 0) {
         snprintf(err, errlen, "out of memory computing goodput for job '%s'", a->job_id);
         free(allocs);
         return -1;
@@ -600,12 +652,16 @@ int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     return rc;
 }
 
+gp_job_acct_stats gp_job_acct_get_stats(const gp_job_acct *a) {
+    return a->stats;
+}
+
 int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns,
                        gp_job_summary *out, char *err, size_t errlen) {
     sqlite3 *db = gp_store_db(s);
     int own_tx = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == 0;
     int rc = 0;
-    if (!a->ev_loaded && fold_events(a, s) != 0) {
+    if (fold_events(a, s) != 0) {
         set_err(err, errlen, s, a->job_id, "reading events of");
         rc = -1;
     }

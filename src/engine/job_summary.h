@@ -46,11 +46,17 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
  * job_summary.c for the rule). Not thread-safe: one state, one thread at a time. */
 typedef struct gp_job_acct gp_job_acct;
 gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o); /* NULL: OOM */
+/* What a state has read so far: rows decoded and full reloads (for tests and benches). */
+typedef struct gp_job_acct_stats {
+    uint64_t sample_rows, event_rows, reloads;
+} gp_job_acct_stats;
+gp_job_acct_stats gp_job_acct_get_stats(const gp_job_acct *a);
 void gp_job_acct_free(gp_job_acct *a);
 int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err,
                        size_t errlen);
 /* The summary over [t0_ns, t1_ns) (as gp_job_summary_compute with those bounds), reusing
- * a's events: loaded once, not once per window. Reads the window's samples only. */
+ * a's events (folding in only new ones), so n windows read the job's events once, not n
+ * times. Reads the window's samples only. */
 int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns,
                        gp_job_summary *out, char *err, size_t errlen);
 /* The store's time span: first and last sample or event. */

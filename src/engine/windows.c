@@ -30,8 +30,7 @@ static const gp_gpu_spec *spec_of(const gp_job_input *in) {
 /* Diagnoses [t0, t1) of the loaded job into *w. */
 static int diagnose_window(gp_job_input *in, const gp_worker_obs *obs, size_t nobs,
                            gp_worker_obs *scratch, double price, const gp_features *whole,
-                           int64_t t0, int64_t t1, gp_diag_window *w, char *err,
-                           size_t errlen) {
+                           int64_t t0, int64_t t1, gp_diag_window *w, char *err, size_t errlen) {
     gp_job_input wi = *in;
     wi.t0_ns = t0;
     wi.t1_ns = t1;
@@ -65,8 +64,7 @@ static int diagnose_window(gp_job_input *in, const gp_worker_obs *obs, size_t no
 }
 
 int gp_diagnose_windows(gp_store *s, const char *job_id, const gp_diag_opts *o, int64_t window_ns,
-                        int last_only, gp_diag_window **out, size_t *n, char *err,
-                        size_t errlen) {
+                        int last_only, gp_diag_window **out, size_t *n, char *err, size_t errlen) {
     *out = NULL;
     *n = 0;
     if (window_ns <= 0) {
@@ -107,8 +105,8 @@ int gp_diagnose_windows(gp_store *s, const char *job_id, const gp_diag_opts *o, 
     }
     for (int64_t a = first; a < T1 && nw < cap; a += window_ns) {
         int64_t b = a + window_ns < T1 ? a + window_ns : T1;
-        if (diagnose_window(&in, obs, (size_t)(nobs > 0 ? nobs : 0), scratch, price,
-                            &whole, a, b, &w[nw], err, errlen) < 0) {
+        if (diagnose_window(&in, obs, (size_t)(nobs > 0 ? nobs : 0), scratch, price, &whole, a, b,
+                            &w[nw], err, errlen) < 0) {
             nw++;
             goto done;
         }
@@ -139,8 +137,8 @@ static int cmp_step(const void *a, const void *b) {
     return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
 }
 
-int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns,
-                      int64_t window_ns, double ideal_s, gp_step_dev **out) {
+int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns, int64_t window_ns,
+                      double ideal_s, gp_step_dev **out) {
     *out = NULL;
     if (window_ns <= 0 || t1_ns <= t0_ns) return 0;
     size_t nw = (size_t)((t1_ns - t0_ns + window_ns - 1) / window_ns);
@@ -159,9 +157,9 @@ int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns
         if (ev[i].kind == GP_EV_STEP) st[ns++] = &ev[i];
     qsort(st, ns, sizeof *st, cmp_step);
     for (size_t i = 0; i < ns; i++) {
-        int64_t s0 = st[i]->step_start_ns >= 0                    ? st[i]->step_start_ns
+        int64_t s0 = st[i]->step_start_ns >= 0                 ? st[i]->step_start_ns
                      : i > 0 && st[i - 1]->rank == st[i]->rank ? st[i - 1]->ts_ns
-                                                                  : -1;
+                                                               : -1;
         if (s0 < 0 || st[i]->ts_ns <= s0) continue;
         dur[nd] = (double)(st[i]->ts_ns - s0) / 1e9;
         end[nd++] = st[i]->ts_ns;

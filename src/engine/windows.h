@@ -50,7 +50,7 @@ typedef struct gp_step_dev {
     double median_step_s; /* < 0 unknown */
     double deviation;     /* valid when median_step_s > 0 and ideal_s > 0 */
 } gp_step_dev;
-int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns,
-                      int64_t window_ns, double ideal_s, gp_step_dev **out);
+int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns, int64_t window_ns,
+                      double ideal_s, gp_step_dev **out);
 
 #endif

@@ -96,7 +96,7 @@ int gp_ledger_open(const gp_ledger_opts *o, gp_store *s, gp_ledger **out, char *
     if (!l->o.spool_max_rows) l->o.spool_max_rows = 200000;
     if (!l->o.batch_rows) l->o.batch_rows = 500;
     if (!l->o.retry_ns) l->o.retry_ns = 5000000000LL;
-    if (!l->o.interval_ns) l->o.interval_ns = 60000000000LL;
+    if (!l->o.interval_ns) l->o.interval_ns = 300000000000LL;
     if (o->host && *o->host)
         snprintf(l->host, sizeof l->host, "%s", o->host);
     else if (gethostname(l->host, sizeof l->host - 1) != 0)

@@ -38,7 +38,7 @@ typedef struct gp_ledger_opts {
     size_t spool_max_rows; /* 0 = 200000 */
     int batch_rows;        /* 0 = 500 */
     int64_t retry_ns;      /* wall time between reconnect attempts; 0 = 5 s */
-    int64_t interval_ns;   /* source time between collect passes in the agent; 0 = 60 s */
+    int64_t interval_ns;   /* source time between collect passes in the agent; 0 = 5 min */
 } gp_ledger_opts;
 
 typedef struct gp_ledger_stats {

@@ -70,6 +70,9 @@ void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
                 "  %-18s %lld requests (%lld good, %lld failed), %.0f output tokens (%.0f good)\n",
                 s->job.id, (long long)g->requests, (long long)g->good_requests,
                 (long long)g->failed_requests, g->tokens, g->good_tokens);
+        else if (g->kind == GP_JK_PIPELINE)
+            fprintf(f, "  %-18s %lld items through its GPU stage(s) (goodput pipeline --job %s)\n",
+                    s->job.id, (long long)g->items, s->job.id);
         else if (g->kind == GP_JK_NEVER_READY)
             fprintf(f, "  %-18s never made progress while holding %.2f GPU-h\n", s->job.id,
                     s->allocated_gpu_h);
@@ -124,6 +127,8 @@ json_t *gp_report_json_job(const gp_job_summary *s) {
         json_object_set_new(o, "unit_name",
                             json_string(s->job.unit_name[0] ? s->job.unit_name : "units"));
         json_object_set_new(o, "median_step_s", num_or_null(g->median_step_s));
+    } else if (g->kind == GP_JK_PIPELINE) {
+        json_object_set_new(o, "items", json_integer(g->items));
     } else if (g->kind == GP_JK_INFERENCE) {
         json_object_set_new(o, "requests", json_integer(g->requests));
         json_object_set_new(o, "good_requests", json_integer(g->good_requests));

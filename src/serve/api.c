@@ -555,6 +555,10 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
     json_object_set_new(o, "span", json_pack("{s:f, s:f}", "from_s", a / 1e9, "to_s", b / 1e9));
     json_t *wa = json_array();
     int nw = (int)windows;
+    /* Windows share the job's events: the running job's accounting state, or (ended job)
+     * one made for this request, so n windows read the events once. */
+    gp_job_acct *acct = nw > 0 ? srv_job_acct(s, j) : NULL, *tmp_acct = NULL;
+    if (nw > 0 && !acct) acct = tmp_acct = gp_job_acct_new(j->id, NULL);
     /* Windows sit on a fixed grid from the job's start with a round width (1 min .. 1 day),
      * so a window wholly in the past never changes and is computed once. */
     static const int64_t widths_s[] = {60,   300,   600,   900,   1800, 3600,
@@ -582,7 +586,9 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
         gp_summary_opts so = {.t0_ns = w0, .t1_ns = w1 < b ? w1 : b};
         gp_job_summary ws;
         char err[256];
-        if (gp_job_summary_compute(s->store, j->id, &so, &ws, err, sizeof err) != 0) continue;
+        if (acct ? gp_job_acct_window(acct, s->store, so.t0_ns, so.t1_ns, &ws, err, sizeof err)
+                 : gp_job_summary_compute(s->store, j->id, &so, &ws, err, sizeof err))
+            continue;
         double cost = mono_now_s() - now;
         json_t *bk = json_object();
         for (int k = 0; k < GP_B__COUNT; k++)
@@ -610,6 +616,7 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
             s->windows[c].json = json_incref(wj);
         }
     }
+    gp_job_acct_free(tmp_acct);
     json_object_set_new(o, "windows", wa);
     gp_finding *f = NULL;
     size_t nf = 0;

@@ -500,6 +500,7 @@ void gp_serve_stop(gp_serve *s) {
     gp_store_close(s->store);
     free(s->queue.p);
     free(s->ended);
+    srv_accts_free(s);
     srv_rollups_free(s->rollups, s->n_rollups);
     for (int i = 0; i < s->n_windows; i++)
         json_decref(s->windows[i].json);

@@ -19,6 +19,7 @@
 #define SRV_MAX_QUEUE (8u << 20)       /* POSTed lines waiting for the agent */
 #define SRV_MAX_POINTS 5000            /* series points per request */
 #define SRV_MAX_RANGE_S (31 * 86400.0) /* series range per request */
+#define SRV_MAX_ACCTS 64               /* running jobs with incremental accounting */
 #define SRV_PIPE_CACHE 32              /* jobs whose pipeline section is kept */
 
 typedef struct srv_buf {
@@ -92,6 +93,14 @@ struct gp_serve {
         double at_s, ttl_s;
     } running[32];
     int next_running;
+    /* running jobs' incremental accounting (engine/job_summary.h): each summary reads only
+     * what was stored since the last one; least recently used state evicted */
+    struct srv_acct {
+        char id[GP_JOB_ID_MAX];
+        gp_job_acct *a;
+        uint64_t used;
+    } accts[SRV_MAX_ACCTS];
+    uint64_t acct_clock;
     struct srv_window_cache { /* per-window summaries of windows wholly in the past */
         char id[GP_JOB_ID_MAX];
         int64_t t0, t1;
@@ -115,6 +124,10 @@ void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r);
 void srv_api(gp_serve *s, const srv_req *q, srv_resp *r);
 /* Whole-history summary of a job, cached once the job has ended. 0 ok. */
 int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out);
+/* The running job's incremental accounting state (created on first use), or NULL when
+ * the job has ended or memory ran out. Owned by the server. */
+gp_job_acct *srv_job_acct(gp_serve *s, const gp_job *j);
+void srv_accts_free(gp_serve *s);
 /* Pipelines (pipeline_api.c): adds "pipelines" to a job's detail when it has stage events;
  * GET /api/v1/jobs/{id}/pipeline (the what-if simulation); frees the cache. */
 struct json_t;

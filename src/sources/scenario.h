@@ -79,8 +79,10 @@ typedef struct gp_scenario_job {
     double launch_overhead_s; /* host time to launch one kernel */
     double step_noise;        /* lognormal sigma of step times */
     int64_t max_steps;        /* stop after this step (0 = no limit) */
-    int per_rank_steps;       /* 1: step and phase events for every rank, with rank= */
-    int straggler_rank;       /* rank whose compute is slow; -1 = none */
+
+    /* per-rank step events and a straggler rank (synchronous data parallelism) */
+    int per_rank_steps;         /* 1: step and phase events for every rank, with rank= */
+    int straggler_rank;         /* rank whose compute is slow; -1 = none */
     double straggler_slowdown;  /* its compute takes this many times as long (>= 1) */
     int64_t straggler_from_ns;  /* slow from this time on (relative) */
     int64_t straggler_until_ns; /* ... until this time; < 0 = to the end */

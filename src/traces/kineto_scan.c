@@ -20,10 +20,11 @@
  * trace is an error naming the 1-based byte offset of the offending byte in the uncompressed
  * stream, never a silently partial read.
  *
- * Memory: one read buffer (CHUNK bytes) plus scratch for the longest key/name seen and a
- * byte stack as deep as the deepest nesting of a skipped value: bounded, whatever the file
- * size. Plain files are read with read(2); gzip files with zlib's gzread. Errors unwind with
- * longjmp to gp_kineto_read, which frees the scratch and the partial rank. No threads. */
+ * Memory: one read buffer (CHUNK bytes; zlib adds 3x its gzbuffer) plus scratch for the longest
+ * key/name seen and a byte stack as deep as the deepest nesting of a skipped value: bounded,
+ * whatever the file size. Plain files are read with read(2); gzip files with zlib's gzread. Errors
+ * unwind with longjmp to gp_kineto_read, which frees the scratch and the partial rank. No threads.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -37,7 +38,8 @@
 #include "traces/kineto_int.h"
 #include "traces/trace.h"
 
-#define CHUNK (4u << 20) /* bytes per read: big reads keep syscall and gzread overhead low */
+#define CHUNK                                                                                      \
+    (512u << 10) /* bytes per read: large enough that syscalls and gzread calls cost little */
 
 typedef struct sbuf {
     char *v;
@@ -854,7 +856,7 @@ int gp_kineto_read_chunked(const char *path, gp_trace_rank *out, gp_trace_progre
             snprintf(err, errlen, "%s: cannot open", path);
             return -1;
         }
-        gzbuffer(s->gz, 1u << 20);
+        gzbuffer(s->gz, 128u << 10); /* zlib allocates 3x this */
     } else {
         s->fd = fd;
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);

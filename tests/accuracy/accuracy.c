@@ -316,8 +316,8 @@ static void sink(void *ctx, const char *line, size_t len) {
 /* Runs the scenario, diagnoses job "t", returns the bitmask of predicted classes (by
  * label index) and the top finding's label index (or -1). */
 static int run_one(gp_scenario *sc, int partial, int64_t step, unsigned *pred, int *top,
-                   gp_sim_truth *truth, gp_finding *strag, int64_t *origin, int *slo_ev,
-                   char *err, size_t errlen) {
+                   gp_sim_truth *truth, gp_finding *strag, int64_t *origin, int *slo_ev, char *err,
+                   size_t errlen) {
     gp_sim *sim;
     if (gp_sim_open(sc, 0, &sim, err, errlen) < 0) return -1;
     size_t nd = gp_sim_n_devices(sim);
@@ -516,8 +516,8 @@ int main(int argc, char **argv) {
         gp_finding sf;
         int64_t origin = 0;
         int slo_ev = 0;
-        if (run_one(&sc, off, step, &pred, &top, &truth, &sf, &origin, &slo_ev, err,
-                    sizeof err) < 0) {
+        if (run_one(&sc, off, step, &pred, &top, &truth, &sf, &origin, &slo_ev, err, sizeof err) <
+            0) {
             fprintf(stderr, "run %d: %s\n", i, err);
             gp_scenario_free(&sc);
             return 1;
@@ -536,7 +536,8 @@ int main(int argc, char **argv) {
         slo_ok += stt.slo_missed && slo_ev;
         slo_false += !stt.slo_missed && slo_ev;
         if (verbose && stt.slo_missed != slo_ev)
-            fprintf(stderr, "  SLO evidence %s on the top finding\n", slo_ev ? "unexpected" : "missing");
+            fprintf(stderr, "  SLO evidence %s on the top finding\n",
+                    slo_ev ? "unexpected" : "missing");
         /* a straggler found must be the planted rank, over the planted time range: the
          * episode starts and ends within 60 s (a few rolling windows) of the truth */
         if (stt.rank >= 0) {
@@ -551,8 +552,8 @@ int main(int argc, char **argv) {
                 if (e > strag_err_s) strag_err_s = e;
                 strag_range_ok += e <= 60;
                 if (verbose && e > 60)
-                    fprintf(stderr, "  straggler range off by %.0f s (start %+.0f, end %+.0f)\n",
-                            e, e0, e1);
+                    fprintf(stderr, "  straggler range off by %.0f s (start %+.0f, end %+.0f)\n", e,
+                            e0, e1);
             } else if (verbose)
                 fprintf(stderr, "  straggler: wanted %s, found %s\n", want,
                         sf.cls == GP_FC_STRAGGLER ? sf.scope_id : "none");

@@ -69,6 +69,45 @@ for job, eff in (("train-healthy", 0.55), ("train-starved", 0.5), ("train-allred
 assert m["train-starved"]["economics"]["mfu"] < 0.5 * 0.75  # it waits 40% of the time
 assert m["llm-decode"]["inference"]["good_requests"] > 0
 PY
+# windows: train-healthy shares its GPU with side-job for part of the run. Every window of
+# 5 minutes is diagnosed on its own; the windows tile the job's span; interference is found
+# only in windows whose median step time is well above the job's ideal (the sharing slows
+# it), and windows without a neighbour run at the ideal step time
+"$GOODPUT" diagnose --db "$tmp/demo.db" --job train-healthy --windows --json >"$tmp/win.json"
+"$GOODPUT" diagnose --db "$tmp/demo.db" --window 5m --json >"$tmp/last.json"
+"$GOODPUT" diagnose --db "$tmp/demo.db" --job train-healthy --windows --window 10m >"$tmp/win.txt"
+grep -q "vs the job's ideal" "$tmp/win.txt" || fail "no step deviation in --windows text"
+set +e
+"$GOODPUT" diagnose --db "$tmp/demo.db" --window 0s >/dev/null 2>&1; rc=$?
+set -e
+[ $rc -eq 2 ] || fail "--window 0s exited $rc, expected 2"
+/usr/bin/python3 - "$tmp/win.json" "$tmp/last.json" "$tmp/all.json" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))["windows"]
+assert len(w) >= 10, len(w)
+for a, b in zip(w, w[1:]):
+    assert a["t1_ns"] == b["t0_ns"] and b["t1_ns"] - b["t0_ns"] <= 300e9, (a, b)
+shared = [x for x in w if any(f["class"] == "interference" for f in x["findings"])]
+assert shared, "no window with interference"
+for x in w:
+    dev = x["step_deviation"]
+    if x in shared:
+        assert dev is not None and dev > 0.15, x
+    elif dev is not None and x["steps"] > 100:
+        assert abs(dev) < 0.1, (dev, [f["class"] for f in x["findings"]])
+last = json.load(open(sys.argv[2]))
+assert last["mode"] == "last" and last["window_s"] == 300
+jobs = {x["job"] for x in last["windows"]}
+assert {"train-healthy", "train-starved", "llm-decode"} <= jobs, jobs
+for x in last["windows"]:
+    assert 0 < x["t1_ns"] - x["t0_ns"] <= 300e9, x
+# whole-job JSON: step-time deviation over time and rolling windows
+m = {j["job"]: j for j in json.load(open(sys.argv[3]))["jobs"]}
+dev = m["train-healthy"]["training"]["step_deviation"]
+assert len(dev) >= 10 and max(d["deviation"] or 0 for d in dev) > 0.15, dev
+assert set(m["train-healthy"]["rolling"]) == {"1m", "5m", "1h"}
+print("windows: interference in", len(shared), "of", len(w), "windows")
+PY
 # the findings were stored: a read-only rerun of one job gives the same classes
 /usr/bin/python3 - "$tmp/demo.db" <<'PY'
 import sqlite3, sys

@@ -66,6 +66,57 @@ static void test_csv_edges(void **st) {
 }
 
 /* Hand values (see comments): 3 instances, 2 jobs that ran, 1 that never did. */
+/* Rows that cross the 256 KiB input buffer, CRLF endings, quoted fields and a CR inside a
+ * field, read by both the in-place fast path and the general parser: every field, line
+ * number and column must be what the writer put there. */
+static void row_fields(int i, char f[4][80]) {
+    snprintf(f[0], 80, "r%d", i);
+    int n = (i * 7) % 50;
+    memset(f[1], 'x', (size_t)n);
+    f[1][n] = 0;
+    f[2][0] = 0;
+    snprintf(f[3], 80, i % 11 == 0 ? "q,%d" : (i % 13 == 0 ? "c%d" : "%d.5"), i);
+}
+
+static void test_csv_buffers(void **st) {
+    (void)st;
+    char p[512], err[256], f[4][80];
+    snprintf(p, sizeof p, "%s/big.csv", dir);
+    FILE *o = fopen(p, "w");
+    assert_non_null(o);
+    int rows = 20000;
+    for (int i = 0; i < rows; i++) {
+        row_fields(i, f);
+        if (i % 11 == 0)
+            fprintf(o, "%s,%s,%s,\"%s\"", f[0], f[1], f[2], f[3]);
+        else if (i % 13 == 0) /* a CR inside an unquoted field is dropped */
+            fprintf(o, "%s,%s,%s,c\r%d", f[0], f[1], f[2], i);
+        else
+            fprintf(o, "%s,%s,%s,%s", f[0], f[1], f[2], f[3]);
+        fputs(i % 5 == 0 ? "\r\n" : "\n", o);
+    }
+    long size = ftell(o);
+    fclose(o);
+    gp_csv *c;
+    assert_int_equal(gp_csv_open(&c, p, err, sizeof err), 0);
+    for (int i = 0; i < rows; i++) {
+        assert_int_equal(gp_csv_next(c, err, sizeof err), 1);
+        row_fields(i, f);
+        assert_int_equal(gp_csv_nfields(c), 4);
+        assert_int_equal(gp_csv_line(c), i + 1);
+        for (int k = 0; k < 4; k++) {
+            assert_string_equal(gp_csv_field(c, k), f[k]);
+            assert_int_equal(gp_csv_field_len(c, k), strlen(f[k]));
+        }
+        int col3 = (int)(strlen(f[0]) + strlen(f[1]) + strlen(f[2])) + 4;
+        assert_int_equal(gp_csv_col(c, 3), col3);
+    }
+    assert_int_equal(gp_csv_next(c, err, sizeof err), 0);
+    assert_int_equal((long)gp_csv_offset(c), size);
+    assert_int_equal((long)gp_csv_size_hint(c), size);
+    gp_csv_close(c);
+}
+
 static void test_pai_slice(void **st) {
     (void)st;
     char sub[512];
@@ -270,8 +321,11 @@ static void test_real_files(void **st) {
 int main(void) {
     dir = gp_test_tmpdir();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_csv_edges),   cmocka_unit_test(test_pai_slice),
-        cmocka_unit_test(test_openb_slice), cmocka_unit_test(test_philly_helios_slices),
+        cmocka_unit_test(test_csv_edges),
+        cmocka_unit_test(test_csv_buffers),
+        cmocka_unit_test(test_pai_slice),
+        cmocka_unit_test(test_openb_slice),
+        cmocka_unit_test(test_philly_helios_slices),
         cmocka_unit_test(test_real_files),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -224,6 +224,38 @@ static void test_activity_only(void **st) {
     assert_int_equal(g.ready_ns, 4 * S);
 }
 
+/* Pipeline: a CPU stage feeds a GPU stage; the GPU stage works [10,20) and [30,35) on a GPU
+ * held [0,50): productive 15 s, not_ready until the first item starts (5 s). */
+static void test_pipeline_gpu_stage(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, 50);
+    gp_event ev[5];
+    gp_event_init(&ev[0], GP_EV_STAGE); /* declaration: model runs on the GPU */
+    strcpy(ev[0].job_id, "j");
+    strcpy(ev[0].name, "model");
+    ev[0].step = 1;
+    ev[0].edge = GP_STAGE_GPU;
+    ev[0].ts_ns = 0;
+    int64_t items[4][3] = {{0, 5, 10}, {0, 25, 30}, {1, 10, 20}, {1, 30, 35}}; /* gpu?, start, end */
+    for (int i = 0; i < 4; i++) {
+        gp_event *e = &ev[1 + i];
+        gp_event_init(e, GP_EV_STAGE);
+        strcpy(e->job_id, "j");
+        strcpy(e->name, items[i][0] ? "model" : "decode");
+        e->item = i;
+        e->start_ns = items[i][1] * S;
+        e->ts_ns = items[i][2] * S;
+    }
+    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .events = ev, .n_events = 5, .t0_ns = 0, .t1_ns = 50 * S};
+    gp_goodput g;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_int_equal(g.kind, GP_JK_PIPELINE);
+    assert_int_equal(g.items, 2);
+    assert_near(g.bucket_gpu_s[GP_B_PRODUCTIVE], 15, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_NOT_READY], 5, 1e-9);
+    assert_near(bucket_sum(&g), 50, 1e-6);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_not_ready_then_steps),
@@ -233,6 +265,7 @@ int main(void) {
         cmocka_unit_test(test_idle_after_last_step),
         cmocka_unit_test(test_inference_slo),
         cmocka_unit_test(test_activity_only),
+        cmocka_unit_test(test_pipeline_gpu_stage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

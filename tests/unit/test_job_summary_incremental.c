@@ -1,0 +1,657 @@
+/* test_job_summary_incremental.c: the incremental job accounting (gp_job_acct,
+ * engine/job_summary.h) gives the same numbers as the full computation.
+ *
+ * A store is filled second by second with a mixed node (4 GPUs, one sampled half a second
+ * off the others): a training job with an init phase, steps (some with explicit starts and
+ * gaps), data_wait and checkpoint phases, a restart that redoes steps, a second rank, an
+ * allocation added mid-run and a checkpoint left open; an inference job with SLOs and
+ * failed requests; an activity-only job sharing a GPU (per-process SM shares split the
+ * energy); a job whose allocation is closed after the fact (the state must reload); a late
+ * event stored out of time order. At many cut points each job's long-lived incremental
+ * state is updated and compared, field by field (1e-9 relative), with (1) a fresh
+ * gp_job_summary_compute and (2) the reference: the previous implementation of
+ * gp_job_summary_compute, copied below verbatim (it re-reads the whole history with
+ * gp_store_device_samples and gp_store_job_events). Windows (gp_job_acct_window) are
+ * compared with the reference over the same bounds, and gp_store_time_span with the
+ * previous full-scan SQL. */
+#include "testutil.h"
+
+#include "engine/job_summary.h"
+#include "store/store.h"
+
+/* ---- reference: the previous job_summary.c (commit 317e344), names prefixed ref_ ---- */
+static int ref_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
+    sqlite3_stmt *st;
+    *t0_ns = *t1_ns = -1;
+    const char *sql =
+        "SELECT min(a), max(b) FROM ("
+        " SELECT min(ts_ns) - 0 AS a, max(ts_ns) AS b FROM samples"
+        " UNION ALL SELECT min(ts_ns), max(ts_ns) FROM events"
+        " UNION ALL SELECT min(from_ns), max(COALESCE(to_ns, from_ns)) FROM allocations)";
+    if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        *t0_ns = sqlite3_column_int64(st, 0);
+        *t1_ns = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* Share of a device's SM time that belongs to job_id over [t0, t1), from per-process
+ * rows; < 0 when the source reported none. */
+static double ref_proc_share(gp_store *s, const char *uuid, const char *job_id, int64_t t0,
+                         int64_t t1) {
+    sqlite3_stmt *st;
+    double share = -1;
+    if (sqlite3_prepare_v2(gp_store_db(s),
+                           "SELECT sum(CASE WHEN job_id = ?2 THEN sm_share ELSE 0 END),"
+                           " sum(sm_share) FROM proc_samples WHERE uuid = ?1 AND ts_ns >= ?3"
+                           " AND ts_ns < ?4 AND sm_share IS NOT NULL",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, job_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 3, t0);
+    sqlite3_bind_int64(st, 4, t1);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+        double mine = sqlite3_column_double(st, 0), all = sqlite3_column_double(st, 1);
+        if (all > 0) share = mine / all;
+    }
+    sqlite3_finalize(st);
+    return share;
+}
+
+/* How many jobs hold this device for most of [t0, t1): for an even split of energy. */
+static int ref_holders(gp_store *s, const char *uuid, int64_t t0, int64_t t1) {
+    sqlite3_stmt *st;
+    int n = 1;
+    if (sqlite3_prepare_v2(gp_store_db(s),
+                           "SELECT count(DISTINCT job_id) FROM allocations WHERE uuid = ?1 AND"
+                           " from_ns < ?3 AND COALESCE(to_ns, ?3) > ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 1;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, t0);
+    sqlite3_bind_int64(st, 3, t1);
+    if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n > 0 ? n : 1;
+}
+
+typedef struct {
+    double sum, w;
+} ref_wmean;
+static void ref_wm_add(ref_wmean *m, double v, double w) {
+    m->sum += v * w;
+    m->w += w;
+}
+static double ref_wm_get(const ref_wmean *m) {
+    return m->w > 0 ? m->sum / m->w : -1;
+}
+
+static int ref_cmp_act(const void *a, const void *b) {
+    const gp_activity *x = a, *y = b;
+    return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
+}
+
+static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary_opts *o,
+                           gp_job_summary *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    int found = gp_store_get_job(s, job_id, &out->job);
+    if (found < 0) {
+        snprintf(err, errlen, "store: %s", gp_store_errmsg(s));
+        return -1;
+    }
+    if (found == 0) {
+        snprintf(err, errlen, "job '%s' is not in the store", job_id);
+        return -1;
+    }
+    int64_t t0 = o ? o->t0_ns : 0, t1 = o ? o->t1_ns : 0;
+    if (t0 <= 0 && t1 <= 0) {
+        int64_t a, b;
+        ref_time_span(s, &a, &b);
+        t0 = a;
+        t1 = b;
+    }
+    gp_alloc *allocs = NULL;
+    gp_event *events = NULL;
+    size_t na = 0, ne = 0;
+    if (gp_store_job_allocs(s, job_id, &allocs, &na) ||
+        gp_store_job_events(s, job_id, 0, &events, &ne)) {
+        snprintf(err, errlen, "store: %s", gp_store_errmsg(s));
+        free(allocs);
+        free(events);
+        return -1;
+    }
+    const gp_job *j = &out->job;
+    out->queue_wait_s = (j->submitted_ns >= 0 && j->allocated_ns >= 0)
+                            ? (j->allocated_ns - j->submitted_ns) / 1e9
+                            : -1;
+
+    /* Activity: per-sample mean gpu_util over the job's devices, while allocated. */
+    gp_activity *act = NULL;
+    size_t n_act = 0, cap_act = 0;
+    ref_wmean util = {0}, sm = {0}, tensor = {0}, dram = {0}, memf = {0};
+    double energy_mj = 0;
+    int energy_known = 0, energy_missing = 0;
+    out->n_gpus = 0;
+    for (size_t i = 0; i < na; i++) {
+        int64_t a = allocs[i].from_ns > t0 ? allocs[i].from_ns : t0;
+        int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
+        int dup = 0;
+        for (size_t k = 0; k < i; k++)
+            dup |= !strcmp(allocs[k].uuid, allocs[i].uuid);
+        if (!dup) out->n_gpus++;
+        if (b <= a) continue;
+        gp_sample *xs = NULL;
+        size_t nx = 0;
+        /* Samples whose interval ends in (a, b]. */
+        if (gp_store_device_samples(s, allocs[i].uuid, a + 1, b + 1, &xs, &nx) != 0) continue;
+        int64_t prev_ts = a;
+        uint64_t e_first = 0, e_last = 0;
+        int have_e = 0;
+        for (size_t k = 0; k < nx; k++) {
+            const gp_sample *x = &xs[k];
+            double w = (double)(x->ts_ns - prev_ts);
+            if (w <= 0) w = 1;
+            prev_ts = x->ts_ns;
+            if (gp_has(x->valid, GP_F_GPU_UTIL)) {
+                ref_wm_add(&util, x->gpu_util, w);
+                if (n_act + 1 > cap_act) {
+                    cap_act = cap_act ? cap_act * 2 : 1024;
+                    gp_activity *p = realloc(act, cap_act * sizeof *act);
+                    if (!p) break;
+                    act = p;
+                }
+                act[n_act++] = (gp_activity){x->ts_ns, (int64_t)w, x->gpu_util};
+            }
+            if (gp_has(x->valid, GP_F_SM_ACTIVE)) ref_wm_add(&sm, x->sm_active, w);
+            if (gp_has(x->valid, GP_F_TENSOR_ACTIVE)) ref_wm_add(&tensor, x->tensor_active, w);
+            if (gp_has(x->valid, GP_F_DRAM_ACTIVE)) ref_wm_add(&dram, x->dram_active, w);
+            if (gp_has(x->valid, GP_F_MEM_USED | GP_F_MEM_TOTAL) && x->mem_total_bytes > 0)
+                ref_wm_add(&memf, (double)x->mem_used_bytes / (double)x->mem_total_bytes, w);
+            if (gp_has(x->valid, GP_F_ENERGY)) {
+                if (!have_e) e_first = x->energy_mj;
+                e_last = x->energy_mj;
+                have_e = 1;
+            }
+        }
+        if (have_e && e_last >= e_first) {
+            double share = ref_proc_share(s, allocs[i].uuid, job_id, a, b + 1);
+            if (share < 0) share = 1.0 / ref_holders(s, allocs[i].uuid, a, b);
+            energy_mj += (double)(e_last - e_first) * share;
+            energy_known = 1;
+        } else {
+            energy_missing = 1;
+        }
+        free(xs);
+    }
+    /* Several GPUs' samples share timestamps: merge them into one mean per instant. */
+    if (n_act) qsort(act, n_act, sizeof *act, ref_cmp_act); /* act may be NULL when empty */
+    size_t m = 0;
+    for (size_t k = 0; k < n_act;) {
+        size_t e = k;
+        double sum = 0;
+        int64_t dur = act[k].dur_ns;
+        while (e < n_act && act[e].ts_ns == act[k].ts_ns)
+            sum += act[e++].util;
+        act[m++] = (gp_activity){act[k].ts_ns, dur, sum / (double)(e - k)};
+        k = e;
+    }
+    n_act = m;
+
+    gp_goodput_in in = {.allocs = allocs,
+                        .n_allocs = na,
+                        .events = events,
+                        .n_events = ne,
+                        .act = act,
+                        .n_act = n_act,
+                        .t0_ns = t0,
+                        .t1_ns = t1};
+    /* SLOs: the caller's (report flags) where set, else what the job declared. */
+    in.slo = (gp_slo){j->slo_ttft_s, j->slo_tpot_s, j->slo_e2e_s};
+    if (o && o->slo.ttft_s > 0) in.slo.ttft_s = o->slo.ttft_s;
+    if (o && o->slo.tpot_s > 0) in.slo.tpot_s = o->slo.tpot_s;
+    if (o && o->slo.e2e_s > 0) in.slo.e2e_s = o->slo.e2e_s;
+    if (gp_goodput_compute(&in, &out->gp) != 0) {
+        snprintf(err, errlen, "out of memory computing goodput for job '%s'", job_id);
+        free(allocs), free(events), free(act);
+        return -1;
+    }
+    out->allocated_gpu_h = out->gp.allocated_gpu_s / 3600.0;
+    out->busy_gpu_h = out->gp.busy_gpu_s >= 0 ? out->gp.busy_gpu_s / 3600.0 : -1;
+    int64_t ready = out->gp.ready_ns >= 0 ? out->gp.ready_ns : j->ready_ns;
+    int64_t alloc_at = j->allocated_ns >= 0 ? j->allocated_ns : out->gp.first_alloc_ns;
+    out->time_to_ready_s = (ready >= 0 && alloc_at >= 0) ? (ready - alloc_at) / 1e9 : -1;
+    out->mean_gpu_util = ref_wm_get(&util);
+    out->mean_sm_active = ref_wm_get(&sm);
+    out->mean_tensor_active = ref_wm_get(&tensor);
+    out->mean_dram_active = ref_wm_get(&dram);
+    out->mean_mem_used_frac = ref_wm_get(&memf);
+    out->energy_kwh = (energy_known && !energy_missing) ? energy_mj / 3.6e9 : -1;
+    out->span_s = (t1 - t0) / 1e9;
+    free(allocs), free(events), free(act);
+    return 0;
+}
+
+/* ---- the scenario ---- */
+
+#define S 1000000000LL
+#define T_BASE (1767225600LL * S)
+#define T_END 160 /* seconds of data */
+
+static gp_store *st_open(char **dir) {
+    *dir = gp_test_tmpdir();
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/s.db", *dir);
+    gp_store *s = NULL;
+    if (gp_store_open(path, 0, &s, err, sizeof err) != 0) fail_msg("open: %s", err);
+    return s;
+}
+
+static void st_close(gp_store *s, char *dir) {
+    char cmd[600];
+    gp_store_close(s);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fail_msg("cannot remove %s", dir);
+    free(dir);
+}
+
+static double noise(int64_t k, int dev) { /* deterministic in [0, 1) */
+    uint64_t x = (uint64_t)k * 2654435761u + (uint64_t)dev * 40503u + 12345u;
+    x ^= x >> 13;
+    x *= 0x5bd1e995u;
+    x ^= x >> 15;
+    return (double)(x % 10000) / 10000.0;
+}
+
+static void put_job(gp_store *s, const char *id, int64_t alloc_s, double ttft, double tpot) {
+    gp_job j = {0};
+    snprintf(j.id, sizeof j.id, "%s", id);
+    snprintf(j.name, sizeof j.name, "%s", id);
+    j.submitted_ns = T_BASE + (alloc_s - 2) * S;
+    j.allocated_ns = T_BASE + alloc_s * S;
+    j.ready_ns = j.ended_ns = -1;
+    j.exit_code = -1;
+    j.slo_ttft_s = ttft;
+    j.slo_tpot_s = tpot;
+    gp_store_put_job(s, &j);
+}
+
+static void put_alloc(gp_store *s, const char *id, const char *uuid, int64_t from_s,
+                      int64_t to_s) {
+    gp_alloc a = {0};
+    snprintf(a.job_id, sizeof a.job_id, "%s", id);
+    snprintf(a.uuid, sizeof a.uuid, "%s", uuid);
+    a.from_ns = T_BASE + from_s * S;
+    a.to_ns = to_s < 0 ? -1 : T_BASE + to_s * S;
+    gp_store_put_alloc(s, &a);
+}
+
+static void put_sample(gp_store *s, int dev, int64_t ts) {
+    gp_sample x = {0};
+    snprintf(x.uuid, sizeof x.uuid, "GPU-%d", dev);
+    x.ts_ns = ts;
+    int64_t k = (ts - T_BASE) / (S / 2);
+    double u = noise(k, dev);
+    if (dev == 1 && k % 40 > 30) u = 0.01; /* idle stretches */
+    if (k % 13) gp_set_d(&x, GP_F_GPU_UTIL, &x.gpu_util, u);
+    gp_set_d(&x, GP_F_SM_ACTIVE, &x.sm_active, 0.8 * u);
+    if (dev != 2) gp_set_d(&x, GP_F_TENSOR_ACTIVE, &x.tensor_active, 0.5 * u);
+    gp_set_d(&x, GP_F_DRAM_ACTIVE, &x.dram_active, 0.3 * noise(k, dev + 7));
+    x.mem_used_bytes = (uint64_t)((10 + 30 * noise(k, dev + 3)) * (1 << 30));
+    x.mem_total_bytes = 80ull << 30;
+    x.valid |= GP_F_MEM_USED | GP_F_MEM_TOTAL;
+    if (dev != 2) { /* GPU-2 reports no energy: the inference job's stays unknown */
+        x.energy_mj = (uint64_t)((ts - T_BASE) / 1000000) * (200 + dev * 50);
+        x.valid |= GP_F_ENERGY;
+    }
+    gp_store_put_sample(s, &x);
+}
+
+static void put_proc(gp_store *s, int dev, int64_t ts, int pid, const char *job, double share) {
+    gp_proc_sample p = {0};
+    snprintf(p.uuid, sizeof p.uuid, "GPU-%d", dev);
+    p.ts_ns = ts;
+    p.pid = pid;
+    p.valid = GP_P_SM_SHARE;
+    p.sm_share = share;
+    snprintf(p.job_id, sizeof p.job_id, "%s", job);
+    gp_store_put_proc(s, &p);
+}
+
+static void ev_step(gp_store *s, const char *job, int64_t rank, int64_t step, int64_t ts,
+                    int64_t start) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_STEP);
+    snprintf(e.job_id, sizeof e.job_id, "%s", job);
+    e.rank = rank;
+    e.step = step;
+    e.units = 32;
+    e.ts_ns = ts;
+    e.step_start_ns = start;
+    gp_store_put_event(s, &e);
+}
+
+static void ev_phase(gp_store *s, const char *job, const char *name, int edge, int64_t ts) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_PHASE);
+    snprintf(e.job_id, sizeof e.job_id, "%s", job);
+    snprintf(e.name, sizeof e.name, "%s", name);
+    e.rank = 0;
+    e.edge = edge;
+    e.ts_ns = ts;
+    gp_store_put_event(s, &e);
+}
+
+static void ev_restart(gp_store *s, const char *job, int64_t from_step, int64_t ts) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_RESTART);
+    snprintf(e.job_id, sizeof e.job_id, "%s", job);
+    e.rank = 0;
+    e.step = from_step;
+    e.ts_ns = ts;
+    gp_store_put_event(s, &e);
+}
+
+static void ev_request(gp_store *s, const char *job, int64_t end, int64_t k) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_REQUEST);
+    snprintf(e.job_id, sizeof e.job_id, "%s", job);
+    e.ts_ns = end;
+    e.arrival_ns = end - (int64_t)((0.5 + 2 * noise(k, 9)) * S);
+    e.first_token_ns = e.arrival_ns + (int64_t)(0.6 * noise(k, 10) * S);
+    e.prompt_tokens = 100;
+    e.output_tokens = 10 + (int64_t)(100 * noise(k, 11));
+    e.ok = k % 11 != 5;
+    gp_store_put_event(s, &e);
+}
+
+/* Everything stored for second t (data in (t-1, t]). */
+static int64_t train_step = 0, train_prev_end = -1;
+static void fill_second(gp_store *s, int t) {
+    int64_t ts = T_BASE + (int64_t)t * S;
+    gp_store_begin(s);
+    for (int d = 0; d < 3; d++)
+        put_sample(s, d, ts);
+    put_sample(s, 4, ts);
+    put_sample(s, 3, ts - S / 2); /* GPU-3 samples half a second off */
+    if (t >= 30 && t < 70 && t % 2 == 0) { /* GPU-1 shared by train and side */
+        put_proc(s, 1, ts, 100, "train", 0.3 + 0.4 * noise(t, 20));
+        put_proc(s, 1, ts, 200, "side", 0.2 * noise(t, 21));
+    }
+    /* train */
+    if (t == 6) ev_phase(s, "train", "init", GP_PH_BEGIN, ts);
+    if (t == 15) ev_phase(s, "train", "init", GP_PH_END, ts);
+    if (t == 40) put_alloc(s, "train", "GPU-3", 40, -1); /* a GPU added mid-run */
+    if (t == 50) ev_phase(s, "train", "data_wait", GP_PH_BEGIN, ts);
+    if (t == 53) ev_phase(s, "train", "data_wait", GP_PH_END, ts);
+    if (t == 60) ev_phase(s, "train", "checkpoint_save", GP_PH_BEGIN, ts + S / 4);
+    if (t == 64) ev_phase(s, "train", "checkpoint_save", GP_PH_END, ts);
+    if (t == 90) { /* crash; resumed from step 60: steps 61.. are redone */
+        ev_restart(s, "train", 60, ts);
+        train_step = 60;
+        train_prev_end = -1;
+    }
+    if (t == 140) ev_phase(s, "train", "checkpoint_save", GP_PH_BEGIN, ts); /* stays open */
+    if (t >= 16 && t != 90 && t != 91 && !(t >= 60 && t < 64)) {
+        train_step++;
+        int64_t start = -1;
+        if (train_step % 10 == 0) start = ts - S / 3; /* explicit start after a gap */
+        if (train_step % 17 == 0 && train_prev_end >= 0) start = train_prev_end;
+        ev_step(s, "train", 0, train_step, ts, start);
+        if (t % 3 == 0) ev_step(s, "train", 1, train_step, ts + 1000, -1); /* ignored rank */
+        train_prev_end = ts;
+    }
+    /* gappy: ten 1 s steps, then 2.5 s steps every 4 s. The median step time rises past the
+     * 1.5 s gaps after a while, which relabels every earlier gap as productive. */
+    if (t >= 10 && t < 20) ev_step(s, "gappy", 0, t - 9, ts, -1);
+    if (t >= 24 && t % 4 == 0) ev_step(s, "gappy", 0, t, ts, ts - 5 * S / 2);
+    /* infer */
+    if (t == 8) ev_phase(s, "infer", "init", GP_PH_END, ts);
+    if (t >= 10)
+        for (int k = 0; k < 3; k++)
+            if ((t * 3 + k) % 4) ev_request(s, "infer", ts - k * (S / 3), t * 3 + k);
+    /* late: held GPU-0 from 100; closed at 130 in the past (noticed at 135) */
+    if (t == 135) {
+        put_alloc(s, "late", "GPU-0", 100, 130);
+        gp_job j = {0};
+        snprintf(j.id, sizeof j.id, "late");
+        j.submitted_ns = j.allocated_ns = j.ready_ns = -1;
+        j.ended_ns = T_BASE + 130 * S;
+        j.exit_code = 0;
+        gp_store_put_job(s, &j);
+    }
+    /* a late event: an eval phase at 33..35 delivered at 75 */
+    if (t == 75) {
+        ev_phase(s, "train", "eval", GP_PH_BEGIN, T_BASE + 33 * S);
+        ev_phase(s, "train", "eval", GP_PH_END, T_BASE + 35 * S);
+    }
+    gp_store_commit(s);
+}
+
+static void setup_jobs(gp_store *s) {
+    put_job(s, "train", 5, 0, 0);
+    put_alloc(s, "train", "GPU-0", 5, -1);
+    put_alloc(s, "train", "GPU-1", 5, -1);
+    put_job(s, "infer", 3, 0.3, 0.004);
+    put_alloc(s, "infer", "GPU-2", 3, -1);
+    put_job(s, "side", 30, 0, 0);
+    put_alloc(s, "side", "GPU-1", 30, 70);
+    put_job(s, "late", 100, 0, 0);
+    put_alloc(s, "late", "GPU-0", 100, -1);
+    put_job(s, "gappy", 9, 0, 0);
+    put_alloc(s, "gappy", "GPU-4", 9, -1);
+}
+
+static void near(double a, double b, const char *what, const char *ctx) {
+    double tol = 1e-9 * fmax(fabs(a), fabs(b)) + 1e-12;
+    if (!(fabs(a - b) <= tol) && !(isnan(a) && isnan(b)))
+        fail_msg("%s: %s = %.17g, expected %.17g", ctx, what, a, b);
+}
+
+static void same(const gp_job_summary *x, const gp_job_summary *y, const char *ctx) {
+    assert_string_equal(x->job.id, y->job.id);
+    if (x->n_gpus != y->n_gpus) fail_msg("%s: n_gpus %d vs %d", ctx, x->n_gpus, y->n_gpus);
+    near(x->allocated_gpu_h, y->allocated_gpu_h, "allocated_gpu_h", ctx);
+    near(x->queue_wait_s, y->queue_wait_s, "queue_wait_s", ctx);
+    near(x->time_to_ready_s, y->time_to_ready_s, "time_to_ready_s", ctx);
+    near(x->busy_gpu_h, y->busy_gpu_h, "busy_gpu_h", ctx);
+    near(x->mean_gpu_util, y->mean_gpu_util, "mean_gpu_util", ctx);
+    near(x->mean_sm_active, y->mean_sm_active, "mean_sm_active", ctx);
+    near(x->mean_tensor_active, y->mean_tensor_active, "mean_tensor_active", ctx);
+    near(x->mean_dram_active, y->mean_dram_active, "mean_dram_active", ctx);
+    near(x->mean_mem_used_frac, y->mean_mem_used_frac, "mean_mem_used_frac", ctx);
+    near(x->energy_kwh, y->energy_kwh, "energy_kwh", ctx);
+    near(x->span_s, y->span_s, "span_s", ctx);
+    const gp_goodput *g = &x->gp, *h = &y->gp;
+    if (g->kind != h->kind) fail_msg("%s: kind %d vs %d", ctx, g->kind, h->kind);
+    near(g->allocated_gpu_s, h->allocated_gpu_s, "allocated_gpu_s", ctx);
+    for (int b = 0; b < GP_B__COUNT; b++)
+        near(g->bucket_gpu_s[b], h->bucket_gpu_s[b], gp_bucket_name((gp_bucket)b), ctx);
+    near(g->goodput, h->goodput, "goodput", ctx);
+    if (g->first_alloc_ns != h->first_alloc_ns || g->ready_ns != h->ready_ns)
+        fail_msg("%s: first_alloc/ready differ", ctx);
+    if (g->steps != h->steps || g->kept_steps != h->kept_steps ||
+        g->redone_steps != h->redone_steps)
+        fail_msg("%s: steps %lld/%lld/%lld vs %lld/%lld/%lld", ctx, (long long)g->steps,
+                 (long long)g->kept_steps, (long long)g->redone_steps, (long long)h->steps,
+                 (long long)h->kept_steps, (long long)h->redone_steps);
+    near(g->units, h->units, "units", ctx);
+    near(g->median_step_s, h->median_step_s, "median_step_s", ctx);
+    if (g->requests != h->requests || g->good_requests != h->good_requests ||
+        g->failed_requests != h->failed_requests)
+        fail_msg("%s: requests differ", ctx);
+    near(g->tokens, h->tokens, "tokens", ctx);
+    near(g->good_tokens, h->good_tokens, "good_tokens", ctx);
+    near(g->busy_gpu_s, h->busy_gpu_s, "busy_gpu_s", ctx);
+}
+
+static const char *const JOBS[] = {"train", "infer", "side", "late", "gappy"};
+#define N_JOBS 5
+
+static void test_incremental_equals_full(void **state) {
+    (void)state;
+    char *dir;
+    gp_store *s = st_open(&dir);
+    setup_jobs(s);
+    train_step = 0, train_prev_end = -1;
+    gp_job_acct *acct[N_JOBS];
+    for (int k = 0; k < N_JOBS; k++)
+        assert_non_null(acct[k] = gp_job_acct_new(JOBS[k], NULL));
+    int checks = 0, restarts_seen = 0, late_closed_seen = 0, median_past_gap = 0;
+    char err[256], ctx[96];
+    for (int t = 1; t <= T_END; t++) {
+        fill_second(s, t);
+        /* Cut points: irregular, dense around the restart and the late event. */
+        int cut = t % 7 == 0 || t % 11 == 0 || (t >= 88 && t <= 95) || t == 75 || t == 76 ||
+                  t == 135 || t == T_END;
+        if (!cut) continue;
+        for (int k = 0; k < N_JOBS; k++) {
+            gp_job_summary inc, full, ref;
+            snprintf(ctx, sizeof ctx, "job %s at t=%d", JOBS[k], t);
+            assert_int_equal(gp_job_acct_update(acct[k], s, &inc, err, sizeof err), 0);
+            assert_int_equal(gp_job_summary_compute(s, JOBS[k], NULL, &full, err, sizeof err), 0);
+            assert_int_equal(ref_summary_compute(s, JOBS[k], NULL, &ref, err, sizeof err), 0);
+            same(&full, &ref, ctx);
+            ctx[0] = 'J'; /* "Job ...": the incremental state's turn */
+            same(&inc, &ref, ctx);
+            checks++;
+            if (k == 0 && inc.gp.redone_steps > 0) restarts_seen++;
+            if (k == 3 && t >= 135) late_closed_seen++;
+            if (k == 4 && inc.gp.median_step_s > 1.5) median_past_gap++;
+        }
+    }
+    /* The scenario did reach the cases it claims to cover. */
+    assert_true(checks > 100);
+    assert_true(restarts_seen > 5);
+    assert_true(late_closed_seen > 0);
+    assert_true(median_past_gap > 0);
+    gp_job_summary js;
+    assert_int_equal(gp_job_acct_update(acct[0], s, &js, err, sizeof err), 0);
+    assert_int_equal(js.gp.kind, GP_JK_TRAINING);
+    assert_true(js.gp.bucket_gpu_s[GP_B_WASTED_PROGRESS] > 0);
+    assert_true(js.gp.bucket_gpu_s[GP_B_RECOVERY] > 0);
+    assert_true(js.gp.bucket_gpu_s[GP_B_CHECKPOINT] > 0);
+    assert_true(js.gp.bucket_gpu_s[GP_B_DATA_WAIT] > 0);
+    assert_true(js.gp.bucket_gpu_s[GP_B_STARTUP] > 0);
+    assert_true(js.energy_kwh > 0);
+    assert_int_equal(js.n_gpus, 3);
+    assert_int_equal(gp_job_acct_update(acct[1], s, &js, err, sizeof err), 0);
+    assert_int_equal(js.gp.kind, GP_JK_INFERENCE);
+    assert_true(js.gp.good_requests > 0 && js.gp.good_requests < js.gp.requests);
+    assert_true(js.gp.failed_requests > 0);
+    assert_true(js.energy_kwh < 0); /* GPU-2 has no energy counter */
+    assert_int_equal(gp_job_acct_update(acct[2], s, &js, err, sizeof err), 0);
+    assert_int_equal(js.gp.kind, GP_JK_ACTIVITY_ONLY);
+    assert_true(js.energy_kwh > 0);
+    /* And it was incremental: each row read once, no reloads, except for the job whose
+     * allocation was closed behind rows already folded. */
+    gp_job_acct_stats tr = gp_job_acct_get_stats(acct[0]), in = gp_job_acct_get_stats(acct[1]),
+                      lt = gp_job_acct_get_stats(acct[3]);
+    assert_int_equal(tr.reloads, 0);
+    assert_int_equal(in.reloads, 0);
+    assert_true(lt.reloads >= 1);
+    /* train: GPU-0 and GPU-1 from 5 s, GPU-3 from 40 s, sampled every second */
+    assert_true(tr.sample_rows <= (T_END - 5) * 2 + (T_END - 40) + 1);
+    assert_true(in.sample_rows <= T_END - 3);
+    gp_event *ev = NULL;
+    size_t ne = 0, kept = 0;
+    assert_int_equal(gp_store_job_events(s, "train", 0, &ev, &ne), 0);
+    for (size_t i = 0; i < ne; i++)
+        kept += ev[i].kind != GP_EV_STAGE && ev[i].kind != GP_EV_JOB && ev[i].kind != GP_EV_ALLOC;
+    free(ev);
+    assert_int_equal(tr.event_rows, kept);
+    for (int k = 0; k < N_JOBS; k++)
+        gp_job_acct_free(acct[k]);
+    st_close(s, dir);
+}
+
+/* Windows reuse the job's events; each must equal the reference over its bounds, at
+ * several moments of a running job (the last window is still open). */
+static void test_windows_equal_reference(void **state) {
+    (void)state;
+    char *dir;
+    gp_store *s = st_open(&dir);
+    setup_jobs(s);
+    train_step = 0, train_prev_end = -1;
+    gp_job_acct *a = gp_job_acct_new("train", NULL);
+    gp_job_acct *b = gp_job_acct_new("infer", NULL);
+    char err[256], ctx[96];
+    for (int t = 1; t <= T_END; t++) {
+        fill_second(s, t);
+        if (t % 40) continue;
+        gp_job_summary js;
+        assert_int_equal(gp_job_acct_update(a, s, &js, err, sizeof err), 0);
+        for (int w = 0; w * 25 < t; w++) {
+            gp_summary_opts o = {.t0_ns = T_BASE + w * 25 * S, .t1_ns = T_BASE + (w + 1) * 25 * S};
+            gp_job_summary x, y;
+            snprintf(ctx, sizeof ctx, "train window %d at t=%d", w, t);
+            assert_int_equal(gp_job_acct_window(a, s, o.t0_ns, o.t1_ns, &x, err, sizeof err), 0);
+            assert_int_equal(ref_summary_compute(s, "train", &o, &y, err, sizeof err), 0);
+            same(&x, &y, ctx);
+            /* A state never updated loads the events itself. */
+            snprintf(ctx, sizeof ctx, "infer window %d at t=%d", w, t);
+            assert_int_equal(gp_job_acct_window(b, s, o.t0_ns, o.t1_ns, &x, err, sizeof err), 0);
+            assert_int_equal(ref_summary_compute(s, "infer", &o, &y, err, sizeof err), 0);
+            same(&x, &y, ctx);
+        }
+    }
+    gp_job_acct_free(a);
+    gp_job_acct_free(b);
+    st_close(s, dir);
+}
+
+/* The index-only time span equals the full-scan one, empty store included. */
+static void test_time_span(void **state) {
+    (void)state;
+    char *dir;
+    gp_store *s = st_open(&dir);
+    int64_t a, b, c, d;
+    assert_int_equal(gp_store_time_span(s, &a, &b), 0);
+    assert_int_equal(ref_time_span(s, &c, &d), 0);
+    assert_true(a == c && b == d && a == -1);
+    setup_jobs(s);
+    train_step = 0, train_prev_end = -1;
+    for (int t = 1; t <= 30; t++) {
+        fill_second(s, t);
+        assert_int_equal(gp_store_time_span(s, &a, &b), 0);
+        assert_int_equal(ref_time_span(s, &c, &d), 0);
+        if (a != c || b != d) fail_msg("t=%d: span %lld..%lld vs %lld..%lld", t, (long long)a,
+                                       (long long)b, (long long)c, (long long)d);
+    }
+    st_close(s, dir);
+}
+
+/* Rows deleted by retention move the window start: the state reloads and still agrees. */
+static void test_retention_reloads(void **state) {
+    (void)state;
+    char *dir;
+    gp_store *s = st_open(&dir);
+    setup_jobs(s);
+    train_step = 0, train_prev_end = -1;
+    gp_job_acct *a = gp_job_acct_new("train", NULL);
+    char err[256];
+    gp_job_summary x, y;
+    for (int t = 1; t <= 60; t++)
+        fill_second(s, t);
+    assert_int_equal(gp_job_acct_update(a, s, &x, err, sizeof err), 0);
+    assert_int_equal(gp_store_retain(s, T_BASE + 20 * S), 0);
+    for (int t = 61; t <= 70; t++)
+        fill_second(s, t);
+    assert_int_equal(gp_job_acct_update(a, s, &x, err, sizeof err), 0);
+    assert_int_equal(ref_summary_compute(s, "train", NULL, &y, err, sizeof err), 0);
+    same(&x, &y, "after retention");
+    gp_job_acct_free(a);
+    st_close(s, dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_incremental_equals_full),
+        cmocka_unit_test(test_windows_equal_reference),
+        cmocka_unit_test(test_time_span),
+        cmocka_unit_test(test_retention_reloads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
