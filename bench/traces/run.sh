@@ -43,17 +43,17 @@ measure() {
   C=$(awk '{print $3 + $4}' "$f" | median)
 }
 
-echo "| set | JSON MB | goodput wall | goodput RSS | goodput CPU | HTA wall | HTA RSS | speed-up | RSS ratio |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| set | JSON MB | goodput wall | goodput RSS | goodput CPU | HTA wall | HTA RSS | HTA CPU | speed-up (wall) | speed-up (CPU) | RSS ratio |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for d in "$DATA"/kineto/*/; do
   s=$(basename "$d"); bytes=$(for f in "$d"*; do zcat -f "$f"; done | wc -c)
   measure "gp-$s" "$GOODPUT" trace "$d" || continue
-  gw=$W gr=$R gc=$C hw=nan hr=0
-  if [ $hta_ok = 1 ] && measure "hta-$s" $PY "$HERE/hta_calls.py" "$HTA_DIR" "$d"; then hw=$W hr=$R; fi
-  awk -v s="$s" -v b="$bytes" -v gw="$gw" -v gr="$gr" -v gc="$gc" -v hw="$hw" -v hr="$hr" 'BEGIN {
-    printf "| %s | %.1f | %.2f s | %.1f MB | %.2f s | %s s | %.1f MB | %s | %s |\n", s, b/1e6, gw,
-      gr/1024, gc, hw, hr/1024, (hw == "nan") ? "-" : sprintf("%.0fx", hw/gw),
-      (hr == 0) ? "-" : sprintf("1/%.0f", hr/gr) }'
+  gw=$W gr=$R gc=$C hw=nan hr=0 hc=nan
+  if [ $hta_ok = 1 ] && measure "hta-$s" $PY "$HERE/hta_calls.py" "$HTA_DIR" "$d"; then hw=$W hr=$R hc=$C; fi
+  awk -v s="$s" -v b="$bytes" -v gw="$gw" -v gr="$gr" -v gc="$gc" -v hw="$hw" -v hr="$hr" -v hc="$hc" 'BEGIN {
+    printf "| %s | %.1f | %.2f s | %.1f MB | %.2f s | %s s | %.1f MB | %s s | %s | %s | %s |\n", s, b/1e6,
+      gw, gr/1024, gc, hw, hr/1024, hc, (hw == "nan") ? "-" : sprintf("%.0fx", hw/gw),
+      (hc == "nan") ? "-" : sprintf("%.0fx", hc/gc), (hr == 0) ? "-" : sprintf("1/%.1f", hr/gr) }'
 done
 
 syn=/tmp/gp-synth-$MB; [ -d "$syn" ] || $PY "$HERE/gen_synth.py" "$syn" --mb "$MB"

@@ -14,8 +14,9 @@
  *    job's GPUs' gpu_util, and the interval of the first allocation that reported it), so
  *    a refresh merges only the new samples into its tail.
  *  - The job's events of the kinds the accounting reads (hello, step, phase, request,
- *    restart), in the store's order (ts, id), extended by the rows inserted since the
- *    last update (events.id > the cursor, a rowid range: cost follows what is new).
+ *    stage, restart), compact (~100 bytes each, not gp_event's ~700), in the store's
+ *    order (ts, id), extended by the rows inserted since the last update (events.id > the
+ *    cursor, a rowid range: cost follows what is new).
  * What it does not keep: the labelling of time (goodput.c). It is recomputed from the
  * in-memory arrays on every update, because the labels of old time are decided
  * retroactively: a restart that redoes step N turns an earlier kept step into
@@ -101,7 +102,8 @@ static double wm_get(const wmean *m) {
 
 /* ---- the incremental state ---- */
 
-/* An event as the accounting reads it: the fields goodput.c uses, about 100 bytes instead
+/* An event as the accounting reads it: the fields goodput.c uses (start: step_start_ns, or
+ * start_ns for a stage, as the store keeps them in one column), about 100 bytes instead
  * of gp_event's 700, so a running job's state costs ~8 MB per day at one step per
  * second. Expanded into a gp_event array only while goodput is computed. */
 typedef struct cev {
@@ -111,9 +113,9 @@ typedef struct cev {
 } cev;
 
 typedef struct acct_alloc {
-    gp_alloc al;       /* as stored at the last update */
-    int64_t a;         /* folded samples lie in (a, cursor] */
-    int64_t cursor;    /* the last sample folded (a when none): also the weight origin */
+    gp_alloc al;         /* as stored at the last update */
+    int64_t a;           /* folded samples lie in (a, cursor] */
+    int64_t cursor;      /* the last sample folded (a when none): also the weight origin */
     int64_t proc_cursor; /* the last per-process row folded (a - 1 when none) */
     wmean util, sm, tensor, dram, memf;
     uint64_t e_first, e_last;
@@ -374,7 +376,13 @@ static gp_event *expand_events(const gp_job_acct *a) {
         e->rank = c->rank;
         e->step = c->step;
         e->units = c->units;
-        e->step_start_ns = c->start;
+        if (c->kind == GP_EV_STAGE) {
+            e->start_ns = c->start;
+            e->step_start_ns = -1;
+        } else {
+            e->step_start_ns = c->start;
+            e->start_ns = -1;
+        }
         if (c->name >= 0)
             memcpy(e->name, a->names[c->name], sizeof e->name);
         else
@@ -395,8 +403,7 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
     sqlite3 *db = gp_store_db(s);
     sqlite3_stmt *st;
     int64_t top = 0;
-    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM events", -1, &st, NULL) != SQLITE_OK)
-        return -1;
+    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM events", -1, &st, NULL) != SQLITE_OK) return -1;
     if (sqlite3_step(st) == SQLITE_ROW) top = col_time(st, 0);
     sqlite3_finalize(st);
     if (a->ev_loaded && top <= a->ev_cursor) return 0;
@@ -405,9 +412,9 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
     const char *cols = "SELECT id, ts_ns, kind, rank, step, units, start_ns, name, edge,"
                        " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok"
                        " FROM events WHERE ";
-    const char *cond_all = "job_id = ?1 AND id <= ?3 AND kind IN (1, 2, 3, 4, 6)"
+    const char *cond_all = "job_id = ?1 AND id <= ?3 AND kind IN (1, 2, 3, 4, 5, 6)"
                            " ORDER BY ts_ns, id";
-    const char *cond_new = "id > ?2 AND id <= ?3 AND +job_id = ?1 AND kind IN (1, 2, 3, 4, 6)"
+    const char *cond_new = "id > ?2 AND id <= ?3 AND +job_id = ?1 AND kind IN (1, 2, 3, 4, 5, 6)"
                            " ORDER BY ts_ns, id";
     char sql[512];
     snprintf(sql, sizeof sql, "%s%s", cols, a->ev_loaded ? cond_new : cond_all);
@@ -466,8 +473,7 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
         if (!te) return -1;
         size_t i = p, j = first_new, m = 0;
         while (i < first_new || j < a->n_ev) {
-            int take_old =
-                j >= a->n_ev || (i < first_new && cmp_ev_pos(&a->ev[i], &a->ev[j]) < 0);
+            int take_old = j >= a->n_ev || (i < first_new && cmp_ev_pos(&a->ev[i], &a->ev[j]) < 0);
             te[m++] = a->ev[take_old ? i++ : j++];
         }
         memcpy(a->ev + p, te, tot * sizeof *te);
@@ -494,8 +500,7 @@ static void set_err(char *err, size_t errlen, gp_store *s, const char *job_id, c
 }
 
 /* The update proper (inside a read transaction when the caller has none open). */
-static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err,
-                       size_t errlen) {
+static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     int found = gp_store_get_job(s, a->job_id, &out->job);
     if (found < 0) {
@@ -641,14 +646,22 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     return 0;
 }
 
-int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err,
-                       size_t errlen) {
+/* One snapshot for all the reads of an update, so rows committed meanwhile are seen by
+ * all of them or by none. Inside the caller's transaction, that one is the snapshot. */
+static int read_begin(sqlite3 *db) {
+    return sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+}
+static void read_end(sqlite3 *db, int own_tx) {
+    /* A read transaction left open would pin this snapshot for ever: end it either way. */
+    if (own_tx && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err, size_t errlen) {
     sqlite3 *db = gp_store_db(s);
-    /* One snapshot for all the reads, so rows committed meanwhile are seen by all of
-     * them or by none. Inside the caller's transaction, that one is the snapshot. */
-    int own_tx = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == 0;
+    int own_tx = read_begin(db);
     int rc = acct_update(a, s, out, err, errlen);
-    if (own_tx) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    read_end(db, own_tx);
     return rc;
 }
 
@@ -659,7 +672,7 @@ gp_job_acct_stats gp_job_acct_get_stats(const gp_job_acct *a) {
 int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns,
                        gp_job_summary *out, char *err, size_t errlen) {
     sqlite3 *db = gp_store_db(s);
-    int own_tx = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == 0;
+    int own_tx = read_begin(db);
     int rc = 0;
     if (fold_events(a, s) != 0) {
         set_err(err, errlen, s, a->job_id, "reading events of");
@@ -677,7 +690,7 @@ int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns
             gp_job_acct_free(w);
         }
     }
-    if (own_tx) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    read_end(db, own_tx);
     return rc;
 }
 

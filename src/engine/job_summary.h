@@ -52,8 +52,7 @@ typedef struct gp_job_acct_stats {
 } gp_job_acct_stats;
 gp_job_acct_stats gp_job_acct_get_stats(const gp_job_acct *a);
 void gp_job_acct_free(gp_job_acct *a);
-int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err,
-                       size_t errlen);
+int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err, size_t errlen);
 /* The summary over [t0_ns, t1_ns) (as gp_job_summary_compute with those bounds), reusing
  * a's events (folding in only new ones), so n windows read the job's events once, not n
  * times. Reads the window's samples only. */

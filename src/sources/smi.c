@@ -493,6 +493,8 @@ static int mon_row(ctx *c, table *t, char *line) {
     int ig = -1;
     for (int i = 0; i < t->ncols; i++)
         if (!strcmp(t->cols[i], "gpu")) ig = i;
+    /* The header may lack the column, or a short pmon row may end before it. */
+    if (ig < 0 || ig >= n) return errf(c, "no %s field in this dmon/pmon row%s", "gpu", "");
     long long gpu = 0;
     if (mon_int(c, t, v[ig], ig, &gpu) < 0) return -1;
     char ub[GP_UUID_MAX];
@@ -533,6 +535,7 @@ static int mon_row(ctx *c, table *t, char *line) {
     int ip = -1;
     for (int i = 0; i < t->ncols; i++)
         if (!strcmp(t->cols[i], "pid")) ip = i;
+    if (ip < 0 || ip >= n) return errf(c, "no %s field in this pmon row%s", "pid", "");
     if (!strcmp(v[ip], "-")) return 0; /* "no process" row */
     long long pid = 0;
     if (mon_int(c, t, v[ip], ip, &pid) < 0) return -1;

@@ -129,12 +129,40 @@ static void test_cluster_series_absurd_time(void **st) {
     free(s.online_gpu_s);
 }
 
+/* fuzz_smi: a dmon/pmon header without a "gpu" (or "pid") column made the row parser read
+ * v[-1]. Every input kept under fuzz/regress/smi/ (tests run from the repo root) is
+ * replayed here: it parses or fails with one line naming the file. */
+static void test_smi_regress_inputs(void **st) {
+    (void)st;
+    static const char *const files[] = {"fuzz/regress/smi/dmon-without-gpu-column",
+                                        "fuzz/regress/smi/csv-time-overflow"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        FILE *f = fopen(files[i], "rb");
+        assert_non_null(f);
+        char *buf = malloc(1 << 20);
+        assert_non_null(buf);
+        size_t n = fread(buf, 1, 1 << 20, f);
+        fclose(f);
+        gp_smi_log log;
+        memset(&log, 0, sizeof log);
+        char err[512] = "";
+        if (gp_smi_parse("regress.log", buf, n, &log, err, sizeof err) == 0)
+            gp_smi_log_free(&log);
+        else {
+            assert_non_null(strstr(err, "regress.log"));
+            assert_null(strchr(err, '\n'));
+        }
+        free(buf);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_smi_time_overflow),
         cmocka_unit_test(test_api_non_utf8_path),
         cmocka_unit_test(test_genai_bad_table_closed_once),
         cmocka_unit_test(test_cluster_series_absurd_time),
+        cmocka_unit_test(test_smi_regress_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

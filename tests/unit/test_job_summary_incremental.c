@@ -40,7 +40,7 @@ static int ref_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
 /* Share of a device's SM time that belongs to job_id over [t0, t1), from per-process
  * rows; < 0 when the source reported none. */
 static double ref_proc_share(gp_store *s, const char *uuid, const char *job_id, int64_t t0,
-                         int64_t t1) {
+                             int64_t t1) {
     sqlite3_stmt *st;
     double share = -1;
     if (sqlite3_prepare_v2(gp_store_db(s),
@@ -95,7 +95,7 @@ static int ref_cmp_act(const void *a, const void *b) {
 }
 
 static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary_opts *o,
-                           gp_job_summary *out, char *err, size_t errlen) {
+                               gp_job_summary *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     int found = gp_store_get_job(s, job_id, &out->job);
     if (found < 0) {
@@ -278,8 +278,7 @@ static void put_job(gp_store *s, const char *id, int64_t alloc_s, double ttft, d
     gp_store_put_job(s, &j);
 }
 
-static void put_alloc(gp_store *s, const char *id, const char *uuid, int64_t from_s,
-                      int64_t to_s) {
+static void put_alloc(gp_store *s, const char *id, const char *uuid, int64_t from_s, int64_t to_s) {
     gp_alloc a = {0};
     snprintf(a.job_id, sizeof a.job_id, "%s", id);
     snprintf(a.uuid, sizeof a.uuid, "%s", uuid);
@@ -367,6 +366,21 @@ static void ev_request(gp_store *s, const char *job, int64_t end, int64_t k) {
     gp_store_put_event(s, &e);
 }
 
+static void ev_stage(gp_store *s, const char *job, const char *name, int64_t decl_pool,
+                     int resource, int64_t item, int64_t start, int64_t end) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_STAGE);
+    snprintf(e.job_id, sizeof e.job_id, "%s", job);
+    snprintf(e.name, sizeof e.name, "%s", name);
+    e.step = decl_pool; /* >= 0: a declaration */
+    e.edge = resource;
+    e.item = item;
+    e.enqueue_ns = start >= 0 ? start - S / 10 : -1;
+    e.start_ns = start;
+    e.ts_ns = end;
+    gp_store_put_event(s, &e);
+}
+
 /* Everything stored for second t (data in (t-1, t]). */
 static int64_t train_step = 0, train_prev_end = -1;
 static void fill_second(gp_store *s, int t) {
@@ -375,7 +389,7 @@ static void fill_second(gp_store *s, int t) {
     for (int d = 0; d < 3; d++)
         put_sample(s, d, ts);
     put_sample(s, 4, ts);
-    put_sample(s, 3, ts - S / 2); /* GPU-3 samples half a second off */
+    put_sample(s, 3, ts - S / 2);          /* GPU-3 samples half a second off */
     if (t >= 30 && t < 70 && t % 2 == 0) { /* GPU-1 shared by train and side */
         put_proc(s, 1, ts, 100, "train", 0.3 + 0.4 * noise(t, 20));
         put_proc(s, 1, ts, 200, "side", 0.2 * noise(t, 21));
@@ -407,6 +421,15 @@ static void fill_second(gp_store *s, int t) {
      * 1.5 s gaps after a while, which relabels every earlier gap as productive. */
     if (t >= 10 && t < 20) ev_step(s, "gappy", 0, t - 9, ts, -1);
     if (t >= 24 && t % 4 == 0) ev_step(s, "gappy", 0, t, ts, ts - 5 * S / 2);
+    /* pipe: a CPU stage feeding a GPU stage, items with gaps between them */
+    if (t == 12) {
+        ev_stage(s, "pipe", "decode", 4, GP_STAGE_CPU, -1, -1, ts);
+        ev_stage(s, "pipe", "infer", 1, GP_STAGE_GPU, -1, -1, ts);
+    }
+    if (t > 12 && t % 3 != 1) {
+        ev_stage(s, "pipe", "decode", -1, 0, t, ts - S / 2, ts);
+        ev_stage(s, "pipe", "infer", -1, 0, t, ts - (int64_t)(0.7 * noise(t, 30) * S), ts);
+    }
     /* infer */
     if (t == 8) ev_phase(s, "infer", "init", GP_PH_END, ts);
     if (t >= 10)
@@ -440,6 +463,8 @@ static void setup_jobs(gp_store *s) {
     put_alloc(s, "side", "GPU-1", 30, 70);
     put_job(s, "late", 100, 0, 0);
     put_alloc(s, "late", "GPU-0", 100, -1);
+    put_job(s, "pipe", 11, 0, 0);
+    put_alloc(s, "pipe", "GPU-4", 11, -1);
     put_job(s, "gappy", 9, 0, 0);
     put_alloc(s, "gappy", "GPU-4", 9, -1);
 }
@@ -483,12 +508,14 @@ static void same(const gp_job_summary *x, const gp_job_summary *y, const char *c
         g->failed_requests != h->failed_requests)
         fail_msg("%s: requests differ", ctx);
     near(g->tokens, h->tokens, "tokens", ctx);
+    if (g->items != h->items)
+        fail_msg("%s: items %lld vs %lld", ctx, (long long)g->items, (long long)h->items);
     near(g->good_tokens, h->good_tokens, "good_tokens", ctx);
     near(g->busy_gpu_s, h->busy_gpu_s, "busy_gpu_s", ctx);
 }
 
-static const char *const JOBS[] = {"train", "infer", "side", "late", "gappy"};
-#define N_JOBS 5
+static const char *const JOBS[] = {"train", "infer", "side", "late", "gappy", "pipe"};
+#define N_JOBS 6
 
 static void test_incremental_equals_full(void **state) {
     (void)state;
@@ -545,6 +572,9 @@ static void test_incremental_equals_full(void **state) {
     assert_int_equal(gp_job_acct_update(acct[2], s, &js, err, sizeof err), 0);
     assert_int_equal(js.gp.kind, GP_JK_ACTIVITY_ONLY);
     assert_true(js.energy_kwh > 0);
+    assert_int_equal(gp_job_acct_update(acct[5], s, &js, err, sizeof err), 0);
+    assert_int_equal(js.gp.kind, GP_JK_PIPELINE);
+    assert_true(js.gp.items > 50);
     /* And it was incremental: each row read once, no reloads, except for the job whose
      * allocation was closed behind rows already folded. */
     gp_job_acct_stats tr = gp_job_acct_get_stats(acct[0]), in = gp_job_acct_get_stats(acct[1]),
@@ -559,7 +589,7 @@ static void test_incremental_equals_full(void **state) {
     size_t ne = 0, kept = 0;
     assert_int_equal(gp_store_job_events(s, "train", 0, &ev, &ne), 0);
     for (size_t i = 0; i < ne; i++)
-        kept += ev[i].kind != GP_EV_STAGE && ev[i].kind != GP_EV_JOB && ev[i].kind != GP_EV_ALLOC;
+        kept += ev[i].kind != GP_EV_JOB && ev[i].kind != GP_EV_ALLOC;
     free(ev);
     assert_int_equal(tr.event_rows, kept);
     for (int k = 0; k < N_JOBS; k++)
@@ -617,8 +647,9 @@ static void test_time_span(void **state) {
         fill_second(s, t);
         assert_int_equal(gp_store_time_span(s, &a, &b), 0);
         assert_int_equal(ref_time_span(s, &c, &d), 0);
-        if (a != c || b != d) fail_msg("t=%d: span %lld..%lld vs %lld..%lld", t, (long long)a,
-                                       (long long)b, (long long)c, (long long)d);
+        if (a != c || b != d)
+            fail_msg("t=%d: span %lld..%lld vs %lld..%lld", t, (long long)a, (long long)b,
+                     (long long)c, (long long)d);
     }
     st_close(s, dir);
 }
