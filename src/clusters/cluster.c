@@ -182,12 +182,27 @@ int gp_cl_table_count(gp_cluster_report *r, const char *name, int64_t rows) {
     return 0;
 }
 
-/* Row of a dimension by name; stable: the pointer identifies the string (see gp_cl_unit). */
-static gp_cl_agg *dim_row(gp_cluster_report *r, int d, const char *name, int stable) {
-    if (!name || !name[0]) name = "(unknown)", stable = 1;
+/* Row of a dimension by name, NULL out of memory; *skip set when a non-type dimension is
+ * unknown (empty: no row). stable: the pointer identifies the string (see gp_cl_unit), so a
+ * cache hit needs neither the string nor its hash. */
+static gp_cl_agg *dim_row(gp_cluster_report *r, int d, const char *name, int stable, int *skip) {
     size_t slot = (size_t)(((uintptr_t)name * 0x9E3779B97F4A7C15ull) >> 56);
-    if (stable && r->dim_cache[d][slot].s == name) return &r->dim[d][r->dim_cache[d][slot].id];
-    int32_t id = gp_cl_intern(&r->dim_names[d], name, strlen(name));
+    *skip = 0;
+    if (stable && name && r->dim_cache[d][slot].s == name) {
+        int32_t id = r->dim_cache[d][slot].id;
+        if (id >= 0) return &r->dim[d][id];
+        *skip = 1;
+        return NULL;
+    }
+    int32_t id = -1;
+    if (!name || !name[0]) {
+        if (d != GP_CL_DIM_TYPE) {
+            *skip = 1;
+            goto cache;
+        }
+        id = gp_cl_intern(&r->dim_names[d], "(unknown)", 9);
+    } else
+        id = gp_cl_intern(&r->dim_names[d], name, strlen(name));
     if (id < 0) return NULL;
     if ((size_t)id >= r->dim_cap[d]) {
         size_t cap = r->dim_cap[d] ? r->dim_cap[d] * 2 : 64;
@@ -199,11 +214,12 @@ static gp_cl_agg *dim_row(gp_cluster_report *r, int d, const char *name, int sta
         r->dim[d] = n;
         r->dim_cap[d] = cap;
     }
-    if (stable) {
+cache:
+    if (stable && name) {
         r->dim_cache[d][slot].s = name;
-        r->dim_cache[d][slot].id = id;
+        r->dim_cache[d][slot].id = id; /* -1: unknown, no row */
     }
-    return &r->dim[d][id];
+    return id >= 0 ? &r->dim[d][id] : NULL;
 }
 
 static void agg_add(gp_cl_agg *a, double req, double alloc, double used) {
@@ -269,6 +285,29 @@ int gp_cl_series_add(gp_cl_series *s, int col, double t0, double t1, double gpus
     return 0;
 }
 
+/* A unit's allocated, busy and measured GPUs over the same interval: the bin overlaps are
+ * computed once (the three columns were a tenth of a PAI run as separate calls). */
+static int series_add_unit(gp_cl_series *s, double t0, double t1, double alloc, double busy,
+                           int measured) {
+    if (!(t1 > t0) || !isfinite(t0) || !isfinite(t1)) return 0;
+    if (!measured) return gp_cl_series_add(s, 0, t0, t1, alloc);
+    int64_t lo = (int64_t)floor(t0 / s->bin_s), hi = (int64_t)floor(t1 / s->bin_s);
+    if (hi - lo > GP_CL_SERIES_MAX_BINS) return -1;
+    if (s->n == 0 || lo < s->b0 || hi >= s->b0 + (int64_t)s->n) {
+        if (series_cover(s, lo, hi) != 0) return -1;
+    }
+    for (int64_t b = lo; b <= hi; b++) {
+        double a = (double)b * s->bin_s, e = a + s->bin_s;
+        double ov = (t1 < e ? t1 : e) - (t0 > a ? t0 : a);
+        if (ov <= 0) continue;
+        size_t i = (size_t)(b - s->b0);
+        s->alloc_gpu_s[i] += ov * alloc;
+        if (busy != 0) s->busy_gpu_s[i] += ov * busy;
+        s->measured_gpu_s[i] += ov * alloc;
+    }
+    return 0;
+}
+
 static void note_time(gp_cluster_report *r, double t0, double t1) {
     if (t0 >= 0 && t0 < r->t_min) r->t_min = t0;
     if (t1 >= 0 && t1 > r->t_max) r->t_max = t1;
@@ -286,14 +325,16 @@ int gp_cl_add_unit(gp_cluster_report *r, const gp_cl_unit *u) {
     double used = u->used_gpus >= 0 && u->alloc_gpus > 0 ? u->used_gpus * dur : -1;
     agg_add(&r->total, req, alloc, used);
     for (int d = 0; d < GP_CL_DIM__COUNT; d++) {
-        if (d != GP_CL_DIM_TYPE && (!u->dim[d] || !u->dim[d][0])) continue;
-        gp_cl_agg *a = dim_row(r, d, u->dim[d], u->stable_dims);
+        int skip;
+        gp_cl_agg *a = dim_row(r, d, u->dim[d], u->stable_dims, &skip);
+        if (skip) continue;
         if (!a) return -1;
         agg_add(a, req, alloc, used);
     }
     note_time(r, u->start_s, u->end_s);
     if (u->alloc_gpus > 0) {
-        if (gp_cl_series_add(&r->series, 0, u->start_s, u->end_s, u->alloc_gpus) != 0)
+        if (series_add_unit(&r->series, u->start_s, u->end_s, u->alloc_gpus,
+                            u->used_gpus >= 0 ? u->used_gpus : 0, u->used_gpus >= 0) != 0)
             r->n_skipped++;
         if (u->used_gpus >= 0) {
             double util = u->used_gpus / u->alloc_gpus;
@@ -305,8 +346,6 @@ int gp_cl_add_unit(gp_cluster_report *r, const gp_cl_unit *u) {
             r->util_n[b]++;
             if (util < 0.01) r->idle_alloc_gpu_s += alloc;
             if (util <= 0.5) r->under_batched_gpu_s += alloc;
-            gp_cl_series_add(&r->series, 1, u->start_s, u->end_s, u->used_gpus);
-            gp_cl_series_add(&r->series, 2, u->start_s, u->end_s, u->alloc_gpus);
         }
     }
     if (u->request_gpus > 0 && u->used_gpus >= 0) {

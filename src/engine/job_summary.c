@@ -24,8 +24,9 @@
  * phase begin is open until its end arrives; the window end moves. A checkpoint of
  * finalized buckets would have to prove none of those can reach back past it, which no
  * rule about workloads guarantees (a restart may resume from any step), so we keep the
- * inputs, not the labels: the sweep costs O(n log n) in memory (about 1-2 ms per
- * job-hour at one step per second), with no SQLite reads or row decoding of the past.
+ * inputs, not the labels: the sweep costs O(n log n) in memory (at one step per second,
+ * ~4 ms for an hour-long job and ~0.2 s for a day-long one on the bench VM), with no
+ * SQLite reads or row decoding of the past (bench/RESULTS.md, "serve").
  *
  * The state resets itself (a full reload) when the past it folded may have changed: the
  * window start moved (retention deleted rows, or rows older than the store's first

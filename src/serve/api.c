@@ -527,7 +527,13 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
     double windows = 0;
     if (num_param(q, r, "windows", 0, 200, &windows) < 0) return;
     gp_job_summary js;
-    if (srv_job_summary(s, j, &js) != 0) {
+    int src = srv_job_summary(s, j, &js);
+    if (src == -2) {
+        srv_error(r, 503, "job '%s' has too many events to summarise live; run goodput report --job %s",
+                  j->id, j->id);
+        return;
+    }
+    if (src != 0) {
         srv_error(r, 500, "cannot summarise job '%s': %s", j->id, gp_store_errmsg(s->store));
         return;
     }

@@ -35,12 +35,26 @@ static double mono_s(void) {
 
 /* Ended jobs never change: computed once. A running job keeps an incremental accounting
  * state (engine/job_summary.h), so a summary reads only the samples and events stored
- * since the previous one and relabels the job's time in memory (about 1-2 ms per
- * job-hour at one step per second, instead of ~28 ms re-reading the history). The
- * result is still reused for ten times what it cost (at most 60 s) when that is long,
- * which now only happens for very long jobs. */
+ * since the previous one and relabels the job's time in memory (at one step per second,
+ * ~4 ms for an hour-long job instead of ~100 ms re-reading its history, ~0.2 s for a
+ * day-long one instead of ~1 s). The result is still reused for ten times what it cost
+ * (at most 60 s) when that is long, which now only happens for long jobs. */
+long long srv_job_event_count(gp_serve *s, const char *job_id) {
+    sqlite3_stmt *st;
+    long long n = 0;
+    if (sqlite3_prepare_v2(gp_store_db(s->store), "SELECT count(*) FROM events WHERE job_id = ?1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
 gp_job_acct *srv_job_acct(gp_serve *s, const gp_job *j) {
     if (j->ended_ns > 0) return NULL;
+    for (int i = 0; i < s->n_big; i++)
+        if (strcmp(s->big[i], j->id) == 0) return NULL;
     int slot = -1, lru = 0;
     for (int i = 0; i < SRV_MAX_ACCTS; i++) {
         if (s->accts[i].a && strcmp(s->accts[i].id, j->id) == 0) {
@@ -95,11 +109,45 @@ int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
     }
     char err[256];
     gp_summary_opts o = {0};
+    for (int i = 0; i < s->n_big; i++)
+        if (strcmp(s->big[i], j->id) == 0) return -2;
+    int have_state = 0;
+    for (int i = 0; i < SRV_MAX_ACCTS && !have_state; i++)
+        have_state = s->accts[i].a && strcmp(s->accts[i].id, j->id) == 0;
+    /* Counted once per job, before a state exists; a state that outgrows the bound is
+     * dropped after its update below. */
+    if (j->ended_ns <= 0 && !have_state && srv_job_event_count(s, j->id) > SRV_ACCT_MAX_EVENTS) {
+        /* Labelling time needs all of a job's events in memory; past this many, a live
+         * summary would cost the agent hundreds of MiB. `goodput report` still does it on
+         * request; here the job is reported as too large (goodput_jobs_unsummarised). */
+        if (s->n_big < SRV_MAX_ACCTS) snprintf(s->big[s->n_big++], sizeof s->big[0], "%s", j->id);
+        return -2;
+    }
     gp_job_acct *a = srv_job_acct(s, j);
     if (a ? gp_job_acct_update(a, s->store, out, err, sizeof err) != 0
           : gp_job_summary_compute(s->store, j->id, &o, out, err, sizeof err) != 0)
         return -1;
     double cost = mono_s() - now;
+    if (a && gp_job_acct_get_stats(a).event_rows > SRV_ACCT_MAX_EVENTS) {
+        acct_drop(s, j->id); /* grew past the bound while running: stop keeping it */
+        if (s->n_big < SRV_MAX_ACCTS) snprintf(s->big[s->n_big++], sizeof s->big[0], "%s", j->id);
+    } else if (a) {
+        /* Keep the states' memory bounded: evict the least recently used ones (they are
+         * rebuilt from the store when next needed) until all fit the budget. */
+        for (;;) {
+            uint64_t total = 0;
+            int lru = -1;
+            for (int i = 0; i < SRV_MAX_ACCTS; i++) {
+                if (!s->accts[i].a) continue;
+                total += gp_job_acct_get_stats(s->accts[i].a).event_rows;
+                if (s->accts[i].a != a && (lru < 0 || s->accts[i].used < s->accts[lru].used)) lru = i;
+            }
+            if (total <= SRV_ACCT_BUDGET_EVENTS || lru < 0) break;
+            gp_job_acct_free(s->accts[lru].a);
+            s->accts[lru].a = NULL;
+            s->accts[lru].used = 0;
+        }
+    }
     if (j->ended_ns > 0) {
         acct_drop(s, j->id); /* its state, if it ran while we watched */
         if (s->n_ended == s->cap_ended) {
@@ -229,6 +277,9 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
     char *ok = calloc(nj ? nj : 1, 1);
     for (size_t i = 0; sum && ok && i < nj; i++)
         ok[i] = srv_job_summary(s, &jobs[i], &sum[i]) == 0;
+    head(b, "goodput_jobs_unsummarised", "gauge",
+         "Running jobs with too many events to summarise live (see goodput report).");
+    srv_buf_printf(b, "goodput_jobs_unsummarised %d\n", s->n_big);
     head(b, "goodput_job_info", "gauge", "Job metadata; value is always 1. Join on job_id.");
     for (size_t i = 0; i < nj; i++) {
         srv_buf_printf(b, "goodput_job_info{job_id=\"");

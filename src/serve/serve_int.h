@@ -20,6 +20,8 @@
 #define SRV_MAX_POINTS 5000            /* series points per request */
 #define SRV_MAX_RANGE_S (31 * 86400.0) /* series range per request */
 #define SRV_MAX_ACCTS 64               /* running jobs with incremental accounting */
+#define SRV_ACCT_MAX_EVENTS 250000     /* per state (~24 MiB of compact events) */
+#define SRV_ACCT_BUDGET_EVENTS 400000  /* all states together (~38 MiB); LRU states go first */
 #define SRV_PIPE_CACHE 32              /* jobs whose pipeline section is kept */
 
 typedef struct srv_buf {
@@ -101,6 +103,10 @@ struct gp_serve {
         uint64_t used;
     } accts[SRV_MAX_ACCTS];
     uint64_t acct_clock;
+    /* Running jobs whose events outgrew SRV_ACCT_MAX_EVENTS: summarised from the store
+     * (no state kept), so memory stays bounded however many events a job sends. */
+    char big[SRV_MAX_ACCTS][64];
+    int n_big;
     struct srv_window_cache { /* per-window summaries of windows wholly in the past */
         char id[GP_JOB_ID_MAX];
         int64_t t0, t1;
@@ -126,6 +132,7 @@ void srv_api(gp_serve *s, const srv_req *q, srv_resp *r);
 int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out);
 /* The running job's incremental accounting state (created on first use), or NULL when
  * the job has ended or memory ran out. Owned by the server. */
+long long srv_job_event_count(gp_serve *s, const char *job_id);
 gp_job_acct *srv_job_acct(gp_serve *s, const gp_job *j);
 void srv_accts_free(gp_serve *s);
 /* Pipelines (pipeline_api.c): adds "pipelines" to a job's detail when it has stage events;

@@ -17,6 +17,9 @@
 #include "testutil.h"
 
 #include "engine/job_summary.h"
+#include "ingest/protocol.h"
+#include "sources/scenario.h"
+#include "sources/sim.h"
 #include "store/store.h"
 
 /* ---- reference: the previous job_summary.c (commit 317e344), names prefixed ref_ ---- */
@@ -677,12 +680,106 @@ static void test_retention_reloads(void **state) {
     st_close(s, dir);
 }
 
+/* The simulator's demo node (examples/scenarios/demo.conf: 8 GPUs, an hour, training with
+ * checkpoints and a failure that redoes steps, an LLM server, a late starter, a notebook,
+ * a GPU shared by two jobs) fed into a store as the agent would, every 10 s; every 10
+ * minutes each job's long-lived state is compared with the reference. */
+typedef struct {
+    gp_store *s;
+    int n;
+} ev_sink;
+
+static void sink_line(void *ctx, const char *line, size_t len) {
+    ev_sink *k = ctx;
+    gp_event e;
+    char err[160];
+    if (gp_proto_parse_line(line, len, 0, 1, &e, err, sizeof err) == 1) {
+        gp_store_put_event(k->s, &e);
+        k->n++;
+    }
+}
+
+static void test_sim_demo(void **state) {
+    (void)state;
+    gp_scenario sc;
+    char err[512], ctx[128];
+    if (gp_scenario_load("examples/scenarios/demo.conf", &sc, err, sizeof err) < 0) {
+        skip(); /* the scenario needs a data set that is not here */
+        return;
+    }
+    gp_sim *sim;
+    if (gp_sim_open(&sc, 0, &sim, err, sizeof err) < 0) fail_msg("%s", err);
+    gp_scenario_free(&sc);
+    char *dir;
+    gp_store *s = st_open(&dir);
+    size_t ndev = gp_sim_n_devices(sim);
+    gp_device dev[16];
+    size_t nd = 0;
+    gp_sim_devices(sim, dev, 16, &nd);
+    for (size_t i = 0; i < nd; i++)
+        gp_store_put_device(s, &dev[i]);
+    gp_sample xs[16];
+    gp_proc_sample ps[64];
+    ev_sink k = {s, 0};
+    enum { MAXJ = 32 };
+    gp_job_acct *acct[MAXJ] = {0};
+    char ids[MAXJ][GP_JOB_ID_MAX];
+    int nacct = 0, checks = 0, redone = 0, infer = 0;
+    int64_t t0 = gp_sim_start_ns(sim), end = gp_sim_end_ns(sim);
+    for (int64_t t = t0 + 10 * S; t <= end; t += 10 * S) {
+        size_t n = 0, np = 0;
+        gp_store_begin(s);
+        gp_sim_sample(sim, t, xs, ndev, &n);
+        for (size_t i = 0; i < n; i++)
+            gp_store_put_sample(s, &xs[i]);
+        gp_sim_processes(sim, ps, 64, &np);
+        for (size_t i = 0; i < np; i++)
+            gp_store_put_proc(s, &ps[i]);
+        gp_sim_drain_events(sim, t, sink_line, &k);
+        gp_store_commit(s);
+        if ((t - t0) % (600 * S) != 0 && t + 10 * S <= end) continue;
+        gp_job *jobs = NULL;
+        size_t nj = 0;
+        assert_int_equal(gp_store_list_jobs(s, &jobs, &nj), 0);
+        for (size_t j = 0; j < nj; j++) {
+            int a = -1;
+            for (int q = 0; q < nacct; q++)
+                if (!strcmp(ids[q], jobs[j].id)) a = q;
+            if (a < 0) {
+                assert_true(nacct < MAXJ);
+                a = nacct++;
+                snprintf(ids[a], sizeof ids[a], "%s", jobs[j].id);
+                acct[a] = gp_job_acct_new(jobs[j].id, NULL);
+            }
+            gp_job_summary inc, ref;
+            snprintf(ctx, sizeof ctx, "sim job %s at +%llds", jobs[j].id,
+                     (long long)((t - t0) / S));
+            assert_int_equal(gp_job_acct_update(acct[a], s, &inc, err, sizeof err), 0);
+            assert_int_equal(ref_summary_compute(s, jobs[j].id, NULL, &ref, err, sizeof err), 0);
+            same(&inc, &ref, ctx);
+            checks++;
+            redone += inc.gp.redone_steps > 0;
+            infer += inc.gp.kind == GP_JK_INFERENCE;
+        }
+        free(jobs);
+    }
+    gp_sim_close(sim);
+    assert_true(k.n > 1000);
+    assert_true(checks > 30);
+    assert_true(redone > 0); /* train-allreduce's failure redid steps */
+    assert_true(infer > 0);
+    for (int q = 0; q < nacct; q++)
+        gp_job_acct_free(acct[q]);
+    st_close(s, dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_incremental_equals_full),
         cmocka_unit_test(test_windows_equal_reference),
         cmocka_unit_test(test_time_span),
         cmocka_unit_test(test_retention_reloads),
+        cmocka_unit_test(test_sim_demo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
