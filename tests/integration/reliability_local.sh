@@ -8,7 +8,7 @@ set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 GOODPUT=$(realpath "$GOODPUT")
 cd "${GOODPUT_SRC:-.}"
-tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 mode() { stat -c %a "$1"; }
 
