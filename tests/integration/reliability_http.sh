@@ -17,7 +17,7 @@ cd "${GOODPUT_SRC:-.}"
 if ! grep -qa -- "token-file" "$GOODPUT"; then
     echo "skip: the agent has no --listen (src/serve not built in)"; exit 77
 fi
-tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
 exec /usr/bin/python3 - "$GOODPUT" "$tmp" <<'PY'
 import os, random, re, signal, socket, subprocess, sys, time
 
