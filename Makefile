@@ -82,7 +82,7 @@ unit: $(UNIT_BINS)
 	@BUILD=$(BUILD) scripts/run-tests --unit-only $(UNIT_BINS)
 
 asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan CC=clang OPT="-O1 -g" \
+	@GP_SANITIZED=1 $(MAKE) --no-print-directory BUILD=build-asan CC=clang OPT="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
 
 check: format-check

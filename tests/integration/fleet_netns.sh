@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# asan-skip: orchestration of PostgreSQL, Prometheus and network namespaces (~80 s); the ledger's C code runs under ASan in tests/unit/test_fleet_ledger.c
 # fleet_netns.sh: three goodput agents as three hosts, a real PostgreSQL ledger and a real
 # Prometheus, each in a network namespace of its own made here; PostgreSQL is cut off for
 # a while mid-run and comes back. Then:
