@@ -108,6 +108,12 @@ const char *gp_job_kind_name(gp_job_kind k) {
     }
 }
 
+double gp_util_attributed(double util, int holders, int share_known, double mine, double all) {
+    if (holders <= 1) return util;
+    if (share_known && all > 0) return util * (mine / all);
+    return util / holders;
+}
+
 int gp_request_good(const gp_event *r, const gp_slo *slo) {
     if (!r->ok) return 0;
     double e2e = r->arrival_ns >= 0 ? (r->ts_ns - r->arrival_ns) / 1e9 : -1;

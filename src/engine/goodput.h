@@ -95,6 +95,10 @@ typedef struct gp_goodput {
 } gp_goodput;
 
 int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out);
+/* The part of a GPU's kernel activity that belongs to one job when `holders` jobs hold
+ * it: by the job's per-process SM share at that instant when the source reports shares
+ * (mine / all), evenly otherwise. With one holder, all of it. */
+double gp_util_attributed(double util, int holders, int share_known, double mine, double all);
 const char *gp_bucket_name(gp_bucket b);
 const char *gp_job_kind_name(gp_job_kind k);
 /* Does a request meet every SLO set? */

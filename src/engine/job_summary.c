@@ -31,7 +31,9 @@
  * The state resets itself (a full reload) when the past it folded may have changed: the
  * window start moved (retention deleted rows, or rows older than the store's first
  * arrived), an allocation was added before or removed from the ones folded, an
- * allocation now ends before rows already folded, or the window end moved backwards.
+ * allocation now ends before rows already folded, the window end moved backwards, or
+ * another job's allocations on the same GPUs changed (they decide how a shared GPU's
+ * activity is attributed).
  * It assumes what the agent guarantees: a device's samples are inserted in time order
  * (a sample older than the last one folded for an allocation, or one replaced in place,
  * is not seen until the next reset). Late events are always seen (by id, not by time). */
@@ -126,6 +128,7 @@ typedef struct acct_alloc {
 
 struct gp_job_acct {
     char job_id[GP_JOB_ID_MAX];
+    double nb_sig[3]; /* neighbour_sig at the last update */
     int64_t opt_t0, opt_t1; /* 0/0: whole history */
     gp_slo opt_slo;
     int started;
@@ -267,19 +270,40 @@ static int col_known(sqlite3_stmt *st, int i) {
 }
 
 /* Folds the samples of allocation k in (cursor, b] into its sums; appends activity. */
-static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, act_new **nw, size_t *nn,
-                        size_t *cap, uint64_t *rows) {
+static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, const char *job_id,
+                        act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
     sqlite3_stmt *st;
+    /* On a GPU other jobs hold too, the job's activity is its share of the kernels
+     * (gp_util_attributed): the per-process SM shares and the number of jobs holding the
+     * GPU at each sample come along. (Another job's allocation stored later with a start
+     * in the past is not re-applied to samples already folded.) */
+    int n_hold = holders(s, x->al.uuid, x->a, b);
     /* Only the columns the summary reads (the row has 24). */
     if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT ts_ns, gpu_util, sm_active, tensor_active, dram_active,"
-                           " mem_used_bytes, mem_total_bytes, energy_mj FROM samples"
-                           " WHERE uuid = ?1 AND ts_ns > ?2 AND ts_ns <= ?3 ORDER BY ts_ns",
+                           n_hold > 1
+                               ? "SELECT ts_ns, gpu_util, sm_active, tensor_active, dram_active,"
+                                 " mem_used_bytes, mem_total_bytes, energy_mj,"
+                                 " (SELECT sum(CASE WHEN p.job_id = ?4 THEN p.sm_share ELSE 0 END)"
+                                 "  FROM proc_samples p WHERE p.uuid = samples.uuid"
+                                 "  AND p.ts_ns = samples.ts_ns AND p.sm_share IS NOT NULL),"
+                                 " (SELECT sum(p.sm_share) FROM proc_samples p WHERE"
+                                 "  p.uuid = samples.uuid AND p.ts_ns = samples.ts_ns"
+                                 "  AND p.sm_share IS NOT NULL),"
+                                 " (SELECT count(DISTINCT a.job_id) FROM allocations a WHERE"
+                                 "  a.uuid = samples.uuid AND a.from_ns < samples.ts_ns AND"
+                                 "  (a.to_ns IS NULL OR a.to_ns >= samples.ts_ns))"
+                                 " FROM samples WHERE uuid = ?1 AND ts_ns > ?2 AND ts_ns <= ?3"
+                                 " ORDER BY ts_ns"
+                               : "SELECT ts_ns, gpu_util, sm_active, tensor_active, dram_active,"
+                                 " mem_used_bytes, mem_total_bytes, energy_mj, ?4, NULL, 1"
+                                 " FROM samples WHERE uuid = ?1 AND ts_ns > ?2 AND ts_ns <= ?3"
+                                 " ORDER BY ts_ns",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, x->cursor);
     sqlite3_bind_int64(st, 3, b);
+    sqlite3_bind_text(st, 4, job_id, -1, SQLITE_STATIC);
     int rc = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         int64_t ts = sqlite3_column_int64(st, 0);
@@ -300,7 +324,11 @@ static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, act_new **
                 *nw = p;
                 *cap = c;
             }
-            (*nw)[(*nn)++] = (act_new){ts, (int64_t)w, u, k};
+            double mine = sqlite3_column_double(st, 8), all = sqlite3_column_double(st, 9);
+            /* Holders at this instant: a job alone on the GPU gets all of it. */
+            int here = sqlite3_column_int(st, 10);
+            double mine_u = gp_util_attributed(u, here, col_known(st, 9), mine, all);
+            (*nw)[(*nn)++] = (act_new){ts, (int64_t)w, mine_u, k};
         }
         if (col_known(st, 2)) wm_add(&x->sm, sqlite3_column_double(st, 2), w);
         if (col_known(st, 3)) wm_add(&x->tensor, sqlite3_column_double(st, 3), w);
@@ -496,6 +524,24 @@ static int allocs_compatible(const gp_job_acct *a, const gp_alloc *al, size_t na
     return 1;
 }
 
+/* A fingerprint of the other jobs' allocations on this job's GPUs: how many GPUs each
+ * sample is shared with depends on them, so when they change (a neighbour's allocation
+ * ends or appears after the fact) the folded activity is stale. */
+static void neighbour_sig(gp_store *s, const char *job_id, double sig[3]) {
+    sqlite3_stmt *st;
+    sig[0] = sig[1] = sig[2] = 0;
+    if (sqlite3_prepare_v2(gp_store_db(s),
+                           "SELECT count(*), total(from_ns), total(COALESCE(to_ns, -1))"
+                           " FROM allocations WHERE job_id != ?1 AND uuid IN"
+                           " (SELECT uuid FROM allocations WHERE job_id = ?1)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        for (int i = 0; i < 3; i++) sig[i] = sqlite3_column_double(st, i);
+    sqlite3_finalize(st);
+}
+
 static void set_err(char *err, size_t errlen, gp_store *s, const char *job_id, const char *what) {
     snprintf(err, errlen, "store: %s while %s job '%s'", gp_store_errmsg(s), what, job_id);
 }
@@ -526,7 +572,12 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         free(allocs);
         return -1;
     }
-    if (a->started && (t0 != a->t0 || t1 < a->t1 || !allocs_compatible(a, allocs, na, t1))) {
+    double sig[3];
+    neighbour_sig(s, a->job_id, sig);
+    int neighbours_moved = a->started && memcmp(sig, a->nb_sig, sizeof sig) != 0;
+    memcpy(a->nb_sig, sig, sizeof sig);
+    if (a->started &&
+        (neighbours_moved || t0 != a->t0 || t1 < a->t1 || !allocs_compatible(a, allocs, na, t1))) {
         const gp_job_acct *keep = a->borrow;
         acct_reset(a);
         a->borrow = keep;
@@ -568,7 +619,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         if (!dup) out->n_gpus++;
         int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
         if (b <= x->a) continue;
-        rc = fold_samples(s, x, (int)i, b, &nw, &nn, &cap_nw, &a->stats.sample_rows);
+        rc = fold_samples(s, x, (int)i, b, a->job_id, &nw, &nn, &cap_nw, &a->stats.sample_rows);
         if (rc == 0 && x->have_e) rc = fold_procs(s, x, a->job_id, b + 1);
     }
     if (rc == 0) rc = act_merge(a, nw, nn);

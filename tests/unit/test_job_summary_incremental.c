@@ -65,6 +65,21 @@ static double ref_proc_share(gp_store *s, const char *uuid, const char *job_id, 
 }
 
 /* How many jobs hold this device for most of [t0, t1): for an even split of energy. */
+/* Jobs holding the GPU at the instant ts (an allocation [from, to] covers it). */
+static int ref_holders_at(gp_store *s, const char *uuid, int64_t ts) {
+    sqlite3_stmt *st;
+    int n = 1;
+    sqlite3_prepare_v2(gp_store_db(s),
+                       "SELECT count(DISTINCT job_id) FROM allocations WHERE uuid = ?1 AND"
+                       " from_ns < ?2 AND (to_ns IS NULL OR to_ns >= ?2)",
+                       -1, &st, NULL);
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, ts);
+    if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
 static int ref_holders(gp_store *s, const char *uuid, int64_t t0, int64_t t1) {
     sqlite3_stmt *st;
     int n = 1;
@@ -150,6 +165,12 @@ static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary
         size_t nx = 0;
         /* Samples whose interval ends in (a, b]. */
         if (gp_store_device_samples(s, allocs[i].uuid, a + 1, b + 1, &xs, &nx) != 0) continue;
+        /* Shared GPUs: the job's activity is its attributed share (added after 317e344,
+         * written here independently from the per-process rows). */
+        int n_hold = ref_holders(s, allocs[i].uuid, a, b);
+        gp_proc_sample *ps = NULL;
+        size_t np = 0, pi = 0;
+        if (n_hold > 1) gp_store_device_procs(s, allocs[i].uuid, a + 1, b + 1, &ps, &np);
         int64_t prev_ts = a;
         uint64_t e_first = 0, e_last = 0;
         int have_e = 0;
@@ -166,7 +187,19 @@ static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary
                     if (!p) break;
                     act = p;
                 }
-                act[n_act++] = (gp_activity){x->ts_ns, (int64_t)w, x->gpu_util};
+                double mine = 0, all = 0;
+                int known = 0;
+                while (pi < np && ps[pi].ts_ns < x->ts_ns) pi++;
+                for (size_t q = pi; q < np && ps[q].ts_ns == x->ts_ns; q++) {
+                    if (!(ps[q].valid & GP_P_SM_SHARE)) continue;
+                    known = 1;
+                    all += ps[q].sm_share;
+                    if (!strcmp(ps[q].job_id, job_id)) mine += ps[q].sm_share;
+                }
+                double u = x->gpu_util;
+                int here = n_hold > 1 ? ref_holders_at(s, allocs[i].uuid, x->ts_ns) : 1;
+                if (here > 1) u = known && all > 0 ? u * mine / all : u / here;
+                act[n_act++] = (gp_activity){x->ts_ns, (int64_t)w, u};
             }
             if (gp_has(x->valid, GP_F_SM_ACTIVE)) ref_wm_add(&sm, x->sm_active, w);
             if (gp_has(x->valid, GP_F_TENSOR_ACTIVE)) ref_wm_add(&tensor, x->tensor_active, w);
@@ -188,6 +221,7 @@ static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary
             energy_missing = 1;
         }
         free(xs);
+        free(ps);
     }
     /* Several GPUs' samples share timestamps: merge them into one mean per instant. */
     if (n_act) qsort(act, n_act, sizeof *act, ref_cmp_act); /* act may be NULL when empty */
@@ -579,14 +613,16 @@ static void test_incremental_equals_full(void **state) {
     assert_int_equal(js.gp.kind, GP_JK_PIPELINE);
     assert_true(js.gp.items > 50);
     /* And it was incremental: each row read once, no reloads, except for the job whose
-     * allocation was closed behind rows already folded. */
+     * allocation was closed behind rows already folded, and train once: its neighbour on
+     * GPU-0 (late) had its allocation closed after the fact, which changes how GPU-0's
+     * activity splits between them. */
     gp_job_acct_stats tr = gp_job_acct_get_stats(acct[0]), in = gp_job_acct_get_stats(acct[1]),
                       lt = gp_job_acct_get_stats(acct[3]);
-    assert_int_equal(tr.reloads, 0);
+    assert_int_equal(tr.reloads, 1);
     assert_int_equal(in.reloads, 0);
     assert_true(lt.reloads >= 1);
-    /* train: GPU-0 and GPU-1 from 5 s, GPU-3 from 40 s, sampled every second */
-    assert_true(tr.sample_rows <= (T_END - 5) * 2 + (T_END - 40) + 1);
+    /* train: GPU-0 and GPU-1 from 5 s, GPU-3 from 40 s, sampled every second; read twice */
+    assert_true(tr.sample_rows <= 2 * ((T_END - 5) * 2 + (T_END - 40) + 1));
     assert_true(in.sample_rows <= T_END - 3);
     gp_event *ev = NULL;
     size_t ne = 0, kept = 0;
@@ -594,7 +630,7 @@ static void test_incremental_equals_full(void **state) {
     for (size_t i = 0; i < ne; i++)
         kept += ev[i].kind != GP_EV_JOB && ev[i].kind != GP_EV_ALLOC;
     free(ev);
-    assert_int_equal(tr.event_rows, kept);
+    assert_true(tr.event_rows >= kept && tr.event_rows <= 2 * kept); /* read twice: one reload */
     for (int k = 0; k < N_JOBS; k++)
         gp_job_acct_free(acct[k]);
     st_close(s, dir);
