@@ -76,7 +76,7 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
     if (!a) return -1;
     a->o = *o;
     if (a->o.interval_ns <= 0) a->o.interval_ns = 1000000000;
-    if (a->o.flush_ns <= 0) a->o.flush_ns = 2000000000;
+    if (a->o.flush_ns <= 0) a->o.flush_ns = 5000000000LL;
     gp_source_opts so = {.speed = o->speed, .start_ns = 0, .interval_ns = a->o.interval_ns};
     if (gp_store_open(o->db_path, 0, &a->store, err, errlen) != 0) goto fail;
     if (gp_source_open(o->source_spec, &so, &a->src, err, errlen) != 0) goto fail;
@@ -266,7 +266,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         for (int h = 0; h < a->n_hooks; h++) {
             if (a->hooks[h].every_ns > 0 && wall - a->hooks[h].last_wall < a->hooks[h].every_ns)
                 continue;
-            gp_agent_flush(a);
+            /* Hooks share the agent's connection, so they see what is not yet committed;
+             * readers on other connections (the HTTP thread) see each flush. */
             a->hooks[h].fn(a, a->hooks[h].ctx);
             a->hooks[h].last_wall = wall;
         }

@@ -23,7 +23,7 @@ typedef struct gp_agent_opts {
     int64_t interval_ns;  /* sampling interval in source time; default 1 s */
     int64_t duration_ns;  /* stop after this much source time; 0 = until the source ends/signal */
     double speed;         /* for sources with their own clock; 0 = as fast as possible */
-    int64_t flush_ns;     /* wall time between commits; default 2 s */
+    int64_t flush_ns;     /* wall time between commits; default 5 s */
     int64_t retention_ns; /* delete raw samples/events older than this; 0 = keep */
     const char *socket_path; /* NULL = no unix socket; "" = default path */
     const char *udp_addr;    /* NULL = no UDP */

@@ -85,7 +85,7 @@ static void usage(FILE *f) {
             "  --duration D       stop after D of source time (default: run until stopped)\n"
             "  --speed X          simulated/replayed sources: X source seconds per wall second;\n"
             "                     0 = as fast as possible (default 1)\n"
-            "  --flush D          commit interval (default 2s); a crash loses at most this\n"
+            "  --flush D          commit interval (default 5s); a crash loses at most this\n"
             "  --retention D      delete raw samples/events older than D (default: keep)\n"
             "  --socket PATH      event socket (default $XDG_RUNTIME_DIR/goodput.sock or\n"
             "                     /tmp/goodput-$UID/goodput.sock)\n"

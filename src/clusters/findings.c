@@ -26,6 +26,13 @@ static const struct {
 };
 enum { T_IDLE, T_LOW, T_SHARE, T_BUSY, T_WAIT };
 
+/* Trace times in seconds -> ns; unknown (-1) when not finite or beyond int64 (a hostile
+ * file can say the year 5e12; found by fuzz_cluster). */
+static int64_t secs_to_ns(double s) {
+    if (!isfinite(s) || s * 1e9 >= 9.2e18 || s * 1e9 <= -9.2e18) return -1;
+    return (int64_t)(s * 1e9);
+}
+
 static gp_finding *add(gp_cluster_report *r, gp_finding_class c) {
     gp_finding *n = realloc(r->findings, (size_t)(r->n_findings + 1) * sizeof *n);
     if (!n) return NULL;
@@ -35,8 +42,8 @@ static gp_finding *add(gp_cluster_report *r, gp_finding_class c) {
     f->cls = c;
     f->scope = GP_SCOPE_CLUSTER;
     snprintf(f->scope_id, sizeof f->scope_id, "%s", r->format);
-    f->t0_ns = isfinite(r->t_min) ? (int64_t)(r->t_min * 1e9) : -1;
-    f->t1_ns = isfinite(r->t_max) ? (int64_t)(r->t_max * 1e9) : -1;
+    f->t0_ns = secs_to_ns(r->t_min);
+    f->t1_ns = secs_to_ns(r->t_max);
     f->wasted_cost = -1;
     f->confidence = 0.8;
     return f;
