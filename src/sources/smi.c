@@ -873,7 +873,9 @@ int gp_smi_parse(const char *name, const char *buf, size_t len, gp_smi_log *log,
     while (i < len && isspace((unsigned char)buf[i]))
         i++;
     int rc;
-    if (len - i >= 5 && (!strncmp(buf + i, "<?xml", 5) || !strncmp(buf + i, "<nvidia_smi_log", 15)))
+    /* The buffer is not NUL-terminated: compare only bytes that exist (fuzz_smi). */
+    if ((len - i >= 5 && !memcmp(buf + i, "<?xml", 5)) ||
+        (len - i >= 15 && !memcmp(buf + i, "<nvidia_smi_log", 15)))
         rc = parse_xml(&c, buf, len);
     else
         rc = parse_text(&c, buf, len);
