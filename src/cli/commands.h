@@ -6,10 +6,15 @@ GP_COMMAND(agent, gp_cmd_agent, "watch GPUs, receive workload events, store them
 GP_COMMAND(demo, gp_cmd_demo, "run a simulated 8-GPU node with a mixed workload and show it")
 GP_COMMAND(report, gp_cmd_report, "per-job GPU-hours, goodput and badput from a store")
 GP_COMMAND(sim, gp_cmd_sim, "run a scenario through the simulator and print its signals")
-GP_COMMAND(diagnose, gp_cmd_diagnose, "top findings per job with evidence and fixes, ranked by wasted cost")
+GP_COMMAND(diagnose, gp_cmd_diagnose,
+           "top findings per job with evidence and fixes, ranked by wasted cost")
 GP_COMMAND(emit, gp_cmd_emit, "send one workload event (step, phase, request, ...) to the agent")
-GP_COMMAND(trace, gp_cmd_trace, "HTA-style analyses of Kineto or Nsight Systems traces, with findings")
-GP_COMMAND(cluster, gp_cmd_cluster, "cluster traces (PAI, openb, GenAI, Philly, Helios): more GPUs, or better use?")
+GP_COMMAND(trace, gp_cmd_trace,
+           "HTA-style analyses of Kineto or Nsight Systems traces, with findings")
+GP_COMMAND(cluster, gp_cmd_cluster,
+           "cluster traces (PAI, openb, GenAI, Philly, Helios): more GPUs, or better use?")
 GP_COMMAND(attrib, gp_cmd_attrib, "who owns a process or GPU; follow Slurm jobs into a store")
-GP_COMMAND(pipeline, gp_cmd_pipeline, "multi-stage CPU+GPU pipelines: the bottleneck stage, pool sizing, what-if")
-GP_COMMAND(compare, gp_cmd_compare, "did B do better than A? outcome metrics with 95% CIs and a verdict")
+GP_COMMAND(pipeline, gp_cmd_pipeline,
+           "multi-stage CPU+GPU pipelines: the bottleneck stage, pool sizing, what-if")
+GP_COMMAND(compare, gp_cmd_compare,
+           "did B do better than A? outcome metrics with 95% CIs and a verdict")

@@ -185,7 +185,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         n_steps += ev[i]->kind == GP_EV_STEP;
         n_req += ev[i]->kind == GP_EV_REQUEST;
         n_phase += ev[i]->kind == GP_EV_PHASE || ev[i]->kind == GP_EV_HELLO;
-        n_stage_items += ev[i]->kind == GP_EV_STAGE && ev[i]->step < 0; /* step >= 0: a declaration */
+        n_stage_items +=
+            ev[i]->kind == GP_EV_STAGE && ev[i]->step < 0; /* step >= 0: a declaration */
     }
     qsort(ev, in->n_events, sizeof *ev, cmp_event_ts);
 
@@ -331,14 +332,16 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         int n_gpu_stage = 0;
         for (size_t i = 0; i < in->n_events; i++) {
             const gp_event *e = ev[i];
-            if (e->kind == GP_EV_STAGE && e->step >= 0 && e->edge == GP_STAGE_GPU && n_gpu_stage < 16)
+            if (e->kind == GP_EV_STAGE && e->step >= 0 && e->edge == GP_STAGE_GPU &&
+                n_gpu_stage < 16)
                 snprintf(gpu_stage[n_gpu_stage++], GP_NAME_MAX, "%s", e->name);
         }
         for (size_t i = 0; i < in->n_events; i++) {
             const gp_event *e = ev[i];
             if (e->kind != GP_EV_STAGE || e->step >= 0) continue; /* declarations */
             int on_gpu = n_gpu_stage == 0;
-            for (int k = 0; k < n_gpu_stage && !on_gpu; k++) on_gpu = !strcmp(gpu_stage[k], e->name);
+            for (int k = 0; k < n_gpu_stage && !on_gpu; k++)
+                on_gpu = !strcmp(gpu_stage[k], e->name);
             int64_t st0 = e->start_ns >= 0 ? e->start_ns : e->ts_ns;
             if (ready < 0 || st0 < ready) ready = st0;
             if (!on_gpu) continue;

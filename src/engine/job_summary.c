@@ -128,7 +128,7 @@ typedef struct acct_alloc {
 
 struct gp_job_acct {
     char job_id[GP_JOB_ID_MAX];
-    double nb_sig[3]; /* neighbour_sig at the last update */
+    double nb_sig[3];       /* neighbour_sig at the last update */
     int64_t opt_t0, opt_t1; /* 0/0: whole history */
     gp_slo opt_slo;
     int started;
@@ -538,7 +538,8 @@ static void neighbour_sig(gp_store *s, const char *job_id, double sig[3]) {
         return;
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
     if (sqlite3_step(st) == SQLITE_ROW)
-        for (int i = 0; i < 3; i++) sig[i] = sqlite3_column_double(st, i);
+        for (int i = 0; i < 3; i++)
+            sig[i] = sqlite3_column_double(st, i);
     sqlite3_finalize(st);
 }
 

@@ -529,7 +529,8 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
     gp_job_summary js;
     int src = srv_job_summary(s, j, &js);
     if (src == -2) {
-        srv_error(r, 503, "job '%s' has too many events to summarise live; run goodput report --job %s",
+        srv_error(r, 503,
+                  "job '%s' has too many events to summarise live; run goodput report --job %s",
                   j->id, j->id);
         return;
     }

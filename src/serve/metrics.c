@@ -42,8 +42,8 @@ static double mono_s(void) {
 long long srv_job_event_count(gp_serve *s, const char *job_id) {
     sqlite3_stmt *st;
     long long n = 0;
-    if (sqlite3_prepare_v2(gp_store_db(s->store), "SELECT count(*) FROM events WHERE job_id = ?1", -1,
-                           &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(gp_store_db(s->store), "SELECT count(*) FROM events WHERE job_id = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
         return 0;
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
@@ -140,7 +140,8 @@ int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
             for (int i = 0; i < SRV_MAX_ACCTS; i++) {
                 if (!s->accts[i].a) continue;
                 total += gp_job_acct_get_stats(s->accts[i].a).event_rows;
-                if (s->accts[i].a != a && (lru < 0 || s->accts[i].used < s->accts[lru].used)) lru = i;
+                if (s->accts[i].a != a && (lru < 0 || s->accts[i].used < s->accts[lru].used))
+                    lru = i;
             }
             if (total <= SRV_ACCT_BUDGET_EVENTS || lru < 0) break;
             gp_job_acct_free(s->accts[lru].a);

@@ -100,7 +100,8 @@ typedef struct gp_scenario_job {
     double kv_bytes_per_token;
     double prefill_efficiency; /* fraction of peak bf16 FLOP/s */
     double decode_efficiency;  /* fraction of peak HBM bandwidth */
-    int64_t slo_ttft_ns, slo_tpot_ns, slo_e2e_ns; /* SLOs the service declares in its hello; 0 = none */
+    int64_t slo_ttft_ns, slo_tpot_ns,
+        slo_e2e_ns; /* SLOs the service declares in its hello; 0 = none */
 
     /* idle */
     int64_t burst_every_ns; /* a small burst of kernels this often */

@@ -213,7 +213,8 @@ static void emit_hello(gp_sim *s, sim_job *j) {
     if (c->kind == GP_SJ_IDLE)
         sim_emit(s, j, j->gen, "hello job=%s v=1 pid=%lld host=%s name=%s user=%s ts=%lld", c->id,
                  (long long)j->pid, host, name, user, (long long)(s->origin + j->gen));
-    else if (c->kind == GP_SJ_INFERENCE && (c->slo_ttft_ns > 0 || c->slo_tpot_ns > 0 || c->slo_e2e_ns > 0))
+    else if (c->kind == GP_SJ_INFERENCE &&
+             (c->slo_ttft_ns > 0 || c->slo_tpot_ns > 0 || c->slo_e2e_ns > 0))
         sim_emit(s, j, j->gen,
                  "hello job=%s v=1 pid=%lld host=%s unit=%s flops_per_unit=%.10g name=%s user=%s "
                  "slo_ttft=%.9g slo_tpot=%.9g slo_e2e=%.9g ts=%lld",

@@ -479,6 +479,25 @@ static int grow(void **arr, size_t *cap, size_t need, size_t sz) {
     return 0;
 }
 
+/* Frees a list a query could not finish and reports the failure. */
+static int list_failed(void **out, size_t *n) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    return -1;
+}
+
+/* Prepares a query over one device's rows in [t0, t1) (?1 uuid, ?2 t0, ?3 t1). */
+static sqlite3_stmt *device_range(gp_store *s, const char *sql, const char *uuid, int64_t t0_ns,
+                                  int64_t t1_ns) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, t0_ns);
+    sqlite3_bind_int64(st, 3, t1_ns);
+    return st;
+}
+
 static void col_text(sqlite3_stmt *st, int i, char *dst, size_t cap) {
     const unsigned char *t = sqlite3_column_text(st, i);
     snprintf(dst, cap, "%s", t ? (const char *)t : "");
@@ -495,13 +514,17 @@ int gp_store_list_devices(gp_store *s, gp_device **out, size_t *n) {
     *out = NULL;
     *n = 0;
     size_t cap = 0;
+    int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
     if (sqlite3_prepare_v2(s->db,
                            "SELECT uuid, idx, name, host, pci_bus_id, memory_total_bytes, mig_mode,"
                            " parent_uuid, model FROM devices ORDER BY host, idx, uuid",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
+            oom = 1;
+            break;
+        }
         gp_device *d = &(*out)[(*n)++];
         memset(d, 0, sizeof *d);
         col_text(st, 0, d->uuid, sizeof d->uuid);
@@ -517,7 +540,7 @@ int gp_store_list_devices(gp_store *s, gp_device **out, size_t *n) {
         d->spec = model[0] ? gp_spec_lookup(model) : gp_spec_lookup(d->name);
     }
     sqlite3_finalize(st);
-    return 0;
+    return oom ? list_failed((void **)out, n) : 0;
 }
 
 static void read_job(sqlite3_stmt *st, gp_job *j) {
@@ -551,17 +574,21 @@ int gp_store_list_jobs(gp_store *s, gp_job **out, size_t *n) {
     *out = NULL;
     *n = 0;
     size_t cap = 0;
+    int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
     if (sqlite3_prepare_v2(s->db,
                            "SELECT " JOB_COLS " FROM jobs ORDER BY COALESCE(allocated_ns, "
                            "submitted_ns, ready_ns), id",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
+            oom = 1;
+            break;
+        }
         read_job(st, &(*out)[(*n)++]);
     }
     sqlite3_finalize(st);
-    return 0;
+    return oom ? list_failed((void **)out, n) : 0;
 }
 
 int gp_store_get_job(gp_store *s, const char *id, gp_job *out) {
@@ -584,6 +611,7 @@ int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t 
     *out = NULL;
     *n = 0;
     size_t cap = 0;
+    int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
     if (sqlite3_prepare_v2(s->db,
                            "SELECT job_id, uuid, from_ns, to_ns FROM allocations WHERE job_id = ?1"
                            " ORDER BY from_ns, uuid",
@@ -591,7 +619,10 @@ int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t 
         return -1;
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
+            oom = 1;
+            break;
+        }
         gp_alloc *a = &(*out)[(*n)++];
         col_text(st, 0, a->job_id, sizeof a->job_id);
         col_text(st, 1, a->uuid, sizeof a->uuid);
@@ -599,7 +630,7 @@ int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t 
         a->to_ns = col_time(st, 3);
     }
     sqlite3_finalize(st);
-    return 0;
+    return oom ? list_failed((void **)out, n) : 0;
 }
 
 int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **out, size_t *n) {
@@ -607,6 +638,7 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
     *out = NULL;
     *n = 0;
     size_t cap = 0;
+    int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
     if (sqlite3_prepare_v2(s->db,
                            "SELECT job_id, ts_ns, kind, rank, step, units, start_ns, name, edge,"
                            " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
@@ -617,7 +649,10 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, kind);
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
+            oom = 1;
+            break;
+        }
         gp_event *e = &(*out)[(*n)++];
         gp_event_init(e, (gp_event_kind)sqlite3_column_int(st, 2));
         col_text(st, 0, e->job_id, sizeof e->job_id);
@@ -642,7 +677,7 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
         e->bytes = col_time(st, 17);
     }
     sqlite3_finalize(st);
-    return 0;
+    return oom ? list_failed((void **)out, n) : 0;
 }
 
 int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
@@ -651,16 +686,17 @@ int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_
     *out = NULL;
     *n = 0;
     size_t cap = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT * FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3"
-                           " ORDER BY ts_ns",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, t0_ns);
-    sqlite3_bind_int64(st, 3, t1_ns);
+    int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
+    st = device_range(s,
+                      "SELECT * FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3"
+                      " ORDER BY ts_ns",
+                      uuid, t0_ns, t1_ns);
+    if (!st) return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
+            oom = 1;
+            break;
+        }
         gp_sample *x = &(*out)[(*n)++];
         memset(x, 0, sizeof *x);
         col_text(st, 0, x->uuid, sizeof x->uuid);
@@ -704,7 +740,7 @@ int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_
 #undef RI
     }
     sqlite3_finalize(st);
-    return 0;
+    return oom ? list_failed((void **)out, n) : 0;
 }
 
 int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
@@ -713,16 +749,17 @@ int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t 
     *out = NULL;
     *n = 0;
     size_t cap = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT uuid, ts_ns, pid, sm_share, mem_bytes, job_id FROM proc_samples"
-                           " WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 ORDER BY ts_ns, pid",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, t0_ns);
-    sqlite3_bind_int64(st, 3, t1_ns);
+    int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
+    st = device_range(s,
+                      "SELECT uuid, ts_ns, pid, sm_share, mem_bytes, job_id FROM proc_samples"
+                      " WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 ORDER BY ts_ns, pid",
+                      uuid, t0_ns, t1_ns);
+    if (!st) return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
+            oom = 1;
+            break;
+        }
         gp_proc_sample *p = &(*out)[(*n)++];
         memset(p, 0, sizeof *p);
         col_text(st, 0, p->uuid, sizeof p->uuid);
@@ -739,7 +776,7 @@ int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t 
         col_text(st, 5, p->job_id, sizeof p->job_id);
     }
     sqlite3_finalize(st);
-    return 0;
+    return oom ? list_failed((void **)out, n) : 0;
 }
 
 int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, size_t *n) {
@@ -747,6 +784,7 @@ int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, si
     *out = NULL;
     *n = 0;
     size_t cap = 0;
+    int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
     if (sqlite3_prepare_v2(
             s->db,
             "SELECT class, scope, scope_id, t0_ns, t1_ns, wasted_gpu_s, wasted_cost,"
@@ -757,7 +795,10 @@ int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, si
         return -1;
     if (job_id) sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (grow((void **)out, &cap, *n + 1, sizeof **out)) break;
+        if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
+            oom = 1;
+            break;
+        }
         gp_finding *f = &(*out)[(*n)++];
         memset(f, 0, sizeof *f);
         char name[48];
@@ -780,5 +821,5 @@ int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, si
         col_text(st, 9, f->recommendation, sizeof f->recommendation);
     }
     sqlite3_finalize(st);
-    return 0;
+    return oom ? list_failed((void **)out, n) : 0;
 }

@@ -12,7 +12,8 @@
 #include "traces/trace.h"
 
 /* Thresholds (docs/traces.md, "Findings"). */
-#define HOST_WAIT_SHARE 0.5   /* host_wait over half of all stream idle: the host feeds too slowly \
+#define HOST_WAIT_SHARE                                                                            \
+    0.5                       /* host_wait over half of all stream idle: the host feeds too slowly \
                                */
 #define IDLE_SHARE 0.3        /* GPU idle over 30% of the span is worth explaining */
 #define COMM_SHARE 0.4        /* communication alone over 40% of busy time */

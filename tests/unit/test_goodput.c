@@ -236,7 +236,8 @@ static void test_pipeline_gpu_stage(void **st) {
     ev[0].step = 1;
     ev[0].edge = GP_STAGE_GPU;
     ev[0].ts_ns = 0;
-    int64_t items[4][3] = {{0, 5, 10}, {0, 25, 30}, {1, 10, 20}, {1, 30, 35}}; /* gpu?, start, end */
+    int64_t items[4][3] = {
+        {0, 5, 10}, {0, 25, 30}, {1, 10, 20}, {1, 30, 35}}; /* gpu?, start, end */
     for (int i = 0; i < 4; i++) {
         gp_event *e = &ev[1 + i];
         gp_event_init(e, GP_EV_STAGE);
@@ -246,7 +247,8 @@ static void test_pipeline_gpu_stage(void **st) {
         e->start_ns = items[i][1] * S;
         e->ts_ns = items[i][2] * S;
     }
-    gp_goodput_in in = {.allocs = &a, .n_allocs = 1, .events = ev, .n_events = 5, .t0_ns = 0, .t1_ns = 50 * S};
+    gp_goodput_in in = {
+        .allocs = &a, .n_allocs = 1, .events = ev, .n_events = 5, .t0_ns = 0, .t1_ns = 50 * S};
     gp_goodput g;
     assert_int_equal(gp_goodput_compute(&in, &g), 0);
     assert_int_equal(g.kind, GP_JK_PIPELINE);

@@ -189,7 +189,8 @@ static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary
                 }
                 double mine = 0, all = 0;
                 int known = 0;
-                while (pi < np && ps[pi].ts_ns < x->ts_ns) pi++;
+                while (pi < np && ps[pi].ts_ns < x->ts_ns)
+                    pi++;
                 for (size_t q = pi; q < np && ps[q].ts_ns == x->ts_ns; q++) {
                     if (!(ps[q].valid & GP_P_SM_SHARE)) continue;
                     known = 1;
