@@ -150,17 +150,77 @@ static void set_exit_from_status(gp_slurm_job *j, json_t *v) {
     }
 }
 
-int gp_slurm_parse_squeue(const char *json, size_t len, gp_slurm_job **out, size_t *n, char *err,
-                          size_t errlen) {
+/* The fields squeue --json and sacct --json spell differently, one job object each. */
+static void squeue_job(gp_slurm_job *j, json_t *o) {
+    json_t *stv = json_object_get(o, "job_state");
+    if (json_is_array(stv)) stv = json_array_get(stv, 0); /* 23.x: ["RUNNING"] */
+    snprintf(j->state, sizeof j->state, "%s", json_is_string(stv) ? json_string_value(stv) : "");
+    snprintf(j->nodes, sizeof j->nodes, "%s", str(o, "nodes"));
+    j->job.submitted_ns = sec_to_ns(num(o, "submit_time"));
+    int64_t start = num(o, "start_time"), end = num(o, "end_time");
+    int live = gp_slurm_state_is_live(j->state);
+    int ran = strcmp(j->state, "PENDING") != 0 && j->nodes[0] && start > 0;
+    if (ran) j->job.allocated_ns = sec_to_ns(start);
+    if (!live && j->state[0]) {
+        j->job.ended_ns = sec_to_ns(end);
+        snprintf(j->job.exit_state, sizeof j->job.exit_state, "%s", gp_slurm_exit_state(j->state));
+        set_exit_from_status(j, json_object_get(o, "exit_code"));
+    }
+    j->n_gpus = tres_gpus(str(o, "tres_alloc_str"));
+    if (j->n_gpus < 0) j->n_gpus = tres_gpus(str(o, "tres_req_str"));
+    json_t *gd = json_object_get(o, "gres_detail");
+    size_t gi;
+    json_t *g;
+    json_array_foreach(gd, gi, g) {
+        if (!json_is_string(g) || strncmp(json_string_value(g), "gpu", 3)) continue;
+        int got = gp_slurm_parse_gres_idx(json_string_value(g), j->gpu_idx + j->n_idx,
+                                          GP_SLURM_MAX_GPUS - j->n_idx);
+        if (got > 0) j->n_idx += got;
+    }
+}
+
+static void sacct_job(gp_slurm_job *j, json_t *o) {
+    json_t *st = json_object_get(o, "state");
+    json_t *cur = json_is_object(st) ? json_object_get(st, "current") : st;
+    if (json_is_array(cur)) cur = json_array_get(cur, 0);
+    snprintf(j->state, sizeof j->state, "%s", json_is_string(cur) ? json_string_value(cur) : "");
+    snprintf(j->nodes, sizeof j->nodes, "%s", str(o, "nodes"));
+    json_t *t = json_object_get(o, "time");
+    int64_t start = num(t, "start"), end = num(t, "end");
+    j->job.submitted_ns = sec_to_ns(num(t, "submission"));
+    if (start > 0 && strcmp(j->state, "PENDING")) j->job.allocated_ns = sec_to_ns(start);
+    if (!gp_slurm_state_is_live(j->state) && j->state[0]) {
+        j->job.ended_ns = sec_to_ns(end);
+        snprintf(j->job.exit_state, sizeof j->job.exit_state, "%s", gp_slurm_exit_state(j->state));
+        /* The JSON exit code is unreliable in 22.05 (0 for exit 7): only a non-zero
+         * value is believed here; gp_slurm_apply_sacct_text settles it. */
+        json_t *ec = json_object_get(o, "exit_code");
+        int64_t rc = json_is_object(ec) ? num(ec, "return_code") : -1;
+        if (rc > 0) j->job.exit_code = rc;
+    }
+    json_t *alloc = json_object_get(json_object_get(o, "tres"), "allocated");
+    size_t ti;
+    json_t *tv;
+    json_array_foreach(alloc, ti, tv) {
+        if (!strcmp(str(tv, "type"), "gres") && !strcmp(str(tv, "name"), "gpu"))
+            j->n_gpus = (int)num(tv, "count");
+    }
+}
+
+/* The loop both share: load the jobs array, skip entries that are not jobs with an id,
+ * fill the common fields, hand the rest to the format's function. */
+static int parse_jobs(const char *json, size_t len, const char *what, const char *user_key,
+                      void (*fill)(gp_slurm_job *, json_t *), gp_slurm_job **out, size_t *n,
+                      char *err, size_t errlen) {
     *out = NULL;
     *n = 0;
-    json_t *root, *jobs = load_jobs(json, len, "squeue", err, errlen, &root);
+    json_t *root, *jobs = load_jobs(json, len, what, err, errlen, &root);
     if (!jobs) return -1;
     size_t cnt = json_array_size(jobs);
     gp_slurm_job *arr = calloc(cnt ? cnt : 1, sizeof *arr);
     if (!arr) {
         json_decref(root);
-        snprintf(err, errlen, "squeue: out of memory");
+        snprintf(err, errlen, "%s: out of memory", what);
         return -1;
     }
     size_t k = 0;
@@ -172,34 +232,8 @@ int gp_slurm_parse_squeue(const char *json, size_t len, gp_slurm_job **out, size
         set_id(j, o);
         if (!j->job.id[0]) continue;
         snprintf(j->job.name, sizeof j->job.name, "%s", str(o, "name"));
-        snprintf(j->job.user, sizeof j->job.user, "%s", str(o, "user_name"));
-        json_t *stv = json_object_get(o, "job_state");
-        if (json_is_array(stv)) stv = json_array_get(stv, 0); /* 23.x: ["RUNNING"] */
-        snprintf(j->state, sizeof j->state, "%s",
-                 json_is_string(stv) ? json_string_value(stv) : "");
-        snprintf(j->nodes, sizeof j->nodes, "%s", str(o, "nodes"));
-        j->job.submitted_ns = sec_to_ns(num(o, "submit_time"));
-        int64_t start = num(o, "start_time"), end = num(o, "end_time");
-        int live = gp_slurm_state_is_live(j->state);
-        int ran = strcmp(j->state, "PENDING") != 0 && j->nodes[0] && start > 0;
-        if (ran) j->job.allocated_ns = sec_to_ns(start);
-        if (!live && j->state[0]) {
-            j->job.ended_ns = sec_to_ns(end);
-            snprintf(j->job.exit_state, sizeof j->job.exit_state, "%s",
-                     gp_slurm_exit_state(j->state));
-            set_exit_from_status(j, json_object_get(o, "exit_code"));
-        }
-        j->n_gpus = tres_gpus(str(o, "tres_alloc_str"));
-        if (j->n_gpus < 0) j->n_gpus = tres_gpus(str(o, "tres_req_str"));
-        json_t *gd = json_object_get(o, "gres_detail");
-        size_t gi;
-        json_t *g;
-        json_array_foreach(gd, gi, g) {
-            if (!json_is_string(g) || strncmp(json_string_value(g), "gpu", 3)) continue;
-            int got = gp_slurm_parse_gres_idx(json_string_value(g), j->gpu_idx + j->n_idx,
-                                              GP_SLURM_MAX_GPUS - j->n_idx);
-            if (got > 0) j->n_idx += got;
-        }
+        snprintf(j->job.user, sizeof j->job.user, "%s", str(o, user_key));
+        fill(j, o);
         k++;
     }
     json_decref(root);
@@ -208,62 +242,14 @@ int gp_slurm_parse_squeue(const char *json, size_t len, gp_slurm_job **out, size
     return 0;
 }
 
+int gp_slurm_parse_squeue(const char *json, size_t len, gp_slurm_job **out, size_t *n, char *err,
+                          size_t errlen) {
+    return parse_jobs(json, len, "squeue", "user_name", squeue_job, out, n, err, errlen);
+}
+
 int gp_slurm_parse_sacct(const char *json, size_t len, gp_slurm_job **out, size_t *n, char *err,
                          size_t errlen) {
-    *out = NULL;
-    *n = 0;
-    json_t *root, *jobs = load_jobs(json, len, "sacct", err, errlen, &root);
-    if (!jobs) return -1;
-    size_t cnt = json_array_size(jobs);
-    gp_slurm_job *arr = calloc(cnt ? cnt : 1, sizeof *arr);
-    if (!arr) {
-        json_decref(root);
-        snprintf(err, errlen, "sacct: out of memory");
-        return -1;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < cnt; i++) {
-        json_t *o = json_array_get(jobs, i);
-        if (!json_is_object(o)) continue;
-        gp_slurm_job *j = &arr[k];
-        job_init(j);
-        set_id(j, o);
-        if (!j->job.id[0]) continue;
-        snprintf(j->job.name, sizeof j->job.name, "%s", str(o, "name"));
-        snprintf(j->job.user, sizeof j->job.user, "%s", str(o, "user"));
-        json_t *st = json_object_get(o, "state");
-        json_t *cur = json_is_object(st) ? json_object_get(st, "current") : st;
-        if (json_is_array(cur)) cur = json_array_get(cur, 0);
-        snprintf(j->state, sizeof j->state, "%s",
-                 json_is_string(cur) ? json_string_value(cur) : "");
-        snprintf(j->nodes, sizeof j->nodes, "%s", str(o, "nodes"));
-        json_t *t = json_object_get(o, "time");
-        int64_t start = num(t, "start"), end = num(t, "end");
-        j->job.submitted_ns = sec_to_ns(num(t, "submission"));
-        if (start > 0 && strcmp(j->state, "PENDING")) j->job.allocated_ns = sec_to_ns(start);
-        if (!gp_slurm_state_is_live(j->state) && j->state[0]) {
-            j->job.ended_ns = sec_to_ns(end);
-            snprintf(j->job.exit_state, sizeof j->job.exit_state, "%s",
-                     gp_slurm_exit_state(j->state));
-            /* The JSON exit code is unreliable in 22.05 (0 for exit 7): only a non-zero
-             * value is believed here; gp_slurm_apply_sacct_text settles it. */
-            json_t *ec = json_object_get(o, "exit_code");
-            int64_t rc = json_is_object(ec) ? num(ec, "return_code") : -1;
-            if (rc > 0) j->job.exit_code = rc;
-        }
-        json_t *alloc = json_object_get(json_object_get(o, "tres"), "allocated");
-        size_t ti;
-        json_t *tv;
-        json_array_foreach(alloc, ti, tv) {
-            if (!strcmp(str(tv, "type"), "gres") && !strcmp(str(tv, "name"), "gpu"))
-                j->n_gpus = (int)num(tv, "count");
-        }
-        k++;
-    }
-    json_decref(root);
-    *out = arr;
-    *n = k;
-    return 0;
+    return parse_jobs(json, len, "sacct", "user", sacct_job, out, n, err, errlen);
 }
 
 int gp_slurm_apply_sacct_text(const char *text, size_t len, gp_slurm_job *jobs, size_t n) {
