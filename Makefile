@@ -78,7 +78,7 @@ test: all $(UNIT_BINS)
 	@scripts/install-deps
 	@BUILD=$(BUILD) scripts/run-tests $(UNIT_BINS)
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(SHLIBS)
 	@BUILD=$(BUILD) scripts/run-tests --unit-only $(UNIT_BINS)
 
 asan:
