@@ -3,26 +3,10 @@
 // Checks: every view renders with data in its charts (canvas pixels drawn, API series with
 // numbers), navigation fleet -> job -> device -> fleet works by clicking links, and the
 // console has no errors. Saves screenshots of each view.
-import { createRequire } from 'module';
-const require = createRequire(process.cwd() + '/');
-const { chromium } = require('playwright-core');
+import { openPage, fail } from './chromium_lib.mjs';
 
 const [url, artifacts, profile] = process.argv.slice(2);
-const errors = [];
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: false, // the flag below selects Chromium's own headless mode
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1366, height: 900 },
-});
-const page = ctx.pages()[0] || await ctx.newPage();
-page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text() + ' at ' + JSON.stringify(m.location())); });
-page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
-page.on('requestfailed', (r) => errors.push('request failed: ' + r.url()));
-page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`); });
-
-function fail(msg) { console.error('FAIL: ' + msg); process.exitCode = 1; throw new Error(msg); }
+const { ctx, page, errors } = await openPage(profile);
 // Polls with evaluate (CDP callFunctionOn), not waitForFunction, which needs eval and so
 // would trip the dashboard's Content-Security-Policy.
 async function rendered(prefix) {

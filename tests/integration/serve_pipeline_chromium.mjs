@@ -3,26 +3,10 @@
 // Checks: the stage table lists the stages with the bottleneck highlighted, the queue-length
 // chart draws, the finding's evidence and the sizing show, the what-if form returns a
 // prediction, and the console has no errors. Saves dashboard-pipeline.png.
-import { createRequire } from 'module';
-const require = createRequire(process.cwd() + '/');
-const { chromium } = require('playwright-core');
+import { openPage, fail } from './chromium_lib.mjs';
 
 const [url, artifacts, profile] = process.argv.slice(2);
-const errors = [];
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: false, // the flag below selects Chromium's own headless mode
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1366, height: 900 },
-});
-const page = ctx.pages()[0] || await ctx.newPage();
-page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text() + ' at ' + JSON.stringify(m.location())); });
-page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
-page.on('requestfailed', (r) => errors.push('request failed: ' + r.url()));
-page.on('response', (r) => { if (r.status() >= 400) errors.push(`HTTP ${r.status()} ${r.url()}`); });
-
-function fail(msg) { console.error('FAIL: ' + msg); process.exitCode = 1; throw new Error(msg); }
+const { ctx, page, errors } = await openPage(profile);
 // Polls with evaluate, not waitForFunction (which needs eval, refused by the page's CSP).
 async function until(fn, arg, what) {
   for (let i = 0; i < 150; i++) {
