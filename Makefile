@@ -59,7 +59,7 @@ $(LIB): $(OBJS) $(GEN_OBJS)
 $(BIN): $(BUILD)/obj/src/cli/main.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/testutil.h | $(DEPS_STAMP)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 

@@ -4,6 +4,7 @@
  * JSON; a live server enforces loopback-or-token and bearer tokens, and survives a burst
  * of malformed requests. */
 #include "testutil.h"
+#include "serve_testutil.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -117,26 +118,11 @@ static int teardown(void **state) {
 }
 
 static gp_serve *offline(void) {
-    gp_serve *s;
-    char err[256];
-    gp_serve_opts o = {.listen = "none", .db_path = db};
-    assert_int_equal(gp_serve_start(&o, &s, err, sizeof err), 0);
-    return s;
+    return serve_offline(db);
 }
 
 static json_t *get_json(gp_serve *s, const char *path, const char *query, int want_status) {
-    char *body;
-    size_t len;
-    const char *ct;
-    int st = gp_serve_render(s, "GET", path, query, &body, &len, &ct);
-    if (st != want_status) fprintf(stderr, "%s?%s -> %d %s\n", path, query ? query : "", st, body);
-    assert_int_equal(st, want_status);
-    assert_string_equal(ct, "application/json");
-    json_error_t je;
-    json_t *o = json_loadb(body, len, 0, &je);
-    free(body);
-    assert_non_null(o);
-    return o;
+    return serve_get_json(s, path, query, want_status);
 }
 
 typedef struct {

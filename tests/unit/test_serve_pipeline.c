@@ -14,6 +14,7 @@
  * With decode = 3 workers, item i leaves read at 0.1 (i+1), decode at 0.1 i + 0.4, model at
  * 0.1 i + 0.5: the last at 2.4 s, so 20/2.4 items/s and a GPU busy 2.0/2.4 of the time. */
 #include "testutil.h"
+#include "serve_testutil.h"
 
 #include <jansson.h>
 #include <sys/stat.h>
@@ -110,25 +111,11 @@ static int teardown(void **state) {
 }
 
 static gp_serve *offline(void) {
-    gp_serve *s;
-    char err[256];
-    gp_serve_opts o = {.listen = "none", .db_path = db};
-    assert_int_equal(gp_serve_start(&o, &s, err, sizeof err), 0);
-    return s;
+    return serve_offline(db);
 }
 
 static json_t *get_json(gp_serve *s, const char *path, const char *query, int want_status) {
-    char *body;
-    size_t len;
-    const char *ct;
-    int st = gp_serve_render(s, "GET", path, query, &body, &len, &ct);
-    if (st != want_status) fprintf(stderr, "%s?%s -> %d %s\n", path, query ? query : "", st, body);
-    assert_int_equal(st, want_status);
-    assert_string_equal(ct, "application/json");
-    json_t *o = json_loadb(body, len, 0, NULL);
-    free(body);
-    assert_non_null(o);
-    return o;
+    return serve_get_json(s, path, query, want_status);
 }
 
 static double num(json_t *o, const char *path) {
