@@ -49,6 +49,15 @@ assert len(gps) >= 4, gps
 # Visibly different: the spread between best and worst is large.
 assert gps[-1] - gps[0] > 0.3, gps
 assert any(j["energy_kwh"] for j in jobs), "no energy"
+# The per-owner table adds up to the jobs it groups.
+owners = r["owners"]
+for o in owners:
+    mine = [j for j in jobs if (j["user"] or "-") == o["user"]]
+    assert o["jobs"] == len(mine), o
+    assert abs(o["allocated_gpu_h"] - sum(j["allocated_gpu_h"] for j in mine)) < 1e-9, o
+    prod = sum(j["gpu_s_by_bucket"]["productive"] for j in mine if j["goodput"] is not None) / 3600
+    assert abs(o["productive_gpu_h"] - prod) < 1e-9, o
+assert sum(o["jobs"] for o in owners) == len(jobs)
 print("report ok:", [(j["id"], j["goodput"]) for j in jobs])
 PY
 
