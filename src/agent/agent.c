@@ -161,7 +161,7 @@ int gp_agent_flush(gp_agent *a) {
 /* One tick: sample, store, drain simulated events. CPU inside the source's own calls is
  * counted apart, so the overhead benchmark measures the agent path alone. A source error
  * is printed once per distinct message and the agent keeps running. */
-static int tick(gp_agent *a, char *err, size_t errlen) {
+static void tick(gp_agent *a, char *err, size_t errlen) {
     double c0 = cpu_s(), in_source = 0;
     size_t n = 0;
     gp_store_begin(a->store);
@@ -193,7 +193,6 @@ static int tick(gp_agent *a, char *err, size_t errlen) {
     a->stats.ticks++;
     a->stats.source_cpu_s += in_source;
     a->stats.collect_cpu_s += (cpu_s() - c0) - in_source;
-    return 0;
 }
 
 int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t errlen) {
@@ -243,10 +242,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         }
         if (stop && *stop) break;
         a->now_ns = a->own_clock ? next_tick : gp_wall_ns();
-        if (tick(a, err, errlen) != 0) {
-            gp_agent_flush(a);
-            return -1;
-        }
+        tick(a, err, errlen); /* a source error is reported and the loop goes on */
         next_tick += a->o.interval_ns;
         int64_t wall = mono_ns();
         /* As fast as possible, flush on the source's clock: the transactions are then the
