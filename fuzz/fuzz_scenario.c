@@ -1,8 +1,8 @@
-/* fuzz_scenario.c: scenario files (src/sources/scenario.c, gp_scenario_parse_string). A
+/* fuzz_scenario.c: scenario files (src/sim/scenario.c, gp_scenario_parse_string). A
  * parsed scenario is written back and must parse again. */
 #include "fuzz_util.h"
 
-#include "sources/scenario.h"
+#include "sim/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size > 1 << 16) return 0;

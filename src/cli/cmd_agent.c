@@ -12,7 +12,7 @@
 #include "fleet/ledger.h"
 #include "ingest/scrape_store.h"
 #include "serve/serve.h"
-#include "sources/scenario.h" /* gp_parse_duration_ns */
+#include "sim/scenario.h" /* gp_parse_duration_ns */
 
 static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig) {

@@ -25,7 +25,7 @@
 #include "cli/exit_codes.h"
 #include "engine/cost.h"
 #include "engine/job_summary.h"
-#include "sources/scenario.h" /* gp_parse_duration_ns */
+#include "sim/scenario.h" /* gp_parse_duration_ns */
 #include "store/store.h"
 
 typedef struct side {

@@ -13,7 +13,7 @@
 #include "engine/findings_fmt.h"
 #include "engine/windows.h"
 #include "fleet/fleet_report.h"
-#include "sources/scenario.h"
+#include "sim/scenario.h"
 #include "store/store.h"
 
 static void usage(FILE *f) {

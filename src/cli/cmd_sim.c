@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/exit_codes.h"
-#include "sources/sim.h"
+#include "sim/sim.h"
 
 static void usage(FILE *f) {
     fprintf(f,

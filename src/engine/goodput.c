@@ -3,7 +3,8 @@
  * Method: build labelled intervals (steps, phases, restarts, readiness), then sweep all
  * interval and allocation boundaries once in time order, keeping a count of open
  * intervals per label and of held GPUs. Each elementary segment takes the highest
- * priority open label and adds duration x held GPUs to it. O(n log n) in events. */
+ * priority open label and adds duration x held GPUs to it (a split shared GPU counts as
+ * the allocation's share of one). O(n log n) in events. */
 #include "engine/goodput.h"
 
 #include <math.h>
@@ -32,8 +33,9 @@ static const gp_bucket label_bucket[L__COUNT] = {
 
 typedef struct {
     int64_t t;
-    int label; /* L_* or L_ALLOC */
-    int delta; /* +1 open, -1 close */
+    int label;    /* L_* or L_ALLOC */
+    int delta;    /* +1 open, -1 close */
+    double share; /* L_ALLOC: the fraction of a GPU this allocation holds */
 } edge;
 
 typedef struct {
@@ -42,7 +44,7 @@ typedef struct {
     int oom;
 } edges;
 
-static void add_interval(edges *e, int64_t a, int64_t b, int label) {
+static void add_interval_w(edges *e, int64_t a, int64_t b, int label, double share) {
     if (b <= a) return;
     if (e->n + 2 > e->cap) {
         size_t nc = e->cap ? e->cap * 2 : 256;
@@ -54,8 +56,12 @@ static void add_interval(edges *e, int64_t a, int64_t b, int label) {
         e->v = p;
         e->cap = nc;
     }
-    e->v[e->n++] = (edge){a, label, +1};
-    e->v[e->n++] = (edge){b, label, -1};
+    e->v[e->n++] = (edge){a, label, +1, share};
+    e->v[e->n++] = (edge){b, label, -1, share};
+}
+
+static void add_interval(edges *e, int64_t a, int64_t b, int label) {
+    add_interval_w(e, a, b, label, 1);
 }
 
 static int cmp_edge(const void *a, const void *b) {
@@ -197,8 +203,9 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         if (b > T1) b = T1;
         if (b <= a) continue;
         if (out->first_alloc_ns < 0 || a < out->first_alloc_ns) out->first_alloc_ns = a;
-        out->allocated_gpu_s += (b - a) / 1e9;
-        add_interval(&E, a, b, L_ALLOC);
+        double share = in->allocs[i].share > 0 && in->allocs[i].share < 1 ? in->allocs[i].share : 1;
+        out->allocated_gpu_s += (b - a) / 1e9 * share;
+        add_interval_w(&E, a, b, L_ALLOC, share);
     }
 
     /* Phases: pair begin/end per (name, rank); an unclosed begin runs to the window end. */
@@ -381,17 +388,20 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     /* Sweep. */
     if (E.n) qsort(E.v, E.n, sizeof *E.v, cmp_edge); /* E.v is NULL when empty */
     int open[L__COUNT] = {0};
-    int held = 0;
+    double held = 0; /* GPUs held, fractional where a shared GPU was split */
+    int n_held = 0;  /* open allocations (the float sum is not trusted to reach 0) */
     double busy = 0;
     int busy_known = 0;
     for (size_t i = 0; i < E.n; i++) {
         edge *e = &E.v[i];
-        if (e->label == L_ALLOC)
-            held += e->delta;
-        else
+        if (e->label == L_ALLOC) {
+            held += e->delta * e->share;
+            n_held += e->delta;
+            if (n_held == 0) held = 0;
+        } else
             open[e->label] += e->delta;
         int64_t a = e->t, b = i + 1 < E.n ? E.v[i + 1].t : a;
-        if (b <= a || held <= 0) continue;
+        if (b <= a || n_held <= 0) continue;
         if (a < T0) a = T0;
         if (b > T1) b = T1;
         if (b <= a) continue;

@@ -17,7 +17,7 @@
 
 #include "engine/job_summary.h"
 #include "fleet/ledger_pg.h"
-#include "sources/scenario.h" /* gp_parse_duration_ns */
+#include "sim/scenario.h" /* gp_parse_duration_ns */
 
 /* Running sums of a job's windows: the job row of a running job is their sum. */
 typedef struct acc {

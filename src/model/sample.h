@@ -63,7 +63,11 @@ typedef struct gp_proc_sample {
     uint32_t valid;     /* GP_P_* */
     double sm_share;    /* fraction of the device's SM time this process used */
     uint64_t mem_bytes; /* device memory the process holds */
-    char job_id[64];    /* owner when the source knows it (sim, dcgm hpc_job); "" if not */
+    char job_id[64];    /* owner when the source knows it from its own labels (dcgm-exporter
+                         * hpc_job / pod); "" if not. The simulator never sets it: owners
+                         * come from the process (attribution/), as on a real node. */
+    char name[64];      /* process name as the source shows it (nvidia-smi process_name,
+                         * NVML has none); "" unknown */
 } gp_proc_sample;
 
 enum { GP_P_SM_SHARE = 1u << 0, GP_P_MEM = 1u << 1 };

@@ -55,6 +55,12 @@ typedef struct gp_source_ops {
     /* Optional: the source's clock (simulated/replayed sources); NULL = wall clock. */
     int64_t (*now_ns)(void *state);
     void (*close)(void *state);
+    /* Optional: where the processes in list_processes() live, so the agent can resolve
+     * their owners: the /proc root their PIDs belong to ("/proc" for a live driver; the
+     * simulator's fake root) and a dcgm-exporter job-mapping directory when the node has
+     * one (NULL if not). A source without this op (a replayed capture from another
+     * machine) has PIDs that mean nothing here: owners then come from the capture alone. */
+    void (*node_paths)(void *state, const char **proc_root, const char **jobmap_dir);
 } gp_source_ops;
 
 /* The registry (constant, built at compile time). */

@@ -17,8 +17,8 @@
 
 #include "engine/classify.h"
 #include "ingest/protocol.h"
-#include "sources/scenario.h"
-#include "sources/sim.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
 
 enum {
     L_COMPUTE,

@@ -9,8 +9,8 @@
 #include "engine/classify.h"
 #include "engine/windows.h"
 #include "ingest/protocol.h"
-#include "sources/scenario.h"
-#include "sources/sim.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
 
 #define NS 1000000000LL
 

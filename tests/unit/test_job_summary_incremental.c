@@ -18,8 +18,8 @@
 
 #include "engine/job_summary.h"
 #include "ingest/protocol.h"
-#include "sources/scenario.h"
-#include "sources/sim.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
 #include "store/store.h"
 
 /* ---- reference: the previous job_summary.c (commit 317e344), names prefixed ref_ ---- */

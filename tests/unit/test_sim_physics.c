@@ -7,8 +7,8 @@
 
 #include <time.h>
 
-#include "sources/scenario.h"
-#include "sources/sim.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
 
 #define NS 1000000000LL
 

@@ -4,8 +4,8 @@
 
 #include <time.h>
 
-#include "sources/scenario.h"
-#include "sources/sim.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
 
 static void expect_error(const char *text, const char *needle1, const char *needle2) {
     gp_scenario sc;

@@ -1,6 +1,6 @@
 /* sim.h: the simulated GPU node, usable without the agent.
  *
- * The simulator turns a scenario (sources/scenario.h) into what real hardware and real
+ * The simulator turns a scenario (sim/scenario.h) into what real hardware and real
  * workloads would report: per-GPU telemetry computed from the workload's physics (data
  * loading, copies, compute, all-reduce, checkpoints, restarts, prefill/decode), per-process
  * rows, and workload events as protocol lines (docs/protocol.md). Signals are never
@@ -30,7 +30,7 @@
 
 #include "model/device.h"
 #include "model/sample.h"
-#include "sources/scenario.h"
+#include "sim/scenario.h"
 #include "sources/source.h"
 
 typedef struct gp_sim gp_sim;

@@ -4,7 +4,7 @@
  * (several per line separated by `;`), `#` starts a comment. Every value parser names the
  * file, line and key it rejects, so a user fixes a typo without reading this code. Unknown
  * keys are errors: a silently ignored misspelt key would make a simulation lie. */
-#include "sources/scenario.h"
+#include "sim/scenario.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "sources/sim.h"
+#include "sim/sim.h"
 
 enum {
     B_NOT_READY,

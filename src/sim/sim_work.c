@@ -17,7 +17,7 @@
  *   cache of the batch from HBM, so it is memory bound.
  * Sharing a GPU: while another busy job runs on one of its GPUs, a job's kernels take
  *   (1 + contention) times longer per such job. */
-#include "sources/sim_internal.h"
+#include "sim/sim_internal.h"
 
 #include <errno.h>
 #include <math.h>

@@ -7,7 +7,7 @@
  * SW-power-cap throttle bit set), and the energy counter is the running integral of the
  * reported power, so the two always agree. Noise is small, seeded per GPU, and never moves
  * a saturated (1.0) or idle (0.0) signal: NVML reports flat 100% and 0% too. */
-#include "sources/sim_internal.h"
+#include "sim/sim_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
