@@ -2,6 +2,10 @@
  * the next tick, so events are absorbed while the loop idles between samples. */
 #include "agent/agent.h"
 
+#include "attribution/jobmap.h"
+#include "attribution/presence.h"
+#include "attribution/resolver.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,6 +26,10 @@ struct gp_agent {
     gp_sample *samples;
     gp_proc_sample *procs;
     gp_agent_stats stats;
+    gp_resolver *resolver; /* NULL: attribution off */
+    gp_presence *presence;
+    char jobmap[512];
+    int jobmap_said;
     int64_t now_ns; /* source time of the last tick */
     int own_clock;  /* the source has its own clock (sim, replay) */
     struct {
@@ -98,6 +106,20 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
         fprintf(stderr, "goodput agent: source '%s' reports no GPUs; still receiving events\n",
                 o->source_spec);
     gp_store_tune_for_devices(a->store, a->n_devices);
+    if (!o->no_attribution && a->src.ops->list_processes) {
+        const char *proc_root = NULL, *jobmap = NULL;
+        if (a->src.ops->node_paths) a->src.ops->node_paths(a->src.state, &proc_root, &jobmap);
+        if (o->proc_root) proc_root = *o->proc_root ? o->proc_root : NULL;
+        if (o->jobmap_dir) jobmap = *o->jobmap_dir ? o->jobmap_dir : NULL;
+        snprintf(a->jobmap, sizeof a->jobmap, "%s", jobmap ? jobmap : "");
+        int64_t grace = o->presence_grace_ns > 0 ? o->presence_grace_ns : 3 * a->o.interval_ns;
+        a->resolver = gp_resolver_new(proc_root);
+        a->presence = gp_presence_new(grace);
+        if (!a->resolver || !a->presence) {
+            snprintf(err, errlen, "agent: out of memory");
+            goto fail;
+        }
+    }
     a->now_ns = a->own_clock ? a->src.ops->now_ns(a->src.state) : gp_wall_ns();
     gp_store_begin(a->store);
     for (size_t i = 0; i < a->n_devices; i++)
@@ -119,6 +141,8 @@ void gp_agent_close(gp_agent *a) {
     free(a->devices);
     free(a->samples);
     free(a->procs);
+    gp_resolver_free(a->resolver);
+    gp_presence_free(a->presence);
     free(a);
 }
 
@@ -158,6 +182,42 @@ int gp_agent_flush(gp_agent *a) {
     return rc;
 }
 
+static void on_jobmap(void *ctx, const char *job_id, const char *uuid, int64_t mtime_ns) {
+    gp_agent *a = ctx;
+    gp_presence_sched(a->presence, job_id, uuid, mtime_ns);
+}
+
+/* Owners and allocations from what the node shows this tick: the job-mapping files
+ * (a scheduler's word) and each GPU process's owner. Allocations something else already
+ * wrote (a Slurm poller or prolog, a client's `alloc` line) are left to it. The lines go
+ * through ingest like any client's. */
+static void attribute(gp_agent *a, gp_proc_sample *procs, size_t np) {
+    gp_presence_begin(a->presence, a->now_ns);
+    if (a->jobmap[0] && gp_jobmap_read(a->jobmap, a->devices, a->n_devices, on_jobmap, a) < 0 &&
+        !a->jobmap_said) {
+        fprintf(stderr, "goodput agent: job-mapping directory %s: cannot read it (will retry)\n",
+                a->jobmap);
+        a->jobmap_said = 1;
+    }
+    for (size_t i = 0; i < np; i++) {
+        const gp_proc_owner *o = gp_resolver_owner(a->resolver, &procs[i], a->now_ns);
+        int external = !gp_presence_has(a->presence, o->job_id, procs[i].uuid) &&
+                       gp_store_open_alloc_exists(a->store, o->job_id, procs[i].uuid) == 1;
+        gp_presence_proc(a->presence, o, procs[i].uuid, external);
+        /* The stored row names its owner: the engine splits a shared GPU's kernels and
+         * energy by the SM share of each owner's processes. */
+        snprintf(procs[i].job_id, sizeof procs[i].job_id, "%s", o->job_id);
+    }
+    gp_presence_end(a->presence, feed_line, a);
+    if (a->stats.ticks % 64 == 0) gp_resolver_sweep(a->resolver, a->now_ns - 16 * a->o.interval_ns);
+    gp_resolver_stats rs = gp_resolver_get_stats(a->resolver);
+    gp_presence_stats ps = gp_presence_get_stats(a->presence);
+    a->stats.owners_resolved = rs.resolved;
+    a->stats.owners_unattributed = rs.unattributed;
+    a->stats.allocs_opened = ps.opened;
+    a->stats.allocs_closed = ps.closed;
+}
+
 /* One tick: sample, store, drain simulated events. CPU inside the source's own calls is
  * counted apart, so the overhead benchmark measures the agent path alone. A source error
  * is printed once per distinct message and the agent keeps running. */
@@ -186,7 +246,9 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
         s0 = cpu_s();
         int prc = a->src.ops->list_processes(a->src.state, a->procs, MAX_PROCS, &np, err, errlen);
         in_source += cpu_s() - s0;
-        for (size_t i = 0; prc == 0 && i < np; i++)
+        if (prc != 0) np = 0;
+        if (a->presence) attribute(a, a->procs, np); /* stamps each row with its owner */
+        for (size_t i = 0; i < np; i++)
             if (gp_store_put_proc(a->store, &a->procs[i]) == 0) a->stats.proc_samples++;
     }
     if (a->src.ops->drain_events) a->src.ops->drain_events(a->src.state, a->now_ns, feed_line, a);

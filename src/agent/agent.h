@@ -27,6 +27,14 @@ typedef struct gp_agent_opts {
     int64_t retention_ns; /* delete raw samples/events older than this; 0 = keep */
     const char *socket_path; /* NULL = no unix socket; "" = default path */
     const char *udp_addr;    /* NULL = no UDP */
+    /* Ownership (attribution/resolver.h, presence.h): who owns each GPU process, and the
+     * allocations that follows when no scheduler says otherwise. */
+    const char *proc_root;     /* where the source's PIDs live; NULL = what the source says
+                                * (node_paths: /proc for NVML, the simulator's fake root) */
+    const char *jobmap_dir;    /* job-mapping directory; NULL = the source's, if any */
+    int no_attribution;        /* 1: store processes only, make no jobs from them */
+    int64_t presence_grace_ns; /* a process gone this long ends its allocation;
+                                * default 3 intervals */
 } gp_agent_opts;
 
 typedef struct gp_agent gp_agent;
@@ -34,6 +42,7 @@ typedef void (*gp_agent_hook)(gp_agent *a, void *ctx);
 
 typedef struct gp_agent_stats {
     uint64_t ticks, samples, proc_samples, events, flushes, store_errors;
+    uint64_t owners_resolved, owners_unattributed, allocs_opened, allocs_closed;
     double collect_cpu_s; /* CPU spent in the agent path (collect+store), sim excluded */
     double source_cpu_s;  /* CPU spent inside the source's sample() */
     /* Schedule (paced runs only, not --speed 0): ticks that began more than 10% of the

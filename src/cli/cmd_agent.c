@@ -101,7 +101,16 @@ static void usage(FILE *f) {
             "  --slurm            follow Slurm jobs (squeue/sacct): lifecycle, GPUs, exit state\n"
             "  --slurm-node NAME  only map GPUs of jobs on this node (default: every node)\n"
             "  --slurm-every D    poll interval (default 10s)\n"
-            "  --jobmap-dir DIR   dcgm-exporter HPC job-mapping directory (contrib/slurm/)\n"
+            "  --jobmap-dir DIR   dcgm-exporter HPC job-mapping directory (contrib/slurm/):\n"
+            "                     the jobs holding each GPU, as a scheduler's prolog writes it\n"
+            "  --proc-root DIR    where the GPU processes' /proc is (default /proc; a\n"
+            "                     container sees the host's through a mount, e.g. /host/proc)\n"
+            "  --no-attribution   do not turn GPU processes into jobs and allocations\n"
+            "\nOwnership: every GPU process is resolved once to its owner (Slurm job, pod,\n"
+            "container, GOODPUT_JOB, else the process with its user and command; what\n"
+            "cannot be seen is 'unattributed'). Without a scheduler, an owner holds a GPU\n"
+            "from its first process there until its last has been gone 3 intervals.\n"
+            "A GPU shared by several owners is split evenly between them.\n"
             "  --quiet            no summary line at exit\n"
             "  --stats            print a JSON line of overhead statistics at exit (stdout)\n\n"
             "example: goodput agent --source sim:examples/scenarios/demo.conf --db /tmp/gp.db \\\n"
@@ -157,6 +166,8 @@ int gp_cmd_agent(int argc, char **argv) {
                                          {"slurm-node", required_argument, 0, 'n'},
                                          {"slurm-every", required_argument, 0, 'E'},
                                          {"jobmap-dir", required_argument, 0, 'J'},
+                                         {"proc-root", required_argument, 0, 'R'},
+                                         {"no-attribution", no_argument, 0, 'a'},
                                          {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -240,6 +251,12 @@ int gp_cmd_agent(int argc, char **argv) {
         case 'J':
             slo.jobmap_dir = optarg;
             break;
+        case 'R':
+            o.proc_root = optarg;
+            break;
+        case 'a':
+            o.no_attribution = 1;
+            break;
         case 'E':
             if (gp_parse_duration_ns(optarg, &slurm_every_ns) < 0 || slurm_every_ns <= 0)
                 return bad_duration("--slurm-every", optarg);
@@ -268,6 +285,9 @@ int gp_cmd_agent(int argc, char **argv) {
         fprintf(stderr, "goodput agent: --db PATH is required (see goodput agent --help)\n");
         return GP_EXIT_USAGE;
     }
+    /* One reader of the job-mapping files: the Slurm poller when it runs (it also knows
+     * the jobs' lifecycle), else the agent's own attribution. */
+    if (!slurm && slo.jobmap_dir) o.jobmap_dir = slo.jobmap_dir;
     int default_source = !o.source_spec;
     if (default_source) o.source_spec = "nvml"; /* the default on a node with a driver */
     char err[512] = "";

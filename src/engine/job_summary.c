@@ -39,6 +39,8 @@
  * is not seen until the next reset). Late events are always seen (by id, not by time). */
 #include "engine/job_summary.h"
 
+#include "engine/alloc_split.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -663,8 +665,22 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         free(allocs);
         return -1;
     }
-    gp_goodput_in in = {.allocs = allocs,
-                        .n_allocs = na,
+    /* A shared GPU's time is split between its holders; the job's own overlapping rows
+     * count once (engine/alloc_split.h). Signals and energy above stay per row: they are
+     * already the job's attributed share of the device. */
+    gp_alloc *nb = NULL, *pieces = NULL;
+    size_t n_nb = 0, n_pieces = 0;
+    if (gp_store_neighbour_allocs(s, a->job_id, &nb, &n_nb) != 0 ||
+        gp_alloc_split(allocs, na, nb, n_nb, &pieces, &n_pieces) != 0) {
+        free(nb);
+        free(ev);
+        free(allocs);
+        set_err(err, errlen, s, a->job_id, "splitting the shared GPUs of");
+        return -1;
+    }
+    free(nb);
+    gp_goodput_in in = {.allocs = pieces,
+                        .n_allocs = n_pieces,
                         .events = ev,
                         .n_events = evs->n_ev,
                         .act = a->act,
@@ -678,6 +694,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (a->opt_slo.e2e_s > 0) in.slo.e2e_s = a->opt_slo.e2e_s;
     int grc = gp_goodput_compute(&in, &out->gp);
     free(ev);
+    free(pieces);
     if (grc != 0) {
         snprintf(err, errlen, "out of memory computing goodput for job '%s'", a->job_id);
         free(allocs);

@@ -633,6 +633,13 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
     } else if (!strcmp(k, "name")) {
         if (strlen(v) >= sizeof j->name || !*v) return perr(c, k, "expected 1..63 bytes");
         snprintf(j->name, sizeof j->name, "%s", v);
+    } else if (!strcmp(k, "scheduler")) {
+        if (!strcmp(v, "none"))
+            j->scheduler_none = 1;
+        else if (!strcmp(v, "slurm"))
+            j->scheduler_none = 0;
+        else
+            return perr(c, k, "expected slurm or none");
     } else if (!strcmp(k, "user")) {
         if (strlen(v) >= sizeof j->user || !*v) return perr(c, k, "expected 1..63 bytes");
         snprintf(j->user, sizeof j->user, "%s", v);
@@ -1001,6 +1008,7 @@ int gp_scenario_write(const gp_scenario *sc, FILE *f) {
         else
             w_ns(f, "ready_after", j->ready_after_ns);
         if (j->mem_frac >= 0) fprintf(f, "mem = %.17g%%\n", j->mem_frac * 100);
+        if (j->scheduler_none) fprintf(f, "scheduler = none\n");
         w_ns(f, "init", j->init_ns);
         w_i(f, "batch", j->batch_samples);
         w_ns(f, "sample_cpu", (int64_t)llround(j->sample_cpu_s * 1e9));

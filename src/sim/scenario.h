@@ -45,7 +45,9 @@ typedef struct gp_scenario_job {
     char name[GP_NAME_MAX]; /* display name; default = id */
     char user[GP_NAME_MAX]; /* default "sim" */
     gp_sjob_kind kind;
-    int *gpus; /* GPU indices on the node (owned; use the setters) */
+    int scheduler_none; /* `scheduler = none`: no scheduler knows the job; the node shows
+                         * only its processes (default `slurm`: a job-mapping file too) */
+    int *gpus;          /* GPU indices on the node (owned; use the setters) */
     int n_gpus;
 
     /* lifecycle, ns relative to the simulation start */

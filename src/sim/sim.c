@@ -77,6 +77,52 @@ void gp_sim_uuid(const char *node, int index, char *buf, size_t cap) {
 
 /* ---------------------------------------------------------------- timeline building */
 
+/* The job's share of its GPUs over [t0, t1), in seconds per GPU: while k other jobs
+ * hold one of its GPUs it holds 1/(k+1) of that GPU, as the agent's accounting splits
+ * a shared GPU (engine/alloc_split.h); the truth must count the same way or every
+ * shared GPU would be counted twice. */
+static double held_s(const sim_job *j, int64_t t0, int64_t t1) {
+    double whole = (double)(t1 - t0) / 1e9;
+    if (!j->n_co || !j->sim || t1 <= t0) return whole;
+    const gp_sim *s = j->sim;
+    double sum = 0;
+    for (int r = 0; r < j->cfg->n_gpus; r++) {
+        int g = j->cfg->gpus[r];
+        int64_t cut[2 * 64 + 2];
+        int nc = 0;
+        cut[nc++] = t0;
+        for (int k = 0; k < j->n_co && nc < 2 * 64; k++) {
+            const sim_job *o = &s->jobs[j->co[k]];
+            int on = 0;
+            for (int x = 0; x < o->cfg->n_gpus; x++)
+                on |= o->cfg->gpus[x] == g;
+            if (!on) continue;
+            if (o->cfg->start_ns > t0 && o->cfg->start_ns < t1) cut[nc++] = o->cfg->start_ns;
+            if (o->end > t0 && o->end < t1) cut[nc++] = o->end;
+        }
+        cut[nc++] = t1;
+        for (int a = 1; a < nc; a++) /* few cuts: insertion sort */
+            for (int b = a; b > 0 && cut[b - 1] > cut[b]; b--) {
+                int64_t x = cut[b];
+                cut[b] = cut[b - 1];
+                cut[b - 1] = x;
+            }
+        for (int c = 0; c + 1 < nc; c++) {
+            if (cut[c + 1] <= cut[c]) continue;
+            int holders = 1;
+            for (int k = 0; k < j->n_co; k++) {
+                const sim_job *o = &s->jobs[j->co[k]];
+                int on = 0;
+                for (int x = 0; x < o->cfg->n_gpus; x++)
+                    on |= o->cfg->gpus[x] == g;
+                holders += on && o->cfg->start_ns <= cut[c] && cut[c] < o->end;
+            }
+            sum += (double)(cut[c + 1] - cut[c]) / 1e9 / holders;
+        }
+    }
+    return sum / j->cfg->n_gpus;
+}
+
 void sim_bucket_add(sim_job *j, int bucket, double sec) {
     gp_sim_truth *t = &j->truth;
     switch (bucket) {
@@ -131,7 +177,7 @@ sim_seg *sim_push(sim_job *j, int64_t t0, int64_t t1, int bucket) {
     g->proc = 1;
     g->mem_frac = (float)j->mem_run;
     j->gen = t1;
-    sim_bucket_add(j, bucket, (double)(t1 - t0) / 1e9);
+    sim_bucket_add(j, bucket, held_s(j, t0, t1));
     return g;
 }
 
@@ -241,6 +287,7 @@ int gp_sim_open(const gp_scenario *sc_in, int64_t start_ns, gp_sim **out, char *
     else
         s->origin = GP_SIM_EPOCH_NS;
     s->last_abs = s->origin;
+    s->next_pid = 1000;
 
     s->gpus = calloc((size_t)sc->n_gpus, sizeof *s->gpus);
     s->jobs = calloc((size_t)(sc->n_jobs ? sc->n_jobs : 1), sizeof *s->jobs);
@@ -279,6 +326,7 @@ int gp_sim_open(const gp_scenario *sc_in, int64_t start_ns, gp_sim **out, char *
         sim_job *j = &s->jobs[i];
         j->cfg = &sc->jobs[i];
         j->idx = i;
+        j->sim = s;
         j->pid = 1000 + (int64_t)i * 100;
         sim_rng_seed(&j->rng, sim_hash(j->cfg->id, sc->seed ^ 0xa5a5a5a5ULL));
         sim_rng_seed(&j->rank_rng, sim_hash(j->cfg->id, sc->seed ^ 0x5a5a5a5aULL));
@@ -300,6 +348,7 @@ fail:
 
 void gp_sim_close(gp_sim *s) {
     if (!s) return;
+    sim_node_free(s);
     for (int i = 0; i < s->n_jobs; i++) {
         sim_job *j = &s->jobs[i];
         sim_work_free(j);
@@ -383,6 +432,8 @@ static void integrate(sim_job *j, int64_t a, int64_t b) {
             j->r_fp16 += ov * (g->alt ? g->alt_fp16 : g->fp16);
             j->r_fp32 += ov * (g->alt ? g->alt_fp32 : g->fp32);
         }
+        if (g->proc && !j->prev_proc) j->proc_since = g->t0;
+        j->prev_proc = g->proc;
         if (g->t0 < b && g->t1 >= b) { /* the segment running at the end of the interval */
             j->mem_now = g->mem_frac;
             j->proc_now = g->proc;
@@ -422,6 +473,13 @@ int gp_sim_sample(gp_sim *s, int64_t now_ns, gp_sample *out, size_t cap, size_t 
             sim_work_advance(s, j, rel);
             integrate(j, a, rel);
         }
+        /* A process that (re)appears is a new incarnation with PIDs of its own. */
+        if (j->proc_now && !j->live) {
+            j->pid_base = s->next_pid;
+            s->next_pid += j->cfg->n_gpus;
+            j->live_since = j->proc_since;
+        }
+        j->live = j->proc_now;
     }
     const gp_gpu_spec *sp = s->spec;
     double total = (double)sp->memory_bytes;
@@ -547,6 +605,7 @@ int gp_sim_sample(gp_sim *s, int64_t now_ns, gp_sample *out, size_t cap, size_t 
     }
     if (rel > a) s->last = rel;
     s->last_abs = now_ns;
+    if (s->node) sim_node_update(s);
     s->last_dt = dt > 0 ? dt : 0;
     return 0;
 }
@@ -564,7 +623,7 @@ int gp_sim_processes(gp_sim *s, gp_proc_sample *out, size_t cap, size_t *n) {
             memset(p, 0, sizeof *p);
             snprintf(p->uuid, sizeof p->uuid, "%s", G->uuid);
             p->ts_ns = s->last_abs;
-            p->pid = j->pid + G->rank[k];
+            p->pid = j->pid_base + G->rank[k];
             p->mem_bytes = (uint64_t)((double)j->mem_now * (double)s->spec->memory_bytes);
             p->valid = GP_P_MEM;
             /* the fraction of the interval this process had kernels running (NVML's
@@ -574,7 +633,6 @@ int gp_sim_processes(gp_sim *s, gp_proc_sample *out, size_t cap, size_t *n) {
                               : j->a_util;
             p->sm_share = dt > 0 ? clamp01(busy / dt) : 0;
             p->valid |= GP_P_SM_SHARE;
-            snprintf(p->job_id, sizeof p->job_id, "%s", j->cfg->id);
         }
     }
     return 0;
@@ -653,8 +711,17 @@ static int src_open(const char *arg, const gp_source_opts *opts, void **state, c
     int rc = gp_sim_open(&sc, opts ? opts->start_ns : 0, &s, err, errlen);
     gp_scenario_free(&sc);
     if (rc < 0) return -1;
+    /* As a source the simulator is a node: the agent reads its processes and job map. */
+    if (gp_sim_expose(s, NULL, err, errlen) != 0) {
+        gp_sim_close(s);
+        return -1;
+    }
     *state = s;
     return 0;
+}
+
+static void src_node_paths(void *st, const char **proc_root, const char **jobmap_dir) {
+    gp_sim_node_paths(st, proc_root, jobmap_dir);
 }
 
 static int src_list(void *st, gp_device *out, size_t cap, size_t *n, char *err, size_t errlen) {
@@ -705,4 +772,5 @@ const gp_source_ops gp_source_sim = {
     .end_ns = src_end,
     .now_ns = src_now,
     .close = src_close,
+    .node_paths = src_node_paths,
 };

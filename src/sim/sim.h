@@ -53,6 +53,17 @@ void gp_sim_devices(const gp_sim *s, gp_device *out, size_t cap, size_t *n);
 int gp_sim_sample(gp_sim *s, int64_t now_ns, gp_sample *out, size_t cap, size_t *n);
 /* Per-process rows for the interval of the last sample (one per job process per GPU). */
 int gp_sim_processes(gp_sim *s, gp_proc_sample *out, size_t cap, size_t *n);
+/* Shows the node to an agent the way a real node does, and nothing more: each live job
+ * process as ROOT/proc/PID/{stat,status,cmdline,environ,cgroup} (start time, user,
+ * command, GOODPUT_JOB=<id> as an instrumented workload sets it, a Slurm step or user
+ * session cgroup), ROOT/proc/stat (boot time), and for jobs a scheduler holds
+ * (`scheduler = slurm`, the default) the dcgm-exporter job-mapping files ROOT/jobmap/<GPU
+ * index> listing the job ids on that GPU, with the file's mtime set to the (simulated)
+ * time of the last change, as a prolog/epilog would write them. Updated at every sample.
+ * root NULL: a fresh directory under $TMPDIR, removed by gp_sim_close. */
+int gp_sim_expose(gp_sim *s, const char *root, char *err, size_t errlen);
+/* The exposed proc root and job-mapping directory (NULL before gp_sim_expose). */
+void gp_sim_node_paths(const gp_sim *s, const char **proc_root, const char **jobmap_dir);
 /* Calls sink for every event line with ts <= now_ns not yet drained, in time order (one
  * line each, no newline). Returns the number of lines. */
 int gp_sim_drain_events(gp_sim *s, int64_t now_ns, gp_line_sink sink, void *ctx);

@@ -53,6 +53,7 @@ typedef struct sim_rng {
 
 typedef struct sim_job {
     gp_scenario_job *cfg; /* in the sim's own scenario copy */
+    const struct gp_sim *sim;
     int idx;
     int64_t pid;
     int64_t end;  /* effective end (relative): cfg end or scenario end */
@@ -96,6 +97,10 @@ typedef struct sim_job {
     double a_pcie_rx, a_pcie_tx, a_nvl;
     float mem_now;
     int proc_now;
+    /* the job's processes as the node shows them: one per rank, PIDs pid_base + rank,
+     * alive since proc_since (relative ns); a restart is a new incarnation (new PIDs) */
+    int prev_proc, live;
+    int64_t proc_since, pid_base, live_since;
     /* the same integrals as seen by the straggler rank's GPU (alt segments applied) */
     double r_util, r_sm, r_occ, r_tensor, r_dram, r_fp16, r_fp32;
     sim_rng rank_rng; /* per-rank timer jitter (per_rank_steps only) */
@@ -126,7 +131,12 @@ struct gp_sim {
     sim_job *jobs;
     int n_jobs;
     uint64_t ev_seq;
+    int64_t next_pid;
+    struct sim_node *node; /* the fake /proc and job-mapping directory; NULL = not shown */
 };
+/* the node as the agent sees it (sim_node.c) */
+void sim_node_update(gp_sim *s);
+void sim_node_free(gp_sim *s);
 
 /* rng (xoshiro256**) */
 void sim_rng_seed(sim_rng *r, uint64_t seed);

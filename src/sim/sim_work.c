@@ -156,10 +156,8 @@ static void finish(gp_sim *s, sim_job *j) {
     j->gen = j->end;
     if (!j->ended_ev) return;
     int64_t te = s->origin + j->end;
-    for (int r = 0; r < j->cfg->n_gpus; r++)
-        sim_emit(s, j, j->end, "alloc job=%s uuid=%s from=%lld to=%lld ts=%lld", j->cfg->id,
-                 s->gpus[j->cfg->gpus[r]].uuid, (long long)(s->origin + j->cfg->start_ns),
-                 (long long)te, (long long)te);
+    /* The workload's own last word (a client's atexit). Where the GPUs were held, and
+     * until when, is for the agent to see (sim_node.c), not for the simulator to say. */
     sim_emit(s, j, j->end, "job job=%s state=ended exit=0 ts=%lld", j->cfg->id, (long long)te);
 }
 
@@ -708,19 +706,16 @@ int sim_work_init(gp_sim *s, sim_job *j, char *err, size_t errlen) {
             j->poisson_next = base + s_to_ns(gap);
         }
     }
-    /* lifecycle: known to the (simulated) scheduler */
-    char name[160], user[160];
-    sim_quote(name, sizeof name, c->name);
-    sim_quote(user, sizeof user, c->user);
-    sim_emit(s, j, c->submit_ns, "job job=%s state=submitted name=%s user=%s origin=tag ts=%lld",
-             c->id, name, user, (long long)(s->origin + c->submit_ns));
-    if (c->start_ns < s->sc.duration_ns) {
-        sim_emit(s, j, c->start_ns, "job job=%s state=allocated name=%s user=%s origin=tag ts=%lld",
-                 c->id, name, user, (long long)(s->origin + c->start_ns));
-        for (int r = 0; r < c->n_gpus; r++)
-            sim_emit(s, j, c->start_ns, "alloc job=%s uuid=%s from=%lld ts=%lld", c->id,
-                     s->gpus[c->gpus[r]].uuid, (long long)(s->origin + c->start_ns),
-                     (long long)(s->origin + c->start_ns));
+    /* The submission, as a scheduler's submit hook records it (the only lifecycle fact
+     * the node itself cannot show). Allocations are not said: the agent sees them in the
+     * job-mapping files and the processes (sim_node.c). */
+    if (!c->scheduler_none) {
+        char name[160], user[160];
+        sim_quote(name, sizeof name, c->name);
+        sim_quote(user, sizeof user, c->user);
+        sim_emit(s, j, c->submit_ns,
+                 "job job=%s state=submitted name=%s user=%s origin=slurm ts=%lld", c->id, name,
+                 user, (long long)(s->origin + c->submit_ns));
     }
     return 0;
 }

@@ -748,6 +748,14 @@ static void nvml_close(void *state) {
     free(st);
 }
 
+/* The driver's PIDs are this node's (or, in a container, those of the /proc the agent
+ * was given: --proc-root). */
+static void nvml_node_paths(void *st, const char **proc_root, const char **jobmap_dir) {
+    (void)st;
+    *proc_root = "/proc";
+    *jobmap_dir = NULL;
+}
+
 const gp_source_ops gp_source_nvml = {
     .name = "nvml",
     .usage = "nvml          the NVIDIA driver's NVML (libnvidia-ml.so.1; GOODPUT_NVML_LIBRARY "
@@ -756,6 +764,7 @@ const gp_source_ops gp_source_nvml = {
     .list_devices = nvml_devices,
     .sample = nvml_sample,
     .list_processes = nvml_procs,
+    .node_paths = nvml_node_paths,
     .drain_events = NULL,
     .end_ns = NULL,
     .now_ns = NULL,

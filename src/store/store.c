@@ -13,7 +13,17 @@
 
 #include "store/schema.h"
 
-enum { ST_DEVICE, ST_SAMPLE, ST_PROC, ST_EVENT, ST_JOB_UPSERT, ST_ALLOC, ST_JOB_READY, ST__COUNT };
+enum {
+    ST_DEVICE,
+    ST_SAMPLE,
+    ST_PROC,
+    ST_EVENT,
+    ST_JOB_UPSERT,
+    ST_ALLOC,
+    ST_JOB_READY,
+    ST_ALLOC_CLOSE,
+    ST__COUNT
+};
 
 static const char *const stmt_sql[ST__COUNT] = {
     [ST_DEVICE] = "INSERT INTO devices(uuid, idx, name, host, pci_bus_id, memory_total_bytes,"
@@ -37,14 +47,20 @@ static const char *const stmt_sql[ST__COUNT] = {
         " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
         " ON CONFLICT(id) DO UPDATE SET name=COALESCE(?2,name), user=COALESCE(?3,user),"
         " origin=COALESCE(origin,?4), submitted_ns=COALESCE(?5,submitted_ns),"
-        " allocated_ns=COALESCE(?6,allocated_ns), ready_ns=COALESCE(ready_ns,?7),"
+        " allocated_ns=MIN(COALESCE(?6,allocated_ns),COALESCE(allocated_ns,?6)), "
+        "ready_ns=COALESCE(ready_ns,?7),"
         " ended_ns=COALESCE(?8,ended_ns), exit_state=COALESCE(?9,exit_state),"
         " exit_code=COALESCE(?10,exit_code), unit_name=COALESCE(?11,unit_name),"
         " flops_per_unit=COALESCE(?12,flops_per_unit), bytes_per_unit=COALESCE(?13,bytes_per_unit),"
         " slo_ttft_s=COALESCE(?14,slo_ttft_s), slo_tpot_s=COALESCE(?15,slo_tpot_s),"
         " slo_e2e_s=COALESCE(?16,slo_e2e_s)",
     [ST_ALLOC] = "INSERT INTO allocations(job_id, uuid, from_ns, to_ns) VALUES(?1,?2,?3,?4)"
-                 " ON CONFLICT(job_id, uuid, from_ns) DO UPDATE SET to_ns=COALESCE(?4,to_ns)",
+                 " ON CONFLICT(job_id, uuid, from_ns) DO UPDATE SET"
+                 " to_ns=MIN(COALESCE(?4,to_ns),COALESCE(to_ns,?4))", /* the earliest end wins */
+    /* A job's end closes what it still holds (not rows that start after it: a requeued
+     * job's next run). */
+    [ST_ALLOC_CLOSE] = "UPDATE allocations SET to_ns = ?2 WHERE job_id = ?1 AND to_ns IS NULL"
+                       " AND from_ns <= ?2",
     /* Readiness is the first progress: keep the earliest. */
     [ST_JOB_READY] =
         "INSERT INTO jobs(id, ready_ns) VALUES(?1,?2) ON CONFLICT(id) DO UPDATE SET"
@@ -347,7 +363,14 @@ static int fold_lifecycle(gp_store *s, const gp_event *e) {
         }
         /* The line says who knows this lifecycle (a Slurm prolog says origin=slurm). */
         j.origin = e->origin[0] ? gp_origin_parse(e->origin) : GP_ORIGIN_TAG;
-        return gp_store_put_job(s, &j);
+        if (gp_store_put_job(s, &j) != 0) return -1;
+        if (j.ended_ns >= 0) {
+            sqlite3_stmt *st = s->st[ST_ALLOC_CLOSE];
+            bind_text(st, 1, e->job_id);
+            sqlite3_bind_int64(st, 2, j.ended_ns);
+            return run(s, st);
+        }
+        return 0;
     case GP_EV_ALLOC: {
         gp_alloc a;
         snprintf(a.job_id, sizeof a.job_id, "%s", e->job_id);
@@ -606,17 +629,14 @@ int gp_store_get_job(gp_store *s, const char *id, gp_job *out) {
     return found;
 }
 
-int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t *n) {
+static int list_allocs(gp_store *s, const char *sql, const char *job_id, gp_alloc **out,
+                       size_t *n) {
     sqlite3_stmt *st;
     *out = NULL;
     *n = 0;
     size_t cap = 0;
     int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT job_id, uuid, from_ns, to_ns FROM allocations WHERE job_id = ?1"
-                           " ORDER BY from_ns, uuid",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
@@ -631,6 +651,35 @@ int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t 
     }
     sqlite3_finalize(st);
     return oom ? list_failed((void **)out, n) : 0;
+}
+
+int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t *n) {
+    return list_allocs(s,
+                       "SELECT job_id, uuid, from_ns, to_ns FROM allocations WHERE job_id = ?1"
+                       " ORDER BY from_ns, uuid",
+                       job_id, out, n);
+}
+
+int gp_store_neighbour_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t *n) {
+    return list_allocs(s,
+                       "SELECT job_id, uuid, from_ns, to_ns FROM allocations WHERE job_id != ?1"
+                       " AND uuid IN (SELECT uuid FROM allocations WHERE job_id = ?1)"
+                       " ORDER BY uuid, job_id, from_ns",
+                       job_id, out, n);
+}
+
+int gp_store_open_alloc_exists(gp_store *s, const char *job_id, const char *uuid) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT 1 FROM allocations WHERE job_id = ?1 AND uuid = ?2 AND"
+                           " to_ns IS NULL LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, uuid, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **out, size_t *n) {

@@ -54,6 +54,10 @@ int gp_store_list_devices(gp_store *s, gp_device **out, size_t *n);
 int gp_store_list_jobs(gp_store *s, gp_job **out, size_t *n);
 int gp_store_get_job(gp_store *s, const char *id, gp_job *out); /* 1 found, 0 not, <0 err */
 int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t *n);
+/* Other jobs' allocations on the GPUs job_id ever held (to split shared GPUs). */
+int gp_store_neighbour_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t *n);
+/* 1 when job_id holds uuid through an allocation still open, 0 if not, < 0 on error. */
+int gp_store_open_alloc_exists(gp_store *s, const char *job_id, const char *uuid);
 /* kind 0 = all kinds; ordered by ts. */
 int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **out, size_t *n);
 /* Samples of one device with t0 <= ts < t1, ordered by ts. */

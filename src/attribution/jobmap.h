@@ -1,0 +1,22 @@
+/* jobmap.h: reads a dcgm-exporter HPC job-mapping directory (--hpc-job-mapping-dir):
+ * one file per GPU, named by the GPU's index (or its UUID), holding the ids of the jobs
+ * on that GPU, one per line, written by a scheduler's prolog/epilog (contrib/slurm/).
+ * The file's mtime is when its list last changed: the start of a job that just
+ * appeared. Lines that are not a job id ([A-Za-z0-9._:@/-], 1..63 bytes) are skipped. */
+#ifndef GP_ATTRIBUTION_JOBMAP_H
+#define GP_ATTRIBUTION_JOBMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/device.h"
+
+typedef void (*gp_jobmap_fn)(void *ctx, const char *job_id, const char *uuid, int64_t mtime_ns);
+
+/* Calls fn once per (job, GPU) listed. Index-named files map to UUIDs through devs (a
+ * file for an index the node does not have is ignored). Returns the number of pairs, or
+ * -1 when the directory cannot be read (errno set). */
+int gp_jobmap_read(const char *dir, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn,
+                   void *ctx);
+
+#endif

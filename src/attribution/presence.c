@@ -1,0 +1,183 @@
+/* presence.c: see presence.h. State is one row per (job, GPU) held now or within the
+ * grace; a node holds a few rows per GPU, so rows live in a flat array searched linearly
+ * (8 GPUs x a few owners; a 1,000-GPU simulated node keeps ~1,000 rows and a tick's
+ * linear searches stay under a millisecond). */
+#include "attribution/presence.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest/protocol.h"
+#include "model/event.h"
+
+typedef struct row {
+    char job_id[GP_JOB_ID_MAX];
+    char uuid[GP_UUID_MAX];
+    int64_t from_ns;
+    int64_t missing_since_ns; /* first tick without the job on the GPU; -1 = seen */
+    int sched;                /* the scheduler's allocation */
+    int seen;                 /* seen this tick (by the scheduler when sched) */
+    int announced;            /* its alloc line was written (or is not ours to write) */
+    int external;             /* held through an allocation someone else wrote */
+    gp_origin origin;
+    char name[GP_NAME_MAX], user[GP_NAME_MAX];
+} row;
+
+struct gp_presence {
+    int64_t grace_ns, now_ns, prev_ns;
+    row *v;
+    size_t n, cap;
+    gp_presence_stats stats;
+};
+
+gp_presence *gp_presence_new(int64_t grace_ns) {
+    gp_presence *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->grace_ns = grace_ns > 0 ? grace_ns : 0;
+    p->prev_ns = -1;
+    return p;
+}
+
+void gp_presence_free(gp_presence *p) {
+    if (!p) return;
+    free(p->v);
+    free(p);
+}
+
+gp_presence_stats gp_presence_get_stats(const gp_presence *p) {
+    gp_presence_stats s = p->stats;
+    s.open_now = p->n;
+    return s;
+}
+
+void gp_presence_begin(gp_presence *p, int64_t now_ns) {
+    p->prev_ns = p->now_ns > 0 ? p->now_ns : -1;
+    p->now_ns = now_ns;
+    for (size_t i = 0; i < p->n; i++)
+        p->v[i].seen = 0;
+}
+
+static row *find(const gp_presence *p, const char *job, const char *uuid) {
+    for (size_t i = 0; i < p->n; i++)
+        if (!strcmp(p->v[i].uuid, uuid) && !strcmp(p->v[i].job_id, job)) return &p->v[i];
+    return NULL;
+}
+
+int gp_presence_has(const gp_presence *p, const char *job_id, const char *uuid) {
+    return find(p, job_id, uuid) != NULL;
+}
+
+static row *add(gp_presence *p, const char *job, const char *uuid, int64_t from_ns) {
+    if (p->n == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 32;
+        row *nv = realloc(p->v, nc * sizeof *nv);
+        if (!nv) return NULL;
+        p->v = nv;
+        p->cap = nc;
+    }
+    row *r = &p->v[p->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->job_id, sizeof r->job_id, "%s", job);
+    snprintf(r->uuid, sizeof r->uuid, "%s", uuid);
+    r->from_ns = from_ns;
+    r->missing_since_ns = -1;
+    return r;
+}
+
+void gp_presence_sched(gp_presence *p, const char *job_id, const char *uuid, int64_t since_ns) {
+    row *r = find(p, job_id, uuid);
+    if (!r) {
+        if (since_ns <= 0 || since_ns > p->now_ns) since_ns = p->now_ns;
+        r = add(p, job_id, uuid, since_ns);
+        if (!r) return;
+        r->origin = GP_ORIGIN_SLURM;
+    }
+    /* A presence row the scheduler now confirms becomes the scheduler's. */
+    r->sched = 1;
+    r->seen = 1;
+    r->missing_since_ns = -1;
+}
+
+void gp_presence_proc(gp_presence *p, const gp_proc_owner *o, const char *uuid,
+                      int held_elsewhere) {
+    row *r = find(p, o->job_id, uuid);
+    if (!r) {
+        /* The process appeared since the previous tick: it holds the GPU from its start,
+         * or from the previous tick when it started earlier (it may have run on the CPU
+         * before touching the GPU). */
+        int64_t from = p->prev_ns > 0 ? p->prev_ns : p->now_ns;
+        if (o->start_ns > from && o->start_ns <= p->now_ns) from = o->start_ns;
+        r = add(p, o->job_id, uuid, from);
+        if (!r) return;
+        r->origin = o->origin;
+        snprintf(r->name, sizeof r->name, "%s", o->name);
+        snprintf(r->user, sizeof r->user, "%s", o->user);
+        r->external = r->announced = held_elsewhere;
+    }
+    if (!r->sched) {
+        r->seen = 1;
+        r->missing_since_ns = -1;
+    }
+}
+
+static void emit(gp_presence_sink sink, void *ctx, const gp_event *e) {
+    char line[1024];
+    int n = gp_proto_format(e, line, sizeof line);
+    if (n > 0 && sink) sink(ctx, line, (size_t)n);
+}
+
+static void emit_open(gp_presence *p, row *r, gp_presence_sink sink, void *ctx) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_JOB);
+    snprintf(e.job_id, sizeof e.job_id, "%s", r->job_id);
+    snprintf(e.name, sizeof e.name, "allocated");
+    snprintf(e.job_name, sizeof e.job_name, "%s", r->name);
+    snprintf(e.user, sizeof e.user, "%s", r->user);
+    snprintf(e.origin, sizeof e.origin, "%s",
+             r->origin == GP_ORIGIN_UNKNOWN ? "" : gp_origin_name(r->origin));
+    e.ts_ns = r->from_ns;
+    emit(sink, ctx, &e);
+    gp_event_init(&e, GP_EV_ALLOC);
+    snprintf(e.job_id, sizeof e.job_id, "%s", r->job_id);
+    snprintf(e.uuid, sizeof e.uuid, "%s", r->uuid);
+    e.from_ns = r->from_ns;
+    e.to_ns = -1;
+    e.ts_ns = p->now_ns;
+    emit(sink, ctx, &e);
+    r->announced = 1;
+    p->stats.opened++;
+}
+
+static void emit_close(gp_presence *p, const row *r, int64_t to_ns, gp_presence_sink sink,
+                       void *ctx) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_ALLOC);
+    snprintf(e.job_id, sizeof e.job_id, "%s", r->job_id);
+    snprintf(e.uuid, sizeof e.uuid, "%s", r->uuid);
+    e.from_ns = r->from_ns;
+    e.to_ns = to_ns > r->from_ns ? to_ns : r->from_ns;
+    e.ts_ns = p->now_ns;
+    emit(sink, ctx, &e);
+    p->stats.closed++;
+}
+
+void gp_presence_end(gp_presence *p, gp_presence_sink sink, void *ctx) {
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        row *r = &p->v[i];
+        if (!r->announced) emit_open(p, r, sink, ctx);
+        int keep = 1;
+        if (!r->seen) {
+            if (r->missing_since_ns < 0) r->missing_since_ns = p->now_ns;
+            /* The scheduler's word is immediate; a process may blink out of the driver's
+             * list for a tick or two (restarts, NVML hiccups): wait out the grace. */
+            if (r->sched || p->now_ns - r->missing_since_ns >= p->grace_ns) {
+                if (!r->external) emit_close(p, r, r->missing_since_ns, sink, ctx);
+                keep = 0;
+            }
+        }
+        if (keep) p->v[k++] = *r;
+    }
+    p->n = k;
+}
