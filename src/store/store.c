@@ -644,6 +644,7 @@ static int list_allocs(gp_store *s, const char *sql, const char *job_id, gp_allo
             break;
         }
         gp_alloc *a = &(*out)[(*n)++];
+        memset(a, 0, sizeof *a); /* share 0: the whole device, as stored */
         col_text(st, 0, a->job_id, sizeof a->job_id);
         col_text(st, 1, a->uuid, sizeof a->uuid);
         a->from_ns = sqlite3_column_int64(st, 2);

@@ -16,6 +16,7 @@
  * previous full-scan SQL. */
 #include "testutil.h"
 
+#include "engine/alloc_split.h"
 #include "engine/job_summary.h"
 #include "ingest/protocol.h"
 #include "sim/scenario.h"
@@ -238,8 +239,18 @@ static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary
     }
     n_act = m;
 
-    gp_goodput_in in = {.allocs = allocs,
-                        .n_allocs = na,
+    /* Shared GPUs are split between holders by engine/alloc_split.h (tested on its own). */
+    gp_alloc *nb = NULL, *pieces = NULL;
+    size_t n_nb = 0, n_pieces = 0;
+    if (gp_store_neighbour_allocs(s, job_id, &nb, &n_nb) != 0 ||
+        gp_alloc_split(allocs, na, nb, n_nb, &pieces, &n_pieces) != 0) {
+        snprintf(err, errlen, "splitting allocations of '%s' failed", job_id);
+        free(nb), free(allocs), free(events), free(act);
+        return -1;
+    }
+    free(nb);
+    gp_goodput_in in = {.allocs = pieces,
+                        .n_allocs = n_pieces,
                         .events = events,
                         .n_events = ne,
                         .act = act,
@@ -251,7 +262,9 @@ static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary
     if (o && o->slo.ttft_s > 0) in.slo.ttft_s = o->slo.ttft_s;
     if (o && o->slo.tpot_s > 0) in.slo.tpot_s = o->slo.tpot_s;
     if (o && o->slo.e2e_s > 0) in.slo.e2e_s = o->slo.e2e_s;
-    if (gp_goodput_compute(&in, &out->gp) != 0) {
+    int grc = gp_goodput_compute(&in, &out->gp);
+    free(pieces);
+    if (grc != 0) {
         snprintf(err, errlen, "out of memory computing goodput for job '%s'", job_id);
         free(allocs), free(events), free(act);
         return -1;
