@@ -87,6 +87,32 @@ static int cmp_step_pos(const void *a, const void *b) {
     return x->pos < y->pos ? -1 : (x->pos > y->pos);
 }
 
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Is there a time in sorted t[0..n) within [a, b]? */
+static int any_in(const int64_t *t, size_t n, int64_t a, int64_t b) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t[mid] < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && t[lo] <= b;
+}
+
+/* The same step delivered twice (same number, end and start) among the steps collected
+ * so far; they are in time order, so a copy sits among the last ones with its end. */
+static int duplicate_step(const gp_event *const *st, size_t ns, const gp_event *e) {
+    for (size_t p = ns; p > 0 && st[p - 1]->ts_ns == e->ts_ns; p--)
+        if (st[p - 1]->step == e->step && st[p - 1]->step_start_ns == e->step_start_ns) return 1;
+    return 0;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -109,6 +135,8 @@ const char *gp_job_kind_name(gp_job_kind k) {
         return "activity-only";
     case GP_JK_NEVER_READY:
         return "never-ready";
+    case GP_JK_PIPELINE:
+        return "pipeline";
     default:
         return "unknown";
     }
@@ -244,6 +272,7 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             const gp_event *e = ev[i];
             if (e->kind == GP_EV_RESTART && e->rank <= rank0) prev_end = -1;
             if (e->kind != GP_EV_STEP || e->rank != rank0) continue;
+            if (duplicate_step(st, ns, e)) continue; /* delivered twice: one step */
             int64_t s =
                 e->step_start_ns >= 0 ? e->step_start_ns : (prev_end >= 0 ? prev_end : e->ts_ns);
             if (s > e->ts_ns) s = e->ts_ns;
@@ -263,24 +292,50 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         }
         int64_t max_gap = (int64_t)(fmax(1.0, out->median_step_s) * 1e9);
         ready = start[0];
-        /* A step occurrence is kept when no later occurrence has the same number: sort
-         * (step, position) pairs and keep the last of each group. */
+        /* A step occurrence was redone (wasted_progress) when a later occurrence has the
+         * same number AND the job shows it restarted in between: a `restart` event or a
+         * checkpoint_restore phase after this occurrence's end and by the last
+         * occurrence's start, or the step id going back somewhere between the two. A
+         * number seen again without such evidence (a client that reports one step twice)
+         * is not waste: both occurrences stay productive. */
         int64_t *restarts = malloc((in->n_events + 1) * sizeof *restarts);
+        int64_t *restored = malloc((in->n_events + 1) * sizeof *restored);
+        size_t *back = malloc((ns + 1) * sizeof *back); /* step-id decreases up to k */
         step_pos *sp = malloc((ns + 1) * sizeof *sp);
-        char *kept_v = calloc(ns + 1, 1);
-        size_t nr = 0;
-        if (!restarts || !sp || !kept_v) {
-            free(restarts), free(sp), free(kept_v), free(st), free(start), free(durs), free(ev),
-                free(E.v);
+        char *kept_v = malloc(ns + 1);
+        size_t nr = 0, nrest = 0;
+        if (!restarts || !restored || !back || !sp || !kept_v) {
+            free(restarts), free(restored), free(back), free(sp), free(kept_v), free(st),
+                free(start), free(durs), free(ev), free(E.v);
             return -1;
         }
-        for (size_t i = 0; i < in->n_events; i++)
-            if (ev[i]->kind == GP_EV_RESTART) restarts[nr++] = ev[i]->ts_ns;
-        for (size_t k = 0; k < ns; k++)
+        for (size_t i = 0; i < in->n_events; i++) {
+            if (ev[i]->kind == GP_EV_RESTART) restarts[nr++] = restored[nrest++] = ev[i]->ts_ns;
+            if (ev[i]->kind == GP_EV_PHASE && ev[i]->edge == GP_PH_BEGIN &&
+                !strcmp(ev[i]->name, "checkpoint_restore"))
+                restored[nrest++] = ev[i]->ts_ns;
+        }
+        qsort(restored, nrest, sizeof *restored, cmp_i64);
+        for (size_t k = 0; k < ns; k++) {
+            back[k] = k == 0 ? 0 : back[k - 1] + (st[k]->step < st[k - 1]->step);
             sp[k] = (step_pos){st[k]->step, k};
+            kept_v[k] = 1;
+        }
         qsort(sp, ns, sizeof *sp, cmp_step_pos);
-        for (size_t k = 0; k < ns; k++)
-            if (k + 1 == ns || sp[k + 1].step != sp[k].step) kept_v[sp[k].pos] = 1;
+        for (size_t k = 0; k < ns; k++) {
+            size_t last = k; /* the group's last occurrence */
+            while (last + 1 < ns && sp[last + 1].step == sp[k].step)
+                last++;
+            size_t b = sp[last].pos;
+            for (size_t q = k; q < last; q++) { /* earlier occurrences of this number */
+                size_t a = sp[q].pos;
+                int evidence =
+                    back[b] > back[a] || any_in(restored, nrest, st[a]->ts_ns,
+                                                start[b] > st[a]->ts_ns ? start[b] : st[a]->ts_ns);
+                if (evidence) kept_v[a] = 0;
+            }
+            k = last;
+        }
         for (size_t k = 0; k < ns; k++) {
             int kept = kept_v[k];
             /* Restart between this step and the next? Then the span ends at this step. */
@@ -311,7 +366,7 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         for (size_t i = 0; i < in->n_events; i++)
             if (ev[i]->kind == GP_EV_RESTART && ns > 0 && ev[i]->ts_ns >= st[ns - 1]->ts_ns)
                 add_interval(&E, st[ns - 1]->ts_ns, T1, L_RECOVERY);
-        free(restarts), free(sp), free(kept_v);
+        free(restarts), free(restored), free(back), free(sp), free(kept_v);
         free(st), free(start), free(durs);
     } else if (n_req > 0) {
         out->kind = GP_JK_INFERENCE;
@@ -321,8 +376,16 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
                 phase_label(e->name) == L_STARTUP && (ready < 0 || e->ts_ns < ready))
                 ready = e->ts_ns;
             if (e->kind != GP_EV_REQUEST) continue;
-            int64_t arr = e->arrival_ns >= 0 ? e->arrival_ns : e->ts_ns;
+            /* In flight from arrival to its end: a work-conserving server starts a request's
+             * prefill at arrival unless it is busy with others, so the union of
+             * [arrival, end] over requests is the time at least one request is in prefill
+             * or decode. Without an arrival, from the first token; else only its end. */
+            int64_t arr = e->arrival_ns >= 0       ? e->arrival_ns
+                          : e->first_token_ns >= 0 ? e->first_token_ns
+                                                   : e->ts_ns;
+            if (arr > e->ts_ns) arr = e->ts_ns;
             if (ready < 0 || arr < ready) ready = arr;
+            add_interval(&E, arr, e->ts_ns, L_PRODUCTIVE); /* serving; split by good tokens */
             out->requests++;
             double tok = e->output_tokens > 0 ? (double)e->output_tokens : 0;
             out->tokens += tok;
@@ -377,8 +440,6 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     if (out->kind != GP_JK_UNKNOWN) {
         int64_t nr_end = ready >= 0 ? ready : T1;
         if (out->first_alloc_ns >= 0) add_interval(&E, out->first_alloc_ns, nr_end, L_NOT_READY);
-        if (out->kind == GP_JK_INFERENCE && ready >= 0)
-            add_interval(&E, ready, T1, L_PRODUCTIVE); /* split by good tokens below */
     }
     if (E.oom) {
         free(E.v), free(ev);
@@ -420,6 +481,9 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         }
         if (label >= 0) {
             out->bucket_gpu_s[label_bucket[label]] += gpu_s;
+        } else if (out->kind == GP_JK_INFERENCE && util < 0) {
+            /* Ready, no request in flight, activity unknown: holding the GPU is idle. */
+            out->bucket_gpu_s[GP_B_IDLE_ALLOCATED] += gpu_s;
         } else if (util >= 0) {
             out->bucket_gpu_s[GP_B_IDLE_ALLOCATED] += gpu_s * idle_frac;
             out->bucket_gpu_s[GP_B_OTHER] += gpu_s * (1 - idle_frac);
@@ -433,9 +497,10 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         double frac = out->tokens > 0     ? out->good_tokens / out->tokens
                       : out->requests > 0 ? (double)out->good_requests / (double)out->requests
                                           : 0;
-        double ready_s = out->bucket_gpu_s[GP_B_PRODUCTIVE];
-        out->bucket_gpu_s[GP_B_PRODUCTIVE] = ready_s * frac;
-        out->bucket_gpu_s[GP_B_OTHER] += ready_s * (1 - frac);
+        double serving_s = out->bucket_gpu_s[GP_B_PRODUCTIVE];
+        out->serving_gpu_s = serving_s;
+        out->bucket_gpu_s[GP_B_PRODUCTIVE] = serving_s * frac;
+        out->bucket_gpu_s[GP_B_OTHER] += serving_s * (1 - frac);
     }
     if (out->allocated_gpu_s > 0 && out->kind != GP_JK_ACTIVITY_ONLY && out->kind != GP_JK_UNKNOWN)
         out->goodput = out->bucket_gpu_s[GP_B_PRODUCTIVE] / out->allocated_gpu_s;

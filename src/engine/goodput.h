@@ -11,8 +11,13 @@
  * last occurrence of each step number; earlier occurrences were redone after a restart
  * and are wasted_progress), minus blocking phases inside it. A gap between a step's end
  * and the next start longer than max(1 s, the median step) is not productive.
- * Inference: after readiness, GPU-seconds split by good tokens / all tokens (a request is
- * good when it meets every SLO set); the rest is "other" (SLO misses).
+ * Inference: serving time is the union over requests of [arrival, end] (at least one
+ * request in prefill or decode; a work-conserving server queues a request only while it
+ * serves others). Its GPU-seconds split by good tokens / all tokens (a request is good
+ * when it meets every SLO set): productive, and "other" for the SLO-missing share. Ready
+ * time with no request in flight is never productive: idle_allocated where the GPUs ran
+ * no kernels or activity is unknown, other where kernels ran. Ready at the first arrival
+ * (or the end of a startup phase when earlier).
  * Pipelines (stage events, no steps or requests): productive time is when the GPU
  * stage(s) processed items (the union of their items' [start, end]; every stage when none
  * is declared resource=gpu); ready at the first item's start.
@@ -88,6 +93,7 @@ typedef struct gp_goodput {
     /* inference */
     int64_t requests, good_requests, failed_requests;
     double tokens, good_tokens;
+    double serving_gpu_s; /* GPU-s with at least one request in flight (productive + SLO misses) */
     /* pipeline */
     int64_t items; /* items finished by the GPU stage(s) */
     /* activity-only */

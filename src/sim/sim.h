@@ -77,9 +77,11 @@ void gp_sim_uuid(const char *node, int index, char *buf, size_t cap);
  *   allocated = not_ready + init + data_wait + checkpoint + restore + recovery + wasted +
  *               productive + idle + other
  * productive: kept steps' time outside blocking phases (training), time with kernels
- *   running (inference), burst time (idle). wasted: time of steps later redone after a
+ *   running x good tokens / tokens (inference; the SLO-missing share is other), burst
+ *   time (idle). wasted: time of steps later redone after a
  *   restart plus the step cut by the failure. recovery: dead time after a failure.
- *   other: a step cut by the job's end, sub-millisecond data waits are productive. */
+ *   other: a step cut by the job's end, an inference job's SLO-missing share of serving
+ *   time. Sub-millisecond data waits are productive. */
 typedef struct gp_sim_truth {
     char job_id[GP_JOB_ID_MAX];
     gp_sjob_kind kind;
@@ -89,6 +91,7 @@ typedef struct gp_sim_truth {
         wasted_s, productive_s, idle_s, other_s;
     int64_t steps_done, steps_redone, restarts;
     int64_t requests_done, tokens_out;
+    int64_t good_requests, good_tokens_out; /* meeting every SLO the service declares */
     double ready_s; /* first progress, relative to the simulation start; < 0 never */
 } gp_sim_truth;
 

@@ -475,9 +475,32 @@ static sim_req take_arrival(sim_job *j) {
     return r;
 }
 
+/* Does a request meet every SLO the service declares (vLLM's benchmark goodput; TPOT =
+ * (e2e - TTFT) / (output tokens - 1))? */
+static int request_good(const gp_scenario_job *c, const sim_req *r, int64_t end) {
+    int64_t e2e = end - r->arrival, ttft = r->first_token - r->arrival;
+    if (c->slo_e2e_ns > 0 && e2e > c->slo_e2e_ns) return 0;
+    if (c->slo_ttft_ns > 0 && ttft > c->slo_ttft_ns) return 0;
+    if (c->slo_tpot_ns > 0 && r->output > 1 &&
+        (double)(e2e - ttft) / (r->output - 1) > (double)c->slo_tpot_ns)
+        return 0;
+    return 1;
+}
+
 static void emit_request(gp_sim *s, sim_job *j, const sim_req *r, int64_t end) {
-    j->truth.requests_done++;
-    j->truth.tokens_out += r->output;
+    gp_sim_truth *t = &j->truth;
+    t->requests_done++;
+    t->tokens_out += r->output;
+    if (request_good(j->cfg, r, end)) {
+        t->good_requests++;
+        t->good_tokens_out += r->output;
+    }
+    /* Serving time (kernels running) is productive only in the share of good tokens; the
+     * SLO-missing share is `other` (ARCHITECTURE.md, Definitions). Re-split the serving
+     * time so far at each completed request. */
+    double serving = t->productive_s + t->other_s;
+    t->productive_s = serving * (double)t->good_tokens_out / (double)t->tokens_out;
+    t->other_s = serving - t->productive_s;
     sim_emit(
         s, j, end, "request job=%s arrival=%lld first_token=%lld ts=%lld prompt=%d output=%d ok=1",
         j->cfg->id, (long long)(s->origin + r->arrival), (long long)(s->origin + r->first_token),

@@ -1,7 +1,14 @@
-/* test_goodput.c: hand-computed goodput/badput cases for engine/goodput.c. */
+/* test_goodput.c: hand-computed goodput/badput cases for engine/goodput.c, and the
+ * engine against the simulator's ground truth on the simulator's own events and samples
+ * (a sparse chat server, every inference job of the shipped scenarios). */
 #include "testutil.h"
 
+#include <glob.h>
+
 #include "engine/goodput.h"
+#include "ingest/protocol.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
 
 #define S 1000000000LL
 
@@ -195,7 +202,12 @@ static void test_inference_slo(void **st) {
     assert_int_equal(g.kind, GP_JK_INFERENCE);
     assert_int_equal(g.good_requests, 3);
     assert_near(g.bucket_gpu_s[GP_B_NOT_READY], 10, 1e-9);
-    assert_near(g.goodput, 90 * 0.75 / 100, 1e-9);
+    /* serving: 4 requests x 5 s, 3/4 of the tokens good; the 70 s with nothing in flight
+     * are idle, not productive */
+    assert_near(g.serving_gpu_s, 20, 1e-9);
+    assert_near(g.goodput, 20 * 0.75 / 100, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_OTHER], 5, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_IDLE_ALLOCATED], 70, 1e-9);
     /* TPOT = (e2e - ttft) / (out - 1) */
     gp_slo tpot = {.tpot_s = (5 - 0.1) / 49.0 + 1e-9};
     assert_true(gp_request_good(&ev[0], &tpot));
@@ -258,6 +270,418 @@ static void test_pipeline_gpu_stage(void **st) {
     assert_near(bucket_sum(&g), 50, 1e-6);
 }
 
+/* ---------------------------------------------------------------- against the simulator */
+
+/* What the agent would know about one job of a simulated node: its event lines (parsed by
+ * the protocol parser), its allocations (from its alloc events), the kernel activity of
+ * its GPUs (mean gpu_util per sample), and the SLOs its hello declares. */
+typedef struct simrun {
+    gp_event *ev;
+    size_t n_ev, cap_ev;
+    gp_sample *smp;
+    size_t n_smp, cap_smp;
+    int64_t start_ns, end_ns, step_ns;
+    gp_sim_truth truth[64];
+    int n_jobs;
+} simrun;
+
+static void sim_sink(void *ctx, const char *line, size_t len) {
+    simrun *r = ctx;
+    if (r->n_ev == r->cap_ev) {
+        r->cap_ev = r->cap_ev ? 2 * r->cap_ev : 4096;
+        r->ev = realloc(r->ev, r->cap_ev * sizeof *r->ev);
+        assert_non_null(r->ev);
+    }
+    char err[160];
+    int rc = gp_proto_parse_line(line, len, 0, 1, &r->ev[r->n_ev], err, sizeof err);
+    if (rc < 0) fail_msg("simulator line rejected: %s: %.*s", err, (int)len, line);
+    if (rc == 1) r->n_ev++;
+}
+
+/* Runs the whole scenario, sampling every second. */
+static void sim_run(gp_scenario *sc, simrun *r) {
+    memset(r, 0, sizeof *r);
+    char err[512];
+    gp_sim *sim;
+    if (gp_sim_open(sc, 0, &sim, err, sizeof err) < 0) fail_msg("%s", err);
+    r->step_ns = S;
+    r->start_ns = gp_sim_start_ns(sim);
+    r->end_ns = gp_sim_end_ns(sim);
+    size_t nd = gp_sim_n_devices(sim);
+    gp_sim_drain_events(sim, r->start_ns, sim_sink, r);
+    for (int64_t now = r->start_ns + r->step_ns; now <= r->end_ns; now += r->step_ns) {
+        if (r->n_smp + nd > r->cap_smp) {
+            r->cap_smp = (r->cap_smp + nd) * 2;
+            r->smp = realloc(r->smp, r->cap_smp * sizeof *r->smp);
+            assert_non_null(r->smp);
+        }
+        size_t n = 0;
+        assert_int_equal(gp_sim_sample(sim, now, r->smp + r->n_smp, nd, &n), 0);
+        r->n_smp += n;
+        gp_sim_drain_events(sim, now, sim_sink, r);
+    }
+    gp_sim_drain_events(sim, INT64_MAX, sim_sink, r);
+    r->n_jobs = gp_sim_n_jobs(sim);
+    assert_true(r->n_jobs <= 64);
+    for (int i = 0; i < r->n_jobs; i++)
+        gp_sim_job_truth_at(sim, i, &r->truth[i]);
+    gp_sim_close(sim);
+}
+
+static void simrun_free(simrun *r) {
+    free(r->ev);
+    free(r->smp);
+}
+
+/* gp_goodput_compute over what the agent knows about job `id` for the whole run. */
+static void sim_job_goodput(const simrun *r, const char *id, gp_goodput *g) {
+    gp_event *jev = calloc(r->n_ev + 1, sizeof *jev);
+    gp_alloc al[64];
+    size_t nal = 0, nje = 0;
+    gp_slo slo = {0};
+    assert_non_null(jev);
+    for (size_t i = 0; i < r->n_ev; i++) {
+        const gp_event *e = &r->ev[i];
+        if (strcmp(e->job_id, id)) continue;
+        jev[nje++] = *e;
+        if (e->kind == GP_EV_HELLO) slo = (gp_slo){e->slo_ttft_s, e->slo_tpot_s, e->slo_e2e_s};
+        if (e->kind != GP_EV_ALLOC) continue;
+        size_t k = 0;
+        while (k < nal && strcmp(al[k].uuid, e->uuid))
+            k++;
+        if (k == nal) {
+            assert_true(nal < 64);
+            memset(&al[nal], 0, sizeof al[nal]);
+            snprintf(al[nal].job_id, sizeof al[nal].job_id, "%s", id);
+            snprintf(al[nal].uuid, sizeof al[nal].uuid, "%s", e->uuid);
+            al[nal].to_ns = -1;
+            nal++;
+        }
+        al[k].from_ns = e->from_ns;
+        if (e->to_ns > 0) al[k].to_ns = e->to_ns;
+    }
+    /* Activity: per sample instant, the mean gpu_util over the job's GPUs. */
+    size_t n_t = r->n_smp ? (size_t)((r->end_ns - r->start_ns) / r->step_ns) + 1 : 0;
+    gp_activity *act = calloc(n_t + 1, sizeof *act);
+    int *cnt = calloc(n_t + 1, sizeof *cnt);
+    assert_non_null(act);
+    assert_non_null(cnt);
+    for (size_t i = 0; i < r->n_smp; i++) {
+        const gp_sample *s = &r->smp[i];
+        if (!gp_has(s->valid, GP_F_GPU_UTIL)) continue;
+        for (size_t k = 0; k < nal; k++)
+            if (!strcmp(s->uuid, al[k].uuid)) {
+                size_t t = (size_t)((s->ts_ns - r->start_ns) / r->step_ns);
+                act[t].ts_ns = s->ts_ns;
+                act[t].dur_ns = r->step_ns;
+                act[t].util += s->gpu_util;
+                cnt[t]++;
+            }
+    }
+    size_t na = 0;
+    for (size_t t = 0; t < n_t; t++)
+        if (cnt[t]) act[na++] = (gp_activity){act[t].ts_ns, act[t].dur_ns, act[t].util / cnt[t]};
+    gp_goodput_in in = {.allocs = al,
+                        .n_allocs = nal,
+                        .events = jev,
+                        .n_events = nje,
+                        .act = act,
+                        .n_act = na,
+                        .t0_ns = r->start_ns,
+                        .t1_ns = r->end_ns,
+                        .slo = slo};
+    assert_int_equal(gp_goodput_compute(&in, g), 0);
+    free(jev);
+    free(act);
+    free(cnt);
+}
+
+/* The simulator's truth as shares of the job's allocated time. */
+static double truth_goodput(const gp_sim_truth *t) {
+    return t->allocated_s > 0 ? t->productive_s / t->allocated_s : -1;
+}
+
+/* ---------------------------------------------------------------- inference, by hand */
+
+static gp_event req_ev(double arr_s, double ttft_s, double end_s, int64_t out_tokens) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_REQUEST);
+    strcpy(e.job_id, "j");
+    e.arrival_ns = (int64_t)llround(arr_s * 1e9);
+    e.first_token_ns = (int64_t)llround((arr_s + ttft_s) * 1e9);
+    e.ts_ns = (int64_t)llround(end_s * 1e9);
+    e.prompt_tokens = 100;
+    e.output_tokens = out_tokens;
+    e.ok = 1;
+    return e;
+}
+
+/* 1 GPU held [0, 1000) answers two requests, [100, 102) and [500, 503): ready at the first
+ * arrival, serving 5 s, the other 895 s ready with nothing in flight are idle_allocated
+ * (no activity known): goodput 0.5%, not 90%. */
+static void test_inference_sparse_requests(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, 1000);
+    gp_event ev[2] = {req_ev(100, 0.1, 102, 50), req_ev(500, 0.1, 503, 50)};
+    gp_goodput_in in = {
+        .allocs = &a, .n_allocs = 1, .events = ev, .n_events = 2, .t0_ns = 0, .t1_ns = 1000 * S};
+    gp_goodput g;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_int_equal(g.kind, GP_JK_INFERENCE);
+    assert_near(g.bucket_gpu_s[GP_B_NOT_READY], 100, 1e-9);
+    assert_near(g.serving_gpu_s, 5, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_PRODUCTIVE], 5, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_IDLE_ALLOCATED], 895, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_OTHER], 0, 1e-9);
+    assert_near(g.goodput, 0.005, 1e-12);
+    assert_near(bucket_sum(&g), 1000, 1e-6);
+}
+
+/* Back to back: [10, 20) then [20, 30) (one ends as the next arrives) is 20 s of serving,
+ * not 20 counted twice nor a gap; a third arriving 1 ns after the second ends leaves a
+ * 1 ns hole. With activity known, the idle rest splits by kernels: util 0 idle, util 0.5
+ * (kernels without a request in flight, e.g. a warm-up) other. */
+static void test_inference_back_to_back(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, 100);
+    gp_event ev[3] = {req_ev(10, 0.1, 20, 10), req_ev(20, 0.1, 30, 10),
+                      req_ev(30.000000001, 0.1, 40, 10)};
+    gp_activity act[100];
+    for (int i = 0; i < 100; i++)
+        act[i] = (gp_activity){(i + 1) * S, S, i >= 80 && i < 90 ? 0.5 : 0.0};
+    gp_goodput_in in = {.allocs = &a,
+                        .n_allocs = 1,
+                        .events = ev,
+                        .n_events = 3,
+                        .act = act,
+                        .n_act = 100,
+                        .t0_ns = 0,
+                        .t1_ns = 100 * S};
+    gp_goodput g;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_near(g.serving_gpu_s, 30 - 1e-9, 1e-12);
+    assert_near(g.bucket_gpu_s[GP_B_PRODUCTIVE], 30 - 1e-9, 1e-12);
+    assert_near(g.bucket_gpu_s[GP_B_NOT_READY], 10, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_OTHER], 10, 1e-9); /* [80, 90): kernels, no request */
+    assert_near(g.bucket_gpu_s[GP_B_IDLE_ALLOCATED], 50 + 1e-9, 1e-9); /* [40,80) + [90,100) */
+    assert_near(bucket_sum(&g), 100, 1e-6);
+}
+
+/* Overlapping requests on 2 GPUs: [10, 30), [15, 25), [20, 40) are in flight over
+ * [10, 40) = 30 s x 2 GPUs = 60 GPU-s. e2e SLO 15 s: only the second (10 s) meets it, 10 of
+ * 40 output tokens are good: productive 15, other 45 (SLO misses), idle 200-20-60 = 120. */
+static void test_inference_overlap_slo(void **st) {
+    (void)st;
+    gp_alloc a[2] = {alloc("GPU-a", 0, 100), alloc("GPU-b", 0, 100)};
+    gp_event ev[3] = {req_ev(10, 1, 30, 10), req_ev(15, 1, 25, 10), req_ev(20, 1, 40, 20)};
+    gp_goodput_in in = {.allocs = a,
+                        .n_allocs = 2,
+                        .events = ev,
+                        .n_events = 3,
+                        .t0_ns = 0,
+                        .t1_ns = 100 * S,
+                        .slo = {.e2e_s = 15}};
+    gp_goodput g;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_int_equal(g.good_requests, 1);
+    assert_near(g.good_tokens, 10, 1e-12);
+    assert_near(g.tokens, 40, 1e-12);
+    assert_near(g.serving_gpu_s, 60, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_PRODUCTIVE], 15, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_OTHER], 45, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_NOT_READY], 20, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_IDLE_ALLOCATED], 120, 1e-9);
+    assert_near(g.goodput, 15 / 200.0, 1e-12);
+    /* The SLO edge: e2e exactly at the SLO is good, 1 ns over is not. */
+    gp_event e = req_ev(0, 1, 15, 10);
+    gp_slo slo = {.e2e_s = 15};
+    assert_true(gp_request_good(&e, &slo));
+    e.ts_ns += 1;
+    assert_false(gp_request_good(&e, &slo));
+    slo = (gp_slo){.ttft_s = 1};
+    e = req_ev(0, 1, 15, 10);
+    assert_true(gp_request_good(&e, &slo));
+    e.first_token_ns += 1;
+    assert_false(gp_request_good(&e, &slo));
+}
+
+/* A window [50, 100) of a GPU held [0, 200): a request [40, 60) started before it and one
+ * [90, 110) ends after it. Only their parts inside count: serving [50,60) + [90,100). The
+ * job was ready before the window, so nothing in it is not_ready. */
+static void test_inference_window_edges(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, 200);
+    gp_event ev[2] = {req_ev(40, 1, 60, 10), req_ev(90, 1, 110, 10)};
+    gp_goodput_in in = {.allocs = &a,
+                        .n_allocs = 1,
+                        .events = ev,
+                        .n_events = 2,
+                        .t0_ns = 50 * S,
+                        .t1_ns = 100 * S};
+    gp_goodput g;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_near(g.allocated_gpu_s, 50, 1e-9);
+    assert_near(g.serving_gpu_s, 20, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_PRODUCTIVE], 20, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_NOT_READY], 0, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_IDLE_ALLOCATED], 30, 1e-9);
+    assert_near(g.goodput, 0.4, 1e-12);
+}
+
+/* ---------------------------------------------------------------- wasted_progress edges */
+
+/* Step 5 delivered twice (same start and end: a client retry) and step 7 reported twice at
+ * different times with no restart evidence: nothing is wasted; the duplicate is one step. */
+static void test_repeated_step_without_restart_is_not_waste(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, 20);
+    gp_event ev[16];
+    size_t n = 0;
+    for (int i = 0; i < 10; i++)
+        ev[n++] = step_ev(i, i, i + 1);
+    ev[n++] = step_ev(5, 5, 6); /* the same step again */
+    ev[8] = step_ev(7, 8, 9);   /* step 7 again for [8, 9): the sequence goes 7, 7, 9 */
+    gp_goodput_in in = {
+        .allocs = &a, .n_allocs = 1, .events = ev, .n_events = n, .t0_ns = 0, .t1_ns = 20 * S};
+    gp_goodput g;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_near(g.bucket_gpu_s[GP_B_WASTED_PROGRESS], 0, 1e-12);
+    assert_int_equal(g.redone_steps, 0);
+    assert_int_equal(g.steps, 10); /* 0..7, 7 again, 9; the copy of 5 is not a step */
+    assert_int_equal(g.kept_steps, 10);
+    assert_near(g.bucket_gpu_s[GP_B_PRODUCTIVE], 10, 1e-9);
+}
+
+/* Evidence, one kind at a time: steps 0..9 over [0, 10), then 5..9 again over [12, 17).
+ *  - the id going back (9 -> 5) alone: steps 5..9's first run (5 s) is wasted;
+ *  - a restart event alone, with the redo reported as the same number only (step 9 again,
+ *    no decrease): wasted 1 s;
+ *  - a checkpoint_restore phase alone, likewise: wasted 1 s. */
+static void test_restart_evidence_kinds(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, 20);
+    gp_event ev[32];
+    size_t n = 0;
+    for (int i = 0; i < 10; i++)
+        ev[n++] = step_ev(i, i, i + 1);
+    for (int i = 5; i < 10; i++)
+        ev[n++] = step_ev(i, 12 + (i - 5), 13 + (i - 5));
+    gp_goodput_in in = {
+        .allocs = &a, .n_allocs = 1, .events = ev, .n_events = n, .t0_ns = 0, .t1_ns = 20 * S};
+    gp_goodput g;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_near(g.bucket_gpu_s[GP_B_WASTED_PROGRESS], 5, 1e-9);
+    assert_int_equal(g.redone_steps, 5);
+
+    /* step 9 then step 9 again at [12, 13): no decrease; a restart event at 11 */
+    n = 0;
+    for (int i = 0; i < 10; i++)
+        ev[n++] = step_ev(i, i, i + 1);
+    ev[n++] = step_ev(9, 12, 13);
+    in.n_events = n;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_near(g.bucket_gpu_s[GP_B_WASTED_PROGRESS], 0, 1e-12); /* no evidence yet */
+    gp_event r;
+    gp_event_init(&r, GP_EV_RESTART);
+    strcpy(r.job_id, "j");
+    r.step = 8;
+    r.ts_ns = 11 * S;
+    ev[n] = r;
+    in.n_events = n + 1;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_near(g.bucket_gpu_s[GP_B_WASTED_PROGRESS], 1, 1e-9);
+    assert_int_equal(g.redone_steps, 1);
+    /* the same with a checkpoint_restore phase instead of the restart event */
+    ev[n] = phase_ev("checkpoint_restore", GP_PH_BEGIN, 11);
+    ev[n + 1] = phase_ev("checkpoint_restore", GP_PH_END, 12);
+    in.n_events = n + 2;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_near(g.bucket_gpu_s[GP_B_WASTED_PROGRESS], 1, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_CHECKPOINT], 1, 1e-9);
+    /* a restore phase before the first run of step 9 is no evidence against it */
+    ev[n] = phase_ev("checkpoint_restore", GP_PH_BEGIN, 7);
+    ev[n + 1] = phase_ev("checkpoint_restore", GP_PH_END, 7);
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_near(g.bucket_gpu_s[GP_B_WASTED_PROGRESS], 0, 1e-12);
+}
+
+/* ---------------------------------------------------------------- against the simulator */
+
+/* The sparse chat server of issue 18: 1 H100, 10 requests an hour. The truth is ~99% idle;
+ * the engine on the simulator's own events and samples must agree within 2 points. */
+static void test_sim_sparse_chat(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir();
+    char path[256];
+    snprintf(path, sizeof path, "%s/chat.conf", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[node]\nname = chat-node\ngpus = 1\nmodel = H100-SXM\nduration = 1h\n\n"
+          "[job chat]\nkind = inference\ngpus = 0\nrate = 0.0028   # 10 requests an hour\n",
+          f);
+    fclose(f);
+    gp_scenario sc;
+    char err[512];
+    if (gp_scenario_load(path, &sc, err, sizeof err) < 0) fail_msg("%s", err);
+    simrun r;
+    sim_run(&sc, &r);
+    gp_scenario_free(&sc);
+    gp_goodput g;
+    sim_job_goodput(&r, "chat", &g);
+    const gp_sim_truth *t = &r.truth[0];
+    double tg = truth_goodput(t);
+    if (getenv("GP_TEST_DEBUG"))
+        fprintf(stderr, "sparse chat: %lld requests, truth %.4f engine %.4f idle %.0f/%.0f\n",
+                (long long)t->requests_done, tg, g.goodput, g.bucket_gpu_s[GP_B_IDLE_ALLOCATED],
+                t->idle_s);
+    assert_true(t->requests_done >= 3); /* the scenario really served some requests */
+    assert_int_equal(g.requests, t->requests_done);
+    assert_true(tg < 0.03);
+    assert_near(g.goodput, tg, 0.02);
+    assert_true(g.goodput < 0.03);
+    assert_near(g.allocated_gpu_s, t->allocated_s, 1e-6);
+    assert_near(bucket_sum(&g), g.allocated_gpu_s, 1e-6 * g.allocated_gpu_s);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+    simrun_free(&r);
+}
+
+/* Every inference job of every shipped scenario: engine goodput within 2 points of the
+ * simulator's truth. */
+static void test_sim_shipped_inference(void **st) {
+    (void)st;
+    glob_t gl;
+    assert_int_equal(glob("examples/scenarios/*.conf", 0, NULL, &gl), 0);
+    int checked = 0;
+    for (size_t i = 0; i < gl.gl_pathc; i++) {
+        gp_scenario sc;
+        char err[512];
+        if (gp_scenario_load(gl.gl_pathv[i], &sc, err, sizeof err) < 0) fail_msg("%s", err);
+        simrun r;
+        sim_run(&sc, &r);
+        gp_scenario_free(&sc);
+        for (int k = 0; k < r.n_jobs; k++) {
+            const gp_sim_truth *t = &r.truth[k];
+            if (t->kind != GP_SJ_INFERENCE) continue;
+            gp_goodput g;
+            sim_job_goodput(&r, t->job_id, &g);
+            if (getenv("GP_TEST_DEBUG"))
+                fprintf(stderr,
+                        "%s %s: truth %.4f engine %.4f (serving %.0f good %.0f/%.0f tokens; "
+                        "truth idle %.0f other %.0f)\n",
+                        gl.gl_pathv[i], t->job_id, truth_goodput(t), g.goodput, g.serving_gpu_s,
+                        g.good_tokens, g.tokens, t->idle_s * t->n_gpus, t->other_s * t->n_gpus);
+            assert_int_equal(g.kind, GP_JK_INFERENCE);
+            assert_near(g.goodput, truth_goodput(t), 0.02);
+            checked++;
+        }
+        simrun_free(&r);
+    }
+    globfree(&gl);
+    assert_true(checked >= 3); /* consumer, demo, large */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_not_ready_then_steps),
@@ -268,6 +692,14 @@ int main(void) {
         cmocka_unit_test(test_inference_slo),
         cmocka_unit_test(test_activity_only),
         cmocka_unit_test(test_pipeline_gpu_stage),
+        cmocka_unit_test(test_inference_sparse_requests),
+        cmocka_unit_test(test_inference_back_to_back),
+        cmocka_unit_test(test_inference_overlap_slo),
+        cmocka_unit_test(test_inference_window_edges),
+        cmocka_unit_test(test_repeated_step_without_restart_is_not_waste),
+        cmocka_unit_test(test_restart_evidence_kinds),
+        cmocka_unit_test(test_sim_sparse_chat),
+        cmocka_unit_test(test_sim_shipped_inference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
