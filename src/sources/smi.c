@@ -456,9 +456,9 @@ typedef struct {
     int ncols;
     char cols[MAXCOLS][64]; /* names without units */
     long header_line;
-    int cycle;         /* dmon/pmon: rows without time, counted in 1 s steps */
-    int64_t base_ts;   /* dmon/pmon: time of cycle 0 */
-    int64_t seen[64];  /* pmon/dmon: what was seen in this cycle (gpu index or pid key) */
+    int cycle;        /* dmon/pmon: rows without time, counted in 1 s steps */
+    int64_t base_ts;  /* dmon/pmon: time of cycle 0 */
+    int64_t seen[64]; /* pmon/dmon: what was seen in this cycle (gpu index or pid key) */
     int nseen;
 } table;
 
@@ -505,19 +505,78 @@ static int is_field_name(const char *t) {
 /* The first dotted part of every field nvidia-smi --help-query-gpu, -compute-apps,
  * -accounted-apps and -retired-pages list in the three nvidia_gpu_exporter captures
  * (drivers 590-595), plus names older drivers used. A column outside these is unknown. */
-static const char *known_fields[] = {
-    "accounting", "addressing_mode", "board_id", "c2c", "clocks", "clocks_event_reasons",
-    "clocks_event_reasons_counters", "clocks_throttle_reasons", "compute_cap", "compute_mode",
-    "count", "display_active", "display_attached", "display_mode", "dramEncryption",
-    "driver_model", "driver_version", "ecc", "edpp_multiplier", "encoder", "enforced", "fabric",
-    "fan", "gom", "gpu_bus_id", "gpu_name", "gpu_operation_mode", "gpu_recovery_action",
-    "gpu_serial", "gpu_util", "gpu_utilization", "gpu_uuid", "gsp", "hostname", "index",
-    "inforom", "is_running", "kmd_version", "max_memory_usage", "mem_util", "mem_utilization",
-    "memory", "mig", "module", "multigpu_board", "name", "pci", "pcie", "persistence_mode",
-    "pid", "platform", "power", "power_smoothing", "process_name", "protected_memory", "pstate",
-    "remapped_rows", "reset_status", "retired_pages", "serial", "temperature", "time",
-    "timestamp", "used_gpu_memory", "used_memory", "utilization", "uuid", "vbios_version",
-    "vgpu_device_capability", "vgpu_driver_capability", "vgpu_instance", NULL};
+static const char *known_fields[] = {"accounting",
+                                     "addressing_mode",
+                                     "board_id",
+                                     "c2c",
+                                     "clocks",
+                                     "clocks_event_reasons",
+                                     "clocks_event_reasons_counters",
+                                     "clocks_throttle_reasons",
+                                     "compute_cap",
+                                     "compute_mode",
+                                     "count",
+                                     "display_active",
+                                     "display_attached",
+                                     "display_mode",
+                                     "dramEncryption",
+                                     "driver_model",
+                                     "driver_version",
+                                     "ecc",
+                                     "edpp_multiplier",
+                                     "encoder",
+                                     "enforced",
+                                     "fabric",
+                                     "fan",
+                                     "gom",
+                                     "gpu_bus_id",
+                                     "gpu_name",
+                                     "gpu_operation_mode",
+                                     "gpu_recovery_action",
+                                     "gpu_serial",
+                                     "gpu_util",
+                                     "gpu_utilization",
+                                     "gpu_uuid",
+                                     "gsp",
+                                     "hostname",
+                                     "index",
+                                     "inforom",
+                                     "is_running",
+                                     "kmd_version",
+                                     "max_memory_usage",
+                                     "mem_util",
+                                     "mem_utilization",
+                                     "memory",
+                                     "mig",
+                                     "module",
+                                     "multigpu_board",
+                                     "name",
+                                     "pci",
+                                     "pcie",
+                                     "persistence_mode",
+                                     "pid",
+                                     "platform",
+                                     "power",
+                                     "power_smoothing",
+                                     "process_name",
+                                     "protected_memory",
+                                     "pstate",
+                                     "remapped_rows",
+                                     "reset_status",
+                                     "retired_pages",
+                                     "serial",
+                                     "temperature",
+                                     "time",
+                                     "timestamp",
+                                     "used_gpu_memory",
+                                     "used_memory",
+                                     "utilization",
+                                     "uuid",
+                                     "vbios_version",
+                                     "vgpu_device_capability",
+                                     "vgpu_driver_capability",
+                                     "vgpu_instance",
+                                     NULL};
 
 static int known_field(const char *name) {
     size_t l = strcspn(name, ".");
@@ -591,8 +650,8 @@ static int col(const table *t, const char *const *names) {
 
 /* Sets a double field from column i scaled by mul; a bad value is a warning naming the
  * column, and the field stays unknown. */
-static void set_num(ctx *c, const table *t, char **v, int i, gp_sample *s, uint32_t f,
-                    double *slot, double mul) {
+static void set_num(ctx *c, const table *t, char **v, int i, gp_sample *s, uint32_t f, double *slot,
+                    double mul) {
     if (i < 0) return;
     double x;
     int r = num(v[i], &x);
@@ -717,8 +776,7 @@ static int apps_row(ctx *c, const table *t, char **v) {
     if (im >= 0) {
         int r = mem_bytes(v[im], &p->mem_bytes);
         if (r < 0)
-            warnf(c, "field %s: '%s' is not an amount of memory; left unknown", t->cols[im],
-                  v[im]);
+            warnf(c, "field %s: '%s' is not an amount of memory; left unknown", t->cols[im], v[im]);
         else if (r > 0)
             p->valid |= GP_P_MEM;
     }
@@ -729,11 +787,11 @@ static int apps_row(ctx *c, const table *t, char **v) {
 
 /* Every column `nvidia-smi dmon -s pucvmet` and `pmon -s um` print (with -o DT), as the
  * captures' -h sections list them; another is unknown. */
-static const char *mon_cols[] = {"gpu",   "pid",   "type",  "sm",    "mem",  "enc",  "dec",
-                                 "jpg",   "ofa",   "command", "pwr", "gtemp", "mtemp", "mclk",
-                                 "pclk",  "pviol", "tviol", "fb",    "bar1", "ccpm", "sbecc",
-                                 "dbecc", "pci",   "rxpci", "txpci", "Date", "Time", "gi",
-                                 "ci",    "name",  "nvdec", "nvenc", "nvjpg", "nvofa", NULL};
+static const char *mon_cols[] = {"gpu",   "pid",   "type",    "sm",    "mem",   "enc",   "dec",
+                                 "jpg",   "ofa",   "command", "pwr",   "gtemp", "mtemp", "mclk",
+                                 "pclk",  "pviol", "tviol",   "fb",    "bar1",  "ccpm",  "sbecc",
+                                 "dbecc", "pci",   "rxpci",   "txpci", "Date",  "Time",  "gi",
+                                 "ci",    "name",  "nvdec",   "nvenc", "nvjpg", "nvofa", NULL};
 
 /* "# gpu   pwr  gtemp ..." -> columns; returns 1 when the line is a dmon/pmon header. */
 static int mon_header(const char *line, table *t, long lineno) {
@@ -999,8 +1057,9 @@ static int parse_text(ctx *c, const char *buf, size_t len) {
             }
             int nv = has_nul ? 0 : split_csv(l, v, MAXCOLS);
             if (nv != t->ncols) {
-                warnf(c, "expected %d comma-separated fields as in the header (line %ld), got %d "
-                         "(a row cut short or a garbage line); skipped",
+                warnf(c,
+                      "expected %d comma-separated fields as in the header (line %ld), got %d "
+                      "(a row cut short or a garbage line); skipped",
                       t->ncols, t->header_line, nv);
             } else if (t->kind == T_GPU) {
                 rc = run_row(c, gpu_row(c, t, v), nd, ns, np);
@@ -1299,7 +1358,8 @@ static int parse_xml(ctx *c, const char *buf, size_t len) {
     int rc = 0;
     if (!root || strcmp((const char *)root->name, "nvidia_smi_log")) {
         c->line = root ? root->line : 0;
-        errf(c, "XML root is <%s>, expected <nvidia_smi_log>", root ? (const char *)root->name : "");
+        errf(c, "XML root is <%s>, expected <nvidia_smi_log>",
+             root ? (const char *)root->name : "");
         xmlFreeDoc(doc);
         return FATAL;
     }
@@ -1419,11 +1479,11 @@ void gp_smi_log_free(gp_smi_log *log) {
 
 typedef struct {
     gp_smi_log log;
-    size_t cursor;      /* next sample to hand out */
-    int64_t origin_ns;  /* the first row's time */
+    size_t cursor;     /* next sample to hand out */
+    int64_t origin_ns; /* the first row's time */
     int64_t interval_ns;
-    int64_t end_ns;     /* the first tick at or after the last row (see smi_open) */
-    int64_t prev_now;   /* processes are handed out for (prev_now, now] */
+    int64_t end_ns;   /* the first tick at or after the last row (see smi_open) */
+    int64_t prev_now; /* processes are handed out for (prev_now, now] */
     int64_t last_now;
     double speed;
     int64_t wall0_ns;
@@ -1547,8 +1607,7 @@ static int64_t smi_now(void *state) {
         size_t i = s->cursor < s->log.nsamples ? s->cursor : s->log.nsamples - 1;
         return s->log.samples[i].ts_ns;
     }
-    return s->origin_ns - s->interval_ns +
-           (int64_t)((double)(wall_ns() - s->wall0_ns) * s->speed);
+    return s->origin_ns - s->interval_ns + (int64_t)((double)(wall_ns() - s->wall0_ns) * s->speed);
 }
 
 /* One sample per device for the rows up to now_ns: when several instants fall in one

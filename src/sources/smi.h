@@ -54,9 +54,9 @@ typedef struct gp_smi_log {
     size_t nsamples;
     gp_proc_sample *procs; /* one per (device, instant, pid); job_id always "" */
     size_t nprocs;
-    char *warnings;     /* the first GP_SMI_WARN_KEEP warning lines, '\n'-separated; or NULL */
-    size_t nwarnings;   /* all warnings */
-    char tz_note[320];  /* how absolute times were read ("" when the file has none) */
+    char *warnings;    /* the first GP_SMI_WARN_KEEP warning lines, '\n'-separated; or NULL */
+    size_t nwarnings;  /* all warnings */
+    char tz_note[320]; /* how absolute times were read ("" when the file has none) */
 } gp_smi_log;
 
 /* Parses a buffer; name is used in messages ("FILE:LINE: ..."). 0, or <0 with err set when
