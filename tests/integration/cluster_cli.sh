@@ -4,7 +4,7 @@
 set -eu
 G=${GOODPUT:-build/goodput}
 D=${GOODPUT_DATA:-../shared/data}/cluster
-[ -d "$D/v2023" ] || { echo "skip: no $D/v2023"; exit 77; }
+[ -d "$D/v2023" ] || { echo "skip: no real data at $D (v2023)"; exit 77; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 "$G" cluster openb2023 "$D/v2023" --json --html "$T/r.html" > "$T/r.json"
 rows=$(/usr/bin/python3 -c "import json,sys; print(json.load(open('$T/r.json'))['rows']['openb_pod_list'])")

@@ -4,7 +4,7 @@
 # with awk), --html (self-contained, no <script>), and bad input giving exit code 3.
 set -eu
 DATA=${GOODPUT_DATA:-../shared/data}
-[ -d "$DATA/kineto/hta_trace_filter" ] || { echo "no kineto data at $DATA"; exit 77; }
+[ -d "$DATA/kineto/hta_trace_filter" ] || { echo "skip: no real data at $DATA (kineto/hta_trace_filter)"; exit 77; }
 command -v python3 >/dev/null || { echo "python3 missing"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$GOODPUT" trace "$DATA/kineto/param_dlrm_8rank" > "$tmp/out.txt"
