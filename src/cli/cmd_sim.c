@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/exit_codes.h"
+#include "cli/sim_summary.h"
 #include "sim/sim.h"
 
 static void usage(FILE *f) {
@@ -15,18 +16,30 @@ static void usage(FILE *f) {
             "Runs SCENARIO (docs/scenarios.md) as fast as possible and prints per-GPU samples\n"
             "(CSV by default), and/or event lines in the protocol (docs/protocol.md).\n"
             "  --csv        samples as CSV (the default when neither --events nor --summary)\n"
-            "  --json       samples as JSON lines\n"
+            "  --json       samples as JSON lines; with --summary, only the ground truth as one\n"
+            "               JSON document (GPU-seconds per bucket, steps, requests, tokens)\n"
             "  --events     event lines (job, alloc, hello, step, phase, restart, request)\n"
-            "  --summary    the ground truth per job: time buckets and goodput\n"
+            "  --summary    the ground truth per job: time buckets and goodput (after the\n"
+            "               samples or events, as '# ' comment lines, when mixed with them)\n"
             "  --interval   sampling interval (default 1s)\n"
             "  --start      clock origin in ns since the epoch (default: the scenario's, else\n"
             "               2026-01-01T00:00:00Z)\n");
 }
 
-static void print_line(void *ctx, const char *line, size_t len) {
-    (void)ctx;
-    fwrite(line, 1, len, stdout);
-    fputc('\n', stdout);
+/* Every event line the simulator drains: printed with --events, judged for the summary's
+ * good requests with --summary. */
+typedef struct line_sink {
+    int print;
+    gp_sim_summary *summary;
+} line_sink;
+
+static void on_line(void *ctx, const char *line, size_t len) {
+    line_sink *k = ctx;
+    if (k->print) {
+        fwrite(line, 1, len, stdout);
+        fputc('\n', stdout);
+    }
+    if (k->summary) gp_sim_summary_line(k->summary, line, len);
 }
 
 static void num(int ok, const char *fmt, double v) {
@@ -92,27 +105,6 @@ static void print_json(const gp_sample *x) {
            (unsigned long long)x->throttle_reasons);
 }
 
-static void print_summary(const gp_sim *sim, int as_comment) {
-    /* as comments when mixed with event lines, which ignore lines starting with '#' */
-    const char *pre = as_comment ? "# " : "";
-    printf("%s%-22s %-10s %4s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %8s\n", pre, "job",
-           "kind", "gpus", "alloc_s", "goodput", "notrdy", "init", "data", "ckpt", "restore",
-           "recov", "wasted", "idle", "other", "steps/req");
-    for (int i = 0; i < gp_sim_n_jobs(sim); i++) {
-        gp_sim_truth t;
-        gp_sim_job_truth_at(sim, i, &t);
-        double a = t.allocated_s > 0 ? t.allocated_s : 1;
-        printf("%s%-22s %-10s %4d %8.0f %6.1f%% %6.1f%% %6.1f%% %6.1f%% %6.1f%% %6.1f%% %6.1f%% "
-               "%6.1f%% %6.1f%% %6.1f%% %8lld\n",
-               pre, t.job_id, gp_sjob_kind_name(t.kind), t.n_gpus, t.allocated_s,
-               100 * t.productive_s / a, 100 * t.not_ready_s / a, 100 * t.init_s / a,
-               100 * t.data_wait_s / a, 100 * t.checkpoint_s / a, 100 * t.restore_s / a,
-               100 * t.recovery_s / a, 100 * t.wasted_s / a, 100 * t.idle_s / a,
-               100 * t.other_s / a,
-               (long long)(t.kind == GP_SJ_INFERENCE ? t.requests_done : t.steps_done));
-    }
-}
-
 int gp_cmd_sim(int argc, char **argv) {
     const char *path = NULL;
     int csv = 0, json = 0, events = 0, summary = 0;
@@ -161,6 +153,14 @@ int gp_cmd_sim(int argc, char **argv) {
         fprintf(stderr, "goodput: sim: choose one of --csv and --json\n");
         return GP_EXIT_USAGE;
     }
+    /* --summary --json: the truth as one JSON document, so nothing else may be mixed in */
+    int summary_json = summary && json;
+    if (summary_json && (csv || events)) {
+        fprintf(stderr, "goodput: sim: --summary --json prints one JSON document; it does not "
+                        "mix with --csv or --events\n");
+        return GP_EXIT_USAGE;
+    }
+    if (summary_json) json = 0;
     if (!csv && !json && !events && !summary) csv = 1;
 
     char err[512];
@@ -178,7 +178,10 @@ int gp_cmd_sim(int argc, char **argv) {
     }
     size_t nd = gp_sim_n_devices(sim), n;
     gp_sample *buf = malloc(nd * sizeof *buf);
-    if (!buf) {
+    line_sink sink = {.print = events, .summary = summary ? gp_sim_summary_new(sim) : NULL};
+    if (!buf || (summary && !sink.summary)) {
+        free(buf);
+        gp_sim_summary_free(sink.summary);
         gp_sim_close(sim);
         fprintf(stderr, "goodput: out of memory\n");
         return GP_EXIT_FAIL;
@@ -191,11 +194,13 @@ int gp_cmd_sim(int argc, char **argv) {
                "mem_clock_mhz,pcie_tx_bytes,pcie_rx_bytes,nvlink_tx_bytes,nvlink_rx_bytes,temp_c,"
                "throttle_reasons\n");
     int64_t t0 = gp_sim_start_ns(sim), end = gp_sim_end_ns(sim);
-    if (events) gp_sim_drain_events(sim, t0, print_line, NULL);
+    /* drained even when not printed: the summary judges requests, and undrained lines
+     * would pile up in memory for the whole run */
+    gp_sim_drain_events(sim, t0, on_line, &sink);
     for (int64_t t = t0 + interval;; t += interval) {
         if (t > end) t = end;
         gp_sim_sample(sim, t, buf, nd, &n);
-        if (events) gp_sim_drain_events(sim, t, print_line, NULL);
+        gp_sim_drain_events(sim, t, on_line, &sink);
         for (size_t i = 0; i < n && (csv || json); i++) {
             if (csv)
                 print_csv(&buf[i]);
@@ -204,9 +209,14 @@ int gp_cmd_sim(int argc, char **argv) {
         }
         if (t >= end) break;
     }
-    if (summary) print_summary(sim, events || csv || json);
+    int rc_out = 0;
+    if (summary_json)
+        rc_out = gp_sim_summary_json(sink.summary, sim, stdout);
+    else if (summary) /* as comments when mixed with samples or event lines */
+        gp_sim_summary_text(sink.summary, sim, events || csv || json ? "# " : "", stdout);
+    gp_sim_summary_free(sink.summary);
     free(buf);
     gp_sim_close(sim);
-    if (fflush(stdout) != 0) return GP_EXIT_FAIL;
+    if (fflush(stdout) != 0 || rc_out < 0) return GP_EXIT_FAIL;
     return GP_EXIT_OK;
 }

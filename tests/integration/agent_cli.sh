@@ -28,8 +28,10 @@ expect_err 3 "is a directory" "$GOODPUT" agent --source sim:examples/scenarios/d
 expect_err 3 "no such file" "$GOODPUT" report --db "$tmp/missing.db"
 echo "not a database at all, just some text" >"$tmp/junk.db"
 expect_err 3 "junk.db" "$GOODPUT" report --db "$tmp/junk.db"
-"$GOODPUT" --help | grep -q "agent" || fail "--help does not list agent"
-"$GOODPUT" agent --help | grep -q -- "--source" || fail "agent --help"
+# --help lists agent as a command (its own line with a description), and agent --help
+# documents --source as an option (not merely in the usage line)
+"$GOODPUT" --help | grep -qE '^  agent +[a-z]' || fail "--help does not list agent"
+"$GOODPUT" agent --help | grep -qE '^  --source SPEC +[a-z]' || fail "agent --help lacks --source"
 
 # Full simulated run as fast as possible; report as JSON.
 "$GOODPUT" agent --source sim:examples/scenarios/demo.conf --db "$tmp/demo.db" --speed 0 \

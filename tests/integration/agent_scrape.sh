@@ -5,7 +5,7 @@
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 DATA=${GOODPUT_DATA:-../shared/data}
-[ -r "$DATA/prom/vllm_v0.txt" ] || { echo "skip: $DATA/prom/vllm_v0.txt missing"; exit 77; }
+[ -r "$DATA/prom/vllm_v0.txt" ] || { echo "skip: no real data at $DATA (prom/vllm_v0.txt)"; exit 77; }
 tmp=$(mktemp -d)
 cleanup() {
   for p in ${srv:-} ${agent:-}; do kill "$p" 2>/dev/null || true; done

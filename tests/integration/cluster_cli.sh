@@ -4,7 +4,7 @@
 set -eu
 G=${GOODPUT:-build/goodput}
 D=${GOODPUT_DATA:-../shared/data}/cluster
-[ -d "$D/v2023" ] || { echo "skip: no $D/v2023"; exit 77; }
+[ -d "$D/v2023" ] || { echo "skip: no real data at $D (v2023)"; exit 77; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 "$G" cluster openb2023 "$D/v2023" --json --html "$T/r.html" > "$T/r.json"
 rows=$(/usr/bin/python3 -c "import json,sys; print(json.load(open('$T/r.json'))['rows']['openb_pod_list'])")
@@ -12,7 +12,15 @@ want=$(awk 'END{print NR-1}' "$D/v2023/openb_pod_list_default.csv")
 [ "$rows" = "$want" ] || { echo "openb rows $rows != awk $want"; exit 1; }
 grep -q "<svg" "$T/r.html" || { echo "html has no svg"; exit 1; }
 ls "$T" | grep -q tmp && { echo "temp file left behind"; exit 1; }
-"$G" cluster genai2026 "$D/v2026_genai" | grep -q "VERDICT" || { echo "genai text report has no verdict"; exit 1; }
+# The text report's verdict is the one in --json, word for word.
+"$G" cluster genai2026 "$D/v2026_genai" > "$T/genai.txt"
+"$G" cluster genai2026 "$D/v2026_genai" --json > "$T/genai.json"
+/usr/bin/python3 - "$T/genai.txt" "$T/genai.json" <<'PY' || { echo "genai verdict: text and JSON differ"; exit 1; }
+import json, sys
+v = json.load(open(sys.argv[2]))["verdict"]
+lines = [l for l in open(sys.argv[1]).read().splitlines() if l.startswith("VERDICT: ")]
+assert v and lines == ["VERDICT: " + v], (lines, v)
+PY
 "$G" cluster pai2020 "$D/v2020" --json | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); assert d['capacity_gpus']>0"
 printf 'value,timestamp_anon,container_ip\n1.0,oops,abc\n' > "$T/bad.csv"
 set +e

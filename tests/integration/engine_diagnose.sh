@@ -15,7 +15,7 @@ set +e
 [ $rc -eq 3 ] || fail "missing store exited $rc, expected 3"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/err")"
 set -e
-"$GOODPUT" diagnose --help | grep -q -- "--job" || fail "diagnose --help"
+"$GOODPUT" diagnose --help | grep -qE -- '^  --job ID +[a-z]' || fail "diagnose --help lacks --job"
 
 "$GOODPUT" agent --source sim:examples/scenarios/demo.conf --db "$tmp/demo.db" --speed 0 \
   --no-socket --quiet

@@ -18,7 +18,7 @@ set -euo pipefail
 DATA=${GOODPUT_DATA:-../shared/data}
 GOODPUT=${GOODPUT:-build/goodput}
 SRC=${GOODPUT_SRC:-.}
-[ -d "$DATA/kineto" ] && [ -d "$DATA/oracle" ] || { echo "skip: no kineto/oracle data at $DATA"; exit 77; }
+[ -d "$DATA/kineto" ] && [ -d "$DATA/oracle" ] || { echo "skip: no real data at $DATA (kineto, oracle)"; exit 77; }
 [ -x /usr/bin/python3 ] || { echo "skip: python3 missing"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 n=0

@@ -49,10 +49,15 @@ env -i PATH=/usr/bin:/bin GOODPUT_JOB=perm-job AWS_SECRET_ACCESS_KEY="$secret" \
     PGPASSWORD="$secret" sleep 30 &
 spid=$!
 sleep 0.2
-"$GOODPUT" attrib owner --json $spid >"$tmp/owner.json" 2>&1 || true
+rc=0; "$GOODPUT" attrib owner --json $spid >"$tmp/owner.json" 2>"$tmp/owner.err" || rc=$?
 kill $spid 2>/dev/null || true
-grep -q "perm-job" "$tmp/owner.json" || fail "attrib owner did not find GOODPUT_JOB: $(cat "$tmp/owner.json")"
-if grep -q "$secret" "$tmp/owner.json"; then fail "a secret from the environment was reported"; fi
+[ $rc -eq 0 ] || fail "attrib owner exited $rc: $(cat "$tmp/owner.err")"
+python3 - "$tmp/owner.json" "$spid" <<'PY' || fail "attrib owner did not report GOODPUT_JOB: $(cat "$tmp/owner.json")"
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["pid"] == int(sys.argv[2]) and o["job"] == "perm-job", o
+PY
+if grep -q "$secret" "$tmp/owner.json" "$tmp/owner.err"; then fail "a secret from the environment was reported"; fi
 echo "ok   attrib owner reports GOODPUT_JOB and no other environ value"
 umask 022
 echo "ok"

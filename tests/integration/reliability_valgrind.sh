@@ -16,6 +16,9 @@ cat >"$tmp/small.conf" <<'CONF'
 gpus = 2
 model = H100-SXM
 duration = 10m
+# the wall clock, so that the events emit stamps now fall inside the agent's clock (with
+# the fixed default epoch they are in its future and never stored)
+start = now
 
 [job train-a]
 kind = training
@@ -44,12 +47,26 @@ pid=$!
 for _ in $(seq 100); do [ -S "$tmp/gp.sock" ] && break; sleep 0.1; done
 [ -S "$tmp/gp.sock" ] || { echo "FAIL: agent did not start"; cat "$tmp/agent.out"; exit 1; }
 for i in 1 2 3 4 5; do
-    "$GOODPUT" emit --socket "$tmp/gp.sock" step job=emit-job step=$i units=32 || true
+    "$GOODPUT" emit --socket "$tmp/gp.sock" step job=emit-job step=$i units=32 ||
+        { echo "FAIL: emit step $i to the running agent"; exit 1; }
 done
-"$GOODPUT" emit --socket "$tmp/gp.sock" phase job=emit-job name=data_wait edge=begin || true
-"$GOODPUT" emit --socket "$tmp/gp.sock" garbage line here || true
+"$GOODPUT" emit --socket "$tmp/gp.sock" phase job=emit-job name=data_wait edge=begin ||
+    { echo "FAIL: emit phase to the running agent"; exit 1; }
+# A malformed line straight onto the socket (emit refuses to send one), so that the
+# agent's parser meets it under valgrind.
+python3 -c 'import socket, sys
+socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"garbage line here", sys.argv[1])' "$tmp/gp.sock" ||
+    { echo "FAIL: could not send a datagram to the agent"; exit 1; }
 if ! wait $pid; then echo "FAIL: agent under valgrind:"; cat "$tmp/agent.vg" "$tmp/agent.out" | head -60; exit 1; fi
 if [ -s "$tmp/agent.vg" ]; then echo "FAIL: agent: valgrind says:"; head -60 "$tmp/agent.vg"; exit 1; fi
+# the emitted events reached the store: five steps and the phase, not the garbage
+got=$(python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(*c.execute("select count(*), sum(kind = 2), min(case when kind = 2 then step end), "
+                 "max(case when kind = 2 then step end), sum(name = ?) from events "
+                 "where job_id = ?", ("data_wait", "emit-job")).fetchone())' "$tmp/gp.db")
+# GP_EV_STEP = 2 (src/model/event.h)
+[ "$got" = "6 5 1 5 1" ] || { echo "FAIL: emit-job events in the store (all, steps, first, last, phases): $got, expected 6 5 1 5 1"; exit 1; }
 echo "ok   agent"
 run report "$GOODPUT" report --db "$tmp/gp.db"
 run report-json "$GOODPUT" report --db "$tmp/gp.db" --json
@@ -60,6 +77,7 @@ set +e
 "${VG[@]}" --log-file="$tmp/bad.vg" "$GOODPUT" sim "$tmp/nope.conf" >/dev/null 2>&1
 rc=$?
 set -e
-if [ $rc -eq 99 ] || [ -s "$tmp/bad.vg" ]; then echo "FAIL: error path:"; head -40 "$tmp/bad.vg"; exit 1; fi
+# exit 3: bad input (a missing scenario), neither success nor valgrind's 99
+if [ $rc -ne 3 ] || [ -s "$tmp/bad.vg" ]; then echo "FAIL: error path (exit $rc):"; head -40 "$tmp/bad.vg"; exit 1; fi
 echo "ok   error path (exit $rc)"
 echo "ok"
