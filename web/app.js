@@ -72,11 +72,14 @@
       return '<tr><td>' + esc(e.metric) + '</td><td class="num">' + num(e.value, 3) + '</td><td>' + esc(e.op) +
         '</td><td class="num">' + num(e.threshold, 3) + '</td><td class="muted">' + esc(e.source) + '</td></tr>';
     }).join('');
-    var wasted = f.wasted_gpu_s !== null && f.wasted_gpu_s !== undefined ? num(f.wasted_gpu_s / 3600, 2) + ' GPU-h wasted' : '';
+    // badput explained and headroom from productive time: shown apart, never summed
+    var gpuH = function (v) { return v !== null && v !== undefined ? num(v / 3600, 2) + ' GPU-h' : '– GPU-h'; };
+    var bad = 'badput ' + gpuH(f.badput_gpu_s ? f.badput_gpu_s.total : null) + ' · headroom ' + gpuH(f.headroom_gpu_s);
     return '<div class="finding"><span class="cls">' + esc(f['class']) + '</span> <span class="muted">' +
-      esc(f.scope) + ' ' + (f.scope === 'job' ? jobLink(f.scope_id) : esc(f.scope_id)) + ' · ' + wasted +
+      esc(f.scope) + ' ' + (f.scope === 'job' ? jobLink(f.scope_id) : esc(f.scope_id)) + ' · ' + bad +
       (f.confidence !== undefined ? ' · confidence ' + num(f.confidence, 2) : '') + '</span><div>' +
-      esc(f.summary) + '</div>' + (ev ? '<table><tr><th>evidence</th><th class="num">value</th><th></th><th class="num">threshold</th><th>source</th></tr>' + ev + '</table>' : '') +
+      esc(f.summary) + '</div>' +
+      (f.counterfactual ? '<div class="muted">Counterfactual: ' + esc(f.counterfactual) + '</div>' : '') + (ev ? '<table><tr><th>evidence</th><th class="num">value</th><th></th><th class="num">threshold</th><th>source</th></tr>' + ev + '</table>' : '') +
       '<div class="fix"><b>Fix:</b> ' + esc(f.recommendation) + '</div></div>';
   }
 

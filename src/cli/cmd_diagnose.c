@@ -1,6 +1,6 @@
 /* cmd_diagnose.c: `goodput diagnose`: the top findings of each job (or one job) with
- * evidence and a recommendation, ranked by wasted cost. Findings are written back to the
- * store unless it is opened read-only (--no-write). */
+ * evidence and a recommendation, ranked by badput explained, then headroom. Findings are written
+ * back to the store unless it is opened read-only (--no-write). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +21,10 @@ static void usage(FILE *f) {
         f, "usage: goodput diagnose --db PATH [--job ID] [--json] [--top N | --all]\n"
            "                        [--price USD_PER_GPU_H] [--slo-ttft S] [--slo-tpot S]\n"
            "                        [--slo-e2e S] [--no-write] [--window DUR [--windows]]\n\n"
-           "What holds each job back, ranked by wasted cost: every finding names its class,\n"
-           "scope, time range, wasted GPU-hours and dollars, the evidence (metric = value vs\n"
+           "What holds each job back, ranked by badput explained, then headroom: every finding\n"
+           "names its class, scope, time range, the badput it explains (GPU-hours and dollars\n"
+           "by bucket) and, never added to it, the headroom a fix recovers from productive\n"
+           "time with its counterfactual, the evidence (metric = value vs\n"
            "threshold, and its source), a confidence and a concrete fix. Thresholds and their\n"
            "reasons: docs/findings.md.\n\n"
            "  --db PATH      the agent's store\n"
@@ -72,7 +74,7 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
         json_object_set_new(root, "window_s", json_real((double)window_ns / 1e9));
         json_object_set_new(root, "mode", json_string(last_only ? "last" : "all"));
     } else
-        printf("Findings in %s per %s%.0f s window%s, ranked by wasted cost:\n", db,
+        printf("Findings in %s per %s%.0f s window%s, ranked by badput, then headroom:\n", db,
                last_only ? "last " : "", (double)window_ns / 1e9, last_only ? "" : "s");
     int rc = GP_EXIT_OK;
     for (size_t i = 0; i < (job ? 1 : nj); i++) {
@@ -293,8 +295,8 @@ int gp_cmd_diagnose(int argc, char **argv) {
         fputc('\n', stdout);
         json_decref(root);
     } else {
-        printf("Findings in %s%s%s, ranked by wasted cost:\n\n", db, job ? " for job " : "",
-               job ? job : "");
+        printf("Findings in %s%s%s, ranked by badput explained, then headroom:\n\n", db,
+               job ? " for job " : "", job ? job : "");
         gp_findings_print(stdout, f, n, (size_t)top);
     }
     free(f);

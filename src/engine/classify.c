@@ -15,24 +15,65 @@
 #include <string.h>
 
 #include "engine/cost.h"
+#include "engine/finding_budget.h"
 #include "engine/thresholds.h"
 #include "store/store.h"
 
 #define NS 1e9
 
+/* A new finding that claims no badput and no headroom yet; the rule states both. */
 static gp_finding *add(gp_finding *out, size_t cap, size_t *n, gp_finding_class c,
-                       const char *job_id, const gp_features *f, double wasted, double conf) {
+                       const char *job_id, const gp_features *f, double conf) {
     if (*n >= cap) return NULL;
     gp_finding *x = &out[(*n)++];
     memset(x, 0, sizeof *x);
+    gp_finding_claims_clear(x);
     x->cls = c;
     x->scope = GP_SCOPE_JOB;
     snprintf(x->scope_id, sizeof x->scope_id, "%s", job_id);
+    snprintf(x->job_id, sizeof x->job_id, "%s", job_id);
     x->t0_ns = f->t0_ns;
     x->t1_ns = f->t1_ns;
-    x->wasted_gpu_s = wasted < 0 ? -1 : wasted;
     x->confidence = f->activity_only ? (conf < 0.4 ? conf : 0.4) : conf;
     return x;
+}
+
+/* Headroom: the share of productive time a fix recovers, and the counterfactual that
+ * gives it ("if FIX, steps would take 0.82x as long"). */
+static void headroom(gp_finding *x, const gp_features *f, double frac, const char *fix) {
+    if (!(frac > 0)) return;
+    if (frac > 1) frac = 1;
+    x->headroom_frac = frac;
+    snprintf(x->counterfactual, sizeof x->counterfactual, "if %s, %s would take %.2fx as long", fix,
+             f->has_steps      ? "steps"
+             : f->has_requests ? "the same requests"
+                               : "the same work",
+             1 - frac);
+}
+
+/* Badput only: what the fix gives back is time outside productive work. */
+static void badput(gp_finding *x, gp_bucket b, double gpu_s, const char *fix) {
+    gp_finding_claim(x, b, gpu_s);
+    snprintf(x->counterfactual, sizeof x->counterfactual,
+             "if %s, the job would get back its %s GPU-time; its steps would not get faster", fix,
+             gp_bucket_name(b));
+}
+
+/* Productive GPU-seconds estimated from features alone, for callers without the job's
+ * accounting (windows): the allocation less the time before ready, idle, and blocking
+ * phases. The store-backed diagnosis uses the accounting instead (finding_budget.h). */
+static double est_productive(const gp_features *f) {
+    if (f->useful_gpu_s >= 0) return f->useful_gpu_s;
+    double A = f->alloc_gpu_s, keep = 1;
+    if (f->not_ready_s > 0 && f->wall_s > 0) keep *= 1 - f->not_ready_s / f->wall_s;
+    if (f->idle_share > 0) keep *= 1 - f->idle_share;
+    double blocked = 0;
+    if (f->data_wait_share > 0) blocked += f->data_wait_share;
+    if (f->checkpoint_share > 0) blocked += f->checkpoint_share;
+    if (f->init_share > 0) blocked += f->init_share;
+    if (f->comm_share > 0) blocked += f->comm_share;
+    keep *= 1 - blocked;
+    return A > 0 && keep > 0 ? A * keep : 0;
 }
 
 static void ev(gp_finding *x, gp_threshold_id id, double value, const char *src) {
@@ -51,12 +92,15 @@ static void ev_if(gp_finding *x, gp_threshold_id id, double value, const char *s
     if (holds) gp_finding_add_evidence(x, t->name, value, t->op, t->value, src);
 }
 
+/* Badput explained first (unknown last), then headroom, then confidence. */
 static int cmp_find(const void *a, const void *b) {
     const gp_finding *x = a, *y = b;
-    double wx = x->wasted_cost >= 0 ? x->wasted_cost : x->wasted_gpu_s >= 0 ? 0 : -1;
-    double wy = y->wasted_cost >= 0 ? y->wasted_cost : y->wasted_gpu_s >= 0 ? 0 : -1;
-    if (wx != wy) return wx < wy ? 1 : -1;
-    if (x->wasted_gpu_s != y->wasted_gpu_s) return x->wasted_gpu_s < y->wasted_gpu_s ? 1 : -1;
+    double bx = x->wasted_gpu_s >= 0 ? x->wasted_gpu_s : -1;
+    double by = y->wasted_gpu_s >= 0 ? y->wasted_gpu_s : -1;
+    if (bx != by) return bx < by ? 1 : -1;
+    double hx = x->headroom_gpu_s >= 0 ? x->headroom_gpu_s : -1;
+    double hy = y->headroom_gpu_s >= 0 ? y->headroom_gpu_s : -1;
+    if (hx != hy) return hx < hy ? 1 : -1;
     return (x->confidence < y->confidence) - (x->confidence > y->confidence);
 }
 
@@ -97,9 +141,10 @@ static void slo_finding(gp_finding *out, size_t cap, size_t *n, const char *job_
     gp_finding *x = NULL;
     for (size_t i = 0; i < *n; i++)
         if (out[i].cls == c && out[i].scope == GP_SCOPE_JOB) x = &out[i];
-    double wasted = f->useful_gpu_s >= 0 ? f->alloc_gpu_s - f->useful_gpu_s : -1;
+    /* GPU-time spent on requests that missed an SLO: the accounting's "other" bucket */
+    double missed = f->useful_gpu_s >= 0 ? f->alloc_gpu_s - f->useful_gpu_s : -1;
     int fresh = !x;
-    if (fresh && !(x = add(out, cap, n, c, job_id, f, wasted, 0.7))) return;
+    if (fresh && !(x = add(out, cap, n, c, job_id, f, 0.7))) return;
     ev(x, GP_TH_SLO_ATTAINMENT, att, "events");
     /* the SLOs that the slowest tenth of requests misses (met ones are no evidence) */
     if (f->slo_ttft_s > 0 && f->ttft_p90_s > f->slo_ttft_s)
@@ -108,7 +153,8 @@ static void slo_finding(gp_finding *out, size_t cap, size_t *n, const char *job_
         gp_finding_add_evidence(x, "tpot_p90_s", f->tpot_p90_s, ">", f->slo_tpot_s, "events");
     if (f->slo_e2e_s > 0 && f->e2e_p90_s > f->slo_e2e_s)
         gp_finding_add_evidence(x, "e2e_p90_s", f->e2e_p90_s, ">", f->slo_e2e_s, "events");
-    if (wasted > x->wasted_gpu_s) x->wasted_gpu_s = wasted;
+    if (missed > x->badput_gpu_s[GP_B_OTHER])
+        gp_finding_claim(x, GP_B_OTHER, missed - x->badput_gpu_s[GP_B_OTHER]);
     char prefix[160];
     snprintf(prefix, sizeof prefix,
              "Only %.0f%% of %s's requests meet their SLOs (target %.0f%%). ", 100 * att, job_id,
@@ -122,6 +168,9 @@ static void slo_finding(gp_finding *out, size_t cap, size_t *n, const char *job_
                               ? "The GPU is mostly idle: requests are served in small batches."
                               : "The GPUs are saturated: the load exceeds what they compute.";
         snprintf(x->summary, sizeof x->summary, "%s%s", prefix, why);
+        snprintf(x->counterfactual, sizeof x->counterfactual,
+                 "if every request met its SLOs, the GPU-time spent on late requests (bucket "
+                 "other) would be useful work");
         snprintf(x->recommendation, sizeof x->recommendation, "%s",
                  c == GP_FC_MEMORY_BOUND
                      ? "Do more work per byte read: larger decode batch, KV-cache quantization "
@@ -155,7 +204,10 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     if (f->not_ready_s >= gp_th(GP_TH_NOT_READY_MIN_S) && f->wall_s > 0 &&
         f->not_ready_s / f->wall_s >= gp_th(GP_TH_NOT_READY_SHARE)) {
         int never = f->activity_only ? f->first_active_ns < 0 : f->ready_ns < 0;
-        if ((x = add(out, cap, &n, GP_FC_NOT_READY, job_id, f, f->not_ready_s * f->n_gpus, 0.9))) {
+        if ((x = add(out, cap, &n, GP_FC_NOT_READY, job_id, f, 0.9))) {
+            /* before the first step: not_ready, or startup where an init phase covers it */
+            badput(x, GP_B_NOT_READY, f->not_ready_s * f->n_gpus,
+                   "the GPUs were granted when the job could start");
             const char *src = f->activity_only ? util_src(f) : "events";
             ev(x, GP_TH_NOT_READY_MIN_S, f->not_ready_s, src);
             ev(x, GP_TH_NOT_READY_SHARE, f->not_ready_s / f->wall_s, src);
@@ -182,7 +234,9 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         double idle = f->idle_gpu_s;
         int progress = f->has_steps || f->has_requests;
         if (progress && f->harvest_gpu_s >= gp_th(GP_TH_HARVEST_SHARE) * A && A > 0) {
-            if ((x = add(out, cap, &n, GP_FC_HARVESTABLE, job_id, f, f->harvest_gpu_s, 0.7))) {
+            if ((x = add(out, cap, &n, GP_FC_HARVESTABLE, job_id, f, 0.7))) {
+                badput(x, GP_B_IDLE_ALLOCATED, f->harvest_gpu_s,
+                       "the idle gaps were lent to other work");
                 ev(x, GP_TH_HARVEST_SHARE, f->harvest_gpu_s / A, util_src(f));
                 ev_if(x, GP_TH_UNDER_UTIL, util_of(f), util_src(f));
                 snprintf(x->summary, sizeof x->summary,
@@ -198,7 +252,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         } else if ((!progress && f->idle_share >= gp_th(GP_TH_IDLE_SHARE)) ||
                    (f->n_idle_devices > 0 && f->n_gpus > 1)) {
             double w = progress ? idle * f->n_idle_devices / f->n_gpus : idle;
-            if ((x = add(out, cap, &n, GP_FC_IDLE_ALLOCATED, job_id, f, w, progress ? 0.8 : 0.6))) {
+            if ((x = add(out, cap, &n, GP_FC_IDLE_ALLOCATED, job_id, f, progress ? 0.8 : 0.6))) {
+                badput(x, GP_B_IDLE_ALLOCATED, w, "the idle GPUs were released");
                 ev(x, GP_TH_IDLE_SHARE, f->idle_share, util_src(f));
                 ev_if(x, GP_TH_UNDER_UTIL, util_of(f), util_src(f));
                 if (f->n_idle_devices > 0)
@@ -221,7 +276,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
 
     /* input_bound */
     if (f->data_wait_share >= gp_th(GP_TH_DATA_WAIT_SHARE)) {
-        if ((x = add(out, cap, &n, GP_FC_INPUT_BOUND, job_id, f, f->data_wait_share * A, 0.9))) {
+        if ((x = add(out, cap, &n, GP_FC_INPUT_BOUND, job_id, f, 0.9))) {
+            badput(x, GP_B_DATA_WAIT, f->data_wait_share * A, "input never blocked the GPUs");
             ev(x, GP_TH_DATA_WAIT_SHARE, f->data_wait_share, "events");
             if (f->gpu_util.n) ev_if(x, GP_TH_UNDER_UTIL, f->gpu_util.mean, "nvml");
             snprintf(x->summary, sizeof x->summary,
@@ -238,8 +294,9 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
 
     /* checkpoint_bound */
     if (f->checkpoint_share >= gp_th(GP_TH_CHECKPOINT_SHARE)) {
-        if ((x = add(out, cap, &n, GP_FC_CHECKPOINT_BOUND, job_id, f, f->checkpoint_share * A,
-                     0.9))) {
+        if ((x = add(out, cap, &n, GP_FC_CHECKPOINT_BOUND, job_id, f, 0.9))) {
+            badput(x, GP_B_CHECKPOINT, f->checkpoint_share * A,
+                   "checkpoints were saved asynchronously");
             ev(x, GP_TH_CHECKPOINT_SHARE, f->checkpoint_share, "events");
             snprintf(x->summary, sizeof x->summary,
                      "%s spent %.0f%% of its time blocked saving or restoring checkpoints.", job_id,
@@ -268,8 +325,14 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         double share =
             f->comm_share >= gp_th(GP_TH_COMM_SHARE) ? f->comm_share : f->interconnect_peak_share;
         if (share > 1) share = 1;
-        if ((x = add(out, cap, &n, GP_FC_COMMUNICATION_BOUND, job_id, f, share * A,
+        if ((x = add(out, cap, &n, GP_FC_COMMUNICATION_BOUND, job_id, f,
                      f->comm_share >= gp_th(GP_TH_COMM_SHARE) ? 0.85 : 0.65))) {
+            /* Reported comm phases are their own time (bucket other); traffic seen only on
+             * the links is inside the steps, productive time a full overlap would give back. */
+            if (f->comm_share >= gp_th(GP_TH_COMM_SHARE))
+                badput(x, GP_B_OTHER, share * A, "communication overlapped compute fully");
+            else
+                headroom(x, f, share, "the all-reduce overlapped compute fully");
             if (f->comm_share >= gp_th(GP_TH_COMM_SHARE))
                 ev(x, GP_TH_COMM_SHARE, f->comm_share, "events");
             if (f->interconnect_peak_share >= 0) ev(x, GP_TH_NVLINK_PEAK_SHARE, ic, "nvml");
@@ -288,13 +351,15 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
 
     /* throttled */
     if (f->throttle_share >= gp_th(GP_TH_THROTTLE_SHARE)) {
-        if ((x = add(out, cap, &n, GP_FC_THROTTLED, job_id, f, f->throttle_share * A * 0.2, 0.8))) {
+        if ((x = add(out, cap, &n, GP_FC_THROTTLED, job_id, f, 0.8))) {
+            /* slower clocks stretch productive work; estimate at 20% slowdown */
+            headroom(x, f, f->throttle_share * 0.2, "the clocks were never held down");
             ev(x, GP_TH_THROTTLE_SHARE, f->throttle_share, "nvml");
             if (f->power_frac.n)
                 gp_finding_add_evidence(x, "power_vs_tdp", f->power_frac.mean, ">=", 0.95, "nvml");
             snprintf(x->summary, sizeof x->summary,
                      "%s's GPUs had their clocks held down by power or thermal limits %.0f%% of "
-                     "the time (wasted GPU-s is an estimate at 20%% slowdown).",
+                     "the time (headroom is an estimate at 20%% slowdown).",
                      job_id, 100 * f->throttle_share);
             snprintf(x->recommendation, sizeof x->recommendation,
                      "Check cooling and airflow, power caps (nvidia-smi -q -d PERFORMANCE,POWER) "
@@ -305,7 +370,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
 
     /* gpu_errors */
     if (f->xid_count >= (int)gp_th(GP_TH_XID_COUNT)) {
-        if ((x = add(out, cap, &n, GP_FC_GPU_ERRORS, job_id, f, -1, 0.95))) {
+        if ((x = add(out, cap, &n, GP_FC_GPU_ERRORS, job_id, f, 0.95))) {
+            gp_finding_claim_unknown(x); /* the cost of a fault depends on what it broke */
             ev(x, GP_TH_XID_COUNT, f->xid_count, "nvml");
             gp_finding_add_evidence(x, "last_xid", (double)f->last_xid, ">", 0, "nvml");
             snprintf(x->summary, sizeof x->summary,
@@ -327,8 +393,13 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
             double dur =
                 st[i].t1_ns > st[i].t0_ns ? (double)(st[i].t1_ns - st[i].t0_ns) / NS : f->wall_s;
             strag_s += dur;
-            double w = dur * f->n_gpus * (st[i].ratio - 1) / st[i].ratio;
-            if ((x = add(out, cap, &n, GP_FC_STRAGGLER, job_id, f, w, 0.85))) {
+            if ((x = add(out, cap, &n, GP_FC_STRAGGLER, job_id, f, 0.85))) {
+                /* the peers wait inside their steps: productive time, so headroom, the
+                 * share of the job's time lost to waiting over the slow stretch */
+                double span = f->wall_s > 0 && dur < f->wall_s ? dur / f->wall_s : 1;
+                char fix[96];
+                snprintf(fix, sizeof fix, "rank %d ran at its peers' speed", st[i].worker);
+                headroom(x, f, span * (st[i].ratio - 1) / st[i].ratio, fix);
                 x->scope = GP_SCOPE_RANK;
                 snprintf(x->scope_id, sizeof x->scope_id, "%s/rank-%d", job_id, st[i].worker);
                 if (st[i].t0_ns) x->t0_ns = st[i].t0_ns;
@@ -357,8 +428,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     if (f->thr_shared > 0 && f->thr_alone > 0 &&
         f->thr_shared / f->thr_alone < gp_th(GP_TH_INTERFERENCE_RATIO)) {
         double r = f->thr_shared / f->thr_alone;
-        if ((x = add(out, cap, &n, GP_FC_INTERFERENCE, job_id, f, f->shared_share * A * (1 - r),
-                     0.75))) {
+        if ((x = add(out, cap, &n, GP_FC_INTERFERENCE, job_id, f, 0.75))) {
+            headroom(x, f, f->shared_share * (1 - r), "the job had its GPUs to itself");
             if (f->shared_t0_ns) x->t0_ns = f->shared_t0_ns;
             if (f->shared_t1_ns) x->t1_ns = f->shared_t1_ns;
             ev(x, GP_TH_INTERFERENCE_RATIO, r, "events+procs");
@@ -384,8 +455,10 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
             dram < gp_th(GP_TH_DRAM_ACTIVE_HIGH) &&
             (f->idle_share < 0 || f->idle_share < gp_th(GP_TH_IDLE_SHARE)) &&
             (f->interconnect_peak_share < gp_th(GP_TH_NVLINK_PEAK_SHARE))) {
-            if ((x = add(out, cap, &n, GP_FC_HOST_BOUND, job_id, f,
-                         A * (1 - sm / gp_th(GP_TH_SM_ACTIVE_HIGH)) * 0.5, 0.7))) {
+            if ((x = add(out, cap, &n, GP_FC_HOST_BOUND, job_id, f, 0.7))) {
+                /* launch gaps inside steps: half of the SM idleness, an estimate */
+                headroom(x, f, (1 - sm / gp_th(GP_TH_SM_ACTIVE_HIGH)) * 0.5,
+                         "launch overhead were cut (CUDA graphs, fused kernels)");
                 ev(x, GP_TH_SM_ACTIVE_LOW, sm, "dcgm-profiling");
                 gp_finding_add_evidence(x, "sm_active_per_busy", sm / util, "<", 0.5,
                                         "dcgm-profiling+nvml");
@@ -404,8 +477,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     }
     if (!explained && !profile_done && util >= 0 && util <= gp_th(GP_TH_UNDER_UTIL) && mem >= 0) {
         if (mem > gp_th(GP_TH_CAPACITY_MEM)) {
-            if ((x = add(out, cap, &n, GP_FC_MEMORY_CAPACITY, job_id, f, (1 - util) * A * 0.5,
-                         0.7))) {
+            if ((x = add(out, cap, &n, GP_FC_MEMORY_CAPACITY, job_id, f, 0.7))) {
+                headroom(x, f, (1 - util) * 0.5, "freed memory let the batch grow");
                 ev(x, GP_TH_UNDER_UTIL, util, util_src(f));
                 ev(x, GP_TH_CAPACITY_MEM, mem, "nvml");
                 snprintf(x->summary, sizeof x->summary,
@@ -420,8 +493,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
             }
             profile_done = 1;
         } else if (mem <= gp_th(GP_TH_UNDER_MEM)) {
-            if ((x = add(out, cap, &n, GP_FC_UNDER_BATCHED, job_id, f, (1 - util) * A * 0.5,
-                         0.7))) {
+            if ((x = add(out, cap, &n, GP_FC_UNDER_BATCHED, job_id, f, 0.7))) {
+                headroom(x, f, (1 - util) * 0.5, "the batch filled the GPU");
                 ev(x, GP_TH_UNDER_UTIL, util, util_src(f));
                 ev(x, GP_TH_UNDER_MEM, mem, "nvml");
                 snprintf(x->summary, sizeof x->summary,
@@ -442,8 +515,9 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         double tens = f->tensor_active.n ? f->tensor_active.mean : -1;
         if (dram >= gp_th(GP_TH_DRAM_ACTIVE_HIGH) &&
             (tens < 0 || tens < gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY))) {
-            if ((x = add(out, cap, &n, GP_FC_MEMORY_BOUND, job_id, f,
-                         A * (tens >= 0 ? 1 - tens / 0.8 : 0.3) * 0.5, 0.75))) {
+            if ((x = add(out, cap, &n, GP_FC_MEMORY_BOUND, job_id, f, 0.75))) {
+                headroom(x, f, (tens >= 0 ? 1 - tens / 0.8 : 0.3) * 0.5,
+                         "each byte read did more work (larger batch, quantized KV cache)");
                 ev(x, GP_TH_DRAM_ACTIVE_HIGH, dram, "dcgm-profiling");
                 if (tens >= 0)
                     gp_finding_add_evidence(x, "tensor_active", tens, "<",
@@ -476,7 +550,10 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     }
     if (n == 0) {
         double conf = profile_done == 2 ? 0.8 : profile_done == 3 ? 0.4 : 0.3;
-        if ((x = add(out, cap, &n, GP_FC_COMPUTE_BOUND, job_id, f, 0, conf))) {
+        if ((x = add(out, cap, &n, GP_FC_COMPUTE_BOUND, job_id, f, conf))) {
+            snprintf(x->counterfactual, sizeof x->counterfactual,
+                     "nothing to recover: only cheaper compute (lower precision, fused "
+                     "kernels) would make steps shorter");
             if (f->sm_active.n) ev_if(x, GP_TH_SM_ACTIVE_HIGH, f->sm_active.mean, "dcgm-profiling");
             if (util >= 0) ev_if(x, GP_TH_GPU_UTIL_BUSY, util, util_src(f));
             if (f->tensor_active.n)
@@ -493,9 +570,7 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "scales.");
         }
     }
-    for (size_t i = 0; i < n; i++)
-        out[i].wasted_cost =
-            out[i].wasted_gpu_s >= 0 && price > 0 ? out[i].wasted_gpu_s / 3600 * price : -1;
+    gp_findings_budget(out, n, NULL, est_productive(f), price);
     gp_findings_rank(out, n);
     return n;
 }

@@ -1,7 +1,11 @@
 /* classify.h: turns a job's features into findings (model/finding.h), each with scope,
- * time range, wasted GPU-seconds and cost, evidence (metric = value vs threshold, with its
- * source), confidence and a concrete recommendation; ranked by wasted cost. Every
- * threshold comes from engine/thresholds.h; docs/findings.md explains each rule.
+ * time range, the badput it explains (GPU-seconds by bucket) and, apart from it, the
+ * headroom a fix would recover from productive time with its counterfactual, costs of
+ * each at the job's price, evidence (metric = value vs threshold, with its source),
+ * confidence and a concrete recommendation; ranked by badput explained, then headroom.
+ * Every threshold comes from engine/thresholds.h; docs/findings.md explains each rule.
+ * The badput claims are clipped to the job's buckets by gp_diagnose_job / _all, which
+ * know the job's accounting (engine/finding_budget.h).
  *
  * gp_classify is pure (features and per-rank step observations in, findings out).
  * gp_diagnose_job / gp_diagnose_all read the store, classify, and write the findings back
@@ -25,7 +29,9 @@ typedef struct gp_diag_opts {
 } gp_diag_opts;
 
 /* Pure classification of one job. obs: per-rank step times (may be NULL). Writes at most
- * cap findings to out, ranked by wasted cost (then confidence); returns how many. */
+ * cap findings to out, ranked by badput then headroom (then confidence); returns how many.
+ * Without the job's accounting, badput claims are not clipped and headroom is a share of
+ * productive time estimated from the features. */
 size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs, size_t n_obs,
                    double price_per_gpu_h, gp_finding *out, size_t cap);
 
@@ -33,7 +39,7 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
  * the rank's previous step). *out malloc'ed; returns count or -1. */
 int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out);
 
-/* Sorts findings by wasted cost (unknown last), then confidence. */
+/* Sorts findings by badput explained (unknown last), then headroom, then confidence. */
 void gp_findings_rank(gp_finding *f, size_t n);
 
 /* Reads the job from the store, diagnoses it, stores and returns its findings. */

@@ -8,6 +8,8 @@
 
 #include "engine/classify.h"
 #include "engine/cost.h"
+#include "engine/finding_budget.h"
+#include "engine/job_summary.h"
 #include "engine/pipeline.h"
 #include "engine/scaling.h"
 #include "engine/thresholds.h"
@@ -119,8 +121,32 @@ static const gp_gpu_spec *job_spec(const gp_job_input *in) {
 
 #define MAX_PER_JOB 32
 
+/* Clips the job's findings to its buckets with the accounting every output shows
+ * (job_summary.h), so a finding never explains more badput than the report lists. *acct:
+ * that accounting; its kind is GP_JK_UNKNOWN with goodput < 0 when it could not be
+ * computed, and then the findings' badput and headroom are unknown. */
+static void budget_job(gp_store *s, const char *job_id, const gp_slo *slo, double price,
+                       gp_finding *out, size_t n, gp_goodput *acct) {
+    gp_job_summary js;
+    gp_summary_opts so = {0};
+    so.slo = *slo;
+    char e[256];
+    if (gp_job_summary_compute(s, job_id, &so, &js, e, sizeof e) == 0) {
+        *acct = js.gp;
+        gp_findings_budget(out, n, acct, -1, price);
+    } else {
+        memset(acct, 0, sizeof *acct);
+        acct->goodput = -1;
+        for (size_t i = 0; i < n; i++)
+            gp_finding_claim_unknown(&out[i]);
+        gp_findings_budget(out, n, NULL, -1, price);
+    }
+    gp_findings_rank(out, n);
+}
+
 static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, gp_finding *out,
-                        size_t *n, gp_features *feat, char *err, size_t errlen) {
+                        size_t *n, gp_features *feat, gp_goodput *acct, double *price_out,
+                        char *err, size_t errlen) {
     gp_job_input in;
     if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
     gp_slo_override(&in.slo, o ? &o->slo : NULL);
@@ -130,8 +156,20 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
     if (rc == 0) {
         double price = gp_price_per_gpu_h(job_spec(&in), o ? o->price_per_gpu_h : 0);
         *n = gp_classify(job_id, feat, obs, nobs > 0 ? (size_t)nobs : 0, price, out, MAX_PER_JOB);
-        if (*n < MAX_PER_JOB) /* stage events: the stage that owns the run (pipeline.h) */
-            *n += (size_t)gp_pipeline_finding_from_events(in.events, in.n_events, price, &out[*n]);
+        if (*n < MAX_PER_JOB && /* stage events: the stage that owns the run (pipeline.h) */
+            gp_pipeline_finding_from_events(in.events, in.n_events, price, &out[*n]) > 0) {
+            /* the GPU stage waiting on the bottleneck: idle GPU-time, not productive */
+            gp_finding *x = &out[(*n)++];
+            double idle = x->wasted_gpu_s;
+            gp_finding_claims_clear(x);
+            gp_finding_claim(x, GP_B_IDLE_ALLOCATED, idle);
+            snprintf(x->job_id, sizeof x->job_id, "%s", job_id);
+            snprintf(x->counterfactual, sizeof x->counterfactual,
+                     "if the bottleneck stage kept the GPU stage fed, the GPU-time it waits "
+                     "would be useful work");
+        }
+        budget_job(s, job_id, &in.slo, price, out, *n, acct);
+        *price_out = price;
         if (!o || !o->no_write) {
             if (gp_store_begin(s) < 0 || gp_store_replace_findings(s, job_id, out, *n) < 0 ||
                 gp_store_commit(s) < 0) {
@@ -162,11 +200,13 @@ int gp_diagnose_job(gp_store *s, const char *job_id, const gp_diag_opts *o, gp_f
     }
     gp_finding *f = calloc(MAX_PER_JOB, sizeof *f);
     gp_features feat;
+    gp_goodput acct;
+    double price = 0;
     if (!f) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (diagnose_one(s, job_id, o, f, n, &feat, err, errlen) < 0) {
+    if (diagnose_one(s, job_id, o, f, n, &feat, &acct, &price, err, errlen) < 0) {
         free(f);
         return -1;
     }
@@ -187,9 +227,13 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
     size_t cap = (nj + 1) * (MAX_PER_JOB + 2);
     gp_finding *all = calloc(cap, sizeof *all);
     gp_features *feats = calloc(nj ? nj : 1, sizeof *feats);
-    if (!all || !feats) {
+    gp_goodput *accts = calloc(nj ? nj : 1, sizeof *accts);
+    double *prices = calloc(nj ? nj : 1, sizeof *prices);
+    if (!all || !feats || !accts || !prices) {
         free(all);
         free(feats);
+        free(accts);
+        free(prices);
         free(jobs);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -197,9 +241,12 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
     size_t tot = 0;
     for (size_t i = 0; i < nj; i++) {
         size_t k = 0;
-        if (diagnose_one(s, jobs[i].id, o, all + tot, &k, &feats[i], err, errlen) < 0) {
+        if (diagnose_one(s, jobs[i].id, o, all + tot, &k, &feats[i], &accts[i], &prices[i], err,
+                         errlen) < 0) {
             free(all);
             free(feats);
+            free(accts);
+            free(prices);
             free(jobs);
             return -1;
         }
@@ -226,9 +273,14 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         snprintf(x->scope_id, sizeof x->scope_id, "%s", jobs[i].id);
         x->t0_ns = feats[i].t0_ns;
         x->t1_ns = feats[i].t1_ns;
-        x->wasted_gpu_s = feats[i].alloc_gpu_s * (1 - eff);
-        x->wasted_cost =
-            x->wasted_gpu_s / 3600 * gp_price_per_gpu_h(NULL, o ? o->price_per_gpu_h : 0);
+        snprintf(x->job_id, sizeof x->job_id, "%s", jobs[i].id);
+        /* throughput lost inside productive steps: headroom, never badput */
+        gp_finding_claims_clear(x);
+        x->headroom_frac = 1 - eff;
+        snprintf(x->counterfactual, sizeof x->counterfactual,
+                 "if it scaled as %s does, the same work would take %.2fx the GPU-time",
+                 jobs[best].id, eff);
+        gp_findings_budget(x, 1, &accts[i], -1, prices[i]);
         x->confidence = 0.7;
         gp_finding_add_evidence(x, "scale_efficiency", eff, "<", bound, "events");
         gp_finding_add_evidence(x, "gpus", feats[i].n_gpus, ">", feats[best].n_gpus, "allocs");
@@ -271,8 +323,15 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         snprintf(x->scope_id, sizeof x->scope_id, "%s", jobs[i].id);
         x->t0_ns = feats[i].first_alloc_ns - (int64_t)(feats[i].queue_wait_s * 1e9);
         x->t1_ns = feats[i].first_alloc_ns;
-        x->wasted_gpu_s = idle_gpu_s;
-        x->wasted_cost = idle_gpu_s / 3600 * gp_price_per_gpu_h(NULL, o ? o->price_per_gpu_h : 0);
+        /* The waiting job's queue time is not allocated time, and the idle GPU-seconds are
+         * the other jobs' idle_allocated badput, which their own findings explain: this
+         * finding explains no badput of its own (the evidence carries the number). */
+        gp_finding_claims_clear(x);
+        snprintf(x->counterfactual, sizeof x->counterfactual,
+                 "if the idle allocations had been reclaimed, %s could have started %.0f s "
+                 "earlier",
+                 jobs[i].id, feats[i].queue_wait_s);
+        gp_findings_budget(x, 1, NULL, -1, prices[i]);
         x->confidence = 0.5;
         gp_finding_add_evidence(x, "queue_wait_s", feats[i].queue_wait_s,
                                 ">=", gp_th(GP_TH_QUEUE_WAIT_S), "events");
@@ -286,6 +345,8 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
     }
     gp_findings_rank(all, tot);
     free(feats);
+    free(accts);
+    free(prices);
     free(jobs);
     *out = all;
     *n = tot;

@@ -27,6 +27,33 @@ static void fmt_time(char *buf, size_t cap, int64_t ns) {
     strftime(buf, cap, "%Y-%m-%d %H:%M:%SZ", &tm);
 }
 
+/* "0.76 GPU-h ($2.28)"; unknown parts as "-" */
+static void fmt_gpu_h(char *buf, size_t cap, double gpu_s, double cost) {
+    char h[24], c[24];
+    if (gpu_s >= 0)
+        snprintf(h, sizeof h, "%.2f", gpu_s / 3600);
+    else
+        snprintf(h, sizeof h, "-");
+    if (cost >= 0)
+        snprintf(c, sizeof c, "$%.2f", cost);
+    else
+        snprintf(c, sizeof c, "$-");
+    snprintf(buf, cap, "%s GPU-h (%s)", h, c);
+}
+
+/* "not_ready 0.30, startup 0.05" in GPU-h: the buckets the badput comes from */
+static void fmt_buckets(char *buf, size_t cap, const gp_finding *x) {
+    buf[0] = 0;
+    size_t len = 0;
+    for (int b = GP_B_PRODUCTIVE + 1; b < GP_B__COUNT && len < cap; b++) {
+        if (!(x->badput_gpu_s[b] > 0)) continue;
+        int k = snprintf(buf + len, cap - len, "%s%s %.2f", len ? ", " : "",
+                         gp_bucket_name((gp_bucket)b), x->badput_gpu_s[b] / 3600);
+        if (k < 0) break;
+        len += (size_t)k;
+    }
+}
+
 void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
     if (n == 0) {
         fprintf(out, "No findings.\n");
@@ -35,21 +62,18 @@ void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
     size_t m = top && top < n ? top : n;
     for (size_t i = 0; i < m; i++) {
         const gp_finding *x = &f[i];
-        char t0[32], t1[32], w[64], c[64];
+        char t0[32], t1[32], bad[96], head[96], from[192];
         fmt_time(t0, sizeof t0, x->t0_ns);
         fmt_time(t1, sizeof t1, x->t1_ns);
-        if (x->wasted_gpu_s >= 0)
-            snprintf(w, sizeof w, "%.2f GPU-h", x->wasted_gpu_s / 3600);
-        else
-            snprintf(w, sizeof w, "- GPU-h");
-        if (x->wasted_cost >= 0)
-            snprintf(c, sizeof c, "$%.2f", x->wasted_cost);
-        else
-            snprintf(c, sizeof c, "$-");
-        fprintf(out, "%zu. %s  [%s %s]  wasted %s (%s)  confidence %.2f\n", i + 1,
-                gp_finding_class_name(x->cls), gp_scope_name(x->scope), x->scope_id, w, c,
+        fmt_gpu_h(bad, sizeof bad, x->wasted_gpu_s, x->wasted_cost);
+        fmt_gpu_h(head, sizeof head, x->headroom_gpu_s, x->headroom_cost);
+        fmt_buckets(from, sizeof from, x);
+        fprintf(out, "%zu. %s  [%s %s]  badput %s  headroom %s  confidence %.2f\n", i + 1,
+                gp_finding_class_name(x->cls), gp_scope_name(x->scope), x->scope_id, bad, head,
                 x->confidence);
         fprintf(out, "   %s\n   when: %s .. %s\n", x->summary, t0, t1);
+        if (from[0]) fprintf(out, "   badput by bucket (GPU-h): %s\n", from);
+        if (x->counterfactual[0]) fprintf(out, "   counterfactual: %s\n", x->counterfactual);
         for (int k = 0; k < x->n_evidence; k++) {
             char v[32], th[32];
             fmt_num(v, sizeof v, x->evidence[k].value);
@@ -78,8 +102,19 @@ json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top) {
         json_object_set_new(o, "scope_id", json_string(x->scope_id));
         json_object_set_new(o, "t0_ns", json_integer(x->t0_ns));
         json_object_set_new(o, "t1_ns", json_integer(x->t1_ns));
-        json_object_set_new(o, "wasted_gpu_s", num_or_null(x->wasted_gpu_s));
-        json_object_set_new(o, "wasted_cost_usd", num_or_null(x->wasted_cost));
+        json_object_set_new(o, "job", x->job_id[0] ? json_string(x->job_id) : json_null());
+        /* badput explained, by bucket and in total, and apart from it the headroom from
+         * productive time: two numbers never added (model/finding.h) */
+        json_t *bad = json_object();
+        for (int b = GP_B_PRODUCTIVE + 1; b < GP_B__COUNT; b++)
+            json_object_set_new(bad, gp_bucket_name((gp_bucket)b), num_or_null(x->badput_gpu_s[b]));
+        json_object_set_new(bad, "total", num_or_null(x->wasted_gpu_s));
+        json_object_set_new(o, "badput_gpu_s", bad);
+        json_object_set_new(o, "badput_cost_usd", num_or_null(x->wasted_cost));
+        json_object_set_new(o, "headroom_gpu_s", num_or_null(x->headroom_gpu_s));
+        json_object_set_new(o, "headroom_cost_usd", num_or_null(x->headroom_cost));
+        json_object_set_new(o, "counterfactual",
+                            x->counterfactual[0] ? json_string(x->counterfactual) : json_null());
         json_object_set_new(o, "confidence", json_real(x->confidence));
         json_object_set_new(o, "summary", json_string(x->summary));
         json_object_set_new(o, "recommendation", json_string(x->recommendation));
@@ -110,7 +145,8 @@ void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out) {
     gp_finding *f = NULL;
     size_t n = 0;
     char err[256];
-    fprintf(out, "\nFindings, ranked by wasted cost (goodput diagnose for all of them):\n\n");
+    fprintf(out, "\nFindings, ranked by badput explained, then headroom (goodput diagnose for "
+                 "all of them):\n\n");
     if (diagnose_for_report(s, job_id, &f, &n, err, sizeof err) != 0) {
         fprintf(out, "  (no diagnosis: %s)\n", err);
         return;
@@ -146,28 +182,33 @@ void gp_findings_demo_summary(const char *db, FILE *out) {
         return;
     }
     fprintf(out, "\nTop finding per job (goodput diagnose --db %s for evidence and fixes):\n", db);
-    /* findings are ranked by cost; the first one seen for a job is its top finding */
+    /* findings are ranked by badput, then headroom; the first one seen for a job is its
+     * top finding */
     for (size_t i = 0; i < n; i++) {
         char job[96];
-        snprintf(job, sizeof job, "%s", f[i].scope_id);
+        snprintf(job, sizeof job, "%s", f[i].job_id[0] ? f[i].job_id : f[i].scope_id);
         char *slash = strchr(job, '/');
         if (slash) *slash = 0;
         int seen = 0;
         for (size_t k = 0; k < i && !seen; k++) {
             char other[96];
-            snprintf(other, sizeof other, "%s", f[k].scope_id);
+            snprintf(other, sizeof other, "%s", f[k].job_id[0] ? f[k].job_id : f[k].scope_id);
             char *sl = strchr(other, '/');
             if (sl) *sl = 0;
             seen = !strcmp(other, job);
         }
         if (seen) continue;
-        char cost[32];
+        char bad[32], head[32];
         if (f[i].wasted_cost >= 0)
-            snprintf(cost, sizeof cost, "$%.2f", f[i].wasted_cost);
+            snprintf(bad, sizeof bad, "$%.2f", f[i].wasted_cost);
         else
-            snprintf(cost, sizeof cost, "$-");
-        fprintf(out, "  %-18s %-20s %8s  %s\n", job, gp_finding_class_name(f[i].cls), cost,
-                f[i].summary);
+            snprintf(bad, sizeof bad, "$-");
+        if (f[i].headroom_cost >= 0)
+            snprintf(head, sizeof head, "$%.2f", f[i].headroom_cost);
+        else
+            snprintf(head, sizeof head, "$-");
+        fprintf(out, "  %-18s %-20s badput %8s  headroom %8s  %s\n", job,
+                gp_finding_class_name(f[i].cls), bad, head, f[i].summary);
     }
     free(f);
     gp_store_close(s);

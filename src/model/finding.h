@@ -46,13 +46,31 @@ typedef struct gp_evidence {
     char source[48]; /* e.g. "nvml", "dcgm-exporter", "events", "kineto" */
 } gp_evidence;
 
+/* Badput buckets a finding can explain, indexed as gp_bucket in engine/goodput.h (slot 0,
+ * productive, is never badput and stays 0). The engine checks the two agree. */
+#define GP_FINDING_BUCKETS 9
+
+/* Two numbers a finding never adds together (ARCHITECTURE.md, "Definitions"):
+ *  - badput explained: GPU-seconds of the job's named badput buckets this finding
+ *    explains (time the job paid for and did not turn into useful work). The engine
+ *    clips them so a job's findings never explain more than each of its buckets
+ *    (engine/finding_budget.h). wasted_gpu_s is their total, wasted_cost its price.
+ *  - headroom: GPU-seconds a fix would recover from productive time (time already
+ *    counted as useful, e.g. an all-reduce exposed inside each step), with the
+ *    counterfactual that gives it in one sentence. */
 typedef struct gp_finding {
     gp_finding_class cls;
     gp_scope scope;
     char scope_id[96]; /* job id, device uuid, rank, stage name, or cluster name */
+    char job_id[96];   /* the job whose time it explains; "" none (cluster, trace) */
     int64_t t0_ns, t1_ns;
-    double wasted_gpu_s; /* < 0 unknown */
-    double wasted_cost;  /* < 0 unknown (no price) */
+    double badput_gpu_s[GP_FINDING_BUCKETS]; /* by bucket; all < 0: not split (unknown) */
+    double wasted_gpu_s;      /* badput explained, total of badput_gpu_s; < 0 unknown */
+    double wasted_cost;       /* its price; < 0 unknown (no price) */
+    double headroom_frac;     /* share of productive time a fix recovers; < 0 none stated */
+    double headroom_gpu_s;    /* < 0 unknown */
+    double headroom_cost;     /* < 0 unknown (no price) */
+    char counterfactual[192]; /* what would change, e.g. "steps would take 0.82x as long" */
     gp_evidence evidence[GP_EVIDENCE_MAX];
     int n_evidence;
     double confidence; /* [0, 1] */

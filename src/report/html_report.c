@@ -146,13 +146,28 @@ static void findings_html(FILE *f, json_t *arr) {
         fputs("<div class=\"finding\"><b>", f);
         esc(f, json_string_value(json_object_get(x, "class")));
         fputs("</b> ", f);
-        json_t *w = json_object_get(x, "wasted_gpu_s");
+        /* badput explained and headroom side by side, never summed (model/finding.h) */
+        json_t *w = json_object_get(json_object_get(x, "badput_gpu_s"), "total");
+        json_t *h = json_object_get(x, "headroom_gpu_s");
+        fputs("<span class=\"muted\">badput ", f);
         if (json_is_number(w))
-            fprintf(f, "<span class=\"muted\">%.2f GPU-h wasted</span>",
-                    json_number_value(w) / 3600);
-        fputs("<div>", f);
+            fprintf(f, "%.2f GPU-h", json_number_value(w) / 3600);
+        else
+            fputs("- GPU-h", f);
+        fputs(" · headroom ", f);
+        if (json_is_number(h))
+            fprintf(f, "%.2f GPU-h", json_number_value(h) / 3600);
+        else
+            fputs("- GPU-h", f);
+        fputs("</span><div>", f);
         esc(f, json_string_value(json_object_get(x, "summary")));
         fputs("</div>", f);
+        const char *cf = json_string_value(json_object_get(x, "counterfactual"));
+        if (cf) {
+            fputs("<div class=\"muted\">Counterfactual: ", f);
+            esc(f, cf);
+            fputs("</div>", f);
+        }
         json_t *ev = json_object_get(x, "evidence");
         if (json_array_size(ev)) {
             fputs("<table><tr><th>evidence</th><th>value</th><th></th><th>threshold</"

@@ -354,13 +354,14 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
 static void finding_metrics(gp_serve *s, srv_buf *b) {
     gp_finding *f = NULL;
     size_t n = 0;
-    double wasted[GP_FC__COUNT] = {0};
+    double badput[GP_FC__COUNT] = {0}, headroom[GP_FC__COUNT] = {0};
     int count[GP_FC__COUNT] = {0};
     if (gp_store_list_findings(s->store, NULL, &f, &n) == 0) {
         for (size_t i = 0; i < n; i++) {
             if ((int)f[i].cls < 0 || f[i].cls >= GP_FC__COUNT) continue;
             count[f[i].cls]++;
-            if (f[i].wasted_gpu_s > 0) wasted[f[i].cls] += f[i].wasted_gpu_s;
+            if (f[i].wasted_gpu_s > 0) badput[f[i].cls] += f[i].wasted_gpu_s;
+            if (f[i].headroom_gpu_s > 0) headroom[f[i].cls] += f[i].headroom_gpu_s;
         }
     }
     free(f);
@@ -369,12 +370,21 @@ static void finding_metrics(gp_serve *s, srv_buf *b) {
         if (count[c])
             srv_buf_printf(b, "goodput_findings{class=\"%s\"} %d\n", gp_finding_class_name(c),
                            count[c]);
-    head(b, "goodput_findings_wasted_gpu_seconds", "gauge",
-         "GPU-seconds the open findings of a class say were wasted.");
+    /* two families, never summed: badput the findings explain (bounded per job by its
+     * badput buckets) and headroom a fix would recover from productive time */
+    head(b, "goodput_findings_badput_gpu_seconds", "gauge",
+         "Badput GPU-seconds (not_ready, data_wait, ... buckets) the open findings of a class "
+         "explain.");
     for (int c = 0; c < GP_FC__COUNT; c++)
         if (count[c])
-            srv_buf_printf(b, "goodput_findings_wasted_gpu_seconds{class=\"%s\"} %.17g\n",
-                           gp_finding_class_name(c), wasted[c]);
+            srv_buf_printf(b, "goodput_findings_badput_gpu_seconds{class=\"%s\"} %.17g\n",
+                           gp_finding_class_name(c), badput[c]);
+    head(b, "goodput_findings_headroom_gpu_seconds", "gauge",
+         "Productive GPU-seconds a fix of the open findings of a class would recover.");
+    for (int c = 0; c < GP_FC__COUNT; c++)
+        if (count[c])
+            srv_buf_printf(b, "goodput_findings_headroom_gpu_seconds{class=\"%s\"} %.17g\n",
+                           gp_finding_class_name(c), headroom[c]);
 }
 
 static const char *TRANSPORTS[GP_TR__COUNT] = {"unix", "udp", "http", "inproc"};

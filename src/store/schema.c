@@ -67,6 +67,20 @@ static const char *const migrations[] = {
     "ALTER TABLE jobs ADD COLUMN slo_ttft_s REAL;"
     "ALTER TABLE jobs ADD COLUMN slo_tpot_s REAL;"
     "ALTER TABLE jobs ADD COLUMN slo_e2e_s REAL;",
+    /* 4: a finding's badput by bucket (wasted_gpu_s is their total) and, apart from it,
+     * the headroom a fix recovers from productive time with its counterfactual
+     * (model/finding.h). Rows written before: NULL buckets, read as "not split". */
+    "ALTER TABLE findings ADD COLUMN badput_not_ready_gpu_s REAL;"
+    "ALTER TABLE findings ADD COLUMN badput_startup_gpu_s REAL;"
+    "ALTER TABLE findings ADD COLUMN badput_data_wait_gpu_s REAL;"
+    "ALTER TABLE findings ADD COLUMN badput_checkpoint_gpu_s REAL;"
+    "ALTER TABLE findings ADD COLUMN badput_wasted_progress_gpu_s REAL;"
+    "ALTER TABLE findings ADD COLUMN badput_recovery_gpu_s REAL;"
+    "ALTER TABLE findings ADD COLUMN badput_idle_allocated_gpu_s REAL;"
+    "ALTER TABLE findings ADD COLUMN badput_other_gpu_s REAL;"
+    "ALTER TABLE findings ADD COLUMN headroom_gpu_s REAL;"
+    "ALTER TABLE findings ADD COLUMN headroom_cost REAL;"
+    "ALTER TABLE findings ADD COLUMN counterfactual TEXT;",
 };
 
 int gp_schema_latest(void) {

@@ -436,7 +436,12 @@ int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding 
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO findings(job_id, class, scope, scope_id, t0_ns, t1_ns,"
                            " wasted_gpu_s, wasted_cost, confidence, summary, recommendation,"
-                           " evidence_json) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+                           " evidence_json, badput_not_ready_gpu_s, badput_startup_gpu_s,"
+                           " badput_data_wait_gpu_s, badput_checkpoint_gpu_s,"
+                           " badput_wasted_progress_gpu_s, badput_recovery_gpu_s,"
+                           " badput_idle_allocated_gpu_s, badput_other_gpu_s, headroom_gpu_s,"
+                           " headroom_cost, counterfactual) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,"
+                           "?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)",
                            -1, &ins, NULL) != SQLITE_OK)
         return -1;
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -464,6 +469,12 @@ int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding 
         bind_text(ins, 10, x->summary);
         bind_text(ins, 11, x->recommendation);
         sqlite3_bind_text(ins, 12, ev, -1, SQLITE_TRANSIENT);
+        /* buckets 1..8 of model/finding.h (slot 0, productive, is never badput) */
+        for (int b = 1; b < GP_FINDING_BUCKETS; b++)
+            bind_d_known(ins, 12 + b, x->badput_gpu_s[b], x->badput_gpu_s[b] >= 0);
+        bind_d_known(ins, 21, x->headroom_gpu_s, x->headroom_gpu_s >= 0);
+        bind_d_known(ins, 22, x->headroom_cost, x->headroom_cost >= 0);
+        bind_text(ins, 23, x->counterfactual);
         rc = sqlite3_step(ins) == SQLITE_DONE ? 0 : -1;
         sqlite3_reset(ins);
         sqlite3_clear_bindings(ins);
@@ -649,6 +660,7 @@ static int list_allocs(gp_store *s, const char *sql, const char *job_id, gp_allo
         col_text(st, 1, a->uuid, sizeof a->uuid);
         a->from_ns = sqlite3_column_int64(st, 2);
         a->to_ns = col_time(st, 3);
+        a->share = 0; /* the store keeps whole devices (model/job.h); grow() leaves it unset */
     }
     sqlite3_finalize(st);
     return oom ? list_failed((void **)out, n) : 0;
@@ -838,9 +850,12 @@ int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, si
     if (sqlite3_prepare_v2(
             s->db,
             "SELECT class, scope, scope_id, t0_ns, t1_ns, wasted_gpu_s, wasted_cost,"
-            " confidence, summary, recommendation FROM findings"
-            " WHERE ?1 IS NULL OR job_id = ?1"
-            " ORDER BY COALESCE(wasted_cost, -1) DESC, COALESCE(wasted_gpu_s, -1) DESC",
+            " confidence, summary, recommendation, job_id, headroom_gpu_s, headroom_cost,"
+            " counterfactual, badput_not_ready_gpu_s, badput_startup_gpu_s,"
+            " badput_data_wait_gpu_s, badput_checkpoint_gpu_s, badput_wasted_progress_gpu_s,"
+            " badput_recovery_gpu_s, badput_idle_allocated_gpu_s, badput_other_gpu_s"
+            " FROM findings WHERE ?1 IS NULL OR job_id = ?1"
+            " ORDER BY COALESCE(wasted_gpu_s, -1) DESC, COALESCE(headroom_gpu_s, -1) DESC",
             -1, &st, NULL) != SQLITE_OK)
         return -1;
     if (job_id) sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
@@ -869,6 +884,21 @@ int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, si
         f->confidence = sqlite3_column_double(st, 7);
         col_text(st, 8, f->summary, sizeof f->summary);
         col_text(st, 9, f->recommendation, sizeof f->recommendation);
+        col_text(st, 10, f->job_id, sizeof f->job_id);
+        f->headroom_gpu_s = col_known(st, 11) ? sqlite3_column_double(st, 11) : -1;
+        f->headroom_cost = col_known(st, 12) ? sqlite3_column_double(st, 12) : -1;
+        col_text(st, 13, f->counterfactual, sizeof f->counterfactual);
+        /* a row from before migration 4 has no buckets: its badput is not split, and
+         * its old "wasted" number mixed badput with headroom, so it is not shown as badput */
+        int split = 0;
+        for (int b = 1; b < GP_FINDING_BUCKETS; b++)
+            split |= col_known(st, 13 + b);
+        for (int b = 0; b < GP_FINDING_BUCKETS; b++)
+            f->badput_gpu_s[b] = !split ? -1
+                                 : b == 0 || !col_known(st, 13 + b)
+                                     ? 0
+                                     : sqlite3_column_double(st, 13 + b);
+        if (!split && !col_known(st, 11)) f->wasted_gpu_s = f->wasted_cost = -1;
     }
     sqlite3_finalize(st);
     return oom ? list_failed((void **)out, n) : 0;

@@ -34,9 +34,10 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 f = r["findings"]
 assert f, "no findings"
-# ranked by wasted cost
-costs = [x["wasted_cost_usd"] if x["wasted_cost_usd"] is not None else -1 for x in f]
-assert costs == sorted(costs, reverse=True), costs
+# ranked by badput explained, then headroom
+key = [((x["badput_gpu_s"]["total"] if x["badput_gpu_s"]["total"] is not None else -1),
+        (x["headroom_gpu_s"] if x["headroom_gpu_s"] is not None else -1)) for x in f]
+assert key == sorted(key, reverse=True), key
 top = {}
 for x in f:
     job = x["scope_id"].split("/")[0]
@@ -58,6 +59,16 @@ designed = {
 bad = {j: (top.get(j), c) for j, c in designed.items() if top.get(j) != c}
 assert not bad, "top finding vs designed problem: %r" % bad
 print("top findings match the demo's designed problems:", top)
+# badput and headroom are two numbers: the total is the sum of the buckets (never with
+# headroom), costs are at one price per job
+for x in f:
+    b = x["badput_gpu_s"]
+    if b["total"] is not None:
+        parts = sum(v for k, v in b.items() if k != "total" and v is not None)
+        assert abs(parts - b["total"]) <= 1e-6 * max(1, b["total"]), x
+    assert "wasted_gpu_s" not in x and "wasted_cost_usd" not in x, x
+ar = [x for x in f if x["job"] == "train-allreduce" and x["class"] == "communication_bound"]
+assert ar and ar[0]["headroom_gpu_s"] > 0 and "as long" in ar[0]["counterfactual"], ar
 # per-job metrics: the notebook sends no events, so it is an activity-only estimate; the
 # trainers' MFU cannot exceed the efficiency their scenario gives their compute phases
 m = {j["job"]: j for j in r["jobs"]}
@@ -107,6 +118,35 @@ dev = m["train-healthy"]["training"]["step_deviation"]
 assert len(dev) >= 10 and max(d["deviation"] or 0 for d in dev) > 0.15, dev
 assert set(m["train-healthy"]["rolling"]) == {"1m", "5m", "1h"}
 print("windows: interference in", len(shared), "of", len(w), "windows")
+PY
+# the invariant through the CLI: for every job and bucket, the badput its findings explain
+# (diagnose and report alike) is at most the job's GPU-seconds in that bucket in the report
+"$GOODPUT" report --db "$tmp/demo.db" --json >"$tmp/report.json"
+/usr/bin/python3 - "$tmp/all.json" "$tmp/report.json" <<'PY'
+import json, sys
+diag = json.load(open(sys.argv[1]))["findings"]
+rep = json.load(open(sys.argv[2]))
+buckets = {j["id"]: j["gpu_s_by_bucket"] for j in rep["jobs"]}
+for name, fs in (("diagnose", diag), ("report", rep["findings"])):
+    sums = {}
+    for x in fs:
+        if x["job"] is None:
+            continue
+        for k, v in x["badput_gpu_s"].items():
+            if k != "total" and v is not None:
+                sums.setdefault(x["job"], {}).setdefault(k, 0.0)
+                sums[x["job"]][k] += v
+    assert sums, name
+    for job, by in sums.items():
+        for k, v in by.items():
+            assert v <= buckets[job][k] * (1 + 1e-9) + 1e-6, (name, job, k, v, buckets[job][k])
+ar = [x for x in rep["findings"] if x["job"] == "train-allreduce"
+      and x["class"] == "communication_bound"][0]
+b = buckets["train-allreduce"]
+assert ar["headroom_gpu_s"] > 0 and ar["headroom_gpu_s"] <= b["productive"], (ar, b)
+assert ar["badput_gpu_s"]["total"] <= sum(v for k, v in b.items() if k != "productive")
+print("findings within their jobs' buckets; train-allreduce headroom %.0f GPU-s, badput %.0f"
+      % (ar["headroom_gpu_s"], ar["badput_gpu_s"]["total"]))
 PY
 # the findings were stored: a read-only rerun of one job gives the same classes
 /usr/bin/python3 - "$tmp/demo.db" <<'PY'

@@ -6,6 +6,8 @@
 #include "engine/classify.h"
 #include "engine/cost.h"
 #include "engine/features.h"
+#include "engine/finding_budget.h"
+#include "engine/job_summary.h"
 #include "engine/scaling.h"
 #include "engine/thresholds.h"
 #include "store/store.h"
@@ -519,6 +521,106 @@ static void test_thresholds_documented(void **state) {
     assert_near(gp_th(GP_TH_SCALE_EFFICIENCY), 0.7, 0);
 }
 
+/* The budget: claims clipped per bucket in the classifier's order, overflow moving on
+ * only where the class allows (not_ready -> startup), headroom a share of productive
+ * time and never part of badput; budgeting twice changes nothing. Numbers by hand. */
+static void test_budget_clips_per_bucket(void **state) {
+    (void)state;
+    gp_goodput acct;
+    memset(&acct, 0, sizeof acct);
+    acct.kind = GP_JK_TRAINING;
+    acct.goodput = 0.5;
+    acct.bucket_gpu_s[GP_B_PRODUCTIVE] = 1000;
+    acct.bucket_gpu_s[GP_B_NOT_READY] = 150;
+    acct.bucket_gpu_s[GP_B_STARTUP] = 20;
+    acct.bucket_gpu_s[GP_B_DATA_WAIT] = 200;
+    acct.bucket_gpu_s[GP_B_OTHER] = 30;
+    gp_finding f[4];
+    memset(f, 0, sizeof f);
+    for (int i = 0; i < 4; i++)
+        gp_finding_claims_clear(&f[i]);
+    f[0].cls = GP_FC_NOT_READY;
+    gp_finding_claim(&f[0], GP_B_NOT_READY, 200); /* 150 fit, 50 move to startup (20) */
+    f[1].cls = GP_FC_INPUT_BOUND;
+    gp_finding_claim(&f[1], GP_B_DATA_WAIT, 300); /* more than the bucket: 200 */
+    f[2].cls = GP_FC_COMMUNICATION_BOUND;
+    gp_finding_claim(&f[2], GP_B_OTHER, 25);
+    f[2].headroom_frac = 0.25; /* 250 of the 1000 productive GPU-s */
+    f[3].cls = GP_FC_HOST_BOUND;
+    gp_finding_claim(&f[3], GP_B_OTHER, 25);     /* only 5 of other are left */
+    gp_finding_claim(&f[3], GP_B_NOT_READY, 10); /* host_bound may not spill: 0 left */
+    for (int round = 0; round < 2; round++) {
+        gp_findings_budget(f, 4, &acct, -1, 3.6);
+        assert_near(f[0].badput_gpu_s[GP_B_NOT_READY], 150, 1e-9);
+        assert_near(f[0].badput_gpu_s[GP_B_STARTUP], 20, 1e-9);
+        assert_near(f[0].wasted_gpu_s, 170, 1e-9);
+        assert_near(f[0].wasted_cost, 170 / 3600.0 * 3.6, 1e-9);
+        assert_near(f[0].headroom_gpu_s, 0, 0);
+        assert_near(f[1].wasted_gpu_s, 200, 1e-9);
+        assert_near(f[2].badput_gpu_s[GP_B_OTHER], 25, 1e-9);
+        assert_near(f[2].wasted_gpu_s, 25, 1e-9); /* headroom is not added */
+        assert_near(f[2].headroom_gpu_s, 250, 1e-9);
+        assert_near(f[2].headroom_cost, 250 / 3600.0 * 3.6, 1e-9);
+        assert_near(f[3].badput_gpu_s[GP_B_OTHER], 5, 1e-9);
+        assert_near(f[3].badput_gpu_s[GP_B_NOT_READY], 0, 0);
+        /* the invariant: per bucket, the findings never explain more than the job has */
+        for (int b = 0; b < GP_B__COUNT; b++) {
+            double sum = 0;
+            for (int i = 0; i < 4; i++)
+                sum += f[i].badput_gpu_s[b];
+            assert_true(sum <= acct.bucket_gpu_s[b] * (1 + 1e-12) + 1e-9);
+            if (b == GP_B_PRODUCTIVE) assert_near(sum, 0, 0);
+        }
+    }
+    /* unknown badput stays unknown; no price: costs unknown */
+    gp_finding u;
+    memset(&u, 0, sizeof u);
+    gp_finding_claims_clear(&u);
+    gp_finding_claim_unknown(&u);
+    u.headroom_frac = 0.1;
+    gp_findings_budget(&u, 1, &acct, -1, 0);
+    assert_true(u.wasted_gpu_s < 0 && u.wasted_cost < 0 && u.headroom_cost < 0);
+    assert_near(u.headroom_gpu_s, 100, 1e-9);
+    /* productive time unknown: headroom unknown, never 0 */
+    acct.goodput = -1;
+    acct.kind = GP_JK_NEVER_READY;
+    gp_findings_budget(&u, 1, &acct, -1, 3);
+    assert_true(u.headroom_gpu_s < 0);
+}
+
+/* Communication seen on the links while SMs idle is inside the steps: headroom with its
+ * counterfactual, no badput. Reported comm phases are their own time: badput "other". */
+static void test_comm_headroom_not_badput(void **state) {
+    (void)state;
+    job_t j;
+    job_init(&j, 2, 300);
+    prof p = {0.9, 0.35, 0.2, 0.2, 0.6, 1, 0, 0, 0};
+    fill(&j, &p);
+    steps(&j, 1.0, 0);
+    gp_features f;
+    gp_finding out[16];
+    diagnose(&j, &f, out, 16);
+    f.interconnect_peak_share = 0.4; /* links busy 40% of the time at peak */
+    size_t n = gp_classify("j", &f, NULL, 0, 2.0, out, 16);
+    const gp_finding *x = find(out, n, GP_FC_COMMUNICATION_BOUND);
+    assert_non_null(x);
+    assert_near(x->wasted_gpu_s, 0, 0);
+    for (int b = 0; b < GP_B__COUNT; b++)
+        assert_near(x->badput_gpu_s[b], 0, 0);
+    assert_near(x->headroom_frac, 0.4, 1e-9);
+    assert_true(x->headroom_gpu_s > 0 && x->headroom_gpu_s <= f.alloc_gpu_s * 0.4 + 1e-9);
+    assert_non_null(strstr(x->counterfactual, "steps would take 0.60x as long"));
+    /* the same job reporting its all-reduce as phases: that time is badput (other) */
+    f.interconnect_peak_share = -1;
+    f.comm_share = 0.3;
+    n = gp_classify("j", &f, NULL, 0, 2.0, out, 16);
+    x = find(out, n, GP_FC_COMMUNICATION_BOUND);
+    assert_non_null(x);
+    assert_near(x->badput_gpu_s[GP_B_OTHER], 0.3 * f.alloc_gpu_s, 1e-6);
+    assert_near(x->headroom_gpu_s, 0, 0);
+    job_free(&j);
+}
+
 /* Store round trip: diagnose a job from a store and find the findings written back. */
 static void test_store_roundtrip(void **state) {
     (void)state;
@@ -556,10 +658,33 @@ static void test_store_roundtrip(void **state) {
     assert_true(n >= 1);
     assert_int_equal(f[0].cls, GP_FC_INPUT_BOUND);
     assert_near(f[0].wasted_gpu_s, 0.5 * 600, 15);
+    /* through the store: each bucket's findings stay within the job's accounting */
+    gp_job_summary js;
+    gp_summary_opts so = {0};
+    if (gp_job_summary_compute(s, "j", &so, &js, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_near(f[0].badput_gpu_s[GP_B_DATA_WAIT], js.gp.bucket_gpu_s[GP_B_DATA_WAIT], 1e-6);
+    for (int b = 0; b < GP_B__COUNT; b++) {
+        double sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += f[i].badput_gpu_s[b] > 0 ? f[i].badput_gpu_s[b] : 0;
+        assert_true(sum <= js.gp.bucket_gpu_s[b] + 1e-6);
+    }
     gp_finding *back;
     size_t nb;
     assert_int_equal(gp_store_list_findings(s, "j", &back, &nb), 0);
     assert_int_equal(nb, n);
+    /* the split and the headroom survive the store (migration 4 columns) */
+    for (size_t i = 0; i < nb; i++) {
+        const gp_finding *w = NULL;
+        for (size_t k = 0; k < n && !w; k++)
+            if (f[k].cls == back[i].cls) w = &f[k];
+        assert_non_null(w);
+        for (int b = 0; b < GP_B__COUNT; b++)
+            assert_near(back[i].badput_gpu_s[b], w->badput_gpu_s[b], 1e-6);
+        assert_near(back[i].headroom_gpu_s, w->headroom_gpu_s, 1e-6);
+        assert_string_equal(back[i].counterfactual, w->counterfactual);
+        assert_string_equal(back[i].job_id, "j");
+    }
     free(back);
     free(f);
     assert_true(gp_diagnose_job(s, "nope", NULL, &f, &n, err, sizeof err) < 0);
@@ -712,6 +837,8 @@ int main(void) {
         cmocka_unit_test(test_ranking),
         cmocka_unit_test(test_scaling_and_cost),
         cmocka_unit_test(test_thresholds_documented),
+        cmocka_unit_test(test_budget_clips_per_bucket),
+        cmocka_unit_test(test_comm_headroom_not_badput),
         cmocka_unit_test(test_store_roundtrip),
         cmocka_unit_test(test_cross_job),
         cmocka_unit_test(test_rolling),
