@@ -28,7 +28,8 @@ struct gp_agent {
     gp_agent_stats stats;
     gp_resolver *resolver; /* NULL: attribution off */
     gp_presence *presence;
-    char jobmap[512];
+    gp_jobmap *jobmap; /* NULL: no job-mapping directory */
+    char jobmap_dir[512];
     int jobmap_said;
     int64_t now_ns; /* source time of the last tick */
     int own_clock;  /* the source has its own clock (sim, replay) */
@@ -111,7 +112,11 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
         if (a->src.ops->node_paths) a->src.ops->node_paths(a->src.state, &proc_root, &jobmap);
         if (o->proc_root) proc_root = *o->proc_root ? o->proc_root : NULL;
         if (o->jobmap_dir) jobmap = *o->jobmap_dir ? o->jobmap_dir : NULL;
-        snprintf(a->jobmap, sizeof a->jobmap, "%s", jobmap ? jobmap : "");
+        snprintf(a->jobmap_dir, sizeof a->jobmap_dir, "%s", jobmap ? jobmap : "");
+        if (jobmap && !(a->jobmap = gp_jobmap_new(jobmap))) {
+            snprintf(err, errlen, "agent: out of memory");
+            goto fail;
+        }
         int64_t grace = o->presence_grace_ns > 0 ? o->presence_grace_ns : 3 * a->o.interval_ns;
         a->resolver = gp_resolver_new(proc_root);
         a->presence = gp_presence_new(grace);
@@ -143,6 +148,7 @@ void gp_agent_close(gp_agent *a) {
     free(a->procs);
     gp_resolver_free(a->resolver);
     gp_presence_free(a->presence);
+    gp_jobmap_free(a->jobmap);
     free(a);
 }
 
@@ -193,10 +199,10 @@ static void on_jobmap(void *ctx, const char *job_id, const char *uuid, int64_t m
  * through ingest like any client's. */
 static void attribute(gp_agent *a, gp_proc_sample *procs, size_t np) {
     gp_presence_begin(a->presence, a->now_ns);
-    if (a->jobmap[0] && gp_jobmap_read(a->jobmap, a->devices, a->n_devices, on_jobmap, a) < 0 &&
+    if (a->jobmap && gp_jobmap_scan(a->jobmap, a->devices, a->n_devices, on_jobmap, a) < 0 &&
         !a->jobmap_said) {
         fprintf(stderr, "goodput agent: job-mapping directory %s: cannot read it (will retry)\n",
-                a->jobmap);
+                a->jobmap_dir);
         a->jobmap_said = 1;
     }
     for (size_t i = 0; i < np; i++) {

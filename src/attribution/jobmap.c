@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "model/event.h"
 
@@ -29,34 +31,134 @@ static const char *uuid_for(const char *name, const gp_device *devs, size_t n_de
     return NULL;
 }
 
-int gp_jobmap_read(const char *dir, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn,
-                   void *ctx) {
-    DIR *d = opendir(dir);
+typedef struct file {
+    char name[80];
+    int64_t mtime_ns, size, ino;
+    char *ids; /* the valid ids, each followed by '\n' */
+    int seen;
+} file;
+
+struct gp_jobmap {
+    char *dir;
+    file *f;
+    size_t n, cap;
+};
+
+gp_jobmap *gp_jobmap_new(const char *dir) {
+    gp_jobmap *m = calloc(1, sizeof *m);
+    if (!m || !(m->dir = strdup(dir))) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void gp_jobmap_free(gp_jobmap *m) {
+    if (!m) return;
+    for (size_t i = 0; i < m->n; i++)
+        free(m->f[i].ids);
+    free(m->f);
+    free(m->dir);
+    free(m);
+}
+
+/* Reads the valid ids of one file into a malloc'd "id\nid\n" string. */
+static char *read_ids(int dfd, const char *name) {
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    FILE *fp = fdopen(fd, "r");
+    if (!fp) {
+        close(fd);
+        return NULL;
+    }
+    size_t len = 0, cap = 64;
+    char *out = malloc(cap), line[256];
+    if (out) out[0] = '\0';
+    while (out && fgets(line, sizeof line, fp)) {
+        size_t n = strcspn(line, " \t\r\n");
+        if (!job_id_ok(line, n)) continue;
+        if (len + n + 2 > cap) {
+            char *p = realloc(out, cap = (len + n + 2) * 2);
+            if (!p) {
+                free(out);
+                out = NULL;
+                break;
+            }
+            out = p;
+        }
+        memcpy(out + len, line, n);
+        len += n;
+        out[len++] = '\n';
+        out[len] = '\0';
+    }
+    fclose(fp);
+    return out;
+}
+
+static file *lookup(gp_jobmap *m, const char *name, size_t hint) {
+    if (hint < m->n && !strcmp(m->f[hint].name, name)) return &m->f[hint];
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->f[i].name, name)) return &m->f[i];
+    if (m->n == m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 16;
+        file *p = realloc(m->f, nc * sizeof *p);
+        if (!p) return NULL;
+        m->f = p;
+        m->cap = nc;
+    }
+    file *f = &m->f[m->n++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->name, sizeof f->name, "%s", name);
+    f->mtime_ns = -1;
+    return f;
+}
+
+int gp_jobmap_scan(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn, void *ctx) {
+    DIR *d = opendir(m->dir);
     if (!d) return -1;
-    int pairs = 0;
+    int dfd = dirfd(d), pairs = 0;
+    for (size_t i = 0; i < m->n; i++)
+        m->f[i].seen = 0;
+    size_t k = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
         if (de->d_name[0] == '.') continue; /* also a writer's temporary file */
+        if (strlen(de->d_name) >= sizeof m->f[0].name) continue;
         const char *uuid = uuid_for(de->d_name, devs, n_devs);
         if (!uuid) continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        FILE *fp = fopen(path, "r");
-        if (!fp) continue;
         struct stat sb;
-        int64_t mtime = fstat(fileno(fp), &sb) == 0
-                            ? (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec
-                            : 0;
-        char line[256];
-        while (fgets(line, sizeof line, fp)) {
-            size_t n = strcspn(line, " \t\r\n");
-            if (!job_id_ok(line, n)) continue;
-            line[n] = '\0';
-            fn(ctx, line, uuid, mtime);
+        if (fstatat(dfd, de->d_name, &sb, 0) != 0 || !S_ISREG(sb.st_mode)) continue;
+        file *f = lookup(m, de->d_name, k++);
+        if (!f) continue;
+        f->seen = 1;
+        int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+        if (mt != f->mtime_ns || (int64_t)sb.st_size != f->size || (int64_t)sb.st_ino != f->ino ||
+            !f->ids) {
+            free(f->ids);
+            f->ids = read_ids(dfd, de->d_name);
+            f->mtime_ns = mt;
+            f->size = (int64_t)sb.st_size;
+            f->ino = (int64_t)sb.st_ino;
+        }
+        if (!f->ids) continue;
+        for (char *p = f->ids; *p;) {
+            char *nl = strchr(p, '\n');
+            *nl = '\0';
+            fn(ctx, p, uuid, f->mtime_ns);
+            *nl = '\n';
+            p = nl + 1;
             pairs++;
         }
-        fclose(fp);
     }
     closedir(d);
+    /* Files that went away: forget them (a GPU file removed lists no job). */
+    size_t w = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->f[i].seen)
+            m->f[w++] = m->f[i];
+        else
+            free(m->f[i].ids);
+    }
+    m->n = w;
     return pairs;
 }

@@ -1,7 +1,6 @@
 /* presence.c: see presence.h. State is one row per (job, GPU) held now or within the
- * grace; a node holds a few rows per GPU, so rows live in a flat array searched linearly
- * (8 GPUs x a few owners; a 1,000-GPU simulated node keeps ~1,000 rows and a tick's
- * linear searches stay under a millisecond). */
+ * grace, in a flat array with an open-addressing index on (job, GPU): a tick looks up
+ * every process row, and a 1,000-GPU node has a thousand of them. */
 #include "attribution/presence.h"
 
 #include <stdio.h>
@@ -28,6 +27,8 @@ struct gp_presence {
     int64_t grace_ns, now_ns, prev_ns;
     row *v;
     size_t n, cap;
+    int32_t *slot; /* index: row + 1, 0 = empty; nslot a power of two >= 2 * cap */
+    size_t nslot;
     gp_presence_stats stats;
 };
 
@@ -42,7 +43,40 @@ gp_presence *gp_presence_new(int64_t grace_ns) {
 void gp_presence_free(gp_presence *p) {
     if (!p) return;
     free(p->v);
+    free(p->slot);
     free(p);
+}
+
+static uint64_t key_hash(const char *job, const char *uuid) {
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = job; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+    for (const char *c = uuid; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return h;
+}
+
+/* Rebuilds the index for rows 0..n-1 (after growth or compaction). */
+static int reindex(gp_presence *p) {
+    size_t want = 64;
+    while (want < 2 * p->cap)
+        want *= 2;
+    if (want != p->nslot) {
+        int32_t *ns = malloc(want * sizeof *ns);
+        if (!ns) return -1;
+        free(p->slot);
+        p->slot = ns;
+        p->nslot = want;
+    }
+    memset(p->slot, 0, p->nslot * sizeof *p->slot);
+    for (size_t i = 0; i < p->n; i++) {
+        size_t k = key_hash(p->v[i].job_id, p->v[i].uuid) & (p->nslot - 1);
+        while (p->slot[k])
+            k = (k + 1) & (p->nslot - 1);
+        p->slot[k] = (int32_t)(i + 1);
+    }
+    return 0;
 }
 
 gp_presence_stats gp_presence_get_stats(const gp_presence *p) {
@@ -59,8 +93,12 @@ void gp_presence_begin(gp_presence *p, int64_t now_ns) {
 }
 
 static row *find(const gp_presence *p, const char *job, const char *uuid) {
-    for (size_t i = 0; i < p->n; i++)
-        if (!strcmp(p->v[i].uuid, uuid) && !strcmp(p->v[i].job_id, job)) return &p->v[i];
+    if (!p->nslot) return NULL;
+    size_t k = key_hash(job, uuid) & (p->nslot - 1);
+    for (; p->slot[k]; k = (k + 1) & (p->nslot - 1)) {
+        row *r = &p->v[p->slot[k] - 1];
+        if (!strcmp(r->uuid, uuid) && !strcmp(r->job_id, job)) return r;
+    }
     return NULL;
 }
 
@@ -75,8 +113,13 @@ static row *add(gp_presence *p, const char *job, const char *uuid, int64_t from_
         if (!nv) return NULL;
         p->v = nv;
         p->cap = nc;
+        if (reindex(p) != 0) return NULL;
     }
     row *r = &p->v[p->n++];
+    size_t k = key_hash(job, uuid) & (p->nslot - 1);
+    while (p->slot[k])
+        k = (k + 1) & (p->nslot - 1);
+    p->slot[k] = (int32_t)p->n;
     memset(r, 0, sizeof *r);
     snprintf(r->job_id, sizeof r->job_id, "%s", job);
     snprintf(r->uuid, sizeof r->uuid, "%s", uuid);
@@ -179,5 +222,12 @@ void gp_presence_end(gp_presence *p, gp_presence_sink sink, void *ctx) {
         }
         if (keep) p->v[k++] = *r;
     }
+    int moved = k != p->n;
     p->n = k;
+    if (moved && reindex(p) != 0) { /* out of memory: forget, as a fresh start would */
+        p->n = 0;
+        free(p->slot);
+        p->slot = NULL;
+        p->nslot = 0;
+    }
 }

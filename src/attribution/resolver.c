@@ -13,7 +13,7 @@
 #include "attribution/procinfo.h"
 
 typedef struct entry {
-    int64_t pid, start_ns, last_seen_ns;
+    int64_t pid, start_ns, last_seen_ns, checked_ns;
     gp_proc_owner owner;
 } entry;
 
@@ -120,13 +120,27 @@ const gp_proc_owner *gp_resolver_owner(gp_resolver *r, const gp_proc_sample *p, 
         return o;
     }
     if (r->boot_ns < 0 && gp_proc_boot_ns(r->proc_root, &r->boot_ns) != 0) r->boot_ns = 0;
-    int64_t start = -1;
-    int src = gp_proc_start_ns(r->proc_root, p->pid, r->boot_ns, &start);
     size_t i = lower_bound(r, p->pid);
     int have = i < r->n && r->v[i].pid == p->pid;
+    /* A PID the driver listed a moment ago and lists again is the same process: reuse
+     * needs the process to exit and a new one to take its PID and open the GPU within
+     * the gap. Past a few seconds' gap, or every 30 s anyway, the start time decides. */
+    if (have && now_ns - r->v[i].last_seen_ns <= 3000000000LL &&
+        now_ns - r->v[i].checked_ns < 30000000000LL) {
+        r->v[i].last_seen_ns = now_ns;
+        r->stats.cache_hits++;
+        if (r->v[i].owner.origin == GP_ORIGIN_UNKNOWN)
+            r->stats.unattributed++;
+        else
+            r->stats.resolved++;
+        return &r->v[i].owner;
+    }
+    int64_t start = -1;
+    int src = gp_proc_start_ns(r->proc_root, p->pid, r->boot_ns, &start);
     if (have && (src != 0 || r->v[i].start_ns == start)) {
         /* Same process (or one that just exited: keep the owner we knew). */
         r->v[i].last_seen_ns = now_ns;
+        r->v[i].checked_ns = now_ns;
         r->stats.cache_hits++;
         if (r->v[i].owner.origin == GP_ORIGIN_UNKNOWN)
             r->stats.unattributed++;
@@ -163,7 +177,11 @@ const gp_proc_owner *gp_resolver_owner(gp_resolver *r, const gp_proc_sample *p, 
         memmove(&r->v[i + 1], &r->v[i], (r->n - i) * sizeof *r->v);
         r->n++;
     }
-    r->v[i] = (entry){.pid = p->pid, .start_ns = start, .last_seen_ns = now_ns, .owner = fresh};
+    r->v[i] = (entry){.pid = p->pid,
+                      .start_ns = start,
+                      .last_seen_ns = now_ns,
+                      .checked_ns = now_ns,
+                      .owner = fresh};
     if (fresh.origin == GP_ORIGIN_UNKNOWN)
         r->stats.unattributed++;
     else

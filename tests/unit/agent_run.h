@@ -1,0 +1,49 @@
+/* agent_run.h: the path users run, for tests: a scenario file -> the real agent (source
+ * sim:FILE, as fast as possible, no sockets) -> a fresh store. The simulator shows the
+ * agent only what a node shows (processes, job map); owners and allocations are the
+ * agent's own attribution. */
+#ifndef GP_TEST_AGENT_RUN_H
+#define GP_TEST_AGENT_RUN_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "agent/agent.h"
+#include "sim/scenario.h"
+#include "store/store.h"
+
+/* Runs the scenario into db_path (which must not exist). Returns 0, or -1 with err. */
+static inline int gp_test_agent_run(const char *scenario_path, const char *db_path, char *err,
+                                    size_t errlen) {
+    char spec[1024];
+    snprintf(spec, sizeof spec, "sim:%s", scenario_path);
+    gp_agent_opts o = {.source_spec = spec, .db_path = db_path, .speed = 0};
+    gp_agent *a;
+    if (gp_agent_open(&o, &a, err, errlen) != 0) return -1;
+    int rc = gp_agent_run(a, NULL, err, errlen);
+    gp_agent_close(a);
+    return rc;
+}
+
+/* Writes sc to dir/name.conf and runs it into dir/name.db; returns the store (read
+ * only) or NULL with err. */
+static inline gp_store *gp_test_agent_store(const gp_scenario *sc, const char *dir,
+                                            const char *name, char *err, size_t errlen) {
+    char conf[512], db[512];
+    snprintf(conf, sizeof conf, "%s/%s.conf", dir, name);
+    snprintf(db, sizeof db, "%s/%s.db", dir, name);
+    FILE *f = fopen(conf, "w");
+    if (!f || gp_scenario_write(sc, f) != 0) {
+        if (f) fclose(f);
+        snprintf(err, errlen, "cannot write %s", conf);
+        return NULL;
+    }
+    fclose(f);
+    remove(db);
+    if (gp_test_agent_run(conf, db, err, errlen) != 0) return NULL;
+    gp_store *s;
+    if (gp_store_open(db, GP_STORE_READONLY, &s, err, errlen) != 0) return NULL;
+    return s;
+}
+
+#endif
