@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "traces/report_int.h"
 #include "traces/trace.h"
 
 /* Thresholds (docs/traces.md, "Findings"). */
@@ -287,6 +288,7 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
     FILE *f = file;
     fprintf(f, "goodput trace: %zu rank(s), %.1f MB of trace JSON in %.2f s\n\n", rep->n_ranks,
             rep->bytes / 1e6, rep->seconds);
+    gp_trace_text_runs(rep, f);
     fprintf(f, "Temporal breakdown (µs over the GPU span)\n");
     fprintf(f, "  %-5s %12s %12s %12s %12s %7s %7s %7s\n", "rank", "span", "idle", "compute",
             "non-compute", "idle%", "comp%", "other%");
@@ -336,20 +338,8 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
             fprintf(f, "  rank %-3d %-13s %10.0f µs  %.70s\n", r->rank,
                     gp_kernel_type_name(best[b]->kt), best[b]->sum, best[b]->name);
     }
-    int any_steps = 0;
-    for (size_t i = 0; i < rep->n_ranks; i++)
-        any_steps |= rep->ranks[i].n_steps > 0;
-    if (any_steps) {
-        fprintf(f, "\nGPU utilisation per ProfilerStep\n");
-        for (size_t i = 0; i < rep->n_ranks; i++)
-            for (size_t s = 0; s < rep->ranks[i].n_steps; s++) {
-                const gp_step_util *st = &rep->ranks[i].steps[s];
-                double d = st->t1 - st->t0;
-                fprintf(f, "  rank %-3d %-20s %10.0f µs  busy %5.1f%%  compute %5.1f%%\n",
-                        rep->ranks[i].rank, st->name, d, d > 0 ? 100 * st->busy_us / d : 0,
-                        d > 0 ? 100 * st->compute_us / d : 0);
-            }
-    }
+    gp_trace_text_causes(rep, f);
+    gp_trace_text_steps(rep, f);
     fprintf(f, "\nFindings\n");
     if (!rep->n_findings) fprintf(f, "  none\n");
     for (size_t i = 0; i < rep->n_findings; i++) {
@@ -361,11 +351,21 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
         const gp_trace_warnings *w = &rep->ranks[i].warn;
         if (w->bad_duration || w->missing_fields || w->unknown_category)
             fprintf(f,
-                    "\nwarning: %s: %llu events with negative or absurd durations dropped, %llu "
-                    "missing fields, "
-                    "%llu unknown categories\n",
+                    "\nwarning: %s: %llu events with negative or absurd durations dropped (first "
+                    "at traceEvents[%lld]), %llu missing fields, %llu unknown categories\n",
                     rep->ranks[i].path, (unsigned long long)w->bad_duration,
-                    (unsigned long long)w->missing_fields, (unsigned long long)w->unknown_category);
+                    (long long)w->first_bad_idx, (unsigned long long)w->missing_fields,
+                    (unsigned long long)w->unknown_category);
+        if (w->zero_duration)
+            fprintf(f, "warning: %s: %llu events with zero duration (first at traceEvents[%lld])\n",
+                    rep->ranks[i].path, (unsigned long long)w->zero_duration,
+                    (long long)w->first_zero_idx);
+        if (w->dup_steps)
+            fprintf(f,
+                    "warning: %s: %llu repeated ProfilerStep ids (first at traceEvents[%lld]), "
+                    "left out of the per-step view\n",
+                    rep->ranks[i].path, (unsigned long long)w->dup_steps,
+                    (long long)w->first_dup_idx);
     }
 }
 
@@ -437,26 +437,28 @@ void gp_trace_write_json(const gp_trace_report *rep, void *file) {
         json_object_set_new(l, "over_launch_delay_cutoff",
                             json_integer((json_int_t)r->n_launch_over_delay));
         json_object_set_new(o, "launch_stats", l);
-        json_t *steps = json_array();
-        for (size_t s = 0; s < r->n_steps; s++) {
-            json_t *x = json_object();
-            const gp_step_util *st = &r->steps[s];
-            json_object_set_new(x, "name", json_string(st->name));
-            json_object_set_new(x, "dur_us", jnum(st->t1 - st->t0));
-            json_object_set_new(x, "gpu_busy_us", jnum(st->busy_us));
-            json_object_set_new(x, "compute_us", jnum(st->compute_us));
-            json_array_append_new(steps, x);
-        }
-        json_object_set_new(o, "steps", steps);
+        gp_trace_json_rank_extra(r, o);
         json_t *w = json_object();
         json_object_set_new(w, "bad_duration", json_integer((json_int_t)r->warn.bad_duration));
         json_object_set_new(w, "missing_fields", json_integer((json_int_t)r->warn.missing_fields));
         json_object_set_new(w, "unknown_category",
                             json_integer((json_int_t)r->warn.unknown_category));
+        json_object_set_new(w, "zero_duration", json_integer((json_int_t)r->warn.zero_duration));
+        json_object_set_new(w, "duplicate_steps", json_integer((json_int_t)r->warn.dup_steps));
+        json_object_set_new(w, "first_bad_duration_index",
+                            r->warn.first_bad_idx >= 0 ? json_integer(r->warn.first_bad_idx)
+                                                       : json_null());
+        json_object_set_new(w, "first_zero_duration_index",
+                            r->warn.first_zero_idx >= 0 ? json_integer(r->warn.first_zero_idx)
+                                                        : json_null());
+        json_object_set_new(w, "first_duplicate_step_index",
+                            r->warn.first_dup_idx >= 0 ? json_integer(r->warn.first_dup_idx)
+                                                       : json_null());
         json_object_set_new(o, "warnings", w);
         json_array_append_new(ranks, o);
     }
     json_object_set_new(root, "ranks", ranks);
+    json_object_set_new(root, "runs", gp_trace_json_runs(rep));
     json_t *types = json_array();
     double tot = type_total(rep);
     for (int m = 1; m < 8; m++)
@@ -574,7 +576,9 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
             fprintf(f, "<tr><td class=\"l\">%s</td><td>%.0f µs</td><td>%.1f%%</td></tr>\n",
                     type_label(m, lab, sizeof lab), rep->type_us[m],
                     tot > 0 ? 100 * rep->type_us[m] / tot : 0);
-    fprintf(f, "</table>\n<h2>Findings</h2><ul>\n");
+    fprintf(f, "</table>\n");
+    gp_trace_html_steps(rep, f);
+    fprintf(f, "<h2>Findings</h2><ul>\n");
     for (size_t i = 0; i < rep->n_findings; i++) {
         fprintf(f, "<li><b>%s</b> (%s): ", gp_finding_class_name(rep->findings[i].cls),
                 rep->findings[i].scope_id);
