@@ -106,7 +106,7 @@ static void warn_file(const gp_rank_result *r) {
                 r->path, (unsigned long long)w->bad_duration, (long long)w->first_bad_idx);
     if (w->zero_duration)
         fprintf(stderr,
-                "goodput: warning: %s: %llu events with zero duration (first at "
+                "goodput: warning: %s: %llu GPU events with zero duration (first at "
                 "traceEvents[%lld]); kept, they add no time\n",
                 r->path, (unsigned long long)w->zero_duration, (long long)w->first_zero_idx);
     if (w->dup_steps)

@@ -183,9 +183,9 @@ static int cmp_i32(const void *a, const void *b) {
 }
 
 /* Adds the piece [a, b) of cause c to the rank and to the steps it falls in. */
-static void add_piece(gp_rank_result *res, double a, double b, int c) {
+static void add_piece(gp_rank_result *res, double a, double b, int c, int rank_too) {
     if (b <= a) return;
-    res->idle_cause_us[c] += b - a;
+    if (rank_too) res->idle_cause_us[c] += b - a;
     size_t lo = 0, hi = res->n_steps;
     while (lo < hi) { /* steps are sorted and disjoint: first step ending after a */
         size_t mid = lo + (hi - lo) / 2;
@@ -275,6 +275,96 @@ static void op_totals(const gp_trace_rank *r, hop *h, size_t n, gp_rank_result *
             if (best[c][k].count) res->ops[res->n_ops++] = best[c][k];
 }
 
+/* What one attribution pass needs. */
+typedef struct {
+    const gp_trace_rank *r;
+    gp_rank_result *res;
+    const group *grp;
+    size_t ng;
+    const span *sp;
+    const gstart *gs;
+    const corr_tid *ct;
+    size_t nct;
+    int32_t main_tid;
+    edge *ev;
+    size_t evcap;
+} actx;
+
+/* The thread that launched the GPU op starting at t (main_tid when none is known). */
+static int32_t launcher_at(const actx *x, double t) {
+    size_t lo = 0, hi = x->r->gpu.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->gs[mid].ts < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < x->r->gpu.n && x->gs[k].ts == t; k++) {
+        corr_tid key = {x->gs[k].corr, 0};
+        const corr_tid *m =
+            x->nct ? bsearch(&key, x->ct, x->nct, sizeof *x->ct, cmp_corr_tid) : NULL;
+        if (m) return m->tid;
+    }
+    return x->main_tid;
+}
+
+/* Splits the idle interval [g0, g1) by cause (thread tid); rank_too: it is inside the GPU
+ * span and counts in the rank's totals (the edges before the first and after the last GPU op
+ * count only in the steps that hold them). */
+static void attribute_gap(actx *x, double g0, double g1, int32_t tid, int rank_too) {
+    gp_rank_result *res = x->res;
+    if (!(g1 > g0)) return;
+    if (!res->attributed) {
+        add_piece(res, g0, g1, GP_IC_UNKNOWN, rank_too);
+        return;
+    }
+    const span *sp = x->sp;
+    /* what the rest of the gap is, where no classified op covers it */
+    int rest = GP_IC_UNKNOWN;
+    const group *gsync = find_group(x->grp, x->ng, tid, GP_IC_SYNC);
+    const group *glaunch = find_group(x->grp, x->ng, tid, GP_IC_LAUNCH);
+    if (gsync) {
+        const span *v = sp + gsync->off;
+        size_t k = first_ending_after(v, gsync->n, g0 - SYNC_TOL_US);
+        if (k < gsync->n && v[k].ts <= g0) rest = GP_IC_SYNC;
+    }
+    if (rest == GP_IC_UNKNOWN && glaunch && overlap_len(sp + glaunch->off, glaunch->n, g0, g1) > 0)
+        rest = GP_IC_LAUNCH;
+    /* the covered pieces */
+    size_t ne = 0;
+    for (int p = 0; p < NPRIO; p++) {
+        const group *g =
+            find_group(x->grp, x->ng, prio[p] == GP_IC_PROFILER ? WILD_TID : tid, prio[p]);
+        if (!g) continue;
+        const span *v = sp + g->off;
+        for (size_t k = first_ending_after(v, g->n, g0); k < g->n && v[k].ts < g1; k++) {
+            if (ne + 2 > x->evcap) {
+                x->evcap = x->evcap ? x->evcap * 2 : 64;
+                x->ev = realloc(x->ev, x->evcap * sizeof *x->ev);
+                if (!x->ev) abort();
+            }
+            x->ev[ne++] = (edge){fmax(v[k].ts, g0), 1, prio[p]};
+            x->ev[ne++] = (edge){fmin(v[k].end, g1), -1, prio[p]};
+        }
+    }
+    qsort(x->ev, ne, sizeof *x->ev, cmp_edge);
+    int cover[GP_IC__COUNT] = {0};
+    double cur = g0;
+    for (size_t k = 0; k <= ne; k++) {
+        double pos = k < ne ? x->ev[k].pos : g1;
+        int c = rest;
+        for (int p = 0; p < NPRIO; p++)
+            if (cover[prio[p]] > 0) {
+                c = prio[p];
+                break;
+            }
+        add_piece(res, cur, pos, c, rank_too);
+        cur = pos;
+        if (k < ne) cover[x->ev[k].cause] += x->ev[k].delta;
+    }
+}
+
 void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_t nall,
                              gp_rank_result *res) {
     const span *all = (const span *)all_se;
@@ -344,80 +434,25 @@ void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_
         }
         i = j;
     }
-    /* the gaps */
-    edge *ev = NULL;
-    size_t evcap = 0;
-    for (size_t gi = 0; gi + 1 < nall; gi++) {
-        double g0 = all[gi].end, g1 = all[gi + 1].ts;
-        if (!(g1 > g0)) continue;
-        if (!res->attributed) {
-            add_piece(res, g0, g1, GP_IC_UNKNOWN);
-            continue;
-        }
-        /* the GPU op that ends the gap, and the thread that launched it */
-        size_t lo = 0, hi = r->gpu.n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (gs[mid].ts < g1)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        int32_t tid = main_tid;
-        for (size_t k = lo; k < r->gpu.n && gs[k].ts == g1; k++) {
-            corr_tid key = {gs[k].corr, 0};
-            const corr_tid *m = nct ? bsearch(&key, ct, nct, sizeof *ct, cmp_corr_tid) : NULL;
-            if (m) {
-                tid = m->tid;
-                break;
-            }
-        }
-        /* what the rest of the gap is, where no classified op covers it */
-        int rest = GP_IC_UNKNOWN;
-        const group *gsync = find_group(grp, ng, tid, GP_IC_SYNC);
-        const group *glaunch = find_group(grp, ng, tid, GP_IC_LAUNCH);
-        if (gsync) {
-            const span *v = sp + gsync->off;
-            size_t k = first_ending_after(v, gsync->n, g0 - SYNC_TOL_US);
-            if (k < gsync->n && v[k].ts <= g0) rest = GP_IC_SYNC;
-        }
-        if (rest == GP_IC_UNKNOWN && glaunch &&
-            overlap_len(sp + glaunch->off, glaunch->n, g0, g1) > 0)
-            rest = GP_IC_LAUNCH;
-        /* the covered pieces */
-        size_t ne = 0;
-        for (int p = 0; p < NPRIO; p++) {
-            const group *g =
-                find_group(grp, ng, prio[p] == GP_IC_PROFILER ? WILD_TID : tid, prio[p]);
-            if (!g) continue;
-            const span *v = sp + g->off;
-            for (size_t k = first_ending_after(v, g->n, g0); k < g->n && v[k].ts < g1; k++) {
-                if (ne + 2 > evcap) {
-                    evcap = evcap ? evcap * 2 : 64;
-                    ev = realloc(ev, evcap * sizeof *ev);
-                    if (!ev) abort();
-                }
-                ev[ne++] = (edge){fmax(v[k].ts, g0), 1, prio[p]};
-                ev[ne++] = (edge){fmin(v[k].end, g1), -1, prio[p]};
-            }
-        }
-        qsort(ev, ne, sizeof *ev, cmp_edge);
-        int cover[GP_IC__COUNT] = {0};
-        double cur = g0;
-        for (size_t k = 0; k <= ne; k++) {
-            double pos = k < ne ? ev[k].pos : g1;
-            int c = rest;
-            for (int p = 0; p < NPRIO; p++)
-                if (cover[prio[p]] > 0) {
-                    c = prio[p];
-                    break;
-                }
-            add_piece(res, cur, pos, c);
-            cur = pos;
-            if (k < ne) cover[ev[k].cause] += ev[k].delta;
-        }
+    /* the gaps inside the GPU span, then the steps' edges outside it */
+    actx x = {.r = r,
+              .res = res,
+              .grp = grp,
+              .ng = ng,
+              .sp = sp,
+              .gs = gs,
+              .ct = ct,
+              .nct = nct,
+              .main_tid = main_tid};
+    for (size_t gi = 0; gi + 1 < nall; gi++)
+        attribute_gap(&x, all[gi].end, all[gi + 1].ts, launcher_at(&x, all[gi + 1].ts), 1);
+    if (nall && res->n_steps) {
+        attribute_gap(&x, fmin(res->steps[0].t0, all[0].ts), all[0].ts, launcher_at(&x, all[0].ts),
+                      0);
+        attribute_gap(&x, all[nall - 1].end,
+                      fmax(res->steps[res->n_steps - 1].t1, all[nall - 1].end), main_tid, 0);
     }
-    free(ev);
+    free(x.ev);
     /* data loading's share of step time (all threads: a loader thread stalls the step too) */
     size_t nd = 0;
     for (size_t i = 0; i < nh; i++)

@@ -288,7 +288,7 @@ void gp_kineto_finish_event(gp_trace_rank *r, const gp_kev *e, int64_t idx) {
         r->warn.bad_duration++;
         return;
     }
-    if (e->dur == 0) {
+    if (e->dur == 0 && e->stream >= 0) { /* a sub-µs CPU op is normal; a 0-length kernel is not */
         if (!r->warn.zero_duration) r->warn.first_zero_idx = idx;
         r->warn.zero_duration++;
     }

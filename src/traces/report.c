@@ -357,9 +357,10 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
                     (long long)w->first_bad_idx, (unsigned long long)w->missing_fields,
                     (unsigned long long)w->unknown_category);
         if (w->zero_duration)
-            fprintf(f, "warning: %s: %llu events with zero duration (first at traceEvents[%lld])\n",
-                    rep->ranks[i].path, (unsigned long long)w->zero_duration,
-                    (long long)w->first_zero_idx);
+            fprintf(
+                f, "warning: %s: %llu GPU events with zero duration (first at traceEvents[%lld])\n",
+                rep->ranks[i].path, (unsigned long long)w->zero_duration,
+                (long long)w->first_zero_idx);
         if (w->dup_steps)
             fprintf(f,
                     "warning: %s: %llu repeated ProfilerStep ids (first at traceEvents[%lld]), "

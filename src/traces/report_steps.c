@@ -169,8 +169,9 @@ void gp_trace_json_rank_extra(const gp_rank_result *r, json_t *o) {
     json_object_set_new(o, "start_us", jnull_or(r->t_first_us));
     json_t *ic = json_object();
     json_object_set_new(ic, "attributed", json_boolean(r->attributed));
-    json_object_set_new(ic, "gpu_busy_pctg",
-                        jnull_or(r->span_us > 0 ? 100 * (r->span_us - r->idle_us) / r->span_us : NAN));
+    json_object_set_new(
+        ic, "gpu_busy_pctg",
+        jnull_or(r->span_us > 0 ? 100 * (r->span_us - r->idle_us) / r->span_us : NAN));
     double tot = 0;
     for (int c = 0; c < GP_IC__COUNT; c++)
         tot += r->idle_cause_us[c];

@@ -64,7 +64,7 @@ typedef struct gp_trow_vec {
 
 typedef struct gp_trace_warnings {
     uint64_t bad_duration;     /* negative or > 7 days: dropped */
-    uint64_t zero_duration;    /* dur == 0 as written: kept (HTA keeps them), counted */
+    uint64_t zero_duration;    /* GPU events with dur == 0 as written: kept (as HTA), counted */
     uint64_t dup_steps;        /* a ProfilerStep#N name seen again: the repeat is not a step */
     int64_t first_bad_idx;     /* traceEvents index of the first bad duration (-1 none) */
     int64_t first_zero_idx;    /* ... of the first zero duration (-1 none) */
