@@ -158,6 +158,9 @@ int gp_cmd_trace(int argc, char **argv) {
             else {
                 fprintf(stderr,
                         "goodput: trace: --rank-from takes trace, file or order, not '%s'\n", v);
+                for (size_t k = 0; k < np; k++)
+                    free(paths[k]);
+                free(paths);
                 return GP_EXIT_USAGE;
             }
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

@@ -245,7 +245,7 @@ static void resolve_copies(hop *h, size_t n) {
 
 /* The top ops per cause by total time, for evidence. */
 static void op_totals(const gp_trace_rank *r, hop *h, size_t n, gp_rank_result *res) {
-    qsort(h, n, sizeof *h, cmp_hop_name);
+    if (n) qsort(h, n, sizeof *h, cmp_hop_name);
     gp_host_op best[GP_IC__COUNT][TOP_OPS];
     memset(best, 0, sizeof best);
     for (size_t i = 0; i < n;) {
@@ -348,7 +348,7 @@ static void attribute_gap(actx *x, double g0, double g1, int32_t tid, int rank_t
             x->ev[ne++] = (edge){fmin(v[k].end, g1), -1, prio[p]};
         }
     }
-    qsort(x->ev, ne, sizeof *x->ev, cmp_edge);
+    if (ne) qsort(x->ev, ne, sizeof *x->ev, cmp_edge);
     int cover[GP_IC__COUNT] = {0};
     double cur = g0;
     for (size_t k = 0; k <= ne; k++) {
@@ -417,8 +417,10 @@ void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_
     span *sp = malloc((nh + 1) * sizeof *sp);
     group *grp = malloc((nh + 1) * sizeof *grp);
     if (!sorted || !sp || !grp) abort();
-    memcpy(sorted, h, nh * sizeof *h);
-    qsort(sorted, nh, sizeof *sorted, cmp_hop);
+    if (nh) {
+        memcpy(sorted, h, nh * sizeof *h);
+        qsort(sorted, nh, sizeof *sorted, cmp_hop);
+    }
     size_t ng = 0, nsp = 0;
     for (size_t i = 0; i < nh;) {
         size_t j = i;
