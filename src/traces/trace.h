@@ -4,7 +4,9 @@
  * utilisation, cross-rank stragglers and findings. Definitions: docs/traces.md.
  *
  * Memory: a rank keeps only the rows the analyses need (GPU events, CPU events that carry a
- * correlation id, ProfilerStep annotations), never a DOM of the file. Every struct returned
+ * correlation id, ProfilerStep annotations, and the CPU ops idle attribution classifies:
+ * data loading, syncs, optimizer steps, collectives, profiler overhead), never a DOM of the
+ * file. Every struct returned
  * is owned by the caller and freed with the matching *_free function. No threads here; the
  * CLI (cmd_trace.c) runs ranks in parallel. */
 #ifndef GP_TRACES_TRACE_H
