@@ -92,21 +92,51 @@ static void add_path(char ***v, size_t *n, const char *p) {
 
 static int cmp_rank(const void *a, const void *b) {
     const gp_rank_result *x = a, *y = b;
+    if (x->run != y->run) return (x->run > y->run) - (x->run < y->run);
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* One line per file whose events were dropped or are suspect: never summed silently. */
+static void warn_file(const gp_rank_result *r) {
+    const gp_trace_warnings *w = &r->warn;
+    if (w->bad_duration)
+        fprintf(stderr,
+                "goodput: warning: %s: %llu events with a negative or absurd duration dropped "
+                "(first at traceEvents[%lld])\n",
+                r->path, (unsigned long long)w->bad_duration, (long long)w->first_bad_idx);
+    if (w->zero_duration)
+        fprintf(stderr,
+                "goodput: warning: %s: %llu GPU events with zero duration (first at "
+                "traceEvents[%lld]); kept, they add no time\n",
+                r->path, (unsigned long long)w->zero_duration, (long long)w->first_zero_idx);
+    if (w->dup_steps)
+        fprintf(stderr,
+                "goodput: warning: %s: %llu repeated ProfilerStep ids (first at "
+                "traceEvents[%lld]); the repeats are left out of the per-step view\n",
+                r->path, (unsigned long long)w->dup_steps, (long long)w->first_dup_idx);
+}
+
 static void usage(FILE *f) {
-    fprintf(f, "usage: goodput trace PATH... [--json] [--html FILE]\n"
-               "  PATH: Kineto trace (.json or .json.gz), Nsight Systems export (.sqlite), or a "
-               "directory of them\n"
-               "        (one file per rank; ranks are analysed in parallel on all cores).\n"
-               "  --json        machine-readable output\n"
-               "  --html FILE   self-contained HTML report (inline SVG, no JavaScript)\n"
-               "  --all-steps   keep the last ProfilerStep (HTA drops it by default)\n");
+    fprintf(f,
+            "usage: goodput trace PATH... [--json] [--html FILE] [--all-steps] "
+            "[--rank-from trace|file|order]\n"
+            "  PATH: Kineto trace (.json or .json.gz), Nsight Systems export (.sqlite), or a "
+            "directory of them\n"
+            "        (one file per rank; ranks are analysed in parallel on all cores).\n"
+            "  --json        machine-readable output\n"
+            "  --html FILE   self-contained HTML report (inline SVG, no JavaScript)\n"
+            "  --all-steps   keep the last ProfilerStep (HTA drops it by default)\n"
+            "  --rank-from trace|file|order\n"
+            "                where a file's rank comes from: trace = distributedInfo.rank (the\n"
+            "                default; 0 when absent), file = the number after \"rank\" or\n"
+            "                \"worker\" in the file name, order = position in the sorted file\n"
+            "                list. Files of the same rank from different runs (their time\n"
+            "                spans do not overlap) are reported as separate runs, never summed.\n");
 }
 
 int gp_cmd_trace(int argc, char **argv) {
     int as_json = 0, filter = 1;
+    gp_rank_from rank_from = GP_RANK_FROM_TRACE;
     const char *html = NULL;
     char **paths = NULL;
     size_t np = 0;
@@ -117,7 +147,23 @@ int gp_cmd_trace(int argc, char **argv) {
             filter = 0;
         else if (!strcmp(argv[i], "--html") && i + 1 < argc)
             html = argv[++i];
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        else if (!strcmp(argv[i], "--rank-from") && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "trace"))
+                rank_from = GP_RANK_FROM_TRACE;
+            else if (!strcmp(v, "file"))
+                rank_from = GP_RANK_FROM_FILE;
+            else if (!strcmp(v, "order"))
+                rank_from = GP_RANK_FROM_ORDER;
+            else {
+                fprintf(stderr,
+                        "goodput: trace: --rank-from takes trace, file or order, not '%s'\n", v);
+                for (size_t k = 0; k < np; k++)
+                    free(paths[k]);
+                free(paths);
+                return GP_EXIT_USAGE;
+            }
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return GP_EXIT_OK;
         } else if (argv[i][0] == '-') {
@@ -224,6 +270,22 @@ int gp_cmd_trace(int argc, char **argv) {
     if (rc == GP_EXIT_OK) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         gp_trace_report rep = {.ranks = j.res, .n_ranks = np};
+        for (size_t i = 0; i < np; i++) {
+            if (rank_from == GP_RANK_FROM_ORDER) rep.ranks[i].rank = (int)i;
+            if (rank_from == GP_RANK_FROM_FILE) {
+                int fr = gp_rank_from_filename(rep.ranks[i].path);
+                if (fr < 0) {
+                    fprintf(stderr,
+                            "goodput: %s: --rank-from file: no number after \"rank\" or "
+                            "\"worker\" in the file name\n",
+                            rep.ranks[i].path);
+                    rc = GP_EXIT_INPUT;
+                } else
+                    rep.ranks[i].rank = fr;
+            }
+            warn_file(&rep.ranks[i]);
+        }
+        rep.n_runs = gp_trace_assign_runs(rep.ranks, np);
         qsort(rep.ranks, np, sizeof *rep.ranks, cmp_rank);
         rep.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
         gp_trace_report_finish(&rep);

@@ -344,6 +344,10 @@ void gp_trace_prepare(gp_trace_rank *r, int filter) {
         free(r->cpu.v);
         r->gpu = ng;
         r->cpu = nc;
+        size_t kept = 0; /* host ops (attribution only) follow the CPU rule */
+        for (size_t i = 0; i < r->host.n; i++)
+            if (r->host.v[i].ts < last_start) r->host.v[kept++] = r->host.v[i];
+        r->host.n = kept;
     }
     free(m.s);
 }
@@ -799,13 +803,14 @@ static int cmp_step(const void *a, const void *b) {
     return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
-static void step_util(const gp_trace_rank *r, const ivl *all, size_t nall, const ivl *comp,
-                      size_t ncomp, gp_rank_result *res) {
+static void step_util(const gp_trace_rank *r, const ivl *all, size_t nall, ivl *const *cls,
+                      const size_t *ncls, gp_rank_result *res) {
     for (int pass = 0; pass < 2; pass++) {
         const gp_trow_vec *v = pass ? &r->gpu : &r->cpu;
         for (size_t i = 0; i < v->n; i++) {
             const gp_trow *e = &v->v[i];
             if ((e->flags & GP_TR_GPU_SIDE) || !is_step_name(r->names[e->name])) continue;
+            if (e->hclass == GP_HC_DUP_STEP) continue; /* counted in warn.dup_steps */
             res->steps = realloc(res->steps, (res->n_steps + 1) * sizeof *res->steps);
             if (!res->steps) abort();
             gp_step_util *s = &res->steps[res->n_steps++];
@@ -815,7 +820,9 @@ static void step_util(const gp_trace_rank *r, const ivl *all, size_t nall, const
             s->t1 = e->ts + e->dur;
             ivl w = {s->t0, s->t1};
             s->busy_us = window_len(w, all, nall);
-            s->compute_us = window_len(w, comp, ncomp);
+            s->compute_us = window_len(w, cls[GP_KT_COMPUTATION], ncls[GP_KT_COMPUTATION]);
+            s->comm_us = window_len(w, cls[GP_KT_COMMUNICATION], ncls[GP_KT_COMMUNICATION]);
+            s->memory_us = window_len(w, cls[GP_KT_MEMORY], ncls[GP_KT_MEMORY]);
         }
     }
     if (res->n_steps) qsort(res->steps, res->n_steps, sizeof *res->steps, cmp_step);
@@ -828,6 +835,11 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
     snprintf(res->source, sizeof res->source, "%s", r->source);
     res->warn = r->warn;
     res->bytes = r->bytes;
+    res->pid = r->pid;
+    res->base_time_ns = r->base_time_ns;
+    res->world_size = r->world_size;
+    res->t_first_us = r->t_first_us;
+    res->t_last_us = r->t_last_us;
     res->overlap_pctg = res->overlap_ratio = NAN;
     int *kt_of = malloc((r->n_names ? r->n_names : 1) * sizeof *kt_of);
     if (!kt_of) abort();
@@ -883,7 +895,8 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
         kernel_breakdown(r, kt_of, kt, o, res);
     idle_breakdown(r, o, res);
     launch_stats(r, o, res);
-    step_util(r, all, nall, cls[GP_KT_COMPUTATION], ncls[GP_KT_COMPUTATION], res);
+    step_util(r, all, nall, cls, ncls, res);
+    gp_trace_attribute_idle(r, (const double *)all, nall, res);
     free(all);
     for (int k = 0; k < 3; k++)
         free(cls[k]);
@@ -902,5 +915,6 @@ void gp_rank_result_free(gp_rank_result *res) {
     free(res->top);
     free(res->launches);
     free(res->steps);
+    free(res->ops);
     memset(res, 0, sizeof *res);
 }

@@ -68,13 +68,17 @@ uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len) {
     if (r->n_names == r->cap_names) {
         r->cap_names = r->cap_names ? r->cap_names * 2 : 256;
         r->names = realloc(r->names, r->cap_names * sizeof *r->names);
-        if (!r->names) abort();
+        r->hclass_of = realloc(r->hclass_of, r->cap_names);
+        r->step_seen = realloc(r->step_seen, r->cap_names);
+        if (!r->names || !r->hclass_of || !r->step_seen) abort();
     }
     char *c = malloc(len + 1);
     if (!c) abort();
     memcpy(c, s, len);
     c[len] = 0;
     r->names[r->n_names] = c;
+    r->hclass_of[r->n_names] = (uint8_t)gp_host_class(c); /* once per distinct name */
+    r->step_seen[r->n_names] = 0;
     ix->slots[h] = r->n_names + 1;
     return r->n_names++;
 }
@@ -92,6 +96,9 @@ void gp_trace_rank_free(gp_trace_rank *r) {
     if (!r) return;
     free(r->gpu.v);
     free(r->cpu.v);
+    free(r->host.v);
+    free(r->hclass_of);
+    free(r->step_seen);
     for (uint32_t i = 0; i < r->n_names; i++)
         free(r->names[i]);
     free(r->names);
@@ -99,6 +106,60 @@ void gp_trace_rank_free(gp_trace_rank *r) {
     if (ix) free(ix->slots);
     free(ix);
     memset(r, 0, sizeof *r);
+}
+
+/* ---- host op classes (idle attribution) ---- */
+static int has_prefix(const char *s, const char *p) {
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+int gp_host_class(const char *n) {
+    /* runtime calls first: their names are exact */
+    if (!strcmp(n, "cudaLaunchKernel") || !strcmp(n, "cudaLaunchKernelExC") ||
+        !strcmp(n, "cuLaunchKernel") || !strcmp(n, "cuLaunchKernelEx") ||
+        !strcmp(n, "cudaMemcpyAsync") || !strcmp(n, "cudaMemsetAsync") ||
+        !strcmp(n, "cudaGraphLaunch") || !strcmp(n, "cudaLaunchCooperativeKernel") ||
+        !strcmp(n, "hipLaunchKernel") || !strcmp(n, "hipExtModuleLaunchKernel"))
+        return GP_HC_LAUNCH;
+    /* blocking copies and waits: the host stops until the device drains */
+    if (!strcmp(n, "cudaMemcpy") || !strcmp(n, "cudaMemcpy2D") || !strcmp(n, "cudaMemset") ||
+        !strcmp(n, "cudaStreamSynchronize") || !strcmp(n, "cudaDeviceSynchronize") ||
+        !strcmp(n, "cudaEventSynchronize") || !strcmp(n, "cuStreamSynchronize") ||
+        !strcmp(n, "cuCtxSynchronize") || !strcmp(n, "hipStreamSynchronize") ||
+        !strcmp(n, "hipDeviceSynchronize") || !strcmp(n, "aten::item") ||
+        !strcmp(n, "aten::_local_scalar_dense") || !strcmp(n, "aten::nonzero") ||
+        !strcmp(n, "cudaStreamWaitEvent_blocking"))
+        return GP_HC_SYNC;
+    if (!strcmp(n, "aten::to") || !strcmp(n, "aten::_to_copy") || !strcmp(n, "aten::copy_"))
+        return GP_HC_COPY;
+    if (has_prefix(n, "Optimizer.step#") || has_prefix(n, "Optimizer.step/"))
+        return GP_HC_OPTIMIZER;
+    if (has_prefix(n, "nccl:") || has_prefix(n, "c10d::") || has_prefix(n, "ProcessGroup") ||
+        has_prefix(n, "record_param_comms") || has_prefix(n, "gloo:"))
+        return GP_HC_COLLECTIVE;
+    if (strstr(n, "DataLoader") || strstr(n, "dataloader") || strstr(n, "__next__") ||
+        strstr(n, "collate") || strstr(n, "pin_memory") || strstr(n, "_next_data"))
+        return GP_HC_DATA;
+    if (has_prefix(n, "CUPTI") || has_prefix(n, "cupti") || has_prefix(n, "Profiler overhead") ||
+        has_prefix(n, "profiler::") || !strcmp(n, "Buffer Flush"))
+        return GP_HC_PROFILER;
+    return GP_HC_NONE;
+}
+
+void gp_kineto_rank_init(gp_trace_rank *r) {
+    r->pid = -1;
+    r->base_time_ns = -1;
+    r->world_size = -1;
+    r->t_first_us = r->t_last_us = NAN;
+    r->warn.first_bad_idx = r->warn.first_zero_idx = r->warn.first_dup_idx = -1;
+}
+
+void gp_kineto_set_base_time(gp_trace_rank *r, double d) {
+    if (isfinite(d) && d >= 0 && d < 9.2e18) r->base_time_ns = (int64_t)d;
+}
+
+void gp_kineto_set_world_size(gp_trace_rank *r, double d) {
+    if (isfinite(d) && d == floor(d) && d >= 0 && d < 2e9) r->world_size = (int)d;
 }
 
 /* ---- what both readers share ---- */
@@ -138,6 +199,9 @@ static const char *const known_cats[] = {"kernel",
 
 void gp_kineto_event_reset(gp_kev *e) {
     e->has_cat = e->has_ts = e->has_dur = e->ts_is_float = e->cat_trace = e->cat_k = 0;
+    e->cat_overhead = 0;
+    e->tid = 0;
+    e->pid = -1;
     e->cat_known = 1;
     e->stream = -1;
     e->corr = -1;
@@ -152,6 +216,9 @@ void gp_kineto_set_cat(gp_kev *e, gp_kcat_cache *cache, const char *c, size_t n)
                            !memcmp(c, "Memset", 6) || !memcmp(c, "Memcpy", 6))) ||
                (n == 10 && (!memcmp(c, "gpu_memset", 10) || !memcmp(c, "gpu_memcpy", 10))) ||
                (n == 15 && !memcmp(c, "mtia_ccp_events", 15));
+    e->cat_overhead = (n == 8 && (!memcmp(c, "overhead", 8) || !memcmp(c, "Overhead", 8))) ||
+                      (n == 15 && !memcmp(c, "kineto_overhead", 15)) ||
+                      (n == 23 && !memcmp(c, "Activity Buffer Request", 23));
     if (n == cache->len && n < sizeof cache->last && !memcmp(cache->last, c, n)) {
         e->cat_known = cache->known;
         return;
@@ -217,16 +284,29 @@ void gp_kineto_finish_event(gp_trace_rank *r, const gp_kev *e, int64_t idx) {
         return;
     }
     if (e->dur < 0 || e->dur > MAX_DUR_US || !isfinite(e->dur) || !isfinite(e->ts)) {
+        if (!r->warn.bad_duration) r->warn.first_bad_idx = idx;
         r->warn.bad_duration++;
         return;
     }
+    if (e->dur == 0 && e->stream >= 0) { /* a sub-µs CPU op is normal; a 0-length kernel is not */
+        if (!r->warn.zero_duration) r->warn.first_zero_idx = idx;
+        r->warn.zero_duration++;
+    }
+    if (!(r->t_first_us <= e->ts)) r->t_first_us = e->ts;
+    if (!(r->t_last_us >= e->ts + e->dur)) r->t_last_us = e->ts + e->dur;
+    if (r->pid < 0 && e->stream == -1 && e->pid >= 0) r->pid = e->pid;
     if (!e->cat_known) r->warn.unknown_category++;
     if (e->ts_is_float) r->ts_float = 1;
-    gp_trow row = {
-        .ts = e->ts, .dur = e->dur, .corr = e->corr, .idx = idx, .stream = (int32_t)e->stream};
+    gp_trow row = {.ts = e->ts,
+                   .dur = e->dur,
+                   .corr = e->corr,
+                   .idx = idx,
+                   .stream = (int32_t)e->stream,
+                   .tid = (int32_t)e->tid};
     const char *nm = e->name ? e->name : "";
     size_t nl = e->name ? e->name_len : 0;
     row.name = gp_trace_intern(r, nm, nl);
+    if (e->stream == -1) row.hclass = e->cat_overhead ? GP_HC_PROFILER : r->hclass_of[row.name];
     int sync = (nl == 10 && !memcmp(nm, "Event Sync", 10)) ||
                (nl == 12 && !memcmp(nm, "Context Sync", 12));
     if ((e->stream >= 0 && e->corr >= 0) || sync) row.flags |= GP_TR_GPU_SIDE;
@@ -239,10 +319,22 @@ void gp_kineto_finish_event(gp_trace_rank *r, const gp_kev *e, int64_t idx) {
         row.flags |= GP_TR_MEMLAUNCH;
     if (!(row.flags & GP_TR_GPU_SIDE)) r->n_cpu_side++;
     int is_step = nl > 13 && !memcmp(nm, "ProfilerStep#", 13) && nm[13] >= '0' && nm[13] <= '9';
+    if (is_step && e->stream == -1 && !(row.flags & GP_TR_GPU_SIDE)) {
+        if (r->step_seen[row.name]) {
+            /* the same step id twice (two runs pasted together, or a bad writer): counted,
+             * and left out of the per-step view (HTA's filter still sees the name) */
+            if (!r->warn.dup_steps) r->warn.first_dup_idx = idx;
+            r->warn.dup_steps++;
+            row.hclass = GP_HC_DUP_STEP;
+        }
+        r->step_seen[row.name] = 1;
+    }
     if (e->stream != -1)
         vec_push(&r->gpu, &row);
     else if (e->corr != -1 || is_step || idx == 0)
         vec_push(&r->cpu, &row);
+    else if (row.hclass != GP_HC_NONE)
+        vec_push(&r->host, &row);
 }
 
 /* ---- the yajl reference reader ---- */
@@ -257,7 +349,11 @@ enum {
     K_CORR,
     K_TRACEEVENTS,
     K_DIST,
-    K_RANK
+    K_RANK,
+    K_TID,
+    K_PID,
+    K_BASETIME,
+    K_WORLD
 };
 
 typedef struct {
@@ -339,6 +435,10 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len) {
             p->key = K_DUR;
         else if (KEYIS("args"))
             p->key = K_ARGS;
+        else if (KEYIS("tid"))
+            p->key = K_TID;
+        else if (KEYIS("pid"))
+            p->key = K_PID;
     } else if (p->args_depth && p->depth == p->args_depth) {
         if (KEYIS("stream"))
             p->key = K_STREAM;
@@ -351,8 +451,13 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len) {
             p->key = K_DIST;
         else if (KEYIS("rank") && !p->rank_seen)
             p->key = K_RANK;
+        else if (KEYIS("baseTimeNanoseconds"))
+            p->key = K_BASETIME;
     } else if (p->in_dist && p->depth == p->in_dist) {
-        if (KEYIS("rank")) p->key = K_RANK;
+        if (KEYIS("rank"))
+            p->key = K_RANK;
+        else if (KEYIS("world_size"))
+            p->key = K_WORLD;
     }
     return 1;
 }
@@ -387,8 +492,21 @@ static int cb_number(void *ctx, const char *s, size_t n) {
     case K_RANK:
         if (!p->rank_seen && integral(d) && fabs(d) < 2e9) {
             p->r->rank = (int)d;
+            p->r->has_dist_rank = 1;
             p->rank_seen = 1;
         }
+        break;
+    case K_TID:
+        if (integral(d) && fabs(d) < 9.2e18) p->ev.tid = (int64_t)d;
+        break;
+    case K_PID:
+        if (integral(d) && d >= 0 && d < 9.2e18) p->ev.pid = (int64_t)d;
+        break;
+    case K_BASETIME:
+        gp_kineto_set_base_time(p->r, d);
+        break;
+    case K_WORLD:
+        gp_kineto_set_world_size(p->r, d);
         break;
     }
     return 1;
@@ -438,6 +556,7 @@ static const yajl_callbacks callbacks = {cb_null,    cb_bool,        NULL,      
 int gp_kineto_read_yajl(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
                         void *progress_ctx, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
+    gp_kineto_rank_init(out);
     snprintf(out->path, sizeof out->path, "%s", path);
     snprintf(out->source, sizeof out->source, "kineto");
     FILE *raw = fopen(path, "rb");

@@ -14,9 +14,10 @@
 /* One event as read: only the fields HTA uses. name points into the reader's scratch
  * buffer (valid until the next event). */
 typedef struct gp_kev {
-    int has_cat, has_ts, has_dur, ts_is_float, cat_trace, cat_k, cat_known;
+    int has_cat, has_ts, has_dur, ts_is_float, cat_trace, cat_k, cat_known, cat_overhead;
     double ts, dur;
     int64_t stream, corr;
+    int64_t tid, pid; /* 0 / -1 when absent or not a number */
     const char *name;
     size_t name_len;
 } gp_kev;
@@ -37,6 +38,11 @@ void gp_kineto_set_corr_num(gp_kev *e, double d);
 /* The same keys given as a string: pandas' to_numeric(errors="coerce") reading. */
 void gp_kineto_set_stream_text(gp_kev *e, const char *s, size_t n);
 void gp_kineto_set_corr_text(gp_kev *e, const char *s, size_t n);
+/* Sets the fields a reader leaves unknown (pid, base time, ...) after zeroing the rank. */
+void gp_kineto_rank_init(gp_trace_rank *r);
+/* Top-level baseTimeNanoseconds and distributedInfo.world_size. */
+void gp_kineto_set_base_time(gp_trace_rank *r, double d);
+void gp_kineto_set_world_size(gp_trace_rank *r, double d);
 /* Counts the event and keeps its row when the analyses need it; idx is its position. */
 void gp_kineto_finish_event(gp_trace_rank *r, const gp_kev *e, int64_t idx);
 

@@ -574,7 +574,11 @@ enum {
     KEY_CORR,
     KEY_EVENTS,
     KEY_DIST,
-    KEY_RANK
+    KEY_RANK,
+    KEY_TID,
+    KEY_PID,
+    KEY_BASETIME,
+    KEY_WORLD
 };
 
 #define IS(lit) (n == sizeof(lit) - 1 && !memcmp(k, lit, sizeof(lit) - 1))
@@ -583,15 +587,23 @@ static int key_id(const char *k, size_t n) {
     case 2:
         return IS("ts") ? KEY_TS : KEY_OTHER;
     case 3:
-        return IS("cat") ? KEY_CAT : IS("dur") ? KEY_DUR : KEY_OTHER;
+        return IS("cat")   ? KEY_CAT
+               : IS("dur") ? KEY_DUR
+               : IS("tid") ? KEY_TID
+               : IS("pid") ? KEY_PID
+                           : KEY_OTHER;
     case 4:
         return IS("name") ? KEY_NAME : IS("args") ? KEY_ARGS : IS("rank") ? KEY_RANK : KEY_OTHER;
     case 6:
         return IS("stream") ? KEY_STREAM : KEY_OTHER;
     case 11:
         return IS("correlation") ? KEY_CORR : IS("traceEvents") ? KEY_EVENTS : KEY_OTHER;
+    case 10:
+        return IS("world_size") ? KEY_WORLD : KEY_OTHER;
     case 15:
         return IS("distributedInfo") ? KEY_DIST : KEY_OTHER;
+    case 19:
+        return IS("baseTimeNanoseconds") ? KEY_BASETIME : KEY_OTHER;
     default:
         return KEY_OTHER;
     }
@@ -749,6 +761,10 @@ static void event_member(scan *s, int key, int c) {
         } else if (key == KEY_DUR) {
             s->ev.dur = d;
             s->ev.has_dur = 1;
+        } else if (key == KEY_TID) {
+            if (isfinite(d) && d == floor(d) && fabs(d) < 9.2e18) s->ev.tid = (int64_t)d;
+        } else if (key == KEY_PID) {
+            if (isfinite(d) && d == floor(d) && d >= 0 && d < 9.2e18) s->ev.pid = (int64_t)d;
         }
         return;
     }
@@ -765,6 +781,7 @@ static void set_rank(scan *s, int c) {
         int f;
         if (scan_num(s, &d, &f) && !s->rank_seen && isfinite(d) && d == floor(d) && fabs(d) < 2e9) {
             s->r->rank = (int)d;
+            s->r->has_dist_rank = 1;
             s->rank_seen = 1;
         }
     } else {
@@ -772,9 +789,21 @@ static void set_rank(scan *s, int c) {
     }
 }
 
+/* A number member at the top level or in distributedInfo, handed to set (or skipped). */
+static void set_num(scan *s, int c, void (*set)(gp_trace_rank *, double)) {
+    double d;
+    int f;
+    if ((c == '-' || is_digit(c)) && scan_num(s, &d, &f))
+        set(s->r, d);
+    else if (!(c == '-' || is_digit(c)))
+        skip_value(s, c);
+}
+
 static void dist_member(scan *s, int key, int c) {
     if (key == KEY_RANK)
         set_rank(s, c);
+    else if (key == KEY_WORLD)
+        set_num(s, c, gp_kineto_set_world_size);
     else
         skip_value(s, c);
 }
@@ -815,6 +844,8 @@ static void top_member(scan *s, int key, int c) {
         scan_object(s, dist_member);
     else if (key == KEY_RANK && !s->rank_seen)
         set_rank(s, c);
+    else if (key == KEY_BASETIME)
+        set_num(s, c, gp_kineto_set_base_time);
     else
         skip_value(s, c);
 }
@@ -846,6 +877,7 @@ int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn pr
 int gp_kineto_read_chunked(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
                            void *progress_ctx, size_t chunk, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
+    gp_kineto_rank_init(out);
     snprintf(out->path, sizeof out->path, "%s", path);
     snprintf(out->source, sizeof out->source, "kineto");
     init_tables();

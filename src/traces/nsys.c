@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "traces/kineto_int.h"
 #include "traces/trace.h"
 
 int gp_trace_is_sqlite(const char *path) {
@@ -126,6 +127,7 @@ static int read_rows(sqlite3 *db, const char *q, gp_trace_rank *r, int gpu, int 
 
 int gp_nsys_read(const char *path, gp_trace_rank *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
+    gp_kineto_rank_init(out);
     snprintf(out->path, sizeof out->path, "%s", path);
     snprintf(out->source, sizeof out->source, "nsys");
     if (!gp_trace_is_sqlite(path)) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "traces/report_int.h"
 #include "traces/trace.h"
 
 /* Thresholds (docs/traces.md, "Findings"). */
@@ -23,6 +24,7 @@
 #define LAUNCH_DELAY_US 100.0 /* HTA's launch_delay_cutoff */
 #define COMPUTE_SHARE 0.7     /* compute over 70% of span: healthy */
 #define STRAGGLER_RATIO 1.15  /* a rank's compute time 15% above the median */
+#define KNOWN_CAUSE_SHARE 0.5 /* host ops explain at least half the idle time: name the cause */
 
 static const char *type_label(int mask, char *buf, size_t len) {
     buf[0] = 0;
@@ -34,15 +36,19 @@ static const char *type_label(int mask, char *buf, size_t len) {
     return buf;
 }
 
-static gp_finding *add_finding(gp_trace_report *rep, gp_finding_class c, int rank, double t0_us,
-                               double t1_us) {
+static gp_finding *add_finding(gp_trace_report *rep, gp_finding_class c, const gp_rank_result *r,
+                               double t0_us, double t1_us) {
+    int rank = r->rank;
     rep->findings = realloc(rep->findings, (rep->n_findings + 1) * sizeof *rep->findings);
     if (!rep->findings) abort();
     gp_finding *f = &rep->findings[rep->n_findings++];
     memset(f, 0, sizeof *f);
     f->cls = c;
     f->scope = GP_SCOPE_RANK;
-    snprintf(f->scope_id, sizeof f->scope_id, "rank %d", rank);
+    if (rep->n_runs > 1)
+        snprintf(f->scope_id, sizeof f->scope_id, "run %d rank %d", r->run + 1, rank);
+    else
+        snprintf(f->scope_id, sizeof f->scope_id, "rank %d", rank);
     f->t0_ns = (int64_t)(t0_us * 1000);
     f->t1_ns = (int64_t)(t1_us * 1000);
     f->wasted_gpu_s = -1;
@@ -54,6 +60,103 @@ static gp_finding *add_finding(gp_trace_report *rep, gp_finding_class c, int ran
 static int cmp_dbl(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* What to do about idle time, by its dominant host cause. */
+static const char *const cause_advice[GP_IC__COUNT] = {
+    [GP_IC_DATA] = "The input pipeline starves the GPU: raise DataLoader num_workers, set "
+                   "pin_memory=True, prefetch (prefetch_factor, persistent_workers), or move "
+                   "decoding and augmentation out of the training process.",
+    [GP_IC_SYNC] = "The host blocks on the device: take .item(), .cpu() and printing of device "
+                   "tensors out of the step (log every N steps), copy with non_blocking=True "
+                   "from pinned memory, and avoid ops that synchronise (nonzero, boolean masks).",
+    [GP_IC_OPTIMIZER] = "The optimizer step is slow on the host: use a fused or foreach optimizer "
+                        "(fused=True / foreach=True), or capture it in a CUDA graph.",
+    [GP_IC_LAUNCH] = "Many short kernels wait on the CPU: fuse them (torch.compile), use CUDA "
+                     "graphs, or move Python overhead out of the step.",
+    [GP_IC_COLLECTIVE] = "The host waits in collectives: look for a straggler rank, overlap "
+                         "communication with compute, and avoid blocking collectives in the "
+                         "step.",
+    [GP_IC_PROFILER] = "Profiler overhead fills the idle time: profile fewer steps, or without "
+                       "record_shapes/with_stack, to see the workload's own behaviour.",
+};
+
+/* The most expensive op of a cause (NULL when none). */
+static const gp_host_op *top_op(const gp_rank_result *r, int cause, int nth) {
+    for (size_t i = 0; i < r->n_ops; i++)
+        if (r->ops[i].cause == cause && nth-- == 0) return &r->ops[i];
+    return NULL;
+}
+
+/* Idle time worth explaining: named after the host activity that fills it when the trace
+ * shows it (idle_cause.c), else after HTA's host_wait share. Returns 1 when it adds one. */
+static int idle_finding(gp_trace_report *rep, const gp_rank_result *r, double idle_share, double hw,
+                        double span) {
+    if (!(idle_share > IDLE_SHARE)) return 0;
+    double tot = 0, known = 0;
+    for (int c = 0; c < GP_IC__COUNT; c++) {
+        tot += r->idle_cause_us[c];
+        if (c != GP_IC_UNKNOWN) known += r->idle_cause_us[c];
+    }
+    gp_finding *f;
+    if (r->attributed && tot > 0 && known / tot >= KNOWN_CAUSE_SHARE) {
+        int dom = -1, second = -1;
+        for (int c = 0; c < GP_IC__COUNT; c++) {
+            if (c == GP_IC_UNKNOWN) continue;
+            if (dom < 0 || r->idle_cause_us[c] > r->idle_cause_us[dom])
+                second = dom, dom = c;
+            else if (second < 0 || r->idle_cause_us[c] > r->idle_cause_us[second])
+                second = c;
+        }
+        gp_finding_class cls = dom == GP_IC_DATA         ? GP_FC_INPUT_BOUND
+                               : dom == GP_IC_COLLECTIVE ? GP_FC_COMMUNICATION_BOUND
+                                                         : GP_FC_HOST_BOUND;
+        f = add_finding(rep, cls, r, 0, span);
+        double share = r->idle_cause_us[dom] / tot;
+        f->wasted_gpu_s = r->idle_cause_us[dom] / 1e6;
+        char metric[48];
+        gp_finding_add_evidence(f, "gpu_idle_share", idle_share, ">", IDLE_SHARE, "kineto");
+        snprintf(metric, sizeof metric, "idle_share_%s", gp_idle_cause_name(dom));
+        gp_finding_add_evidence(f, metric, share, ">",
+                                second >= 0 ? r->idle_cause_us[second] / tot : 0, "kineto");
+        if (dom == GP_IC_DATA && !isnan(r->data_share))
+            gp_finding_add_evidence(f, "dataloader_share_of_step", r->data_share, ">", 0, "kineto");
+        for (int k = 0; k < 2; k++) {
+            const gp_host_op *op = top_op(r, dom, k);
+            if (!op) break;
+            snprintf(metric, sizeof metric, "host_op_us:%.36s", op->name);
+            gp_finding_add_evidence(f, metric, op->total_us, ">", 0, "kineto");
+        }
+        const gp_host_op *op = top_op(r, dom, 0);
+        char ops[160] = "";
+        if (op)
+            snprintf(ops, sizeof ops, " (%.80s: %llu calls, %.3f s on the host)", op->name,
+                     (unsigned long long)op->count, op->total_us / 1e6);
+        snprintf(f->summary, sizeof f->summary, "GPU idle %.0f%% of the span; %.0f%% of it is %s%s",
+                 100 * idle_share, 100 * share, gp_idle_cause_name(dom), ops);
+        snprintf(f->recommendation, sizeof f->recommendation, "%s", cause_advice[dom]);
+        return 1;
+    }
+    if (!(hw > HOST_WAIT_SHARE)) return 0;
+    /* no host ops to go by (Nsight export, CPU side not recorded): HTA's view */
+    int many_short =
+        r->mean_kernel_us < SHORT_KERNEL_US || r->n_launch_over_delay > r->n_launches / 10;
+    f = add_finding(rep, many_short ? GP_FC_HOST_BOUND : GP_FC_INPUT_BOUND, r, 0, span);
+    f->wasted_gpu_s = r->idle_us * hw / 1e6;
+    gp_finding_add_evidence(f, "gpu_idle_share", idle_share, ">", IDLE_SHARE, "kineto");
+    gp_finding_add_evidence(f, "host_wait_share_of_idle", hw, ">", HOST_WAIT_SHARE, "kineto");
+    gp_finding_add_evidence(f, "mean_compute_kernel_us", r->mean_kernel_us,
+                            many_short ? "<" : ">=", SHORT_KERNEL_US, "kineto");
+    snprintf(f->summary, sizeof f->summary,
+             "GPU idle %.0f%% of the span, %.0f%% of stream idle waiting for the host to "
+             "enqueue work (the trace does not say what the host was doing)",
+             100 * idle_share, 100 * hw);
+    snprintf(f->recommendation, sizeof f->recommendation, "%s",
+             many_short ? cause_advice[GP_IC_LAUNCH]
+                        : "The CPU side starves the GPU: check the input pipeline (more "
+                          "DataLoader workers, pin_memory, prefetch) and host-side "
+                          "synchronisation.");
+    return 1;
 }
 
 void gp_trace_report_finish(gp_trace_report *rep) {
@@ -68,47 +171,34 @@ void gp_trace_report_finish(gp_trace_report *rep) {
             rep->type_present[m] |= r->type_present[m];
         }
     }
+    if (rep->n_runs < 1) rep->n_runs = 1;
     double *comp = malloc((rep->n_ranks + 1) * sizeof *comp);
-    if (!comp) abort();
-    for (size_t i = 0; i < rep->n_ranks; i++)
-        comp[i] = rep->ranks[i].compute_us;
-    qsort(comp, rep->n_ranks, sizeof *comp, cmp_dbl);
-    double median = rep->n_ranks ? comp[rep->n_ranks / 2] : 0;
+    double *median_of = calloc((size_t)rep->n_runs, sizeof *median_of);
+    size_t *ranks_of = calloc((size_t)rep->n_runs, sizeof *ranks_of);
+    if (!comp || !median_of || !ranks_of) abort();
+    for (int run = 0; run < rep->n_runs; run++) { /* stragglers are compared within a run */
+        size_t m = 0;
+        for (size_t i = 0; i < rep->n_ranks; i++)
+            if (rep->ranks[i].run == run) comp[m++] = rep->ranks[i].compute_us;
+        qsort(comp, m, sizeof *comp, cmp_dbl);
+        median_of[run] = m ? comp[m / 2] : 0;
+        ranks_of[run] = m;
+    }
     free(comp);
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
+        double median = median_of[r->run];
+        size_t run_ranks = ranks_of[r->run];
         if (!r->has_gpu || r->span_us <= 0) continue;
         double span = r->span_us, busy = span - r->idle_us;
         double idle_share = r->idle_us / span;
         double stream_idle = r->host_wait_us + r->kernel_wait_us + r->other_wait_us;
         double hw = stream_idle > 0 ? r->host_wait_us / stream_idle : 0;
         gp_finding *f;
-        if (idle_share > IDLE_SHARE && hw > HOST_WAIT_SHARE) {
-            int many_short =
-                r->mean_kernel_us < SHORT_KERNEL_US || r->n_launch_over_delay > r->n_launches / 10;
-            f = add_finding(rep, many_short ? GP_FC_HOST_BOUND : GP_FC_INPUT_BOUND, r->rank, 0,
-                            span);
-            f->wasted_gpu_s = r->idle_us * hw / 1e6;
-            gp_finding_add_evidence(f, "gpu_idle_share", idle_share, ">", IDLE_SHARE, "kineto");
-            gp_finding_add_evidence(f, "host_wait_share_of_idle", hw, ">", HOST_WAIT_SHARE,
-                                    "kineto");
-            gp_finding_add_evidence(f, "mean_compute_kernel_us", r->mean_kernel_us,
-                                    many_short ? "<" : ">=", SHORT_KERNEL_US, "kineto");
-            snprintf(f->summary, sizeof f->summary,
-                     "GPU idle %.0f%% of the span, %.0f%% of stream idle waiting for the host to "
-                     "enqueue work",
-                     100 * idle_share, 100 * hw);
-            snprintf(f->recommendation, sizeof f->recommendation, "%s",
-                     many_short ? "Many short kernels wait on the CPU: fuse them (torch.compile), "
-                                  "use CUDA graphs, "
-                                  "or move Python overhead out of the step."
-                                : "The CPU side starves the GPU: check the input pipeline (more "
-                                  "DataLoader workers, "
-                                  "pin_memory, prefetch) and host-side synchronisation.");
-        }
+        int idle_found = idle_finding(rep, r, idle_share, hw, span);
         if (busy > 0 && r->comm_us / busy > COMM_SHARE &&
             (isnan(r->overlap_pctg) || r->overlap_pctg < LOW_OVERLAP_PCTG)) {
-            f = add_finding(rep, GP_FC_COMMUNICATION_BOUND, r->rank, 0, span);
+            f = add_finding(rep, GP_FC_COMMUNICATION_BOUND, r, 0, span);
             f->wasted_gpu_s =
                 r->comm_us * (1 - (isnan(r->overlap_ratio) ? 0 : r->overlap_ratio)) / 1e6;
             gp_finding_add_evidence(f, "comm_share_of_busy", r->comm_us / busy, ">", COMM_SHARE,
@@ -125,7 +215,7 @@ void gp_trace_report_finish(gp_trace_report *rep) {
                      "gradients, or check the interconnect.");
         }
         if (r->h2d_d2h_us / span > COPY_SHARE) {
-            f = add_finding(rep, GP_FC_INPUT_BOUND, r->rank, 0, span);
+            f = add_finding(rep, GP_FC_INPUT_BOUND, r, 0, span);
             f->wasted_gpu_s = r->h2d_d2h_us / 1e6;
             gp_finding_add_evidence(f, "h2d_d2h_share", r->h2d_d2h_us / span, ">", COPY_SHARE,
                                     "kineto");
@@ -136,8 +226,8 @@ void gp_trace_report_finish(gp_trace_report *rep) {
                      "batch transfers.");
         }
         if (r->n_launches > 0 && r->mean_kernel_us < SHORT_KERNEL_US && r->launch_delay_mean > 0 &&
-            r->n_launch_over_delay > 0 && !(idle_share > IDLE_SHARE && hw > HOST_WAIT_SHARE)) {
-            f = add_finding(rep, GP_FC_HOST_BOUND, r->rank, 0, span);
+            r->n_launch_over_delay > 0 && !idle_found) {
+            f = add_finding(rep, GP_FC_HOST_BOUND, r, 0, span);
             gp_finding_add_evidence(f, "mean_compute_kernel_us", r->mean_kernel_us, "<",
                                     SHORT_KERNEL_US, "kineto");
             gp_finding_add_evidence(f, "launches_over_delay_cutoff", (double)r->n_launch_over_delay,
@@ -149,7 +239,7 @@ void gp_trace_report_finish(gp_trace_report *rep) {
                 "Fuse small kernels or capture the step in a CUDA graph to cut launch overhead.");
         }
         if (r->compute_us / span > COMPUTE_SHARE) {
-            f = add_finding(rep, GP_FC_COMPUTE_BOUND, r->rank, 0, span);
+            f = add_finding(rep, GP_FC_COMPUTE_BOUND, r, 0, span);
             f->wasted_gpu_s = 0;
             gp_finding_add_evidence(f, "compute_share", r->compute_us / span, ">", COMPUTE_SHARE,
                                     "kineto");
@@ -160,9 +250,9 @@ void gp_trace_report_finish(gp_trace_report *rep) {
                      "Compute bound: gains now come from faster kernels (mixed precision, fused "
                      "attention).");
         }
-        if (rep->n_ranks >= 2 && median > 0 && r->compute_us > STRAGGLER_RATIO * median) {
-            f = add_finding(rep, GP_FC_STRAGGLER, r->rank, 0, span);
-            f->wasted_gpu_s = (r->compute_us - median) * (double)(rep->n_ranks - 1) / 1e6;
+        if (run_ranks >= 2 && median > 0 && r->compute_us > STRAGGLER_RATIO * median) {
+            f = add_finding(rep, GP_FC_STRAGGLER, r, 0, span);
+            f->wasted_gpu_s = (r->compute_us - median) * (double)(run_ranks - 1) / 1e6;
             gp_finding_add_evidence(f, "compute_us_vs_median", r->compute_us / median, ">",
                                     STRAGGLER_RATIO, "kineto");
             snprintf(f->summary, sizeof f->summary,
@@ -175,6 +265,8 @@ void gp_trace_report_finish(gp_trace_report *rep) {
                      "throttling or a slow host.");
         }
     }
+    free(median_of);
+    free(ranks_of);
 }
 
 void gp_trace_report_free(gp_trace_report *rep) {
@@ -196,6 +288,7 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
     FILE *f = file;
     fprintf(f, "goodput trace: %zu rank(s), %.1f MB of trace JSON in %.2f s\n\n", rep->n_ranks,
             rep->bytes / 1e6, rep->seconds);
+    gp_trace_text_runs(rep, f);
     fprintf(f, "Temporal breakdown (µs over the GPU span)\n");
     fprintf(f, "  %-5s %12s %12s %12s %12s %7s %7s %7s\n", "rank", "span", "idle", "compute",
             "non-compute", "idle%", "comp%", "other%");
@@ -245,20 +338,8 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
             fprintf(f, "  rank %-3d %-13s %10.0f µs  %.70s\n", r->rank,
                     gp_kernel_type_name(best[b]->kt), best[b]->sum, best[b]->name);
     }
-    int any_steps = 0;
-    for (size_t i = 0; i < rep->n_ranks; i++)
-        any_steps |= rep->ranks[i].n_steps > 0;
-    if (any_steps) {
-        fprintf(f, "\nGPU utilisation per ProfilerStep\n");
-        for (size_t i = 0; i < rep->n_ranks; i++)
-            for (size_t s = 0; s < rep->ranks[i].n_steps; s++) {
-                const gp_step_util *st = &rep->ranks[i].steps[s];
-                double d = st->t1 - st->t0;
-                fprintf(f, "  rank %-3d %-20s %10.0f µs  busy %5.1f%%  compute %5.1f%%\n",
-                        rep->ranks[i].rank, st->name, d, d > 0 ? 100 * st->busy_us / d : 0,
-                        d > 0 ? 100 * st->compute_us / d : 0);
-            }
-    }
+    gp_trace_text_causes(rep, f);
+    gp_trace_text_steps(rep, f);
     fprintf(f, "\nFindings\n");
     if (!rep->n_findings) fprintf(f, "  none\n");
     for (size_t i = 0; i < rep->n_findings; i++) {
@@ -270,11 +351,22 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
         const gp_trace_warnings *w = &rep->ranks[i].warn;
         if (w->bad_duration || w->missing_fields || w->unknown_category)
             fprintf(f,
-                    "\nwarning: %s: %llu events with negative or absurd durations dropped, %llu "
-                    "missing fields, "
-                    "%llu unknown categories\n",
+                    "\nwarning: %s: %llu events with negative or absurd durations dropped (first "
+                    "at traceEvents[%lld]), %llu missing fields, %llu unknown categories\n",
                     rep->ranks[i].path, (unsigned long long)w->bad_duration,
-                    (unsigned long long)w->missing_fields, (unsigned long long)w->unknown_category);
+                    (long long)w->first_bad_idx, (unsigned long long)w->missing_fields,
+                    (unsigned long long)w->unknown_category);
+        if (w->zero_duration)
+            fprintf(
+                f, "warning: %s: %llu GPU events with zero duration (first at traceEvents[%lld])\n",
+                rep->ranks[i].path, (unsigned long long)w->zero_duration,
+                (long long)w->first_zero_idx);
+        if (w->dup_steps)
+            fprintf(f,
+                    "warning: %s: %llu repeated ProfilerStep ids (first at traceEvents[%lld]), "
+                    "left out of the per-step view\n",
+                    rep->ranks[i].path, (unsigned long long)w->dup_steps,
+                    (long long)w->first_dup_idx);
     }
 }
 
@@ -346,26 +438,28 @@ void gp_trace_write_json(const gp_trace_report *rep, void *file) {
         json_object_set_new(l, "over_launch_delay_cutoff",
                             json_integer((json_int_t)r->n_launch_over_delay));
         json_object_set_new(o, "launch_stats", l);
-        json_t *steps = json_array();
-        for (size_t s = 0; s < r->n_steps; s++) {
-            json_t *x = json_object();
-            const gp_step_util *st = &r->steps[s];
-            json_object_set_new(x, "name", json_string(st->name));
-            json_object_set_new(x, "dur_us", jnum(st->t1 - st->t0));
-            json_object_set_new(x, "gpu_busy_us", jnum(st->busy_us));
-            json_object_set_new(x, "compute_us", jnum(st->compute_us));
-            json_array_append_new(steps, x);
-        }
-        json_object_set_new(o, "steps", steps);
+        gp_trace_json_rank_extra(r, o);
         json_t *w = json_object();
         json_object_set_new(w, "bad_duration", json_integer((json_int_t)r->warn.bad_duration));
         json_object_set_new(w, "missing_fields", json_integer((json_int_t)r->warn.missing_fields));
         json_object_set_new(w, "unknown_category",
                             json_integer((json_int_t)r->warn.unknown_category));
+        json_object_set_new(w, "zero_duration", json_integer((json_int_t)r->warn.zero_duration));
+        json_object_set_new(w, "duplicate_steps", json_integer((json_int_t)r->warn.dup_steps));
+        json_object_set_new(w, "first_bad_duration_index",
+                            r->warn.first_bad_idx >= 0 ? json_integer(r->warn.first_bad_idx)
+                                                       : json_null());
+        json_object_set_new(w, "first_zero_duration_index",
+                            r->warn.first_zero_idx >= 0 ? json_integer(r->warn.first_zero_idx)
+                                                        : json_null());
+        json_object_set_new(w, "first_duplicate_step_index",
+                            r->warn.first_dup_idx >= 0 ? json_integer(r->warn.first_dup_idx)
+                                                       : json_null());
         json_object_set_new(o, "warnings", w);
         json_array_append_new(ranks, o);
     }
     json_object_set_new(root, "ranks", ranks);
+    json_object_set_new(root, "runs", gp_trace_json_runs(rep));
     json_t *types = json_array();
     double tot = type_total(rep);
     for (int m = 1; m < 8; m++)
@@ -483,7 +577,9 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
             fprintf(f, "<tr><td class=\"l\">%s</td><td>%.0f µs</td><td>%.1f%%</td></tr>\n",
                     type_label(m, lab, sizeof lab), rep->type_us[m],
                     tot > 0 ? 100 * rep->type_us[m] / tot : 0);
-    fprintf(f, "</table>\n<h2>Findings</h2><ul>\n");
+    fprintf(f, "</table>\n");
+    gp_trace_html_steps(rep, f);
+    fprintf(f, "<h2>Findings</h2><ul>\n");
     for (size_t i = 0; i < rep->n_findings; i++) {
         fprintf(f, "<li><b>%s</b> (%s): ", gp_finding_class_name(rep->findings[i].cls),
                 rep->findings[i].scope_id);

@@ -4,7 +4,9 @@
  * utilisation, cross-rank stragglers and findings. Definitions: docs/traces.md.
  *
  * Memory: a rank keeps only the rows the analyses need (GPU events, CPU events that carry a
- * correlation id, ProfilerStep annotations), never a DOM of the file. Every struct returned
+ * correlation id, ProfilerStep annotations, and the CPU ops idle attribution classifies:
+ * data loading, syncs, optimizer steps, collectives, profiler overhead), never a DOM of the
+ * file. Every struct returned
  * is owned by the caller and freed with the matching *_free function. No threads here; the
  * CLI (cmd_trace.c) runs ranks in parallel. */
 #ifndef GP_TRACES_TRACE_H
@@ -37,7 +39,25 @@ typedef struct gp_trow {
     int32_t stream; /* -1 on the CPU */
     uint32_t name;  /* index into gp_trace_rank.names */
     uint8_t flags;
+    uint8_t hclass; /* GP_HC_* of a CPU-side row (0 none); fits the struct's padding */
+    int32_t tid;    /* thread of a CPU-side row (0 unknown) */
 } gp_trow;
+
+/* What a host (CPU) op is, for attributing GPU idle time to host activity (idle_cause.c).
+ * Decided once per distinct name (and category) while reading. */
+enum {
+    GP_HC_NONE = 0,
+    GP_HC_DATA = 1,       /* DataLoader, __next__, collate, pin_memory */
+    GP_HC_SYNC = 2,       /* cudaMemcpy (blocking), cuda*Synchronize, aten::item, ... */
+    GP_HC_OPTIMIZER = 3,  /* Optimizer.step#... */
+    GP_HC_COLLECTIVE = 4, /* nccl:*, c10d::*, ProcessGroup* */
+    GP_HC_PROFILER = 5,   /* profiler overhead (any thread) */
+    GP_HC_COPY = 6,       /* aten::to / _to_copy / copy_: a sync only when one runs inside */
+    GP_HC_LAUNCH = 7,     /* a runtime call that enqueues GPU work */
+    GP_HC_DUP_STEP = 8    /* on a ProfilerStep row: a repeat of an id already seen */
+};
+/* Class of a host op by its name (GP_HC_*). */
+int gp_host_class(const char *name);
 
 typedef struct gp_trow_vec {
     gp_trow *v;
@@ -46,6 +66,11 @@ typedef struct gp_trow_vec {
 
 typedef struct gp_trace_warnings {
     uint64_t bad_duration;     /* negative or > 7 days: dropped */
+    uint64_t zero_duration;    /* GPU events with dur == 0 as written: kept (as HTA), counted */
+    uint64_t dup_steps;        /* a ProfilerStep#N name seen again: the repeat is not a step */
+    int64_t first_bad_idx;     /* traceEvents index of the first bad duration (-1 none) */
+    int64_t first_zero_idx;    /* ... of the first zero duration (-1 none) */
+    int64_t first_dup_idx;     /* ... of the first repeated step (-1 none) */
     uint64_t missing_fields;   /* complete events without ts */
     uint64_t unknown_category; /* kept, analysed by stream as HTA does */
     uint64_t events;           /* objects seen in traceEvents */
@@ -54,9 +79,18 @@ typedef struct gp_trace_warnings {
 typedef struct gp_trace_rank {
     char path[512];
     int rank;
-    char source[16]; /* "kineto" or "nsys" */
-    gp_trow_vec gpu; /* stream != -1 */
-    gp_trow_vec cpu; /* stream == -1 rows with a correlation id, ProfilerSteps, event 0 */
+    char source[16];    /* "kineto" or "nsys" */
+    gp_trow_vec gpu;    /* stream != -1 */
+    gp_trow_vec cpu;    /* stream == -1 rows with a correlation id, ProfilerSteps, event 0 */
+    gp_trow_vec host;   /* other CPU rows with a host class (GP_HC_*): attribution only */
+    uint8_t *hclass_of; /* per name: GP_HC_* */
+    uint8_t *step_seen; /* per name: a CPU ProfilerStep with this name was kept */
+    /* run identity (hygiene: one run per file) */
+    int64_t pid;                  /* pid of the first CPU event (-1 unknown) */
+    int64_t base_time_ns;         /* top-level baseTimeNanoseconds (-1 absent) */
+    int world_size;               /* distributedInfo.world_size (-1 absent) */
+    int has_dist_rank;            /* the rank came from a "rank" key */
+    double t_first_us, t_last_us; /* first start and last end over kept events (NaN none) */
     char **names;
     uint32_t n_names, cap_names;
     void *name_index; /* private */
@@ -108,12 +142,37 @@ typedef struct gp_launch_row {
     double cpu_dur, gpu_dur, delay;
 } gp_launch_row;
 
+/* Causes of GPU idle time, from the host ops running during each gap (idle_cause.c). */
+enum {
+    GP_IC_DATA = 0,   /* data loading */
+    GP_IC_SYNC,       /* host<->device copy and synchronisation */
+    GP_IC_OPTIMIZER,  /* optimizer step on the host */
+    GP_IC_LAUNCH,     /* Python/framework overhead between launches: truly host bound */
+    GP_IC_COLLECTIVE, /* host waiting in a collective */
+    GP_IC_PROFILER,   /* profiler overhead */
+    GP_IC_UNKNOWN,
+    GP_IC__COUNT
+};
+const char *gp_idle_cause_name(int c);
+
 typedef struct gp_step_util {
     char name[48];
-    double t0, t1;     /* µs, trace clock */
-    double busy_us;    /* union of GPU work inside the step */
-    double compute_us; /* union of COMPUTATION work inside the step */
+    double t0, t1;                /* µs, trace clock */
+    double busy_us;               /* union of GPU work inside the step */
+    double compute_us;            /* union of COMPUTATION work inside the step */
+    double comm_us;               /* union of COMMUNICATION work inside the step */
+    double memory_us;             /* union of MEMORY work inside the step */
+    double idle_us[GP_IC__COUNT]; /* GPU idle inside the step, by cause */
+    double data_us;               /* union of data-loading host ops inside the step */
 } gp_step_util;
+
+/* A host op name and its totals (evidence for findings). */
+typedef struct gp_host_op {
+    char name[96];
+    int cause; /* GP_IC_* */
+    uint64_t count;
+    double total_us;
+} gp_host_op;
 
 typedef struct gp_rank_result {
     int rank;
@@ -150,6 +209,17 @@ typedef struct gp_rank_result {
     double host_wait_us, kernel_wait_us, other_wait_us;
     gp_step_util *steps;
     size_t n_steps;
+    /* idle attribution to host activity: device-level gaps (no GPU work on any stream) */
+    int attributed;                     /* launches could be tied to threads */
+    double idle_cause_us[GP_IC__COUNT]; /* sums to the idle time inside the span */
+    double data_share;                  /* data-loading ops' share of step time (NaN unknown) */
+    gp_host_op *ops;                    /* top ops per cause by total time */
+    size_t n_ops;
+    /* run identity */
+    int64_t pid, base_time_ns;
+    int world_size;
+    double t_first_us, t_last_us;
+    int run; /* 0-based run this file belongs to (gp_trace_assign_runs) */
     gp_trace_warnings warn;
     uint64_t bytes;
 } gp_rank_result;
@@ -171,6 +241,25 @@ void gp_trace_prepare(gp_trace_rank *r, int filter);
 int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_result *out);
 void gp_rank_result_free(gp_rank_result *res);
 
+/* Attributes GPU idle time to host activity and fills the per-step causes (idle_cause.c).
+ * all: merged GPU busy intervals (start, end pairs, n of them). */
+void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_t n,
+                             gp_rank_result *res);
+
+/* Where a file's rank number comes from (--rank-from). */
+typedef enum {
+    GP_RANK_FROM_TRACE = 0, /* distributedInfo.rank (HTA's rule; 0 when absent) */
+    GP_RANK_FROM_FILE,      /* the number after "rank" or "worker" in the file name */
+    GP_RANK_FROM_ORDER      /* position in the sorted list of files */
+} gp_rank_from;
+/* The rank by --rank-from for a file; -1 when the file name has none. */
+int gp_rank_from_filename(const char *path);
+
+/* Splits files into runs: files of the same rank never share a run; files of different
+ * ranks share one when their time spans overlap (one job's ranks profile the same steps).
+ * Sets res[i].run; returns the number of runs. */
+int gp_trace_assign_runs(gp_rank_result *res, size_t n);
+
 /* Whole-run summary across ranks. */
 typedef struct gp_trace_report {
     gp_rank_result *ranks;
@@ -181,6 +270,7 @@ typedef struct gp_trace_report {
     size_t n_findings;
     double seconds;
     uint64_t bytes;
+    int n_runs;
 } gp_trace_report;
 
 /* Fills type totals and findings (stragglers included) from the per-rank results. */

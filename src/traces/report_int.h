@@ -1,0 +1,22 @@
+/* report_int.h: the parts of the trace report written by report_steps.c (private to
+ * src/traces/). */
+#ifndef GP_TRACES_REPORT_INT_H
+#define GP_TRACES_REPORT_INT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "traces/trace.h"
+
+/* Runs (when more than one), idle time by host cause per rank, and the per-step table with
+ * its median and p95 rows, as text. */
+void gp_trace_text_runs(const gp_trace_report *rep, FILE *f);
+void gp_trace_text_causes(const gp_trace_report *rep, FILE *f);
+void gp_trace_text_steps(const gp_trace_report *rep, FILE *f);
+/* The same into a rank's JSON object: "run", "idle_causes", "steps", "step_summary". */
+void gp_trace_json_rank_extra(const gp_rank_result *r, json_t *o);
+json_t *gp_trace_json_runs(const gp_trace_report *rep);
+/* HTML tables: idle by cause per rank, per-step view. */
+void gp_trace_html_steps(const gp_trace_report *rep, FILE *f);
+
+#endif
