@@ -25,8 +25,8 @@ typedef struct gp_agent_opts {
     double speed;         /* for sources with their own clock; 0 = as fast as possible */
     int64_t flush_ns;     /* wall time between commits; default 5 s */
     int64_t retention_ns; /* delete raw samples/events older than this; 0 = keep */
-    const char *socket_path; /* NULL = no unix socket; "" = default path */
-    const char *udp_addr;    /* NULL = no UDP */
+    const char *socket_path;    /* NULL = no unix socket; "" = default path */
+    const char *udp_addr;       /* NULL = no UDP */
     int64_t max_skew_ahead_ns;  /* event times at most this far ahead of the clock; 0 = 10 min */
     int64_t max_skew_behind_ns; /* ... and this far behind; 0 = 7 days */
     int accept_old;             /* no lower bound (replaying old logs) */
@@ -38,8 +38,8 @@ typedef void (*gp_agent_hook)(gp_agent *a, void *ctx);
 typedef struct gp_agent_stats {
     uint64_t ticks, samples, proc_samples, events, flushes, store_errors;
     uint64_t events_duplicate; /* events already in the store (retries, replays): ignored */
-    double collect_cpu_s; /* CPU spent in the agent path (collect+store), sim excluded */
-    double source_cpu_s;  /* CPU spent inside the source's sample() */
+    double collect_cpu_s;      /* CPU spent in the agent path (collect+store), sim excluded */
+    double source_cpu_s;       /* CPU spent inside the source's sample() */
     /* Schedule (paced runs only, not --speed 0): ticks that began more than 10% of the
      * interval (in wall time) after they were due, and the worst lateness. */
     uint64_t ticks_late;

@@ -357,7 +357,8 @@ static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event
                 const char *b = g->bufs[i];
                 const char *last = len ? memrchr(b, '\n', len) : NULL;
                 size_t keep = last ? (size_t)(last - b) + 1 : 0;
-                reject(s, b + keep, len - keep, GP_REJ_TRUNCATED, "datagram larger than 65536 bytes: tail cut");
+                reject(s, b + keep, len - keep, GP_REJ_TRUNCATED,
+                       "datagram larger than 65536 bytes: tail cut");
                 len = keep;
             }
             delivered += gp_ingest_feed(g, tr, g->bufs[i], len, now_ns, sink, ctx);

@@ -19,7 +19,7 @@ typedef enum { GP_TR_UNIX, GP_TR_UDP, GP_TR_HTTP, GP_TR_INPROC, GP_TR__COUNT } g
 typedef struct gp_ingest_stats {
     uint64_t datagrams, received, parsed, rejected, dropped; /* lines, except datagrams */
     uint64_t rejected_by[GP_REJ__COUNT]; /* rejected lines by reason (sums to rejected) */
-    char first_bad_line[160]; /* first rejected line (truncated, sanitised) */
+    char first_bad_line[160];            /* first rejected line (truncated, sanitised) */
     char first_bad_reason[160];
 } gp_ingest_stats;
 

@@ -246,12 +246,9 @@ int gp_proto_check_times(const gp_event *e, int64_t now_ns, const gp_time_bounds
         const char *key;
         int64_t t;
     } times[] = {
-        {"ts", e->ts_ns},
-        {"start", step ? e->step_start_ns : stage ? e->start_ns : -1},
-        {"arrival", e->arrival_ns},
-        {"first_token", e->first_token_ns},
-        {"enqueue", e->enqueue_ns},
-        {"from", e->from_ns},
+        {"ts", e->ts_ns},           {"start", step ? e->step_start_ns : stage ? e->start_ns : -1},
+        {"arrival", e->arrival_ns}, {"first_token", e->first_token_ns},
+        {"enqueue", e->enqueue_ns}, {"from", e->from_ns},
         {"to", e->to_ns},
     };
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)

@@ -28,7 +28,7 @@ const char *gp_reject_reason_name(gp_reject_reason r);
 typedef struct gp_time_bounds {
     int64_t ahead_ns, behind_ns;
 } gp_time_bounds;
-#define GP_SKEW_AHEAD_DEFAULT_NS (600LL * 1000000000LL)            /* 10 min */
+#define GP_SKEW_AHEAD_DEFAULT_NS (600LL * 1000000000LL)          /* 10 min */
 #define GP_SKEW_BEHIND_DEFAULT_NS (7LL * 86400LL * 1000000000LL) /* 7 days */
 
 /* Returns 1 with *out filled, 0 for a blank or comment line, or -1 with a reason in err

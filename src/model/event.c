@@ -82,10 +82,11 @@ uint64_t gp_event_key(const gp_event *e) {
         mix_i64(&f, e->seq);
         return f.h;
     }
-    const int64_t ints[] = {e->step,          e->step_start_ns, e->edge,          e->arrival_ns,
-                            e->first_token_ns, e->prompt_tokens, e->output_tokens, e->ok,
-                            e->item,          e->enqueue_ns,    e->start_ns,      e->bytes,
-                            e->pid,           e->from_ns,       e->to_ns,         e->exit_code};
+    const int64_t ints[] = {
+        e->step,          e->step_start_ns, e->edge, e->arrival_ns, e->first_token_ns,
+        e->prompt_tokens, e->output_tokens, e->ok,   e->item,       e->enqueue_ns,
+        e->start_ns,      e->bytes,         e->pid,  e->from_ns,    e->to_ns,
+        e->exit_code};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         mix_i64(&f, ints[i] < 0 && i != 15 ? -1 : ints[i]);
     const double nums[] = {e->units,      e->flops_per_unit, e->bytes_per_unit,

@@ -434,11 +434,12 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
              "outside the agent's allowed clock skew).");
         for (int t = 0; t < GP_TR__COUNT; t++)
             for (int r = 0; r < GP_REJ__COUNT; r++)
-                srv_buf_printf(b,
-                               "goodput_ingest_rejected_lines_total{transport=\"%s\",reason=\"%s\"} "
-                               "%llu\n",
-                               TRANSPORTS[t], gp_reject_reason_name((gp_reject_reason)r),
-                               (unsigned long long)sn.ingest[t].rejected_by[r]);
+                srv_buf_printf(
+                    b,
+                    "goodput_ingest_rejected_lines_total{transport=\"%s\",reason=\"%s\"} "
+                    "%llu\n",
+                    TRANSPORTS[t], gp_reject_reason_name((gp_reject_reason)r),
+                    (unsigned long long)sn.ingest[t].rejected_by[r]);
     }
     head(b, "goodput_http_events_queued_total", "counter",
          "Event lines accepted by POST /api/v1/events.");

@@ -134,9 +134,9 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
         gp_event ev;
         char err[200] = "";
         gp_reject_reason why = GP_REJ_MALFORMED;
-        int rc = len > GP_PROTO_MAX_LINE ? -1
-                                         : gp_proto_parse_line_ex(p, len, now, &bounds, &ev, &why,
-                                                                  err, sizeof err);
+        int rc = len > GP_PROTO_MAX_LINE
+                     ? -1
+                     : gp_proto_parse_line_ex(p, len, now, &bounds, &ev, &why, err, sizeof err);
         if (len > GP_PROTO_MAX_LINE)
             snprintf(err, sizeof err, "line longer than %d bytes", GP_PROTO_MAX_LINE);
         if (rc != 0 && len <= GP_PROTO_MAX_LINE) {

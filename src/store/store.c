@@ -62,6 +62,8 @@ struct gp_store {
     int in_tx;
     uint64_t duplicates; /* events ignored as already stored */
     int fatal;           /* a write failed for lack of space or a file-size limit */
+    int fatal_errno;     /* its errno (EFBIG, ENOSPC), 0 unknown */
+    char fatal_msg[128]; /* SQLite's message for it */
 };
 
 sqlite3 *gp_store_db(gp_store *s) {
@@ -115,16 +117,21 @@ static void file_uri(char *buf, size_t cap, const char *path, const char *q) {
 /* Records a write that failed for lack of room (ENOSPC, EFBIG from a file-size limit):
  * the open transaction is lost, the committed ones are intact, and writing on is futile. */
 static void note_rc(gp_store *s, int rc) {
-    if ((rc & 0xff) == SQLITE_FULL || (rc & 0xff) == SQLITE_IOERR) s->fatal = 1;
+    int e = errno; /* the failed write's, if SQLite does not keep it (below) */
+    if (s->fatal || ((rc & 0xff) != SQLITE_FULL && (rc & 0xff) != SQLITE_IOERR)) return;
+    s->fatal = 1;
+    /* Kept now: a later call (the rollback) resets what SQLite remembers. */
+    s->fatal_errno = sqlite3_system_errno(s->db);
+    if (!s->fatal_errno && (e == EFBIG || e == ENOSPC)) s->fatal_errno = e;
+    snprintf(s->fatal_msg, sizeof s->fatal_msg, "%s", sqlite3_errmsg(s->db));
 }
 
 int gp_store_failed(const gp_store *s, char *err, size_t errlen) {
     if (!s->fatal) return 0;
-    int e = sqlite3_system_errno(s->db);
-    snprintf(err, errlen,
-             "store '%s': write failed: %s%s; the last committed flush is kept", s->path,
-             e ? strerror(e) : sqlite3_errmsg(s->db),
-             e == EFBIG   ? " (a file-size limit: ulimit -f)"
+    int e = s->fatal_errno;
+    snprintf(err, errlen, "store '%s': write failed: %s%s; the last committed flush is kept",
+             s->path, e ? strerror(e) : s->fatal_msg,
+             e == EFBIG    ? " (a file-size limit: ulimit -f)"
              : e == ENOSPC ? " (the disk is full)"
                            : "");
     return 1;
@@ -228,8 +235,7 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
             gp_store_close(rw);
             free(s);
             return gp_store_open(path, flags, out, err, errlen);
-        }
-        else if (version != gp_schema_latest()) {
+        } else if (version != gp_schema_latest()) {
             snprintf(err, errlen,
                      "store '%s': schema version %d, expected %d (open it once with goodput "
                      "agent to migrate, or it is not a goodput database)",
