@@ -170,18 +170,21 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
         srv_error(r, 503, "the agent has not caught up with earlier events; retry in a second");
         return;
     }
-    if (accepted == 0 && rejected > 0) {
-        json_t *first = json_array_get(errors, 0);
-        srv_error(r, 400, "no valid event line; line %lld: %s",
-                  (long long)json_integer_value(json_object_get(first, "line")),
-                  json_string_value(json_object_get(first, "error")));
-        json_decref(errors);
-        return;
-    }
     json_t *o = json_pack("{s:I, s:I, s:o}", "accepted", (json_int_t)accepted, "rejected",
                           (json_int_t)rejected, "errors", errors);
-    char *txt = json_dumps(o, JSON_COMPACT);
     r->status = 202;
+    if (accepted == 0 && rejected > 0) {
+        /* Nothing good: 400, with the same per-line list as a partial success. */
+        json_t *first = json_array_get(errors, 0);
+        char msg[300];
+        snprintf(msg, sizeof msg, "no valid event line; line %lld: %s",
+                 (long long)json_integer_value(json_object_get(first, "line")),
+                 json_string_value(json_object_get(first, "error")));
+        json_object_set_new(o, "error", json_string(msg));
+        json_object_set_new(o, "status", json_integer(400));
+        r->status = 400;
+    }
+    char *txt = json_dumps(o, JSON_COMPACT);
     r->ctype = "application/json";
     if (txt) srv_buf_put(&r->body, txt, strlen(txt));
     srv_buf_put(&r->body, "\n", 1);

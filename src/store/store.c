@@ -738,6 +738,7 @@ int gp_store_job_allocs(gp_store *s, const char *job_id, gp_alloc **out, size_t 
         col_text(st, 1, a->uuid, sizeof a->uuid);
         a->from_ns = sqlite3_column_int64(st, 2);
         a->to_ns = col_time(st, 3);
+        a->share = 0; /* the whole device: the store keeps no split (model/job.h) */
     }
     sqlite3_finalize(st);
     return oom ? list_failed((void **)out, n) : 0;
