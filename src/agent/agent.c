@@ -64,7 +64,7 @@ static void store_event(void *ctx, const gp_event *e) {
     }
     if (rc != 0) {
         a->stats.store_errors++;
-        if (!a->store_error_said) {
+        if (!a->store_error_said && !gp_store_failed(a->store, NULL, 0)) {
             fprintf(stderr, "goodput agent: store write failed: %s\n", gp_store_errmsg(a->store));
             a->store_error_said = 1;
         }
@@ -169,7 +169,8 @@ int gp_agent_flush(gp_agent *a) {
     int rc = gp_store_commit(a->store);
     if (rc != 0) {
         a->stats.store_errors++;
-        fprintf(stderr, "goodput agent: commit failed: %s\n", gp_store_errmsg(a->store));
+        if (!gp_store_failed(a->store, NULL, 0)) /* that one is said once, by the caller */
+            fprintf(stderr, "goodput agent: commit failed: %s\n", gp_store_errmsg(a->store));
     }
     a->stats.flushes++;
     return rc;

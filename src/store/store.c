@@ -94,6 +94,14 @@ static int dir_writable(const char *path) {
     return access(dir, W_OK) == 0;
 }
 
+/* 1 when path+suffix exists and holds data (an empty -wal holds no commits). */
+static int file_has_data(const char *path, const char *suffix) {
+    char p[1100];
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    struct stat sb;
+    return stat(p, &sb) == 0 && sb.st_size > 0;
+}
+
 static int file_exists(const char *path, const char *suffix) {
     char p[1100];
     snprintf(p, sizeof p, "%s%s", path, suffix);
@@ -160,11 +168,12 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
     /* Read-only where no file may be created beside the store (a read-only directory or
      * mount): SQLite cannot make the -shm it reads a WAL store with, so the store is
      * opened immutable. That is right only when no -wal holds commits the main file
-     * lacks; with a -wal and its -shm present SQLite reads them read-only itself. */
+     * lacks (none, or an empty one); with a -wal of commits and its -shm present SQLite
+     * reads them read-only itself. */
     const char *name = path;
     char uri[2200];
     int ro_dir = (flags & GP_STORE_READONLY) && !dir_writable(path);
-    if (ro_dir && !file_exists(path, "-wal")) {
+    if (ro_dir && !file_has_data(path, "-wal")) {
         file_uri(uri, sizeof uri, path, "immutable=1");
         name = uri;
         oflags |= SQLITE_OPEN_URI;
