@@ -117,4 +117,14 @@ rc=$?
 set -e
 [ $rc = 2 ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q -- "--max-skew-behind 'soon'" "$tmp/err" ||
   fail "bad --max-skew-behind: rc $rc, $(cat "$tmp/err")"
+# emit checks a line by the same rule; --accept-old is a real flag there too
+old=$(( $(python3 -c 'import time; print(time.time_ns())') - 30 * 86400 * S ))
+set +e
+"$GOODPUT" emit --check step job=x step=1 ts=$old >"$tmp/out" 2>"$tmp/err"
+rc=$?
+set -e
+[ $rc = 2 ] && grep -q "behind the receiver's clock.*--accept-old" "$tmp/err" ||
+  fail "emit of a 30-day-old line: rc $rc, $(cat "$tmp/err")"
+"$GOODPUT" emit --check --accept-old step job=x step=1 ts=$old | grep -q "ts=$old" ||
+  fail "emit --accept-old refused an old line"
 echo "reliability_time: ok"
