@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "store/agent_lock.h"
+
 #define MAX_DEVICES 4096
 #define MAX_PROCS 8192
 
@@ -40,6 +42,7 @@ struct gp_agent {
     } hooks[GP_AGENT_MAX_HOOKS]; /* the demo's table, the HTTP server's pump, ... */
     int n_hooks;
     int store_error_said;
+    int lock_fd; /* held for the agent's life: one agent per store */
     char last_error[256];
 };
 
@@ -63,9 +66,14 @@ static double cpu_s(void) {
 
 static void store_event(void *ctx, const gp_event *e) {
     gp_agent *a = ctx;
-    if (gp_store_put_event(a->store, e) != 0) {
+    int rc = gp_store_put_event(a->store, e);
+    if (rc == 1) {
+        a->stats.events_duplicate++;
+        return;
+    }
+    if (rc != 0) {
         a->stats.store_errors++;
-        if (!a->store_error_said) {
+        if (!a->store_error_said && !gp_store_failed(a->store, NULL, 0)) {
             fprintf(stderr, "goodput agent: store write failed: %s\n", gp_store_errmsg(a->store));
             a->store_error_said = 1;
         }
@@ -87,11 +95,19 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
     if (a->o.interval_ns <= 0) a->o.interval_ns = 1000000000;
     if (a->o.flush_ns <= 0) a->o.flush_ns = 5000000000LL;
     gp_source_opts so = {.speed = o->speed, .start_ns = 0, .interval_ns = a->o.interval_ns};
+    if ((a->lock_fd = gp_agent_lock(o->db_path, err, errlen)) < 0) {
+        int busy = a->lock_fd == GP_LOCK_BUSY;
+        gp_agent_close(a);
+        return busy ? GP_AGENT_BUSY : -1;
+    }
     if (gp_store_open(o->db_path, 0, &a->store, err, errlen) != 0) goto fail;
     if (gp_source_open(o->source_spec, &so, &a->src, err, errlen) != 0) goto fail;
     a->own_clock = a->src.ops->now_ns != NULL;
-    gp_ingest_opts io = {
-        .unix_path = o->socket_path, .udp_addr = o->udp_addr, .accept_old = a->own_clock};
+    gp_ingest_opts io = {.unix_path = o->socket_path,
+                         .udp_addr = o->udp_addr,
+                         .accept_old = a->own_clock || o->accept_old,
+                         .max_ahead_ns = o->max_skew_ahead_ns,
+                         .max_behind_ns = o->max_skew_behind_ns};
     if (gp_ingest_open(&io, &a->ingest, err, errlen) != 0) goto fail;
     a->devices = calloc(MAX_DEVICES, sizeof *a->devices);
     a->samples = calloc(MAX_DEVICES, sizeof *a->samples);
@@ -149,6 +165,7 @@ void gp_agent_close(gp_agent *a) {
     gp_resolver_free(a->resolver);
     gp_presence_free(a->presence);
     gp_jobmap_free(a->jobmap);
+    gp_agent_unlock(a->lock_fd);
     free(a);
 }
 
@@ -182,7 +199,8 @@ int gp_agent_flush(gp_agent *a) {
     int rc = gp_store_commit(a->store);
     if (rc != 0) {
         a->stats.store_errors++;
-        fprintf(stderr, "goodput agent: commit failed: %s\n", gp_store_errmsg(a->store));
+        if (!gp_store_failed(a->store, NULL, 0)) /* that one is said once, by the caller */
+            fprintf(stderr, "goodput agent: commit failed: %s\n", gp_store_errmsg(a->store));
     }
     a->stats.flushes++;
     return rc;
@@ -273,6 +291,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
     int64_t last_flush_src = t_start;
     int64_t last_retain = wall0;
     int fast = a->own_clock && a->o.speed <= 0;
+    /* The first flush comes after 1 s of wall time: a kill early on loses little. */
+    int64_t flush_every = a->o.flush_ns < 1000000000 ? a->o.flush_ns : 1000000000;
     double speed = a->own_clock ? (a->o.speed > 0 ? a->o.speed : 0) : 1;
 
     while (!(stop && *stop)) {
@@ -315,14 +335,16 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         int64_t wall = mono_ns();
         /* As fast as possible, flush on the source's clock: the transactions are then the
          * same size as in a real-time run, so memory and cost per sample are too. */
-        if ((!fast && wall - last_flush >= a->o.flush_ns) ||
+        if ((!fast && wall - last_flush >= flush_every) ||
             (fast && a->now_ns - last_flush_src >= a->o.flush_ns)) {
             last_flush_src = a->now_ns;
             double c0 = cpu_s();
             gp_agent_flush(a);
             a->stats.collect_cpu_s += cpu_s() - c0;
             last_flush = wall;
+            flush_every = a->o.flush_ns;
         }
+        if (gp_store_failed(a->store, err, errlen)) return GP_AGENT_STORE_FULL;
         if (a->o.retention_ns > 0 && wall - last_retain >= 60000000000LL) {
             gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
             last_retain = wall;
@@ -337,5 +359,5 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         }
     }
     gp_agent_flush(a);
-    return 0;
+    return gp_store_failed(a->store, err, errlen) ? GP_AGENT_STORE_FULL : 0;
 }

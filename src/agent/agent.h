@@ -35,6 +35,9 @@ typedef struct gp_agent_opts {
     int no_attribution;        /* 1: store processes only, make no jobs from them */
     int64_t presence_grace_ns; /* a process gone this long ends its allocation;
                                 * default 3 intervals */
+    int64_t max_skew_ahead_ns;  /* event times at most this far ahead of the clock; 0 = 10 min */
+    int64_t max_skew_behind_ns; /* ... and this far behind; 0 = 7 days */
+    int accept_old;             /* no lower bound (replaying old logs) */
 } gp_agent_opts;
 
 typedef struct gp_agent gp_agent;
@@ -43,6 +46,7 @@ typedef void (*gp_agent_hook)(gp_agent *a, void *ctx);
 typedef struct gp_agent_stats {
     uint64_t ticks, samples, proc_samples, events, flushes, store_errors;
     uint64_t owners_resolved, owners_unattributed, allocs_opened, allocs_closed;
+    uint64_t events_duplicate; /* events already in the store (retries, replays): ignored */
     double collect_cpu_s; /* CPU spent in the agent path (collect+store), sim excluded */
     double source_cpu_s;  /* CPU spent inside the source's sample() */
     /* Schedule (paced runs only, not --speed 0): ticks that began more than 10% of the
@@ -51,9 +55,15 @@ typedef struct gp_agent_stats {
     int64_t tick_late_max_ns;
 } gp_agent_stats;
 
+/* Returns 0, GP_AGENT_BUSY when another agent holds the store (store/agent_lock.h), or
+ * -1 with err. */
+#define GP_AGENT_BUSY (-2)
 int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errlen);
 /* Runs until the duration elapses, the source ends, or *stop becomes non-zero.
- * Returns 0 on a clean stop (data flushed). */
+ * Returns 0 on a clean stop (data flushed), or GP_AGENT_STORE_FULL with err when a write
+ * failed for lack of room (disk full, file-size limit): what was committed is kept. The
+ * first flush comes after at most 1 s of wall time, so an early kill loses little. */
+#define GP_AGENT_STORE_FULL (-3)
 int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t errlen);
 void gp_agent_close(gp_agent *a);
 

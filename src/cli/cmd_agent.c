@@ -91,6 +91,11 @@ static void usage(FILE *f) {
             "                     /tmp/goodput-$UID/goodput.sock)\n"
             "  --no-socket        do not listen on a unix socket\n"
             "  --udp ADDR:PORT    also receive events over UDP (loopback only)\n"
+            "  --max-skew-ahead D reject events with a time more than D ahead of the agent's\n"
+            "                     clock (default 10m; simulated sources use their own clock)\n"
+            "  --max-skew-behind D\n"
+            "                     ... or more than D behind it (default 7d)\n"
+            "  --accept-old       no lower bound on event times: for replaying old logs\n"
             "  --ledger URL       also write the job ledger to PostgreSQL (postgresql://...);\n"
             "                     spooled in the store while it is unreachable (docs/fleet.md)\n"
             "  --host-name NAME   this node's name in the ledger (default: the host name)\n"
@@ -168,6 +173,9 @@ int gp_cmd_agent(int argc, char **argv) {
                                          {"jobmap-dir", required_argument, 0, 'J'},
                                          {"proc-root", required_argument, 0, 'R'},
                                          {"no-attribution", no_argument, 0, 'a'},
+                                         {"max-skew-ahead", required_argument, 0, 'A'},
+                                         {"max-skew-behind", required_argument, 0, 'B'},
+                                         {"accept-old", no_argument, 0, 'O'},
                                          {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -261,6 +269,18 @@ int gp_cmd_agent(int argc, char **argv) {
             if (gp_parse_duration_ns(optarg, &slurm_every_ns) < 0 || slurm_every_ns <= 0)
                 return bad_duration("--slurm-every", optarg);
             break;
+        case 'A':
+            if (gp_parse_duration_ns(optarg, &o.max_skew_ahead_ns) < 0 || o.max_skew_ahead_ns <= 0)
+                return bad_duration("--max-skew-ahead", optarg);
+            break;
+        case 'B':
+            if (gp_parse_duration_ns(optarg, &o.max_skew_behind_ns) < 0 ||
+                o.max_skew_behind_ns <= 0)
+                return bad_duration("--max-skew-behind", optarg);
+            break;
+        case 'O':
+            o.accept_old = 1;
+            break;
         case 'l':
             lo.url = optarg;
             break;
@@ -292,7 +312,15 @@ int gp_cmd_agent(int argc, char **argv) {
     if (default_source) o.source_spec = "nvml"; /* the default on a node with a driver */
     char err[512] = "";
     gp_agent *a;
-    if (gp_agent_open(&o, &a, err, sizeof err) != 0) {
+    /* A file-size limit (ulimit -f) must fail a write with EFBIG, reported and survived,
+     * not kill the agent before it can say why or keep its last flush. */
+    signal(SIGXFSZ, SIG_IGN);
+    int orc = gp_agent_open(&o, &a, err, sizeof err);
+    if (orc == GP_AGENT_BUSY) {
+        fprintf(stderr, "goodput agent: %s\n", err);
+        return GP_EXIT_FAIL;
+    }
+    if (orc != 0) {
         if (default_source)
             fprintf(stderr,
                     "goodput agent: no --source given and NVML is not usable here (%s); "
@@ -392,7 +420,7 @@ int gp_cmd_agent(int argc, char **argv) {
     gp_agent_close(a);
     if (rc != 0) {
         fprintf(stderr, "goodput agent: %s\n", err);
-        return GP_EXIT_FAIL;
+        return rc == GP_AGENT_STORE_FULL ? GP_EXIT_INPUT : GP_EXIT_FAIL;
     }
     return GP_EXIT_OK;
 }

@@ -26,7 +26,9 @@ static void usage(FILE *f) {
         "  --socket PATH   agent socket (default $GOODPUT_SOCKET, $XDG_RUNTIME_DIR/goodput.sock\n"
         "                  or /tmp/goodput-$UID/goodput.sock)\n"
         "  --udp ADDR      send over UDP instead, e.g. 127.0.0.1:8649\n"
-        "  --check         only check the line and print it; send nothing\n\n"
+        "  --check         only check the line and print it; send nothing\n"
+        "  --accept-old    allow times more than 7 days old (replaying old logs; the agent\n"
+        "                  must run with --accept-old too)\n\n"
         "examples:\n"
         "  goodput emit phase name=checkpoint_save edge=begin\n"
         "  goodput emit step step=120 units=4096\n"
@@ -58,12 +60,11 @@ static int append_kv(char *line, size_t cap, size_t *len, const char *arg) {
 
 int gp_cmd_emit(int argc, char **argv) {
     const char *sock = NULL, *udp = NULL;
-    int check = 0;
-    static const struct option opts[] = {{"socket", required_argument, 0, 'S'},
-                                         {"udp", required_argument, 0, 'u'},
-                                         {"check", no_argument, 0, 'c'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    int check = 0, accept_old = 0;
+    static const struct option opts[] = {
+        {"socket", required_argument, 0, 'S'}, {"udp", required_argument, 0, 'u'},
+        {"check", no_argument, 0, 'c'},        {"accept-old", no_argument, 0, 'O'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     int c;
     optind = 1;
     /* "+": stop at KIND so that key=value arguments are never taken for options */
@@ -78,6 +79,9 @@ int gp_cmd_emit(int argc, char **argv) {
             break;
         case 'c':
             check = 1;
+            break;
+        case 'O':
+            accept_old = 1;
             break;
         case 'h':
             usage(stdout);
@@ -131,7 +135,7 @@ int gp_cmd_emit(int argc, char **argv) {
 
     gp_event e;
     char err[200];
-    int rc = gp_proto_parse_line(line, len, now, 0, &e, err, sizeof err);
+    int rc = gp_proto_parse_line(line, len, now, accept_old, &e, err, sizeof err);
     if (rc <= 0) {
         fprintf(stderr, "goodput emit: %s\n", rc < 0 ? err : "nothing to send");
         return GP_EXIT_USAGE;

@@ -4,7 +4,9 @@
  * with a small pthread pool (one rank per task, results in per-rank slots, no shared mutable
  * state besides an atomic task counter and the progress counter). A progress bar is drawn on
  * stderr when it is a terminal and the input is large. */
+#include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -36,6 +38,8 @@ typedef struct {
     atomic_int early;        /* how many */
     int phase;
     gp_trace_options opt;
+    uint64_t max_inflate_bytes;    /* --max-inflate (0: the default cap) */
+    atomic_uint_fast64_t n_events; /* rows read over all ranks */
 } job;
 
 static void progress_cb(void *ctx, uint64_t delta) {
@@ -52,8 +56,11 @@ static void *worker(void *arg) {
             if (gp_trace_is_sqlite(j->paths[i]))
                 j->rcs[i] = gp_nsys_read(j->paths[i], &j->ranks[i], j->errs[i], sizeof j->errs[i]);
             else
-                j->rcs[i] = gp_kineto_read(j->paths[i], &j->ranks[i], progress_cb, j, j->errs[i],
-                                           sizeof j->errs[i]);
+                j->rcs[i] =
+                    gp_kineto_read_capped(j->paths[i], &j->ranks[i], progress_cb, j,
+                                          j->max_inflate_bytes, j->errs[i], sizeof j->errs[i]);
+            if (j->rcs[i] == 0)
+                atomic_fetch_add(&j->n_events, j->ranks[i].gpu.n + j->ranks[i].cpu.n);
             /* HTA's step filter depends on the whole set (two or more distinct ProfilerStep
              * names), but a rank that has two itself, or --all-steps, settles it: analyse
              * now and free the rows, so memory holds one rank per thread, not the set */
@@ -119,7 +126,7 @@ static void warn_file(const gp_rank_result *r) {
 static void usage(FILE *f) {
     fprintf(f,
             "usage: goodput trace PATH... [--json] [--html FILE] [--all-steps] "
-            "[--rank-from trace|file|order]\n"
+            "[--rank-from trace|file|order] [--max-inflate SIZE]\n"
             "  PATH: Kineto trace (.json or .json.gz), Nsight Systems export (.sqlite), or a "
             "directory of them\n"
             "        (one file per rank; ranks are analysed in parallel on all cores).\n"
@@ -131,10 +138,33 @@ static void usage(FILE *f) {
             "                default; 0 when absent), file = the number after \"rank\" or\n"
             "                \"worker\" in the file name, order = position in the sorted file\n"
             "                list. Files of the same rank from different runs (their time\n"
-            "                spans do not overlap) are reported as separate runs, never summed.\n");
+            "                spans do not overlap) are reported as separate runs, never summed.\n"
+            "  --max-inflate SIZE\n"
+            "                refuse a gzip trace that inflates past SIZE (default 16G; units\n"
+            "                K M G T, powers of 1024)\n");
+}
+
+/* "16G", "512M", "1000": bytes (K M G T are powers of 1024); 0 or -1 on error. */
+static int parse_size(const char *v, uint64_t *out) {
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || !(x > 0)) return -1;
+    double mult = 1;
+    if (*end) {
+        const char *units = "KMGT";
+        const char *u = strchr(units, toupper((unsigned char)*end));
+        if (!u || (end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB"))) return -1;
+        for (const char *k = units; k <= u; k++)
+            mult *= 1024;
+    }
+    if (x * mult > 1.8e19) return -1;
+    *out = (uint64_t)(x * mult);
+    return *out ? 0 : -1;
 }
 
 int gp_cmd_trace(int argc, char **argv) {
+    uint64_t max_inflate = 0;
     int as_json = 0, filter = 1;
     gp_rank_from rank_from = GP_RANK_FROM_TRACE;
     const char *html = NULL;
@@ -161,6 +191,13 @@ int gp_cmd_trace(int argc, char **argv) {
                 for (size_t k = 0; k < np; k++)
                     free(paths[k]);
                 free(paths);
+                return GP_EXIT_USAGE;
+            }
+        } else if (!strcmp(argv[i], "--max-inflate") && i + 1 < argc) {
+            if (parse_size(argv[++i], &max_inflate) < 0) {
+                fprintf(stderr,
+                        "goodput: trace: --max-inflate '%s': expected a size like 512M or 16G\n",
+                        argv[i]);
                 return GP_EXIT_USAGE;
             }
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -212,7 +249,7 @@ int gp_cmd_trace(int argc, char **argv) {
 #endif
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    job j = {.paths = paths, .n = np, .filter = filter};
+    job j = {.paths = paths, .n = np, .filter = filter, .max_inflate_bytes = max_inflate};
     gp_trace_options_default(&j.opt);
     j.ranks = calloc(np, sizeof *j.ranks);
     j.res = calloc(np, sizeof *j.res);
@@ -257,6 +294,12 @@ int gp_cmd_trace(int argc, char **argv) {
                     rc = GP_EXIT_INPUT;
                 }
             if (rc) break;
+            if (atomic_load(&j.n_events) == 0) {
+                /* Nothing to measure: every ratio would be 0/0. */
+                fprintf(stderr, "goodput: %s: no events\n", np == 1 ? paths[0] : "traces");
+                rc = GP_EXIT_INPUT;
+                break;
+            }
             gp_trace_rank **rp = malloc(np * sizeof *rp);
             if (!rp) abort();
             for (size_t i = 0; i < np; i++)

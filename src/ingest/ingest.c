@@ -40,7 +40,7 @@
 
 struct gp_ingest {
     int ufd, udpfd;
-    int accept_old;
+    gp_time_bounds bounds;
     int udp_port;
     char upath[sizeof(((struct sockaddr_un *)0)->sun_path)];
     uint32_t udp_ovfl; /* last SO_RXQ_OVFL value seen */
@@ -208,7 +208,9 @@ int gp_ingest_open(const gp_ingest_opts *o, gp_ingest **out, char *err, size_t e
     gp_ingest *g = calloc(1, sizeof *g);
     if (!g) return fail(err, errlen, "out of memory");
     g->ufd = g->udpfd = -1;
-    g->accept_old = o ? o->accept_old : 0;
+    g->bounds.ahead_ns = o && o->max_ahead_ns > 0 ? o->max_ahead_ns : GP_SKEW_AHEAD_DEFAULT_NS;
+    g->bounds.behind_ns = o && o->max_behind_ns > 0 ? o->max_behind_ns : GP_SKEW_BEHIND_DEFAULT_NS;
+    if (o && o->accept_old) g->bounds.behind_ns = -1;
     if (o && o->unix_path) {
         char def[sizeof g->upath];
         const char *p = o->unix_path;
@@ -254,6 +256,10 @@ int gp_ingest_udp_port(const gp_ingest *g) {
     return g->udpfd >= 0 ? g->udp_port : -1;
 }
 
+gp_time_bounds gp_ingest_bounds(const gp_ingest *g) {
+    return g->bounds;
+}
+
 const gp_ingest_stats *gp_ingest_get_stats(const gp_ingest *g, gp_transport tr) {
     if ((int)tr < 0 || tr >= GP_TR__COUNT) return NULL;
     return &g->st[tr];
@@ -271,9 +277,11 @@ static void keep_bad(gp_ingest_stats *s, const char *line, size_t len, const cha
     snprintf(s->first_bad_reason, sizeof s->first_bad_reason, "%s", why[0] ? why : "rejected");
 }
 
-static void reject(gp_ingest_stats *s, const char *line, size_t len, const char *why) {
+static void reject(gp_ingest_stats *s, const char *line, size_t len, gp_reject_reason r,
+                   const char *why) {
     s->received++;
     s->rejected++;
+    s->rejected_by[(int)r >= 0 && r < GP_REJ__COUNT ? r : GP_REJ_MALFORMED]++;
     keep_bad(s, line, len, why);
 }
 
@@ -289,14 +297,15 @@ int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, i
         const char *le = nl ? nl : end;
         size_t n = (size_t)(le - p);
         gp_event e;
-        int rc = gp_proto_parse_line(p, n, now_ns, g->accept_old, &e, err, sizeof err);
+        gp_reject_reason why;
+        int rc = gp_proto_parse_line_ex(p, n, now_ns, &g->bounds, &e, &why, err, sizeof err);
         if (rc == 1) {
             s->received++;
             s->parsed++;
             if (sink) sink(ctx, &e);
             delivered++;
         } else if (rc < 0) {
-            reject(s, p, n, err);
+            reject(s, p, n, why, err);
         }
         p = nl ? nl + 1 : end;
     }
@@ -348,7 +357,8 @@ static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event
                 const char *b = g->bufs[i];
                 const char *last = len ? memrchr(b, '\n', len) : NULL;
                 size_t keep = last ? (size_t)(last - b) + 1 : 0;
-                reject(s, b + keep, len - keep, "datagram larger than 65536 bytes: tail cut");
+                reject(s, b + keep, len - keep, GP_REJ_TRUNCATED,
+                       "datagram larger than 65536 bytes: tail cut");
                 len = keep;
             }
             delivered += gp_ingest_feed(g, tr, g->bufs[i], len, now_ns, sink, ctx);

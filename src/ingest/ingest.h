@@ -11,13 +11,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ingest/protocol.h"
 #include "model/event.h"
 
 typedef enum { GP_TR_UNIX, GP_TR_UDP, GP_TR_HTTP, GP_TR_INPROC, GP_TR__COUNT } gp_transport;
 
 typedef struct gp_ingest_stats {
     uint64_t datagrams, received, parsed, rejected, dropped; /* lines, except datagrams */
-    char first_bad_line[160]; /* first rejected line (truncated, sanitised) */
+    uint64_t rejected_by[GP_REJ__COUNT]; /* rejected lines by reason (sums to rejected) */
+    char first_bad_line[160];            /* first rejected line (truncated, sanitised) */
     char first_bad_reason[160];
 } gp_ingest_stats;
 
@@ -25,6 +27,8 @@ typedef struct gp_ingest_opts {
     const char *unix_path; /* NULL: no unix socket; "" : the default path */
     const char *udp_addr;  /* NULL: no UDP; "127.0.0.1:8649" */
     int accept_old;        /* 1: accept timestamps far in the past (replays, simulation) */
+    int64_t max_ahead_ns;  /* how far ahead of now_ns a time may be; 0 = 10 min */
+    int64_t max_behind_ns; /* how far behind; 0 = 7 days (ignored with accept_old) */
 } gp_ingest_opts;
 
 typedef void (*gp_event_sink)(void *ctx, const gp_event *e);
@@ -35,7 +39,8 @@ void gp_ingest_close(gp_ingest *g);
 /* Fills pollfds (POLLIN) for the open sockets; returns how many. */
 int gp_ingest_fds(gp_ingest *g, struct pollfd *out, int cap);
 /* Reads every pending datagram without blocking; parses; calls sink per good event.
- * now_ns stamps lines without ts. Returns events delivered, or <0 on a socket error. */
+ * now_ns stamps lines without ts and is the clock every time on a line is checked
+ * against (gp_ingest_opts bounds). Returns events delivered, or <0 on a socket error. */
 int gp_ingest_poll(gp_ingest *g, int64_t now_ns, gp_event_sink sink, void *ctx);
 /* The same, reading at most about max_bytes of datagrams per socket (0 = no limit), so a
  * caller with a schedule (the agent's sampling loop) gets control back under a flood; what
@@ -46,6 +51,8 @@ int gp_ingest_poll_budget(gp_ingest *g, int64_t now_ns, size_t max_bytes, gp_eve
 int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, int64_t now_ns,
                    gp_event_sink sink, void *ctx);
 const gp_ingest_stats *gp_ingest_get_stats(const gp_ingest *g, gp_transport tr);
+/* The time rule every transport applies (fixed at open; safe to read from any thread). */
+gp_time_bounds gp_ingest_bounds(const gp_ingest *g);
 const char *gp_ingest_unix_path(const gp_ingest *g); /* the bound path, or NULL */
 /* The bound UDP port (useful with port 0 in udp_addr), or -1 without UDP. */
 int gp_ingest_udp_port(const gp_ingest *g);

@@ -16,17 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NS_PER_DAY (86400LL * 1000000000LL)
-#define MAX_PAST_NS (7 * NS_PER_DAY)
-#define MAX_FUTURE_NS (1 * NS_PER_DAY)
-
 typedef enum {
     F_JOBID,    /* char[], validated as a job id */
     F_STR,      /* char[] of size sz */
     F_COUNT,    /* int64 >= 0 */
     F_SINT,     /* int64, any sign */
-    F_TIME,     /* int64 ns since epoch, bounded around now unless accept_old */
-    F_ABSTIME,  /* int64 ns since epoch >= 0, not bounded (allocations may be old) */
+    F_TIME,     /* int64 ns since epoch >= 0 (bounded around now once parsed) */
     F_DUR,      /* int64 ns >= 0, kept aside (step dur) */
     F_NUM,      /* finite double >= 0 */
     F_EDGE,     /* begin / end */
@@ -54,6 +49,7 @@ static const field_def fields[] = {
     {"job", ALL, F_JOBID, AT(job_id), 1},
     {"ts", ALL, F_TIME, AT(ts_ns), 0},
     {"rank", ALL, F_COUNT, AT(rank), 0},
+    {"seq", ALL, F_COUNT, AT(seq), 0}, /* sender's sequence number: the event's identity */
     /* hello */
     {"v", K(GP_EV_HELLO), F_VER, 0, 0, 0},
     {"pid", K(GP_EV_HELLO), F_COUNT, AT(pid), 0},
@@ -98,8 +94,8 @@ static const field_def fields[] = {
     {"exit", K(GP_EV_JOB), F_SINT, AT(exit_code), 0},
     /* alloc */
     {"uuid", K(GP_EV_ALLOC), F_STR, AT(uuid), 1},
-    {"from", K(GP_EV_ALLOC), F_ABSTIME, AT(from_ns), 1},
-    {"to", K(GP_EV_ALLOC), F_ABSTIME, AT(to_ns), 0},
+    {"from", K(GP_EV_ALLOC), F_TIME, AT(from_ns), 1},
+    {"to", K(GP_EV_ALLOC), F_TIME, AT(to_ns), 0},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -195,25 +191,74 @@ static int parse_kind(const char *s, size_t n) {
     return -1;
 }
 
-static int check_time(const char *key, int64_t t, int64_t now_ns, int accept_old, char *err,
-                      size_t errlen) {
-    if (t < 0) return fail(err, errlen, "field '%s': time %lld is negative", key, (long long)t);
-    if (now_ns <= 0) return 0;
-    if (!accept_old && t < now_ns - MAX_PAST_NS)
+const char *gp_reject_reason_name(gp_reject_reason r) {
+    static const char *const names[GP_REJ__COUNT] = {"malformed", "time_ahead", "time_behind",
+                                                     "truncated"};
+    return (int)r >= 0 && r < GP_REJ__COUNT ? names[r] : "unknown";
+}
+
+/* "90s", "2.5h", "8.0d": a skew a person can read. */
+static void fmt_span(char *buf, size_t cap, int64_t ns) {
+    double s = (double)ns / 1e9;
+    if (s < 120)
+        snprintf(buf, cap, "%.0fs", s);
+    else if (s < 7200)
+        snprintf(buf, cap, "%.1fmin", s / 60);
+    else if (s < 172800)
+        snprintf(buf, cap, "%.1fh", s / 3600);
+    else
+        snprintf(buf, cap, "%.1fd", s / 86400);
+}
+
+static int check_time(const char *key, int64_t t, int64_t now_ns, const gp_time_bounds *b,
+                      gp_reject_reason *reason, char *err, size_t errlen) {
+    if (t < 0 || now_ns <= 0) return 0; /* unknown, or no clock to compare with */
+    char off[32], lim[32];
+    if (t > now_ns && t - now_ns > b->ahead_ns) {
+        fmt_span(off, sizeof off, t - now_ns);
+        fmt_span(lim, sizeof lim, b->ahead_ns);
+        *reason = GP_REJ_TIME_AHEAD;
         return fail(err, errlen,
-                    "field '%s': time %lld is more than 7 days before the receiver's clock "
-                    "(replays need --accept-old)",
-                    key, (long long)t);
-    if (t > now_ns + MAX_FUTURE_NS)
+                    "field '%s': time %lld is %s ahead of the receiver's clock (at most %s "
+                    "allowed: --max-skew-ahead)",
+                    key, (long long)t, off, lim);
+    }
+    if (b->behind_ns >= 0 && t < now_ns && now_ns - t > b->behind_ns) {
+        fmt_span(off, sizeof off, now_ns - t);
+        fmt_span(lim, sizeof lim, b->behind_ns);
+        *reason = GP_REJ_TIME_BEHIND;
         return fail(err, errlen,
-                    "field '%s': time %lld is more than 1 day after the receiver's clock", key,
-                    (long long)t);
+                    "field '%s': time %lld is %s behind the receiver's clock (at most %s "
+                    "allowed: --max-skew-behind; replays of old logs need --accept-old)",
+                    key, (long long)t, off, lim);
+    }
+    return 0;
+}
+
+int gp_proto_check_times(const gp_event *e, int64_t now_ns, const gp_time_bounds *b,
+                         gp_reject_reason *reason, char *err, size_t errlen) {
+    static const gp_time_bounds defaults = {GP_SKEW_AHEAD_DEFAULT_NS, GP_SKEW_BEHIND_DEFAULT_NS};
+    gp_reject_reason dummy;
+    if (!b) b = &defaults;
+    if (!reason) reason = &dummy;
+    int stage = e->kind == GP_EV_STAGE, step = e->kind == GP_EV_STEP;
+    const struct {
+        const char *key;
+        int64_t t;
+    } times[] = {
+        {"ts", e->ts_ns},           {"start", step ? e->step_start_ns : stage ? e->start_ns : -1},
+        {"arrival", e->arrival_ns}, {"first_token", e->first_token_ns},
+        {"enqueue", e->enqueue_ns}, {"from", e->from_ns},
+        {"to", e->to_ns},
+    };
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        if (check_time(times[i].key, times[i].t, now_ns, b, reason, err, errlen) < 0) return -1;
     return 0;
 }
 
 /* Stores value v of key f into e; returns 0 or -1 with err. */
-static int apply(const field_def *f, const char *v, gp_event *e, int64_t *dur, int64_t now_ns,
-                 int accept_old, char *err, size_t errlen) {
+static int apply(const field_def *f, const char *v, gp_event *e, int64_t *dur, char *err,
+                 size_t errlen) {
     char *dst = (char *)e + f->off;
     int64_t i;
     double d;
@@ -241,14 +286,10 @@ static int apply(const field_def *f, const char *v, gp_event *e, int64_t *dur, i
         memcpy(dst, &i, sizeof i);
         return 0;
     case F_TIME:
-    case F_ABSTIME:
         if (parse_int(v, &i) < 0)
             return fail(err, errlen, "field '%s': '%.40s' is not an integer time in ns", f->key, v);
-        if (f->type == F_TIME) {
-            if (check_time(f->key, i, now_ns, accept_old, err, errlen) < 0) return -1;
-        } else if (i < 0) {
+        if (i < 0)
             return fail(err, errlen, "field '%s': time %lld is negative", f->key, (long long)i);
-        }
         memcpy(dst, &i, sizeof i);
         return 0;
     case F_DUR:
@@ -311,6 +352,16 @@ static int apply(const field_def *f, const char *v, gp_event *e, int64_t *dur, i
 
 int gp_proto_parse_line(const char *line, size_t len, int64_t now_ns, int accept_old, gp_event *out,
                         char *err, size_t errlen) {
+    gp_time_bounds b = {GP_SKEW_AHEAD_DEFAULT_NS, accept_old ? -1 : GP_SKEW_BEHIND_DEFAULT_NS};
+    return gp_proto_parse_line_ex(line, len, now_ns, &b, out, NULL, err, errlen);
+}
+
+int gp_proto_parse_line_ex(const char *line, size_t len, int64_t now_ns,
+                           const gp_time_bounds *bounds, gp_event *out, gp_reject_reason *reason,
+                           char *err, size_t errlen) {
+    gp_reject_reason dummy;
+    if (!reason) reason = &dummy;
+    *reason = GP_REJ_MALFORMED;
     if (err && errlen) err[0] = 0;
     /* The terminator is not part of the line. */
     if (len && line[len - 1] == '\n') len--;
@@ -390,7 +441,7 @@ int gp_proto_parse_line(const char *line, size_t len, int64_t now_ns, int accept
             const field_def *f = &fields[i];
             if (!(f->kinds & K(kind)) || strlen(f->key) != klen || memcmp(f->key, key, klen))
                 continue;
-            if (apply(f, val, &e, &dur, now_ns, accept_old, err, errlen) < 0) return -1;
+            if (apply(f, val, &e, &dur, err, errlen) < 0) return -1;
             seen |= 1ull << i;
             break;
         } /* keys no kind knows are ignored: new keys never break old agents */
@@ -407,6 +458,7 @@ int gp_proto_parse_line(const char *line, size_t len, int64_t now_ns, int accept
             return fail(err, errlen, "field 'dur': %lld is longer than ts", (long long)dur);
         e.step_start_ns = e.ts_ns - dur;
     }
+    if (gp_proto_check_times(&e, now_ns, bounds, reason, err, errlen) < 0) return -1;
     *out = e;
     return 1;
 }
@@ -533,6 +585,7 @@ int gp_proto_format(const gp_event *e, char *buf, size_t cap) {
         break;
     }
     put_int(&b, "rank", e->rank);
+    put_int(&b, "seq", e->seq);
     put_int(&b, "ts", e->ts_ns);
     if (b.overflow || b.len > GP_PROTO_MAX_LINE) return -1;
     return (int)b.len;

@@ -34,6 +34,8 @@ typedef struct gp_event {
     char job_id[GP_JOB_ID_MAX];
     int64_t ts_ns; /* when it happened (end of step, phase edge, request end) */
     int64_t rank;  /* worker/rank within the job; -1 unknown */
+    int64_t seq;   /* the sender's sequence number (protocol `seq=`); -1 none. Not stored:
+                    * it only makes the event's identity (gp_event_key) */
 
     /* step */
     int64_t step;
@@ -72,6 +74,12 @@ typedef struct gp_event {
 } gp_event;
 
 void gp_event_init(gp_event *e, gp_event_kind kind);
+/* The event's identity for de-duplication (at-least-once delivery, replays): with a
+ * sequence number, a hash of (kind, job, rank, seq, ts); without, a hash of every field
+ * of the normalized event, so the same line sent twice has the same key and two events
+ * that differ in any field do not. 64-bit FNV-1a: collisions are per job and negligible
+ * (about n^2 / 2^65 for n events of one job). */
+uint64_t gp_event_key(const gp_event *e);
 const char *gp_event_kind_name(gp_event_kind k);
 
 #endif

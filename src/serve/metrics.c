@@ -407,6 +407,9 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
             {"goodput_agent_process_samples_total", "Per-process samples stored.",
              (double)sn.agent.proc_samples},
             {"goodput_agent_events_total", "Workload events stored.", (double)sn.agent.events},
+            {"goodput_agent_events_duplicate_total",
+             "Workload events ignored because the store already held them (retries, replays).",
+             (double)sn.events_duplicate},
             {"goodput_agent_flushes_total", "Store commits.", (double)sn.agent.flushes},
             {"goodput_agent_store_errors_total", "Failed store writes.",
              (double)sn.agent.store_errors},
@@ -436,6 +439,17 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
                            (unsigned long long)g->rejected, TRANSPORTS[t],
                            (unsigned long long)g->dropped);
         }
+        head(b, "goodput_ingest_rejected_lines_total", "counter",
+             "Rejected event lines by transport and reason (time_ahead/time_behind: a time "
+             "outside the agent's allowed clock skew).");
+        for (int t = 0; t < GP_TR__COUNT; t++)
+            for (int r = 0; r < GP_REJ__COUNT; r++)
+                srv_buf_printf(
+                    b,
+                    "goodput_ingest_rejected_lines_total{transport=\"%s\",reason=\"%s\"} "
+                    "%llu\n",
+                    TRANSPORTS[t], gp_reject_reason_name((gp_reject_reason)r),
+                    (unsigned long long)sn.ingest[t].rejected_by[r]);
     }
     head(b, "goodput_http_events_queued_total", "counter",
          "Event lines accepted by POST /api/v1/events.");

@@ -104,11 +104,17 @@ void srv_error(srv_resp *r, int status, const char *fmt, ...) {
 
 /* ---- the POST queue ---- */
 
-/* Checks each line on the server thread (so the client hears about bad lines at once) and
- * queues the good ones for the agent's ingest. */
+/* Checks each line on the server thread (so the client hears about bad lines at once), by
+ * the agent's rule and clock (the snapshot of its last pump: at most a pump interval old),
+ * and queues every line for the agent's ingest, which stores the good ones and counts the
+ * bad ones by reason like any transport's. The answer lists each rejected line (number,
+ * reason, message), up to MAX_POST_ERRORS of them. */
+#define MAX_POST_ERRORS 1000
 static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
     pthread_mutex_lock(&s->mu);
     int open = s->attached && !s->detached;
+    int64_t now = s->snap.now_ns;
+    gp_time_bounds bounds = s->snap.bounds;
     pthread_mutex_unlock(&s->mu);
     if (!open) {
         srv_error(r, 503,
@@ -119,7 +125,6 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
     json_t *errors = json_array();
     size_t accepted = 0, rejected = 0, lineno = 0;
     const char *p = q->body, *end = q->body + q->body_len;
-    int64_t now = (int64_t)time(NULL) * 1000000000LL;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
@@ -127,21 +132,25 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
         lineno++;
         if (len && p[len - 1] == '\r') len--;
         gp_event ev;
-        char err[160] = "";
+        char err[200] = "";
+        gp_reject_reason why = GP_REJ_MALFORMED;
         int rc = len > GP_PROTO_MAX_LINE
                      ? -1
-                     : gp_proto_parse_line(p, len, now, 1, &ev, err, sizeof err);
+                     : gp_proto_parse_line_ex(p, len, now, &bounds, &ev, &why, err, sizeof err);
         if (len > GP_PROTO_MAX_LINE)
             snprintf(err, sizeof err, "line longer than %d bytes", GP_PROTO_MAX_LINE);
-        if (rc > 0) {
+        if (rc != 0 && len <= GP_PROTO_MAX_LINE) {
             srv_buf_put(&good, p, len);
             srv_buf_put(&good, "\n", 1);
+        }
+        if (rc > 0) {
             accepted++;
         } else if (rc < 0) {
             rejected++;
-            if (json_array_size(errors) < 10)
-                json_array_append_new(
-                    errors, json_pack("{s:I, s:s}", "line", (json_int_t)lineno, "error", err));
+            if (json_array_size(errors) < MAX_POST_ERRORS)
+                json_array_append_new(errors, json_pack("{s:I, s:s, s:s}", "line",
+                                                        (json_int_t)lineno, "reason",
+                                                        gp_reject_reason_name(why), "error", err));
         }
         p = nl ? nl + 1 : end;
     }
@@ -161,18 +170,21 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
         srv_error(r, 503, "the agent has not caught up with earlier events; retry in a second");
         return;
     }
-    if (accepted == 0 && rejected > 0) {
-        json_t *first = json_array_get(errors, 0);
-        srv_error(r, 400, "no valid event line; line %lld: %s",
-                  (long long)json_integer_value(json_object_get(first, "line")),
-                  json_string_value(json_object_get(first, "error")));
-        json_decref(errors);
-        return;
-    }
     json_t *o = json_pack("{s:I, s:I, s:o}", "accepted", (json_int_t)accepted, "rejected",
                           (json_int_t)rejected, "errors", errors);
-    char *txt = json_dumps(o, JSON_COMPACT);
     r->status = 202;
+    if (accepted == 0 && rejected > 0) {
+        /* Nothing good: 400, with the same per-line list as a partial success. */
+        json_t *first = json_array_get(errors, 0);
+        char msg[300];
+        snprintf(msg, sizeof msg, "no valid event line; line %lld: %s",
+                 (long long)json_integer_value(json_object_get(first, "line")),
+                 json_string_value(json_object_get(first, "error")));
+        json_object_set_new(o, "error", json_string(msg));
+        json_object_set_new(o, "status", json_integer(400));
+        r->status = 400;
+    }
+    char *txt = json_dumps(o, JSON_COMPACT);
     r->ctype = "application/json";
     if (txt) srv_buf_put(&r->body, txt, strlen(txt));
     srv_buf_put(&r->body, "\n", 1);
@@ -538,7 +550,7 @@ void gp_serve_detach(gp_serve *s) {
 }
 
 static void store_posted(void *ctx, const gp_event *e) {
-    gp_store_put_event(ctx, e);
+    gp_store_put_event(ctx, e); /* duplicates are counted by the store */
 }
 
 void gp_serve_pump(gp_serve *s, gp_agent *a) {
@@ -564,6 +576,8 @@ void gp_serve_pump(gp_serve *s, gp_agent *a) {
     for (int t = 0; t < GP_TR__COUNT; t++)
         sn.ingest[t] = *gp_ingest_get_stats(gp_agent_ingest(a), (gp_transport)t);
     sn.now_ns = gp_agent_now_ns(a);
+    sn.bounds = gp_ingest_bounds(gp_agent_ingest(a));
+    sn.events_duplicate = gp_store_duplicates(gp_agent_store(a));
     pthread_mutex_lock(&s->mu);
     if (!s->detached) s->snap = sn;
     pthread_mutex_unlock(&s->mu);

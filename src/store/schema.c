@@ -81,6 +81,11 @@ static const char *const migrations[] = {
     "ALTER TABLE findings ADD COLUMN headroom_gpu_s REAL;"
     "ALTER TABLE findings ADD COLUMN headroom_cost REAL;"
     "ALTER TABLE findings ADD COLUMN counterfactual TEXT;",
+    /* 5: each event's identity (gp_event_key), unique per job, so the same event delivered
+     * twice (client retries, a replay into the same store, a restarted agent) is stored
+     * once. Rows stored before this migration have NULL keys, which never conflict. */
+    ("ALTER TABLE events ADD COLUMN dedup_key INTEGER;"
+     "CREATE UNIQUE INDEX events_dedup ON events(job_id, dedup_key);"),
 };
 
 int gp_schema_latest(void) {

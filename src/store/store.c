@@ -6,10 +6,12 @@
  * bound as NULL, so "not reported" never reads back as zero. */
 #include "store/store.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/schema.h"
 
@@ -35,10 +37,12 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_SAMPLE] = "INSERT OR REPLACE INTO samples VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
                   "?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
     [ST_PROC] = "INSERT OR REPLACE INTO proc_samples VALUES(?1,?2,?3,?4,?5,?6)",
+    /* A duplicate (same job and key) is ignored; the caller learns it from changes(). */
     [ST_EVENT] = "INSERT INTO events(job_id, ts_ns, kind, rank, step, units, start_ns, name,"
                  " edge, arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
-                 " enqueue_ns, worker, bytes)"
-                 " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)",
+                 " enqueue_ns, worker, bytes, dedup_key)"
+                 " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
+                 " ON CONFLICT(job_id, dedup_key) DO NOTHING",
     /* Upsert that only overwrites a column when the new value is known. */
     [ST_JOB_UPSERT] =
         "INSERT INTO jobs(id, name, user, origin, submitted_ns, allocated_ns, ready_ns, ended_ns,"
@@ -72,6 +76,10 @@ struct gp_store {
     sqlite3_stmt *st[ST__COUNT];
     char path[1024];
     int in_tx;
+    uint64_t duplicates; /* events ignored as already stored */
+    int fatal;           /* a write failed for lack of space or a file-size limit */
+    int fatal_errno;     /* its errno (EFBIG, ENOSPC), 0 unknown */
+    char fatal_msg[128]; /* SQLite's message for it */
 };
 
 sqlite3 *gp_store_db(gp_store *s) {
@@ -82,6 +90,75 @@ const char *gp_store_path(const gp_store *s) {
 }
 const char *gp_store_errmsg(gp_store *s) {
     return sqlite3_errmsg(s->db);
+}
+
+/* Oldest schema a read-only open can read without migrating: later migrations only add
+ * what readers do not select (5: events.dedup_key; 4 added finding columns readers use). */
+#define MIN_READABLE_SCHEMA 4
+
+/* Whether we may create files beside path (SQLite's -wal and -shm need it). */
+static int dir_writable(const char *path) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    return access(dir, W_OK) == 0;
+}
+
+/* 1 when path+suffix exists and holds data (an empty -wal holds no commits). */
+static int file_has_data(const char *path, const char *suffix) {
+    char p[1100];
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    struct stat sb;
+    return stat(p, &sb) == 0 && sb.st_size > 0;
+}
+
+static int file_exists(const char *path, const char *suffix) {
+    char p[1100];
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+/* "file:" URI for path with the query q; '%', '?' and '#' are escaped. */
+static void file_uri(char *buf, size_t cap, const char *path, const char *q) {
+    size_t n = (size_t)snprintf(buf, cap, "file:");
+    for (const char *p = path; *p && n + 4 < cap; p++) {
+        if (*p == '%' || *p == '?' || *p == '#')
+            n += (size_t)snprintf(buf + n, cap - n, "%%%02X", (unsigned char)*p);
+        else
+            buf[n++] = *p;
+    }
+    buf[n] = 0;
+    snprintf(buf + n, cap - n, "?%s", q);
+}
+
+/* Records a write that failed for lack of room (ENOSPC, EFBIG from a file-size limit):
+ * the open transaction is lost, the committed ones are intact, and writing on is futile. */
+static void note_rc(gp_store *s, int rc) {
+    int e = errno; /* the failed write's, if SQLite does not keep it (below) */
+    if (s->fatal || ((rc & 0xff) != SQLITE_FULL && (rc & 0xff) != SQLITE_IOERR)) return;
+    s->fatal = 1;
+    /* Kept now: a later call (the rollback) resets what SQLite remembers. */
+    s->fatal_errno = sqlite3_system_errno(s->db);
+    if (!s->fatal_errno && (e == EFBIG || e == ENOSPC)) s->fatal_errno = e;
+    snprintf(s->fatal_msg, sizeof s->fatal_msg, "%s", sqlite3_errmsg(s->db));
+}
+
+int gp_store_failed(const gp_store *s, char *err, size_t errlen) {
+    if (!s->fatal) return 0;
+    int e = s->fatal_errno;
+    snprintf(err, errlen, "store '%s': write failed: %s%s; the last committed flush is kept",
+             s->path, e ? strerror(e) : s->fatal_msg,
+             e == EFBIG    ? " (a file-size limit: ulimit -f)"
+             : e == ENOSPC ? " (the disk is full)"
+                           : "");
+    return 1;
 }
 
 int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen) {
@@ -104,9 +181,29 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
     snprintf(s->path, sizeof s->path, "%s", path);
     int oflags = (flags & GP_STORE_READONLY) ? SQLITE_OPEN_READONLY
                                              : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    /* Read-only where no file may be created beside the store (a read-only directory or
+     * mount): SQLite cannot make the -shm it reads a WAL store with, so the store is
+     * opened immutable. That is right only when no -wal holds commits the main file
+     * lacks (none, or an empty one); with a -wal of commits and its -shm present SQLite
+     * reads them read-only itself. */
+    const char *name = path;
+    char uri[2200];
+    int ro_dir = (flags & GP_STORE_READONLY) && !dir_writable(path);
+    if (ro_dir && !file_has_data(path, "-wal")) {
+        file_uri(uri, sizeof uri, path, "immutable=1");
+        name = uri;
+        oflags |= SQLITE_OPEN_URI;
+    } else if (ro_dir && !file_exists(path, "-shm")) {
+        snprintf(err, errlen,
+                 "store '%s': its directory is read-only and the store has a -wal file without "
+                 "its -shm; copy the store with its -wal to a writable directory",
+                 path);
+        free(s);
+        return -1;
+    }
     /* The database holds job names and users: owner-only, like the event socket. */
     mode_t old = umask(077);
-    int rc = sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = sqlite3_open_v2(name, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
     umask(old);
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "store '%s': cannot open: %s", path,
@@ -117,8 +214,13 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
     sqlite3_busy_timeout(s->db, 5000);
     char *msg = NULL;
     /* A file that is not a database fails here with SQLITE_NOTADB. */
-    if (sqlite3_exec(s->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf(err, errlen, "store '%s': not a goodput database (%s)", path, msg);
+    rc = sqlite3_exec(s->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        if (rc == SQLITE_NOTADB)
+            snprintf(err, errlen, "store '%s': not a goodput database (%s)", path, msg);
+        else
+            snprintf(err, errlen, "store '%s': cannot read it: %s", path,
+                     msg ? msg : sqlite3_errstr(rc));
         sqlite3_free(msg);
         gp_store_close(s);
         return -1;
@@ -142,7 +244,10 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
             if (sqlite3_step(v) == SQLITE_ROW) version = sqlite3_column_int(v, 0);
             sqlite3_finalize(v);
         }
-        if (version > 0 && version < gp_schema_latest()) {
+        int can_write = !ro_dir && access(path, W_OK) == 0;
+        if (version >= MIN_READABLE_SCHEMA && version < gp_schema_latest() && !can_write) {
+            /* Older but readable, and we may not migrate it here: read it as it is. */
+        } else if (version > 0 && version < gp_schema_latest()) {
             /* An older store: migrations are additive and transactional, so bring it up to
              * date once (needs write access), then continue read-only. */
             gp_store *rw;
@@ -155,8 +260,7 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
             gp_store_close(rw);
             free(s);
             return gp_store_open(path, flags, out, err, errlen);
-        }
-        if (version != gp_schema_latest()) {
+        } else if (version != gp_schema_latest()) {
             snprintf(err, errlen,
                      "store '%s': schema version %d, expected %d (open it once with goodput "
                      "agent to migrate, or it is not a goodput database)",
@@ -206,7 +310,12 @@ int gp_store_begin(gp_store *s) {
 int gp_store_commit(gp_store *s) {
     if (!s->in_tx) return 0;
     s->in_tx = 0;
-    return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    int rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) return 0;
+    note_rc(s, rc);
+    /* A failed COMMIT may leave the transaction open: end it, keeping what was committed. */
+    if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
 }
 
 /* Binding helpers: NULL for unknown. */
@@ -236,7 +345,7 @@ static void bind_d_known(sqlite3_stmt *st, int i, double v, int known) {
 static int run(gp_store *s, sqlite3_stmt *st) {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
-    (void)s;
+    if (rc != SQLITE_DONE) note_rc(s, rc);
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
@@ -421,7 +530,17 @@ int gp_store_put_event(gp_store *s, const gp_event *e) {
     bind_time(st, 16, e->enqueue_ns);
     bind_text(st, 17, e->worker);
     bind_i64_known(st, 18, e->bytes, e->bytes >= 0);
-    return run(s, st);
+    sqlite3_bind_int64(st, 19, (int64_t)gp_event_key(e));
+    if (run(s, st) != 0) return -1;
+    if (sqlite3_changes(s->db) == 0) {
+        s->duplicates++;
+        return 1;
+    }
+    return 0;
+}
+
+uint64_t gp_store_duplicates(const gp_store *s) {
+    return s->duplicates;
 }
 
 int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding *f, size_t n) {
@@ -660,7 +779,6 @@ static int list_allocs(gp_store *s, const char *sql, const char *job_id, gp_allo
         col_text(st, 1, a->uuid, sizeof a->uuid);
         a->from_ns = sqlite3_column_int64(st, 2);
         a->to_ns = col_time(st, 3);
-        a->share = 0; /* the store keeps whole devices (model/job.h); grow() leaves it unset */
     }
     sqlite3_finalize(st);
     return oom ? list_failed((void **)out, n) : 0;

@@ -22,6 +22,9 @@
 
 typedef struct gp_store gp_store;
 
+/* GP_STORE_READONLY never writes: where the store's directory is not writable (a
+ * read-only mount) it is opened immutable, and a store one schema version old is read
+ * without migrating it. */
 enum { GP_STORE_READONLY = 1 };
 
 int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen);
@@ -41,8 +44,12 @@ int gp_store_put_device(gp_store *s, const gp_device *d);
 int gp_store_put_sample(gp_store *s, const gp_sample *x);
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
 /* Stores the event; also updates jobs/allocations for hello, job, alloc, and sets a
- * job's ready time at its first progress event (step or request). */
+ * job's ready time at its first progress event (step or request). Returns 0 stored,
+ * 1 when the event was already stored (same job and gp_event_key: ignored and counted),
+ * -1 on error. Lifecycle folding is idempotent, so a duplicate changes nothing. */
 int gp_store_put_event(gp_store *s, const gp_event *e);
+/* Events ignored as duplicates since open. */
+uint64_t gp_store_duplicates(const gp_store *s);
 int gp_store_put_job(gp_store *s, const gp_job *j); /* upsert, keeps known fields */
 int gp_store_put_alloc(gp_store *s, const gp_alloc *a);
 int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding *f, size_t n);
@@ -68,5 +75,9 @@ int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t 
 int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, size_t *n);
 
 const char *gp_store_errmsg(gp_store *s);
+/* 1 (with a sentence in err) once a write has failed for lack of room: the disk is full
+ * or a file-size limit was reached (EFBIG; the caller ignores SIGXFSZ so it sees the
+ * error instead of dying). What was committed before is intact; stop writing. */
+int gp_store_failed(const gp_store *s, char *err, size_t errlen);
 
 #endif

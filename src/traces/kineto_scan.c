@@ -55,6 +55,7 @@ typedef struct scan {
     int fd;    /* plain file, or -1 */
     gzFile gz; /* gzip file, or NULL */
     int64_t raw_seen;
+    uint64_t max_inflate; /* gzip: uncompressed bytes allowed */
     gp_trace_progress_fn progress;
     void *progress_ctx;
     const char *path;
@@ -149,6 +150,12 @@ static int refill(scan *s) {
                          (unsigned long long)s->base);
                 longjmp(s->fail, 1);
             }
+        }
+        if (s->base + (uint64_t)n > s->max_inflate) {
+            snprintf(s->err, s->errlen,
+                     "%s: decompresses to more than %llu bytes (--max-inflate); not read further",
+                     s->path, (unsigned long long)s->max_inflate);
+            longjmp(s->fail, 1);
         }
         if (s->progress) {
             int64_t now = (int64_t)gzoffset(s->gz);
@@ -869,13 +876,29 @@ static void scan_free(scan *s) {
     free(s->stack);
 }
 
+static int read_scan(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
+                     void *progress_ctx, size_t chunk, uint64_t max_inflate, char *err,
+                     size_t errlen);
+
 int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
                    void *progress_ctx, char *err, size_t errlen) {
     return gp_kineto_read_chunked(path, out, progress, progress_ctx, CHUNK, err, errlen);
 }
 
+int gp_kineto_read_capped(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
+                          void *progress_ctx, uint64_t max_inflate_bytes, char *err,
+                          size_t errlen) {
+    return read_scan(path, out, progress, progress_ctx, CHUNK, max_inflate_bytes, err, errlen);
+}
+
 int gp_kineto_read_chunked(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
                            void *progress_ctx, size_t chunk, char *err, size_t errlen) {
+    return read_scan(path, out, progress, progress_ctx, chunk, 0, err, errlen);
+}
+
+static int read_scan(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
+                     void *progress_ctx, size_t chunk, uint64_t max_inflate, char *err,
+                     size_t errlen) {
     memset(out, 0, sizeof *out);
     gp_kineto_rank_init(out);
     snprintf(out->path, sizeof out->path, "%s", path);
@@ -905,6 +928,7 @@ int gp_kineto_read_chunked(const char *path, gp_trace_rank *out, gp_trace_progre
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     s->chunk = chunk ? chunk : CHUNK;
+    s->max_inflate = max_inflate ? max_inflate : GP_TRACE_MAX_INFLATE_DEFAULT;
     s->buf = malloc(s->chunk + 1);
     if (!s->buf) abort();
     s->p = s->end = s->buf;

@@ -284,6 +284,16 @@ static double type_total(const gp_trace_report *rep) {
     return t;
 }
 
+/* v with prec decimals right-aligned in width, or "-" when it is not a number (a ratio
+ * over nothing): text output never shows nan or inf. */
+static const char *num(char *buf, size_t cap, int width, int prec, double v) {
+    if (isfinite(v))
+        snprintf(buf, cap, "%*.*f", width, prec, v);
+    else
+        snprintf(buf, cap, "%*s", width, "-");
+    return buf;
+}
+
 void gp_trace_write_text(const gp_trace_report *rep, void *file) {
     FILE *f = file;
     fprintf(f, "goodput trace: %zu rank(s), %.1f MB of trace JSON in %.2f s\n\n", rep->n_ranks,
@@ -294,9 +304,11 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
             "non-compute", "idle%", "comp%", "other%");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
-        fprintf(f, "  %-5d %12.0f %12.0f %12.0f %12.0f %7.2f %7.2f %7.2f\n", r->rank, r->span_us,
-                r->idle_us, r->compute_us, r->non_compute_us, r->idle_pctg, r->compute_pctg,
-                r->non_compute_pctg);
+        char b[7][32];
+        fprintf(f, "  %-5d %s %s %s %s %s %s %s\n", r->rank, num(b[0], 32, 12, 0, r->span_us),
+                num(b[1], 32, 12, 0, r->idle_us), num(b[2], 32, 12, 0, r->compute_us),
+                num(b[3], 32, 12, 0, r->non_compute_us), num(b[4], 32, 7, 2, r->idle_pctg),
+                num(b[5], 32, 7, 2, r->compute_pctg), num(b[6], 32, 7, 2, r->non_compute_pctg));
     }
     fprintf(f, "\nKernel time by class (all ranks)\n");
     double tot = type_total(rep);
@@ -317,11 +329,11 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
     fprintf(f, "\nComm/comp overlap and launches\n");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
-        fprintf(
-            f,
-            "  rank %-3d overlap %6.2f%%  launches %zu (cpu > 50 µs: %zu, delay > 100 µs: %zu)\n",
-            r->rank, r->overlap_pctg, r->n_launches, r->n_launch_over_runtime,
-            r->n_launch_over_delay);
+        char b[32];
+        fprintf(f,
+                "  rank %-3d overlap %s%%  launches %zu (cpu > 50 µs: %zu, delay > 100 µs: %zu)\n",
+                r->rank, num(b, sizeof b, 6, 2, r->overlap_pctg), r->n_launches,
+                r->n_launch_over_runtime, r->n_launch_over_delay);
     }
     fprintf(f, "\nTop kernels\n");
     for (size_t i = 0; i < rep->n_ranks; i++) {

@@ -107,6 +107,11 @@ typedef void (*gp_trace_progress_fn)(void *ctx, uint64_t delta_bytes);
  * for malformed JSON, the uncompressed byte offset. */
 int gp_kineto_read(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
                    void *progress_ctx, char *err, size_t errlen);
+/* The same, refusing a gzip trace that inflates past max_inflate_bytes (0: the default,
+ * GP_TRACE_MAX_INFLATE_DEFAULT), so a small gzip bomb cannot run for minutes. */
+#define GP_TRACE_MAX_INFLATE_DEFAULT (16ULL << 30) /* 16 GiB */
+int gp_kineto_read_capped(const char *path, gp_trace_rank *out, gp_trace_progress_fn progress,
+                          void *progress_ctx, uint64_t max_inflate_bytes, char *err, size_t errlen);
 /* Reads an Nsight Systems SQLite export into the same rows (kernels, memcpy, memset on their
  * streams; runtime calls on the CPU). -1 with err when the file is not an nsys export. */
 int gp_nsys_read(const char *path, gp_trace_rank *out, char *err, size_t errlen);

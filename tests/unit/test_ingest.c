@@ -241,11 +241,59 @@ static void test_feed_and_oversize(void **st) {
     gp_ingest_close(g);
 }
 
+/* Every transport applies the same time rule and counts rejects by reason; the bounds are
+ * the opener's (agent flags), and accept_old lifts the lower one. */
+static void test_time_bounds_and_reasons(void **st) {
+    (void)st;
+    char err[256], buf[512];
+    gp_ingest *g;
+    gp_ingest_opts o = {.max_ahead_ns = 60LL * 1000000000LL,
+                        .max_behind_ns = 3600LL * 1000000000LL};
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    gp_time_bounds b = gp_ingest_bounds(g);
+    assert_true(b.ahead_ns == 60LL * 1000000000LL && b.behind_ns == 3600LL * 1000000000LL);
+    int n = snprintf(buf, sizeof buf,
+                     "step job=a step=1 ts=%lld\n"            /* ok */
+                     "step job=a step=2 ts=%lld\n"            /* 2 min ahead */
+                     "alloc job=a uuid=G from=%lld\n"         /* 400 days ahead */
+                     "request job=a arrival=%lld\n"           /* 2 h behind */
+                     "alloc job=a uuid=G from=%lld to=%lld\n" /* ok */
+                     "step job=a\n",                          /* malformed */
+                     NOW, NOW + 120 * 1000000000LL, NOW + 400 * 86400LL * 1000000000LL,
+                     NOW - 7200 * 1000000000LL, NOW - 1800 * 1000000000LL, NOW);
+    for (gp_transport tr = 0; tr < GP_TR__COUNT; tr++) {
+        collected c = {0};
+        assert_int_equal(gp_ingest_feed(g, tr, buf, (size_t)n, NOW, sink, &c), 2);
+        const gp_ingest_stats *s = gp_ingest_get_stats(g, tr);
+        assert_int_equal(s->rejected, 4);
+        assert_int_equal(s->rejected_by[GP_REJ_TIME_AHEAD], 2);
+        assert_int_equal(s->rejected_by[GP_REJ_TIME_BEHIND], 1);
+        assert_int_equal(s->rejected_by[GP_REJ_MALFORMED], 1);
+        assert_non_null(strstr(s->first_bad_reason, "ahead of the receiver's clock"));
+    }
+    gp_ingest_close(g);
+    /* defaults: 10 min ahead, 7 days behind; accept_old: no lower bound */
+    gp_ingest_opts d = {.accept_old = 1};
+    assert_int_equal(gp_ingest_open(&d, &g, err, sizeof err), 0);
+    b = gp_ingest_bounds(g);
+    assert_true(b.ahead_ns == GP_SKEW_AHEAD_DEFAULT_NS && b.behind_ns < 0);
+    n = snprintf(buf, sizeof buf, "step job=a step=1 ts=%lld\nstep job=a step=2 ts=%lld\n",
+                 NOW - 300 * 86400LL * 1000000000LL, NOW + 11 * 60 * 1000000000LL);
+    collected c = {0};
+    assert_int_equal(gp_ingest_feed(g, GP_TR_UDP, buf, (size_t)n, NOW, sink, &c), 1);
+    assert_int_equal(gp_ingest_get_stats(g, GP_TR_UDP)->rejected_by[GP_REJ_TIME_AHEAD], 1);
+    gp_ingest_close(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unix_perms_and_lines), cmocka_unit_test(test_stale_live_and_unsafe),
-        cmocka_unit_test(test_default_path),         cmocka_unit_test(test_udp),
-        cmocka_unit_test(test_udp_drops_counted),    cmocka_unit_test(test_feed_and_oversize),
+        cmocka_unit_test(test_unix_perms_and_lines),
+        cmocka_unit_test(test_stale_live_and_unsafe),
+        cmocka_unit_test(test_default_path),
+        cmocka_unit_test(test_udp),
+        cmocka_unit_test(test_udp_drops_counted),
+        cmocka_unit_test(test_feed_and_oversize),
+        cmocka_unit_test(test_time_bounds_and_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,13 +91,22 @@ static void test_all_kinds(void **st) {
     assert_string_equal(e.origin, "slurm");
     assert_int_equal(e.exit_code, -9);
 
-    /* alloc times are not bounded: an allocation may have started long ago */
-    assert_int_equal(parse("alloc job=j uuid=GPU-0a1b from=1000 to=2000", &e, err), 1);
+    /* alloc times are checked like every other time (a far one would inflate the job) */
+    char line[200];
+    snprintf(line, sizeof line, "alloc job=j uuid=GPU-0a1b from=%lld to=%lld", NOW - DAY_NS,
+             NOW - 1000);
+    assert_int_equal(parse(line, &e, err), 1);
     assert_int_equal(e.kind, GP_EV_ALLOC);
     assert_string_equal(e.uuid, "GPU-0a1b");
-    assert_int_equal(e.from_ns, 1000);
-    assert_int_equal(e.to_ns, 2000);
-    assert_int_equal(parse("alloc job=j uuid=GPU-0a1b from=1000", &e, err), 1);
+    assert_int_equal(e.from_ns, NOW - DAY_NS);
+    assert_int_equal(e.to_ns, NOW - 1000);
+    assert_int_equal(parse("alloc job=j uuid=GPU-0a1b from=1000", &e, err), -1);
+    /* seq= is the sender's sequence number on any kind */
+    assert_int_equal(parse("step job=j step=1 seq=42", &e, err), 1);
+    assert_int_equal(e.seq, 42);
+    assert_int_equal(parse("step job=j step=1", &e, err), 1);
+    assert_int_equal(e.seq, -1);
+    assert_int_equal(parse("step job=j step=1 seq=-1", &e, err), -1);
     assert_true(e.to_ns < 0);
 
     /* step start given explicitly wins over dur; no dur and no start: unknown */
@@ -159,9 +168,15 @@ static void test_rejects(void **st) {
     /* times far from the receiver's clock */
     char line[200];
     snprintf(line, sizeof line, "step job=t step=1 ts=%lld", NOW - 8 * DAY_NS);
-    expect_reject(line, "7 days");
+    expect_reject(line, "8.0d behind the receiver's clock (at most 7.0d allowed");
     snprintf(line, sizeof line, "step job=t step=1 ts=%lld", NOW + 2 * DAY_NS);
-    expect_reject(line, "1 day after");
+    expect_reject(line, "2.0d ahead of the receiver's clock (at most 10.0min allowed");
+    snprintf(line, sizeof line, "alloc job=t uuid=G from=%lld", NOW + 400 * DAY_NS);
+    expect_reject(line, "field 'from': time");
+    snprintf(line, sizeof line, "alloc job=t uuid=G from=%lld to=%lld", NOW - DAY_NS, NOW + DAY_NS);
+    expect_reject(line, "field 'to': time");
+    snprintf(line, sizeof line, "step job=t step=1 dur=%lld", 9 * DAY_NS);
+    expect_reject(line, "field 'start': time"); /* start = ts - dur, checked too */
     snprintf(line, sizeof line, "request job=t arrival=%lld", NOW - 30 * DAY_NS);
     expect_reject(line, "field 'arrival'");
     /* names that do not fit are rejected, not truncated */
@@ -182,6 +197,69 @@ static void test_accept_old(void **st) {
     /* the future bound still holds */
     snprintf(line, sizeof line, "step job=t step=1 ts=%lld", NOW + 3 * DAY_NS);
     assert_int_equal(gp_proto_parse_line(line, strlen(line), NOW, 1, &e, err, sizeof err), -1);
+}
+
+/* The _ex parser applies the caller's bounds and says why it rejected a line. */
+static void test_bounds_and_reasons(void **st) {
+    (void)st;
+    gp_event e;
+    gp_reject_reason why;
+    char err[300], line[200];
+    gp_time_bounds b = {60LL * 1000000000LL, 3600LL * 1000000000LL}; /* 1 min, 1 h */
+    snprintf(line, sizeof line, "step job=t step=1 ts=%lld", NOW + 59LL * 1000000000LL);
+    assert_int_equal(gp_proto_parse_line_ex(line, strlen(line), NOW, &b, &e, &why, err, 300), 1);
+    snprintf(line, sizeof line, "step job=t step=1 ts=%lld", NOW + 61LL * 1000000000LL);
+    assert_int_equal(gp_proto_parse_line_ex(line, strlen(line), NOW, &b, &e, &why, err, 300), -1);
+    assert_int_equal(why, GP_REJ_TIME_AHEAD);
+    assert_string_equal(gp_reject_reason_name(why), "time_ahead");
+    snprintf(line, sizeof line, "request job=t arrival=%lld", NOW - 2 * 3600LL * 1000000000LL);
+    assert_int_equal(gp_proto_parse_line_ex(line, strlen(line), NOW, &b, &e, &why, err, 300), -1);
+    assert_int_equal(why, GP_REJ_TIME_BEHIND);
+    assert_non_null(strstr(err, "field 'arrival'"));
+    assert_non_null(strstr(err, "--accept-old"));
+    assert_int_equal(gp_proto_parse_line_ex("step job=t", 10, NOW, &b, &e, &why, err, 300), -1);
+    assert_int_equal(why, GP_REJ_MALFORMED);
+    /* no lower bound: any past time; the upper bound still holds */
+    b.behind_ns = -1;
+    assert_int_equal(gp_proto_parse_line_ex(line, strlen(line), NOW, &b, &e, &why, err, 300), 1);
+    /* the clock of a simulated source is "now": its old times are recent to it */
+    int64_t sim_now = 1000LL * 1000000000LL;
+    b.behind_ns = 3600LL * 1000000000LL;
+    snprintf(line, sizeof line, "alloc job=t uuid=G from=%lld", sim_now - 1000000000LL);
+    assert_int_equal(gp_proto_parse_line_ex(line, strlen(line), sim_now, &b, &e, &why, err, 300),
+                     1);
+}
+
+/* The event key: the same event twice has one key; any field changed, another. */
+static void test_event_key(void **st) {
+    (void)st;
+    gp_event a, b;
+    char err[200];
+    assert_int_equal(parse("request job=s arrival=1764399999000000000 prompt=5 output=7 "
+                           "ts=1764400000000000000",
+                           &a, err),
+                     1);
+    assert_int_equal(parse("request job=s  arrival=1764399999000000000 output=7 prompt=5 "
+                           "ts=1764400000000000000",
+                           &b, err),
+                     1);
+    assert_true(gp_event_key(&a) == gp_event_key(&b)); /* key order, spacing: same event */
+    b.output_tokens = 8;
+    assert_true(gp_event_key(&a) != gp_event_key(&b));
+    b = a;
+    b.ts_ns++;
+    assert_true(gp_event_key(&a) != gp_event_key(&b));
+    b = a;
+    strcpy(b.job_id, "t");
+    assert_true(gp_event_key(&a) != gp_event_key(&b));
+    /* with seq, identity is (job, rank, seq, ts): two sends of one sequence number match
+     * whatever else differs, two sequence numbers never do */
+    a.seq = 1;
+    b = a;
+    b.prompt_tokens = 99;
+    assert_true(gp_event_key(&a) == gp_event_key(&b));
+    b.seq = 2;
+    assert_true(gp_event_key(&a) != gp_event_key(&b));
 }
 
 static void test_oversize_and_utf8(void **st) {
@@ -301,7 +379,8 @@ static void test_format_roundtrip(void **st) {
     strcpy(e.job_id, "slurm-1");
     e.ts_ns = NOW;
     strcpy(e.uuid, "GPU-5f0c2f3e-aaaa-bbbb-cccc-000000000001");
-    e.from_ns = 5;
+    e.from_ns = NOW - DAY_NS;
+    e.seq = 9;
     roundtrip(&e);
 
     /* too small a buffer: -1, never a cut line */
@@ -362,7 +441,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_doc_example),       cmocka_unit_test(test_all_kinds),
         cmocka_unit_test(test_ignored_and_blank), cmocka_unit_test(test_rejects),
-        cmocka_unit_test(test_accept_old),        cmocka_unit_test(test_oversize_and_utf8),
+        cmocka_unit_test(test_accept_old),        cmocka_unit_test(test_bounds_and_reasons),
+        cmocka_unit_test(test_event_key),         cmocka_unit_test(test_oversize_and_utf8),
         cmocka_unit_test(test_format_roundtrip),  cmocka_unit_test(test_mutations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
