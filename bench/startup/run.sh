@@ -5,7 +5,10 @@
 #     per object, plus ld.so itself; the vDSO is not a file and is not counted), for
 #     `goodput --version` and `goodput report --db` on a small store;
 #   - median and 90th-percentile wall time of RUNS runs (default 200), spawn to exit;
+#   - median CPU time (user + system) of those runs: on a loaded machine wall time is
+#     mostly waiting for a core, CPU time is not;
 #   - the largest peak RSS over those runs (wait4's ru_maxrss, as GNU time -v reports).
+# /bin/true runs first as the floor: what exec and a libc-only process cost here.
 # The store is made once by the simulator: 6 demo jobs, 10 simulated minutes.
 # Never a timed test: numbers depend on the machine and its load (printed first).
 set -euo pipefail
@@ -27,6 +30,7 @@ count_objects() { # command... -> objects mapped by the loader, ld.so included
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "binary: $GOODPUT ($(stat -c %s "$GOODPUT") bytes), NEEDED: $(readelf -d "$GOODPUT" | grep -c NEEDED)"
 printf '%-28s %8s %s\n' command objects timing
+printf '%-28s %8s %s\n' /bin/true "$(count_objects /bin/true)" "$("$TMP/spawn_time" "$RUNS" /bin/true)"
 for cmd in "--version" "report --db $TMP/store.db"; do
     # shellcheck disable=SC2086 # word splitting of the command is intended
     objs=$(count_objects "$GOODPUT" $cmd)
