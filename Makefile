@@ -16,14 +16,21 @@ SAN ?=
 OPT ?= -O2 -g
 
 DEPS_STAMP := $(BUILD)/.deps-ok
-PKGS := sqlite3 jansson yajl libmicrohttpd libcurl zlib libxml-2.0 libpq cmocka
+# The binary links CORE_PKGS only; libmicrohttpd, libcurl, libxml2 and libpq are opened
+# with dlopen by the commands that use them (src/util/dl.h), so their headers are needed
+# but not their link flags. Tests link everything, cmocka included (TEST_LDLIBS).
+CORE_PKGS := sqlite3 jansson yajl zlib
+OPT_PKGS := libmicrohttpd libcurl libxml-2.0 libpq
+PKGS := $(CORE_PKGS) $(OPT_PKGS) cmocka
 
 CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE
 CFLAGS ?=
 CFLAGS += -std=c11 -Wall -Wextra -Werror -fPIC $(OPT) $(SAN)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null)
+TEST_PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS += $(PKG_LIBS) -ldl -lpthread -lm
+TEST_LDLIBS = $(TEST_PKG_LIBS) -ldl -lpthread -lm
 LDFLAGS += $(SAN)
 
 SRCS := $(shell find src -name '*.c' ! -path 'src/cli/main.c' | sort)
@@ -61,7 +68,7 @@ $(BIN): $(BUILD)/obj/src/cli/main.o $(LIB)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests/unit $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(TEST_LDLIBS)
 
 .SECONDEXPANSION:
 $(BUILD)/tests/lib/%: $$(wildcard tests/shlib/%/*.c) $(LIB)

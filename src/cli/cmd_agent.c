@@ -13,6 +13,7 @@
 #include "ingest/scrape_store.h"
 #include "serve/serve.h"
 #include "sim/scenario.h" /* gp_parse_duration_ns */
+#include "util/dl.h"
 
 static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig) {
@@ -310,6 +311,18 @@ int gp_cmd_agent(int argc, char **argv) {
     if (!slurm && slo.jobmap_dir) o.jobmap_dir = slo.jobmap_dir;
     int default_source = !o.source_spec;
     if (default_source) o.source_spec = "nvml"; /* the default on a node with a driver */
+    /* Optional libraries these options need (util/dl.h): a missing one is said in one line
+     * and stops the agent before it opens anything. */
+    const char *spec = o.source_spec;
+    size_t spec_len = strlen(spec);
+    int wants_curl = n_scrape > 0 || !strncmp(spec, "dcgm=", 5);
+    /* an nvidia-smi -q -x log named .xml; other names are sniffed later (smi.c), where a
+     * missing libxml2 is said on first use instead */
+    int wants_xml =
+        !strncmp(spec, "smi:", 4) && spec_len > 4 && !strcmp(spec + spec_len - 4, ".xml");
+    if ((wants_curl && gp_dl_require("curl") != 0) || (wants_xml && gp_dl_require("xml2") != 0) ||
+        (so.listen && gp_dl_require("mhd") != 0) || (lo.url && gp_dl_require("pq") != 0))
+        return GP_EXIT_FAIL;
     char err[512] = "";
     gp_agent *a;
     /* A file-size limit (ulimit -f) must fail a write with EFBIG, reported and survived,

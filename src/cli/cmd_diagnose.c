@@ -15,6 +15,7 @@
 #include "fleet/fleet_report.h"
 #include "sim/scenario.h"
 #include "store/store.h"
+#include "util/dl.h"
 
 static void usage(FILE *f) {
     fprintf(
@@ -227,6 +228,7 @@ int gp_cmd_diagnose(int argc, char **argv) {
         }
     }
     if (ledger && optind == argc) {
+        if (gp_dl_require("pq") != 0) return GP_EXIT_FAIL; /* said on stderr */
         gp_fleet_report_opts fo = {.url = ledger, .json = json, .top = (int)top};
         char lerr[512];
         if (gp_fleet_diagnose(&fo, stdout, lerr, sizeof lerr) == 0) return GP_EXIT_OK;

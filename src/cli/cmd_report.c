@@ -10,6 +10,7 @@
 #include "engine/job_summary.h"
 #include "fleet/fleet_report.h"
 #include "report/html_report.h"
+#include "util/dl.h"
 #include "report/job_report.h"
 #include "report/report_hooks.h"
 
@@ -166,6 +167,7 @@ int gp_cmd_report(int argc, char **argv) {
         return GP_EXIT_USAGE;
     }
     if (ledger) {
+        if (gp_dl_require("pq") != 0) return GP_EXIT_FAIL; /* said on stderr */
         gp_fleet_report_opts fo = {.url = ledger, .group_by = by, .json = json};
         char err[512];
         if (gp_fleet_report(&fo, stdout, err, sizeof err) == 0) return GP_EXIT_OK;
