@@ -20,6 +20,7 @@ static struct {
     __typeof__(xmlFreeDoc) *free_doc;
     __typeof__(xmlGetLastError) *get_last_error;
     __typeof__(xmlNodeGetContent) *node_get_content;
+    __typeof__(xmlResetLastError) *reset_last_error;
     xmlFreeFunc *free_var; /* the address of libxml2's own xmlFree variable */
 } fn;
 
@@ -29,6 +30,7 @@ static const gp_dl_sym syms[] = {
     {"xmlFreeDoc", &fn.free_doc},
     {"xmlGetLastError", &fn.get_last_error},
     {"xmlNodeGetContent", &fn.node_get_content},
+    {"xmlResetLastError", &fn.reset_last_error},
     {"xmlFree", &fn.free_var},
 };
 
@@ -72,4 +74,8 @@ xmlErrorPtr xmlGetLastError(void) {
 
 xmlChar *xmlNodeGetContent(const xmlNode *cur) {
     return gp_dl_xml2_load() ? NULL : fn.node_get_content(cur);
+}
+
+void xmlResetLastError(void) {
+    if (!gp_dl_xml2_load()) fn.reset_last_error();
 }
