@@ -135,13 +135,14 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
         }
         int64_t grace = o->presence_grace_ns > 0 ? o->presence_grace_ns : 3 * a->o.interval_ns;
         a->resolver = gp_resolver_new(proc_root);
-        a->presence = gp_presence_new(grace);
+        a->presence = gp_presence_new(grace, 0); /* watching starts below, at now_ns */
         if (!a->resolver || !a->presence) {
             snprintf(err, errlen, "agent: out of memory");
             goto fail;
         }
     }
     a->now_ns = a->own_clock ? a->src.ops->now_ns(a->src.state) : gp_wall_ns();
+    if (a->presence) gp_presence_begin(a->presence, a->now_ns); /* watching starts now */
     gp_store_begin(a->store);
     for (size_t i = 0; i < a->n_devices; i++)
         gp_store_put_device(a->store, &a->devices[i]);

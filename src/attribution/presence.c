@@ -25,6 +25,7 @@ typedef struct row {
 
 struct gp_presence {
     int64_t grace_ns, now_ns, prev_ns;
+    int64_t first_ns; /* the first tick: what happened before it was not watched */
     row *v;
     size_t n, cap;
     int32_t *slot; /* index: row + 1, 0 = empty; nslot a power of two >= 2 * cap */
@@ -32,9 +33,10 @@ struct gp_presence {
     gp_presence_stats stats;
 };
 
-gp_presence *gp_presence_new(int64_t grace_ns) {
+gp_presence *gp_presence_new(int64_t grace_ns, int64_t watch_from_ns) {
     gp_presence *p = calloc(1, sizeof *p);
     if (!p) return NULL;
+    p->first_ns = watch_from_ns > 0 ? watch_from_ns : 0;
     p->grace_ns = grace_ns > 0 ? grace_ns : 0;
     p->prev_ns = -1;
     return p;
@@ -88,6 +90,7 @@ gp_presence_stats gp_presence_get_stats(const gp_presence *p) {
 void gp_presence_begin(gp_presence *p, int64_t now_ns) {
     p->prev_ns = p->now_ns > 0 ? p->now_ns : -1;
     p->now_ns = now_ns;
+    if (!p->first_ns) p->first_ns = now_ns;
     for (size_t i = 0; i < p->n; i++)
         p->v[i].seen = 0;
 }
@@ -132,6 +135,9 @@ void gp_presence_sched(gp_presence *p, const char *job_id, const char *uuid, int
     row *r = find(p, job_id, uuid);
     if (!r) {
         if (since_ns <= 0 || since_ns > p->now_ns) since_ns = p->now_ns;
+        /* A job that started before the agent did is accounted from when it was first
+         * seen: time nobody watched has no telemetry to judge it by. */
+        if (since_ns < p->first_ns) since_ns = p->first_ns;
         r = add(p, job_id, uuid, since_ns);
         if (!r) return;
         r->origin = GP_ORIGIN_SLURM;

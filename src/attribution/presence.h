@@ -5,7 +5,8 @@
  * Two kinds of evidence, fed once per sampling tick:
  *  - scheduler: a job-mapping directory (or another scheduler source) says job J holds
  *    GPU U. The allocation opens when J first appears for U (at the time the caller gives:
- *    the mapping file's mtime) and closes at the first tick J is no longer listed;
+ *    the mapping file's mtime, but never before the first tick: what nobody watched is
+ *    not accounted) and closes at the first tick J is no longer listed;
  *  - presence: a process owned by J runs on U. Without a scheduler allocation for (J, U)
  *    the allocation opens at max(the process's start, the previous tick) and closes
  *    when J's last process has been gone from U for `grace_ns`, at the first tick it was
@@ -28,7 +29,8 @@ typedef struct gp_presence_stats {
     uint64_t opened, closed, open_now;
 } gp_presence_stats;
 
-gp_presence *gp_presence_new(int64_t grace_ns); /* NULL when out of memory */
+/* watch_from_ns: when watching began (the agent's start); 0 = at the first tick. */
+gp_presence *gp_presence_new(int64_t grace_ns, int64_t watch_from_ns); /* NULL: no memory */
 void gp_presence_free(gp_presence *p);
 
 /* A tick at now_ns: call begin, then sched()/proc() for everything held now, then end(),

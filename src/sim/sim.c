@@ -711,8 +711,11 @@ static int src_open(const char *arg, const gp_source_opts *opts, void **state, c
     int rc = gp_sim_open(&sc, opts ? opts->start_ns : 0, &s, err, errlen);
     gp_scenario_free(&sc);
     if (rc < 0) return -1;
-    /* As a source the simulator is a node: the agent reads its processes and job map. */
-    if (gp_sim_expose(s, NULL, err, errlen) != 0) {
+    /* As a source the simulator is a node: the agent reads its processes and job map.
+     * GOODPUT_SIM_NODE_ROOT puts them where a test can point another reader (the test
+     * NVML library's agent: --proc-root, --jobmap-dir); default a fresh temp dir. */
+    const char *root = getenv("GOODPUT_SIM_NODE_ROOT");
+    if (gp_sim_expose(s, root && *root ? root : NULL, err, errlen) != 0) {
         gp_sim_close(s);
         return -1;
     }

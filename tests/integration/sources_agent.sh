@@ -33,10 +33,22 @@ GOODPUT_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 one_line_error "nvml: cannot
 
 # --- nvml through the test library: 60 simulated seconds per wall second, GPU 1 lost
 # from 20 to 50 simulated seconds (about 0.3 to 0.8 s into the run).
+# The simulated node shows its processes in a fake /proc the agent is pointed at.
 GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO=examples/scenarios/demo.conf \
 GOODPUT_FAKE_NVML_SPEED=60 GOODPUT_FAKE_NVML_LOST=1:20:50 GOODPUT_FAKE_NVML_XID=4:10:79 \
+GOODPUT_SIM_NODE_ROOT="$tmp/node" \
   "$GOODPUT" agent --source nvml --db "$tmp/nvml.db" --no-socket --interval 100ms \
-  --duration 2s --quiet 2>"$tmp/nvml.err" || fail "agent --source nvml: $(cat "$tmp/nvml.err")"
+  --duration 2s --quiet --proc-root "$tmp/node/proc" --jobmap-dir "$tmp/node/jobmap" \
+  2>"$tmp/nvml.err" || fail "agent --source nvml: $(cat "$tmp/nvml.err")"
+# owners from the node's processes and job map: the demo's jobs running in its first
+# 2 simulated minutes, nothing unattributed
+owners=$(sqlite3 "$tmp/nvml.db" "select group_concat(id, ' ') from (select id from jobs order by id)")
+for j in llm-decode notebook train-allreduce train-healthy train-late train-starved; do
+  case " $owners " in *" $j "*) ;; *) fail "nvml: job $j not attributed (jobs: $owners)" ;; esac
+done
+case " $owners " in *" unattributed "*) fail "nvml: unattributed processes: $(cat "$tmp/nvml.err")" ;; esac
+[ "$(sqlite3 "$tmp/nvml.db" "select count(*) from proc_samples where job_id is null or job_id = ''")" -eq 0 ] \
+  || fail "nvml: process rows without an owner"
 [ "$(grep -c 'is lost' "$tmp/nvml.err")" -eq 1 ] || fail "lost not said once: $(cat "$tmp/nvml.err")"
 [ "$(grep -c 'answers again' "$tmp/nvml.err")" -eq 1 ] || fail "return not said once: $(cat "$tmp/nvml.err")"
 ndev=$(sqlite3 "$tmp/nvml.db" "select count(*) from devices")

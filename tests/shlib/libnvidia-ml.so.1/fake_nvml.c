@@ -20,8 +20,18 @@
  *   GOODPUT_FAKE_NVML_MIG=I:N           GPU I runs MIG with N instances
  *   GOODPUT_FAKE_NVML_BOGUS_PROC=1      process utilization also returns a 250% sample
  *                                       and a stale one (both must be dropped)
+ *   GOODPUT_FAKE_NVML_PIDS=G:PID:MIB:SM[,...]  (or GOODPUT_FAKE_NVML_PIDS_FILE=PATH, re-read)
+ *                                       real processes of this machine run on GPU G with
+ *                                       MIB of memory and SM% share, as long as they live
+ *                                       (an exited PID leaves the list, as a driver drops
+ *                                       a process whose context is gone); the simulator's
+ *                                       own processes are listed beside them
+ * The simulator exposes its fake /proc and job map under GOODPUT_SIM_NODE_ROOT when set
+ * (point the agent there with --proc-root/--jobmap-dir).
  * Test hooks: gp_fake_nvml_set_time(ns after start), gp_fake_nvml_truth(i, sample). */
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +104,12 @@ static struct {
     int nxid;
     int mig_gpu, mig_n;
     int bogus;
+    struct {
+        int gpu;
+        long long pid;
+        int mib, sm;
+    } real[32];
+    int nreal;
     struct nvmlDevice_st handles[MAXD], mig_handles[8];
     struct nvmlEventSet_st events;
 } F;
@@ -112,6 +128,8 @@ static int unsupported(const char *what) {
 }
 
 /* Brings the simulator to the current simulated time. */
+static void reread_pids_file(void);
+
 static void refresh(void) {
     if (!F.manual) F.t_ns = F.start_ns + NS + (int64_t)((double)(wall() - F.wall0) * F.speed);
     if (F.t_ns <= F.sampled_ns) return;
@@ -122,6 +140,32 @@ static void refresh(void) {
     F.nprocs = 0;
     if (F.src.ops->list_processes)
         F.src.ops->list_processes(F.src.state, F.procs, MAXP, &F.nprocs, err, sizeof err);
+    reread_pids_file();
+    for (int i = 0; i < F.nreal && F.nprocs < MAXP; i++) {
+        if (kill((pid_t)F.real[i].pid, 0) != 0 && errno == ESRCH) continue; /* exited */
+        char stat[64];
+        snprintf(stat, sizeof stat, "/proc/%lld/stat", (long long)F.real[i].pid);
+        FILE *fp = fopen(stat, "r"); /* a zombie still answers kill(): check its state */
+        char st = 'R';
+        if (fp) {
+            char buf[512];
+            size_t n = fread(buf, 1, sizeof buf - 1, fp);
+            buf[n] = 0;
+            char *q = strrchr(buf, ')');
+            if (q && q[1] == ' ') st = q[2];
+            fclose(fp);
+        }
+        if (st == 'Z' || st == 'X') continue;
+        if (F.real[i].gpu < 0 || (size_t)F.real[i].gpu >= F.ndev) continue;
+        gp_proc_sample *p = &F.procs[F.nprocs++];
+        memset(p, 0, sizeof *p);
+        memcpy(p->uuid, F.dev[F.real[i].gpu].uuid, sizeof p->uuid);
+        p->ts_ns = F.t_ns;
+        p->pid = F.real[i].pid;
+        p->mem_bytes = (uint64_t)F.real[i].mib << 20;
+        p->sm_share = F.real[i].sm / 100.0;
+        p->valid = GP_P_MEM | GP_P_SM_SHARE;
+    }
 }
 
 static double now_s(void) {
@@ -143,6 +187,32 @@ static const gp_sample *dev_sample(nvmlDevice_t d, nvmlReturn_t *rc, int allow_m
     for (size_t i = 0; i < F.ndev; i++)
         if (!strcmp(F.cur[i].uuid, F.dev[d->index].uuid)) return *rc = NVML_SUCCESS, &F.cur[i];
     return *rc = NVML_ERROR_UNKNOWN, NULL;
+}
+
+static void parse_pids(const char *e) {
+    F.nreal = 0;
+    for (const char *p = e; *p && F.nreal < 32;) {
+        if (sscanf(p, "%d:%lld:%d:%d", &F.real[F.nreal].gpu, &F.real[F.nreal].pid,
+                   &F.real[F.nreal].mib, &F.real[F.nreal].sm) == 4)
+            F.nreal++;
+        p = strchr(p, ',');
+        if (!p) break;
+        p++;
+    }
+}
+
+/* GOODPUT_FAKE_NVML_PIDS_FILE: the same list in a file a test may replace while the agent
+ * runs (it learns the PIDs only after starting them). */
+static void reread_pids_file(void) {
+    const char *path = getenv("GOODPUT_FAKE_NVML_PIDS_FILE");
+    if (!path) return;
+    FILE *fp = fopen(path, "r");
+    if (!fp) return;
+    char buf[2048];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+    parse_pids(buf);
 }
 
 static void parse_env(void) {
@@ -169,6 +239,8 @@ static void parse_env(void) {
     if ((e = getenv("GOODPUT_FAKE_NVML_MIG"))) sscanf(e, "%d:%d", &F.mig_gpu, &F.mig_n);
     if (F.mig_n > 8) F.mig_n = 8;
     F.bogus = (e = getenv("GOODPUT_FAKE_NVML_BOGUS_PROC")) && atoi(e);
+    F.nreal = 0;
+    if ((e = getenv("GOODPUT_FAKE_NVML_PIDS"))) parse_pids(e);
 }
 
 nvmlReturn_t nvmlInit_v2(void) {
