@@ -88,7 +88,7 @@ gp_presence_stats gp_presence_get_stats(const gp_presence *p) {
 }
 
 void gp_presence_begin(gp_presence *p, int64_t now_ns) {
-    p->prev_ns = p->now_ns > 0 ? p->now_ns : -1;
+    p->prev_ns = p->now_ns > 0 ? p->now_ns : p->first_ns > 0 ? p->first_ns : -1;
     p->now_ns = now_ns;
     if (!p->first_ns) p->first_ns = now_ns;
     for (size_t i = 0; i < p->n; i++)

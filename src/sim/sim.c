@@ -81,14 +81,14 @@ void gp_sim_uuid(const char *node, int index, char *buf, size_t cap) {
  * hold one of its GPUs it holds 1/(k+1) of that GPU, as the agent's accounting splits
  * a shared GPU (engine/alloc_split.h); the truth must count the same way or every
  * shared GPU would be counted twice. */
-static double held_s(const sim_job *j, int64_t t0, int64_t t1) {
+double sim_held_s(const sim_job *j, int64_t t0, int64_t t1) {
     double whole = (double)(t1 - t0) / 1e9;
     if (!j->n_co || !j->sim || t1 <= t0) return whole;
     const gp_sim *s = j->sim;
     double sum = 0;
     for (int r = 0; r < j->cfg->n_gpus; r++) {
         int g = j->cfg->gpus[r];
-        int64_t cut[2 * 64 + 2];
+        int64_t cut[2 * 64 + 4];
         int nc = 0;
         cut[nc++] = t0;
         for (int k = 0; k < j->n_co && nc < 2 * 64; k++) {
@@ -99,6 +99,11 @@ static double held_s(const sim_job *j, int64_t t0, int64_t t1) {
             if (!on) continue;
             if (o->cfg->start_ns > t0 && o->cfg->start_ns < t1) cut[nc++] = o->cfg->start_ns;
             if (o->end > t0 && o->end < t1) cut[nc++] = o->end;
+            for (int r = 0; o->cfg->scheduler_none && r < o->cfg->n_restarts && nc < 2 * 64; r++) {
+                int64_t d0 = o->cfg->restart_at_ns[r], d1 = d0 + o->cfg->recovery_ns;
+                if (d0 > t0 && d0 < t1) cut[nc++] = d0;
+                if (d1 > t0 && d1 < t1 && nc < 2 * 64) cut[nc++] = d1;
+            }
         }
         cut[nc++] = t1;
         for (int a = 1; a < nc; a++) /* few cuts: insertion sort */
@@ -115,7 +120,11 @@ static double held_s(const sim_job *j, int64_t t0, int64_t t1) {
                 int on = 0;
                 for (int x = 0; x < o->cfg->n_gpus; x++)
                     on |= o->cfg->gpus[x] == g;
-                holders += on && o->cfg->start_ns <= cut[c] && cut[c] < o->end;
+                int dead = 0; /* no scheduler: no process, no hold (a restart's dead time) */
+                for (int r = 0; o->cfg->scheduler_none && r < o->cfg->n_restarts; r++)
+                    dead |= o->cfg->restart_at_ns[r] <= cut[c] &&
+                            cut[c] < o->cfg->restart_at_ns[r] + o->cfg->recovery_ns;
+                holders += on && !dead && o->cfg->start_ns <= cut[c] && cut[c] < o->end;
             }
             sum += (double)(cut[c + 1] - cut[c]) / 1e9 / holders;
         }
@@ -177,7 +186,7 @@ sim_seg *sim_push(sim_job *j, int64_t t0, int64_t t1, int bucket) {
     g->proc = 1;
     g->mem_frac = (float)j->mem_run;
     j->gen = t1;
-    sim_bucket_add(j, bucket, held_s(j, t0, t1));
+    sim_bucket_add(j, bucket, sim_held_s(j, t0, t1));
     return g;
 }
 

@@ -150,6 +150,9 @@ void sim_emit(gp_sim *s, sim_job *j, int64_t ts_rel, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void sim_quote(char *dst, size_t cap, const char *s);
 void sim_bucket_add(sim_job *j, int bucket, double sec);
+/* The job's share of its GPUs over [t0, t1) in seconds per GPU (a shared GPU counts
+ * 1/holders), as the accounting splits it. */
+double sim_held_s(const sim_job *j, int64_t t0, int64_t t1);
 
 /* workload models (sim_work.c) */
 int sim_work_init(gp_sim *s, sim_job *j, char *err, size_t errlen);

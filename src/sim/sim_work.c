@@ -95,6 +95,9 @@ static sim_seg *put(sim_job *j, int64_t t0, int64_t t1, int bucket, const prof *
     g->nvl_bps = p->nvl;
     g->mem_frac = mem;
     g->proc = (uint8_t)proc;
+    /* Without a scheduler nothing holds the GPUs while the job has no process (the dead
+     * time after a failure): that time is not allocated, as the agent sees it. */
+    if (!proc && j->cfg->scheduler_none) sim_bucket_add(j, bucket, -sim_held_s(j, t0, t1));
     return g;
 }
 
