@@ -611,6 +611,9 @@ static void test_sim_shipped_inference(void **st) {
     int checked = 0;
     char *dir = gp_test_tmpdir();
     for (size_t i = 0; i < gl.gl_pathc; i++) {
+        /* large.conf is the 1,000-GPU overhead benchmark: minutes through the agent, and
+         * its server is the same model as the others' */
+        if (strstr(gl.gl_pathv[i], "large.conf")) continue;
         gp_scenario sc;
         char err[512], db[300];
         if (gp_scenario_load(gl.gl_pathv[i], &sc, err, sizeof err) < 0) fail_msg("%s", err);
@@ -647,7 +650,7 @@ static void test_sim_shipped_inference(void **st) {
     globfree(&gl);
     rmdir(dir);
     free(dir);
-    assert_true(checked >= 3); /* consumer, demo, large */
+    assert_true(checked >= 2); /* consumer, demo */
 }
 
 int main(void) {
