@@ -122,6 +122,8 @@ typedef struct acct_alloc {
     int64_t a;           /* folded samples lie in (a, cursor] */
     int64_t cursor;      /* the last sample folded (a when none): also the weight origin */
     int64_t proc_cursor; /* the last per-process row folded (a - 1 when none) */
+    int64_t mem_cursor;  /* the last row folded into mem_max (a - 1 when none) */
+    double mem_max;      /* peak device memory of the job's processes here; < 0 unknown */
     wmean util, sm, tensor, dram, memf;
     uint64_t e_first, e_last;
     int have_e;
@@ -375,6 +377,30 @@ static int fold_procs(gp_store *s, acct_alloc *x, const char *job_id, int64_t hi
     return 0;
 }
 
+/* Folds the peak device memory the job's own processes held on the allocation's device
+ * (the owner the agent stamped on each process row) over (mem_cursor, hi). */
+static int fold_proc_mem(gp_store *s, acct_alloc *x, const char *job_id, int64_t hi) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gp_store_db(s),
+                           "SELECT max(mem_bytes), max(ts_ns) FROM proc_samples WHERE uuid = ?1"
+                           " AND ts_ns > ?3 AND ts_ns < ?4 AND job_id = ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, job_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, x->mem_cursor);
+    sqlite3_bind_int64(st, 4, hi);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+        if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
+            double m = sqlite3_column_double(st, 0);
+            if (m > x->mem_max) x->mem_max = m;
+        }
+        x->mem_cursor = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
 static int cmp_ev_pos(const cev *e, const cev *f) {
     if (e->ts != f->ts) return e->ts < f->ts ? -1 : 1;
     return (e->id > f->id) - (e->id < f->id);
@@ -597,7 +623,8 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
             memset(&a->al[i], 0, sizeof a->al[i]);
             int64_t lo = allocs[i].from_ns > t0 ? allocs[i].from_ns : t0;
             a->al[i].a = a->al[i].cursor = lo;
-            a->al[i].proc_cursor = lo - 1;
+            a->al[i].proc_cursor = a->al[i].mem_cursor = lo - 1;
+            a->al[i].mem_max = -1;
         }
         a->n_al = na;
     }
@@ -624,6 +651,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         if (b <= x->a) continue;
         rc = fold_samples(s, x, (int)i, b, a->job_id, &nw, &nn, &cap_nw, &a->stats.sample_rows);
         if (rc == 0 && x->have_e) rc = fold_procs(s, x, a->job_id, b + 1);
+        if (rc == 0) rc = fold_proc_mem(s, x, a->job_id, b + 1);
     }
     if (rc == 0) rc = act_merge(a, nw, nn);
     free(nw);
@@ -640,6 +668,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     wmean util = {0}, sm = {0}, tensor = {0}, dram = {0}, memf = {0};
     double energy_mj = 0;
     int energy_known = 0, energy_missing = 0;
+    out->proc_mem_max_bytes = -1;
     for (size_t i = 0; i < na; i++) {
         acct_alloc *x = &a->al[i];
         int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
@@ -649,6 +678,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         tensor.sum += x->tensor.sum, tensor.w += x->tensor.w;
         dram.sum += x->dram.sum, dram.w += x->dram.w;
         memf.sum += x->memf.sum, memf.w += x->memf.w;
+        if (x->mem_max > out->proc_mem_max_bytes) out->proc_mem_max_bytes = x->mem_max;
         if (x->have_e && x->e_last >= x->e_first) {
             double share = x->share_all > 0 ? x->share_mine / x->share_all : -1;
             if (share < 0) share = 1.0 / holders(s, x->al.uuid, x->a, b);

@@ -23,6 +23,8 @@ typedef struct gp_job_summary {
     double busy_gpu_h;      /* integral of gpu_util over the allocation */
     double mean_gpu_util, mean_sm_active, mean_tensor_active, mean_dram_active;
     double mean_mem_used_frac;
+    double proc_mem_max_bytes; /* peak device memory one of the job's processes held on one
+                                * GPU (per-process rows); < 0 unknown */
     double energy_kwh;
     double span_s; /* window covered */
     gp_goodput gp;

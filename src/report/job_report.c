@@ -94,7 +94,7 @@ json_t *gp_report_json_job(const gp_job_summary *s) {
     json_t *o = json_object();
     json_object_set_new(o, "id", json_string(s->job.id));
     json_object_set_new(o, "name", json_string(s->job.name));
-    json_object_set_new(o, "user", json_string(s->job.user));
+    json_object_set_new(o, "user", s->job.user[0] ? json_string(s->job.user) : json_null());
     json_object_set_new(o, "kind", json_string(gp_job_kind_name(g->kind)));
     json_object_set_new(o, "gpus", json_integer(s->n_gpus));
     json_object_set_new(o, "submitted_ns", time_or_null(s->job.submitted_ns));
@@ -112,6 +112,7 @@ json_t *gp_report_json_job(const gp_job_summary *s) {
     json_object_set_new(o, "mean_tensor_active", num_or_null(s->mean_tensor_active));
     json_object_set_new(o, "mean_dram_active", num_or_null(s->mean_dram_active));
     json_object_set_new(o, "mean_mem_used_frac", num_or_null(s->mean_mem_used_frac));
+    json_object_set_new(o, "proc_mem_max_bytes", num_or_null(s->proc_mem_max_bytes));
     json_object_set_new(o, "energy_kwh", num_or_null(s->energy_kwh));
     json_object_set_new(o, "goodput", num_or_null(g->goodput));
     json_t *b = json_object();

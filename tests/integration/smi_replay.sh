@@ -51,8 +51,10 @@ apps=$(awk '/^# load :: query-compute-apps/{s=1;next} /^####/{if(s==1)s=2;else s
   fail "h100: gpu_burn's compute-apps and pmon rows did not merge"
 pmon_pids=$(awk '/^# (idle|load) :: pmon/{s=1;next} /^####/{if(s==1)s=2;else s=0;next} s==2 && $2 ~ /^[0-9]+$/' "$cap" | wc -l)
 [ "$(q "select count(*) from proc_samples")" -eq "$pmon_pids" ] || fail "h100: proc_samples"
-[ "$(q "select count(*) from proc_samples where job_id is not null and job_id != ''")" -eq 0 ] ||
-  fail "h100: the source set job_id"
+# the source says no owner; the agent stamps each row with the one it resolved (a
+# replayed capture's PIDs are not this machine's: the process itself, pid-PID)
+[ "$(q "select count(*) from proc_samples where job_id is null or job_id != 'pid-' || pid")" -eq 0 ] ||
+  fail "h100: process rows' owners: $(q "select pid, job_id from proc_samples")"
 
 # --- XML snapshots: one instant each, one sample per device (issue 23)
 for x in tesla-t4.xml:1:2 rtx-4000-sff-ada-v13.xml:1:4 a100-sxm4-v12.xml:5:0; do
@@ -77,6 +79,29 @@ grep -q "^smi: $tmp/cut.txt:$cut_line: expected .* comma-separated fields" "$tmp
   fail "cut: $(cat "$tmp/err")"
 [ "$(grep -c 'comma-separated' "$tmp/err")" -eq 1 ] || fail "cut: warnings: $(cat "$tmp/err")"
 [ "$(q "select count(*) from samples")" -eq 1 ] || fail "cut: the idle row was not kept"
+
+# --- a real capture's processes become jobs (issue 17): report --json shows jobs with
+# allocated GPU-hours > 0 and their processes' memory, each process named by the
+# capture; the GPU's time is never counted twice; diagnose runs on it
+agent "$cap" || fail "owners: exit $?: $(cat "$tmp/err")"
+"$GOODPUT" report --db "$tmp/gp.db" --json >"$tmp/r.json" || fail "owners: report"
+/usr/bin/python3 - "$tmp/r.json" "$tmp/gp.db" <<'PY' || fail "owners: see above"
+import json, sqlite3, sys
+r = json.load(open(sys.argv[1])); db = sqlite3.connect(sys.argv[2])
+jobs = r["jobs"]
+assert len(jobs) >= 1, "no jobs from a capture with processes"
+pids = {p for (p,) in db.execute("select distinct pid from proc_samples")}
+assert {j["id"] for j in jobs} == {f"pid-{p}" for p in pids}, ([j["id"] for j in jobs], pids)
+for j in jobs:
+    assert j["allocated_gpu_h"] > 0, j
+    assert j["proc_mem_max_bytes"] is not None and j["proc_mem_max_bytes"] > 0, j
+    assert j["name"], j  # the capture's process name
+t0, t1, n = db.execute("select min(ts_ns), max(ts_ns), count(distinct uuid) from samples").fetchone()
+assert sum(j["allocated_gpu_s"] for j in jobs) <= n * ((t1 - t0) / 1e9 + 1) + 1e-6
+PY
+"$GOODPUT" diagnose --db "$tmp/gp.db" --json >"$tmp/d.json" || fail "owners: diagnose exit $?"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["findings"], d' "$tmp/d.json" \
+  || fail "owners: diagnose found nothing"
 
 # --- no GPU rows: exit 3, one line
 printf 'timestamp, gpu_uuid, pid, process_name, used_gpu_memory [MiB]\n2024/01/01 00:00:00.000, GPU-a, 7, python, 5 MiB\n' >"$tmp/apps.csv"
