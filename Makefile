@@ -16,11 +16,11 @@ SAN ?=
 OPT ?= -O2 -g
 
 DEPS_STAMP := $(BUILD)/.deps-ok
-# The binary links CORE_PKGS only; libmicrohttpd, libcurl, libxml2 and libpq are opened
-# with dlopen by the commands that use them (src/util/dl.h), so their headers are needed
-# but not their link flags. Tests link everything, cmocka included (TEST_LDLIBS).
+# The binary links CORE_PKGS only; libmicrohttpd, libcurl, libxml2, libpq and ncursesw
+# (`goodput top`) are opened with dlopen by the commands that use them (src/util/dl.h), so
+# their headers are needed but not their link flags. Tests link everything, cmocka included (TEST_LDLIBS).
 CORE_PKGS := sqlite3 jansson yajl zlib
-OPT_PKGS := libmicrohttpd libcurl libxml-2.0 libpq
+OPT_PKGS := libmicrohttpd libcurl libxml-2.0 libpq ncursesw
 PKGS := $(CORE_PKGS) $(OPT_PKGS) cmocka
 
 CPPFLAGS += -Iinclude -Isrc -D_GNU_SOURCE

@@ -5,6 +5,8 @@
 GP_COMMAND(agent, gp_cmd_agent, "watch GPUs, receive workload events, store them")
 GP_COMMAND(demo, gp_cmd_demo, "run a simulated 8-GPU node with a mixed workload and show it")
 GP_COMMAND(report, gp_cmd_report, "per-job GPU-hours, goodput and badput from a store")
+GP_COMMAND(top, gp_cmd_top,
+           "a live terminal view per GPU and per job (like nvtop), from a store or agent")
 GP_COMMAND(sim, gp_cmd_sim, "run a scenario through the simulator and print its signals")
 GP_COMMAND(diagnose, gp_cmd_diagnose,
            "top findings per job with evidence and fixes, ranked by wasted cost")

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report/svg.h"
 #include "traces/report_int.h"
 #include "traces/trace.h"
 
@@ -513,19 +514,176 @@ void gp_trace_write_json(const gp_trace_report *rep, void *file) {
     json_decref(root);
 }
 
-static void html_esc(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else if (*s == '"')
-            fputs("&quot;", f);
-        else
-            fputc(*s, f);
+/* ---- HTML: findings first, then the HTA/TensorBoard-profiler views as inline SVG ---- */
+
+#define MAX_CHART_RANKS 64
+
+static void html_findings(const gp_trace_report *rep, FILE *f) {
+    fputs("<h2 id=\"findings\">Findings</h2>\n", f);
+    if (!rep->n_findings) fputs("<p>none</p>\n", f);
+    /* One box per class (its first, highest-ranked finding), naming where else it holds,
+     * so eight ranks with the same problem read as one problem. */
+    for (size_t i = 0; i < rep->n_findings; i++) {
+        const gp_finding *x = &rep->findings[i];
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = rep->findings[k].cls == x->cls;
+        if (seen) continue;
+        fprintf(f, "<div class=\"finding\"><b>%s</b> (", gp_finding_class_name(x->cls));
+        gp_html_esc(f, x->scope_id);
+        for (size_t k = i + 1; k < rep->n_findings; k++)
+            if (rep->findings[k].cls == x->cls) {
+                fputs(", ", f);
+                gp_html_esc(f, rep->findings[k].scope_id);
+            }
+        fputs("): ", f);
+        gp_html_esc(f, x->summary);
+        fputs("<ul>", f);
+        for (int e = 0; e < x->n_evidence; e++) {
+            const gp_evidence *v = &x->evidence[e];
+            fputs("<li class=\"ev\">", f);
+            gp_html_esc(f, v->metric);
+            fprintf(f, " = %.4g %s %.4g (", v->value, v->op, v->threshold);
+            gp_html_esc(f, v->source);
+            fputs(")</li>", f);
+        }
+        fputs("</ul><p class=\"fix\">Fix: ", f);
+        gp_html_esc(f, x->recommendation);
+        fputs("</p></div>\n", f);
     }
+}
+
+static void html_rank_charts(const gp_trace_report *rep, FILE *f) {
+    size_t n = rep->n_ranks < MAX_CHART_RANKS ? rep->n_ranks : MAX_CHART_RANKS;
+    char lab[MAX_CHART_RANKS][24];
+    const char *labels[MAX_CHART_RANKS];
+    double tb[MAX_CHART_RANKS * 3], ov[MAX_CHART_RANKS], ic[MAX_CHART_RANKS * GP_IC__COUNT];
+    const char *ic_names[GP_IC__COUNT], *ic_col[GP_IC__COUNT];
+    for (int c = 0; c < GP_IC__COUNT; c++) {
+        ic_names[c] = gp_idle_cause_name(c);
+        ic_col[c] = gp_svg_color((size_t)c + 2);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const gp_rank_result *r = &rep->ranks[i];
+        snprintf(lab[i], sizeof lab[i], "rank %d", r->rank);
+        labels[i] = lab[i];
+        tb[3 * i] = r->compute_us;
+        tb[3 * i + 1] = r->non_compute_us;
+        tb[3 * i + 2] = r->idle_us;
+        ov[i] = r->overlap_pctg;
+        for (int c = 0; c < GP_IC__COUNT; c++)
+            ic[i * GP_IC__COUNT + c] = r->idle_cause_us[c] / 1e3;
+    }
+    static const char *const tb_names[] = {"compute", "non-compute", "idle"};
+    static const char *const tb_col[] = {"#2a9d5c", "#e8912d", "#bbbbbb"};
+    fputs("<h2 id=\"temporal\">Temporal breakdown per rank</h2>\n", f);
+    gp_svg_bars_write(f, &(gp_svg_bars){"share of each rank's span: compute, non-compute, idle", n,
+                                        3, labels, tb_names, tb_col, tb, 1, NULL});
+    fputs("<h2 id=\"overlap\">Communication overlapped by compute</h2>\n", f);
+    static const char *const ov_names[] = {"comm/compute overlap"};
+    static const char *const ov_col[] = {"#3b6fd1"};
+    gp_svg_bars_write(f, &(gp_svg_bars){"percent of communication time overlapped by compute", n, 1,
+                                        labels, ov_names, ov_col, ov, 0, "%"});
+    fputs("<h2 id=\"idle-rank\">Idle time by cause per rank</h2>\n", f);
+    gp_svg_bars_write(f, &(gp_svg_bars){"GPU idle time per rank, by host cause", n, GP_IC__COUNT,
+                                        labels, ic_names, ic_col, ic, 0, "ms"});
+}
+
+static void html_kernels(const gp_trace_report *rep, FILE *f) {
+    char lab[8][96];
+    const char *labels[8];
+    double v[8];
+    size_t n = 0;
+    double tot = type_total(rep);
+    for (int m = 1; m < 8; m++)
+        if (rep->type_present[m]) {
+            type_label(m, lab[n], sizeof lab[n]);
+            labels[n] = lab[n];
+            v[n++] = rep->type_us[m] / 1e3;
+        }
+    static const char *const nm[] = {"kernel time"};
+    static const char *const col[] = {"#2a9d5c"};
+    fprintf(f, "<h2 id=\"kernel-types\">Kernel time by type</h2>\n<p>%.1f ms in all.</p>\n",
+            tot / 1e3);
+    gp_svg_bars_write(f,
+                      &(gp_svg_bars){"GPU kernel time by type", n, 1, labels, nm, col, v, 0, "ms"});
+    const gp_rank_result *r = rep->n_ranks ? &rep->ranks[0] : NULL;
+    if (!r || !r->n_top) return;
+    size_t nt = r->n_top < 15 ? r->n_top : 15;
+    char(*kl)[64] = calloc(nt, sizeof *kl);
+    const char **kls = calloc(nt, sizeof *kls);
+    double *kv = calloc(nt, sizeof *kv);
+    if (kl && kls && kv) {
+        for (size_t i = 0; i < nt; i++) {
+            snprintf(kl[i], sizeof kl[i], "%.60s", r->top[i].name);
+            kls[i] = kl[i];
+            kv[i] = r->top[i].sum / 1e3;
+        }
+        fprintf(f, "<h2 id=\"top-kernels\">Top kernels (rank %d)</h2>\n", r->rank);
+        gp_svg_bars_write(
+            f, &(gp_svg_bars){"total time of the top kernels", nt, 1, kls, nm, col, kv, 0, "ms"});
+        fputs("<table><tr><th>kernel</th><th>total ms</th><th>mean µs</th><th>max µs</th></tr>\n",
+              f);
+        for (size_t i = 0; i < nt; i++) {
+            fputs("<tr><td class=\"l\">", f);
+            gp_html_esc(f, r->top[i].name);
+            fprintf(f, "</td><td>%.3f</td><td>%.1f</td><td>%.1f</td></tr>\n", r->top[i].sum / 1e3,
+                    r->top[i].mean, r->top[i].max);
+        }
+        fputs("</table>\n", f);
+    }
+    free(kl);
+    free(kls);
+    free(kv);
+}
+
+static void html_step_charts(const gp_trace_report *rep, FILE *f) {
+    size_t npts = 0, ns = rep->n_ranks < 16 ? rep->n_ranks : 16;
+    for (size_t i = 0; i < ns; i++)
+        if (rep->ranks[i].n_steps > npts) npts = rep->ranks[i].n_steps;
+    if (!npts) return;
+    double *y = malloc(ns * npts * sizeof *y);
+    char(*nm)[24] = calloc(ns, sizeof *nm);
+    const char **names = calloc(ns, sizeof *names);
+    const gp_rank_result *r0 = NULL;
+    if (y && nm && names) {
+        for (size_t i = 0; i < ns; i++) {
+            const gp_rank_result *r = &rep->ranks[i];
+            if (!r0 && r->n_steps) r0 = r;
+            snprintf(nm[i], sizeof nm[i], "rank %d", r->rank);
+            names[i] = nm[i];
+            for (size_t k = 0; k < npts; k++)
+                y[i * npts + k] = k < r->n_steps ? (r->steps[k].t1 - r->steps[k].t0) / 1e3 : NAN;
+        }
+        fputs("<h2 id=\"step-time\">Step time</h2>\n", f);
+        gp_svg_lines_write(f, &(gp_svg_lines){"step duration per rank", npts, ns, NULL, y, names,
+                                              NULL, "step (in trace order)", "ms", 0});
+    }
+    if (r0) { /* idle by cause inside each step, for the first rank with steps */
+        size_t n = r0->n_steps < 64 ? r0->n_steps : 64;
+        const char *labels[64], *ic_names[GP_IC__COUNT], *ic_col[GP_IC__COUNT];
+        double *v = calloc(n * GP_IC__COUNT, sizeof *v);
+        for (int c = 0; c < GP_IC__COUNT; c++) {
+            ic_names[c] = gp_idle_cause_name(c);
+            ic_col[c] = gp_svg_color((size_t)c + 2);
+        }
+        if (v) {
+            for (size_t k = 0; k < n; k++) {
+                labels[k] = r0->steps[k].name;
+                for (int c = 0; c < GP_IC__COUNT; c++)
+                    v[k * GP_IC__COUNT + c] = r0->steps[k].idle_us[c] / 1e3;
+            }
+            fprintf(f, "<h2 id=\"idle-step\">Idle time by cause per step (rank %d)</h2>\n",
+                    r0->rank);
+            gp_svg_bars_write(f,
+                              &(gp_svg_bars){"GPU idle time inside each step, by cause", n,
+                                             GP_IC__COUNT, labels, ic_names, ic_col, v, 0, "ms"});
+        }
+        free(v);
+    }
+    free(y);
+    free(nm);
+    free(names);
 }
 
 int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err, size_t errlen) {
@@ -539,37 +697,16 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
     fprintf(f,
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>goodput trace</title><style>"
             "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l{text-align:left}"
-            ".idle{fill:#bbb}.comp{fill:#2a7}.non{fill:#e93}</style></head><body>\n");
+            "td,th{border:1px solid #ccc;padding:2px "
+            "6px;text-align:right}td.l{text-align:left;max-width:50em;overflow-wrap:anywhere}"
+            "svg.chart{max-width:100%%;height:auto;display:block}"
+            ".finding{border-left:4px solid #c0392b;padding:.2em .8em;margin:.6em 0;"
+            "background:#fbf3f2}.fix{color:#245}</style></head><body>\n");
     fprintf(f,
             "<h1>goodput trace</h1><p>%zu rank(s), %.1f MB of trace JSON analysed in %.2f s.</p>\n",
             rep->n_ranks, rep->bytes / 1e6, rep->seconds);
-    fprintf(f,
-            "<h2>Temporal breakdown</h2>\n<svg width=\"640\" height=\"%zu\" role=\"img\" "
-            "aria-label=\"idle, compute and non-compute share per rank\">\n",
-            24 * rep->n_ranks + 30);
-    for (size_t i = 0; i < rep->n_ranks; i++) {
-        const gp_rank_result *r = &rep->ranks[i];
-        double w = 520, y = 10 + 24.0 * (double)i, x = 80;
-        double s = r->span_us > 0 ? r->span_us : 1;
-        double wi = w * r->idle_us / s, wc = w * r->compute_us / s, wn = w * r->non_compute_us / s;
-        fprintf(f, "<text x=\"0\" y=\"%.0f\">rank %d</text>", y + 14, r->rank);
-        fprintf(f,
-                "<rect class=\"comp\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
-                "height=\"18\"><title>compute %.2f%%</title></rect>",
-                x, y, wc, r->compute_pctg);
-        fprintf(f,
-                "<rect class=\"non\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
-                "height=\"18\"><title>non-compute %.2f%%</title></rect>",
-                x + wc, y, wn, r->non_compute_pctg);
-        fprintf(f,
-                "<rect class=\"idle\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
-                "height=\"18\"><title>idle %.2f%%</title></rect>\n",
-                x + wc + wn, y, wi, r->idle_pctg);
-    }
-    fprintf(f,
-            "<text x=\"80\" y=\"%zu\">green compute, orange non-compute, grey idle</text></svg>\n",
-            24 * rep->n_ranks + 25);
+    html_findings(rep, f);
+    html_rank_charts(rep, f);
     fprintf(f, "<table><tr><th>rank</th><th>span µs</th><th>idle %%</th><th>compute "
                "%%</th><th>non-compute %%</th>"
                "<th>comm/comp overlap %%</th><th>launches</th></tr>\n");
@@ -581,27 +718,11 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
                 r->rank, r->span_us, r->idle_pctg, r->compute_pctg, r->non_compute_pctg,
                 r->overlap_pctg, r->n_launches);
     }
-    fprintf(f, "</table>\n<h2>Kernel time by class</h2><table>\n");
-    double tot = type_total(rep);
-    char lab[96];
-    for (int m = 1; m < 8; m++)
-        if (rep->type_present[m])
-            fprintf(f, "<tr><td class=\"l\">%s</td><td>%.0f µs</td><td>%.1f%%</td></tr>\n",
-                    type_label(m, lab, sizeof lab), rep->type_us[m],
-                    tot > 0 ? 100 * rep->type_us[m] / tot : 0);
-    fprintf(f, "</table>\n");
+    fputs("</table>\n", f);
+    html_kernels(rep, f);
+    html_step_charts(rep, f);
     gp_trace_html_steps(rep, f);
-    fprintf(f, "<h2>Findings</h2><ul>\n");
-    for (size_t i = 0; i < rep->n_findings; i++) {
-        fprintf(f, "<li><b>%s</b> (%s): ", gp_finding_class_name(rep->findings[i].cls),
-                rep->findings[i].scope_id);
-        html_esc(f, rep->findings[i].summary);
-        fputs(". ", f);
-        html_esc(f, rep->findings[i].recommendation);
-        fputs("</li>\n", f);
-    }
-    if (!rep->n_findings) fputs("<li>none</li>", f);
-    fputs("</ul></body></html>\n", f);
+    fputs("</body></html>\n", f);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
         snprintf(err, errlen, "%s: cannot write", path);

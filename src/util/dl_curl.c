@@ -20,13 +20,16 @@ static struct {
     __typeof__(curl_easy_getinfo) *easy_getinfo;
     __typeof__(curl_easy_reset) *easy_reset;
     __typeof__(curl_easy_strerror) *easy_strerror;
+    __typeof__(curl_slist_append) *slist_append;
+    __typeof__(curl_slist_free_all) *slist_free_all;
 } fn;
 
 static const gp_dl_sym syms[] = {
-    {"curl_easy_init", &fn.easy_init},         {"curl_easy_setopt", &fn.easy_setopt},
-    {"curl_easy_perform", &fn.easy_perform},   {"curl_easy_cleanup", &fn.easy_cleanup},
-    {"curl_easy_getinfo", &fn.easy_getinfo},   {"curl_easy_reset", &fn.easy_reset},
-    {"curl_easy_strerror", &fn.easy_strerror},
+    {"curl_easy_init", &fn.easy_init},           {"curl_easy_setopt", &fn.easy_setopt},
+    {"curl_easy_perform", &fn.easy_perform},     {"curl_easy_cleanup", &fn.easy_cleanup},
+    {"curl_easy_getinfo", &fn.easy_getinfo},     {"curl_easy_reset", &fn.easy_reset},
+    {"curl_easy_strerror", &fn.easy_strerror},   {"curl_slist_append", &fn.slist_append},
+    {"curl_slist_free_all", &fn.slist_free_all},
 };
 
 static gp_dl_lib lib = {"libcurl", "libcurl4", "libcurl.so.4", syms, sizeof syms / sizeof syms[0],
@@ -96,4 +99,12 @@ void curl_easy_reset(CURL *curl) {
 
 const char *curl_easy_strerror(CURLcode code) {
     return gp_dl_curl_load() ? "libcurl (libcurl4) could not be loaded" : fn.easy_strerror(code);
+}
+
+struct curl_slist *curl_slist_append(struct curl_slist *list, const char *s) {
+    return gp_dl_curl_load() ? NULL : fn.slist_append(list, s);
+}
+
+void curl_slist_free_all(struct curl_slist *list) {
+    if (list && !gp_dl_curl_load()) fn.slist_free_all(list);
 }

@@ -1,0 +1,171 @@
+/* svg.c: inline SVG charts for the HTML reports (svg.h). Sizes are fixed in SVG units with
+ * a viewBox, so a chart scales with the page width and stays sharp when zoomed. */
+#include <math.h>
+#include <string.h>
+
+#include "report/svg.h"
+
+void gp_html_esc(FILE *f, const char *s) {
+    for (; s && *s; s++) {
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+const char *gp_svg_color(size_t i) {
+    static const char *const pal[] = {"#2a9d5c", "#e8912d", "#3b6fd1", "#c0392b", "#8e44ad",
+                                      "#16a2b8", "#7f8c8d", "#d35d9e", "#b8a400", "#5d4037"};
+    return pal[i % (sizeof pal / sizeof pal[0])];
+}
+
+static int ok(double x) {
+    return !isnan(x) && x > 0;
+}
+
+void gp_svg_bars_write(FILE *f, const gp_svg_bars *b) {
+    const double L = 170, W = 560, RH = 20, GAP = 4;
+    double maxv = 0;
+    for (size_t r = 0; r < b->n_rows; r++) {
+        double t = 0;
+        for (size_t k = 0; k < b->n_segs; k++)
+            if (ok(b->v[r * b->n_segs + k])) t += b->v[r * b->n_segs + k];
+        if (t > maxv) maxv = t;
+    }
+    double legend = b->n_segs > 1 ? 22 : 0, H = b->n_rows * (RH + GAP) + legend + 4;
+    fprintf(f,
+            "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" aria-label=\"",
+            L + W + 90, H, L + W + 90, H);
+    gp_html_esc(f, b->aria);
+    fputs("\" font-size=\"11\">\n", f);
+    for (size_t r = 0; r < b->n_rows; r++) {
+        double y = r * (RH + GAP), t = 0, x = L;
+        for (size_t k = 0; k < b->n_segs; k++)
+            if (ok(b->v[r * b->n_segs + k])) t += b->v[r * b->n_segs + k];
+        double scale = b->normalize ? (t > 0 ? W / t : 0) : (maxv > 0 ? W / maxv : 0);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">", L - 6, y + 14);
+        /* long labels (C++ kernel names) are cut to fit; the full one is the hover title */
+        char cut[40];
+        size_t ll = strlen(b->row_labels[r]);
+        snprintf(cut, sizeof cut, "%.*s%s", ll > 28 ? 26 : 28, b->row_labels[r],
+                 ll > 28 ? ".." : "");
+        fputs("<title>", f);
+        gp_html_esc(f, b->row_labels[r]);
+        fputs("</title>", f);
+        gp_html_esc(f, cut);
+        fputs("</text>", f);
+        for (size_t k = 0; k < b->n_segs; k++) {
+            double v = b->v[r * b->n_segs + k];
+            if (!ok(v)) continue;
+            fprintf(f,
+                    "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\">"
+                    "<title>",
+                    x, y, v * scale, RH, b->colors[k]);
+            gp_html_esc(f, b->seg_names[k]);
+            if (b->normalize)
+                fprintf(f, ": %.1f%%</title></rect>", t > 0 ? 100 * v / t : 0);
+            else
+                fprintf(f, ": %.4g %s</title></rect>", v, b->unit ? b->unit : "");
+            x += v * scale;
+        }
+        if (!b->normalize)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.0f\">%.4g %s</text>", x + 4, y + 14, t,
+                    b->unit ? b->unit : "");
+        fputc('\n', f);
+    }
+    if (legend) {
+        double x = L, y = b->n_rows * (RH + GAP) + 6;
+        for (size_t k = 0; k < b->n_segs; k++) {
+            fprintf(f,
+                    "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                    "<text x=\"%.0f\" y=\"%.0f\">",
+                    x, y, b->colors[k], x + 13, y + 9);
+            gp_html_esc(f, b->seg_names[k]);
+            fputs("</text>", f);
+            x += 20 + 6.5 * (double)strlen(b->seg_names[k]);
+        }
+    }
+    fputs("</svg>\n", f);
+}
+
+void gp_svg_lines_write(FILE *f, const gp_svg_lines *l) {
+    const double L = 60, T = 10, W = 640, H = 220, B = 40;
+    double x0 = INFINITY, x1 = -INFINITY, y1 = 0;
+    for (size_t i = 0; i < l->n_points; i++) {
+        double x = l->x ? l->x[i] : (double)i;
+        if (l->log_x) x = x > 0 ? log10(x) : NAN;
+        if (isnan(x)) continue;
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+    }
+    for (size_t i = 0; i < l->n_points * l->n_series; i++)
+        if (!isnan(l->y[i]) && l->y[i] > y1) y1 = l->y[i];
+    if (!(x1 > x0)) x1 = x0 + 1;
+    if (y1 <= 0) y1 = 1;
+    double legend = 18.0 * (double)((l->n_series + 3) / 4);
+    fprintf(f,
+            "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" aria-label=\"",
+            L + W + 20, T + H + B + legend, L + W + 20, T + H + B + legend);
+    gp_html_esc(f, l->aria);
+    fputs("\" font-size=\"11\">\n", f);
+    fprintf(f,
+            "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#999\"/>"
+            "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#999\"/>\n",
+            L, T + H, L + W, T + H, L, T, L, T + H);
+    for (int k = 0; k <= 4; k++) { /* y ticks */
+        double v = y1 * k / 4, y = T + H - H * k / 4;
+        fprintf(f,
+                "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+                "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n",
+                L, y, L + W, y, L - 4, y + 4, v);
+    }
+    for (int k = 0; k <= 4; k++) { /* x ticks */
+        double v = x0 + (x1 - x0) * k / 4, x = L + W * k / 4;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.3g</text>", x, T + H + 14,
+                l->log_x ? pow(10, v) : v);
+    }
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", L + W / 2, T + H + 30);
+    gp_html_esc(f, l->x_label);
+    fprintf(f,
+            "</text><text x=\"12\" y=\"%.0f\" transform=\"rotate(-90 12 %.0f)\" "
+            "text-anchor=\"middle\">",
+            T + H / 2, T + H / 2);
+    gp_html_esc(f, l->y_label);
+    fputs("</text>\n", f);
+    for (size_t s = 0; s < l->n_series; s++) {
+        const char *c = l->colors ? l->colors[s] : gp_svg_color(s);
+        fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" d=\"", c);
+        int pen = 0;
+        for (size_t i = 0; i < l->n_points; i++) {
+            double x = l->x ? l->x[i] : (double)i, y = l->y[s * l->n_points + i];
+            if (l->log_x) x = x > 0 ? log10(x) : NAN;
+            if (isnan(x) || isnan(y)) {
+                pen = 0;
+                continue;
+            }
+            fprintf(f, "%c%.1f,%.1f", pen ? 'L' : 'M', L + W * (x - x0) / (x1 - x0),
+                    T + H - H * y / y1);
+            pen = 1;
+        }
+        fputs("\"><title>", f);
+        gp_html_esc(f, l->names[s]);
+        fputs("</title></path>\n", f);
+        double lx = L + 170.0 * (double)(s % 4), ly = T + H + B + 18.0 * (double)(s / 4);
+        fprintf(f,
+                "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                "<text x=\"%.0f\" y=\"%.0f\">",
+                lx, ly - 9, c, lx + 13, ly);
+        gp_html_esc(f, l->names[s]);
+        fputs("</text>", f);
+    }
+    fputs("</svg>\n", f);
+}
