@@ -14,23 +14,24 @@
 #include "ingest/protocol.h"
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: goodput logs FILE --profile NAME [--job ID] [--events | --json]\n"
-            "       goodput logs --list-profiles [--profiles FILE]\n\n"
-            "Reads a training log (no instrumentation needed) and turns it into goodput\n"
-            "events: steps, evaluation, checkpoint and compile phases, restarts\n"
-            "(docs/logs.md). Prints a summary by default.\n\n"
-            "  --profile NAME     megatron (also NeMo), hf, lightning, torchtitan, deepspeed,\n"
-            "                     or one from --profiles\n"
-            "  --profiles FILE    extra profiles (named regex sets; docs/logs.md)\n"
-            "  --job ID           the job the events belong to (default: the file name)\n"
-            "  --events           print the events as protocol lines (docs/protocol.md)\n"
-            "  --json             the summary and the events as JSON\n"
-            "  --list-profiles    the profiles and their rules\n\n"
-            "A live log: goodput agent --log JOB=PATH:PROFILE (rotation-safe tail).\n");
+    fprintf(f, "usage: goodput logs FILE --profile NAME [--job ID] [--events | --json]\n"
+               "       goodput logs --list-profiles [--profiles FILE]\n\n"
+               "Reads a training log (no instrumentation needed) and turns it into goodput\n"
+               "events: steps, evaluation, checkpoint and compile phases, restarts\n"
+               "(docs/logs.md). Prints a summary by default.\n\n"
+               "  --profile NAME     megatron (also NeMo), hf, lightning, torchtitan, deepspeed,\n"
+               "                     or one from --profiles\n"
+               "  --profiles FILE    extra profiles (named regex sets; docs/logs.md)\n"
+               "  --job ID           the job the events belong to (default: the file name)\n"
+               "  --events           print the events as protocol lines (docs/protocol.md)\n"
+               "  --json             the summary and the events as JSON\n"
+               "  --list-profiles    the profiles and their rules\n\n"
+               "A live log: goodput agent --log JOB=PATH:PROFILE (rotation-safe tail).\n");
 }
 
-static json_t *num_or_null(double v) { return v >= 0 ? json_real(v) : json_null(); }
+static json_t *num_or_null(double v) {
+    return v >= 0 ? json_real(v) : json_null();
+}
 
 static void print_num(const char *label, double v, const char *unit) {
     if (v >= 0)
@@ -75,14 +76,11 @@ static void job_from_path(const char *path, char *out, size_t cap) {
 int gp_cmd_logs(int argc, char **argv) {
     const char *profile = NULL, *extra = NULL, *job = NULL;
     int json = 0, events = 0, list = 0;
-    static const struct option opts[] = {{"profile", required_argument, 0, 'p'},
-                                         {"profiles", required_argument, 0, 'P'},
-                                         {"job", required_argument, 0, 'j'},
-                                         {"json", no_argument, 0, 'J'},
-                                         {"events", no_argument, 0, 'e'},
-                                         {"list-profiles", no_argument, 0, 'l'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"profile", required_argument, 0, 'p'}, {"profiles", required_argument, 0, 'P'},
+        {"job", required_argument, 0, 'j'},     {"json", no_argument, 0, 'J'},
+        {"events", no_argument, 0, 'e'},        {"list-profiles", no_argument, 0, 'l'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -170,8 +168,7 @@ int gp_cmd_logs(int argc, char **argv) {
         json_object_set_new(root, "job", json_string(job));
         json_object_set_new(root, "times_from_log", json_boolean(!anchored));
         json_object_set_new(root, "steps", json_integer((json_int_t)s.steps));
-        json_object_set_new(root, "first_step",
-                            s.steps ? json_integer(s.first_step) : json_null());
+        json_object_set_new(root, "first_step", s.steps ? json_integer(s.first_step) : json_null());
         json_object_set_new(root, "last_step", s.steps ? json_integer(s.last_step) : json_null());
         json_object_set_new(root, "step_p50_s", num_or_null(s.step_p50_s));
         json_object_set_new(root, "step_p95_s", num_or_null(s.step_p95_s));

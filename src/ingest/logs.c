@@ -542,9 +542,8 @@ int gp_log_read_file(const char *path, const gp_log_profile *p, const char *job_
         return -1;
     }
     struct stat st;
-    int64_t mtime_ns = fstat(fileno(f), &st) == 0
-                           ? (int64_t)st.st_mtim.tv_sec * NS_PER_S + st.st_mtim.tv_nsec
-                           : 0;
+    int64_t mtime_ns =
+        fstat(fileno(f), &st) == 0 ? (int64_t)st.st_mtim.tv_sec * NS_PER_S + st.st_mtim.tv_nsec : 0;
     gp_log_reader r;
     gp_log_reader_init(&r, p, job_id);
     ev_vec x = {0};

@@ -87,13 +87,13 @@ typedef void (*gp_log_emit)(void *ctx, const gp_event *e);
 typedef struct gp_log_reader {
     const gp_log_profile *prof;
     char job_id[GP_JOB_ID_MAX];
-    int64_t clock_ns;     /* the last event's time */
-    int64_t last_step;    /* global step number; -1 none yet */
-    int64_t last_raw;     /* the step as printed (per-epoch bars) */
+    int64_t clock_ns;  /* the last event's time */
+    int64_t last_step; /* global step number; -1 none yet */
+    int64_t last_raw;  /* the step as printed (per-epoch bars) */
     int64_t epoch, epoch_base;
-    int64_t total;        /* the training bar's total; -1 unknown */
-    double units_cum;     /* last cumulative units; < 0 none */
-    int numbered;         /* a numbered step was seen */
+    int64_t total;    /* the training bar's total; -1 unknown */
+    double units_cum; /* last cumulative units; < 0 none */
+    int numbered;     /* a numbered step was seen */
     char open_phase[GP_NAME_MAX];
     int64_t open_since_ns;
     uint64_t lines, matched;
@@ -121,7 +121,7 @@ int gp_log_read_file(const char *path, const gp_log_profile *p, const char *job_
 typedef struct gp_log_summary {
     size_t steps, restarts;
     int64_t first_step, last_step;
-    double step_p50_s, step_p95_s; /* per-iteration time; < 0 unknown */
+    double step_p50_s, step_p95_s;                     /* per-iteration time; < 0 unknown */
     double eval_s, checkpoint_s, compile_s, restore_s; /* phase time; < 0 none seen */
     size_t evals, checkpoints, compiles;
     double span_s; /* first event to last */
