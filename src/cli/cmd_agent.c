@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "agent/agent.h"
+#include "cli/agent_logs.h"
 #include "cli/exit_codes.h"
 #include "attribution/slurm.h"
 #include "fleet/ledger.h"
@@ -112,6 +113,11 @@ static void usage(FILE *f) {
             "  --proc-root DIR    where the GPU processes' /proc is (default /proc; a\n"
             "                     container sees the host's through a mount, e.g. /host/proc)\n"
             "  --no-attribution   do not turn GPU processes into jobs and allocations\n"
+            "  --log JOB=PATH:PROFILE\n"
+            "                     tail a training log (rotation-safe) and store its steps,\n"
+            "                     evaluation, checkpoints and restarts as JOB's events\n"
+            "                     (repeatable; profiles: goodput logs --list-profiles)\n"
+            "  --log-profiles FILE  extra log profiles (docs/logs.md)\n"
             "\nOwnership: every GPU process is resolved once to its owner (Slurm job, pod,\n"
             "container, GOODPUT_JOB, else the process with its user and command; what\n"
             "cannot be seen is 'unattributed'). Without a scheduler, an owner holds a GPU\n"
@@ -146,6 +152,8 @@ int gp_cmd_agent(int argc, char **argv) {
     int64_t slurm_every_ns = 10000000000LL, scrape_every_ns = 10000000000LL;
     const char *scrape_specs[MAX_SCRAPERS];
     int n_scrape = 0;
+    const char *log_specs[GP_AGENT_MAX_LOGS], *log_profiles = NULL;
+    int n_logs = 0;
     gp_ledger_opts lo = {0}; /* --ledger, --host-name: the fleet ledger (docs/fleet.md) */
     gp_serve_opts so = {0};
     static const struct option opts[] = {{"source", required_argument, 0, 's'},
@@ -177,6 +185,8 @@ int gp_cmd_agent(int argc, char **argv) {
                                          {"max-skew-ahead", required_argument, 0, 'A'},
                                          {"max-skew-behind", required_argument, 0, 'B'},
                                          {"accept-old", no_argument, 0, 'O'},
+                                         {"log", required_argument, 0, 'g'},
+                                         {"log-profiles", required_argument, 0, 'G'},
                                          {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -282,6 +292,16 @@ int gp_cmd_agent(int argc, char **argv) {
         case 'O':
             o.accept_old = 1;
             break;
+        case 'g':
+            if (n_logs == GP_AGENT_MAX_LOGS) {
+                fprintf(stderr, "goodput agent: --log: at most %d logs\n", GP_AGENT_MAX_LOGS);
+                return GP_EXIT_USAGE;
+            }
+            log_specs[n_logs++] = optarg;
+            break;
+        case 'G':
+            log_profiles = optarg;
+            break;
         case 'l':
             lo.url = optarg;
             break;
@@ -324,6 +344,19 @@ int gp_cmd_agent(int argc, char **argv) {
         (so.listen && gp_dl_require("mhd") != 0) || (lo.url && gp_dl_require("pq") != 0))
         return GP_EXIT_FAIL;
     char err[512] = "";
+    /* --log: checked before the agent opens anything, so a typo costs nothing */
+    gp_agent_logs logs;
+    if (gp_agent_logs_init(&logs, log_profiles, err, sizeof err) != 0) {
+        fprintf(stderr, "goodput agent: --log-profiles: %s\n", err);
+        gp_agent_logs_free(&logs);
+        return GP_EXIT_INPUT;
+    }
+    for (int i = 0; i < n_logs; i++)
+        if (gp_agent_logs_add(&logs, log_specs[i], err, sizeof err) != 0) {
+            fprintf(stderr, "goodput agent: --log %s\n", err);
+            gp_agent_logs_free(&logs);
+            return GP_EXIT_USAGE;
+        }
     gp_agent *a;
     /* A file-size limit (ulimit -f) must fail a write with EFBIG, reported and survived,
      * not kill the agent before it can say why or keep its last flush. */
@@ -331,6 +364,7 @@ int gp_cmd_agent(int argc, char **argv) {
     int orc = gp_agent_open(&o, &a, err, sizeof err);
     if (orc == GP_AGENT_BUSY) {
         fprintf(stderr, "goodput agent: %s\n", err);
+        gp_agent_logs_free(&logs);
         return GP_EXIT_FAIL;
     }
     if (orc != 0) {
@@ -341,6 +375,7 @@ int gp_cmd_agent(int argc, char **argv) {
                     err);
         else
             fprintf(stderr, "goodput agent: %s\n", err);
+        gp_agent_logs_free(&logs);
         return GP_EXIT_INPUT;
     }
     struct sigaction sa = {0};
@@ -356,6 +391,7 @@ int gp_cmd_agent(int argc, char **argv) {
         if (gp_serve_start(&so, &srv, err, sizeof err) != 0) {
             fprintf(stderr, "goodput agent: %s\n", err);
             gp_agent_close(a);
+            gp_agent_logs_free(&logs);
             return GP_EXIT_USAGE;
         }
         gp_serve_attach(srv, a);
@@ -371,6 +407,7 @@ int gp_cmd_agent(int argc, char **argv) {
             for (int k = 0; k < i; k++)
                 gp_scraper_free(scr[k].sc);
             gp_agent_close(a);
+            gp_agent_logs_free(&logs);
             return GP_EXIT_USAGE;
         }
         if (gp_agent_set_hook(a, scrape_hook, &scr[i], scrape_every_ns) != 0)
@@ -381,6 +418,7 @@ int gp_cmd_agent(int argc, char **argv) {
         if (gp_slurm_open(&slo, &sc.sl, err, sizeof err) != 0) {
             fprintf(stderr, "goodput agent: slurm: %s\n", err);
             gp_agent_close(a);
+            gp_agent_logs_free(&logs);
             return GP_EXIT_USAGE;
         }
         size_t nd;
@@ -393,10 +431,13 @@ int gp_cmd_agent(int argc, char **argv) {
         if (gp_ledger_open(&lo, gp_agent_store(a), &ledger, err, sizeof err) != 0) {
             fprintf(stderr, "goodput agent: %s\n", err);
             gp_agent_close(a);
+            gp_agent_logs_free(&logs);
             return GP_EXIT_USAGE;
         }
         gp_ledger_attach(ledger, a);
     }
+    if (gp_agent_logs_attach(&logs, a) != 0)
+        fprintf(stderr, "goodput agent: too many hooks; not following --log\n");
     int rc = gp_agent_run(a, &stop_flag, err, sizeof err);
     if (ledger && gp_ledger_drain(ledger, 60000000000LL, err, sizeof err) != 0)
         fprintf(stderr,
@@ -430,7 +471,12 @@ int gp_cmd_agent(int argc, char **argv) {
         slurm_hook(a, &sc);
         gp_slurm_close(sc.sl);
     }
+    if (logs.n && rc == 0) { /* what the logs said since the last tick */
+        gp_agent_logs_poll(&logs, a);
+        gp_agent_flush(a);
+    }
     gp_agent_close(a);
+    gp_agent_logs_free(&logs);
     if (rc != 0) {
         fprintf(stderr, "goodput agent: %s\n", err);
         return rc == GP_AGENT_STORE_FULL ? GP_EXIT_INPUT : GP_EXIT_FAIL;

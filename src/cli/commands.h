@@ -18,5 +18,7 @@ GP_COMMAND(cluster, gp_cmd_cluster,
 GP_COMMAND(attrib, gp_cmd_attrib, "who owns a process or GPU; follow Slurm jobs into a store")
 GP_COMMAND(pipeline, gp_cmd_pipeline,
            "multi-stage CPU+GPU pipelines: the bottleneck stage, pool sizing, what-if")
+GP_COMMAND(logs, gp_cmd_logs,
+           "training logs (Megatron, HF Trainer, Lightning, torchtitan, DeepSpeed) as events")
 GP_COMMAND(compare, gp_cmd_compare,
            "did B do better than A? outcome metrics with 95% CIs and a verdict")
