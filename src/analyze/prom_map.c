@@ -675,6 +675,8 @@ static int write_chunk(ctx_t *x) {
         dev_t_ *d = &x->dev[i];
         if (!d->row) continue;
         if (d->dev.name[0] && !d->dev.spec) d->dev.spec = gp_spec_lookup(d->dev.name);
+        if (!d->dev.memory_total_bytes && d->dev.spec)
+            d->dev.memory_total_bytes = d->dev.spec->memory_bytes;
         if (gp_store_put_device(x->s, &d->dev) != 0) {
             snprintf(x->err, x->errlen, "cannot store a device: %s", gp_store_errmsg(x->s));
             return -1;
@@ -688,6 +690,11 @@ static int write_chunk(ctx_t *x) {
             gp_sample *smp = &d->row[k];
             if (!smp->valid) continue;
             scopy(smp->uuid, sizeof smp->uuid, d->dev.uuid);
+            if ((smp->valid & GP_F_MEM_USED) && !(smp->valid & GP_F_MEM_TOTAL) &&
+                d->dev.memory_total_bytes) { /* dcgm-exporter's defaults omit FB_TOTAL */
+                smp->mem_total_bytes = d->dev.memory_total_bytes;
+                smp->valid |= GP_F_MEM_TOTAL;
+            }
             smp->ts_ns = x->c0 * NS + k * step_ns;
             for (int r = 0; r < 4; r++) {
                 if (!(smp->valid & rate_f[r])) continue;

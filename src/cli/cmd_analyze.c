@@ -76,7 +76,8 @@ static void fmt_time(int64_t s, char *buf, size_t cap) {
 }
 
 static json_t *header_json(const char *url, int64_t t0, int64_t t1, int64_t step,
-                           const char *selector, const gp_prom_map_result *r) {
+                           const char *selector, const gp_prom_map_result *r,
+                           const gp_prom_client *cl) {
     char a[32], b[32];
     fmt_time(t0, a, sizeof a);
     fmt_time(t1, b, sizeof b);
@@ -93,6 +94,9 @@ static json_t *header_json(const char *url, int64_t t0, int64_t t1, int64_t step
     json_object_set_new(h, "samples", json_integer((json_int_t)r->samples));
     json_object_set_new(h, "allocations", json_integer((json_int_t)r->allocations));
     json_object_set_new(h, "jobs", json_integer((json_int_t)r->jobs));
+    json_object_set_new(h, "requests", json_integer(gp_prom_requests(cl)));
+    json_object_set_new(h, "split_queries", json_integer(gp_prom_splits(cl)));
+    json_object_set_new(h, "chunks", json_integer((json_int_t)r->chunks));
     json_t *n = json_array();
     for (int i = 0; i < r->n_notes; i++)
         json_array_append_new(n, json_string(r->notes[i]));
@@ -389,7 +393,7 @@ int gp_cmd_analyze(int argc, char **argv) {
             if (rc == GP_EXIT_OK) rc = GP_EXIT_FAIL;
             goto out;
         }
-        json_object_set_new(root, "source", header_json(url, t0, t1, step, selector, &r));
+        json_object_set_new(root, "source", header_json(url, t0, t1, step, selector, &r, cl));
         if (tmpdir[0]) json_object_set_new(root, "db", json_null()); /* temporary, gone */
         json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
         fputc('\n', stdout);

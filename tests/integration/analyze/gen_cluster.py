@@ -230,6 +230,8 @@ for pid, pd in pods.items():
         steps = pd["k1"] - pd["k0"]
         b = sum(1 for k in range(pd["k0"], pd["k1"]) if serving_busy(k, pd["k0"]))
         t["goodput"] = b / steps
+    elif pd["profile"] == "stuck":
+        t["goodput"] = 0.0  # never ran a kernel: all of its time is not_ready
     else:
         t["goodput"] = None  # no progress events: the engine reports unknown, never a guess
     if pd["profile"] == "notebook":
