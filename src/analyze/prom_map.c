@@ -771,8 +771,8 @@ static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int k
             "max by (namespace,pod) (kube_pod_created%s)",
             "max by (namespace,pod) (kube_pod_start_time%s)",
             "max by (namespace,pod) (last_over_time(kube_pod_container_status_ready%s[%ldms]))",
-            "sum by (namespace,pod) "
-            "(last_over_time(kube_pod_container_resource_requests%s[%ldms]))",
+            ("sum by (namespace,pod) "
+             "(last_over_time(kube_pod_container_resource_requests%s[%ldms]))"),
             "sum by (namespace,pod) (last_over_time(kube_pod_container_resource_limits%s[%ldms]))",
             "max by (namespace,pod,created_by_name) (kube_pod_info%s)",
         };
