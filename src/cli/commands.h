@@ -22,3 +22,5 @@ GP_COMMAND(logs, gp_cmd_logs,
            "training logs (Megatron, HF Trainer, Lightning, torchtitan, DeepSpeed) as events")
 GP_COMMAND(compare, gp_cmd_compare,
            "did B do better than A? outcome metrics with 95% CIs and a verdict")
+GP_COMMAND(analyze, gp_cmd_analyze,
+           "the report of a whole cluster from the Prometheus it already runs")

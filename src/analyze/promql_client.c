@@ -1,0 +1,351 @@
+/* promql_client.c: Prometheus HTTP API client (see promql_client.h).
+ *
+ * One libcurl easy handle is kept for the whole run (connection reuse). Each answer is
+ * read into one buffer and parsed with jansson; the caller sees it series by series and
+ * the buffer and JSON tree are freed before the next request, so peak memory is the
+ * largest single answer. The analyzer sizes its ranges so that answer stays small. */
+#include "analyze/promql_client.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#define MAX_BODY (512L << 20)
+
+struct gp_prom_client {
+    CURL *h;
+    char base[1024];
+    char token[4096];
+    char userpwd[512];
+    char ca[1024];
+    long timeout_ms;
+    char *buf;
+    size_t len, cap;
+    int too_big;
+    long requests, splits;
+    char curl_err[CURL_ERROR_SIZE];
+};
+
+long gp_prom_requests(const gp_prom_client *c) {
+    return c->requests;
+}
+long gp_prom_splits(const gp_prom_client *c) {
+    return c->splits;
+}
+
+static int copy(char *d, size_t cap, const char *s) {
+    size_t n = strlen(s);
+    if (n >= cap) return -1;
+    memcpy(d, s, n + 1);
+    return 0;
+}
+
+int gp_prom_client_new(const gp_prom_opts *o, gp_prom_client **out, char *err, size_t errlen) {
+    *out = NULL;
+    gp_prom_client *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (!o->url || !*o->url || copy(c->base, sizeof c->base, o->url) != 0) {
+        snprintf(err, errlen, "--prometheus: expected a URL of at most %zu bytes",
+                 sizeof c->base - 1);
+        free(c);
+        return -1;
+    }
+    if (!strstr(c->base, "://")) {
+        snprintf(err, errlen, "--prometheus '%s': expected http://HOST:PORT or https://...",
+                 o->url);
+        free(c);
+        return -1;
+    }
+    size_t bl = strlen(c->base);
+    while (bl > 0 && c->base[bl - 1] == '/')
+        c->base[--bl] = 0;
+    if (o->token_file) {
+        FILE *f = fopen(o->token_file, "r");
+        size_t n = f ? fread(c->token, 1, sizeof c->token - 1, f) : 0;
+        int bad = !f || ferror(f) || !feof(f);
+        if (f) fclose(f);
+        c->token[n] = 0;
+        while (n > 0 && isspace((unsigned char)c->token[n - 1]))
+            c->token[--n] = 0;
+        if (bad || n == 0) {
+            snprintf(err, errlen, "--bearer-token-file %s: %s", o->token_file,
+                     !f       ? "cannot be read"
+                     : n == 0 ? "is empty"
+                              : "is longer than 4 KiB");
+            free(c);
+            return -1;
+        }
+    }
+    if (o->basic_auth &&
+        (copy(c->userpwd, sizeof c->userpwd, o->basic_auth) != 0 || !strchr(o->basic_auth, ':'))) {
+        snprintf(err, errlen, "--basic-auth: expected USER:PASSWORD (at most 511 bytes)");
+        free(c);
+        return -1;
+    }
+    if (o->ca_file && copy(c->ca, sizeof c->ca, o->ca_file) != 0) {
+        snprintf(err, errlen, "--ca-file: path too long");
+        free(c);
+        return -1;
+    }
+    c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 120000;
+    c->h = curl_easy_init();
+    if (!c->h) {
+        snprintf(err, errlen, "cannot start libcurl");
+        free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+void gp_prom_client_free(gp_prom_client *c) {
+    if (!c) return;
+    curl_easy_cleanup(c->h);
+    free(c->buf);
+    free(c);
+}
+
+static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx) {
+    gp_prom_client *c = ctx;
+    size_t n = size * nmemb;
+    if (c->len + n + 1 > (size_t)MAX_BODY) {
+        c->too_big = 1;
+        return 0;
+    }
+    if (c->len + n + 1 > c->cap) {
+        size_t cap = c->cap ? c->cap : 1 << 16;
+        while (cap < c->len + n + 1)
+            cap *= 2;
+        char *b = realloc(c->buf, cap);
+        if (!b) return 0;
+        c->buf = b;
+        c->cap = cap;
+    }
+    memcpy(c->buf + c->len, data, n);
+    c->len += n;
+    c->buf[c->len] = 0;
+    return n;
+}
+
+int gp_prom_urlencode(const char *s, char *buf, size_t cap) {
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = strlen(buf);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+            if (o + 2 > cap) return -1;
+            buf[o++] = (char)ch;
+        } else {
+            if (o + 4 > cap) return -1;
+            buf[o++] = '%';
+            buf[o++] = hex[ch >> 4];
+            buf[o++] = hex[ch & 15];
+        }
+    }
+    buf[o] = 0;
+    return 0;
+}
+
+static int is_sample_limit(const char *msg) {
+    return msg && (strstr(msg, "too many samples") || strstr(msg, "max-samples") ||
+                   strstr(msg, "maxSamplesPerQuery"));
+}
+
+int gp_prom_get(gp_prom_client *c, const char *path, const char *query, json_t **data, char *err,
+                size_t errlen) {
+    *data = NULL;
+    size_t ul = strlen(c->base) + strlen(path) + strlen(query) + 2;
+    char *url = malloc(ul);
+    if (!url) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(url, ul, "%s%s%s%s", c->base, path, *query ? "?" : "", query);
+    c->len = 0;
+    c->too_big = 0;
+    c->curl_err[0] = 0;
+    CURL *h = c->h;
+    curl_easy_reset(h);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->curl_err);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* gzip when the server offers it */
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "goodput-analyze");
+    if (c->token[0]) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, c->token);
+    } else if (c->userpwd[0]) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(h, CURLOPT_USERPWD, c->userpwd);
+    }
+    if (c->ca[0]) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
+    c->requests++;
+    CURLcode rc = curl_easy_perform(h);
+    free(url);
+    if (rc != CURLE_OK) {
+        if (c->too_big)
+            snprintf(err, errlen, "Prometheus at %s: the answer to %s exceeds %ld MiB", c->base,
+                     path, MAX_BODY >> 20);
+        else
+            snprintf(err, errlen, "cannot reach Prometheus at %s (%s): %s", c->base, path,
+                     c->curl_err[0] ? c->curl_err : curl_easy_strerror(rc));
+        return -1;
+    }
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    json_error_t je;
+    json_t *root = c->len ? json_loadb(c->buf, c->len, 0, &je) : NULL;
+    const char *st = root ? json_string_value(json_object_get(root, "status")) : NULL;
+    const char *msg = root ? json_string_value(json_object_get(root, "error")) : NULL;
+    if (status >= 400 || (st && strcmp(st, "success") != 0)) {
+        int limit = is_sample_limit(msg);
+        if (msg)
+            snprintf(err, errlen, "Prometheus at %s answered HTTP %ld for %s: %s", c->base, status,
+                     path, msg);
+        else {
+            char snip[160] = "";
+            if (c->len) {
+                size_t n = c->len < sizeof snip - 1 ? c->len : sizeof snip - 1;
+                memcpy(snip, c->buf, n);
+                snip[n] = 0;
+                for (char *p = snip; *p; p++)
+                    if (*p == '\n' || *p == '\r') *p = ' ';
+            }
+            snprintf(err, errlen, "Prometheus at %s answered HTTP %ld for %s%s%s", c->base, status,
+                     path, snip[0] ? ": " : "", snip);
+        }
+        json_decref(root);
+        return limit ? -2 : -1;
+    }
+    json_t *d = root ? json_object_get(root, "data") : NULL;
+    if (!root || !st || !d) {
+        snprintf(err, errlen,
+                 "Prometheus at %s: the answer to %s is not the Prometheus API's JSON%s%s "
+                 "(is the URL a Prometheus?)",
+                 c->base, path, root ? "" : ": ", root ? "" : je.text);
+        json_decref(root);
+        return -1;
+    }
+    *data = json_incref(d);
+    json_decref(root);
+    return 0;
+}
+
+static int range_once(gp_prom_client *c, const char *promql, int64_t t0, int64_t t1, int64_t step,
+                      gp_prom_series_fn fn, void *ctx, int depth, char *err, size_t errlen) {
+    size_t qcap = strlen(promql) * 3 + 128;
+    char *q = malloc(qcap);
+    if (!q) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    strcpy(q, "query=");
+    gp_prom_urlencode(promql, q, qcap);
+    size_t l = strlen(q);
+    snprintf(q + l, qcap - l, "&start=%" PRId64 "&end=%" PRId64 "&step=%" PRId64, t0, t1, step);
+    json_t *data = NULL;
+    int rc = gp_prom_get(c, "/api/v1/query_range", q, &data, err, errlen);
+    free(q);
+    if (rc == -2) {
+        int64_t nsteps = (t1 - t0) / step;
+        if (nsteps < 1 || depth > 40) {
+            size_t l2 = strlen(err);
+            snprintf(err + l2, errlen > l2 ? errlen - l2 : 0,
+                     " (one step of %s is already over the server's sample limit: narrow "
+                     "--selector or raise --query.max-samples)",
+                     promql);
+            return -1;
+        }
+        c->splits++;
+        int64_t mid = t0 + (nsteps / 2) * step;
+        int r = range_once(c, promql, t0, mid, step, fn, ctx, depth + 1, err, errlen);
+        if (r != 0) return r;
+        return range_once(c, promql, mid + step, t1, step, fn, ctx, depth + 1, err, errlen);
+    }
+    if (rc != 0) return -1;
+    json_t *res = json_object_get(data, "result");
+    const char *type = json_string_value(json_object_get(data, "resultType"));
+    if (!json_is_array(res) || !type || strcmp(type, "matrix") != 0) {
+        snprintf(err, errlen, "Prometheus at %s: query_range for %s did not answer a matrix",
+                 c->base, promql);
+        json_decref(data);
+        return -1;
+    }
+    size_t i;
+    json_t *series;
+    int r = 0;
+    json_array_foreach(res, i, series) {
+        json_t *m = json_object_get(series, "metric"), *v = json_object_get(series, "values");
+        if (!json_is_object(m) || !json_is_array(v)) continue; /* native histograms: skipped */
+        if ((r = fn(ctx, m, v)) != 0) break;
+    }
+    json_decref(data);
+    return r;
+}
+
+int gp_prom_query_range(gp_prom_client *c, const char *promql, int64_t t0_s, int64_t t1_s,
+                        int64_t step_s, gp_prom_series_fn fn, void *ctx, char *err, size_t errlen) {
+    if (step_s <= 0 || t1_s < t0_s) {
+        snprintf(err, errlen, "query_range: empty range or step");
+        return -1;
+    }
+    return range_once(c, promql, t0_s, t1_s, step_s, fn, ctx, 0, err, errlen);
+}
+
+static int list_get(gp_prom_client *c, const char *path, const char *match, int64_t t0, int64_t t1,
+                    json_t **out, char *err, size_t errlen) {
+    size_t qcap = (match ? strlen(match) * 3 : 0) + 128;
+    char *q = malloc(qcap);
+    if (!q) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    q[0] = 0;
+    if (match) {
+        strcpy(q, "match%5B%5D=");
+        gp_prom_urlencode(match, q, qcap);
+        strcat(q, "&");
+    }
+    size_t l = strlen(q);
+    snprintf(q + l, qcap - l, "start=%" PRId64 "&end=%" PRId64, t0, t1);
+    int rc = gp_prom_get(c, path, q, out, err, errlen);
+    free(q);
+    if (rc != 0) return -1;
+    if (!json_is_array(*out)) {
+        snprintf(err, errlen, "Prometheus at %s: %s did not answer a list", c->base, path);
+        json_decref(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int gp_prom_metric_names(gp_prom_client *c, int64_t t0_s, int64_t t1_s, json_t **names, char *err,
+                         size_t errlen) {
+    return list_get(c, "/api/v1/label/__name__/values", NULL, t0_s, t1_s, names, err, errlen);
+}
+
+int gp_prom_label_names(gp_prom_client *c, const char *match, int64_t t0_s, int64_t t1_s,
+                        json_t **names, char *err, size_t errlen) {
+    return list_get(c, "/api/v1/labels", match, t0_s, t1_s, names, err, errlen);
+}
+
+int gp_prom_series_count(gp_prom_client *c, const char *match, int64_t t0_s, int64_t t1_s,
+                         size_t *n, char *err, size_t errlen) {
+    json_t *arr = NULL;
+    if (list_get(c, "/api/v1/series", match, t0_s, t1_s, &arr, err, errlen) != 0) return -1;
+    *n = json_array_size(arr);
+    json_decref(arr);
+    return 0;
+}

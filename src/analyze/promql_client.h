@@ -1,0 +1,70 @@
+/* promql_client.h: the Prometheus HTTP API as goodput reads it (Prometheus, Thanos, Mimir,
+ * VictoriaMetrics speak the same): /api/v1/query_range, /api/v1/series, /api/v1/labels and
+ * /api/v1/label/__name__/values, over libcurl (loaded on demand, util/dl.h).
+ *
+ * Auth: a bearer token read from a file (Authorization: Bearer ...), basic auth
+ * ("user:password"), TLS verified against a CA file. Every answer is checked: transport
+ * errors, HTTP statuses, bodies that are not the API's JSON and "status":"error" each
+ * become one sentence naming the URL path and the server's own message.
+ *
+ * A range query the server refuses for loading too many samples (Prometheus
+ * --query.max-samples; "query processing would load too many samples") is split in two
+ * halves on step boundaries and retried, down to a single step; only a single-step query
+ * that is still refused is an error. Results are handed to the caller series by series
+ * (the JSON of one sub-range at a time), so memory is one answer, not the whole range.
+ *
+ * Not thread-safe: one client, one thread. */
+#ifndef GP_ANALYZE_PROMQL_CLIENT_H
+#define GP_ANALYZE_PROMQL_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gp_prom_client gp_prom_client;
+
+typedef struct gp_prom_opts {
+    const char *url;        /* base URL, e.g. http://prom:9090 (a path prefix is kept) */
+    const char *token_file; /* bearer token file; NULL none */
+    const char *basic_auth; /* "user:password"; NULL none */
+    const char *ca_file;    /* PEM CA bundle for https; NULL = system store */
+    long timeout_ms;        /* per request; 0 = 120 s */
+} gp_prom_opts;
+
+int gp_prom_client_new(const gp_prom_opts *o, gp_prom_client **out, char *err, size_t errlen);
+void gp_prom_client_free(gp_prom_client *c);
+/* Requests made and range queries split so far (for the report header and tests). */
+long gp_prom_requests(const gp_prom_client *c);
+long gp_prom_splits(const gp_prom_client *c);
+
+/* GET base+path with the query string `query` (already encoded). On success *data is a new
+ * reference to the answer's "data" member. Returns 0, -1 with err, or -2 (err set) when the
+ * server refused the query for loading too many samples. */
+int gp_prom_get(gp_prom_client *c, const char *path, const char *query, json_t **data, char *err,
+                size_t errlen);
+
+/* Appends the percent-encoding of s (RFC 3986 unreserved kept) to buf. Returns 0, or -1
+ * when it does not fit. */
+int gp_prom_urlencode(const char *s, char *buf, size_t cap);
+
+/* Called once per result series: metric is the label object, values the [[t, "v"], ...]
+ * array (borrowed: valid during the call). Return non-zero to stop (that value is
+ * returned by gp_prom_query_range). */
+typedef int (*gp_prom_series_fn)(void *ctx, json_t *metric, json_t *values);
+
+/* Evaluates promql at t0_s, t0_s + step_s, ..., <= t1_s, splitting on sample-limit refusals
+ * (see above). Returns 0, the callback's non-zero value, or -1 with err. */
+int gp_prom_query_range(gp_prom_client *c, const char *promql, int64_t t0_s, int64_t t1_s,
+                        int64_t step_s, gp_prom_series_fn fn, void *ctx, char *err, size_t errlen);
+
+/* Metric names with data in [t0_s, t1_s]; *names is a new reference to a JSON array. */
+int gp_prom_metric_names(gp_prom_client *c, int64_t t0_s, int64_t t1_s, json_t **names, char *err,
+                         size_t errlen);
+/* Label names of series matching `match` in [t0_s, t1_s] (new reference, JSON array). */
+int gp_prom_label_names(gp_prom_client *c, const char *match, int64_t t0_s, int64_t t1_s,
+                        json_t **names, char *err, size_t errlen);
+/* Number of series matching `match` in [t0_s, t1_s]. */
+int gp_prom_series_count(gp_prom_client *c, const char *match, int64_t t0_s, int64_t t1_s,
+                         size_t *n, char *err, size_t errlen);
+
+#endif
