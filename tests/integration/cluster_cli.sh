@@ -21,7 +21,13 @@ v = json.load(open(sys.argv[2]))["verdict"]
 lines = [l for l in open(sys.argv[1]).read().splitlines() if l.startswith("VERDICT: ")]
 assert v and lines == ["VERDICT: " + v], (lines, v)
 PY
-"$G" cluster pai2020 "$D/v2020" --json | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); assert d['capacity_gpus']>0"
+# v2020 holds the machine list only: no work table, so no report (exit 3, named tables)
+set +e
+"$G" cluster pai2020 "$D/v2020" > "$T/pai.out" 2> "$T/pai.err"; rc=$?
+set -e
+[ "$rc" = 3 ] || { echo "pai2020 without work tables: exit $rc, want 3"; exit 1; }
+grep -q "pai_instance_table" "$T/pai.err" || { echo "pai2020 error does not name the tables: $(cat "$T/pai.err")"; exit 1; }
+[ ! -s "$T/pai.out" ] || { echo "pai2020 printed a report without tables"; exit 1; }
 printf 'value,timestamp_anon,container_ip\n1.0,oops,abc\n' > "$T/bad.csv"
 set +e
 "$G" cluster genai2026 "$T/bad.csv" > /dev/null 2> "$T/err"; rc=$?

@@ -28,6 +28,31 @@ static double shell_num(const char *cmd) {
     return v;
 }
 
+/* Every evidence line of every finding states a comparison that is true. */
+static void check_evidence(const gp_cluster_report *r) {
+    for (int i = 0; i < r->n_findings; i++)
+        for (int e = 0; e < r->findings[i].n_evidence; e++) {
+            const gp_evidence *x = &r->findings[i].evidence[e];
+            if (!gp_cl_evidence_holds(x->value, x->op, x->threshold))
+                fail_msg("%s: evidence %s = %g %s %g is false", r->format, x->metric, x->value,
+                         x->op, x->threshold);
+        }
+}
+
+static void test_evidence_refuses_false(void **st) {
+    (void)st;
+    gp_finding f;
+    memset(&f, 0, sizeof f);
+    assert_int_equal(gp_cl_evidence(&f, "queue_wait_p90_s", 107.6, ">", 3600, "t"), 0);
+    assert_int_equal(f.n_evidence, 0);
+    assert_int_equal(gp_cl_evidence(&f, "queue_wait_p90_s", 7200, ">", 3600, "t"), 1);
+    assert_int_equal(f.n_evidence, 1);
+    assert_int_equal(gp_cl_evidence_holds(0.5, "<=", 0.5), 1);
+    assert_int_equal(gp_cl_evidence_holds(0.5, "<", 0.5), 0);
+    assert_int_equal(gp_cl_evidence_holds(NAN, ">", 0), 0);
+    assert_int_equal(gp_cl_evidence_holds(1, "=>", 0), 0); /* unknown operator: refused */
+}
+
 static void test_csv_edges(void **st) {
     (void)st;
     put("e.csv", "a,b,c\r\n\"x,1\",\"he said \"\"hi\"\"\",NA\n1,,\"multi\nline\"\n2,3,4");
@@ -140,6 +165,7 @@ static void test_pai_slice(void **st) {
     char err[256] = "";
     assert_int_equal(gp_cl_read(&r, "pai2020", sub, err, sizeof err), 0);
     gp_cl_finish(&r);
+    check_evidence(&r);
     /* w1: 1 GPU x 900 s, used 0.8; w2: 1 x 600, used 0.2; w3: 0.5 x 640, used 0 */
     assert_int_equal(r.n_units, 3);
     assert_near(r.total.allocated_gpu_s, 900 + 600 + 320, 1e-6);
@@ -191,7 +217,9 @@ static void test_openb_slice(void **st) {
                                          "pod_phase,creation_time,deletion_time,scheduled_time\n"
                                          "a,1,1,1,1000,,LS,Running,0,100,0\nb,1,1,1,500,,LS,"
                                          "Running,0,100,0\nc,1,1,1,300,,BE,Running,40,100,50\n"
-                                         "d,1,1,1,1000,,BE,Pending,10,20,\n");
+                                         "d,1,1,1,1000,,BE,Pending,10,20,\n"
+                                         "e,1,1,0,0,,LS,Running,0,100,30\n"
+                                         "f,1,1,0,0,,LS,Pending,0,100,\n");
     gp_cluster_report r;
     gp_cl_report_init(&r, "openb2023", sub, 3600);
     char err[256] = "";
@@ -204,7 +232,27 @@ static void test_openb_slice(void **st) {
     assert_near(r.whole_gpu_s, 100, 1e-9);
     assert_near(r.peak_gpus_needed, 2, 0);
     assert_int_equal(r.n_waited_never_ran, 1);
-    assert_near(r.wait_all.sum_s, 10, 1e-9); /* c waited 50 - 40 */
+    assert_near(r.wait_all.sum_s, 10, 1e-9); /* c waited 50 - 40; CPU-only e is apart */
+    assert_int_equal(r.wait_all.n, 3);
+    assert_int_equal(r.n_cpu_only, 1);
+    assert_int_equal(r.n_cpu_only_pending, 1);
+    assert_near(r.wait_cpu_only.sum_s, 30, 1e-9);
+    assert_int_equal(r.total.n, 3);
+    assert_near(r.total.measured_alloc_gpu_s, 0, 0); /* openb does not measure usage */
+    check_evidence(&r);
+    /* usage unknown: "-" and null, never "used 0.0"; the verdict does not claim work */
+    char *js = gp_cl_json(&r);
+    assert_non_null(strstr(js, "\"used_gpu_h\": null"));
+    free(js);
+    char *txt = NULL;
+    size_t txt_n = 0;
+    FILE *mf = open_memstream(&txt, &txt_n);
+    gp_cl_write_text(&r, mf);
+    fclose(mf);
+    assert_null(strstr(txt, "used 0.0"));
+    assert_non_null(strstr(txt, "used -"));
+    assert_null(strstr(txt, "did work"));
+    free(txt);
     gp_cl_report_free(&r);
 }
 
@@ -241,6 +289,7 @@ static void test_philly_helios_slices(void **st) {
     assert_near(r.ts_online_gpu_s, 3 * 60, 1e-9);
     assert_near(r.ts_busy_gpu_s, 1.5 * 60, 1e-9);
     assert_near(r.ts_idle_gpu_s, 60, 1e-9);
+    check_evidence(&r);
     gp_cl_report_free(&r);
 
     put("ph/bad.json", "[{\"status\":\"Pass\",\n \"vc\": }]");
@@ -263,6 +312,7 @@ static void test_philly_helios_slices(void **st) {
     assert_near(r.total.allocated_gpu_s, 36848 + 4 * 129, 1e-9);
     assert_near(r.failed_gpu_s, 4 * 129, 1e-9);
     assert_near(r.wait_all.sum_s, 120, 1e-9);
+    check_evidence(&r);
     gp_cl_report_free(&r);
 }
 
@@ -284,16 +334,26 @@ static void test_real_files(void **st) {
     assert_near(r.capacity_gpus, shell_num(cmd), 0);
     snprintf(cmd, sizeof cmd,
              "awk -F, 'NR>1 && $8==\"Pending\"' %s/openb_pod_list_default.csv | wc -l", p);
+    snprintf(cmd, sizeof cmd,
+             "awk -F, 'NR>1 && $8==\"Pending\" && $4>0' %s/openb_pod_list_default.csv | wc -l", p);
     assert_int_equal(r.n_waited_never_ran, (int64_t)shell_num(cmd));
+    /* queue wait only over pods that asked for a GPU and were scheduled */
+    snprintf(cmd, sizeof cmd,
+             "awk -F, 'NR>1 && $8!=\"Pending\" && $4>0' %s/openb_pod_list_default.csv | wc -l", p);
+    assert_int_equal(r.wait_all.n, (int64_t)shell_num(cmd));
+    snprintf(cmd, sizeof cmd,
+             "awk -F, 'NR>1 && $8!=\"Pending\" && $4==0' %s/openb_pod_list_default.csv | wc -l", p);
+    assert_int_equal(r.n_cpu_only, (int64_t)shell_num(cmd));
+    assert_true(r.n_cpu_only > 0);
+    gp_cl_finish(&r);
+    check_evidence(&r);
     gp_cl_report_free(&r);
 
+    /* the shared v2020 folder has the machine list but no job/task/instance table */
     snprintf(p, sizeof p, "%s/cluster/v2020", d);
     gp_cl_report_init(&r, "pai2020", p, 3600);
-    assert_int_equal(gp_cl_read(&r, "pai2020", p, err, sizeof err), 0);
-    snprintf(cmd, sizeof cmd, "wc -l < %s/pai_machine_spec.csv", p);
-    assert_int_equal(r.tables[0].rows, (int64_t)shell_num(cmd));
-    snprintf(cmd, sizeof cmd, "awk -F, '{s+=$5}END{print s}' %s/pai_machine_spec.csv", p);
-    assert_near(r.capacity_gpus, shell_num(cmd), 0);
+    assert_int_equal(gp_cl_read(&r, "pai2020", p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "pai_instance_table"));
     gp_cl_report_free(&r);
 
     snprintf(p, sizeof p, "%s/cluster/v2026_genai", d);
@@ -315,12 +375,27 @@ static void test_real_files(void **st) {
     assert_int_equal(r.ts_units, (int64_t)conts);
     /* busy GPU-s = sum of duty fractions x the sample period */
     assert_near(r.ts_busy_gpu_s, busy * r.ts_interval_s, 1e-6 * busy * r.ts_interval_s);
+    gp_cl_finish(&r);
+    check_evidence(&r);
+    {
+        char *txt = NULL;
+        size_t txt_n = 0;
+        FILE *mf = open_memstream(&txt, &txt_n);
+        gp_cl_write_text(&r, mf);
+        fclose(mf);
+        assert_null(strstr(txt, " 0 containers with a run interval"));
+        char want[64];
+        snprintf(want, sizeof want, "%lld containers seen", (long long)conts);
+        assert_non_null(strstr(txt, want));
+        free(txt);
+    }
     gp_cl_report_free(&r);
 }
 
 int main(void) {
     dir = gp_test_tmpdir();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_evidence_refuses_false),
         cmocka_unit_test(test_csv_edges),
         cmocka_unit_test(test_csv_buffers),
         cmocka_unit_test(test_pai_slice),
