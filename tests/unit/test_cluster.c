@@ -316,6 +316,90 @@ static void test_philly_helios_slices(void **st) {
     gp_cl_report_free(&r);
 }
 
+/* cluster-trace-gpu-v2025: columns and NaN meanings from the trace's README
+ * (github.com/alibaba/clusterdata cluster-trace-gpu-v2025/README.md); the first two rows
+ * are the README's own sample rows. */
+static void test_alibaba2025_slice(void **st) {
+    (void)st;
+    char sub[512], err[512] = "";
+    snprintf(sub, sizeof sub, "%s/a25", dir);
+    mkdir(sub, 0755);
+    put("a25/disaggregated_DLRM_trace.csv",
+        "instance_sn,role,app_name,cpu_request,cpu_limit,gpu_request,gpu_limit,rdma_request,"
+        "rdma_limit,memory_request,memory_limit,disk_request,disk_limit,max_instance_per_node,"
+        "creation_time,scheduled_time,deletion_time\n"
+        "instance_7185,HN,app_0,12,12,1,1,25,25,120.0,120.0,680.0,800.0,8,,,\n"
+        "instance_13574,CN,app_130,64,64,0,0,1,1,320.0,320.0,255.0,300.0,-1,1435629.0,1435629.0,"
+        "1435760.0\n"
+        "i3,HN,app_0,12,12,2,2,25,25,120.0,120.0,680.0,800.0,8,100.0,160.0,1000.0\n"
+        "i4,HN,app_1,12,12,1,1,25,25,120.0,120.0,680.0,800.0,8,500.0,NaN,NaN\n"
+        "i5,HN,app_1,12,12,1,1,25,25,120.0,120.0,680.0,800.0,8,NaN,NaN,2000000.0\n");
+    char why[600];
+    const char *f = gp_cl_detect(sub, why, sizeof why, err, sizeof err);
+    assert_non_null(f);
+    assert_string_equal(f, "alibaba2025");
+    char file[600];
+    snprintf(file, sizeof file, "%s/disaggregated_DLRM_trace.csv", sub);
+    f = gp_cl_detect(file, why, sizeof why, err, sizeof err);
+    assert_non_null(f);
+    assert_string_equal(f, "alibaba2025");
+    assert_non_null(strstr(why, "instance_sn"));
+
+    gp_cluster_report r;
+    gp_cl_report_init(&r, "auto", sub, 3600);
+    assert_int_equal(gp_cl_read(&r, "auto", sub, err, sizeof err), 0);
+    assert_string_equal(r.format, "alibaba2025");
+    gp_cl_finish(&r);
+    /* trace end = 2e6 (latest time); 7185 ran [0, 2e6), i3 2 GPUs x 840 s, i5 [0, 2e6) */
+    assert_int_equal(r.n_units, 3);
+    assert_near(r.total.allocated_gpu_s, 2e6 + 2 * 840 + 2e6, 1e-6);
+    assert_near(r.total.measured_alloc_gpu_s, 0, 0);
+    assert_int_equal(r.n_cpu_only, 1);
+    assert_int_equal(r.n_waited_never_ran, 1); /* i4: created, never scheduled */
+    assert_int_equal(r.wait_all.n, 1);
+    assert_near(r.wait_all.sum_s, 60, 1e-9);
+    /* the inference/training split: every instance of this trace is inference */
+    assert_int_equal(r.dim_names[GP_CL_DIM_WORKLOAD].n, 1);
+    assert_string_equal(r.dim_names[GP_CL_DIM_WORKLOAD].s[0], "inference");
+    assert_int_equal(r.dim_names[GP_CL_DIM_GROUP].n, 2);
+    check_evidence(&r);
+    gp_cl_report_free(&r);
+
+    put("a25/bad.csv", "instance_sn,role,app_name,gpu_request,creation_time,scheduled_time,"
+                       "deletion_time\ni1,HN,a,1,10,oops,20\n");
+    snprintf(file, sizeof file, "%s/bad.csv", sub);
+    gp_cl_report_init(&r, "alibaba2025", file, 3600);
+    assert_int_equal(gp_cl_read(&r, "alibaba2025", file, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bad.csv:2:"));
+    gp_cl_report_free(&r);
+}
+
+/* Format detection: every slice written here is recognised by content; other content is
+ * refused with the list of what was expected. */
+static void test_detect(void **st) {
+    (void)st;
+    char p[600], why[600], err[1024];
+    struct {
+        const char *path, *want;
+    } cases[] = {{"pai", "pai2020"},
+                 {"ob", "openb2023"},
+                 {"ph", "philly"},
+                 {"helios.csv", "helios"},
+                 {"ph/cluster_gpu_util", "philly"},
+                 {"ph/cluster_job_log", "philly"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, cases[i].path);
+        const char *f = gp_cl_detect(p, why, sizeof why, err, sizeof err);
+        if (!f) fail_msg("%s: %s", p, err);
+        assert_string_equal(f, cases[i].want);
+    }
+    put("other.csv", "a,b,c\n1,2,3\n");
+    snprintf(p, sizeof p, "%s/other.csv", dir);
+    assert_null(gp_cl_detect(p, why, sizeof why, err, sizeof err));
+    assert_non_null(strstr(err, "expected one of"));
+    assert_non_null(strstr(err, "alibaba2025"));
+}
+
 /* Real files: row counts against independent tools run now. */
 static void test_real_files(void **st) {
     (void)st;
@@ -401,6 +485,8 @@ int main(void) {
         cmocka_unit_test(test_pai_slice),
         cmocka_unit_test(test_openb_slice),
         cmocka_unit_test(test_philly_helios_slices),
+        cmocka_unit_test(test_alibaba2025_slice),
+        cmocka_unit_test(test_detect),
         cmocka_unit_test(test_real_files),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
