@@ -96,8 +96,8 @@ __attribute__((format(printf, 4, 5))) static void warn(dmon_state *st, const cha
         va_end(ap);
         for (char *m = msg; *m; m++)
             if ((unsigned char)*m < 0x20) *m = '?';
-        snprintf(st->warnings[st->nwarn], sizeof st->warnings[0], "dmon: %.300s:%ld: %s", path, line,
-                 msg);
+        snprintf(st->warnings[st->nwarn], sizeof st->warnings[0], "dmon: %.300s:%ld: %s", path,
+                 line, msg);
     }
     st->nwarn++;
 }
