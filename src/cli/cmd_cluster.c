@@ -10,11 +10,13 @@
 static void usage(FILE *f) {
     fprintf(
         f, "usage: goodput cluster FORMAT PATH [--json] [--html FILE]\n"
-           "  FORMAT: pai2020 (folder of pai_*.csv/.tar.gz + .header), openb2023 (folder or pod "
+           "  FORMAT: auto (chosen from PATH's content; the choice is printed on stderr),\n"
+           "          pai2020 (folder of pai_*.csv/.tar.gz + .header), openb2023 (folder or pod "
            "list csv),\n"
            "          genai2026 (folder of the two .tar.gz, or one), philly (folder with "
            "cluster_job_log,\n"
-           "          cluster_gpu_util), helios (cluster_log.csv or its folder)\n"
+           "          cluster_gpu_util), helios (cluster_log.csv or its folder),\n"
+           "          alibaba2025 (disaggregated_DLRM_trace.csv or its folder)\n"
            "  GPU-hours requested/allocated/used, utilization, queue wait, ineffective occupancy,\n"
            "  sharing fragmentation and findings at cluster scope: more GPUs, or better use?\n");
 }
@@ -42,11 +44,21 @@ int gp_cmd_cluster(int argc, char **argv) {
         usage(stderr);
         return GP_EXIT_USAGE;
     }
-    gp_cluster_report r;
-    gp_cl_report_init(&r, pos[0], pos[1], 3600);
     char err[1024] = "";
+    const char *format = pos[0];
+    if (!strcmp(format, "auto")) { /* say what was chosen, and why, before reading */
+        char why[600];
+        format = gp_cl_detect(pos[1], why, sizeof why, err, sizeof err);
+        if (!format) {
+            fprintf(stderr, "goodput: cluster: %s\n", err);
+            return GP_EXIT_INPUT;
+        }
+        fprintf(stderr, "goodput: cluster: format %s (%s)\n", format, why);
+    }
+    gp_cluster_report r;
+    gp_cl_report_init(&r, format, pos[1], 3600);
     int rc = GP_EXIT_OK;
-    if (gp_cl_read(&r, pos[0], pos[1], err, sizeof err) != 0) {
+    if (gp_cl_read(&r, format, pos[1], err, sizeof err) != 0) {
         fprintf(stderr, "goodput: %s\n", err);
         rc = strstr(err, "unknown cluster trace format") ? GP_EXIT_USAGE : GP_EXIT_INPUT;
         goto out;

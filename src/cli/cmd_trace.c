@@ -87,6 +87,22 @@ static int is_trace_name(const char *n) {
            (l > 7 && !strcmp(n + l - 7, ".sqlite"));
 }
 
+/* The format of one trace file from its first bytes: "nsys" (SQLite), "kineto" (a JSON
+ * object, or gzip: Kineto's .json.gz), or NULL when it is neither. */
+static const char *sniff_format(const char *path) {
+    if (gp_trace_is_sqlite(path)) return "nsys";
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char b[256];
+    size_t n = fread(b, 1, sizeof b, f), i = 0;
+    fclose(f);
+    if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) return "kineto";
+    if (n >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF) i = 3; /* UTF-8 byte order mark */
+    while (i < n && isspace(b[i]))
+        i++;
+    return i < n && (b[i] == '{' || b[i] == '[') ? "kineto" : NULL;
+}
+
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -240,6 +256,32 @@ int gp_cmd_trace(int argc, char **argv) {
         usage(stderr);
         return GP_EXIT_USAGE;
     }
+    char chosen[128]; /* printed once the read succeeded, so an error stays one line */
+    {                 /* the format of each file comes from its content; say which were chosen */
+        size_t n_kineto = 0, n_nsys = 0;
+        for (size_t i = 0; i < np; i++) {
+            const char *fmt = sniff_format(paths[i]);
+            if (!fmt) {
+                fprintf(stderr,
+                        "goodput: %s: not a trace goodput knows; expected a Kineto trace (a JSON "
+                        "object, .json or .json.gz) or an Nsight Systems SQLite export "
+                        "(.sqlite)\n",
+                        paths[i]);
+                for (size_t k = 0; k < np; k++)
+                    free(paths[k]);
+                free(paths);
+                return GP_EXIT_INPUT;
+            }
+            if (fmt[0] == 'n')
+                n_nsys++;
+            else
+                n_kineto++;
+        }
+        snprintf(chosen, sizeof chosen,
+                 "goodput: trace: format %s%s%s (%zu file%s, chosen from content)\n",
+                 n_kineto ? "kineto" : "", n_kineto && n_nsys ? " + " : "", n_nsys ? "nsys" : "",
+                 np, np == 1 ? "" : "s");
+    }
 #ifdef __GLIBC__
     /* Row vectors grow to many MB and are freed rank by rank: serve them with mmap (realloc
      * becomes mremap, free returns the pages) instead of letting glibc raise its mmap
@@ -351,6 +393,7 @@ int gp_cmd_trace(int argc, char **argv) {
             if (j.analysed[i]) gp_rank_result_free(&j.res[i]);
         }
     }
+    if (rc == GP_EXIT_OK) fputs(chosen, stderr);
     free(j.analysed);
     free(j.res);
     free(j.ranks);

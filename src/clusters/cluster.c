@@ -374,7 +374,7 @@ int gp_cl_count_bucket(double g) {
     return 7;
 }
 
-static void wait_add(gp_cl_wait *w, double s) {
+void gp_cl_wait_add(gp_cl_wait *w, double s) {
     w->n++;
     w->sum_s += s;
     if (s > w->max_s) w->max_s = s;
@@ -406,8 +406,8 @@ int gp_cl_add_wait(gp_cluster_report *r, double gpus, const char *type, double s
     if (submit_s < 0 || start_s < 0) return 0;
     double s = start_s - submit_s;
     if (s < 0) s = 0;
-    wait_add(&r->wait_all, s);
-    wait_add(&r->wait_count[gp_cl_count_bucket(gpus)], s);
+    gp_cl_wait_add(&r->wait_all, s);
+    gp_cl_wait_add(&r->wait_count[gp_cl_count_bucket(gpus)], s);
     if (!type || !type[0]) type = "(unknown)";
     int32_t id = gp_cl_intern(&r->wait_type_names, type, strlen(type));
     if (id < 0) return -1;
@@ -421,7 +421,7 @@ int gp_cl_add_wait(gp_cluster_report *r, double gpus, const char *type, double s
         r->wait_type = n;
         r->wait_type_cap = cap;
     }
-    wait_add(&r->wait_type[id], s);
+    gp_cl_wait_add(&r->wait_type[id], s);
     if (gpus > 0 && s > 0) gp_cl_series_add(&r->series, 3, submit_s, start_s, gpus);
     return 0;
 }

@@ -75,6 +75,8 @@ typedef struct gp_cl_wait {
 #define GP_CL_COUNT_BUCKETS 8
 extern const char *const gp_cl_count_bucket_names[GP_CL_COUNT_BUCKETS];
 int gp_cl_count_bucket(double gpus);
+/* Adds one wait of s seconds. */
+void gp_cl_wait_add(gp_cl_wait *w, double s);
 /* q-quantile from the log histogram (upper edge of the bin; about 4% resolution). */
 double gp_cl_wait_quantile(const gp_cl_wait *w, double q);
 
@@ -133,6 +135,11 @@ typedef struct gp_cluster_report {
     size_t wait_type_cap;
     gp_cl_wait wait_all;
 
+    /* units that asked for no GPU (openb CPU-only pods): reported apart, never mixed into the
+     * GPU queue waits and GPU-hours */
+    int64_t n_cpu_only, n_cpu_only_pending;
+    gp_cl_wait wait_cpu_only;
+
     int64_t n_failed, n_held_never_ran, n_waited_never_ran;
     double failed_gpu_s, held_never_ran_gpu_s, waited_never_ran_gpus;
 
@@ -181,10 +188,18 @@ int gp_cl_add_sample(gp_cluster_report *r, double t_s, double interval_s, double
 /* Adds GPUs over [t0, t1) to a series column (0 alloc, 1 busy, 2 measured, 3 wait, 4 online). */
 int gp_cl_series_add(gp_cl_series *s, int col, double t0, double t1, double gpus);
 
+/* 1 when "value op threshold" is true (op one of > >= < <= == !=), 0 when false or not a
+ * number. The evidence formatter uses it to refuse a false line. */
+int gp_cl_evidence_holds(double value, const char *op, double threshold);
+/* Adds evidence only when its comparison is true; returns 1 added, 0 refused. */
+int gp_cl_evidence(gp_finding *f, const char *metric, double value, const char *op,
+                   double threshold, const char *source);
+
 /* Computes findings and the verdict; call once after reading. */
 int gp_cl_finish(gp_cluster_report *r);
 
-/* Readers: format is pai2020, openb2023, genai2026, philly, helios. 0 or -1 with err. */
+/* Readers: format is pai2020, openb2023, genai2026, philly, helios, alibaba2025, or auto
+ * (gp_cl_detect picks). 0 or -1 with err. */
 int gp_cl_read(gp_cluster_report *r, const char *format, const char *path, char *err,
                size_t errlen);
 int gp_cl_read_pai2020(gp_cluster_report *r, const char *dir, char *err, size_t errlen);
@@ -192,6 +207,12 @@ int gp_cl_read_openb2023(gp_cluster_report *r, const char *path, char *err, size
 int gp_cl_read_genai2026(gp_cluster_report *r, const char *path, char *err, size_t errlen);
 int gp_cl_read_philly(gp_cluster_report *r, const char *path, char *err, size_t errlen);
 int gp_cl_read_helios(gp_cluster_report *r, const char *path, char *err, size_t errlen);
+int gp_cl_read_alibaba2025(gp_cluster_report *r, const char *path, char *err, size_t errlen);
+
+/* Picks the format of PATH from its content (file names in a folder, a CSV header, JSON):
+ * returns the format name, or NULL with err naming what each format looks like. why gets a
+ * short reason ("openb_pod_list_default.csv has the openb pod columns"). */
+const char *gp_cl_detect(const char *path, char *why, size_t whylen, char *err, size_t errlen);
 
 /* Outputs. */
 void gp_cl_write_text(const gp_cluster_report *r, FILE *f);

@@ -33,6 +33,26 @@ static int64_t secs_to_ns(double s) {
     return (int64_t)(s * 1e9);
 }
 
+int gp_cl_evidence_holds(double v, const char *op, double t) {
+    if (!isfinite(v) || !isfinite(t) || !op) return 0;
+    if (!strcmp(op, ">")) return v > t;
+    if (!strcmp(op, ">=")) return v >= t;
+    if (!strcmp(op, "<")) return v < t;
+    if (!strcmp(op, "<=")) return v <= t;
+    if (!strcmp(op, "==")) return v == t;
+    if (!strcmp(op, "!=")) return v != t;
+    return 0;
+}
+
+/* Evidence is a claim a reader checks by eye: a line such as "p90 = 107.6 > 3600" would be
+ * a false statement in the report, so it is refused rather than printed. */
+int gp_cl_evidence(gp_finding *f, const char *metric, double value, const char *op,
+                   double threshold, const char *source) {
+    if (!gp_cl_evidence_holds(value, op, threshold)) return 0;
+    gp_finding_add_evidence(f, metric, value, op, threshold, source);
+    return 1;
+}
+
 static gp_finding *add(gp_cluster_report *r, gp_finding_class c) {
     gp_finding *n = realloc(r->findings, (size_t)(r->n_findings + 1) * sizeof *n);
     if (!n) return NULL;
@@ -80,9 +100,8 @@ int gp_cl_finish(gp_cluster_report *r) {
 
     if (measured > 0 && idle / measured >= share && (f = add(r, GP_FC_IDLE_ALLOCATED))) {
         f->wasted_gpu_s = idle;
-        gp_finding_add_evidence(f, "idle_share_of_measured_gpu_h", idle / measured, ">=", share,
-                                src);
-        gp_finding_add_evidence(f, "utilization", 0, "<", thresholds[T_IDLE].value, src);
+        gp_cl_evidence(f, "idle_share_of_measured_gpu_h", idle / measured, ">=", share, src);
+        gp_cl_evidence(f, "utilization", 0, "<", thresholds[T_IDLE].value, src);
         snprintf(f->summary, sizeof f->summary,
                  "%.0f GPU-hours (%.1f%% of measured allocated GPU-hours) were held at under 1%% "
                  "utilization.",
@@ -95,10 +114,10 @@ int gp_cl_finish(gp_cluster_report *r) {
     double low_only = low - idle;
     if (measured > 0 && low_only / measured >= share && (f = add(r, GP_FC_UNDER_BATCHED))) {
         f->wasted_gpu_s = low_only;
-        gp_finding_add_evidence(f, "low_util_share_of_measured_gpu_h", low_only / measured,
-                                ">=", share, src);
-        gp_finding_add_evidence(f, "utilization", thresholds[T_LOW].value,
-                                "<=", thresholds[T_LOW].value, src);
+        gp_cl_evidence(f, "low_util_share_of_measured_gpu_h", low_only / measured, ">=", share,
+                       src);
+        gp_cl_evidence(f, "utilization", thresholds[T_LOW].value, "<=", thresholds[T_LOW].value,
+                       src);
         snprintf(f->summary, sizeof f->summary,
                  "%.0f GPU-hours (%.1f%%) ran at 1-50%% utilization: work that would fit on fewer "
                  "or shared GPUs.",
@@ -107,16 +126,14 @@ int gp_cl_finish(gp_cluster_report *r) {
                  "Raise batch sizes or pack small jobs onto shared GPUs (MPS, MIG, fractional "
                  "scheduling); right-size GPU requests to measured use.");
         if (r->n_plan_measured > 0)
-            gp_finding_add_evidence(f, "share_of_units_request_exceeds_use",
-                                    (double)r->n_plan_exceeds / (double)r->n_plan_measured, ">",
-                                    0.5, src);
+            gp_cl_evidence(f, "share_of_units_request_exceeds_use",
+                           (double)r->n_plan_exceeds / (double)r->n_plan_measured, ">", 0.5, src);
     }
     if (r->held_never_ran_gpu_s > 0 && (f = add(r, GP_FC_NOT_READY))) {
         f->wasted_gpu_s = r->held_never_ran_gpu_s;
-        gp_finding_add_evidence(f, "units_held_gpus_never_ran", (double)r->n_held_never_ran, ">", 0,
-                                src);
-        gp_finding_add_evidence(f, "share_of_allocated_gpu_h",
-                                alloc > 0 ? r->held_never_ran_gpu_s / alloc : 0, ">", 0, src);
+        gp_cl_evidence(f, "units_held_gpus_never_ran", (double)r->n_held_never_ran, ">", 0, src);
+        gp_cl_evidence(f, "share_of_allocated_gpu_h",
+                       alloc > 0 ? r->held_never_ran_gpu_s / alloc : 0, ">", 0, src);
         snprintf(f->summary, sizeof f->summary,
                  "%lld %s held GPUs for %.0f GPU-hours yet failed without measured GPU work.",
                  (long long)r->n_held_never_ran, r->unit_name, r->held_never_ran_gpu_s / 3600);
@@ -127,10 +144,10 @@ int gp_cl_finish(gp_cluster_report *r) {
     }
     if (r->sched_gap_gpu_s > 0 && alloc > 0 && (f = add(r, GP_FC_SCHEDULING_GAP))) {
         f->wasted_gpu_s = r->sched_gap_gpu_s;
-        gp_finding_add_evidence(f, "gpu_h_free_or_idle_while_jobs_waited",
-                                r->sched_gap_gpu_s / 3600, ">", 0, src);
-        gp_finding_add_evidence(f, "queue_wait_p90_s", gp_cl_wait_quantile(&r->wait_all, 0.9), ">",
-                                thresholds[T_WAIT].value, src);
+        gp_cl_evidence(f, "gpu_h_free_or_idle_while_jobs_waited", r->sched_gap_gpu_s / 3600, ">", 0,
+                       src);
+        gp_cl_evidence(f, "queue_wait_p90_s", gp_cl_wait_quantile(&r->wait_all, 0.9), ">",
+                       thresholds[T_WAIT].value, src);
         snprintf(f->summary, sizeof f->summary,
                  "Jobs waited in the queue while %.0f GPU-hours were %s at the same time.",
                  r->sched_gap_gpu_s / 3600,
@@ -144,10 +161,9 @@ int gp_cl_finish(gp_cluster_report *r) {
     if (r->has_sharing && r->stranded_gpu_s > 0 && (f = add(r, GP_FC_SCHEDULING_GAP))) {
         f->wasted_gpu_s = r->stranded_gpu_s;
         double sh = r->shared_gpu_s + r->whole_gpu_s;
-        gp_finding_add_evidence(f, "stranded_share_of_gpu_h", sh > 0 ? r->stranded_gpu_s / sh : 0,
-                                ">", 0, src);
-        gp_finding_add_evidence(f, "peak_gpus_needed", r->peak_gpus_needed, "<=", r->capacity_gpus,
-                                src);
+        gp_cl_evidence(f, "stranded_share_of_gpu_h", sh > 0 ? r->stranded_gpu_s / sh : 0, ">", 0,
+                       src);
+        gp_cl_evidence(f, "peak_gpus_needed", r->peak_gpus_needed, "<=", r->capacity_gpus, src);
         snprintf(
             f->summary, sizeof f->summary,
             "GPU sharing fragments capacity: at least %.0f GPU-hours sat in partly used GPUs that "
@@ -162,12 +178,11 @@ int gp_cl_finish(gp_cluster_report *r) {
     double unused = measured - used;
     if (measured > 0 && unused / measured >= share && (f = add(r, GP_FC_HARVESTABLE))) {
         f->wasted_gpu_s = unused;
-        gp_finding_add_evidence(f, "unused_share_of_measured_gpu_h", unused / measured, ">=", share,
-                                src);
+        gp_cl_evidence(f, "unused_share_of_measured_gpu_h", unused / measured, ">=", share, src);
         if (r->capacity_gpus > 0 && r->span_s > 0)
-            gp_finding_add_evidence(
-                f, "unallocated_gpu_h",
-                (r->capacity_gpus * r->span_s - r->total.allocated_gpu_s) / 3600, ">", 0, src);
+            gp_cl_evidence(f, "unallocated_gpu_h",
+                           (r->capacity_gpus * r->span_s - r->total.allocated_gpu_s) / 3600, ">", 0,
+                           src);
         snprintf(
             f->summary, sizeof f->summary,
             "%.0f allocated GPU-hours did no work (allocated minus used): room for lower-priority "
@@ -186,8 +201,10 @@ int gp_cl_finish(gp_cluster_report *r) {
         (r->capacity_gpus > 0 && r->span_s > 0) ? alloc / (r->capacity_gpus * r->span_s) : -1;
     double p90 = gp_cl_wait_quantile(&r->wait_all, 0.9);
     char ev[384];
-    snprintf(ev, sizeof ev, "%s%.1f%% of measured allocated GPU-hours did work",
-             u >= 0 ? "" : "(no usage) ", u >= 0 ? 100 * u : 0);
+    if (u >= 0)
+        snprintf(ev, sizeof ev, "%.1f%% of measured allocated GPU-hours did work", 100 * u);
+    else
+        snprintf(ev, sizeof ev, "GPU usage not measured by this trace");
     if (mean_load >= 0) {
         size_t l = strlen(ev);
         snprintf(ev + l, sizeof ev - l, "; allocation averaged %.1f%% of %.0f GPUs",

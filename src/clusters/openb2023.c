@@ -119,6 +119,16 @@ int gp_cl_read_openb2023(gp_cluster_report *r, const char *path, char *err, size
         const char *phase = gp_csv_field(c, cp);
         double gpus = ng > 0 ? (ng == 1 && gm > 0 && gm < 1000 ? gm / 1000.0 : ng) : 0;
         int scheduled = strcmp(phase, "Pending") != 0;
+        if (gpus <= 0) { /* CPU-only pod: apart from GPU queue wait and GPU-hours */
+            if (!scheduled)
+                r->n_cpu_only_pending++;
+            else {
+                r->n_cpu_only++;
+                if (isfinite(created) && isfinite(sched) && sched >= created)
+                    gp_cl_wait_add(&r->wait_cpu_only, sched - created);
+            }
+            continue;
+        }
         if (!scheduled) {
             gp_cl_add_never_ran(r, gpus); /* it waited from creation until deleted */
             if (gpus > 0) gp_cl_series_add(&r->series, 3, created, deleted, gpus);

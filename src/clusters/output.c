@@ -41,22 +41,48 @@ static double pct(double a, double b) {
     return b > 0 ? 100 * a / b : 0;
 }
 
+/* used GPU-h (busy=0) or busy% (busy=1) of an aggregate, or "-" when no unit of it had
+ * measured usage: a trace that does not measure usage must not read as "used 0.0". */
+static const char *num_or_dash(char *buf, size_t n, const gp_cl_agg *a, int busy) {
+    if (!(a->measured_alloc_gpu_s > 0))
+        snprintf(buf, n, "-");
+    else if (busy)
+        snprintf(buf, n, "%.1f", pct(a->used_gpu_s, a->measured_alloc_gpu_s));
+    else
+        snprintf(buf, n, "%.1f", h(a->used_gpu_s));
+    return buf;
+}
+
 void gp_cl_write_text(const gp_cluster_report *r, FILE *f) {
     fprintf(f, "goodput cluster report: %s (%s)\n", r->format, r->path);
     for (int i = 0; i < r->n_tables; i++)
         fprintf(f, "  read %-28s %lld rows\n", r->tables[i].name, (long long)r->tables[i].rows);
-    fprintf(f, "  %lld %s with a run interval", (long long)r->n_units, r->unit_name);
+    if (r->n_units > 0 || !r->has_ts)
+        fprintf(f, "  %lld %s with a run interval", (long long)r->n_units, r->unit_name);
+    else /* per-GPU samples only (GenAI 2026): units are seen in samples, not run intervals */
+        fprintf(f, "  %lld %s seen in per-GPU samples", (long long)r->ts_units, r->unit_name);
     if (r->n_skipped) fprintf(f, ", %lld without one", (long long)r->n_skipped);
     if (r->n_jobs) fprintf(f, ", %lld jobs", (long long)r->n_jobs);
     if (r->span_s > 0) fprintf(f, ", span %.1f h", r->span_s / 3600);
     fprintf(f, "\n\nVERDICT: %s\n\n", r->verdict);
     const gp_cl_agg *t = &r->total;
     if (t->n > 0) {
-        fprintf(f,
-                "GPU-hours: requested %.1f, allocated %.1f, used %.1f (measured on %.1f allocated: "
-                "%.1f%% busy)\n",
-                h(t->requested_gpu_s), h(t->allocated_gpu_s), h(t->used_gpu_s),
-                h(t->measured_alloc_gpu_s), pct(t->used_gpu_s, t->measured_alloc_gpu_s));
+        char used[32], busy[32];
+        fprintf(f, "GPU-hours: requested %.1f, allocated %.1f, used %s", h(t->requested_gpu_s),
+                h(t->allocated_gpu_s), num_or_dash(used, sizeof used, t, 0));
+        if (t->measured_alloc_gpu_s > 0)
+            fprintf(f, " (measured on %.1f allocated: %s%% busy)\n", h(t->measured_alloc_gpu_s),
+                    num_or_dash(busy, sizeof busy, t, 1));
+        else
+            fprintf(f, " (this trace does not measure GPU usage)\n");
+        if (r->n_cpu_only)
+            fprintf(
+                f,
+                "CPU-only %s (no GPU asked, kept out of GPU-hours and GPU queue wait): %lld ran, "
+                "%lld never ran; queue wait p50 %.0f s, p90 %.0f s\n",
+                r->unit_name, (long long)r->n_cpu_only, (long long)r->n_cpu_only_pending,
+                gp_cl_wait_quantile(&r->wait_cpu_only, 0.5),
+                gp_cl_wait_quantile(&r->wait_cpu_only, 0.9));
         if (r->capacity_gpus > 0)
             fprintf(f, "capacity: %.0f GPUs (%.1f GPU-hours over the span; %.1f%% allocated)\n",
                     r->capacity_gpus, h(r->capacity_gpus * r->span_s),
@@ -71,10 +97,10 @@ void gp_cl_write_text(const gp_cluster_report *r, FILE *f) {
                     "requested_h", "allocated_h", "used_h", "busy%");
             for (int k = 0; k < n; k++) {
                 const gp_cl_agg *a = &r->dim[d][idx[k]];
-                fprintf(f, "  %-34.34s %10lld %12.1f %12.1f %12.1f %7.1f\n",
-                        r->dim_names[d].s[idx[k]], (long long)a->n, h(a->requested_gpu_s),
-                        h(a->allocated_gpu_s), h(a->used_gpu_s),
-                        pct(a->used_gpu_s, a->measured_alloc_gpu_s));
+                char used[32], busy[32];
+                fprintf(f, "  %-34.34s %10lld %12.1f %12.1f %12s %7s\n", r->dim_names[d].s[idx[k]],
+                        (long long)a->n, h(a->requested_gpu_s), h(a->allocated_gpu_s),
+                        num_or_dash(used, sizeof used, a, 0), num_or_dash(busy, sizeof busy, a, 1));
             }
         }
     }
@@ -157,9 +183,12 @@ void gp_cl_write_text(const gp_cluster_report *r, FILE *f) {
 }
 
 static json_t *agg_json(const gp_cl_agg *a) {
-    return json_pack("{s:I,s:f,s:f,s:f,s:f}", "units", (json_int_t)a->n, "requested_gpu_h",
+    int m = a->measured_alloc_gpu_s > 0; /* usage unknown: null, never 0 */
+    return json_pack("{s:I,s:f,s:f,s:o,s:f,s:o}", "units", (json_int_t)a->n, "requested_gpu_h",
                      h(a->requested_gpu_s), "allocated_gpu_h", h(a->allocated_gpu_s), "used_gpu_h",
-                     h(a->used_gpu_s), "measured_allocated_gpu_h", h(a->measured_alloc_gpu_s));
+                     m ? json_real(h(a->used_gpu_s)) : json_null(), "measured_allocated_gpu_h",
+                     h(a->measured_alloc_gpu_s), "busy_pct",
+                     m ? json_real(pct(a->used_gpu_s, a->measured_alloc_gpu_s)) : json_null());
 }
 
 static json_t *wait_json(const gp_cl_wait *w) {
@@ -216,6 +245,11 @@ char *gp_cl_json(const gp_cluster_report *r) {
         json_object_set_new(wt, r->wait_type_names.s[i], wait_json(&r->wait_type[i]));
     json_object_set_new(wait, "by_gpu_type", wt);
     json_object_set_new(o, "queue_wait", wait);
+    if (r->n_cpu_only)
+        json_object_set_new(o, "cpu_only",
+                            json_pack("{s:I,s:I,s:o}", "ran", (json_int_t)r->n_cpu_only,
+                                      "never_ran", (json_int_t)r->n_cpu_only_pending, "queue_wait",
+                                      wait_json(&r->wait_cpu_only)));
     json_object_set_new(o, "ineffective",
                         json_pack("{s:I,s:f,s:I,s:f,s:I,s:f}", "held_never_ran",
                                   (json_int_t)r->n_held_never_ran, "held_never_ran_gpu_h",
@@ -394,11 +428,12 @@ int gp_cl_write_html(const gp_cluster_report *r, const char *path, char *err, si
                "th><th>allocated</th><th>used</th>"
                "<th>busy %%</th></tr>\n");
     const gp_cl_agg *t = &r->total;
+    char used[32], busy[32];
     fprintf(f,
-            "<tr><td>total</td><td>%lld</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td></"
+            "<tr><td>total</td><td>%lld</td><td>%.1f</td><td>%.1f</td><td>%s</td><td>%s</td></"
             "tr>\n",
-            (long long)t->n, h(t->requested_gpu_s), h(t->allocated_gpu_s), h(t->used_gpu_s),
-            pct(t->used_gpu_s, t->measured_alloc_gpu_s));
+            (long long)t->n, h(t->requested_gpu_s), h(t->allocated_gpu_s),
+            num_or_dash(used, sizeof used, t, 0), num_or_dash(busy, sizeof busy, t, 1));
     for (int d = 0; d < GP_CL_DIM__COUNT; d++) {
         size_t idx[TOP_N];
         int n = top_rows(r, d, idx);
@@ -406,10 +441,9 @@ int gp_cl_write_html(const gp_cluster_report *r, const char *path, char *err, si
             const gp_cl_agg *a = &r->dim[d][idx[k]];
             fprintf(f, "<tr><td>%s: ", gp_cl_dim_names[d]);
             esc(f, r->dim_names[d].s[idx[k]]);
-            fprintf(f,
-                    "</td><td>%lld</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td></tr>\n",
-                    (long long)a->n, h(a->requested_gpu_s), h(a->allocated_gpu_s), h(a->used_gpu_s),
-                    pct(a->used_gpu_s, a->measured_alloc_gpu_s));
+            fprintf(f, "</td><td>%lld</td><td>%.1f</td><td>%.1f</td><td>%s</td><td>%s</td></tr>\n",
+                    (long long)a->n, h(a->requested_gpu_s), h(a->allocated_gpu_s),
+                    num_or_dash(used, sizeof used, a, 0), num_or_dash(busy, sizeof busy, a, 1));
         }
     }
     fprintf(f, "</table>\n<h2>Measured utilization, weighted by GPU-hours</h2>\n");

@@ -499,9 +499,9 @@ int gp_cl_read_pai2020(gp_cluster_report *r, const char *dir, char *err, size_t 
     snprintf(r->unit_name, sizeof r->unit_name, "instances");
     int rc = 0, any = 0, k;
     if ((k = read_machines(r, dir, err, errlen)) < 0) goto fail;
-    any |= k;
+    /* the machine list alone says nothing about work: without a job, task or instance table
+     * the report would read "0 instances", as if the cluster had been empty */
     if ((k = read_tags(r, &x, dir, err, errlen)) < 0) goto fail;
-    any |= k;
     if ((k = read_jobs(r, &x, dir, err, errlen)) < 0) goto fail;
     any |= k;
     if ((k = read_tasks(r, &x, dir, err, errlen)) < 0) goto fail;
@@ -515,12 +515,13 @@ int gp_cl_read_pai2020(gp_cluster_report *r, const char *dir, char *err, size_t 
             gp_cl_add_never_ran(r, j->gpus);
     }
     if ((k = read_sensors(r, &x, dir, err, errlen)) < 0) goto fail;
-    any |= k;
     if ((k = read_instances(r, &x, dir, err, errlen)) < 0) goto fail;
     any |= k;
     if (!any) {
-        snprintf(err, errlen, "%s: no PAI 2020 table (pai_*_table.csv, pai_machine_spec.csv) found",
-                 dir);
+        snprintf(err, errlen,
+                 "%s: no PAI 2020 work table found (want pai_job_table, pai_task_table or "
+                 "pai_instance_table as .csv, .csv.gz or .tar.gz%s)",
+                 dir, r->capacity_gpus > 0 ? "; pai_machine_spec alone has no work to report" : "");
         goto fail;
     }
     goto done;

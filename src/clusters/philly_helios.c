@@ -363,8 +363,17 @@ int gp_cl_read(gp_cluster_report *r, const char *format, const char *path, char 
     }
     if (!strcmp(format, "philly")) return gp_cl_read_philly(r, path, err, errlen);
     if (!strcmp(format, "helios")) return gp_cl_read_helios(r, path, err, errlen);
+    if (!strcmp(format, "alibaba2025")) return gp_cl_read_alibaba2025(r, path, err, errlen);
+    if (!strcmp(format, "auto")) {
+        char why[600];
+        const char *f = gp_cl_detect(path, why, sizeof why, err, errlen);
+        if (!f) return -1;
+        snprintf(r->format, sizeof r->format, "%s", f);
+        return gp_cl_read(r, f, path, err, errlen);
+    }
     snprintf(err, errlen,
-             "unknown cluster trace format '%s' (pai2020, openb2023, genai2026, philly, helios)",
+             "unknown cluster trace format '%s' (auto, pai2020, openb2023, genai2026, philly, "
+             "helios, alibaba2025)",
              format);
     return -1;
 }

@@ -21,12 +21,36 @@ v = json.load(open(sys.argv[2]))["verdict"]
 lines = [l for l in open(sys.argv[1]).read().splitlines() if l.startswith("VERDICT: ")]
 assert v and lines == ["VERDICT: " + v], (lines, v)
 PY
-"$G" cluster pai2020 "$D/v2020" --json | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); assert d['capacity_gpus']>0"
+# v2020 holds the machine list only: no work table, so no report (exit 3, named tables)
+set +e
+"$G" cluster pai2020 "$D/v2020" > "$T/pai.out" 2> "$T/pai.err"; rc=$?
+set -e
+[ "$rc" = 3 ] || { echo "pai2020 without work tables: exit $rc, want 3"; exit 1; }
+grep -q "pai_instance_table" "$T/pai.err" || { echo "pai2020 error does not name the tables: $(cat "$T/pai.err")"; exit 1; }
+[ ! -s "$T/pai.out" ] || { echo "pai2020 printed a report without tables"; exit 1; }
 printf 'value,timestamp_anon,container_ip\n1.0,oops,abc\n' > "$T/bad.csv"
 set +e
 "$G" cluster genai2026 "$T/bad.csv" > /dev/null 2> "$T/err"; rc=$?
 set -e
 [ "$rc" = 3 ] || { echo "bad input exit $rc, want 3"; exit 1; }
 grep -q "bad.csv:2:" "$T/err" || { echo "error does not name file:line: $(cat "$T/err")"; exit 1; }
+# auto: the format comes from the content, is named on stderr, and reads the same as naming it
+"$G" cluster auto "$D/v2023" --json > "$T/auto.json" 2> "$T/auto.err"
+grep -q "^goodput: cluster: format openb2023 (" "$T/auto.err" || { echo "auto did not say openb2023: $(cat "$T/auto.err")"; exit 1; }
+/usr/bin/python3 - "$T/r.json" "$T/auto.json" <<'PY' || { echo "auto and openb2023 reports differ"; exit 1; }
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["format"] == "openb2023" and b["format"] == "openb2023", (a["format"], b["format"])
+assert a["total"] == b["total"] and a["verdict"] == b["verdict"]
+# openb measures no GPU usage: unknown (null), never 0
+assert a["total"]["used_gpu_h"] is None, a["total"]
+PY
+"$G" cluster auto "$D/v2026_genai" 2>&1 >/dev/null | grep -q "format genai2026" || { echo "auto missed genai2026"; exit 1; }
+printf 'a,b\n1,2\n' > "$T/other.csv"
+set +e
+"$G" cluster auto "$T/other.csv" > /dev/null 2> "$T/err"; rc=$?
+set -e
+[ "$rc" = 3 ] || { echo "auto on unknown content: exit $rc, want 3"; exit 1; }
+grep -q "expected one of: pai2020" "$T/err" || { echo "unknown content: no list of expected formats: $(cat "$T/err")"; exit 1; }
 "$G" cluster nosuch x > /dev/null 2>&1 && exit 1
 echo "cluster_cli: ok"

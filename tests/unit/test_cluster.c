@@ -28,6 +28,31 @@ static double shell_num(const char *cmd) {
     return v;
 }
 
+/* Every evidence line of every finding states a comparison that is true. */
+static void check_evidence(const gp_cluster_report *r) {
+    for (int i = 0; i < r->n_findings; i++)
+        for (int e = 0; e < r->findings[i].n_evidence; e++) {
+            const gp_evidence *x = &r->findings[i].evidence[e];
+            if (!gp_cl_evidence_holds(x->value, x->op, x->threshold))
+                fail_msg("%s: evidence %s = %g %s %g is false", r->format, x->metric, x->value,
+                         x->op, x->threshold);
+        }
+}
+
+static void test_evidence_refuses_false(void **st) {
+    (void)st;
+    gp_finding f;
+    memset(&f, 0, sizeof f);
+    assert_int_equal(gp_cl_evidence(&f, "queue_wait_p90_s", 107.6, ">", 3600, "t"), 0);
+    assert_int_equal(f.n_evidence, 0);
+    assert_int_equal(gp_cl_evidence(&f, "queue_wait_p90_s", 7200, ">", 3600, "t"), 1);
+    assert_int_equal(f.n_evidence, 1);
+    assert_int_equal(gp_cl_evidence_holds(0.5, "<=", 0.5), 1);
+    assert_int_equal(gp_cl_evidence_holds(0.5, "<", 0.5), 0);
+    assert_int_equal(gp_cl_evidence_holds(NAN, ">", 0), 0);
+    assert_int_equal(gp_cl_evidence_holds(1, "=>", 0), 0); /* unknown operator: refused */
+}
+
 static void test_csv_edges(void **st) {
     (void)st;
     put("e.csv", "a,b,c\r\n\"x,1\",\"he said \"\"hi\"\"\",NA\n1,,\"multi\nline\"\n2,3,4");
@@ -140,6 +165,7 @@ static void test_pai_slice(void **st) {
     char err[256] = "";
     assert_int_equal(gp_cl_read(&r, "pai2020", sub, err, sizeof err), 0);
     gp_cl_finish(&r);
+    check_evidence(&r);
     /* w1: 1 GPU x 900 s, used 0.8; w2: 1 x 600, used 0.2; w3: 0.5 x 640, used 0 */
     assert_int_equal(r.n_units, 3);
     assert_near(r.total.allocated_gpu_s, 900 + 600 + 320, 1e-6);
@@ -191,7 +217,9 @@ static void test_openb_slice(void **st) {
                                          "pod_phase,creation_time,deletion_time,scheduled_time\n"
                                          "a,1,1,1,1000,,LS,Running,0,100,0\nb,1,1,1,500,,LS,"
                                          "Running,0,100,0\nc,1,1,1,300,,BE,Running,40,100,50\n"
-                                         "d,1,1,1,1000,,BE,Pending,10,20,\n");
+                                         "d,1,1,1,1000,,BE,Pending,10,20,\n"
+                                         "e,1,1,0,0,,LS,Running,0,100,30\n"
+                                         "f,1,1,0,0,,LS,Pending,0,100,\n");
     gp_cluster_report r;
     gp_cl_report_init(&r, "openb2023", sub, 3600);
     char err[256] = "";
@@ -204,7 +232,27 @@ static void test_openb_slice(void **st) {
     assert_near(r.whole_gpu_s, 100, 1e-9);
     assert_near(r.peak_gpus_needed, 2, 0);
     assert_int_equal(r.n_waited_never_ran, 1);
-    assert_near(r.wait_all.sum_s, 10, 1e-9); /* c waited 50 - 40 */
+    assert_near(r.wait_all.sum_s, 10, 1e-9); /* c waited 50 - 40; CPU-only e is apart */
+    assert_int_equal(r.wait_all.n, 3);
+    assert_int_equal(r.n_cpu_only, 1);
+    assert_int_equal(r.n_cpu_only_pending, 1);
+    assert_near(r.wait_cpu_only.sum_s, 30, 1e-9);
+    assert_int_equal(r.total.n, 3);
+    assert_near(r.total.measured_alloc_gpu_s, 0, 0); /* openb does not measure usage */
+    check_evidence(&r);
+    /* usage unknown: "-" and null, never "used 0.0"; the verdict does not claim work */
+    char *js = gp_cl_json(&r);
+    assert_non_null(strstr(js, "\"used_gpu_h\": null"));
+    free(js);
+    char *txt = NULL;
+    size_t txt_n = 0;
+    FILE *mf = open_memstream(&txt, &txt_n);
+    gp_cl_write_text(&r, mf);
+    fclose(mf);
+    assert_null(strstr(txt, "used 0.0"));
+    assert_non_null(strstr(txt, "used -"));
+    assert_null(strstr(txt, "did work"));
+    free(txt);
     gp_cl_report_free(&r);
 }
 
@@ -241,6 +289,7 @@ static void test_philly_helios_slices(void **st) {
     assert_near(r.ts_online_gpu_s, 3 * 60, 1e-9);
     assert_near(r.ts_busy_gpu_s, 1.5 * 60, 1e-9);
     assert_near(r.ts_idle_gpu_s, 60, 1e-9);
+    check_evidence(&r);
     gp_cl_report_free(&r);
 
     put("ph/bad.json", "[{\"status\":\"Pass\",\n \"vc\": }]");
@@ -263,7 +312,92 @@ static void test_philly_helios_slices(void **st) {
     assert_near(r.total.allocated_gpu_s, 36848 + 4 * 129, 1e-9);
     assert_near(r.failed_gpu_s, 4 * 129, 1e-9);
     assert_near(r.wait_all.sum_s, 120, 1e-9);
+    check_evidence(&r);
     gp_cl_report_free(&r);
+}
+
+/* cluster-trace-gpu-v2025: columns and NaN meanings from the trace's README
+ * (github.com/alibaba/clusterdata cluster-trace-gpu-v2025/README.md); the first two rows
+ * are the README's own sample rows. */
+static void test_alibaba2025_slice(void **st) {
+    (void)st;
+    char sub[512], err[512] = "";
+    snprintf(sub, sizeof sub, "%s/a25", dir);
+    mkdir(sub, 0755);
+    put("a25/disaggregated_DLRM_trace.csv",
+        "instance_sn,role,app_name,cpu_request,cpu_limit,gpu_request,gpu_limit,rdma_request,"
+        "rdma_limit,memory_request,memory_limit,disk_request,disk_limit,max_instance_per_node,"
+        "creation_time,scheduled_time,deletion_time\n"
+        "instance_7185,HN,app_0,12,12,1,1,25,25,120.0,120.0,680.0,800.0,8,,,\n"
+        "instance_13574,CN,app_130,64,64,0,0,1,1,320.0,320.0,255.0,300.0,-1,1435629.0,1435629.0,"
+        "1435760.0\n"
+        "i3,HN,app_0,12,12,2,2,25,25,120.0,120.0,680.0,800.0,8,100.0,160.0,1000.0\n"
+        "i4,HN,app_1,12,12,1,1,25,25,120.0,120.0,680.0,800.0,8,500.0,NaN,NaN\n"
+        "i5,HN,app_1,12,12,1,1,25,25,120.0,120.0,680.0,800.0,8,NaN,NaN,2000000.0\n");
+    char why[600];
+    const char *f = gp_cl_detect(sub, why, sizeof why, err, sizeof err);
+    assert_non_null(f);
+    assert_string_equal(f, "alibaba2025");
+    char file[600];
+    snprintf(file, sizeof file, "%s/disaggregated_DLRM_trace.csv", sub);
+    f = gp_cl_detect(file, why, sizeof why, err, sizeof err);
+    assert_non_null(f);
+    assert_string_equal(f, "alibaba2025");
+    assert_non_null(strstr(why, "instance_sn"));
+
+    gp_cluster_report r;
+    gp_cl_report_init(&r, "auto", sub, 3600);
+    assert_int_equal(gp_cl_read(&r, "auto", sub, err, sizeof err), 0);
+    assert_string_equal(r.format, "alibaba2025");
+    gp_cl_finish(&r);
+    /* trace end = 2e6 (latest time); 7185 ran [0, 2e6), i3 2 GPUs x 840 s, i5 [0, 2e6) */
+    assert_int_equal(r.n_units, 3);
+    assert_near(r.total.allocated_gpu_s, 2e6 + 2 * 840 + 2e6, 1e-6);
+    assert_near(r.total.measured_alloc_gpu_s, 0, 0);
+    assert_int_equal(r.n_cpu_only, 1);
+    assert_int_equal(r.n_waited_never_ran, 1); /* i4: created, never scheduled */
+    assert_int_equal(r.wait_all.n, 1);
+    assert_near(r.wait_all.sum_s, 60, 1e-9);
+    /* the inference/training split: every instance of this trace is inference */
+    assert_int_equal(r.dim_names[GP_CL_DIM_WORKLOAD].n, 1);
+    assert_string_equal(r.dim_names[GP_CL_DIM_WORKLOAD].s[0], "inference");
+    assert_int_equal(r.dim_names[GP_CL_DIM_GROUP].n, 2);
+    check_evidence(&r);
+    gp_cl_report_free(&r);
+
+    put("a25/bad.csv", "instance_sn,role,app_name,gpu_request,creation_time,scheduled_time,"
+                       "deletion_time\ni1,HN,a,1,10,oops,20\n");
+    snprintf(file, sizeof file, "%s/bad.csv", sub);
+    gp_cl_report_init(&r, "alibaba2025", file, 3600);
+    assert_int_equal(gp_cl_read(&r, "alibaba2025", file, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bad.csv:2:"));
+    gp_cl_report_free(&r);
+}
+
+/* Format detection: every slice written here is recognised by content; other content is
+ * refused with the list of what was expected. */
+static void test_detect(void **st) {
+    (void)st;
+    char p[600], why[600], err[1024];
+    struct {
+        const char *path, *want;
+    } cases[] = {{"pai", "pai2020"},
+                 {"ob", "openb2023"},
+                 {"ph", "philly"},
+                 {"helios.csv", "helios"},
+                 {"ph/cluster_gpu_util", "philly"},
+                 {"ph/cluster_job_log", "philly"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, cases[i].path);
+        const char *f = gp_cl_detect(p, why, sizeof why, err, sizeof err);
+        if (!f) fail_msg("%s: %s", p, err);
+        assert_string_equal(f, cases[i].want);
+    }
+    put("other.csv", "a,b,c\n1,2,3\n");
+    snprintf(p, sizeof p, "%s/other.csv", dir);
+    assert_null(gp_cl_detect(p, why, sizeof why, err, sizeof err));
+    assert_non_null(strstr(err, "expected one of"));
+    assert_non_null(strstr(err, "alibaba2025"));
 }
 
 /* Real files: row counts against independent tools run now. */
@@ -284,16 +418,26 @@ static void test_real_files(void **st) {
     assert_near(r.capacity_gpus, shell_num(cmd), 0);
     snprintf(cmd, sizeof cmd,
              "awk -F, 'NR>1 && $8==\"Pending\"' %s/openb_pod_list_default.csv | wc -l", p);
+    snprintf(cmd, sizeof cmd,
+             "awk -F, 'NR>1 && $8==\"Pending\" && $4>0' %s/openb_pod_list_default.csv | wc -l", p);
     assert_int_equal(r.n_waited_never_ran, (int64_t)shell_num(cmd));
+    /* queue wait only over pods that asked for a GPU and were scheduled */
+    snprintf(cmd, sizeof cmd,
+             "awk -F, 'NR>1 && $8!=\"Pending\" && $4>0' %s/openb_pod_list_default.csv | wc -l", p);
+    assert_int_equal(r.wait_all.n, (int64_t)shell_num(cmd));
+    snprintf(cmd, sizeof cmd,
+             "awk -F, 'NR>1 && $8!=\"Pending\" && $4==0' %s/openb_pod_list_default.csv | wc -l", p);
+    assert_int_equal(r.n_cpu_only, (int64_t)shell_num(cmd));
+    assert_true(r.n_cpu_only > 0);
+    gp_cl_finish(&r);
+    check_evidence(&r);
     gp_cl_report_free(&r);
 
+    /* the shared v2020 folder has the machine list but no job/task/instance table */
     snprintf(p, sizeof p, "%s/cluster/v2020", d);
     gp_cl_report_init(&r, "pai2020", p, 3600);
-    assert_int_equal(gp_cl_read(&r, "pai2020", p, err, sizeof err), 0);
-    snprintf(cmd, sizeof cmd, "wc -l < %s/pai_machine_spec.csv", p);
-    assert_int_equal(r.tables[0].rows, (int64_t)shell_num(cmd));
-    snprintf(cmd, sizeof cmd, "awk -F, '{s+=$5}END{print s}' %s/pai_machine_spec.csv", p);
-    assert_near(r.capacity_gpus, shell_num(cmd), 0);
+    assert_int_equal(gp_cl_read(&r, "pai2020", p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "pai_instance_table"));
     gp_cl_report_free(&r);
 
     snprintf(p, sizeof p, "%s/cluster/v2026_genai", d);
@@ -315,17 +459,34 @@ static void test_real_files(void **st) {
     assert_int_equal(r.ts_units, (int64_t)conts);
     /* busy GPU-s = sum of duty fractions x the sample period */
     assert_near(r.ts_busy_gpu_s, busy * r.ts_interval_s, 1e-6 * busy * r.ts_interval_s);
+    gp_cl_finish(&r);
+    check_evidence(&r);
+    {
+        char *txt = NULL;
+        size_t txt_n = 0;
+        FILE *mf = open_memstream(&txt, &txt_n);
+        gp_cl_write_text(&r, mf);
+        fclose(mf);
+        assert_null(strstr(txt, " 0 containers with a run interval"));
+        char want[64];
+        snprintf(want, sizeof want, "%lld containers seen", (long long)conts);
+        assert_non_null(strstr(txt, want));
+        free(txt);
+    }
     gp_cl_report_free(&r);
 }
 
 int main(void) {
     dir = gp_test_tmpdir();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_evidence_refuses_false),
         cmocka_unit_test(test_csv_edges),
         cmocka_unit_test(test_csv_buffers),
         cmocka_unit_test(test_pai_slice),
         cmocka_unit_test(test_openb_slice),
         cmocka_unit_test(test_philly_helios_slices),
+        cmocka_unit_test(test_alibaba2025_slice),
+        cmocka_unit_test(test_detect),
         cmocka_unit_test(test_real_files),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -358,10 +358,100 @@ static void test_quantile_edges(void **st) {
     assert_near(gp_hist_quantile(0.0, le3, c3, 3), 0.0, 1e-12);
 }
 
+/* Window percentiles equal Prometheus' own histogram_quantile over the same bucket deltas:
+ * two vLLM pages (two data-parallel engines, the bucket bounds of the real v0 capture) go
+ * through gp_scrape_parse and gp_scrape_diff; the same counts become promtool's input
+ * series, and `promtool test rules` (the real Prometheus engine, Debian's prometheus package)
+ * must find histogram_quantile(q, sum by (le) (b - b offset 1m)) equal to our value. */
+static void test_quantiles_match_prometheus(void **st) {
+    (void)st;
+    if (system("command -v promtool > /dev/null 2>&1") != 0)
+        fail_msg("promtool missing (scripts/install-deps installs Debian's prometheus)");
+    static const char *const le[] = {"0.001", "0.005", "0.01", "0.02", "0.04", "0.06",
+                                     "0.08",  "0.1",   "0.25", "0.5",  "0.75", "1.0",
+                                     "2.5",   "5.0",   "7.5",  "10.0", "+Inf"};
+    enum { NB = sizeof le / sizeof le[0] };
+    char *page[2], *tmpdir = gp_test_tmpdir(), path[600];
+    double cum[2][2][NB]; /* [scrape][engine][bucket] */
+    unsigned x = 12345;
+    for (int e = 0; e < 2; e++) {
+        double c0 = 0, c1 = 0;
+        for (int b = 0; b < NB; b++) {
+            x = x * 1103515245u + 12345u;
+            c0 += (x >> 16) % 7;
+            x = x * 1103515245u + 12345u;
+            c1 += (b < 4 ? 0 : (x >> 16) % 23); /* the window's observations */
+            cum[0][e][b] = c0;
+            cum[1][e][b] = c0 + c1;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        size_t cap = 8192, n = 0;
+        page[k] = malloc(cap);
+        for (int e = 0; e < 2; e++) {
+            for (int b = 0; b < NB; b++)
+                n += (size_t)snprintf(
+                    page[k] + n, cap - n,
+                    "vllm:time_to_first_token_seconds_bucket{engine=\"%d\",le=\"%s\","
+                    "model_name=\"m\"} %.0f\n",
+                    e, le[b], cum[k][e][b]);
+            n += (size_t)snprintf(page[k] + n, cap - n,
+                                  "vllm:time_to_first_token_seconds_count{engine=\"%d\",model_name="
+                                  "\"m\"} %.0f\n",
+                                  e, cum[k][e][NB - 1]);
+        }
+    }
+    gp_scrape_snapshot p, c;
+    gp_scrape_window w;
+    char err[200];
+    assert_int_equal(gp_scrape_parse(page[0], strlen(page[0]), &p, err, sizeof err), 0);
+    assert_int_equal(gp_scrape_parse(page[1], strlen(page[1]), &c, err, sizeof err), 0);
+    p.ts_ns = 0;
+    c.ts_ns = 60 * SEC;
+    gp_scrape_diff(&p, &c, &w);
+    assert_true(w.ttft.count > 0);
+    snprintf(path, sizeof path, "%s/q_test.yml", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "evaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n");
+    for (int e = 0; e < 2; e++)
+        for (int b = 0; b < NB; b++)
+            fprintf(f,
+                    "      - series: 'ttft_bucket{engine=\"%d\",le=\"%s\"}'\n        values: '%.0f "
+                    "%.0f'\n",
+                    e, le[b], cum[0][e][b], cum[1][e][b]);
+    fprintf(f, "    promql_expr_test:\n");
+    const double q[3] = {0.5, 0.9, 0.99}, ours[3] = {w.ttft.p50_s, w.ttft.p90_s, w.ttft.p99_s};
+    for (int i = 0; i < 3; i++)
+        fprintf(
+            f,
+            "      - expr: histogram_quantile(%g, sum by (le) (ttft_bucket - ttft_bucket offset "
+            "1m))\n        eval_time: 1m\n        exp_samples:\n          - labels: '{}'\n"
+            "            value: %.17g\n",
+            q[i], ours[i]);
+    fclose(f);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "cd %s && promtool test rules q_test.yml > out.txt 2>&1", tmpdir);
+    int rc = system(cmd);
+    if (rc != 0) {
+        snprintf(cmd, sizeof cmd, "cat %s/out.txt", tmpdir);
+        if (system(cmd) != 0) rc = -1;
+    }
+    assert_int_equal(rc, 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0) fail_msg("cannot remove %s", tmpdir);
+    free(tmpdir);
+    free(page[0]);
+    free(page[1]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vllm_over_http), cmocka_unit_test(test_spec_errors),
-        cmocka_unit_test(test_vllm_v1_names),  cmocka_unit_test(test_sglang_and_tgi),
+        cmocka_unit_test(test_quantiles_match_prometheus),
+        cmocka_unit_test(test_vllm_over_http),
+        cmocka_unit_test(test_spec_errors),
+        cmocka_unit_test(test_vllm_v1_names),
+        cmocka_unit_test(test_sglang_and_tgi),
         cmocka_unit_test(test_quantile_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
