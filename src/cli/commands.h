@@ -18,3 +18,5 @@ GP_COMMAND(pipeline, gp_cmd_pipeline,
            "multi-stage CPU+GPU pipelines: the bottleneck stage, pool sizing, what-if")
 GP_COMMAND(compare, gp_cmd_compare,
            "did B do better than A? outcome metrics with 95% CIs and a verdict")
+GP_COMMAND(workflows, gp_cmd_workflows,
+           "agentic and multi-step workflows from OpenTelemetry spans, joined to GPUs")
