@@ -3,6 +3,8 @@
  * sort of each trace by parent for children lookups, one sweep per engine. */
 #include "otlp/workflows.h"
 
+#include "engine/goodput.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,7 +438,7 @@ static void findings(gp_wf_report *r, const gp_wf_engine *e, size_t n_e) {
             if (r->gpu_known && tool_total > 0) {
                 /* the engines' idle time waiting on tools, by this kind's share of tool time */
                 f->wasted_gpu_s = idle_tools * k->time_s[GP_STEP_TOOL] / tool_total;
-                f->badput_gpu_s[8] = f->wasted_gpu_s; /* other */
+                f->badput_gpu_s[GP_B_IDLE_ALLOCATED] = f->wasted_gpu_s;
                 if (r->price_per_gpu_h > 0)
                     f->wasted_cost = f->wasted_gpu_s / 3600 * r->price_per_gpu_h;
                 gp_finding_add_evidence(f, "engine_idle_waiting_on_tools_gpu_s", f->wasted_gpu_s,
@@ -475,7 +477,7 @@ static void findings(gp_wf_report *r, const gp_wf_engine *e, size_t n_e) {
         if (k->retry_call_s > 0 && (f = new_finding(r, GP_FC_RETRY_WASTE, k))) {
             if (r->gpu_known) {
                 f->wasted_gpu_s = k->retry_gpu_s;
-                f->badput_gpu_s[6] = k->retry_gpu_s; /* wasted_progress */
+                f->badput_gpu_s[GP_B_WASTED_PROGRESS] = k->retry_gpu_s;
                 if (r->price_per_gpu_h > 0)
                     f->wasted_cost = f->wasted_gpu_s / 3600 * r->price_per_gpu_h;
                 gp_finding_add_evidence(f, "retry_gpu_s", k->retry_gpu_s, ">", 0, "nvml+otlp");

@@ -27,7 +27,8 @@ void srv_post_traces(gp_serve *s, const srv_req *q, srv_resp *r) {
     int open = s->attached && !s->detached;
     pthread_mutex_unlock(&s->mu);
     if (!open) {
-        srv_error(r, 503, "no agent is receiving spans on this server (it serves a stored database)");
+        srv_error(r, 503,
+                  "no agent is receiving spans on this server (it serves a stored database)");
         return;
     }
     gp_span_set got = {0};
@@ -133,8 +134,8 @@ void srv_api_workflows(gp_serve *s, const srv_req *q, srv_resp *r) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     pthread_mutex_lock(&s->mu);
-    int64_t now = s->snap.now_ns > 0 ? s->snap.now_ns
-                                     : (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    int64_t now =
+        s->snap.now_ns > 0 ? s->snap.now_ns : (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     uint64_t acc = s->spans_accepted, rej = s->spans_rejected, drop = s->spans_dropped,
              bad = s->otlp_bad_requests;
     pthread_mutex_unlock(&s->mu);
