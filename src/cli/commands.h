@@ -24,3 +24,5 @@ GP_COMMAND(compare, gp_cmd_compare,
            "did B do better than A? outcome metrics with 95% CIs and a verdict")
 GP_COMMAND(analyze, gp_cmd_analyze,
            "the report of a whole cluster from the Prometheus it already runs")
+GP_COMMAND(workflows, gp_cmd_workflows,
+           "agentic and multi-step workflows from OpenTelemetry spans, joined to GPUs")

@@ -9,7 +9,8 @@ static const char *const class_names[GP_FC__COUNT] = {
     "memory_bound",   "communication_bound", "compute_bound",       "checkpoint_bound",
     "straggler",      "interference",        "pipeline_bottleneck", "scale_inefficient",
     "under_batched",  "memory_capacity",     "throttled",           "gpu_errors",
-    "scheduling_gap", "harvestable",
+    "scheduling_gap", "harvestable",         "tool_bound",          "serial_steps",
+    "retry_waste",
 };
 
 const char *gp_finding_class_name(gp_finding_class c) {

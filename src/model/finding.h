@@ -24,6 +24,9 @@ typedef enum {
     GP_FC_GPU_ERRORS,
     GP_FC_SCHEDULING_GAP,
     GP_FC_HARVESTABLE,
+    GP_FC_TOOL_BOUND,   /* workflows: model engines idle while workflows wait on tools */
+    GP_FC_SERIAL_STEPS, /* workflows: independent steps run one after another */
+    GP_FC_RETRY_WASTE,  /* workflows: model-call GPU time of failed or retried work */
     GP_FC__COUNT
 } gp_finding_class;
 

@@ -205,12 +205,23 @@ static void route(gp_serve *s, const srv_req *q, srv_resp *r) {
             srv_error(r, 405, "POST protocol lines to /api/v1/events (docs/protocol.md)");
         return;
     }
+    if (strcmp(q->path, "/v1/traces") == 0) {
+        if (post)
+            srv_post_traces(s, q, r);
+        else
+            srv_error(r, 405, "POST OTLP/HTTP traces to /v1/traces (docs/workflows.md)");
+        return;
+    }
     if (!get) {
         srv_error(r, 405, "method %s is not allowed on %s (only GET, HEAD)", q->method, q->path);
         return;
     }
     if (strcmp(q->path, "/metrics") == 0) {
         srv_metrics(s, q, r);
+        return;
+    }
+    if (strcmp(q->path, "/api/v1/workflows") == 0) {
+        srv_api_workflows(s, q, r);
         return;
     }
     if (strncmp(q->path, "/api/", 5) == 0) {
@@ -369,6 +380,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                      .path = url,
                      .body = cc->body.p ? cc->body.p : "",
                      .body_len = cc->body.len};
+        q.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        q.content_encoding = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
         MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_param, &q);
         route(s, &q, &r);
     }
@@ -517,6 +530,7 @@ void gp_serve_stop(gp_serve *s) {
     for (int i = 0; i < s->n_windows; i++)
         json_decref(s->windows[i].json);
     srv_pipeline_cache_free(s);
+    gp_span_set_free(&s->spans);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -570,6 +584,7 @@ void gp_serve_pump(gp_serve *s, gp_agent *a) {
         gp_agent_flush(a);
     }
     free(q.p);
+    srv_store_spans(s, gp_agent_store(a));
     /* The snapshot after the feed, so /metrics counts what was just stored. */
     srv_snapshot sn = {.have_agent = 1};
     sn.agent = *gp_agent_get_stats(a);

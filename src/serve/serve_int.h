@@ -10,6 +10,7 @@
 
 #include "engine/job_summary.h"
 #include "ingest/ingest.h"
+#include "otlp/span.h"
 #include "serve/rollup.h"
 #include "serve/serve.h"
 #include "store/store.h"
@@ -23,6 +24,7 @@
 #define SRV_ACCT_MAX_EVENTS 250000     /* per state (~24 MiB of compact events) */
 #define SRV_ACCT_BUDGET_EVENTS 400000  /* all states together (~38 MiB); LRU states go first */
 #define SRV_PIPE_CACHE 32              /* jobs whose pipeline section is kept */
+#define SRV_MAX_SPAN_QUEUE 50000       /* OTLP spans waiting for the agent (~20 MiB) */
 
 typedef struct srv_buf {
     char *p;
@@ -41,6 +43,7 @@ typedef struct srv_req {
     int n_params;
     const char *body;
     size_t body_len;
+    const char *content_type, *content_encoding; /* request headers; NULL absent */
 } srv_req;
 
 const char *srv_param(const srv_req *r, const char *key);
@@ -85,6 +88,11 @@ struct gp_serve {
     srv_snapshot snap;
     srv_buf queue; /* POSTed lines for the agent */
     uint64_t queued_lines, queue_full;
+    gp_span_set spans;       /* OTLP spans for the agent (otlp_api.c) */
+    uint64_t spans_accepted; /* queued for the store */
+    uint64_t spans_rejected; /* invalid spans inside good documents */
+    uint64_t spans_dropped;  /* refused because the queue was full (503, client retries) */
+    uint64_t otlp_bad_requests;
     int attached, detached;
     /* server thread only */
     uint64_t requests_by_class[6]; /* 1xx..5xx by first digit; [0] unused */
@@ -143,6 +151,11 @@ struct json_t;
 void srv_job_pipelines(gp_serve *s, const gp_job *j, struct json_t *o);
 void srv_api_job_pipeline(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j);
 void srv_pipeline_cache_free(gp_serve *s);
+/* OTLP/HTTP (otlp_api.c): POST /v1/traces; GET /api/v1/workflows; on the agent's thread,
+ * stores the queued spans (inside the pump's transaction). */
+void srv_post_traces(gp_serve *s, const srv_req *q, srv_resp *r);
+void srv_api_workflows(gp_serve *s, const srv_req *q, srv_resp *r);
+void srv_store_spans(gp_serve *s, gp_store *st);
 /* The dashboard's embedded files (generated from web/ by mk/web.mk). */
 int gp_web_asset(const char *path, const unsigned char **data, size_t *len, const char **ctype);
 

@@ -86,6 +86,15 @@ static const char *const migrations[] = {
      * once. Rows stored before this migration have NULL keys, which never conflict. */
     ("ALTER TABLE events ADD COLUMN dedup_key INTEGER;"
      "CREATE UNIQUE INDEX events_dedup ON events(job_id, dedup_key);"),
+    /* 6: OpenTelemetry spans (otlp/, store/spans.h): one row per span, keyed by its ids so a
+     * span sent twice is stored once; end_ns indexed for windows and retention. */
+    ("CREATE TABLE spans ("
+     "  trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_id TEXT, name TEXT,"
+     "  kind INTEGER, step INTEGER, operation TEXT, model TEXT, in_tokens INTEGER,"
+     "  out_tokens INTEGER, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
+     "  status INTEGER, service TEXT, host TEXT,"
+     "  PRIMARY KEY (trace_id, span_id)) WITHOUT ROWID;"
+     "CREATE INDEX spans_end ON spans(end_ns);"),
 };
 
 int gp_schema_latest(void) {

@@ -604,9 +604,9 @@ int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding 
 
 int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
     sqlite3_stmt *st;
-    static const char *const sql[] = {"DELETE FROM samples WHERE ts_ns < ?1",
-                                      "DELETE FROM proc_samples WHERE ts_ns < ?1",
-                                      "DELETE FROM events WHERE ts_ns < ?1"};
+    static const char *const sql[] = {
+        "DELETE FROM samples WHERE ts_ns < ?1", "DELETE FROM proc_samples WHERE ts_ns < ?1",
+        "DELETE FROM events WHERE ts_ns < ?1", "DELETE FROM spans WHERE end_ns < ?1"};
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
         if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) != SQLITE_OK) return -1;
         sqlite3_bind_int64(st, 1, cutoff_ns);

@@ -1,0 +1,268 @@
+/* cmd_workflows.c: `goodput workflows`: multi-step and agentic workflows from
+ * OpenTelemetry spans (docs/workflows.md): per workflow kind and step, joined to the GPUs
+ * of the engines that served the model calls when a store is given. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/exit_codes.h"
+#include "otlp/otlp.h"
+#include "otlp/wf_store.h"
+#include "otlp/workflows.h"
+#include "store/spans.h"
+#include "store/store.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: goodput workflows (--otlp FILE... | --db PATH) [--db PATH] [--json | --html "
+            "FILE]\n\n"
+            "Workflows from OpenTelemetry spans (GenAI semantic conventions): per workflow kind\n"
+            "(root span name) the count, success rate, end-to-end p50/p95, time by step kind\n"
+            "(model, tool, retrieval, other, queue), the critical path, and with a store the\n"
+            "GPU-seconds, $ and joules per successful workflow, joined to the engine that served\n"
+            "each model call (service.name = the engine's job id or name). Findings: tool_bound,\n"
+            "serial_steps, retry_waste.\n\n"
+            "  --otlp FILE      an OTLP/JSON export (ExportTraceServiceRequest per file or per\n"
+            "                   line, e.g. the collector's file exporter); repeatable; .gz ok\n"
+            "  --db PATH        the agent's store: spans it received on POST /v1/traces (when no\n"
+            "                   --otlp) and the GPU samples to join\n"
+            "  --since DUR      with --db alone: spans of the last DUR seconds (default: all)\n"
+            "  --price-gpu-hour USD  price per GPU-hour (default: price table)\n"
+            "  --json           machine-readable output\n"
+            "  --html FILE      an HTML page with waterfalls of a typical and a slow workflow\n");
+}
+
+static int read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap + 1);
+    size_t k;
+    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            if (cap >= GP_OTLP_MAX_DOC * 4) {
+                snprintf(err, errlen, "%s: larger than %u bytes", path, GP_OTLP_MAX_DOC * 4);
+                free(b);
+                fclose(f);
+                return -1;
+            }
+            char *p = realloc(b, cap * 2 + 1);
+            if (!p) break;
+            b = p;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!b) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    b[n] = 0;
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+/* A file holds one document, or one per line (JSON lines, as the collector writes). */
+static int load_otlp(const char *path, gp_span_set *set, char *err, size_t errlen) {
+    char *buf, *plain = NULL;
+    size_t len;
+    if (read_file(path, &buf, &len, err, errlen) != 0) return -1;
+    const char *doc = buf;
+    if (len >= 2 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b) {
+        char e2[300];
+        if (gp_otlp_gunzip(buf, len, GP_OTLP_MAX_DOC * 4, &plain, &len, e2, sizeof e2) != 0) {
+            snprintf(err, errlen, "%s: %s", path, e2);
+            free(buf);
+            return -1;
+        }
+        doc = plain;
+    }
+    /* the whole file as one document first, then as JSON lines */
+    char e1[300] = "";
+    size_t n0 = set->n;
+    uint64_t d0 = set->dropped;
+    int rc = gp_otlp_decode_json(doc, len, set, e1, sizeof e1);
+    if (rc == 0 && set->dropped > d0)
+        fprintf(stderr, "goodput workflows: %s: dropped %llu spans: %s\n", path,
+                (unsigned long long)(set->dropped - d0), e1);
+    if (rc != 0) {
+        set->n = n0;
+        int lineno = 0;
+        const char *p = doc, *end = doc + len;
+        rc = 0;
+        while (p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const char *le = nl ? nl : end;
+            lineno++;
+            const char *q = p;
+            while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
+                q++;
+            if (q < le) {
+                char e2[300] = "";
+                d0 = set->dropped;
+                if (gp_otlp_decode_json(q, (size_t)(le - q), set, e2, sizeof e2) != 0) {
+                    if (lineno == 1)
+                        snprintf(err, errlen, "%s: %s", path, e1);
+                    else
+                        snprintf(err, errlen, "%s:%d: %s", path, lineno, e2);
+                    rc = -1;
+                    break;
+                }
+                if (set->dropped > d0)
+                    fprintf(stderr, "goodput workflows: %s:%d: dropped %llu spans: %s\n", path,
+                            lineno, (unsigned long long)(set->dropped - d0), e2);
+            }
+            p = nl ? nl + 1 : end;
+        }
+    }
+    free(plain);
+    free(buf);
+    return rc;
+}
+
+int gp_cmd_workflows(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"otlp", required_argument, 0, 'o'},  {"db", required_argument, 0, 'd'},
+        {"json", no_argument, 0, 'j'},        {"html", required_argument, 0, 'H'},
+        {"since", required_argument, 0, 's'}, {"price-gpu-hour", required_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    const char *files[256];
+    int n_files = 0, json = 0;
+    const char *db = NULL, *html = NULL;
+    double since_s = 0, price = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'o':
+            if (n_files == 256) {
+                fprintf(stderr, "goodput workflows: at most 256 --otlp files\n");
+                return GP_EXIT_USAGE;
+            }
+            files[n_files++] = optarg;
+            break;
+        case 'd':
+            db = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'H':
+            html = optarg;
+            break;
+        case 's':
+        case 'p': {
+            double *dst = c == 's' ? &since_s : &price;
+            *dst = strtod(optarg, &end);
+            if (*end || end == optarg || *dst < 0) {
+                fprintf(stderr, "goodput workflows: --%s '%s': expected a number >= 0\n",
+                        c == 's' ? "since" : "price-gpu-hour", optarg);
+                return GP_EXIT_USAGE;
+            }
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            return GP_EXIT_OK;
+        default:
+            usage(stderr);
+            return GP_EXIT_USAGE;
+        }
+    }
+    /* more files after the options: `--otlp a.json b.json` */
+    for (; optind < argc && n_files > 0 && n_files < 256; optind++)
+        files[n_files++] = argv[optind];
+    if (optind < argc || (!n_files && !db)) {
+        usage(stderr);
+        return GP_EXIT_USAGE;
+    }
+    gp_span_set set = {0};
+    char err[600];
+    int rc = GP_EXIT_OK;
+    gp_store *st = NULL;
+    gp_wf_engine *eng = NULL;
+    size_t n_eng = 0;
+    for (int i = 0; i < n_files; i++)
+        if (load_otlp(files[i], &set, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput workflows: %s\n", err);
+            gp_span_set_free(&set);
+            return GP_EXIT_INPUT;
+        }
+    if (db) {
+        if (gp_store_open(db, GP_STORE_READONLY, &st, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput workflows: %s\n", err);
+            gp_span_set_free(&set);
+            return GP_EXIT_FAIL;
+        }
+        if (!n_files) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+            int64_t t0 = since_s > 0 ? now - (int64_t)(since_s * 1e9) : 0;
+            if (gp_store_load_spans(st, t0, INT64_MAX, 0, &set) != 0) {
+                fprintf(stderr, "goodput workflows: %s: cannot read spans: %s\n", db,
+                        gp_store_errmsg(st));
+                rc = GP_EXIT_FAIL;
+                goto out;
+            }
+        }
+        if (gp_wf_engines_from_store(st, set.v, set.n, &eng, &n_eng, &price, err, sizeof err) !=
+            0) {
+            fprintf(stderr, "goodput workflows: %s\n", err);
+            rc = GP_EXIT_FAIL;
+            goto out;
+        }
+    } else if (price <= 0) {
+        price = -1;
+    }
+    if (set.n == 0) {
+        fprintf(stderr, "goodput workflows: no spans%s\n",
+                n_files ? " in the files" : " in the store (POST /v1/traces to the agent)");
+        rc = GP_EXIT_INPUT;
+        goto out;
+    }
+    gp_wf_report r;
+    if (gp_wf_analyze(set.v, set.n, eng, n_eng, price, &r) != 0) {
+        fprintf(stderr, "goodput workflows: out of memory\n");
+        rc = GP_EXIT_FAIL;
+        goto out;
+    }
+    if (html) {
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.tmp%ld", html, (long)getpid());
+        FILE *f = fopen(tmp, "w");
+        int ok = f && gp_wf_html(f, &r, eng, n_eng) == 0;
+        if (f && fclose(f) != 0) ok = 0;
+        if (!ok || rename(tmp, html) != 0) {
+            fprintf(stderr, "goodput workflows: --html %s: %s\n", html, strerror(errno));
+            unlink(tmp);
+            rc = GP_EXIT_FAIL;
+        }
+    }
+    if (json) {
+        json_t *o = gp_wf_json(&r, eng, n_eng);
+        json_object_set_new(o, "dropped_spans", json_integer((json_int_t)set.dropped));
+        json_dumpf(o, stdout, JSON_INDENT(1));
+        fputc('\n', stdout);
+        json_decref(o);
+    } else if (!html) {
+        gp_wf_print(stdout, &r, eng, n_eng);
+    }
+    gp_wf_report_free(&r);
+out:
+    gp_wf_engines_free(eng, n_eng);
+    free(eng);
+    gp_store_close(st);
+    gp_span_set_free(&set);
+    return rc;
+}
