@@ -601,6 +601,25 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "slicing; co-locate only with light jobs; set MPS active-thread limits "
                      "for the neighbour.");
         }
+    } else if (f->thr_shared > 0 && f->thr_alone > 0 &&
+               f->shared_share * (1 - f->thr_shared / f->thr_alone) >= gp_th(GP_TH_MINOR_SHARE)) {
+        /* slowed less than the threshold, but long enough to cost a twentieth of the run */
+        double r = f->thr_shared / f->thr_alone, loss = f->shared_share * (1 - r);
+        if ((x = add(out, cap, &n, GP_FC_INTERFERENCE, job_id, f, 0.6))) {
+            x->minor = 1;
+            headroom(x, f, loss, "the job had its GPUs to itself");
+            if (f->shared_t0_ns) x->t0_ns = f->shared_t0_ns;
+            if (f->shared_t1_ns) x->t1_ns = f->shared_t1_ns;
+            gp_finding_add_evidence(x, "interference_ratio", r,
+                                    ">=", gp_th(GP_TH_INTERFERENCE_RATIO), "events+procs");
+            ev(x, GP_TH_MINOR_SHARE, loss, "events+procs");
+            snprintf(x->summary, sizeof x->summary,
+                     "Minor: %s runs at %.0f%% of its own speed while another job shares its "
+                     "GPUs (%.0f%% of its run).",
+                     job_id, 100 * r, 100 * f->shared_share);
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Prefer exclusive GPUs or MIG partitions for this job.");
+        }
     }
 
     /* utilization profile */

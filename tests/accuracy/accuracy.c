@@ -527,6 +527,7 @@ int main(int argc, char **argv) {
     int runs = N_KINDS * 2, verbose = 0;
     uint64_t seed = 1;
     double min = 0, grey_min = 0, waste_max = -1;
+    const char *dump = NULL; /* --dump DIR: write the scenarios as DIR/runI.conf, run none */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
             runs = atoi(argv[++i]);
@@ -540,11 +541,31 @@ int main(int argc, char **argv) {
             grey_min = atof(argv[++i]);
         else if (!strcmp(argv[i], "--waste-max") && i + 1 < argc)
             waste_max = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
+            dump = argv[++i];
         else {
             fprintf(stderr, "usage: accuracy [-n RUNS] [-s SEED] [-v] [--min P] [--grey-min P] "
-                            "[--waste-max PTS]\n");
+                            "[--waste-max PTS] [--dump DIR]\n");
             return 2;
         }
+    }
+    if (dump) { /* the random scenarios for other tests (accounting_truth.sh) */
+        for (int i = 0; i < runs; i++) {
+            gp_scenario sc;
+            gen_info gi;
+            generate(i, seed, &sc, &gi);
+            char path[1024], err[256];
+            snprintf(path, sizeof path, "%s/run%d.conf", dump, i);
+            FILE *f = gp_scenario_validate(&sc, err, sizeof err) == 0 ? fopen(path, "w") : NULL;
+            int bad = !f || gp_scenario_write(&sc, f) != 0;
+            if (f && fclose(f) != 0) bad = 1;
+            gp_scenario_free(&sc);
+            if (bad) {
+                fprintf(stderr, "accuracy: cannot write %s\n", path);
+                return 1;
+            }
+        }
+        return 0;
     }
     char dir[] = "/tmp/gp-accuracy-XXXXXX";
     if (!mkdtemp(dir)) {
@@ -597,6 +618,23 @@ int main(int argc, char **argv) {
         if ((lab & (1u << L_HARVESTABLE)) && truth.requests_done == 0) {
             lab = (lab & ~(1u << L_HARVESTABLE)) | (1u << L_IDLE);
             relabelled++;
+        }
+        /* grey zone, ground truth over intent: the generator aims at 0.8x or 1.2x, noise
+         * moves the truth; a share that landed on the other side is labelled as it is */
+        if (gi.grey == 1 || gi.grey == 2) {
+            double ready_wall = truth.allocated_s - truth.not_ready_s - truth.init_s;
+            double sh = ready_wall > 0 ? (gi.grey == 1 ? truth.data_wait_s
+                                                       : truth.checkpoint_s + truth.restore_s) /
+                                             ready_wall
+                                       : 0;
+            gp_threshold_id th = gi.grey == 1 ? GP_TH_DATA_WAIT_SHARE : GP_TH_CHECKPOINT_SHARE;
+            int hi = sh >= gp_th(th);
+            if (hi != gi.grey_hi) {
+                relabelled++;
+                gi.grey_hi = hi;
+                lab = hi ? 1u << grey_label[gi.grey - 1] : 1u << L_COMPUTE;
+            }
+            gi.grey_share = sh;
         }
         /* predictions: classes of the findings that are not minor */
         unsigned pred = 0, minor = 0;
