@@ -92,9 +92,11 @@ static void ev_if(gp_finding *x, gp_threshold_id id, double value, const char *s
     if (holds) gp_finding_add_evidence(x, t->name, value, t->op, t->value, src);
 }
 
-/* Badput explained first (unknown last), then headroom, then confidence. */
+/* Findings past their thresholds first, minor ones after; within each, badput explained
+ * (unknown last), then headroom, then confidence. */
 static int cmp_find(const void *a, const void *b) {
     const gp_finding *x = a, *y = b;
+    if (x->minor != y->minor) return x->minor - y->minor; /* minor ones after the rest */
     double bx = x->wasted_gpu_s >= 0 ? x->wasted_gpu_s : -1;
     double by = y->wasted_gpu_s >= 0 ? y->wasted_gpu_s : -1;
     if (bx != by) return bx < by ? 1 : -1;
