@@ -2,6 +2,6 @@
 # tests/integration/engine_accuracy.sh.
 ACCURACY_BIN := $(BUILD)/tests/accuracy
 all: $(ACCURACY_BIN)
-$(ACCURACY_BIN): tests/accuracy/accuracy.c $(LIB) | $(DEPS_STAMP)
+$(ACCURACY_BIN): tests/accuracy/accuracy.c tests/unit/agent_run.h $(LIB) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests/unit $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)

@@ -92,9 +92,11 @@ static void ev_if(gp_finding *x, gp_threshold_id id, double value, const char *s
     if (holds) gp_finding_add_evidence(x, t->name, value, t->op, t->value, src);
 }
 
-/* Badput explained first (unknown last), then headroom, then confidence. */
+/* Findings past their thresholds first, minor ones after; within each, badput explained
+ * (unknown last), then headroom, then confidence. */
 static int cmp_find(const void *a, const void *b) {
     const gp_finding *x = a, *y = b;
+    if (x->minor != y->minor) return x->minor - y->minor; /* minor ones after the rest */
     double bx = x->wasted_gpu_s >= 0 ? x->wasted_gpu_s : -1;
     double by = y->wasted_gpu_s >= 0 ? y->wasted_gpu_s : -1;
     if (bx != by) return bx < by ? 1 : -1;
@@ -193,6 +195,96 @@ static void slo_finding(gp_finding *out, size_t cap, size_t *n, const char *job_
     }
 }
 
+/* One slow rank: its straggler episodes merged (same cause, same scope: one finding). */
+typedef struct {
+    int worker, windows, episodes, minor;
+    int64_t iter0, iter1, t0_ns, t1_ns; /* first start, last end */
+    double ratio, z;                    /* worst window */
+    double dur_s;                       /* total time inside the episodes (0 unknown) */
+    double excess_s;                    /* total extra time the rank took (peers waited) */
+} rank_strag;
+
+/* Merges episodes by worker into out (cap entries, starting at *n). */
+static void merge_ranks(const gp_straggler *s, int ns, int minor, rank_strag *out, int cap,
+                        int *n) {
+    for (int i = 0; i < ns; i++) {
+        int k = 0;
+        while (k < *n && out[k].worker != s[i].worker)
+            k++;
+        if (k == *n) {
+            if (*n == cap) continue;
+            out[(*n)++] = (rank_strag){.worker = s[i].worker,
+                                       .minor = minor,
+                                       .iter0 = s[i].iter0,
+                                       .iter1 = s[i].iter1,
+                                       .t0_ns = s[i].t0_ns,
+                                       .t1_ns = s[i].t1_ns};
+        } else if (out[k].minor != minor) {
+            continue; /* a rank already reported as a straggler is not also minor */
+        }
+        rank_strag *r = &out[k];
+        r->episodes++;
+        r->windows += s[i].windows;
+        if (s[i].iter0 < r->iter0) r->iter0 = s[i].iter0, r->t0_ns = s[i].t0_ns;
+        if (s[i].iter1 > r->iter1) r->iter1 = s[i].iter1, r->t1_ns = s[i].t1_ns;
+        if (s[i].t1_ns > s[i].t0_ns) r->dur_s += (double)(s[i].t1_ns - s[i].t0_ns) / NS;
+        if (s[i].ratio > r->ratio) r->ratio = s[i].ratio, r->z = s[i].z;
+        r->excess_s += s[i].excess;
+    }
+}
+
+/* Stragglers by rank: those past the thresholds, then minor ones (under the ratio
+ * threshold, at least 3 windows, costing the peers >= GP_TH_MINOR_SHARE of the run).
+ * Returns the count; *out malloc'ed (NULL when none). */
+static int strag_detect(const gp_worker_obs *obs, size_t n_obs, const gp_features *f,
+                        rank_strag **out) {
+    *out = NULL;
+    gp_straggler *s = NULL;
+    int ns = gp_straggler_detect(obs, n_obs, NULL, &s);
+    double ms = gp_th(GP_TH_MINOR_SHARE);
+    gp_straggler_opts mo = {.ratio = 1 / (1 - ms), .min_windows = 3};
+    gp_straggler *m = NULL;
+    int nm = f->wall_s > 0 ? gp_straggler_detect(obs, n_obs, &mo, &m) : 0;
+    int cap = (ns > 0 ? ns : 0) + (nm > 0 ? nm : 0), n = 0;
+    rank_strag *r = cap ? calloc((size_t)cap, sizeof *r) : NULL;
+    if (r) {
+        merge_ranks(s, ns, 0, r, cap, &n);
+        merge_ranks(m, nm, 1, r, cap, &n);
+        int k = 0; /* drop minor ranks that cost too little */
+        for (int i = 0; i < n; i++)
+            if (!r[i].minor ||
+                (r[i].excess_s >= ms * f->wall_s && r[i].ratio < gp_th(GP_TH_STRAGGLER_RATIO)))
+                r[k++] = r[i];
+        n = k;
+    }
+    free(s);
+    free(m);
+    if (!n) {
+        free(r);
+        return 0;
+    }
+    *out = r;
+    return n;
+}
+
+/* A minor finding: a share of the job's time under the class's threshold but at least
+ * GP_TH_MINOR_SHARE. Its evidence line says which side of both it is on. */
+static gp_finding *add_minor(gp_finding *out, size_t cap, size_t *n, gp_finding_class c,
+                             const char *job_id, const gp_features *f, gp_threshold_id id,
+                             double share, const char *src) {
+    gp_finding *x = add(out, cap, n, c, job_id, f, 0.6);
+    if (!x) return NULL;
+    x->minor = 1;
+    const gp_threshold *t = gp_threshold_get(id);
+    gp_finding_add_evidence(x, t->name, share, "<", t->value, src);
+    ev(x, GP_TH_MINOR_SHARE, share, src);
+    return x;
+}
+
+static int is_minor_share(double share, gp_threshold_id id) {
+    return share >= gp_th(GP_TH_MINOR_SHARE) && share < gp_th(id);
+}
+
 size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs, size_t n_obs,
                    double price, gp_finding *out, size_t cap) {
     size_t n = 0;
@@ -225,6 +317,32 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "kernels (torch.compile cache, TensorRT engines).");
         }
         explained = 1;
+    } else if (f->wall_s > 0 && f->not_ready_s / f->wall_s >= gp_th(GP_TH_MINOR_SHARE)) {
+        /* under the floor or the share, yet a twentieth of the run */
+        double sh = f->not_ready_s / f->wall_s;
+        if ((x = add(out, cap, &n, GP_FC_NOT_READY, job_id, f, 0.6))) {
+            x->minor = 1;
+            badput(x, GP_B_NOT_READY, f->not_ready_s * f->n_gpus,
+                   "the GPUs were granted when the job could start");
+            const char *src = f->activity_only ? util_src(f) : "events";
+            ev_if(x, GP_TH_NOT_READY_MIN_S, f->not_ready_s, src);
+            if (sh < gp_th(GP_TH_NOT_READY_SHARE))
+                gp_finding_add_evidence(x, "not_ready_share", sh, "<", gp_th(GP_TH_NOT_READY_SHARE),
+                                        src);
+            else
+                gp_finding_add_evidence(x, "not_ready_s", f->not_ready_s, "<",
+                                        gp_th(GP_TH_NOT_READY_MIN_S), src);
+            ev(x, GP_TH_MINOR_SHARE, sh, src);
+            x->t0_ns = f->first_alloc_ns >= 0 ? f->first_alloc_ns : f->t0_ns;
+            if (f->ready_ns >= 0 && !f->activity_only) x->t1_ns = f->ready_ns;
+            snprintf(x->summary, sizeof x->summary,
+                     "Minor: %s held %d GPU(s) for %.0f s (%.1f%% of its run) before its first "
+                     "%s.",
+                     job_id, f->n_gpus, f->not_ready_s, 100 * sh,
+                     f->activity_only ? "GPU activity" : "step or request");
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Stage data, images and weights before the GPUs are allocated.");
+        }
     }
 
     /* idle_allocated / harvestable. A job that makes progress and still leaves its GPUs
@@ -290,6 +408,17 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "pre-process the data set offline into a faster format.");
         }
         explained = 1;
+    } else if (is_minor_share(f->data_wait_share, GP_TH_DATA_WAIT_SHARE)) {
+        if ((x = add_minor(out, cap, &n, GP_FC_INPUT_BOUND, job_id, f, GP_TH_DATA_WAIT_SHARE,
+                           f->data_wait_share, "events"))) {
+            badput(x, GP_B_DATA_WAIT, f->data_wait_share * A, "input never blocked the GPUs");
+            snprintf(x->summary, sizeof x->summary,
+                     "Minor: %s waited for input %.1f%% of its time (under the %.0f%% that "
+                     "makes it input bound).",
+                     job_id, 100 * f->data_wait_share, 100 * gp_th(GP_TH_DATA_WAIT_SHARE));
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Add a DataLoader worker or two, or raise prefetch_factor.");
+        }
     }
 
     /* checkpoint_bound */
@@ -308,6 +437,18 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "rate.");
         }
         explained = 1;
+    } else if (is_minor_share(f->checkpoint_share, GP_TH_CHECKPOINT_SHARE)) {
+        if ((x = add_minor(out, cap, &n, GP_FC_CHECKPOINT_BOUND, job_id, f, GP_TH_CHECKPOINT_SHARE,
+                           f->checkpoint_share, "events"))) {
+            badput(x, GP_B_CHECKPOINT, f->checkpoint_share * A,
+                   "checkpoints were saved asynchronously");
+            snprintf(x->summary, sizeof x->summary,
+                     "Minor: %s spent %.1f%% of its time blocked on checkpoints (under the "
+                     "%.0f%% that makes it checkpoint bound).",
+                     job_id, 100 * f->checkpoint_share, 100 * gp_th(GP_TH_CHECKPOINT_SHARE));
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Checkpoint asynchronously or less often.");
+        }
     }
 
     /* communication_bound. Interconnect traffic is judged over the time the job was not
@@ -347,6 +488,17 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "reduce gradients in bf16, and check the topology (nvidia-smi topo -m).");
         }
         explained = 1;
+    } else if (is_minor_share(f->comm_share, GP_TH_COMM_SHARE)) {
+        if ((x = add_minor(out, cap, &n, GP_FC_COMMUNICATION_BOUND, job_id, f, GP_TH_COMM_SHARE,
+                           f->comm_share, "events"))) {
+            badput(x, GP_B_OTHER, f->comm_share * A, "communication overlapped compute fully");
+            snprintf(x->summary, sizeof x->summary,
+                     "Minor: %s waited on collectives %.1f%% of its time (under the %.0f%% that "
+                     "makes it communication bound).",
+                     job_id, 100 * f->comm_share, 100 * gp_th(GP_TH_COMM_SHARE));
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Overlap communication with compute (DDP bucket_cap_mb, FSDP prefetch).");
+        }
     }
 
     /* throttled */
@@ -384,16 +536,18 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         }
     }
 
-    /* straggler */
+    /* straggler: one finding per slow rank, its episodes merged (first start, last end,
+     * total slow time); a rank under the ratio threshold that still costs its peers at
+     * least GP_MINOR_SHARE of the job's time is a minor finding */
     if (obs && n_obs) {
-        gp_straggler *st = NULL;
-        int ns = gp_straggler_detect(obs, n_obs, NULL, &st);
+        rank_strag *st = NULL;
+        int ns = strag_detect(obs, n_obs, f, &st);
         double strag_s = 0;
         for (int i = 0; i < ns; i++) {
-            double dur =
-                st[i].t1_ns > st[i].t0_ns ? (double)(st[i].t1_ns - st[i].t0_ns) / NS : f->wall_s;
-            strag_s += dur;
-            if ((x = add(out, cap, &n, GP_FC_STRAGGLER, job_id, f, 0.85))) {
+            double dur = st[i].dur_s > 0 ? st[i].dur_s : f->wall_s;
+            if (!st[i].minor) strag_s += dur;
+            if ((x = add(out, cap, &n, GP_FC_STRAGGLER, job_id, f, st[i].minor ? 0.6 : 0.85))) {
+                x->minor = st[i].minor;
                 /* the peers wait inside their steps: productive time, so headroom, the
                  * share of the job's time lost to waiting over the slow stretch */
                 double span = f->wall_s > 0 && dur < f->wall_s ? dur / f->wall_s : 1;
@@ -404,14 +558,21 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                 snprintf(x->scope_id, sizeof x->scope_id, "%s/rank-%d", job_id, st[i].worker);
                 if (st[i].t0_ns) x->t0_ns = st[i].t0_ns;
                 if (st[i].t1_ns) x->t1_ns = st[i].t1_ns;
-                ev(x, GP_TH_STRAGGLER_Z, st[i].z, "events");
-                ev(x, GP_TH_STRAGGLER_RATIO, st[i].ratio, "events");
-                ev(x, GP_TH_STRAGGLER_WINDOWS, st[i].windows, "events");
+                ev_if(x, GP_TH_STRAGGLER_Z, st[i].z, "events");
+                if (st[i].minor) {
+                    gp_finding_add_evidence(x, "straggler_ratio", st[i].ratio, "<",
+                                            gp_th(GP_TH_STRAGGLER_RATIO), "events");
+                    ev(x, GP_TH_MINOR_SHARE, st[i].excess_s / f->wall_s, "events");
+                } else {
+                    ev(x, GP_TH_STRAGGLER_RATIO, st[i].ratio, "events");
+                    ev(x, GP_TH_STRAGGLER_WINDOWS, st[i].windows, "events");
+                }
                 snprintf(x->summary, sizeof x->summary,
-                         "Rank %d of %s is %.2fx slower than its peers over iterations %lld-%lld; "
-                         "synchronous training waits for it.",
-                         st[i].worker, job_id, st[i].ratio, (long long)st[i].iter0,
-                         (long long)st[i].iter1);
+                         "%sRank %d of %s is %.2fx slower than its peers over iterations "
+                         "%lld-%lld (%d episode(s), %.0f s in all); synchronous training waits "
+                         "for it.",
+                         st[i].minor ? "Minor: " : "", st[i].worker, job_id, st[i].ratio,
+                         (long long)st[i].iter0, (long long)st[i].iter1, st[i].episodes, dur);
                 snprintf(x->recommendation, sizeof x->recommendation,
                          "Check the slow rank's node: GPU clocks and throttling, XID errors, "
                          "a noisy neighbour, CPU or NIC contention, or uneven data shards; "
@@ -441,6 +602,25 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "Give the job exclusive GPUs or hard partitions (MIG) instead of time "
                      "slicing; co-locate only with light jobs; set MPS active-thread limits "
                      "for the neighbour.");
+        }
+    } else if (f->thr_shared > 0 && f->thr_alone > 0 &&
+               f->shared_share * (1 - f->thr_shared / f->thr_alone) >= gp_th(GP_TH_MINOR_SHARE)) {
+        /* slowed less than the threshold, but long enough to cost a twentieth of the run */
+        double r = f->thr_shared / f->thr_alone, loss = f->shared_share * (1 - r);
+        if ((x = add(out, cap, &n, GP_FC_INTERFERENCE, job_id, f, 0.6))) {
+            x->minor = 1;
+            headroom(x, f, loss, "the job had its GPUs to itself");
+            if (f->shared_t0_ns) x->t0_ns = f->shared_t0_ns;
+            if (f->shared_t1_ns) x->t1_ns = f->shared_t1_ns;
+            gp_finding_add_evidence(x, "interference_ratio", r,
+                                    ">=", gp_th(GP_TH_INTERFERENCE_RATIO), "events+procs");
+            ev(x, GP_TH_MINOR_SHARE, loss, "events+procs");
+            snprintf(x->summary, sizeof x->summary,
+                     "Minor: %s runs at %.0f%% of its own speed while another job shares its "
+                     "GPUs (%.0f%% of its run).",
+                     job_id, 100 * r, 100 * f->shared_share);
+            snprintf(x->recommendation, sizeof x->recommendation,
+                     "Prefer exclusive GPUs or MIG partitions for this job.");
         }
     }
 
@@ -548,7 +728,10 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         double att = (double)f->n_req_good / (double)f->n_req;
         if (att < gp_th(GP_TH_SLO_ATTAINMENT)) slo_finding(out, cap, &n, job_id, f, att);
     }
-    if (n == 0) {
+    size_t n_major = 0;
+    for (size_t i = 0; i < n; i++)
+        n_major += !out[i].minor;
+    if (n_major == 0) { /* healthy by every threshold; minor losses are listed beside it */
         double conf = profile_done == 2 ? 0.8 : profile_done == 3 ? 0.4 : 0.3;
         if ((x = add(out, cap, &n, GP_FC_COMPUTE_BOUND, job_id, f, conf))) {
             snprintf(x->counterfactual, sizeof x->counterfactual,

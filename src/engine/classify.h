@@ -39,7 +39,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
  * the rank's previous step). *out malloc'ed; returns count or -1. */
 int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out);
 
-/* Sorts findings by badput explained (unknown last), then headroom, then confidence. */
+/* Sorts findings: minor ones after the rest; then by badput explained (unknown last),
+ * headroom, confidence. */
 void gp_findings_rank(gp_finding *f, size_t n);
 
 /* Reads the job from the store, diagnoses it, stores and returns its findings. */

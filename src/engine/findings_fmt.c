@@ -68,9 +68,9 @@ void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
         fmt_gpu_h(bad, sizeof bad, x->wasted_gpu_s, x->wasted_cost);
         fmt_gpu_h(head, sizeof head, x->headroom_gpu_s, x->headroom_cost);
         fmt_buckets(from, sizeof from, x);
-        fprintf(out, "%zu. %s  [%s %s]  badput %s  headroom %s  confidence %.2f\n", i + 1,
-                gp_finding_class_name(x->cls), gp_scope_name(x->scope), x->scope_id, bad, head,
-                x->confidence);
+        fprintf(out, "%zu. %s%s  [%s %s]  badput %s  headroom %s  confidence %.2f\n", i + 1,
+                gp_finding_class_name(x->cls), x->minor ? " (minor)" : "", gp_scope_name(x->scope),
+                x->scope_id, bad, head, x->confidence);
         fprintf(out, "   %s\n   when: %s .. %s\n", x->summary, t0, t1);
         if (from[0]) fprintf(out, "   badput by bucket (GPU-h): %s\n", from);
         if (x->counterfactual[0]) fprintf(out, "   counterfactual: %s\n", x->counterfactual);
@@ -116,6 +116,7 @@ json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top) {
         json_object_set_new(o, "counterfactual",
                             x->counterfactual[0] ? json_string(x->counterfactual) : json_null());
         json_object_set_new(o, "confidence", json_real(x->confidence));
+        json_object_set_new(o, "minor", json_boolean(x->minor));
         json_object_set_new(o, "summary", json_string(x->summary));
         json_object_set_new(o, "recommendation", json_string(x->recommendation));
         for (int k = 0; k < x->n_evidence; k++) {

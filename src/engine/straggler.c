@@ -85,8 +85,14 @@ int gp_straggler_detect(const gp_worker_obs *obs, size_t n, const gp_straggler_o
             for (int k = 0; k < nw; k++) {
                 if (isnan(meds[k]) || med <= 0 || mad <= 0) continue;
                 double z = (meds[k] - med) / (1.4826 * mad), r = meds[k] / med;
-                if (z < zt || r < rt) continue;
                 episode *e = &ep[k];
+                int flag = z >= zt && r >= rt;
+                /* hysteresis: an open episode stays open while the worker remains clearly
+                 * slow (half the excess ratio and z), so a rank slowed by about the
+                 * threshold for the whole run is one episode, not one per noisy crossing */
+                int stay =
+                    e->active && widx - e->last_window <= 2 && z >= zt / 2 && r >= 1 + (rt - 1) / 2;
+                if (!flag && !stay) continue;
                 if (e->active && widx - e->last_window > 2) {
                     /* gap: close the old episode */
                     if (e->s.windows >= minw) {
@@ -107,7 +113,7 @@ int gp_straggler_detect(const gp_worker_obs *obs, size_t n, const gp_straggler_o
                     e->s.iter0 = o[a].iter;
                     e->s.t0_ns = o[a].ts_ns;
                 }
-                e->s.windows++;
+                e->s.windows += flag;
                 e->last_window = widx;
                 e->s.iter1 = o[b - 1].iter;
                 e->s.t1_ns = o[b - 1].ts_ns;

@@ -6,7 +6,11 @@
  * floored at 2% of the median so near-identical workers do not make noise look like an
  * outlier. A window flags a worker when z >= GP_TH_STRAGGLER_Z and m_w / median >=
  * GP_TH_STRAGGLER_RATIO; overlapping or adjacent flagged windows merge into one episode,
- * kept when it spans at least GP_TH_STRAGGLER_WINDOWS windows. Workers that differ
+ * kept when it spans at least GP_TH_STRAGGLER_WINDOWS flagged windows. An open episode
+ * stays open (hysteresis) through windows where the worker is still at least half as far
+ * above the thresholds (ratio >= 1 + (ratio_th - 1) / 2, z >= z_th / 2): a worker slowed by
+ * about the threshold for the whole run, whose windows cross it back and forth with noise,
+ * is one episode from its first to its last slow window, not one per crossing. Workers that differ
  * slightly but steadily (a few percent) never pass the ratio test.
  *
  * Pure: arrays in, a malloc'ed array of episodes out (caller frees). */

@@ -97,6 +97,10 @@ static const gp_threshold table[GP_TH__COUNT] = {
      "A service should meet its declared latency SLOs (TTFT, TPOT, end-to-end) for at least 90% "
      "of requests; below that, the GPU-time spent on late requests is not useful work.",
      "DistServe (OSDI 2024) and vLLM benchmark goodput: SLO attainment at a 90% target"},
+    {GP_TH_MINOR_SHARE, "minor_share", 0.05, ">=",
+     "A loss under its class's threshold that still takes a twentieth of the job's time is "
+     "reported as a minor finding rather than hidden behind a healthy verdict.",
+     "our judgement (issue 19: grey-zone losses)"},
 };
 
 const gp_threshold *gp_threshold_table(int *n) {

@@ -35,6 +35,8 @@ typedef enum {
     GP_TH_HARVEST_SHARE,         /* share of allocated time in such gaps */
     GP_TH_STEP_OUTLIER_MAD,      /* ideal step time: drop steps beyond this many MADs */
     GP_TH_SLO_ATTAINMENT,        /* inference: share of requests meeting every SLO set */
+    GP_TH_MINOR_SHARE,           /* a loss under a class's threshold but at least this
+                                  * share of the job's time: a minor finding */
     GP_TH__COUNT
 } gp_threshold_id;
 

@@ -77,6 +77,9 @@ typedef struct gp_finding {
     gp_evidence evidence[GP_EVIDENCE_MAX];
     int n_evidence;
     double confidence; /* [0, 1] */
+    int minor;         /* 1: the loss is under the class's threshold but at least
+                        * GP_MINOR_SHARE of the job's time: reported, ranked as any other,
+                        * and never the reason a job is called unhealthy */
     char summary[256];
     char recommendation[512];
 } gp_finding;

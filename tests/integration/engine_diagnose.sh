@@ -34,8 +34,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 f = r["findings"]
 assert f, "no findings"
-# ranked by badput explained, then headroom
-key = [((x["badput_gpu_s"]["total"] if x["badput_gpu_s"]["total"] is not None else -1),
+# ranked past-threshold findings before minor ones, then by badput explained, then headroom
+key = [(not x["minor"], (x["badput_gpu_s"]["total"] if x["badput_gpu_s"]["total"] is not None else -1),
         (x["headroom_gpu_s"] if x["headroom_gpu_s"] is not None else -1)) for x in f]
 assert key == sorted(key, reverse=True), key
 top = {}

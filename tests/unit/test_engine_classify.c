@@ -229,6 +229,82 @@ static void test_input_bound(void **state) {
     job_free(&j);
 }
 
+/* Issue 19 item 6: beside the data_wait threshold (0.10). 0.12: input_bound; 0.08 (under
+ * it, over 5% of the time): a minor input_bound beside the healthy verdict; 0.04: healthy
+ * only. */
+static void test_minor_near_threshold(void **state) {
+    (void)state;
+    const double share[3] = {0.04, 0.08, 0.12};
+    for (int c = 0; c < 3; c++) {
+        job_t j;
+        job_init(&j, 1, 600);
+        prof p = {0.9, 0.85, 0.5, 0.3, 0.6, 1, 0, 0, 0};
+        fill(&j, &p);
+        int64_t w = (int64_t)(share[c] * S);
+        for (int64_t k = 0; k < 600; k++) {
+            phase(&j, "data_wait", T0 + k * S, T0 + k * S + w);
+            step(&j, k + 1, T0 + k * S, T0 + (k + 1) * S, -1);
+        }
+        gp_features f;
+        gp_finding out[16];
+        size_t n = diagnose(&j, &f, out, 16);
+        assert_near(f.data_wait_share, share[c], 0.005);
+        const gp_finding *x = find(out, n, GP_FC_INPUT_BOUND);
+        const gp_finding *h = find(out, n, GP_FC_COMPUTE_BOUND);
+        if (c == 0) {
+            assert_null(x);
+            assert_non_null(h);
+        } else if (c == 1) {
+            assert_non_null(x);
+            assert_int_equal(x->minor, 1);
+            assert_near(x->wasted_gpu_s, 0.08 * 600, 3);
+            assert_non_null(evidence(x, "minor_share"));
+            assert_non_null(h); /* healthy by every threshold, the minor loss beside it */
+        } else {
+            assert_non_null(x);
+            assert_int_equal(x->minor, 0);
+            assert_null(h);
+        }
+        job_free(&j);
+    }
+}
+
+/* Issue 19 item 6: a rank about 1.25x slower for the whole run, its windows crossing the
+ * ratio threshold back and forth with noise, is ONE straggler finding spanning the run. */
+static void test_straggler_one_episode(void **state) {
+    (void)state;
+    job_t j;
+    job_init(&j, 4, 1200);
+    prof p = {0.9, 0.85, 0.5, 0.3, 0.6, 1, 0, 0, 0};
+    fill(&j, &p);
+    uint64_t r = 12345;
+    int64_t t[4] = {0, 0, 0, 0};
+    for (int64_t k = 1; k <= 600; k++)
+        for (int g = 0; g < 4; g++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            double noise = 0.94 + 0.12 * (double)(r >> 11) / 9007199254740992.0;
+            double d = (g == 2 ? 1.25 : 1.0) * noise;
+            int64_t s0 = t[g];
+            t[g] += (int64_t)(d * S);
+            if (t[g] > 1200 * S) continue;
+            step(&j, k, T0 + s0, T0 + t[g], g);
+        }
+    gp_features f;
+    gp_finding out[16];
+    size_t n = diagnose(&j, &f, out, 16);
+    int ns = 0;
+    const gp_finding *x = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (out[i].cls == GP_FC_STRAGGLER) ns++, x = &out[i];
+    assert_int_equal(ns, 1);
+    assert_string_equal(x->scope_id, "j/rank-2");
+    /* start and end: the first and last windows (iterations 1..600; the peers, whose
+     * step ends time the windows, finish iteration 600 near 600 s) */
+    assert_true(x->t0_ns - T0 <= 30 * S);
+    assert_true(x->t1_ns - T0 >= 580 * S);
+    job_free(&j);
+}
+
 static void test_healthy_and_unknown_profiling(void **state) {
     (void)state;
     job_t j;
@@ -842,6 +918,8 @@ int main(void) {
         cmocka_unit_test(test_store_roundtrip),
         cmocka_unit_test(test_cross_job),
         cmocka_unit_test(test_rolling),
+        cmocka_unit_test(test_minor_near_threshold),
+        cmocka_unit_test(test_straggler_one_episode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
