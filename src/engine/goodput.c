@@ -12,13 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Labels in priority order: a lower value wins. */
+/* Labels in priority order: a lower value wins. Recovery (from the last step before a
+ * restart to the next step) ranks below the phases the new process reports: its init is
+ * startup and its restore is checkpoint, as for a first start; recovery is the dead time
+ * nothing else explains. */
 enum {
     L_WASTED,
-    L_RECOVERY,
     L_CHECKPOINT,
     L_DATA_WAIT,
     L_STARTUP,
+    L_RECOVERY,
     L_OTHER_PHASE,
     L_PRODUCTIVE,
     L_NOT_READY,
@@ -27,8 +30,8 @@ enum {
 };
 
 static const gp_bucket label_bucket[L__COUNT] = {
-    GP_B_WASTED_PROGRESS, GP_B_RECOVERY, GP_B_CHECKPOINT, GP_B_DATA_WAIT,
-    GP_B_STARTUP,         GP_B_OTHER,    GP_B_PRODUCTIVE, GP_B_NOT_READY,
+    GP_B_WASTED_PROGRESS, GP_B_CHECKPOINT, GP_B_DATA_WAIT, GP_B_STARTUP,
+    GP_B_RECOVERY,        GP_B_OTHER,      GP_B_PRODUCTIVE, GP_B_NOT_READY,
 };
 
 typedef struct {
@@ -173,8 +176,12 @@ static int phase_label(const char *name) {
     return L_OTHER_PHASE;
 }
 
-/* Mean kernel activity over [a, b), or < 0 when no sample covers it. */
-static double activity_over(const gp_goodput_in *in, int64_t a, int64_t b, double *idle_frac) {
+/* Mean kernel activity over [a, b), or < 0 when no sample covers it. *idle_frac: the share
+ * of [a, b) with no kernels. edges_idle: a sample that is not wholly inside [a, b) counts
+ * as idle (for a server between requests: a 1 s sample straddling a request's end shows
+ * that request's kernels, not work outside it). */
+static double activity_over(const gp_goodput_in *in, int64_t a, int64_t b, double *idle_frac,
+                            int edges_idle) {
     double covered = 0, busy = 0, idle = 0;
     double thr = in->idle_util > 0 ? in->idle_util : 0.05;
     /* First sample whose interval ends after a. */
@@ -194,7 +201,7 @@ static double activity_over(const gp_goodput_in *in, int64_t a, int64_t b, doubl
         double d = (double)(o1 - o0);
         covered += d;
         busy += d * in->act[i].util;
-        if (in->act[i].util < thr) idle += d;
+        if (in->act[i].util < thr || (edges_idle && (s0 < a || s1 > b))) idle += d;
     }
     if (covered <= 0) return -1;
     *idle_frac = idle / covered;
@@ -428,6 +435,16 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             if (in->act[i].util >= thr && in->act[i].ts_ns > out->first_alloc_ns && s0 < T1)
                 ready = s0 > out->first_alloc_ns ? s0 : out->first_alloc_ns;
         }
+        /* ... unless it said earlier that it is up (the end of its init phase: a notebook
+         * or server that started and waits for work is idle, not "not ready"). */
+        for (size_t i = 0; i < in->n_events; i++) {
+            const gp_event *e = ev[i];
+            if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END &&
+                phase_label(e->name) == L_STARTUP && (ready < 0 || e->ts_ns < ready)) {
+                ready = e->ts_ns > out->first_alloc_ns ? e->ts_ns : out->first_alloc_ns;
+                break;
+            }
+        }
         if (ready >= 0)
             out->kind = GP_JK_ACTIVITY_ONLY;
         else if (n_phase > 0 || in->n_act > 0)
@@ -474,7 +491,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
                 break;
             }
         double idle_frac = 0;
-        double util = in->n_act ? activity_over(in, a, b, &idle_frac) : -1;
+        double util =
+            in->n_act ? activity_over(in, a, b, &idle_frac, out->kind == GP_JK_INFERENCE) : -1;
         if (util >= 0) {
             busy += util * gpu_s;
             busy_known = 1;

@@ -791,6 +791,10 @@ static void step_once(gp_sim *s, sim_job *j) {
     case ST_BOOT:
         emit_hello(s, j);
         skip_past_restarts(j);
+        /* A service (or a notebook) says when it is up, as a server logs "startup
+         * complete": from here on, waiting for work is idle, not "not ready". */
+        if (c->kind == GP_SJ_INFERENCE || c->kind == GP_SJ_IDLE)
+            emit_phase(s, j, "init", "end", j->gen);
         if (c->kind == GP_SJ_INFERENCE)
             j->state = ST_INFER;
         else if (c->kind == GP_SJ_IDLE)
