@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int fail(char *err, size_t errlen, const char *fmt, ...) {
     if (err && errlen) {
         va_list ap;
@@ -113,8 +112,10 @@ int gp_scraper_new(const char *spec, gp_scraper **out, char *err, size_t errlen)
             s->slo_itl_s = atof(opt + 8);
         } else {
             free(s);
-            return fail(err, errlen, "--scrape %s: unknown option '%s' (job=ID, timeout=MS, slo_ttft=S, slo_itl=S)", spec,
-                        opt);
+            return fail(
+                err, errlen,
+                "--scrape %s: unknown option '%s' (job=ID, timeout=MS, slo_ttft=S, slo_itl=S)",
+                spec, opt);
         }
     }
     const char *scheme = strstr(url, "://") ? "" : "http://";

@@ -87,8 +87,7 @@ static double increase(double prev, double cur, int *reset) {
 
 /* The bucket deltas of a histogram over the window into d; returns the count delta, or -1
  * when the histogram is not published. */
-static double hist_delta(const gp_hist *p, const gp_hist *c, int *reset, double *d,
-                         double *dsum) {
+static double hist_delta(const gp_hist *p, const gp_hist *c, int *reset, double *d, double *dsum) {
     if (c->n == 0) return -1;
     int same = p->n == c->n && c->count >= p->count;
     for (int i = 0; same && i < c->n; i++)
@@ -140,9 +139,9 @@ static void diff_values(const gp_scrape_values *prev, const gp_scrape_values *cu
     double inc[GP_SC__COUNT];
     for (int i = 0; i < GP_SC__COUNT; i++)
         inc[i] = increase(prev->counter[i], cur->counter[i], reset);
-    gp_latency *lat[GP_SH__COUNT] = {[GP_SH_TTFT] = &e->ttft,       [GP_SH_ITL] = &e->itl,
-                                     [GP_SH_E2E] = &e->e2e,         [GP_SH_QUEUE] = &e->queue,
-                                     [GP_SH_PREFILL] = &e->prefill, [GP_SH_DECODE] = &e->decode};
+    gp_latency *lat[GP_SH__COUNT] = {
+        [GP_SH_TTFT] = &e->ttft,   [GP_SH_ITL] = &e->itl,         [GP_SH_E2E] = &e->e2e,
+        [GP_SH_QUEUE] = &e->queue, [GP_SH_PREFILL] = &e->prefill, [GP_SH_DECODE] = &e->decode};
     for (int h = 0; h < GP_SH__COUNT; h++)
         if (lat[h]) latency(&prev->hist[h], &cur->hist[h], reset, lat[h]);
 
@@ -177,8 +176,8 @@ static void diff_values(const gp_scrape_values *prev, const gp_scrape_values *cu
         e->queue.count = nreq;
         e->queue.mean_s = inc[GP_SC_QUEUE_US] / 1e6 / nreq;
     }
-    e->compute_mean_s = inc[GP_SC_COMPUTE_US] >= 0 && nreq > 0 ? inc[GP_SC_COMPUTE_US] / 1e6 / nreq
-                                                                : -1;
+    e->compute_mean_s =
+        inc[GP_SC_COMPUTE_US] >= 0 && nreq > 0 ? inc[GP_SC_COMPUTE_US] / 1e6 / nreq : -1;
     e->slo_ttft_frac = slo_fraction(&prev->hist[GP_SH_TTFT], &cur->hist[GP_SH_TTFT], slo_ttft_s);
     e->slo_itl_frac = slo_fraction(&prev->hist[GP_SH_ITL], &cur->hist[GP_SH_ITL], slo_itl_s);
     double f1 = e->slo_ttft_frac, f2 = e->slo_itl_frac, both = -1;

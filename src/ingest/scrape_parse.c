@@ -202,8 +202,8 @@ static void add_sample(fam_acc *fa, size_t f, size_t fl, const gp_prom_sample *s
         int err = why && (!strcmp(why, "abort") || !strcmp(why, "error"));
         fa->counter[f][err] += s->value;
     } else if (fm->k == K_RATIO) { /* a ratio does not add up across engines */
-        fa->counter[f][0] = fa->seen[f] && fa->counter[f][0] > s->value ? fa->counter[f][0]
-                                                                          : s->value;
+        fa->counter[f][0] =
+            fa->seen[f] && fa->counter[f][0] > s->value ? fa->counter[f][0] : s->value;
     } else {
         fa->counter[f][0] += s->value;
     }

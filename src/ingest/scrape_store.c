@@ -327,14 +327,13 @@ static void engines_text(sqlite3 *db, const char *job, FILE *out) {
         free(e);
         return;
     }
-    fprintf(out,
-            "    %-22s %7s %7s %8s %9s %9s %9s %9s %8s %7s %5s\n", "ENGINE (MODEL)", "REQ/S",
-            "SLO_OK/S", "TTFT_AVG", "TTFT_P99", "ITL_AVG", "QUEUE_AVG", "QUEUE_P99",
-            "PREEMPT/S", "PREFIX%", "KV%");
+    fprintf(out, "    %-22s %7s %7s %8s %9s %9s %9s %9s %8s %7s %5s\n", "ENGINE (MODEL)", "REQ/S",
+            "SLO_OK/S", "TTFT_AVG", "TTFT_P99", "ITL_AVG", "QUEUE_AVG", "QUEUE_P99", "PREEMPT/S",
+            "PREFIX%", "KV%");
     for (size_t i = 0; i < n; i++) {
         engine_row *r = &e[i];
-        char name[160], req[16], good[16], t1[16], t2[16], i1[16], q1[16], q2[16], pre[16],
-            hit[16], kv[16];
+        char name[160], req[16], good[16], t1[16], t2[16], i1[16], q1[16], q2[16], pre[16], hit[16],
+            kv[16];
         snprintf(name, sizeof name, "%s (%s)", r->engine[0] ? r->engine : "-",
                  r->model[0] ? r->model : "-");
         fmt_num(req, sizeof req, "%.2f", r->req_per_s);
@@ -347,8 +346,8 @@ static void engines_text(sqlite3 *db, const char *job, FILE *out) {
         fmt_num(pre, sizeof pre, "%.3f", r->preempt_per_s);
         fmt_num(hit, sizeof hit, "%.0f", r->prefix_hit < 0 ? -1 : r->prefix_hit * 100);
         fmt_num(kv, sizeof kv, "%.0f", r->kv_last < 0 ? -1 : r->kv_last * 100);
-        fprintf(out, "    %-22.22s %7s %8s %6sms %7sms %7sms %7sms %7sms %9s %7s %5s\n", name,
-                req, good, t1, t2, i1, q1, q2, pre, hit, kv);
+        fprintf(out, "    %-22.22s %7s %8s %6sms %7sms %7sms %7sms %7sms %9s %7s %5s\n", name, req,
+                good, t1, t2, i1, q1, q2, pre, hit, kv);
     }
     free(e);
 }
