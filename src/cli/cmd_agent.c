@@ -45,6 +45,7 @@ typedef struct {
     gp_scraper *sc;
     char last_err[512];
     uint64_t windows;
+    int verbose; /* --verbose: list once the families of the page goodput does not read */
 } scrape_ctx;
 
 static void scrape_hook(gp_agent *a, void *vctx) {
@@ -60,6 +61,9 @@ static void scrape_hook(gp_agent *a, void *vctx) {
         return;
     }
     c->last_err[0] = 0;
+    char unk[2048];
+    if (c->verbose && gp_scraper_take_unknown(c->sc, unk, sizeof unk))
+        fprintf(stderr, "goodput agent: scrape %s: not read: %s\n", gp_scraper_url(c->sc), unk);
     if (rc == 1) {
         gp_store *st = gp_agent_store(a);
         gp_store_begin(st);
@@ -101,9 +105,10 @@ static void usage(FILE *f) {
             "  --ledger URL       also write the job ledger to PostgreSQL (postgresql://...);\n"
             "                     spooled in the store while it is unreachable (docs/fleet.md)\n"
             "  --host-name NAME   this node's name in the ledger (default: the host name)\n"
-            "  --scrape URL[,job=ID][,timeout=MS]\n"
-            "                     scrape an inference server's /metrics (vLLM, SGLang, TGI;\n"
-            "                     repeatable); rates and latency percentiles per window\n"
+            "  --scrape URL[,job=ID][,timeout=MS][,slo_ttft=S][,slo_itl=S]\n"
+            "                     scrape an inference server's /metrics (vLLM, SGLang, TGI,\n"
+            "                     Triton; repeatable); rates, latency percentiles and SLO\n"
+            "                     goodput per window and per engine\n"
             "  --scrape-every D   scrape interval (default 10s)\n"
             "  --slurm            follow Slurm jobs (squeue/sacct): lifecycle, GPUs, exit state\n"
             "  --slurm-node NAME  only map GPUs of jobs on this node (default: every node)\n"
@@ -124,6 +129,7 @@ static void usage(FILE *f) {
             "from its first process there until its last has been gone 3 intervals.\n"
             "A GPU shared by several owners is split evenly between them.\n"
             "  --quiet            no summary line at exit\n"
+            "  --verbose          list the /metrics families --scrape does not read, once\n"
             "  --stats            print a JSON line of overhead statistics at exit (stdout)\n\n"
             "example: goodput agent --source sim:examples/scenarios/demo.conf --db /tmp/gp.db \\\n"
             "           --speed 0 --no-socket\n");
@@ -147,7 +153,7 @@ static int bad_duration(const char *opt, const char *v) {
 
 int gp_cmd_agent(int argc, char **argv) {
     gp_agent_opts o = {.speed = 1, .socket_path = ""};
-    int quiet = 0, stats = 0, slurm = 0;
+    int quiet = 0, stats = 0, slurm = 0, verbose = 0;
     gp_slurm_opts slo = {0};
     int64_t slurm_every_ns = 10000000000LL, scrape_every_ns = 10000000000LL;
     const char *scrape_specs[MAX_SCRAPERS];
@@ -167,6 +173,7 @@ int gp_cmd_agent(int argc, char **argv) {
                                          {"no-socket", no_argument, 0, 'N'},
                                          {"udp", required_argument, 0, 'u'},
                                          {"quiet", no_argument, 0, 'q'},
+                                         {"verbose", no_argument, 0, 'v'},
                                          {"help", no_argument, 0, 'h'},
                                          {"listen", required_argument, 0, 'L'},
                                          {"token-file", required_argument, 0, 'K'},
@@ -237,6 +244,9 @@ int gp_cmd_agent(int argc, char **argv) {
             break;
         case 'q':
             quiet = 1;
+            break;
+        case 'v':
+            verbose = 1;
             break;
         case 'L':
             so.listen = optarg;
@@ -410,6 +420,7 @@ int gp_cmd_agent(int argc, char **argv) {
             gp_agent_logs_free(&logs);
             return GP_EXIT_USAGE;
         }
+        scr[i].verbose = verbose;
         if (gp_agent_set_hook(a, scrape_hook, &scr[i], scrape_every_ns) != 0)
             fprintf(stderr, "goodput agent: too many hooks; not scraping %s\n", scrape_specs[i]);
     }

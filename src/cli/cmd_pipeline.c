@@ -10,12 +10,14 @@
 
 #include "cli/exit_codes.h"
 #include "engine/pipeline.h"
+#include "ingest/ray.h"
 #include "store/store.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: goodput pipeline --db PATH [--job ID] [--json | --html FILE]\n"
-            "                        [--what-if STAGE=N,...] [options]\n\n"
+            "                        [--what-if STAGE=N,...] [options]\n"
+            "       goodput pipeline --ray-stats FILE [--json]\n\n"
             "For each job with stage events (docs/pipelines.md): per stage throughput, service\n"
             "times, utilization = busy / (workers x time), starved time (workers idle, input\n"
             "queue empty), blocked time (backpressure), queue length over time; the bottleneck\n"
@@ -23,6 +25,9 @@ static void usage(FILE *f) {
             "balance the stages; and with --what-if, a discrete-event simulation replaying the\n"
             "measured service times with new pool sizes.\n\n"
             "  --db PATH              the agent's store\n"
+            "  --ray-stats FILE       read Ray Data's Dataset.stats() text instead (FILE or -):\n"
+            "                         per-operator rows/s, concurrency, CPU/wall, the\n"
+            "                         bottleneck operator and its pool size (docs/ray.md)\n"
             "  --job ID               one job (default: every job with stage events)\n"
             "  --json                 machine-readable output\n"
             "  --html FILE            an HTML page with a queue-length chart per stage\n"
@@ -112,8 +117,50 @@ static int parse_price(const char *opt, const char *v, double *out) {
     return 0;
 }
 
+/* --ray-stats: Ray Data's own per-operator summary, analysed without a store. */
+static int ray_stats(const char *path, int json) {
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) {
+        fprintf(stderr, "goodput pipeline: cannot read %s\n", path);
+        return GP_EXIT_INPUT;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (size_t n; buf && (n = fread(buf + len, 1, cap - len, f)) > 0;) {
+        len += n;
+        if (len == cap && len < (64u << 20)) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) break;
+            buf = b;
+        }
+    }
+    if (f != stdin) fclose(f);
+    if (!buf) return GP_EXIT_FAIL;
+    gp_ray_stats *st = malloc(sizeof *st);
+    char err[256];
+    int rc = st ? gp_ray_stats_parse(buf, len, st, err, sizeof err) : -1;
+    free(buf);
+    if (rc != 0) {
+        fprintf(stderr, "goodput pipeline: %s: %s\n", path, st ? err : "out of memory");
+        free(st);
+        return GP_EXIT_INPUT;
+    }
+    gp_ray_analyze(st);
+    if (json) {
+        json_t *root = gp_ray_report_json(st);
+        json_object_set_new(root, "source", json_string(path));
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        fputc('\n', stdout);
+        json_decref(root);
+    } else {
+        gp_ray_report_text(st, stdout);
+    }
+    free(st);
+    return GP_EXIT_OK;
+}
+
 int gp_cmd_pipeline(int argc, char **argv) {
-    const char *db = NULL, *job = NULL, *html_path = NULL;
+    const char *db = NULL, *job = NULL, *html_path = NULL, *ray_path = NULL;
     int json = 0;
     run_opts o = {.queue = -1, .seed = 1};
     static const struct option opts[] = {{"db", required_argument, 0, 'd'},
@@ -129,6 +176,7 @@ int gp_cmd_pipeline(int argc, char **argv) {
                                          {"price-gpu-hour", required_argument, 0, 'G'},
                                          {"price-cpu-hour", required_argument, 0, 'C'},
                                          {"help", no_argument, 0, 'h'},
+                                         {"ray-stats", required_argument, 0, 'R'},
                                          {0, 0, 0, 0}};
     int c;
     long v;
@@ -136,6 +184,9 @@ int gp_cmd_pipeline(int argc, char **argv) {
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
+        case 'R':
+            ray_path = optarg;
+            break;
         case 'd':
             db = optarg;
             break;
@@ -191,6 +242,13 @@ int gp_cmd_pipeline(int argc, char **argv) {
     if (optind < argc) {
         fprintf(stderr, "goodput pipeline: unexpected argument '%s' (see --help)\n", argv[optind]);
         return GP_EXIT_USAGE;
+    }
+    if (ray_path) {
+        if (db || html_path) {
+            fprintf(stderr, "goodput pipeline: --ray-stats reads a file; no --db or --html\n");
+            return GP_EXIT_USAGE;
+        }
+        return ray_stats(ray_path, json);
     }
     if (!db) {
         fprintf(stderr, "goodput pipeline: --db PATH is required (see --help)\n");

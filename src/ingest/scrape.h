@@ -1,11 +1,13 @@
 /* scrape.h: what inference servers already publish, turned into per-window outcomes.
  *
- * A scraper GETs the /metrics page of one vLLM (v0 and v1 names; NVIDIA NIM uses the same),
- * SGLang or TGI server each interval, reduces it to a snapshot of the counters, gauges and
- * histograms that matter (summed over label sets such as model_name), and differences it
- * with the previous snapshot into a window: request and token rates, success and error
- * rates, TTFT / inter-token / end-to-end latency percentiles, and the queue and KV-cache
- * gauges at the window's end.
+ * A scraper GETs the /metrics page of one vLLM (v0 and v1 names; LLM NIMs use the same),
+ * SGLang, TGI or Triton (nv_inference_*) server each interval, reduces it to a snapshot of
+ * the counters, gauges and histograms that matter, both summed over all label sets and kept
+ * apart per (engine, model) label pair, and differences it with the previous snapshot into
+ * a window: request and token rates, success and error rates, TTFT / inter-token /
+ * end-to-end / queue / prefill / decode latency, preemptions, prefix-cache hit ratio,
+ * speculative-decoding acceptance, SLO goodput, and the queue and KV-cache gauges at the
+ * window's end, for the whole server and for each engine.
  *
  * Percentiles come from the histogram's bucket deltas interpolated exactly as Prometheus'
  * histogram_quantile() does for classic histograms (gp_hist_quantile). Counter resets (the
@@ -32,12 +34,16 @@
 #include "model/event.h"
 
 #define GP_HIST_MAX_BUCKETS 64
+#define GP_SCRAPE_MAX_SERIES 8   /* (engine, model) label pairs kept apart per page */
+#define GP_SCRAPE_MAX_UNKNOWN 32 /* families of a known server that goodput does not read */
 
 typedef enum {
     GP_SCRAPE_UNKNOWN = 0,
     GP_SCRAPE_VLLM,
     GP_SCRAPE_SGLANG,
     GP_SCRAPE_TGI,
+    GP_SCRAPE_TRITON, /* NVIDIA Triton and the NIMs built on it: nv_inference_* */
+    GP_SCRAPE__FLAVORS
 } gp_scrape_flavor;
 
 const char *gp_scrape_flavor_name(gp_scrape_flavor f);
@@ -50,17 +56,64 @@ typedef struct gp_hist {
     double count, sum;
 } gp_hist;
 
-enum { GP_SC_PROMPT, GP_SC_GEN, GP_SC_REQ_OK, GP_SC_REQ_ERR, GP_SC_REQ_TOTAL, GP_SC__COUNT };
+enum {
+    GP_SC_PROMPT,
+    GP_SC_GEN,
+    GP_SC_REQ_OK,
+    GP_SC_REQ_ERR,
+    GP_SC_REQ_TOTAL,
+    GP_SC_PREEMPT,     /* vllm:num_preemptions */
+    GP_SC_PREFIX_Q,    /* prefix-cache queries, tokens */
+    GP_SC_PREFIX_HIT,  /* prefix-cache hits, tokens */
+    GP_SC_SPEC_DRAFT,  /* speculative decoding: draft tokens proposed */
+    GP_SC_SPEC_ACCEPT, /* ... and accepted */
+    GP_SC_INFER,       /* Triton nv_inference_count: inferences (batch items) */
+    GP_SC_EXEC,        /* Triton nv_inference_exec_count: model executions (batches) */
+    GP_SC_REQ_US,      /* Triton cumulative request / queue / compute time, microseconds */
+    GP_SC_QUEUE_US,
+    GP_SC_COMPUTE_US,
+    GP_SC__COUNT
+};
 enum { GP_SG_RUNNING, GP_SG_WAITING, GP_SG_KV_USAGE, GP_SG__COUNT };
-enum { GP_SH_TTFT, GP_SH_ITL, GP_SH_E2E, GP_SH_PROMPT_LEN, GP_SH_GEN_LEN, GP_SH__COUNT };
+enum {
+    GP_SH_TTFT,
+    GP_SH_ITL,
+    GP_SH_E2E,
+    GP_SH_PROMPT_LEN,
+    GP_SH_GEN_LEN,
+    GP_SH_QUEUE,
+    GP_SH_PREFILL,
+    GP_SH_DECODE,
+    GP_SH__COUNT
+};
 
-/* One /metrics document reduced to what matters. Values < 0: not published. */
-typedef struct gp_scrape_snapshot {
-    gp_scrape_flavor flavor;
-    int64_t ts_ns;
+/* Counters, gauges and histograms of one label set (or of all of them). < 0: not published. */
+typedef struct gp_scrape_values {
     double counter[GP_SC__COUNT];
     double gauge[GP_SG__COUNT];
     gp_hist hist[GP_SH__COUNT];
+} gp_scrape_values;
+
+/* The values of one (engine, model) pair. vLLM v1 labels engine="0".."N-1" under data
+ * parallelism; SGLang dp_rank; Triton has no engine (one per model). "" = label absent. */
+typedef struct gp_scrape_series {
+    char engine[32];
+    char model[96];
+    gp_scrape_values v;
+} gp_scrape_series;
+
+/* One /metrics document reduced to what matters: `all` sums every label set (gauges that
+ * are ratios, such as KV-cache usage, take the largest engine instead), `series` keeps each
+ * (engine, model) apart. unknown: families of a known server that goodput did not read. */
+typedef struct gp_scrape_snapshot {
+    gp_scrape_flavor flavor;
+    int64_t ts_ns;
+    gp_scrape_values all;
+    int nseries;
+    int series_overflow; /* more pairs than GP_SCRAPE_MAX_SERIES: the rest only in `all` */
+    gp_scrape_series series[GP_SCRAPE_MAX_SERIES];
+    int nunknown;
+    char unknown[GP_SCRAPE_MAX_UNKNOWN][64];
 } gp_scrape_snapshot;
 
 typedef struct gp_latency {
@@ -68,6 +121,26 @@ typedef struct gp_latency {
     double mean_s; /* sum delta / count delta */
     double p50_s, p90_s, p99_s;
 } gp_latency;
+
+/* One engine's window. Ratios in [0, 1]; -1 unknown. */
+typedef struct gp_scrape_engine {
+    char engine[32];
+    char model[96];
+    double requests_per_s, ok_per_s, errors_per_s, error_ratio;
+    double prompt_tokens_per_s, generation_tokens_per_s;
+    gp_latency ttft, itl, e2e;
+    gp_latency queue, prefill, decode; /* Triton: queue.mean_s from nv_inference_queue_* */
+    double running, waiting, kv_cache_usage;
+    double preemptions_per_s;
+    double prefix_cache_hit_ratio; /* hit tokens / queried tokens in the window */
+    double spec_accept_ratio;      /* accepted / drafted tokens */
+    double batch_size;             /* Triton: inferences per execution */
+    double compute_mean_s;         /* Triton: compute time per request */
+    /* SLO: the fraction of TTFT (ITL) observations at or under the target, read off the
+     * histogram as gp_hist_fraction_below does; slo_ok_per_s the requests per second that
+     * met both, at least (see gp_scrape_diff_slo). -1 without a target or observations. */
+    double slo_ttft_frac, slo_itl_frac, slo_ok_per_s;
+} gp_scrape_engine;
 
 /* What happened between two scrapes. Rates are per second of [t0, t1). */
 typedef struct gp_scrape_window {
@@ -82,11 +155,19 @@ typedef struct gp_scrape_window {
     double running, waiting;   /* requests, gauges at t1 */
     double kv_cache_usage;     /* ratio in [0, 1] at t1 */
     int counter_reset;         /* 1: some counter went down (server restart) */
+    /* Per (engine, model): 0 rows from writers that do not split (analyze --prometheus). */
+    int n_engines;
+    gp_scrape_engine eng[GP_SCRAPE_MAX_SERIES];
 } gp_scrape_window;
 
 /* Prometheus histogram_quantile over cumulative bucket counts (le sorted ascending, last
  * +Inf). Returns -1 when it has no answer (no observations, no +Inf bucket, < 2 buckets). */
 double gp_hist_quantile(double q, const double *le, const double *cum, int n);
+/* The inverse of gp_hist_quantile: the fraction of observations <= x, interpolated linearly
+ * inside the bucket holding x exactly as histogram_quantile interpolates (so
+ * gp_hist_quantile(gp_hist_fraction_below(x)) == x inside a populated finite bucket).
+ * Observations in the +Inf bucket count as above any x (conservative). -1: no answer. */
+double gp_hist_fraction_below(double x, const double *le, const double *cum, int n);
 
 /* Parses a /metrics document into a snapshot (pure; ts_ns stamped by the caller). Returns 0,
  * or -1 with err when the document is malformed or shows none of the known servers. */
@@ -95,10 +176,17 @@ int gp_scrape_parse(const char *text, size_t len, gp_scrape_snapshot *out, char 
 /* The window from prev to cur (pure). job_id is left empty. */
 void gp_scrape_diff(const gp_scrape_snapshot *prev, const gp_scrape_snapshot *cur,
                     gp_scrape_window *w);
+/* Same, with SLO targets in seconds (<= 0: none). slo_ok_per_s per engine is
+ *   ok_per_s * max(0, f_ttft + f_itl - 1)
+ * the lower Frechet bound of "met both" from the two marginal fractions (the histograms
+ * do not say which requests were slow on both); with one target it is ok_per_s * f. */
+void gp_scrape_diff_slo(const gp_scrape_snapshot *prev, const gp_scrape_snapshot *cur,
+                        double slo_ttft_s, double slo_itl_s, gp_scrape_window *w);
 
 typedef struct gp_scraper gp_scraper;
-/* spec: "URL[,job=ID][,timeout=MS]"; URL without a scheme gets http://, without a path
- * /metrics. The job id defaults to "HOST:PORT" of the URL. */
+/* spec: "URL[,job=ID][,timeout=MS][,slo_ttft=S][,slo_itl=S]"; URL without a scheme gets
+ * http://, without a path /metrics. The job id defaults to "HOST:PORT" of the URL. The SLO
+ * targets (seconds) turn on per-engine SLO goodput in every window. */
 int gp_scraper_new(const char *spec, gp_scraper **out, char *err, size_t errlen);
 void gp_scraper_free(gp_scraper *s);
 const char *gp_scraper_url(const gp_scraper *s);
@@ -107,5 +195,8 @@ const char *gp_scraper_job(const gp_scraper *s);
  * window, 0 when this was the baseline, or -1 with err (the previous snapshot is dropped so
  * the next success starts a new baseline instead of spanning the outage). */
 int gp_scrape_poll(gp_scraper *s, int64_t now_ns, gp_scrape_window *w, char *err, size_t errlen);
+/* The families of the server's page that goodput does not read ("a, b, c"), once: the first
+ * call after a successful poll that saw any returns 1 and fills buf; later calls return 0. */
+int gp_scraper_take_unknown(gp_scraper *s, char *buf, size_t cap);
 
 #endif

@@ -3,7 +3,11 @@
  * The report aggregates windows per service: rates are time-weighted means over the
  * windows (total requests / total seconds), latency p50 is the median of the windows'
  * p50s and p99 the worst window's p99 (a percentile of percentiles would be wrong; these
- * two are bounds a reader can trust and are labelled as such). Unknown stays null. */
+ * two are bounds a reader can trust and are labelled as such). Unknown stays null.
+ *
+ * Each service also lists its engines (scrape_engine_windows: one row per window and
+ * (engine, model) label pair) with SLO goodput, queue time, preemptions and prefix-cache
+ * hits, so a data-parallel engine that lags is visible instead of averaged away. */
 #include "ingest/scrape_store.h"
 
 #include <math.h>
@@ -15,6 +19,61 @@ static void bind_opt(sqlite3_stmt *st, int i, double v) {
         sqlite3_bind_null(st, i);
     else
         sqlite3_bind_double(st, i, v);
+}
+
+#define ENGINE_COLS 39
+static int store_engine(gp_store *s, const gp_scrape_window *w, const gp_scrape_engine *e) {
+    sqlite3_stmt *st;
+    char sql[512];
+    int at = snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO scrape_engine_windows VALUES(?1");
+    for (int i = 2; i <= ENGINE_COLS; i++)
+        at += snprintf(sql + at, sizeof sql - (size_t)at, ",?%d", i);
+    snprintf(sql + at, sizeof sql - (size_t)at, ")");
+    if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, w->job_id, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, w->t1_ns);
+    sqlite3_bind_text(st, 3, e->engine, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, e->model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 5, w->t0_ns);
+    sqlite3_bind_text(st, 6, gp_scrape_flavor_name(w->flavor), -1, SQLITE_STATIC);
+    const double v[] = {e->requests_per_s,
+                        e->ok_per_s,
+                        e->errors_per_s,
+                        e->prompt_tokens_per_s,
+                        e->generation_tokens_per_s,
+                        e->ttft.count,
+                        e->ttft.mean_s,
+                        e->ttft.p50_s,
+                        e->ttft.p99_s,
+                        e->itl.count,
+                        e->itl.mean_s,
+                        e->itl.p50_s,
+                        e->itl.p99_s,
+                        e->e2e.count,
+                        e->e2e.mean_s,
+                        e->e2e.p50_s,
+                        e->e2e.p99_s,
+                        e->queue.count,
+                        e->queue.mean_s,
+                        e->queue.p99_s,
+                        e->prefill.mean_s,
+                        e->decode.mean_s,
+                        e->running,
+                        e->waiting,
+                        e->kv_cache_usage,
+                        e->preemptions_per_s,
+                        e->prefix_cache_hit_ratio,
+                        e->spec_accept_ratio,
+                        e->batch_size,
+                        e->compute_mean_s,
+                        e->slo_ttft_frac,
+                        e->slo_itl_frac,
+                        e->slo_ok_per_s};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        bind_opt(st, 7 + (int)i, v[i]);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int gp_scrape_store_window(gp_store *s, const gp_scrape_window *w) {
@@ -56,6 +115,8 @@ int gp_scrape_store_window(gp_store *s, const gp_scrape_window *w) {
     sqlite3_bind_int(st, 29, w->counter_reset);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(st);
+    for (int i = 0; rc == 0 && i < w->n_engines && i < GP_SCRAPE_MAX_SERIES; i++)
+        rc = store_engine(s, w, &w->eng[i]);
     return rc;
 }
 
@@ -151,11 +212,144 @@ static size_t load_services(gp_store *s, const char *job_id, service_row **out) 
     return n;
 }
 
+/* One engine over all windows: rates are time-weighted, latency means weighted by their
+ * observation counts (exact), p99 the worst window's, SLO fractions weighted by counts
+ * (exact: counts add across windows). */
+typedef struct {
+    char engine[32], model[96];
+    int windows;
+    double span_s, req_per_s, ok_per_s, gen_tok_s, slo_ok_per_s, slo_ttft_frac, slo_itl_frac;
+    double ttft_mean, ttft_p99, itl_mean, itl_p99, e2e_mean, e2e_p99, queue_mean, queue_p99;
+    double prefill_mean, decode_mean, preempt_per_s, prefix_hit, spec_accept, batch, kv_last;
+    double running_last, waiting_last;
+} engine_row;
+
+static size_t load_engines(sqlite3 *db, const char *job, engine_row **out) {
+    *out = NULL;
+    const char *sql =
+        "SELECT engine, model, count(*), sum((t1_ns - t0_ns) / 1e9),"
+        " sum(requests_per_s * (t1_ns - t0_ns) / 1e9), sum(ok_per_s * (t1_ns - t0_ns) / 1e9),"
+        " sum(generation_tokens_per_s * (t1_ns - t0_ns) / 1e9),"
+        " sum(slo_ok_per_s * (t1_ns - t0_ns) / 1e9),"
+        " sum(slo_ttft_frac * ttft_count) / sum(CASE WHEN slo_ttft_frac IS NOT NULL"
+        "   THEN ttft_count END),"
+        " sum(slo_itl_frac * itl_count) / sum(CASE WHEN slo_itl_frac IS NOT NULL"
+        "   THEN itl_count END),"
+        " sum(ttft_mean_s * ttft_count) / sum(CASE WHEN ttft_mean_s IS NOT NULL"
+        "   THEN ttft_count END), max(ttft_p99_s),"
+        " sum(itl_mean_s * itl_count) / sum(CASE WHEN itl_mean_s IS NOT NULL"
+        "   THEN itl_count END), max(itl_p99_s),"
+        " sum(e2e_mean_s * e2e_count) / sum(CASE WHEN e2e_mean_s IS NOT NULL"
+        "   THEN e2e_count END), max(e2e_p99_s),"
+        " sum(queue_mean_s * queue_count) / sum(CASE WHEN queue_mean_s IS NOT NULL"
+        "   THEN queue_count END), max(queue_p99_s),"
+        " avg(prefill_mean_s), avg(decode_mean_s),"
+        " sum(preemptions_per_s * (t1_ns - t0_ns) / 1e9),"
+        " avg(prefix_cache_hit_ratio), avg(spec_accept_ratio), avg(batch_size),"
+        " (SELECT kv_cache_usage FROM scrape_engine_windows x WHERE x.job_id = w.job_id AND"
+        "  x.engine = w.engine AND x.model = w.model ORDER BY t1_ns DESC LIMIT 1),"
+        " (SELECT running FROM scrape_engine_windows x WHERE x.job_id = w.job_id AND"
+        "  x.engine = w.engine AND x.model = w.model ORDER BY t1_ns DESC LIMIT 1),"
+        " (SELECT waiting FROM scrape_engine_windows x WHERE x.job_id = w.job_id AND"
+        "  x.engine = w.engine AND x.model = w.model ORDER BY t1_ns DESC LIMIT 1)"
+        " FROM scrape_engine_windows w WHERE job_id = ?1 GROUP BY engine, model"
+        " ORDER BY engine, model";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return 0;
+    sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
+    size_t n = 0, cap = 0;
+    engine_row *rows = NULL;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            engine_row *p = realloc(rows, cap * sizeof *rows);
+            if (!p) break;
+            rows = p;
+        }
+        engine_row *r = &rows[n++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->engine, sizeof r->engine, "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(r->model, sizeof r->model, "%s", (const char *)sqlite3_column_text(st, 1));
+        r->windows = sqlite3_column_int(st, 2);
+        r->span_s = sqlite3_column_double(st, 3);
+        double span = r->span_s;
+        double req = col_or_unknown(st, 4), ok = col_or_unknown(st, 5);
+        double gen = col_or_unknown(st, 6), good = col_or_unknown(st, 7);
+        r->req_per_s = req >= 0 && span > 0 ? req / span : -1;
+        r->ok_per_s = ok >= 0 && span > 0 ? ok / span : -1;
+        r->gen_tok_s = gen >= 0 && span > 0 ? gen / span : -1;
+        r->slo_ok_per_s = good >= 0 && span > 0 ? good / span : -1;
+        r->slo_ttft_frac = col_or_unknown(st, 8);
+        r->slo_itl_frac = col_or_unknown(st, 9);
+        r->ttft_mean = col_or_unknown(st, 10);
+        r->ttft_p99 = col_or_unknown(st, 11);
+        r->itl_mean = col_or_unknown(st, 12);
+        r->itl_p99 = col_or_unknown(st, 13);
+        r->e2e_mean = col_or_unknown(st, 14);
+        r->e2e_p99 = col_or_unknown(st, 15);
+        r->queue_mean = col_or_unknown(st, 16);
+        r->queue_p99 = col_or_unknown(st, 17);
+        r->prefill_mean = col_or_unknown(st, 18);
+        r->decode_mean = col_or_unknown(st, 19);
+        double pre = col_or_unknown(st, 20);
+        r->preempt_per_s = pre >= 0 && span > 0 ? pre / span : -1;
+        r->prefix_hit = col_or_unknown(st, 21);
+        r->spec_accept = col_or_unknown(st, 22);
+        r->batch = col_or_unknown(st, 23);
+        r->kv_last = col_or_unknown(st, 24);
+        r->running_last = col_or_unknown(st, 25);
+        r->waiting_last = col_or_unknown(st, 26);
+    }
+    sqlite3_finalize(st);
+    *out = rows;
+    return n;
+}
+
 static void fmt_ms(char *b, size_t cap, double s) {
     if (s < 0)
         snprintf(b, cap, "-");
     else
         snprintf(b, cap, "%.0f", s * 1e3);
+}
+
+static void fmt_num(char *b, size_t cap, const char *fmt, double v) {
+    if (v < 0 || !isfinite(v))
+        snprintf(b, cap, "-");
+    else
+        snprintf(b, cap, fmt, v);
+}
+
+/* Per-engine lines under a service: printed when the server labels engines or models. */
+static void engines_text(sqlite3 *db, const char *job, FILE *out) {
+    engine_row *e;
+    size_t n = load_engines(db, job, &e);
+    if (n == 0 || (n == 1 && !e[0].engine[0])) {
+        free(e);
+        return;
+    }
+    fprintf(out, "    %-22s %7s %7s %8s %9s %9s %9s %9s %8s %7s %5s\n", "ENGINE (MODEL)", "REQ/S",
+            "SLO_OK/S", "TTFT_AVG", "TTFT_P99", "ITL_AVG", "QUEUE_AVG", "QUEUE_P99", "PREEMPT/S",
+            "PREFIX%", "KV%");
+    for (size_t i = 0; i < n; i++) {
+        engine_row *r = &e[i];
+        char name[160], req[16], good[16], t1[16], t2[16], i1[16], q1[16], q2[16], pre[16], hit[16],
+            kv[16];
+        snprintf(name, sizeof name, "%s (%s)", r->engine[0] ? r->engine : "-",
+                 r->model[0] ? r->model : "-");
+        fmt_num(req, sizeof req, "%.2f", r->req_per_s);
+        fmt_num(good, sizeof good, "%.2f", r->slo_ok_per_s);
+        fmt_ms(t1, sizeof t1, r->ttft_mean);
+        fmt_ms(t2, sizeof t2, r->ttft_p99);
+        fmt_ms(i1, sizeof i1, r->itl_mean);
+        fmt_ms(q1, sizeof q1, r->queue_mean);
+        fmt_ms(q2, sizeof q2, r->queue_p99);
+        fmt_num(pre, sizeof pre, "%.3f", r->preempt_per_s);
+        fmt_num(hit, sizeof hit, "%.0f", r->prefix_hit < 0 ? -1 : r->prefix_hit * 100);
+        fmt_num(kv, sizeof kv, "%.0f", r->kv_last < 0 ? -1 : r->kv_last * 100);
+        fprintf(out, "    %-22.22s %7s %8s %6sms %7sms %7sms %7sms %7sms %9s %7s %5s\n", name, req,
+                good, t1, t2, i1, q1, q2, pre, hit, kv);
+    }
+    free(e);
 }
 
 void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
@@ -180,12 +374,53 @@ void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
         snprintf(kv, sizeof kv, r->kv_last < 0 ? "-" : "%.0f", r->kv_last * 100);
         fprintf(out, "  %-18.18s %-6s %7d %7s %9s %6s %7sms %7sms %7sms %7sms %5s\n", r->job,
                 r->flavor, r->windows, req, tok, er, a, b, c, d, kv);
+        engines_text(gp_store_db(s), r->job, out);
     }
     free(rows);
 }
 
 static json_t *jnum(double v) {
     return v < 0 || !isfinite(v) ? json_null() : json_real(v);
+}
+
+static json_t *engines_json(sqlite3 *db, const char *job) {
+    engine_row *e;
+    size_t n = load_engines(db, job, &e);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        engine_row *r = &e[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "engine", r->engine[0] ? json_string(r->engine) : json_null());
+        json_object_set_new(o, "model", r->model[0] ? json_string(r->model) : json_null());
+        json_object_set_new(o, "windows", json_integer(r->windows));
+        json_object_set_new(o, "span_s", json_real(r->span_s));
+        json_object_set_new(o, "requests_per_s", jnum(r->req_per_s));
+        json_object_set_new(o, "ok_per_s", jnum(r->ok_per_s));
+        json_object_set_new(o, "generation_tokens_per_s", jnum(r->gen_tok_s));
+        json_object_set_new(o, "slo_ok_per_s", jnum(r->slo_ok_per_s));
+        json_object_set_new(o, "slo_ttft_fraction", jnum(r->slo_ttft_frac));
+        json_object_set_new(o, "slo_itl_fraction", jnum(r->slo_itl_frac));
+        json_object_set_new(o, "ttft_mean_s", jnum(r->ttft_mean));
+        json_object_set_new(o, "ttft_p99_worst_s", jnum(r->ttft_p99));
+        json_object_set_new(o, "itl_mean_s", jnum(r->itl_mean));
+        json_object_set_new(o, "itl_p99_worst_s", jnum(r->itl_p99));
+        json_object_set_new(o, "e2e_mean_s", jnum(r->e2e_mean));
+        json_object_set_new(o, "e2e_p99_worst_s", jnum(r->e2e_p99));
+        json_object_set_new(o, "queue_mean_s", jnum(r->queue_mean));
+        json_object_set_new(o, "queue_p99_worst_s", jnum(r->queue_p99));
+        json_object_set_new(o, "prefill_mean_s", jnum(r->prefill_mean));
+        json_object_set_new(o, "decode_mean_s", jnum(r->decode_mean));
+        json_object_set_new(o, "preemptions_per_s", jnum(r->preempt_per_s));
+        json_object_set_new(o, "prefix_cache_hit_ratio_mean", jnum(r->prefix_hit));
+        json_object_set_new(o, "spec_decode_acceptance_mean", jnum(r->spec_accept));
+        json_object_set_new(o, "batch_size_mean", jnum(r->batch));
+        json_object_set_new(o, "kv_cache_usage_last", jnum(r->kv_last));
+        json_object_set_new(o, "running_last", jnum(r->running_last));
+        json_object_set_new(o, "waiting_last", jnum(r->waiting_last));
+        json_array_append_new(arr, o);
+    }
+    free(e);
+    return arr;
 }
 
 void gp_scrape_report_json(gp_store *s, const char *job_id, json_t *root) {
@@ -212,6 +447,7 @@ void gp_scrape_report_json(gp_store *s, const char *job_id, json_t *root) {
         json_object_set_new(o, "e2e_p50_median_s", jnum(r->e2e_p50));
         json_object_set_new(o, "e2e_p99_worst_s", jnum(r->e2e_p99));
         json_object_set_new(o, "kv_cache_usage_last", jnum(r->kv_last));
+        json_object_set_new(o, "engines", engines_json(gp_store_db(s), r->job));
         json_array_append_new(arr, o);
     }
     json_object_set_new(root, "scraped_services", arr);

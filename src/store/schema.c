@@ -95,6 +95,23 @@ static const char *const migrations[] = {
      "  status INTEGER, service TEXT, host TEXT,"
      "  PRIMARY KEY (trace_id, span_id)) WITHOUT ROWID;"
      "CREATE INDEX spans_end ON spans(end_ns);"),
+    /* 7: scrape windows per (engine, model) label pair of a server (vLLM data-parallel
+     * engines, one row each; src/ingest/scrape.h gp_scrape_engine). The server's total
+     * stays in scrape_windows. engine / model '' where the server has no such label. */
+    "CREATE TABLE scrape_engine_windows ("
+    "  job_id TEXT NOT NULL, t1_ns INTEGER NOT NULL, engine TEXT NOT NULL, model TEXT NOT NULL,"
+    "  t0_ns INTEGER NOT NULL, flavor TEXT,"
+    "  requests_per_s REAL, ok_per_s REAL, errors_per_s REAL,"
+    "  prompt_tokens_per_s REAL, generation_tokens_per_s REAL,"
+    "  ttft_count REAL, ttft_mean_s REAL, ttft_p50_s REAL, ttft_p99_s REAL,"
+    "  itl_count REAL, itl_mean_s REAL, itl_p50_s REAL, itl_p99_s REAL,"
+    "  e2e_count REAL, e2e_mean_s REAL, e2e_p50_s REAL, e2e_p99_s REAL,"
+    "  queue_count REAL, queue_mean_s REAL, queue_p99_s REAL,"
+    "  prefill_mean_s REAL, decode_mean_s REAL,"
+    "  running REAL, waiting REAL, kv_cache_usage REAL, preemptions_per_s REAL,"
+    "  prefix_cache_hit_ratio REAL, spec_accept_ratio REAL, batch_size REAL,"
+    "  compute_mean_s REAL, slo_ttft_frac REAL, slo_itl_frac REAL, slo_ok_per_s REAL,"
+    "  PRIMARY KEY (job_id, t1_ns, engine, model)) WITHOUT ROWID;",
 };
 
 int gp_schema_latest(void) {

@@ -445,6 +445,168 @@ static void test_quantiles_match_prometheus(void **st) {
     free(page[1]);
 }
 
+/* vLLM v1 with two data-parallel engines (tests/data/prom/vllm_v1_dp2_{a,b}.txt, written from
+ * vllm/v1/metrics/loggers.py names). Page a is all zero; page b, 10 s later, holds these
+ * increments, so every value below is computed by hand. */
+static void test_vllm_v1_engines(void **st) {
+    (void)st;
+    char *a = read_file("tests/data/prom/vllm_v1_dp2_a.txt");
+    char *b = read_file("tests/data/prom/vllm_v1_dp2_b.txt");
+    assert_non_null(a);
+    assert_non_null(b);
+    gp_scrape_snapshot *p = malloc(sizeof *p), *c = malloc(sizeof *c);
+    gp_scrape_window *w = malloc(sizeof *w);
+    char err[200];
+    assert_int_equal(gp_scrape_parse(a, strlen(a), p, err, sizeof err), 0);
+    assert_int_equal(gp_scrape_parse(b, strlen(b), c, err, sizeof err), 0);
+    assert_int_equal(c->flavor, GP_SCRAPE_VLLM);
+    assert_int_equal(c->nseries, 2);
+    /* families of vLLM that goodput does not read are named, not dropped silently */
+    int info = 0, iter = 0;
+    for (int i = 0; i < c->nunknown; i++) {
+        info += !strcmp(c->unknown[i], "vllm:cache_config_info");
+        iter += !strcmp(c->unknown[i], "vllm:iteration_tokens_total");
+        assert_null(strstr(c->unknown[i], "time_to_first_token"));
+        assert_null(strstr(c->unknown[i], "_created"));
+    }
+    assert_int_equal(info + iter, 2);
+    p->ts_ns = 0;
+    c->ts_ns = 10 * SEC;
+    gp_scrape_diff_slo(p, c, 0.5, 0.05, w);
+    /* the whole server: sums, except KV usage (a ratio): the fuller engine */
+    assert_near(w->requests_per_s, 2.0, 1e-12); /* 20 requests / 10 s */
+    assert_near(w->running, 6, 0);
+    assert_near(w->waiting, 8, 0);
+    assert_near(w->kv_cache_usage, 0.9, 0);
+    assert_int_equal(w->n_engines, 2);
+    const gp_scrape_engine *e0 = NULL, *e1 = NULL;
+    for (int i = 0; i < w->n_engines; i++) {
+        assert_string_equal(w->eng[i].model, "meta-llama/Llama-3.1-8B-Instruct");
+        if (!strcmp(w->eng[i].engine, "0")) e0 = &w->eng[i];
+        if (!strcmp(w->eng[i].engine, "1")) e1 = &w->eng[i];
+    }
+    assert_non_null(e0);
+    assert_non_null(e1);
+    assert_near(e0->running, 4, 0);
+    assert_near(e1->waiting, 7, 0);
+    assert_near(e1->kv_cache_usage, 0.9, 0);
+    assert_near(e0->ok_per_s, 1.0, 1e-12);
+    assert_near(e1->preemptions_per_s, 0.5, 1e-12);      /* 5 / 10 s */
+    assert_near(e0->preemptions_per_s, 0.0, 0);          /* published and zero: known */
+    assert_near(e0->prefix_cache_hit_ratio, 0.5, 1e-12); /* 500 / 1000 tokens */
+    assert_near(e1->prefix_cache_hit_ratio, 0.0, 0);
+    assert_true(e0->spec_accept_ratio < 0); /* no spec decode: unknown */
+    /* queue, engine 1: 10 in (0.5, 1.0]; p50 rank 5: 0.5 + 0.5 * 5/10 = 0.75 */
+    assert_near(e1->queue.p50_s, 0.75, 1e-12);
+    assert_near(e1->queue.mean_s, 0.75, 1e-12);
+    /* engine 0, SLO TTFT 0.5 s: 8 of 10 at or under it (bucket bound); ITL 0.05 s: 90 of 100
+     * tokens. Met both, at least: 0.8 + 0.9 - 1 = 0.7 of 1 req/s. */
+    assert_near(e0->slo_ttft_frac, 0.8, 1e-12);
+    assert_near(e0->slo_itl_frac, 0.9, 1e-12);
+    assert_near(e0->slo_ok_per_s, 0.7, 1e-12);
+    /* engine 1: every TTFT in the +Inf bucket misses the target: goodput 0 */
+    assert_near(e1->slo_ttft_frac, 0.0, 0);
+    assert_near(e1->slo_ok_per_s, 0.0, 0);
+    /* a target inside a bucket is interpolated like histogram_quantile: 0.175 s is half way
+     * through (0.1, 0.25], which holds 8 of engine 0's 10: 4 / 10 */
+    gp_scrape_diff_slo(p, c, 0.175, -1, w);
+    for (int i = 0; i < w->n_engines; i++)
+        if (!strcmp(w->eng[i].engine, "0")) {
+            assert_near(w->eng[i].slo_ttft_frac, 0.4, 1e-12);
+            assert_near(w->eng[i].slo_ok_per_s, 0.4, 1e-12); /* one target: ok * fraction */
+            assert_true(w->eng[i].slo_itl_frac < 0);
+        }
+    /* an engine that appears only in the newer page has no baseline: unknown, not 0 */
+    gp_scrape_snapshot *only0 = malloc(sizeof *only0);
+    *only0 = *p;
+    only0->nseries = 1;
+    gp_scrape_diff_slo(only0, c, 0.5, 0.05, w);
+    for (int i = 0; i < w->n_engines; i++)
+        if (!strcmp(w->eng[i].engine, "1")) {
+            assert_true(w->eng[i].ok_per_s < 0);
+            assert_true(w->eng[i].ttft.count < 0);
+            assert_true(w->eng[i].slo_ok_per_s < 0);
+        }
+    free(only0);
+    free(p);
+    free(c);
+    free(w);
+    free(a);
+    free(b);
+}
+
+/* gp_hist_fraction_below inverts gp_hist_quantile inside populated finite buckets. */
+static void test_fraction_inverts_quantile(void **st) {
+    (void)st;
+    const double le[] = {0.1, 0.25, 0.5, 1.0, INFINITY};
+    const double cum[] = {3, 8, 8, 19, 20};
+    for (double q = 0.01; q < 0.95; q += 0.01) {
+        double x = gp_hist_quantile(q, le, cum, 5);
+        if (x >= 0.25 && x <= 0.5) continue; /* an empty bucket: quantile jumps over it */
+        assert_near(gp_hist_fraction_below(x, le, cum, 5), q, 1e-9);
+    }
+    assert_near(gp_hist_fraction_below(5.0, le, cum, 5), 19.0 / 20, 1e-12); /* +Inf misses */
+    assert_near(gp_hist_fraction_below(0.0, le, cum, 5), 0, 0);
+    const double none[] = {0, 0, 0, 0, 0};
+    assert_true(gp_hist_fraction_below(0.2, le, none, 5) < 0);
+}
+
+/* NVIDIA Triton: counters per model, cumulative microseconds; the NIM model label. */
+static void test_triton(void **st) {
+    (void)st;
+    const char *a =
+        "nv_inference_request_success{model=\"resnet\",version=\"1\"} 100\n"
+        "nv_inference_request_failure{model=\"resnet\",reason=\"REJECTED\","
+        "version=\"1\"} 1\n"
+        "nv_inference_count{model=\"resnet\",version=\"1\"} 400\n"
+        "nv_inference_exec_count{model=\"resnet\",version=\"1\"} 50\n"
+        "nv_inference_request_duration_us{model=\"resnet\",version=\"1\"} 1000000\n"
+        "nv_inference_queue_duration_us{model=\"resnet\",version=\"1\"} 100000\n"
+        "nv_inference_compute_infer_duration_us{model=\"resnet\",version=\"1\"} 500000\n"
+        "nv_inference_pending_request_count{model=\"resnet\",version=\"1\"} 0\n"
+        "nv_inference_first_response_histogram_ms_count{model=\"resnet\",version=\"1\"} 0\n"
+        "nv_gpu_utilization{gpu_uuid=\"GPU-1\"} 0.5\n";
+    const char *b =
+        "nv_inference_request_success{model=\"resnet\",version=\"1\"} 140\n"
+        "nv_inference_request_failure{model=\"resnet\",reason=\"REJECTED\","
+        "version=\"1\"} 11\n"
+        "nv_inference_count{model=\"resnet\",version=\"1\"} 800\n"
+        "nv_inference_exec_count{model=\"resnet\",version=\"1\"} 75\n"
+        "nv_inference_request_duration_us{model=\"resnet\",version=\"1\"} 3500000\n"
+        "nv_inference_queue_duration_us{model=\"resnet\",version=\"1\"} 600000\n"
+        "nv_inference_compute_infer_duration_us{model=\"resnet\",version=\"1\"} 1500000\n"
+        "nv_inference_pending_request_count{model=\"resnet\",version=\"1\"} 3\n"
+        "nv_inference_first_response_histogram_ms_count{model=\"resnet\",version=\"1\"} 0\n"
+        "nv_gpu_utilization{gpu_uuid=\"GPU-1\"} 0.9\n";
+    gp_scrape_snapshot *p = malloc(sizeof *p), *c = malloc(sizeof *c);
+    gp_scrape_window *w = malloc(sizeof *w);
+    char err[200];
+    assert_int_equal(gp_scrape_parse(a, strlen(a), p, err, sizeof err), 0);
+    assert_int_equal(gp_scrape_parse(b, strlen(b), c, err, sizeof err), 0);
+    assert_int_equal(c->flavor, GP_SCRAPE_TRITON);
+    assert_string_equal(gp_scrape_flavor_name(c->flavor), "triton");
+    assert_int_equal(c->nunknown, 1); /* nv_gpu_* is not a serving family: not listed */
+    assert_string_equal(c->unknown[0], "nv_inference_first_response_histogram_ms");
+    p->ts_ns = 0;
+    c->ts_ns = 10 * SEC;
+    gp_scrape_diff(p, c, w);
+    assert_near(w->ok_per_s, 4.0, 1e-12);     /* 40 / 10 s */
+    assert_near(w->errors_per_s, 1.0, 1e-12); /* 10 / 10 s */
+    assert_near(w->waiting, 3, 0);
+    assert_int_equal(w->n_engines, 1);
+    const gp_scrape_engine *e = &w->eng[0];
+    assert_string_equal(e->model, "resnet");
+    assert_string_equal(e->engine, "");
+    assert_near(e->batch_size, 400.0 / 25, 1e-12); /* inferences per execution */
+    assert_near(e->e2e.mean_s, 2.5 / 50, 1e-12);   /* 2.5 s over 50 requests */
+    assert_near(e->queue.mean_s, 0.5 / 50, 1e-12);
+    assert_near(e->compute_mean_s, 1.0 / 50, 1e-12);
+    assert_true(e->e2e.p50_s < 0); /* no histogram: no percentile */
+    free(p);
+    free(c);
+    free(w);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantiles_match_prometheus),
@@ -453,6 +615,9 @@ int main(void) {
         cmocka_unit_test(test_vllm_v1_names),
         cmocka_unit_test(test_sglang_and_tgi),
         cmocka_unit_test(test_quantile_edges),
+        cmocka_unit_test(test_vllm_v1_engines),
+        cmocka_unit_test(test_fraction_inverts_quantile),
+        cmocka_unit_test(test_triton),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

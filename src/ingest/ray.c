@@ -1,0 +1,318 @@
+/* ray.c: Ray Data Dataset.stats() text -> operators and their analysis (see ray.h).
+ *
+ * The parser is line-oriented and keyed on the wording Ray prints (python/ray/data/_internal/
+ * stats.py, OperatorStatsSummary.__str__): a line is matched by its label before the colon,
+ * values are read from the "..., X total" tail. Header lines of our own test excerpts ('#')
+ * and blank lines are skipped. */
+#include "ingest/ray.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "395.65s", "33.55ms", "523.93us" -> seconds; -1 when not a duration. */
+static double parse_duration(const char *p, const char **end) {
+    char *e;
+    double v = strtod(p, &e);
+    if (e == p) return -1;
+    double mul = 1;
+    if (!strncmp(e, "us", 2)) {
+        mul = 1e-6;
+        e += 2;
+    } else if (!strncmp(e, "ms", 2)) {
+        mul = 1e-3;
+        e += 2;
+    } else if (*e == 's') {
+        e += 1;
+    } else {
+        return -1;
+    }
+    if (end) *end = e;
+    return v * mul;
+}
+
+/* The value before " total" in "a min, b max, c mean, X total". */
+static const char *total_of(const char *line) {
+    const char *t = strstr(line, " total");
+    if (!t) return NULL;
+    const char *p = t;
+    while (p > line && p[-1] != ' ')
+        p--;
+    return p;
+}
+
+static double total_duration(const char *line) {
+    const char *p = total_of(line);
+    return p ? parse_duration(p, NULL) : -1;
+}
+
+static double total_number(const char *line) {
+    const char *p = total_of(line);
+    return p ? strtod(p, NULL) : -1;
+}
+
+static void note_unknown(gp_ray_stats *s, const char *line) {
+    if (s->nunknown < GP_RAY_MAX_UNKNOWN)
+        snprintf(s->unknown[s->nunknown], sizeof s->unknown[0], "%s", line);
+    s->nunknown++;
+}
+
+/* "Operator 2 MapBatches(ResnetModel): 14 tasks executed, 48 blocks produced in 27.43s" */
+static int parse_header(const char *line, gp_ray_op *op) {
+    memset(op, 0, sizeof *op);
+    op->tasks = op->blocks = op->nodes = -1;
+    op->exec_s = op->wall_total_s = op->cpu_total_s = op->udf_total_s = -1;
+    op->rows = op->bytes = op->rows_per_s = -1;
+    char *e;
+    op->index = (int)strtol(line + 9, &e, 10);
+    if (e == line + 9 || *e != ' ') return -1;
+    const char *name = e + 1;
+    const char *colon = strstr(name, ": ");
+    if (!colon) return -1;
+    snprintf(op->name, sizeof op->name, "%.*s", (int)(colon - name), name);
+    const char *rest = colon + 2;
+    const char *t = strstr(rest, " tasks executed");
+    if (t) op->tasks = strtol(rest, NULL, 10);
+    const char *b = strstr(rest, " blocks produced");
+    if (b) {
+        const char *p = b;
+        while (p > rest && p[-1] != ' ')
+            p--;
+        op->blocks = strtol(p, NULL, 10);
+    }
+    const char *in = strstr(rest, " in ");
+    if (in) op->exec_s = parse_duration(in + 4, NULL);
+    return 0;
+}
+
+int gp_ray_stats_parse(const char *text, size_t len, gp_ray_stats *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    out->dataset_rows_per_s = out->iter_total_s = out->iter_blocked_s = -1;
+    out->bottleneck = -1;
+    gp_ray_op *op = NULL;
+    int in_dataset = 0; /* inside "Dataset throughput:" */
+    char line[1024];
+    size_t i = 0;
+    long lineno = 0;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && text[j] != '\n')
+            j++;
+        size_t n = j - i < sizeof line - 1 ? j - i : sizeof line - 1;
+        memcpy(line, text + i, n);
+        line[n] = 0;
+        i = j + 1;
+        lineno++;
+        while (n && (line[n - 1] == '\r' || isspace((unsigned char)line[n - 1])))
+            line[--n] = 0;
+        const char *l = line;
+        while (*l == ' ' || *l == '\t')
+            l++;
+        if (!*l || *l == '#') continue;
+        if (!strncmp(l, "Operator ", 9) && strstr(l, ": ")) {
+            if (out->nops == GP_RAY_MAX_OPS) {
+                note_unknown(out, l);
+                op = NULL;
+                continue;
+            }
+            op = &out->ops[out->nops];
+            if (parse_header(l, op) == 0) {
+                out->nops++;
+                in_dataset = 0;
+            } else {
+                note_unknown(out, l);
+                op = NULL;
+            }
+            continue;
+        }
+        if (!strncmp(l, "Dataset throughput:", 19)) {
+            in_dataset = 1;
+            op = NULL;
+            continue;
+        }
+        if (!strncmp(l, "Dataset iterator time breakdown:", 32)) {
+            in_dataset = 0;
+            op = NULL;
+            continue;
+        }
+        if (*l == '*') l++;
+        while (*l == ' ')
+            l++;
+        if (!strncmp(l, "Ray Data throughput:", 20)) {
+            double v = strtod(l + 20, NULL);
+            if (in_dataset)
+                out->dataset_rows_per_s = v;
+            else if (op)
+                op->rows_per_s = v;
+            continue;
+        }
+        if (!strncmp(l, "Total time overall:", 19)) {
+            out->iter_total_s = parse_duration(l + 20, NULL);
+            continue;
+        }
+        if (!strncmp(l, "Total time user thread is blocked by Ray Data iter_batches:", 59)) {
+            out->iter_blocked_s = parse_duration(l + 60, NULL);
+            continue;
+        }
+        if (op) {
+            if (!strncmp(l, "Remote wall time:", 17)) {
+                op->wall_total_s = total_duration(l);
+                continue;
+            }
+            if (!strncmp(l, "Remote cpu time:", 16)) {
+                op->cpu_total_s = total_duration(l);
+                continue;
+            }
+            if (!strncmp(l, "UDF time:", 9) || !strncmp(l, "Block transform time:", 21)) {
+                op->udf_total_s = total_duration(l);
+                continue;
+            }
+            if (!strncmp(l, "Output num rows", 15)) {
+                op->rows = total_number(l);
+                continue;
+            }
+            if (!strncmp(l, "Output size bytes", 17)) {
+                op->bytes = total_number(l);
+                continue;
+            }
+            if (!strncmp(l, "Tasks per node:", 15)) {
+                const char *k = strstr(l, "; ");
+                if (k) op->nodes = strtol(k + 2, NULL, 10);
+                continue;
+            }
+            /* read and deliberately not used: they do not change the analysis */
+            if (!strncmp(l, "Peak heap memory", 16) || !strncmp(l, "Output rows per task", 20) ||
+                !strncmp(l, "Operator throughput:", 20) ||
+                !strncmp(l, "Estimated single node throughput", 32) ||
+                !strncmp(l, "Suboperator", 11) || !strcmp(l, "..."))
+                continue;
+        }
+        if (in_dataset && !strncmp(l, "Estimated single node throughput", 32)) continue;
+        if (!strncmp(l, "Total time in", 13) || !strncmp(l, "Total execution time", 20)) continue;
+        note_unknown(out, l);
+    }
+    if (out->nops == 0) {
+        snprintf(err, errlen,
+                 "no 'Operator N NAME: ...' line: not the output of Ray Data's Dataset.stats()");
+        return -1;
+    }
+    return 0;
+}
+
+void gp_ray_analyze(gp_ray_stats *s) {
+    s->bottleneck = -1;
+    s->bottleneck_share = -1;
+    s->suggested_concurrency = -1;
+    int next = -1;
+    for (int i = 0; i < s->nops; i++) {
+        gp_ray_op *o = &s->ops[i];
+        if (o->rows_per_s < 0 && o->rows >= 0 && o->exec_s > 0) o->rows_per_s = o->rows / o->exec_s;
+        o->concurrency = o->wall_total_s >= 0 && o->exec_s > 0 ? o->wall_total_s / o->exec_s : -1;
+        o->cpu_efficiency =
+            o->cpu_total_s >= 0 && o->wall_total_s > 0 ? o->cpu_total_s / o->wall_total_s : -1;
+        o->bytes_per_s = o->bytes >= 0 && o->exec_s > 0 ? o->bytes / o->exec_s : -1;
+        if (o->rows_per_s <= 0) continue;
+        if (s->bottleneck < 0 || o->rows_per_s < s->ops[s->bottleneck].rows_per_s) {
+            next = s->bottleneck;
+            s->bottleneck = i;
+        } else if (next < 0 || o->rows_per_s < s->ops[next].rows_per_s) {
+            next = i;
+        }
+    }
+    if (s->bottleneck >= 0 && next >= 0) {
+        const gp_ray_op *b = &s->ops[s->bottleneck], *n = &s->ops[next];
+        s->bottleneck_share = b->rows_per_s / n->rows_per_s;
+        if (b->concurrency > 0)
+            s->suggested_concurrency = (int)ceil(b->concurrency * n->rows_per_s / b->rows_per_s);
+    }
+    s->consumer_blocked =
+        s->iter_blocked_s >= 0 && s->iter_total_s > 0 ? s->iter_blocked_s / s->iter_total_s : -1;
+}
+
+static void num(char *b, size_t cap, const char *fmt, double v) {
+    if (v < 0 || !isfinite(v))
+        snprintf(b, cap, "-");
+    else
+        snprintf(b, cap, fmt, v);
+}
+
+void gp_ray_report_text(const gp_ray_stats *s, FILE *out) {
+    fprintf(out, "Ray Data operators (Dataset.stats(); the slowest rows/s owns the run):\n");
+    fprintf(out, "  %-3s %-40s %6s %9s %10s %10s %8s %6s %10s\n", "#", "OPERATOR", "TASKS",
+            "WALL_S", "ROWS", "ROWS/S", "MB/S", "CONC", "CPU/WALL");
+    for (int i = 0; i < s->nops; i++) {
+        const gp_ray_op *o = &s->ops[i];
+        char wall[16], rows[24], rps[24], mbs[16], conc[16], eff[16], tasks[16];
+        num(tasks, sizeof tasks, "%.0f", (double)o->tasks);
+        num(wall, sizeof wall, "%.2f", o->exec_s);
+        num(rows, sizeof rows, "%.0f", o->rows);
+        num(rps, sizeof rps, "%.1f", o->rows_per_s);
+        num(mbs, sizeof mbs, "%.1f", o->bytes_per_s < 0 ? -1 : o->bytes_per_s / 1e6);
+        num(conc, sizeof conc, "%.1f", o->concurrency);
+        num(eff, sizeof eff, "%.2f", o->cpu_efficiency);
+        fprintf(out, "  %-3d %-40.40s %6s %9s %10s %10s %8s %6s %10s%s\n", o->index, o->name, tasks,
+                wall, rows, rps, mbs, conc, eff, i == s->bottleneck ? "  <- bottleneck" : "");
+    }
+    if (s->bottleneck >= 0) {
+        const gp_ray_op *b = &s->ops[s->bottleneck];
+        fprintf(out, "\nBottleneck: %s at %.1f rows/s", b->name, b->rows_per_s);
+        if (s->bottleneck_share >= 0)
+            fprintf(out, " (%.0f%% of the next slowest operator)", s->bottleneck_share * 100);
+        fprintf(out, ".\n");
+        if (s->suggested_concurrency > 0)
+            fprintf(out,
+                    "Pool sizing: it ran %.1f tasks at once on average; about %d would match the "
+                    "next slowest operator if it scales linearly (concurrency= / num_gpus).\n",
+                    b->concurrency, s->suggested_concurrency);
+    }
+    if (s->consumer_blocked >= 0)
+        fprintf(out, "Consumer: blocked waiting for batches %.1f s of %.1f s (%.0f%%).\n",
+                s->iter_blocked_s, s->iter_total_s, s->consumer_blocked * 100);
+    if (s->nunknown)
+        fprintf(out, "Not read: %d line(s), first: \"%s\"\n", s->nunknown, s->unknown[0]);
+}
+
+static json_t *jnull_or(double v) {
+    return v < 0 || !isfinite(v) ? json_null() : json_real(v);
+}
+
+json_t *gp_ray_report_json(const gp_ray_stats *s) {
+    json_t *root = json_object(), *ops = json_array(), *unk = json_array();
+    for (int i = 0; i < s->nops; i++) {
+        const gp_ray_op *o = &s->ops[i];
+        json_t *j = json_object();
+        json_object_set_new(j, "index", json_integer(o->index));
+        json_object_set_new(j, "name", json_string(o->name));
+        json_object_set_new(j, "tasks", o->tasks < 0 ? json_null() : json_integer(o->tasks));
+        json_object_set_new(j, "blocks", o->blocks < 0 ? json_null() : json_integer(o->blocks));
+        json_object_set_new(j, "wall_s", jnull_or(o->exec_s));
+        json_object_set_new(j, "remote_wall_total_s", jnull_or(o->wall_total_s));
+        json_object_set_new(j, "remote_cpu_total_s", jnull_or(o->cpu_total_s));
+        json_object_set_new(j, "udf_total_s", jnull_or(o->udf_total_s));
+        json_object_set_new(j, "output_rows", jnull_or(o->rows));
+        json_object_set_new(j, "output_bytes", jnull_or(o->bytes));
+        json_object_set_new(j, "nodes", o->nodes < 0 ? json_null() : json_integer(o->nodes));
+        json_object_set_new(j, "rows_per_s", jnull_or(o->rows_per_s));
+        json_object_set_new(j, "bytes_per_s", jnull_or(o->bytes_per_s));
+        json_object_set_new(j, "concurrency", jnull_or(o->concurrency));
+        json_object_set_new(j, "cpu_efficiency", jnull_or(o->cpu_efficiency));
+        json_array_append_new(ops, j);
+    }
+    for (int i = 0; i < s->nunknown && i < GP_RAY_MAX_UNKNOWN; i++)
+        json_array_append_new(unk, json_string(s->unknown[i]));
+    json_object_set_new(root, "operators", ops);
+    json_object_set_new(root, "bottleneck",
+                        s->bottleneck < 0 ? json_null() : json_string(s->ops[s->bottleneck].name));
+    json_object_set_new(root, "bottleneck_share_of_next", jnull_or(s->bottleneck_share));
+    json_object_set_new(root, "suggested_concurrency",
+                        s->suggested_concurrency < 0 ? json_null()
+                                                     : json_integer(s->suggested_concurrency));
+    json_object_set_new(root, "dataset_rows_per_s", jnull_or(s->dataset_rows_per_s));
+    json_object_set_new(root, "consumer_total_s", jnull_or(s->iter_total_s));
+    json_object_set_new(root, "consumer_blocked_s", jnull_or(s->iter_blocked_s));
+    json_object_set_new(root, "consumer_blocked_ratio", jnull_or(s->consumer_blocked));
+    json_object_set_new(root, "lines_not_read", json_integer(s->nunknown));
+    json_object_set_new(root, "lines_not_read_first", unk);
+    return root;
+}
