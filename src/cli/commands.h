@@ -16,5 +16,6 @@ GP_COMMAND(cluster, gp_cmd_cluster,
 GP_COMMAND(attrib, gp_cmd_attrib, "who owns a process or GPU; follow Slurm jobs into a store")
 GP_COMMAND(pipeline, gp_cmd_pipeline,
            "multi-stage CPU+GPU pipelines: the bottleneck stage, pool sizing, what-if")
+GP_COMMAND(serve, gp_cmd_serve, "the dashboard and API over stored databases, without an agent")
 GP_COMMAND(compare, gp_cmd_compare,
            "did B do better than A? outcome metrics with 95% CIs and a verdict")
