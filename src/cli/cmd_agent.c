@@ -112,6 +112,11 @@ static void usage(FILE *f) {
             "  --proc-root DIR    where the GPU processes' /proc is (default /proc; a\n"
             "                     container sees the host's through a mount, e.g. /host/proc)\n"
             "  --no-attribution   do not turn GPU processes into jobs and allocations\n"
+            "  --listen ADDR:PORT serve the dashboard (/), the JSON API (/api/v1/) and\n"
+            "                     Prometheus /metrics here (e.g. 127.0.0.1:9464; docs/api.md)\n"
+            "  --token-file F     require `Authorization: Bearer <token in F>` on the API;\n"
+            "                     needed when --listen is not a loopback address\n"
+            "  --insecure         allow a non-loopback --listen without a token\n"
             "\nOwnership: every GPU process is resolved once to its owner (Slurm job, pod,\n"
             "container, GOODPUT_JOB, else the process with its user and command; what\n"
             "cannot be seen is 'unattributed'). Without a scheduler, an owner holds a GPU\n"
@@ -341,7 +346,10 @@ int gp_cmd_agent(int argc, char **argv) {
                     err);
         else
             fprintf(stderr, "goodput agent: %s\n", err);
-        return GP_EXIT_INPUT;
+        /* A driver or exporter that cannot be reached is a failure here (1); a file that
+         * is missing or malformed (sim:, smi:, a store) is bad input (3). */
+        int live = default_source || !strncmp(spec, "nvml", 4) || !strncmp(spec, "dcgm=", 5);
+        return live ? GP_EXIT_FAIL : GP_EXIT_INPUT;
     }
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
