@@ -12,6 +12,7 @@
 #include "fleet/ledger.h"
 #include "ingest/scrape_store.h"
 #include "serve/serve.h"
+#include "util/wrap.h"
 #include "sim/scenario.h" /* gp_parse_duration_ns */
 #include "util/dl.h"
 
@@ -77,7 +78,7 @@ static void usage(FILE *f) {
                "simulated source ends.\n\n"
                "sources:\n");
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "  %s\n", all[i]->usage);
+        gp_wrap_print(f, "  ", 16, all[i]->usage, GP_TEXT_WIDTH);
     fprintf(f,
             "\noptions:\n"
             "  --source SPEC      telemetry source (above); default nvml (the local driver)\n"
