@@ -13,6 +13,7 @@
 #include "fleet/ledger.h"
 #include "ingest/scrape_store.h"
 #include "serve/serve.h"
+#include "util/wrap.h"
 #include "sim/scenario.h" /* gp_parse_duration_ns */
 #include "util/dl.h"
 
@@ -82,7 +83,7 @@ static void usage(FILE *f) {
                "simulated source ends.\n\n"
                "sources:\n");
     for (size_t i = 0; i < n; i++)
-        fprintf(f, "  %s\n", all[i]->usage);
+        gp_wrap_print(f, "  ", 16, all[i]->usage, GP_TEXT_WIDTH);
     fprintf(f,
             "\noptions:\n"
             "  --source SPEC      telemetry source (above); default nvml (the local driver)\n"
@@ -123,6 +124,11 @@ static void usage(FILE *f) {
             "                     evaluation, checkpoints and restarts as JOB's events\n"
             "                     (repeatable; profiles: goodput logs --list-profiles)\n"
             "  --log-profiles FILE  extra log profiles (docs/logs.md)\n"
+            "  --listen ADDR:PORT serve the dashboard (/), the JSON API (/api/v1/) and\n"
+            "                     Prometheus /metrics here (e.g. 127.0.0.1:9464; docs/api.md)\n"
+            "  --token-file F     require `Authorization: Bearer <token in F>` on the API;\n"
+            "                     needed when --listen is not a loopback address\n"
+            "  --insecure         allow a non-loopback --listen without a token\n"
             "\nOwnership: every GPU process is resolved once to its owner (Slurm job, pod,\n"
             "container, GOODPUT_JOB, else the process with its user and command; what\n"
             "cannot be seen is 'unattributed'). Without a scheduler, an owner holds a GPU\n"
@@ -386,7 +392,10 @@ int gp_cmd_agent(int argc, char **argv) {
         else
             fprintf(stderr, "goodput agent: %s\n", err);
         gp_agent_logs_free(&logs);
-        return GP_EXIT_INPUT;
+        /* A driver or exporter that cannot be reached is a failure here (1); a file that
+         * is missing or malformed (sim:, smi:, a store) is bad input (3). */
+        int live = default_source || !strncmp(spec, "nvml", 4) || !strncmp(spec, "dcgm=", 5);
+        return live ? GP_EXIT_FAIL : GP_EXIT_INPUT;
     }
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;

@@ -65,17 +65,17 @@ static int cmd_owner(int argc, char **argv) {
         char *e;
         long pid = strtol(argv[i], &e, 10);
         if (*e || pid <= 0) {
-            fprintf(stderr, "goodput: attrib owner: '%s' is not a pid\n", argv[i]);
+            fprintf(stderr, "goodput attrib: owner: '%s' is not a pid\n", argv[i]);
             return GP_EXIT_USAGE;
         }
         gp_owner o;
         int r = gp_attrib_owner_of_pid(pid, &o);
         if (r == -ESRCH) {
-            fprintf(stderr, "goodput: attrib owner: no process %ld (it may have exited)\n", pid);
+            fprintf(stderr, "goodput attrib: owner: no process %ld (it may have exited)\n", pid);
             rc = GP_EXIT_INPUT;
             continue;
         } else if (r < 0) {
-            fprintf(stderr, "goodput: attrib owner: /proc/%ld: %s\n", pid, strerror(-r));
+            fprintf(stderr, "goodput attrib: owner: /proc/%ld: %s\n", pid, strerror(-r));
             rc = GP_EXIT_FAIL;
             continue;
         }
@@ -164,18 +164,18 @@ static int cmd_slurm_poll(int argc, char **argv) {
         }
     }
     if (!db || interval_ms <= 0) {
-        fprintf(stderr, "goodput: attrib slurm-poll: --db PATH is required\n");
+        fprintf(stderr, "goodput attrib: attrib slurm-poll: --db PATH is required\n");
         return GP_EXIT_USAGE;
     }
     char err[512];
     gp_store *st;
     if (gp_store_open(db, 0, &st, err, sizeof err) != 0) {
-        fprintf(stderr, "goodput: %s\n", err);
+        fprintf(stderr, "goodput attrib: %s\n", err);
         return GP_EXIT_FAIL;
     }
     gp_slurm *sl;
     if (gp_slurm_open(&so, &sl, err, sizeof err) != 0) {
-        fprintf(stderr, "goodput: %s\n", err);
+        fprintf(stderr, "goodput attrib: %s\n", err);
         gp_store_close(st);
         return GP_EXIT_FAIL;
     }
@@ -198,7 +198,7 @@ static int cmd_slurm_poll(int argc, char **argv) {
     if (sock) {
         gp_ingest_opts io = {.unix_path = sock};
         if (gp_ingest_open(&io, &ing, err, sizeof err) != 0) {
-            fprintf(stderr, "goodput: %s\n", err);
+            fprintf(stderr, "goodput attrib: %s\n", err);
             gp_slurm_close(sl);
             gp_store_close(st);
             return GP_EXIT_FAIL;
@@ -210,11 +210,15 @@ static int cmd_slurm_poll(int argc, char **argv) {
     char last_err[512] = "";
     ev_ctx ec = {st, 0};
     int rc = GP_EXIT_OK;
+    uint64_t polls_tried = 0, polls_ok = 0;
     while (!stop_flag) {
         int64_t now = wall_ns();
         if (now >= next_poll) {
-            if (gp_slurm_poll(sl, st, now, err, sizeof err) != 0 && strcmp(err, last_err)) {
-                fprintf(stderr, "goodput: slurm: %s (will retry)\n", err); /* logged once */
+            int prc = gp_slurm_poll(sl, st, now, err, sizeof err);
+            polls_tried++;
+            if (prc == 0) polls_ok++;
+            if (prc != 0 && strcmp(err, last_err)) {
+                fprintf(stderr, "goodput attrib: slurm: %s (will retry)\n", err); /* logged once */
                 snprintf(last_err, sizeof last_err, "%s", err);
             }
             next_poll = now + interval_ms * 1000000LL;
@@ -241,12 +245,18 @@ static int cmd_slurm_poll(int argc, char **argv) {
     }
     const gp_slurm_stats *ss = gp_slurm_get_stats(sl);
     fprintf(stderr,
-            "goodput: slurm-poll: %llu polls, %llu jobs, %llu allocations (%llu from the job map), "
+            "goodput attrib: slurm-poll: %llu polls, %llu jobs, %llu allocations (%llu from the "
+            "job map), "
             "%llu events, %llu squeue and %llu sacct failures\n",
             (unsigned long long)ss->polls, (unsigned long long)ss->jobs_seen,
             (unsigned long long)ss->allocs_written, (unsigned long long)ss->jobmap_allocs,
             (unsigned long long)ec.n, (unsigned long long)ss->squeue_failures,
             (unsigned long long)ss->sacct_failures);
+    if (polls_tried > 0 && polls_ok == 0) {
+        /* Nothing was learned: a script must not take this run for a success. */
+        fprintf(stderr, "goodput attrib: slurm-poll: every poll failed (last: %s)\n", last_err);
+        rc = GP_EXIT_FAIL;
+    }
     if (ing) gp_ingest_close(ing);
     gp_slurm_close(sl);
     gp_store_close(st);
@@ -280,26 +290,26 @@ static int cmd_jobs(int argc, char **argv) {
             json = 1;
         else {
             fprintf(stderr,
-                    "goodput attrib jobs: unknown or incomplete option '%s' (see goodput attrib "
+                    "goodput attrib: jobs: unknown or incomplete option '%s' (see goodput attrib "
                     "--help)\n",
                     argv[i]);
             return GP_EXIT_USAGE;
         }
     }
     if (!db) {
-        fprintf(stderr, "goodput: attrib jobs: --db PATH is required\n");
+        fprintf(stderr, "goodput attrib: attrib jobs: --db PATH is required\n");
         return GP_EXIT_USAGE;
     }
     char err[512];
     gp_store *st;
     if (gp_store_open(db, GP_STORE_READONLY, &st, err, sizeof err) != 0) {
-        fprintf(stderr, "goodput: %s\n", err);
+        fprintf(stderr, "goodput attrib: %s\n", err);
         return GP_EXIT_INPUT;
     }
     gp_job *jobs = NULL;
     size_t nj = 0;
     if (gp_store_list_jobs(st, &jobs, &nj) != 0) {
-        fprintf(stderr, "goodput: %s: cannot list jobs: %s\n", db, gp_store_errmsg(st));
+        fprintf(stderr, "goodput attrib: %s: cannot list jobs: %s\n", db, gp_store_errmsg(st));
         gp_store_close(st);
         return GP_EXIT_FAIL;
     }
@@ -375,7 +385,6 @@ int gp_cmd_attrib(int argc, char **argv) {
     if (!strcmp(argv[1], "owner")) return cmd_owner(argc - 1, argv + 1);
     if (!strcmp(argv[1], "slurm-poll")) return cmd_slurm_poll(argc - 1, argv + 1);
     if (!strcmp(argv[1], "jobs")) return cmd_jobs(argc - 1, argv + 1);
-    fprintf(stderr, "goodput: attrib: unknown subcommand '%s' (owner, slurm-poll, jobs)\n",
-            argv[1]);
+    fprintf(stderr, "goodput attrib: unknown subcommand '%s' (owner, slurm-poll, jobs)\n", argv[1]);
     return GP_EXIT_USAGE;
 }

@@ -34,7 +34,7 @@ int gp_cmd_cluster(int argc, char **argv) {
             html = argv[++i];
         else if (argv[i][0] == '-' || np >= 2) {
             fprintf(stderr,
-                    "goodput: cluster: unexpected argument '%s' (see goodput cluster --help)\n",
+                    "goodput cluster: unexpected argument '%s' (see goodput cluster --help)\n",
                     argv[i]);
             return GP_EXIT_USAGE;
         } else
@@ -59,7 +59,7 @@ int gp_cmd_cluster(int argc, char **argv) {
     gp_cl_report_init(&r, format, pos[1], 3600);
     int rc = GP_EXIT_OK;
     if (gp_cl_read(&r, format, pos[1], err, sizeof err) != 0) {
-        fprintf(stderr, "goodput: %s\n", err);
+        fprintf(stderr, "goodput cluster: %s\n", err);
         rc = strstr(err, "unknown cluster trace format") ? GP_EXIT_USAGE : GP_EXIT_INPUT;
         goto out;
     }
@@ -67,16 +67,16 @@ int gp_cmd_cluster(int argc, char **argv) {
     if (json) {
         char *s = gp_cl_json(&r);
         if (!s) {
-            fprintf(stderr, "goodput: out of memory writing JSON\n");
+            fprintf(stderr, "goodput cluster: out of memory writing JSON\n");
             rc = GP_EXIT_FAIL;
             goto out;
         }
         puts(s);
         free(s);
-    } else
+    } else if (!html) /* --html alone writes the page, not the page and the text */
         gp_cl_write_text(&r, stdout);
     if (html && gp_cl_write_html(&r, html, err, sizeof err) != 0) {
-        fprintf(stderr, "goodput: %s\n", err);
+        fprintf(stderr, "goodput cluster: %s\n", err);
         rc = GP_EXIT_FAIL;
     }
 out:

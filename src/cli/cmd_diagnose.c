@@ -251,8 +251,15 @@ int gp_cmd_diagnose(int argc, char **argv) {
      * into a store (a writable open would create the schema in it). */
     int orc = gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err);
     if (orc == 0 && !o.no_write) {
-        gp_store_close(s);
-        orc = gp_store_open(db, 0, &s, err, sizeof err);
+        gp_store *w;
+        /* A store we may not write (a read-only mount, someone else's file) is still
+         * diagnosed; its findings are just not saved. */
+        if (gp_store_open(db, 0, &w, err, sizeof err) == 0) {
+            gp_store_close(s);
+            s = w;
+        } else {
+            o.no_write = 1;
+        }
     }
     if (orc != 0) {
         fprintf(stderr, "goodput diagnose: %s\n", err);

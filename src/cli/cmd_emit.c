@@ -5,6 +5,7 @@
  * ts= to now. Values may contain spaces (the shell has already removed the quotes): they are
  * re-quoted for the wire. */
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,7 @@ int gp_cmd_emit(int argc, char **argv) {
             fprintf(stderr,
                     "goodput emit: argument '%s' is not key=value (or the line is too long)\n",
                     argv[i]);
-            return GP_EXIT_USAGE;
+            return GP_EXIT_INPUT;
         }
     }
     char job[64];
@@ -130,7 +131,7 @@ int gp_cmd_emit(int argc, char **argv) {
         len += (size_t)snprintf(line + len, sizeof line - len, " ts=%lld", now);
     if (len >= sizeof line) {
         fprintf(stderr, "goodput emit: the line is longer than %d bytes\n", GP_PROTO_MAX_LINE);
-        return GP_EXIT_USAGE;
+        return GP_EXIT_INPUT;
     }
 
     gp_event e;
@@ -138,7 +139,7 @@ int gp_cmd_emit(int argc, char **argv) {
     int rc = gp_proto_parse_line(line, len, now, accept_old, &e, err, sizeof err);
     if (rc <= 0) {
         fprintf(stderr, "goodput emit: %s\n", rc < 0 ? err : "nothing to send");
-        return GP_EXIT_USAGE;
+        return GP_EXIT_INPUT; /* a malformed event is bad input, like a malformed file */
     }
     if (check) {
         printf("%s\n", line);
@@ -155,7 +156,10 @@ int gp_cmd_emit(int argc, char **argv) {
     gp_client *cl = malloc(sizeof *cl);
     if (!cl) return GP_EXIT_FAIL;
     if (gp_client_open(cl, target, e.job_id) < 0) {
-        fprintf(stderr, "goodput emit: cannot use target '%s'\n", target);
+        fprintf(
+            stderr,
+            "goodput emit: %s %s: cannot use this target (expected a socket path or ADDR:PORT)\n",
+            udp ? "--udp" : "--socket", udp ? udp : target);
         free(cl);
         return GP_EXIT_USAGE;
     }
@@ -164,6 +168,12 @@ int gp_cmd_emit(int argc, char **argv) {
     int e_no = cl->last_errno;
     gp_client_close(cl);
     free(cl);
+    if (rc < 0 && sock && e_no == ENOENT) {
+        /* A --socket path that does not exist is a missing file (3), like every command's. */
+        fprintf(stderr, "goodput emit: --socket %s: %s (is `goodput agent` running?)\n", sock,
+                strerror(e_no));
+        return GP_EXIT_INPUT;
+    }
     if (rc < 0) {
         fprintf(
             stderr,

@@ -15,8 +15,9 @@
 #include "report/report_hooks.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: goodput report --db PATH [--job ID] [--json] [--slo-ttft S] [--slo-tpot S]\n"
-               "                      [--slo-e2e S]\n\n"
+    fprintf(f, "usage: goodput report --db PATH [--job ID] [--json] [--html FILE] [--slo-ttft S]\n"
+               "                      [--slo-tpot S] [--slo-e2e S]\n"
+               "       goodput report --ledger URL [--by GROUP] [--json]\n\n"
                "Per job: allocated GPU-hours, queue wait, time to ready, busy GPU-hours (integral\n"
                "of gpu_util), mean SM/tensor/DRAM activity, energy (from the GPU energy counter),\n"
                "progress, goodput and badput by cause (shares of allocated GPU-time).\n"
@@ -24,7 +25,8 @@ static void usage(FILE *f) {
                "  --db PATH        the agent's store\n"
                "  --job ID         one job only\n"
                "  --json           machine-readable output\n"
-               "  --html FILE      a self-contained page (inline SVG charts, no JavaScript)\n"
+               "  --html FILE      a self-contained page (inline SVG charts, no JavaScript);\n"
+               "                   with --json the JSON still goes to stdout\n"
                "  --slo-ttft S     inference: time-to-first-token SLO in seconds\n"
                "  --slo-tpot S     inference: time-per-output-token SLO in seconds\n"
                "  --slo-e2e S      inference: end-to-end latency SLO in seconds\n"
@@ -180,9 +182,11 @@ int gp_cmd_report(int argc, char **argv) {
     }
     if (html) {
         char err[512];
-        if (gp_report_html(db, job, &slo, html, err, sizeof err) == 0) return GP_EXIT_OK;
-        fprintf(stderr, "goodput report: %s\n", err);
-        return GP_EXIT_INPUT;
+        if (gp_report_html(db, job, &slo, html, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput report: %s\n", err);
+            return GP_EXIT_INPUT;
+        }
+        if (!json) return GP_EXIT_OK; /* --json --html writes both */
     }
     return gp_report_run(db, job, json, &slo, stdout);
 }

@@ -124,7 +124,8 @@ int gp_cmd_sim(int argc, char **argv) {
             summary = 1;
         else if (!strcmp(a, "--interval") && i + 1 < argc) {
             if (gp_parse_duration_ns(argv[++i], &interval) < 0 || interval <= 0) {
-                fprintf(stderr, "goodput: --interval '%s': expected a duration like 1s or 500ms\n",
+                fprintf(stderr,
+                        "goodput sim: --interval '%s': expected a duration like 1s or 500ms\n",
                         argv[i]);
                 return GP_EXIT_USAGE;
             }
@@ -132,16 +133,17 @@ int gp_cmd_sim(int argc, char **argv) {
             char *end;
             start = strtoll(argv[++i], &end, 10);
             if (*end || start < 0) {
-                fprintf(stderr, "goodput: --start '%s': expected ns since the epoch\n", argv[i]);
+                fprintf(stderr, "goodput sim: --start '%s': expected ns since the epoch\n",
+                        argv[i]);
                 return GP_EXIT_USAGE;
             }
         } else if (a[0] == '-') {
-            fprintf(stderr, "goodput: sim: unknown option '%s' (try goodput sim --help)\n", a);
+            fprintf(stderr, "goodput sim: unknown option '%s' (try goodput sim --help)\n", a);
             return GP_EXIT_USAGE;
         } else if (!path)
             path = a;
         else {
-            fprintf(stderr, "goodput: sim: one scenario at a time ('%s')\n", a);
+            fprintf(stderr, "goodput sim: one scenario at a time ('%s')\n", a);
             return GP_EXIT_USAGE;
         }
     }
@@ -150,13 +152,13 @@ int gp_cmd_sim(int argc, char **argv) {
         return GP_EXIT_USAGE;
     }
     if (csv && json) {
-        fprintf(stderr, "goodput: sim: choose one of --csv and --json\n");
+        fprintf(stderr, "goodput sim: choose one of --csv and --json\n");
         return GP_EXIT_USAGE;
     }
     /* --summary --json: the truth as one JSON document, so nothing else may be mixed in */
     int summary_json = summary && json;
     if (summary_json && (csv || events)) {
-        fprintf(stderr, "goodput: sim: --summary --json prints one JSON document; it does not "
+        fprintf(stderr, "goodput sim: --summary --json prints one JSON document; it does not "
                         "mix with --csv or --events\n");
         return GP_EXIT_USAGE;
     }
@@ -166,14 +168,14 @@ int gp_cmd_sim(int argc, char **argv) {
     char err[512];
     gp_scenario sc;
     if (gp_scenario_load(path, &sc, err, sizeof err) < 0) {
-        fprintf(stderr, "goodput: %s\n", err);
+        fprintf(stderr, "goodput sim: %s\n", err);
         return GP_EXIT_INPUT;
     }
     gp_sim *sim;
     int rc = gp_sim_open(&sc, start, &sim, err, sizeof err);
     gp_scenario_free(&sc);
     if (rc < 0) {
-        fprintf(stderr, "goodput: %s\n", err);
+        fprintf(stderr, "goodput sim: %s\n", err);
         return GP_EXIT_INPUT;
     }
     size_t nd = gp_sim_n_devices(sim), n;
@@ -183,7 +185,7 @@ int gp_cmd_sim(int argc, char **argv) {
         free(buf);
         gp_sim_summary_free(sink.summary);
         gp_sim_close(sim);
-        fprintf(stderr, "goodput: out of memory\n");
+        fprintf(stderr, "goodput sim: out of memory\n");
         return GP_EXIT_FAIL;
     }
     static char obuf[1 << 16];

@@ -123,29 +123,30 @@ static int cmp_rank(const void *a, const void *b) {
 static void warn_file(const gp_rank_result *r) {
     const gp_trace_warnings *w = &r->warn;
     if (w->bad_duration)
-        fprintf(stderr,
-                "goodput: warning: %s: %llu events with a negative or absurd duration dropped "
-                "(first at traceEvents[%lld])\n",
-                r->path, (unsigned long long)w->bad_duration, (long long)w->first_bad_idx);
+        fprintf(
+            stderr,
+            "goodput trace: warning: %s: %llu events with a negative or absurd duration dropped "
+            "(first at traceEvents[%lld])\n",
+            r->path, (unsigned long long)w->bad_duration, (long long)w->first_bad_idx);
     if (w->zero_duration)
         fprintf(stderr,
-                "goodput: warning: %s: %llu GPU events with zero duration (first at "
+                "goodput trace: warning: %s: %llu GPU events with zero duration (first at "
                 "traceEvents[%lld]); kept, they add no time\n",
                 r->path, (unsigned long long)w->zero_duration, (long long)w->first_zero_idx);
     if (w->dup_steps)
         fprintf(stderr,
-                "goodput: warning: %s: %llu repeated ProfilerStep ids (first at "
+                "goodput trace: warning: %s: %llu repeated ProfilerStep ids (first at "
                 "traceEvents[%lld]); the repeats are left out of the per-step view\n",
                 r->path, (unsigned long long)w->dup_steps, (long long)w->first_dup_idx);
 }
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: goodput trace PATH... [--json] [--html FILE] [--all-steps] "
-            "[--rank-from trace|file|order] [--max-inflate SIZE]\n"
-            "  PATH: Kineto trace (.json or .json.gz), Nsight Systems export (.sqlite), or a "
-            "directory of them\n"
-            "        (one file per rank; ranks are analysed in parallel on all cores).\n"
+            "usage: goodput trace PATH... [--json] [--html FILE] [--all-steps]\n"
+            "                     [--rank-from trace|file|order] [--max-inflate SIZE]\n"
+            "  PATH: Kineto trace (.json or .json.gz), Nsight Systems export (.sqlite), or a\n"
+            "        directory of them (one file per rank; ranks are analysed in parallel on\n"
+            "        all cores).\n"
             "  --json        machine-readable output\n"
             "  --html FILE   self-contained HTML report (inline SVG, no JavaScript)\n"
             "  --all-steps   keep the last ProfilerStep (HTA drops it by default)\n"
@@ -202,8 +203,8 @@ int gp_cmd_trace(int argc, char **argv) {
             else if (!strcmp(v, "order"))
                 rank_from = GP_RANK_FROM_ORDER;
             else {
-                fprintf(stderr,
-                        "goodput: trace: --rank-from takes trace, file or order, not '%s'\n", v);
+                fprintf(stderr, "goodput trace: --rank-from takes trace, file or order, not '%s'\n",
+                        v);
                 for (size_t k = 0; k < np; k++)
                     free(paths[k]);
                 free(paths);
@@ -212,7 +213,7 @@ int gp_cmd_trace(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--max-inflate") && i + 1 < argc) {
             if (parse_size(argv[++i], &max_inflate) < 0) {
                 fprintf(stderr,
-                        "goodput: trace: --max-inflate '%s': expected a size like 512M or 16G\n",
+                        "goodput trace: --max-inflate '%s': expected a size like 512M or 16G\n",
                         argv[i]);
                 return GP_EXIT_USAGE;
             }
@@ -220,13 +221,13 @@ int gp_cmd_trace(int argc, char **argv) {
             usage(stdout);
             return GP_EXIT_OK;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "goodput: trace: unknown option '%s' (see goodput trace --help)\n",
+            fprintf(stderr, "goodput trace: unknown option '%s' (see goodput trace --help)\n",
                     argv[i]);
             return GP_EXIT_USAGE;
         } else {
             struct stat st;
             if (stat(argv[i], &st) != 0) {
-                fprintf(stderr, "goodput: %s: no such file or directory\n", argv[i]);
+                fprintf(stderr, "goodput trace: %s: no such file or directory\n", argv[i]);
                 return GP_EXIT_INPUT;
             }
             if (S_ISDIR(st.st_mode)) {
@@ -241,10 +242,11 @@ int gp_cmd_trace(int argc, char **argv) {
                 }
                 if (d) closedir(d);
                 if (np == before) {
-                    fprintf(stderr,
-                            "goodput: %s: no Kineto (.json, .json.gz) or Nsight (.sqlite) traces "
-                            "in this directory\n",
-                            argv[i]);
+                    fprintf(
+                        stderr,
+                        "goodput trace: %s: no Kineto (.json, .json.gz) or Nsight (.sqlite) traces "
+                        "in this directory\n",
+                        argv[i]);
                     return GP_EXIT_INPUT;
                 }
                 qsort(paths + before, np - before, sizeof *paths, cmp_str);
@@ -332,13 +334,13 @@ int gp_cmd_trace(int argc, char **argv) {
         if (j.phase == 0) {
             for (size_t i = 0; i < np; i++)
                 if (j.rcs[i]) {
-                    fprintf(stderr, "goodput: %s\n", j.errs[i]);
+                    fprintf(stderr, "goodput trace: %s\n", j.errs[i]);
                     rc = GP_EXIT_INPUT;
                 }
             if (rc) break;
             if (atomic_load(&j.n_events) == 0) {
                 /* Nothing to measure: every ratio would be 0/0. */
-                fprintf(stderr, "goodput: %s: no events\n", np == 1 ? paths[0] : "traces");
+                fprintf(stderr, "goodput trace: %s: no events\n", np == 1 ? paths[0] : "traces");
                 rc = GP_EXIT_INPUT;
                 break;
             }
@@ -361,7 +363,7 @@ int gp_cmd_trace(int argc, char **argv) {
                 int fr = gp_rank_from_filename(rep.ranks[i].path);
                 if (fr < 0) {
                     fprintf(stderr,
-                            "goodput: %s: --rank-from file: no number after \"rank\" or "
+                            "goodput trace: %s: --rank-from file: no number after \"rank\" or "
                             "\"worker\" in the file name\n",
                             rep.ranks[i].path);
                     rc = GP_EXIT_INPUT;
@@ -376,12 +378,12 @@ int gp_cmd_trace(int argc, char **argv) {
         gp_trace_report_finish(&rep);
         if (as_json)
             gp_trace_write_json(&rep, stdout);
-        else
+        else if (!html) /* --html alone writes the page, not the page and the text */
             gp_trace_write_text(&rep, stdout);
         if (html) {
             char err[1200];
             if (gp_trace_write_html(&rep, html, err, sizeof err)) {
-                fprintf(stderr, "goodput: %s\n", err);
+                fprintf(stderr, "goodput trace: %s\n", err);
                 rc = GP_EXIT_FAIL;
             }
         }

@@ -20,6 +20,7 @@ GP_COMMAND(pipeline, gp_cmd_pipeline,
            "multi-stage CPU+GPU pipelines: the bottleneck stage, pool sizing, what-if")
 GP_COMMAND(logs, gp_cmd_logs,
            "training logs (Megatron, HF Trainer, Lightning, torchtitan, DeepSpeed) as events")
+GP_COMMAND(serve, gp_cmd_serve, "the dashboard and API over stored databases, without an agent")
 GP_COMMAND(compare, gp_cmd_compare,
            "did B do better than A? outcome metrics with 95% CIs and a verdict")
 GP_COMMAND(analyze, gp_cmd_analyze,

@@ -46,6 +46,10 @@ int main(int argc, char **argv) {
         printf("goodput %s\n", GP_VERSION);
         return GP_EXIT_OK;
     }
+    /* -h is --help for every command (no command gives -h another meaning). */
+    static char help[] = "--help";
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "-h")) argv[i] = help;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "goodput: unknown command '%s' (try goodput --help)\n", argv[1]);

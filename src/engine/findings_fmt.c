@@ -10,6 +10,7 @@
 #include "engine/cost.h"
 #include "engine/windows.h"
 #include "store/store.h"
+#include "util/wrap.h"
 
 static void fmt_num(char *buf, size_t cap, double v) {
     if (fabs(v) >= 1e6 || (fabs(v) < 1e-3 && v != 0))
@@ -68,12 +69,15 @@ void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
         fmt_gpu_h(bad, sizeof bad, x->wasted_gpu_s, x->wasted_cost);
         fmt_gpu_h(head, sizeof head, x->headroom_gpu_s, x->headroom_cost);
         fmt_buckets(from, sizeof from, x);
-        fprintf(out, "%zu. %s%s  [%s %s]  badput %s  headroom %s  confidence %.2f\n", i + 1,
+        /* Two lines so that long job ids and costs stay inside 100 columns. */
+        fprintf(out, "%zu. %s%s  [%s %s]  confidence %.2f\n   badput %s, headroom %s\n", i + 1,
                 gp_finding_class_name(x->cls), x->minor ? " (minor)" : "", gp_scope_name(x->scope),
-                x->scope_id, bad, head, x->confidence);
-        fprintf(out, "   %s\n   when: %s .. %s\n", x->summary, t0, t1);
-        if (from[0]) fprintf(out, "   badput by bucket (GPU-h): %s\n", from);
-        if (x->counterfactual[0]) fprintf(out, "   counterfactual: %s\n", x->counterfactual);
+                x->scope_id, x->confidence, bad, head);
+        gp_wrap_print(out, "   ", 3, x->summary, GP_TEXT_WIDTH);
+        fprintf(out, "   when: %s .. %s\n", t0, t1);
+        if (from[0]) gp_wrap_print(out, "   badput by bucket (GPU-h): ", 5, from, GP_TEXT_WIDTH);
+        if (x->counterfactual[0])
+            gp_wrap_print(out, "   counterfactual: ", 5, x->counterfactual, GP_TEXT_WIDTH);
         for (int k = 0; k < x->n_evidence; k++) {
             char v[32], th[32];
             fmt_num(v, sizeof v, x->evidence[k].value);
@@ -81,7 +85,7 @@ void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
             fprintf(out, "   evidence: %s = %s (threshold %s %s; %s)\n", x->evidence[k].metric, v,
                     x->evidence[k].op, th, x->evidence[k].source);
         }
-        fprintf(out, "   fix: %s\n", x->recommendation);
+        gp_wrap_print(out, "   fix: ", 8, x->recommendation, GP_TEXT_WIDTH);
     }
     if (m < n) fprintf(out, "(%zu more; --all to list every finding)\n", n - m);
 }
@@ -208,8 +212,11 @@ void gp_findings_demo_summary(const char *db, FILE *out) {
             snprintf(head, sizeof head, "$%.2f", f[i].headroom_cost);
         else
             snprintf(head, sizeof head, "$-");
-        fprintf(out, "  %-18s %-20s badput %8s  headroom %8s  %s\n", job,
-                gp_finding_class_name(f[i].cls), bad, head, f[i].summary);
+        char lead[128];
+        snprintf(lead, sizeof lead, "  %-17.17s %-20s badput %7s  headroom %7s", job,
+                 gp_finding_class_name(f[i].cls), bad, head);
+        fprintf(out, "%s\n", lead);
+        gp_wrap_print(out, "    ", 4, f[i].summary, GP_TEXT_WIDTH);
     }
     free(f);
     gp_store_close(s);

@@ -16,5 +16,7 @@ void gp_demo_finish(gp_agent *a, FILE *out) {
 }
 void gp_demo_after_report(const char *db, FILE *out) {
     gp_findings_demo_summary(db, out);
+}
+void gp_demo_end(FILE *out) {
     gp_serve_demo_after_report(out);
 }

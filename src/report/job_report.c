@@ -21,40 +21,95 @@ static void fmt_pct(char *buf, size_t cap, double v) {
         snprintf(buf, cap, "%.1f%%", v * 100);
 }
 
+/* "45s", "27m", "3.4h", "12d"; "-" when unknown. Fits 6 columns. */
+static void fmt_dur(char *buf, size_t cap, double s) {
+    if (s < 0 || !isfinite(s))
+        snprintf(buf, cap, "-");
+    else if (s < 120)
+        snprintf(buf, cap, "%.0fs", s);
+    else if (s < 7200)
+        snprintf(buf, cap, "%.0fm", s / 60);
+    else if (s < 172800)
+        snprintf(buf, cap, "%.1fh", s / 3600);
+    else
+        snprintf(buf, cap, "%.0fd", s / 86400);
+}
+
+/* A share as a whole percentage ("97%"): the 100-column table has no room for tenths. */
+static void fmt_pct0(char *buf, size_t cap, double v) {
+    if (v < 0 || !isfinite(v))
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.0f%%", v * 100);
+}
+
+/* Badput table headers: whole names where they fit 9 columns, else a short form the
+ * legend under the table spells out (never a name cut mid-word). */
+static const char *bucket_header(gp_bucket b) {
+    switch (b) {
+    case GP_B_CHECKPOINT:
+        return "CHECKPT";
+    case GP_B_WASTED_PROGRESS:
+        return "WASTED";
+    case GP_B_IDLE_ALLOCATED:
+        return "IDLE";
+    default:
+        break;
+    }
+    return NULL; /* the bucket's own name, upper-cased by the caller */
+}
+
+/* Fits 100 columns: GPU-hours in GPU_H columns, durations humanised, shares in whole
+ * percent except goodput. */
 void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
-    fprintf(f, "%-18s %-13s %4s %8s %8s %8s %7s %6s %6s %6s %8s %8s\n", "JOB", "KIND", "GPUS",
-            "ALLOC_GH", "QUEUE_S", "READY_S", "BUSY_GH", "UTIL", "SM", "TENSOR", "ENERGY_KWH",
+    fprintf(f, "%-15s %-13s %4s %11s %5s %5s %10s %4s %4s %6s %5s %7s\n", "JOB", "KIND", "GPUS",
+            "ALLOC_GPU_H", "QUEUE", "READY", "BUSY_GPU_H", "UTIL", "SM", "TENSOR", "KWH",
             "GOODPUT");
     for (size_t i = 0; i < n; i++) {
         const gp_job_summary *s = &js[i];
         char q[16], r[16], busy[16], util[16], sm[16], ten[16], en[16], gp[16];
-        fmt_num(q, sizeof q, s->queue_wait_s, "%.0f");
-        fmt_num(r, sizeof r, s->time_to_ready_s, "%.0f");
+        fmt_dur(q, sizeof q, s->queue_wait_s);
+        fmt_dur(r, sizeof r, s->time_to_ready_s);
         fmt_num(busy, sizeof busy, s->busy_gpu_h, "%.2f");
-        fmt_pct(util, sizeof util, s->mean_gpu_util);
-        fmt_pct(sm, sizeof sm, s->mean_sm_active);
-        fmt_pct(ten, sizeof ten, s->mean_tensor_active);
-        fmt_num(en, sizeof en, s->energy_kwh, "%.3f");
+        fmt_pct0(util, sizeof util, s->mean_gpu_util);
+        fmt_pct0(sm, sizeof sm, s->mean_sm_active);
+        fmt_pct0(ten, sizeof ten, s->mean_tensor_active);
+        fmt_num(en, sizeof en, s->energy_kwh,
+                s->energy_kwh < 10     ? "%.3f"
+                : s->energy_kwh < 1000 ? "%.1f"
+                                       : "%.0f");
         fmt_pct(gp, sizeof gp, s->gp.goodput);
-        fprintf(f, "%-18.18s %-13s %4d %8.2f %8s %8s %7s %6s %6s %6s %8s %8s\n", s->job.id,
+        fprintf(f, "%-15.15s %-13s %4d %11.2f %5s %5s %10s %4s %4s %6s %5s %7s\n", s->job.id,
                 gp_job_kind_name(s->gp.kind), s->n_gpus, s->allocated_gpu_h, q, r, busy, util, sm,
                 ten, en, gp);
     }
-    fprintf(f, "\nBadput (share of allocated GPU-time):\n%-18s", "JOB");
-    for (int b = 0; b < GP_B__COUNT; b++)
-        fprintf(f, " %9.9s", gp_bucket_name((gp_bucket)b));
+    fprintf(f, "\nBadput (share of allocated GPU-time; goodput is the rest):\n%-17s", "JOB");
+    for (int b = 1; b < GP_B__COUNT; b++) {
+        const char *h = bucket_header((gp_bucket)b);
+        char up[16];
+        if (!h) {
+            snprintf(up, sizeof up, "%s", gp_bucket_name((gp_bucket)b));
+            for (char *c = up; *c; c++)
+                if (*c >= 'a' && *c <= 'z') *c = (char)(*c - 'a' + 'A');
+            h = up;
+        }
+        fprintf(f, " %9s", h);
+    }
     fprintf(f, "\n");
     for (size_t i = 0; i < n; i++) {
         const gp_job_summary *s = &js[i];
-        fprintf(f, "%-18.18s", s->job.id);
-        for (int b = 0; b < GP_B__COUNT; b++) {
+        fprintf(f, "%-17.17s", s->job.id);
+        for (int b = 1; b < GP_B__COUNT; b++) {
             char p[16];
-            fmt_pct(p, sizeof p,
-                    s->gp.allocated_gpu_s > 0 ? s->gp.bucket_gpu_s[b] / s->gp.allocated_gpu_s : -1);
+            fmt_pct0(p, sizeof p,
+                     s->gp.allocated_gpu_s > 0 ? s->gp.bucket_gpu_s[b] / s->gp.allocated_gpu_s
+                                               : -1);
             fprintf(f, " %9s", p);
         }
         fprintf(f, "\n");
     }
+    fprintf(f, "(CHECKPT = checkpoint, WASTED = wasted_progress, IDLE = idle_allocated; "
+               "docs/goodput.md)\n");
     fprintf(f, "\nProgress:\n");
     for (size_t i = 0; i < n; i++) {
         const gp_job_summary *s = &js[i];
@@ -175,12 +230,12 @@ void gp_report_owners_text(FILE *f, const gp_job_summary *js, size_t n) {
     owner_row *rows = calloc(n ? n : 1, sizeof *rows);
     if (!rows) return;
     size_t nr = owners(js, n, rows);
-    fprintf(f, "\nBy owner:\n  %-16s %5s %10s %13s %8s\n", "USER", "JOBS", "ALLOC_GPU_H",
-            "PRODUCTIVE_GH", "GOODPUT");
+    fprintf(f, "\nBy owner:\n  %-16s %5s %11s %16s %8s\n", "USER", "JOBS", "ALLOC_GPU_H",
+            "PRODUCTIVE_GPU_H", "GOODPUT");
     for (size_t k = 0; k < nr; k++) {
         char gp[16];
         fmt_pct(gp, sizeof gp, rows[k].known_h > 0 ? rows[k].productive_h / rows[k].known_h : -1);
-        fprintf(f, "  %-16s %5d %10.2f %13.2f %8s\n", rows[k].user, rows[k].jobs, rows[k].alloc_h,
+        fprintf(f, "  %-16s %5d %11.2f %16.2f %8s\n", rows[k].user, rows[k].jobs, rows[k].alloc_h,
                 rows[k].productive_h, gp);
     }
     free(rows);

@@ -28,8 +28,8 @@ void gp_serve_demo_start(gp_agent *a, FILE *out) {
         }
     }
     gp_serve_attach(demo_srv, a);
-    fprintf(out, "goodput demo: dashboard at %s  (Prometheus metrics at %smetrics)\n",
-            gp_serve_url(demo_srv), gp_serve_url(demo_srv));
+    fprintf(out, "goodput demo: dashboard at %s (Prometheus: %smetrics)\n", gp_serve_url(demo_srv),
+            gp_serve_url(demo_srv));
     fflush(out);
 }
 

@@ -17,7 +17,7 @@ expect_err() { # exit-code, pattern, command...
 
 expect_err 2 "unknown command" "$GOODPUT" frobnicate
 expect_err 2 "required" "$GOODPUT" agent --source sim:x
-GOODPUT_NVML_LIBRARY="$tmp/no-such-libnvidia-ml.so" expect_err 3 "no --source given" "$GOODPUT" agent --db "$tmp/x.db" --no-socket
+GOODPUT_NVML_LIBRARY="$tmp/no-such-libnvidia-ml.so" expect_err 1 "no --source given" "$GOODPUT" agent --db "$tmp/x.db" --no-socket
 expect_err 2 "--interval" "$GOODPUT" agent --source sim:x --db "$tmp/x.db" --interval soon
 expect_err 2 "unknown or incomplete option" "$GOODPUT" agent --bogus
 expect_err 3 "unknown source 'warp'" "$GOODPUT" agent --source warp:1 --db "$tmp/x.db" --no-socket
