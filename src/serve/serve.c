@@ -512,6 +512,7 @@ void gp_serve_stop(gp_serve *s) {
     gp_store_close(s->store);
     free(s->queue.p);
     free(s->ended);
+    free(s->quiet);
     srv_accts_free(s);
     srv_rollups_free(s->rollups, s->n_rollups);
     for (int i = 0; i < s->n_windows; i++)

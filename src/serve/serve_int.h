@@ -92,6 +92,14 @@ struct gp_serve {
     double metrics_last_s, metrics_cpu_s_total;
     srv_job_cache *ended; /* summaries of ended jobs never change: computed once */
     size_t n_ended, cap_ended;
+    /* Running jobs that hold no GPU: their summary changes only with their events, so it is
+     * kept with the events' count and last time and reused while those stay the same (a
+     * flood of hello-only jobs costs two index lookups per job per scrape). */
+    struct srv_quiet {
+        srv_job_cache c;
+        long long n_events, last_ts_ns;
+    } * quiet;
+    size_t n_quiet, cap_quiet;
     struct srv_running_cache { /* running jobs: reused for 10x their compute time */
         srv_job_cache c;
         double at_s, ttl_s;

@@ -86,6 +86,12 @@ static const char *const migrations[] = {
      * once. Rows stored before this migration have NULL keys, which never conflict. */
     ("ALTER TABLE events ADD COLUMN dedup_key INTEGER;"
      "CREATE UNIQUE INDEX events_dedup ON events(job_id, dedup_key);"),
+    /* 6: the store's time span (gp_store_time_span, read by every job summary) from three
+     * index lookups instead of one probe per job: a summary's cost no longer grows with
+     * the number of jobs in the store (issue 24, cardinality). */
+    ("CREATE INDEX events_ts ON events(ts_ns);"
+     "CREATE INDEX allocations_from ON allocations(from_ns);"
+     "CREATE INDEX allocations_end ON allocations(COALESCE(to_ns, from_ns));"),
 };
 
 int gp_schema_latest(void) {
