@@ -138,6 +138,10 @@ int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
         *out = q->c.sum;
         return 0;
     }
+    if (!q && s->cold_until_s > 0 && mono_s() > s->cold_until_s) {
+        s->n_deferred++; /* a flood of new jobs: summarised over the next scrapes */
+        return -3;
+    }
     int rc = summary_full(s, j, out);
     if (rc != 0) return rc;
     if (!q && s->n_quiet == s->cap_quiet) {
@@ -338,6 +342,10 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
     head(b, "goodput_jobs_unsummarised", "gauge",
          "Running jobs with too many events to summarise live (see goodput report).");
     srv_buf_printf(b, "goodput_jobs_unsummarised %d\n", s->n_big);
+    head(b, "goodput_jobs_deferred", "gauge",
+         "New GPU-less jobs whose first summary waits for a later scrape (a render spends "
+         "at most 0.25 s on them).");
+    srv_buf_printf(b, "goodput_jobs_deferred %d\n", s->n_deferred);
     head(b, "goodput_job_info", "gauge", "Job metadata; value is always 1. Join on job_id.");
     for (size_t i = 0; i < nj; i++) {
         srv_buf_printf(b, "goodput_job_info{job_id=\"");
@@ -540,7 +548,10 @@ void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r) {
     r->status = 200;
     r->ctype = "text/plain; version=0.0.4; charset=utf-8";
     device_metrics(s, &r->body);
+    s->n_deferred = 0;
+    s->cold_until_s = w0 + SRV_COLD_BUDGET_S;
     job_metrics(s, &r->body);
+    s->cold_until_s = 0;
     finding_metrics(s, &r->body);
     s->metrics_scrapes++;
     agent_metrics(s, &r->body);
