@@ -33,7 +33,10 @@ for t in "$@"; do
         scratch=
         set -- "$corpus"
     fi
-    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    # 256 MB per target (issue 24): a parser that needs more on an input of at most
+    # -max_len bytes is a finding (libFuzzer reports it as out-of-memory).
+    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb="${FUZZ_RSS_MB:-256}" \
+        -malloc_limit_mb="${FUZZ_RSS_MB:-256}" \
         -print_final_stats=1 -artifact_prefix="$find/" "$@" > "$log" 2>&1
     rc=$?
     [ -n "$scratch" ] && rm -rf "$scratch"

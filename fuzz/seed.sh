@@ -48,7 +48,18 @@ if [ -d "$data" ]; then
         mkdir -p "$out/fuzz_kineto"
         gzip -dc "$f" 2>/dev/null | head -c 32768 > "$out/fuzz_kineto/seed-prefix.json" || true
     fi
+    # nsys: every shared export (whole: a cut SQLite file is only a header); the 2 MiB
+    # cloverleaf export is cut to its first MiB, which still carries its schema pages.
     put fuzz_nsys "$data/nsys/con_kernel.sqlite"
+    put fuzz_nsys "$data/nsys/profile16.sqlite"
+    put fuzz_nsys "$data/nsys/cloverleaf.sqlite" 1048576
+    # dcgm-exporter mapping: every Prometheus scrape is a fine seed (other exporters'
+    # families are ignored, which is a path too).
+    for f in "$data"/prom/*.txt "$data"/smi/nvidia_gpu_exporter/*.metrics; do
+        put fuzz_dcgm "$f" 65536
+    done
+    # protocol lines: the request traces' CSV rows are not lines, but cover the tokenizer.
+    put fuzz_protocol "$data/requests/AzureLLMInferenceTrace_conv.csv" 4096
     for f in "$data"/cluster/v2020/job_1_norm.csv "$data"/cluster/v2020/pai_machine_spec.csv \
              "$data"/cluster/v2023/openb_node_list_gpu_node.csv; do
         put fuzz_csv "$f" 16384
@@ -61,6 +72,9 @@ if [ -d "$data" ]; then
 fi
 # Tests' own data (slurm JSON and friends) make fine CSV/JSON seeds too.
 for f in tests/unit/data/slurm/*; do put fuzz_cluster "$f" 16384 2; done
+# Scenario files double as attribution blocks (key=value lines) and protocol-like text.
+for f in examples/scenarios/*.conf; do put fuzz_attrib "$f" 4096; done
+for f in examples/pipeline/*; do put fuzz_protocol "$f" 4096; done
 
 for t in "$out"/*; do
     printf '%s: %s inputs\n' "$(basename "$t")" "$(ls "$t" | wc -l)"

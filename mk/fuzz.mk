@@ -1,8 +1,10 @@
 # fuzz.mk: libFuzzer targets (fuzz/fuzz_*.c), one per parser; see docs/reliability.md.
 #
 #   make fuzz-build                build build-fuzz/fuzz/fuzz_* (clang, libFuzzer+ASan+UBSan)
-#   make fuzz FUZZ_SECONDS=N       run each target for N seconds on its corpus
-#   make fuzz-smoke                run each target briefly (CI: tests/integration/fuzz_smoke.sh)
+#   make fuzz FUZZ_SECONDS=N       run each target for N seconds on its corpus (default 60)
+#   make fuzz-smoke                run each target 5 s with a fixed seed (CI:
+#                                  tests/integration/fuzz_smoke.sh; 11 targets ~ 1 min)
+# Every run: -rss_limit_mb=256 (FUZZ_RSS_MB overrides), so memory blow-ups are findings.
 #
 # The library is compiled again into build-fuzz/ with -fsanitize=fuzzer-no-link,address,
 # undefined by a recursive make (BUILD=build-fuzz), so fuzzing never touches build/.
@@ -16,7 +18,7 @@ FUZZ_LINK_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_NAMES := $(sort $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz/%)
 FUZZ_SECONDS ?= 60
-FUZZ_SMOKE_SECONDS ?= 3
+FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_JOBS ?= 1
 
 .PHONY: fuzz fuzz-build fuzz-bins fuzz-smoke fuzz-seed

@@ -57,17 +57,15 @@ int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
         "WITH RECURSIVE"
         " su(u) AS (SELECT (SELECT min(uuid) FROM samples) UNION ALL"
         "  SELECT (SELECT min(uuid) FROM samples WHERE uuid > su.u) FROM su"
-        "  WHERE su.u IS NOT NULL),"
-        " ej(j) AS (SELECT (SELECT min(job_id) FROM events) UNION ALL"
-        "  SELECT (SELECT min(job_id) FROM events WHERE job_id > ej.j) FROM ej"
-        "  WHERE ej.j IS NOT NULL)"
+        "  WHERE su.u IS NOT NULL)"
         " SELECT min(a), max(b) FROM ("
         "  SELECT (SELECT min(ts_ns) FROM samples WHERE uuid = su.u) AS a,"
         "   (SELECT max(ts_ns) FROM samples WHERE uuid = su.u) AS b FROM su"
         "   WHERE su.u IS NOT NULL"
-        "  UNION ALL SELECT (SELECT min(ts_ns) FROM events WHERE job_id = ej.j),"
-        "   (SELECT max(ts_ns) FROM events WHERE job_id = ej.j) FROM ej WHERE ej.j IS NOT NULL"
-        "  UNION ALL SELECT min(from_ns), max(COALESCE(to_ns, from_ns)) FROM allocations)";
+        /* index lookups (schema migration 6): one per bound, however many jobs */
+        "  UNION ALL SELECT (SELECT min(ts_ns) FROM events), (SELECT max(ts_ns) FROM events)"
+        "  UNION ALL SELECT (SELECT min(from_ns) FROM allocations),"
+        "   (SELECT max(COALESCE(to_ns, from_ns)) FROM allocations))";
     if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return -1;
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         *t0_ns = sqlite3_column_int64(st, 0);

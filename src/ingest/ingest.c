@@ -38,8 +38,23 @@
 #define RCVBUF_BYTES (8 << 20)
 #define MAX_DGRAMS_PER_POLL 65536 /* bounds one poll call under a flood */
 
+/* The job ids one transport has seen lately: open addressing on a 64-bit hash (0 = empty),
+ * 2x the cap in slots so probes stay short; rebuilt without idle ids when full. */
+typedef struct job_slot {
+    uint64_t h;
+    int64_t last_ns;
+} job_slot;
+typedef struct job_set {
+    job_slot *slot;
+    size_t n_slots, used;
+    int64_t swept_ns; /* agent time of the last rebuild (at most one a second) */
+    int logged;
+} job_set;
+
 struct gp_ingest {
     int ufd, udpfd;
+    int max_jobs;
+    job_set jobs[GP_TR__COUNT];
     gp_time_bounds bounds;
     int udp_port;
     char upath[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -211,6 +226,7 @@ int gp_ingest_open(const gp_ingest_opts *o, gp_ingest **out, char *err, size_t e
     g->bounds.ahead_ns = o && o->max_ahead_ns > 0 ? o->max_ahead_ns : GP_SKEW_AHEAD_DEFAULT_NS;
     g->bounds.behind_ns = o && o->max_behind_ns > 0 ? o->max_behind_ns : GP_SKEW_BEHIND_DEFAULT_NS;
     if (o && o->accept_old) g->bounds.behind_ns = -1;
+    g->max_jobs = o && o->max_jobs > 0 ? o->max_jobs : GP_INGEST_MAX_JOBS;
     if (o && o->unix_path) {
         char def[sizeof g->upath];
         const char *p = o->unix_path;
@@ -238,6 +254,8 @@ void gp_ingest_close(gp_ingest *g) {
         unlink(g->upath);
     }
     if (g->udpfd >= 0) close(g->udpfd);
+    for (int t = 0; t < GP_TR__COUNT; t++)
+        free(g->jobs[t].slot);
     free(g);
 }
 
@@ -285,6 +303,65 @@ static void reject(gp_ingest_stats *s, const char *line, size_t len, gp_reject_r
     keep_bad(s, line, len, why);
 }
 
+static uint64_t id_hash(const char *s) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h ? h : 1;
+}
+
+static job_slot *job_find(job_set *j, uint64_t h) {
+    size_t mask = j->n_slots - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask)
+        if (j->slot[i].h == h || j->slot[i].h == 0) return &j->slot[i];
+}
+
+/* Drops ids idle for GP_INGEST_JOB_IDLE_NS; rehashes the rest. */
+static void job_sweep(job_set *j, int64_t now_ns) {
+    job_slot *old = malloc(j->n_slots * sizeof *old);
+    if (!old) return;
+    memcpy(old, j->slot, j->n_slots * sizeof *old);
+    memset(j->slot, 0, j->n_slots * sizeof *old);
+    j->used = 0;
+    for (size_t i = 0; i < j->n_slots; i++)
+        if (old[i].h && now_ns - old[i].last_ns < GP_INGEST_JOB_IDLE_NS) {
+            *job_find(j, old[i].h) = old[i];
+            j->used++;
+        }
+    free(old);
+    j->swept_ns = now_ns;
+}
+
+/* 1: the line's job may be tracked (known, or a free slot); 0: over the cap. */
+static int job_admit(gp_ingest *g, gp_transport tr, const char *job_id, int64_t now_ns) {
+    if (tr == GP_TR_INPROC || !job_id[0]) return 1;
+    job_set *j = &g->jobs[tr];
+    if (!j->slot) {
+        size_t n = 16;
+        while (n < (size_t)g->max_jobs * 2)
+            n *= 2;
+        j->slot = calloc(n, sizeof *j->slot);
+        if (!j->slot) return 1; /* out of memory: not the client's fault */
+        j->n_slots = n;
+    }
+    uint64_t h = id_hash(job_id);
+    job_slot *s = job_find(j, h);
+    if (s->h == h) {
+        s->last_ns = now_ns;
+        return 1;
+    }
+    if (j->used >= (size_t)g->max_jobs && now_ns - j->swept_ns >= 1000000000LL) {
+        job_sweep(j, now_ns);
+        s = job_find(j, h);
+    }
+    if (j->used >= (size_t)g->max_jobs) return 0;
+    *s = (job_slot){.h = h, .last_ns = now_ns};
+    j->used++;
+    return 1;
+}
+
+static const char *const TR_NAMES[GP_TR__COUNT] = {"unix", "udp", "http", "inproc"};
+
 int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, int64_t now_ns,
                    gp_event_sink sink, void *ctx) {
     if ((int)tr < 0 || tr >= GP_TR__COUNT) return -1;
@@ -299,7 +376,17 @@ int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, i
         gp_event e;
         gp_reject_reason why;
         int rc = gp_proto_parse_line_ex(p, n, now_ns, &g->bounds, &e, &why, err, sizeof err);
-        if (rc == 1) {
+        if (rc == 1 && !job_admit(g, tr, e.job_id, now_ns)) {
+            s->received++;
+            s->jobs_overflow++;
+            if (!g->jobs[tr].logged) {
+                g->jobs[tr].logged = 1;
+                fprintf(stderr,
+                        "goodput: ingest: %s: more than %d live job ids; lines for new jobs are "
+                        "refused and counted (goodput_ingest_jobs_overflow_total)\n",
+                        TR_NAMES[tr], g->max_jobs);
+            }
+        } else if (rc == 1) {
             s->received++;
             s->parsed++;
             if (sink) sink(ctx, &e);

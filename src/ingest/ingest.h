@@ -19,7 +19,8 @@ typedef enum { GP_TR_UNIX, GP_TR_UDP, GP_TR_HTTP, GP_TR_INPROC, GP_TR__COUNT } g
 typedef struct gp_ingest_stats {
     uint64_t datagrams, received, parsed, rejected, dropped; /* lines, except datagrams */
     uint64_t rejected_by[GP_REJ__COUNT]; /* rejected lines by reason (sums to rejected) */
-    char first_bad_line[160];            /* first rejected line (truncated, sanitised) */
+    uint64_t jobs_overflow;   /* lines refused: a new job id past the per-transport cap */
+    char first_bad_line[160]; /* first rejected line (truncated, sanitised) */
     char first_bad_reason[160];
 } gp_ingest_stats;
 
@@ -29,7 +30,16 @@ typedef struct gp_ingest_opts {
     int accept_old;        /* 1: accept timestamps far in the past (replays, simulation) */
     int64_t max_ahead_ns;  /* how far ahead of now_ns a time may be; 0 = 10 min */
     int64_t max_behind_ns; /* how far behind; 0 = 7 days (ignored with accept_old) */
+    int max_jobs;          /* distinct live job ids per transport; 0 = GP_INGEST_MAX_JOBS */
 } gp_ingest_opts;
+
+/* Each transport tracks at most this many job ids at once (in-process feeders, the
+ * simulator, are trusted and not capped). A line naming a new job id past the cap is
+ * refused and counted in jobs_overflow (one log line on stderr the first time), so a
+ * client cannot make the store, /metrics and the API grow one series per line. A job id
+ * silent for GP_INGEST_JOB_IDLE_NS gives its slot back. */
+#define GP_INGEST_MAX_JOBS 1024
+#define GP_INGEST_JOB_IDLE_NS (600LL * 1000000000LL)
 
 typedef void (*gp_event_sink)(void *ctx, const gp_event *e);
 typedef struct gp_ingest gp_ingest;

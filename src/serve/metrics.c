@@ -93,12 +93,73 @@ void srv_accts_free(gp_serve *s) {
     }
 }
 
+/* 1 with the job's events' count and last time when it holds no GPU (no allocation row);
+ * 0 when it holds one; -1 on a store error. Index lookups only. */
+static int quiet_key(gp_serve *s, const char *id, long long *n_events, long long *last_ts_ns) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gp_store_db(s->store),
+                           "SELECT EXISTS(SELECT 1 FROM allocations WHERE job_id = ?1),"
+                           " (SELECT count(*) FROM events WHERE job_id = ?1),"
+                           " (SELECT max(ts_ns) FROM events WHERE job_id = ?1)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    int rc = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        rc = sqlite3_column_int(st, 0) ? 0 : 1;
+        *n_events = sqlite3_column_int64(st, 1);
+        *last_ts_ns = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int same_job(const gp_job *a, const gp_job *b) {
+    return a->submitted_ns == b->submitted_ns && a->allocated_ns == b->allocated_ns &&
+           a->ready_ns == b->ready_ns && a->ended_ns == b->ended_ns &&
+           strcmp(a->name, b->name) == 0 && strcmp(a->user, b->user) == 0 &&
+           strcmp(a->unit_name, b->unit_name) == 0;
+}
+
+static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out);
+
 int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
     for (size_t i = 0; i < s->n_ended; i++)
         if (strcmp(s->ended[i].id, j->id) == 0) {
             *out = s->ended[i].sum;
             return 0;
         }
+    long long n_ev = 0, last = 0;
+    if (j->ended_ns > 0 || quiet_key(s, j->id, &n_ev, &last) != 1) return summary_full(s, j, out);
+    struct srv_quiet *q = NULL;
+    for (size_t i = 0; i < s->n_quiet && !q; i++)
+        if (strcmp(s->quiet[i].c.id, j->id) == 0) q = &s->quiet[i];
+    if (q && q->n_events == n_ev && q->last_ts_ns == last && same_job(&q->c.sum.job, j)) {
+        *out = q->c.sum;
+        return 0;
+    }
+    if (!q && s->cold_until_s > 0 && mono_s() > s->cold_until_s) {
+        s->n_deferred++; /* a flood of new jobs: summarised over the next scrapes */
+        return -3;
+    }
+    int rc = summary_full(s, j, out);
+    if (rc != 0) return rc;
+    if (!q && s->n_quiet == s->cap_quiet) {
+        size_t cap = s->cap_quiet ? s->cap_quiet * 2 : 64;
+        struct srv_quiet *p = realloc(s->quiet, cap * sizeof *p);
+        if (!p) return 0;
+        s->quiet = p;
+        s->cap_quiet = cap;
+    }
+    if (!q) q = &s->quiet[s->n_quiet++];
+    snprintf(q->c.id, sizeof q->c.id, "%s", j->id);
+    q->c.sum = *out;
+    q->n_events = n_ev;
+    q->last_ts_ns = last;
+    return 0;
+}
+
+static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out) {
     double now = mono_s();
     for (int i = 0; i < 32; i++) {
         struct srv_running_cache *r = &s->running[i];
@@ -281,6 +342,10 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
     head(b, "goodput_jobs_unsummarised", "gauge",
          "Running jobs with too many events to summarise live (see goodput report).");
     srv_buf_printf(b, "goodput_jobs_unsummarised %d\n", s->n_big);
+    head(b, "goodput_jobs_deferred", "gauge",
+         "New GPU-less jobs whose first summary waits for a later scrape (a render spends "
+         "at most 0.25 s on them).");
+    srv_buf_printf(b, "goodput_jobs_deferred %d\n", s->n_deferred);
     head(b, "goodput_job_info", "gauge", "Job metadata; value is always 1. Join on job_id.");
     for (size_t i = 0; i < nj; i++) {
         srv_buf_printf(b, "goodput_job_info{job_id=\"");
@@ -439,6 +504,12 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
                            (unsigned long long)g->rejected, TRANSPORTS[t],
                            (unsigned long long)g->dropped);
         }
+        head(b, "goodput_ingest_jobs_overflow_total", "counter",
+             "Event lines refused because they named a new job past the per-transport cap of "
+             "live job ids (src/ingest/ingest.h).");
+        for (int t = 0; t < GP_TR__COUNT; t++)
+            srv_buf_printf(b, "goodput_ingest_jobs_overflow_total{transport=\"%s\"} %llu\n",
+                           TRANSPORTS[t], (unsigned long long)sn.ingest[t].jobs_overflow);
         head(b, "goodput_ingest_rejected_lines_total", "counter",
              "Rejected event lines by transport and reason (time_ahead/time_behind: a time "
              "outside the agent's allowed clock skew).");
@@ -477,7 +548,10 @@ void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r) {
     r->status = 200;
     r->ctype = "text/plain; version=0.0.4; charset=utf-8";
     device_metrics(s, &r->body);
+    s->n_deferred = 0;
+    s->cold_until_s = w0 + SRV_COLD_BUDGET_S;
     job_metrics(s, &r->body);
+    s->cold_until_s = 0;
     finding_metrics(s, &r->body);
     s->metrics_scrapes++;
     agent_metrics(s, &r->body);

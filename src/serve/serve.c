@@ -261,7 +261,9 @@ int gp_serve_render(gp_serve *s, const char *method, const char *path, const cha
     char *qs = strdup(query ? query : "");
     if (qs) parse_query(qs, &q);
     srv_resp r = {0};
+    pthread_mutex_lock(&s->render_mu);
     route(s, &q, &r);
+    pthread_mutex_unlock(&s->render_mu);
     free(qs);
     if (r.static_body) {
         *out = malloc(r.static_len + 1);
@@ -284,7 +286,54 @@ int gp_serve_render(gp_serve *s, const char *method, const char *path, const cha
 typedef struct conn_ctx {
     srv_buf body;
     int too_large;
+    void *sock; /* conns.c's record of the connection */
 } conn_ctx;
+
+static double mono_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* SQLite calls this every 1000 VM steps of the server's connection: 1 interrupts. */
+static int render_progress(void *cls) {
+    gp_serve *s = cls;
+    if (s->stopping) return 1;
+    return s->render_deadline_s > 0 && mono_now_s() > s->render_deadline_s;
+}
+
+static void render(gp_serve *s, const srv_req *q, srv_resp *r) {
+    pthread_mutex_lock(&s->render_mu);
+    if (s->stopping) {
+        pthread_mutex_unlock(&s->render_mu);
+        srv_error(r, 503, "the server is stopping");
+        return;
+    }
+    s->render_deadline_s = mono_now_s() + SRV_RENDER_DEADLINE_S;
+    route(s, q, r);
+    int late = mono_now_s() > s->render_deadline_s || s->stopping;
+    s->render_deadline_s = 0;
+    pthread_mutex_unlock(&s->render_mu);
+    if (late) {
+        free(r->body.p);
+        *r = (srv_resp){0};
+        srv_error(r, 503, "the request ran past its %.0f s deadline (or the server is stopping)",
+                  SRV_RENDER_DEADLINE_S);
+    }
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    gp_serve *s = cls;
+    if (!s->conns) return;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci) srv_conns_opened(s->conns, ci->connect_fd, socket_context);
+    } else {
+        srv_conns_closed(s->conns, socket_context);
+    }
+}
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
                                      const char *value) {
@@ -330,7 +379,9 @@ static enum MHD_Result send_resp(gp_serve *s, struct MHD_Connection *c, srv_resp
         "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
     if (r->status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
     int cls = r->status / 100;
+    pthread_mutex_lock(&s->mu);
     if (cls >= 1 && cls <= 5) s->requests_by_class[cls]++;
+    pthread_mutex_unlock(&s->mu);
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -346,6 +397,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         cc = calloc(1, sizeof *cc);
         if (!cc) return MHD_NO;
         *con_cls = cc;
+        if (s->conns) {
+            const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+            cc->sock = ci ? ci->socket_context : NULL;
+            srv_conns_request(s->conns, cc->sock);
+        }
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > SRV_MAX_BODY) {
             srv_resp r = {0};
@@ -383,16 +440,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         q.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
         q.content_encoding = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
         MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_param, &q);
-        route(s, &q, &r);
+        if (strcmp(method, "GET") == 0 && is_asset)
+            route(s, &q, &r); /* embedded files: no store, no lock */
+        else
+            render(s, &q, &r);
     }
     return send_resp(s, c, &r, head);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-    (void)cls, (void)c, (void)toe;
+    (void)c, (void)toe;
+    gp_serve *s = cls;
     conn_ctx *cc = *con_cls;
     if (cc) {
+        if (s->conns) srv_conns_done(s->conns, cc->sock);
         free(cc->body.p);
         free(cc);
     }
@@ -474,9 +536,11 @@ int gp_serve_start(const gp_serve_opts *o, gp_serve **out, char *err, size_t err
     if (!s) return -1;
     s->o = *o;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->render_mu, NULL);
     snprintf(s->db_path, sizeof s->db_path, "%s", o->db_path ? o->db_path : "");
     s->o.db_path = s->db_path;
     if (gp_store_open(s->db_path, GP_STORE_READONLY, &s->store, err, errlen) != 0) goto fail;
+    sqlite3_progress_handler(gp_store_db(s->store), 1000, render_progress, s);
     if (o->token_file && read_token(s, o->token_file, err, errlen) != 0) goto fail;
     const char *listen = o->listen ? o->listen : GP_SERVE_DEFAULT_LISTEN;
     if (strcmp(listen, "none") == 0) { /* render-only: tests and benchmarks */
@@ -495,13 +559,24 @@ int gp_serve_start(const gp_serve_opts *o, gp_serve **out, char *err, size_t err
                  listen);
         goto fail;
     }
+    s->conns = srv_conns_new(SRV_MAX_CONNS, SRV_MAX_WAITING, SRV_HEADER_DEADLINE_S,
+                             SRV_REQUEST_DEADLINE_S);
+    if (!s->conns) {
+        snprintf(err, errlen, "HTTP server: out of memory or threads");
+        goto fail;
+    }
+    /* A pool of workers, so one long render does not hold up other connections; renders
+     * themselves take turns (render_mu). No per-address limit: slow connections, from any
+     * address, are bounded by conns.c's share and deadlines instead, so a hostile client
+     * on the scraper's own address (loopback) cannot lock it out. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
     if (ss.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)15, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)32, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)SRV_THREADS, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)15, MHD_OPTION_CONNECTION_LIMIT, (unsigned)SRV_MAX_CONNS,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     if (!s->d) {
         snprintf(err, errlen,
                  "cannot listen on %s (address in use or not available; "
@@ -521,10 +596,15 @@ fail:
 
 void gp_serve_stop(gp_serve *s) {
     if (!s) return;
+    /* A render in progress stops at its next SQLite step; the workers then join. */
+    s->stopping = 1;
+    if (s->store) sqlite3_interrupt(gp_store_db(s->store));
     if (s->d) MHD_stop_daemon(s->d);
+    srv_conns_free(s->conns);
     gp_store_close(s->store);
     free(s->queue.p);
     free(s->ended);
+    free(s->quiet);
     srv_accts_free(s);
     srv_rollups_free(s->rollups, s->n_rollups);
     for (int i = 0; i < s->n_windows; i++)
@@ -532,6 +612,7 @@ void gp_serve_stop(gp_serve *s) {
     srv_pipeline_cache_free(s);
     gp_span_set_free(&s->spans);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->render_mu);
     free(s);
 }
 

@@ -11,6 +11,7 @@
 #include "engine/job_summary.h"
 #include "ingest/ingest.h"
 #include "otlp/span.h"
+#include "serve/conns.h"
 #include "serve/rollup.h"
 #include "serve/serve.h"
 #include "store/store.h"
@@ -25,6 +26,13 @@
 #define SRV_ACCT_BUDGET_EVENTS 400000  /* all states together (~38 MiB); LRU states go first */
 #define SRV_PIPE_CACHE 32              /* jobs whose pipeline section is kept */
 #define SRV_MAX_SPAN_QUEUE 50000       /* OTLP spans waiting for the agent (~20 MiB) */
+#define SRV_THREADS 4                  /* libmicrohttpd worker threads */
+#define SRV_MAX_CONNS 256              /* open connections, all clients together */
+#define SRV_MAX_WAITING 192            /* of which waiting for headers (conns.h) */
+#define SRV_HEADER_DEADLINE_S 5.0      /* connect (or last response) to complete headers */
+#define SRV_REQUEST_DEADLINE_S 30.0    /* headers to response sent, body included */
+#define SRV_RENDER_DEADLINE_S 10.0     /* one render (store reads): then 503 */
+#define SRV_COLD_BUDGET_S 0.25         /* per /metrics render, see cold_until_s */
 
 typedef struct srv_buf {
     char *p;
@@ -82,7 +90,14 @@ struct gp_serve {
     size_t token_len;
     int port;
     struct MHD_Daemon *d;
-    gp_store *store; /* read-only; used by the server thread only */
+    srv_conns *conns;
+    /* Renders (route) run one at a time under render_mu, whatever worker thread took the
+     * request; the caches below are the render's. A render past its deadline, or any
+     * render once the server stops, is interrupted between two SQLite steps. */
+    pthread_mutex_t render_mu;
+    double render_deadline_s; /* monotonic; 0 = none (render-only use) */
+    _Atomic int stopping;
+    gp_store *store; /* read-only; used under render_mu only */
     /* shared with the agent thread */
     pthread_mutex_t mu;
     srv_snapshot snap;
@@ -100,6 +115,18 @@ struct gp_serve {
     double metrics_last_s, metrics_cpu_s_total;
     srv_job_cache *ended; /* summaries of ended jobs never change: computed once */
     size_t n_ended, cap_ended;
+    /* Running jobs that hold no GPU: their summary changes only with their events, so it is
+     * kept with the events' count and last time and reused while those stay the same (a
+     * flood of hello-only jobs costs two index lookups per job per scrape). */
+    struct srv_quiet {
+        srv_job_cache c;
+        long long n_events, last_ts_ns;
+    } * quiet;
+    size_t n_quiet, cap_quiet;
+    /* /metrics spends at most SRV_COLD_BUDGET_S on first summaries of GPU-less jobs per
+     * render; the rest wait for the next scrape (counted in goodput_jobs_deferred). */
+    double cold_until_s; /* monotonic; 0 = no budget (API, reports) */
+    int n_deferred;
     struct srv_running_cache { /* running jobs: reused for 10x their compute time */
         srv_job_cache c;
         double at_s, ttl_s;

@@ -112,6 +112,12 @@ static const char *const migrations[] = {
     "  prefix_cache_hit_ratio REAL, spec_accept_ratio REAL, batch_size REAL,"
     "  compute_mean_s REAL, slo_ttft_frac REAL, slo_itl_frac REAL, slo_ok_per_s REAL,"
     "  PRIMARY KEY (job_id, t1_ns, engine, model)) WITHOUT ROWID;",
+    /* 8: the store's time span (gp_store_time_span, read by every job summary) from three
+     * index lookups instead of one probe per job: a summary's cost no longer grows with
+     * the number of jobs in the store (issue 24, cardinality). */
+    ("CREATE INDEX events_ts ON events(ts_ns);"
+     "CREATE INDEX allocations_from ON allocations(from_ns);"
+     "CREATE INDEX allocations_end ON allocations(COALESCE(to_ns, from_ns));"),
 };
 
 int gp_schema_latest(void) {

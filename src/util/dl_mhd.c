@@ -23,6 +23,7 @@ static struct {
     __typeof__(MHD_add_response_header) *add_response_header;
     __typeof__(MHD_queue_response) *queue_response;
     __typeof__(MHD_destroy_response) *destroy_response;
+    __typeof__(MHD_get_connection_info) *get_connection_info;
 } fn;
 
 static const gp_dl_sym syms[] = {
@@ -35,6 +36,7 @@ static const gp_dl_sym syms[] = {
     {"MHD_add_response_header", &fn.add_response_header},
     {"MHD_queue_response", &fn.queue_response},
     {"MHD_destroy_response", &fn.destroy_response},
+    {"MHD_get_connection_info", &fn.get_connection_info},
 };
 
 static gp_dl_lib lib = {"libmicrohttpd",
@@ -103,4 +105,12 @@ enum MHD_Result MHD_queue_response(struct MHD_Connection *connection, unsigned i
 
 void MHD_destroy_response(struct MHD_Response *response) {
     if (response && !gp_dl_mhd_load()) fn.destroy_response(response);
+}
+
+/* Like MHD_get_daemon_info: the info types goodput asks for (CONNECTION_FD, SOCKET_CONTEXT)
+ * take no argument after info_type. */
+const union MHD_ConnectionInfo *MHD_get_connection_info(struct MHD_Connection *connection,
+                                                        enum MHD_ConnectionInfoType info_type,
+                                                        ...) {
+    return gp_dl_mhd_load() ? NULL : fn.get_connection_info(connection, info_type);
 }

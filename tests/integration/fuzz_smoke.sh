@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz smoke (issue 11): builds the libFuzzer targets (fuzz/, mk/fuzz.mk) and runs each for
-# a few seconds on its seed corpus, after replaying every fixed finding under fuzz/regress/.
+# 5 s (fixed seed, 256 MB RSS limit) on its seed corpus, after replaying every fixed finding under fuzz/regress/.
 # Fails on any crash, leak, timeout or sanitizer report. Skips (77) without clang's
 # libFuzzer runtime (Debian: libclang-rt-14-dev). FUZZ_SMOKE_SECONDS overrides the time.
 set -uo pipefail
@@ -22,7 +22,7 @@ make --no-print-directory fuzz-build >/tmp/gp-fuzz-build-$$.log 2>&1 || {
 rm -f /tmp/gp-fuzz-build-$$.log
 echo "fuzz build: $((SECONDS - start)) s"
 start=$SECONDS
-make --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-3}"
+make --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
 rc=$?
 echo "fuzz smoke: $((SECONDS - start)) s"
 exit $rc

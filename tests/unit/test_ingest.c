@@ -285,6 +285,45 @@ static void test_time_bounds_and_reasons(void **st) {
     gp_ingest_close(g);
 }
 
+/* The cap on live job ids per transport: known jobs keep flowing, a new one past the cap
+ * is refused and counted (not parsed, not rejected), each transport has its own share,
+ * the trusted in-process feeder has none, and an id idle for the window frees its slot. */
+static void test_job_cap(void **st) {
+    (void)st;
+    char err[256], line[128];
+    gp_ingest *g;
+    gp_ingest_opts o = {.max_jobs = 3, .accept_old = 1};
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    collected c = {0};
+    for (int i = 0; i < 5; i++) {
+        int n = snprintf(line, sizeof line, "step job=j%d step=1\n", i);
+        gp_ingest_feed(g, GP_TR_UDP, line, (size_t)n, NOW, sink, &c);
+    }
+    const gp_ingest_stats *s = gp_ingest_get_stats(g, GP_TR_UDP);
+    assert_int_equal(s->parsed, 3);
+    assert_int_equal(s->jobs_overflow, 2);
+    assert_int_equal(s->rejected, 0);
+    assert_int_equal(s->received, 5);
+    /* a known job still passes; another transport has its own share */
+    assert_int_equal(gp_ingest_feed(g, GP_TR_UDP, "step job=j1 step=2\n", 19, NOW, sink, &c), 1);
+    assert_int_equal(gp_ingest_feed(g, GP_TR_UNIX, "step job=j9 step=1\n", 19, NOW, sink, &c), 1);
+    for (int i = 0; i < 10; i++) {
+        int n = snprintf(line, sizeof line, "step job=sim%d step=1\n", i);
+        assert_int_equal(gp_ingest_feed(g, GP_TR_INPROC, line, (size_t)n, NOW, sink, &c), 1);
+    }
+    /* after the idle window every id was silent long enough: new ones take the slots */
+    int64_t later = NOW + GP_INGEST_JOB_IDLE_NS + 1;
+    assert_int_equal(gp_ingest_feed(g, GP_TR_UDP, "step job=new1 step=1\n", 21, later, sink, &c),
+                     1);
+    assert_int_equal(gp_ingest_feed(g, GP_TR_UDP, "step job=new2 step=1\n", 21, later, sink, &c),
+                     1);
+    assert_int_equal(gp_ingest_feed(g, GP_TR_UDP, "step job=j1 step=3\n", 19, later, sink, &c), 1);
+    assert_int_equal(gp_ingest_feed(g, GP_TR_UDP, "step job=new3 step=1\n", 21, later, sink, &c),
+                     0);
+    assert_int_equal(gp_ingest_get_stats(g, GP_TR_UDP)->jobs_overflow, 3);
+    gp_ingest_close(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unix_perms_and_lines),
@@ -294,6 +333,7 @@ int main(void) {
         cmocka_unit_test(test_udp_drops_counted),
         cmocka_unit_test(test_feed_and_oversize),
         cmocka_unit_test(test_time_bounds_and_reasons),
+        cmocka_unit_test(test_job_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
