@@ -73,7 +73,7 @@ int gp_cmd_cluster(int argc, char **argv) {
         }
         puts(s);
         free(s);
-    } else
+    } else if (!html) /* --html alone: the page is the output, stdout stays quiet */
         gp_cl_write_text(&r, stdout);
     if (html && gp_cl_write_html(&r, html, err, sizeof err) != 0) {
         fprintf(stderr, "goodput: %s\n", err);

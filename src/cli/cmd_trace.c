@@ -376,7 +376,7 @@ int gp_cmd_trace(int argc, char **argv) {
         gp_trace_report_finish(&rep);
         if (as_json)
             gp_trace_write_json(&rep, stdout);
-        else
+        else if (!html) /* --html alone: the page is the output, stdout stays quiet */
             gp_trace_write_text(&rep, stdout);
         if (html) {
             char err[1200];

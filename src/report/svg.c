@@ -30,40 +30,73 @@ static int ok(double x) {
     return !isnan(x) && x > 0;
 }
 
+/* Row label at the left, cut to fit; the full one is the hover title (C++ kernel names). */
+static void row_label(FILE *f, const char *label, double x, double y) {
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"><title>", x, y);
+    gp_html_esc(f, label);
+    fputs("</title>", f);
+    char cut[40];
+    size_t ll = strlen(label);
+    snprintf(cut, sizeof cut, "%.*s%s", ll > 28 ? 26 : 28, label, ll > 28 ? ".." : "");
+    gp_html_esc(f, cut);
+    fputs("</text>", f);
+}
+
 void gp_svg_bars_write(FILE *f, const gp_svg_bars *b) {
-    const double L = 170, W = 560, RH = 20, GAP = 4;
+    const double L = 175, W = 540, GAP = 4;
+    const char *unit = b->unit ? b->unit : "";
+    double RH = b->grouped ? 12.0 * (double)b->n_segs + 2 : 20;
     double maxv = 0;
     for (size_t r = 0; r < b->n_rows; r++) {
         double t = 0;
-        for (size_t k = 0; k < b->n_segs; k++)
-            if (ok(b->v[r * b->n_segs + k])) t += b->v[r * b->n_segs + k];
+        for (size_t k = 0; k < b->n_segs; k++) {
+            double v = b->v[r * b->n_segs + k];
+            if (!ok(v)) continue;
+            if (b->grouped)
+                t = fmax(t, v);
+            else
+                t += v;
+        }
         if (t > maxv) maxv = t;
     }
-    double legend = b->n_segs > 1 ? 22 : 0, H = b->n_rows * (RH + GAP) + legend + 4;
+    double legend = b->n_segs > 1 ? 22 : 0, H = (double)b->n_rows * (RH + GAP) + legend + 4;
     fprintf(f,
             "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
             "role=\"img\" aria-label=\"",
-            L + W + 90, H, L + W + 90, H);
+            L + W + 95, H, L + W + 95, H);
     gp_html_esc(f, b->aria);
     fputs("\" font-size=\"11\">\n", f);
     for (size_t r = 0; r < b->n_rows; r++) {
-        double y = r * (RH + GAP), t = 0, x = L;
+        double y = (double)r * (RH + GAP), t = 0, x = L;
+        int known = 0;
         for (size_t k = 0; k < b->n_segs; k++)
-            if (ok(b->v[r * b->n_segs + k])) t += b->v[r * b->n_segs + k];
+            if (!isnan(b->v[r * b->n_segs + k])) {
+                known = 1;
+                if (ok(b->v[r * b->n_segs + k])) t += b->v[r * b->n_segs + k];
+            }
         double scale = b->normalize ? (t > 0 ? W / t : 0) : (maxv > 0 ? W / maxv : 0);
-        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">", L - 6, y + 14);
-        /* long labels (C++ kernel names) are cut to fit; the full one is the hover title */
-        char cut[40];
-        size_t ll = strlen(b->row_labels[r]);
-        snprintf(cut, sizeof cut, "%.*s%s", ll > 28 ? 26 : 28, b->row_labels[r],
-                 ll > 28 ? ".." : "");
-        fputs("<title>", f);
-        gp_html_esc(f, b->row_labels[r]);
-        fputs("</title>", f);
-        gp_html_esc(f, cut);
-        fputs("</text>", f);
+        row_label(f, b->row_labels[r], L - 6, y + (b->grouped ? RH / 2 + 4 : 14));
         for (size_t k = 0; k < b->n_segs; k++) {
             double v = b->v[r * b->n_segs + k];
+            if (b->grouped) {
+                double yy = y + 12.0 * (double)k, w = ok(v) ? v * scale : 0;
+                fprintf(f,
+                        "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"10\" fill=\"%s\">"
+                        "<title>",
+                        L, yy, w, b->colors[k]);
+                gp_html_esc(f, b->seg_names[k]);
+                if (isnan(v))
+                    fputs(": unknown</title></rect>", f);
+                else
+                    fprintf(f, ": %.4g %s</title></rect>", v, unit);
+                fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"10\"%s>", L + w + 4, yy + 9,
+                        isnan(v) ? " fill=\"#888\"" : "");
+                if (isnan(v))
+                    fputs("unknown</text>", f);
+                else
+                    fprintf(f, "%.4g %s</text>", v, unit);
+                continue;
+            }
             if (!ok(v)) continue;
             fprintf(f,
                     "<rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\">"
@@ -73,16 +106,20 @@ void gp_svg_bars_write(FILE *f, const gp_svg_bars *b) {
             if (b->normalize)
                 fprintf(f, ": %.1f%%</title></rect>", t > 0 ? 100 * v / t : 0);
             else
-                fprintf(f, ": %.4g %s</title></rect>", v, b->unit ? b->unit : "");
+                fprintf(f, ": %.4g %s</title></rect>", v, unit);
             x += v * scale;
         }
-        if (!b->normalize)
-            fprintf(f, "<text x=\"%.1f\" y=\"%.0f\">%.4g %s</text>", x + 4, y + 14, t,
-                    b->unit ? b->unit : "");
+        if (!b->normalize && !b->grouped) {
+            if (known)
+                fprintf(f, "<text x=\"%.1f\" y=\"%.0f\">%.4g %s</text>", x + 4, y + 14, t, unit);
+            else
+                fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" fill=\"#888\">unknown</text>", x + 4,
+                        y + 14);
+        }
         fputc('\n', f);
     }
     if (legend) {
-        double x = L, y = b->n_rows * (RH + GAP) + 6;
+        double x = L, y = (double)b->n_rows * (RH + GAP) + 6;
         for (size_t k = 0; k < b->n_segs; k++) {
             fprintf(f,
                     "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
@@ -90,7 +127,7 @@ void gp_svg_bars_write(FILE *f, const gp_svg_bars *b) {
                     x, y, b->colors[k], x + 13, y + 9);
             gp_html_esc(f, b->seg_names[k]);
             fputs("</text>", f);
-            x += 20 + 6.5 * (double)strlen(b->seg_names[k]);
+            x += 24 + 6.2 * (double)strlen(b->seg_names[k]);
         }
     }
     fputs("</svg>\n", f);
