@@ -501,7 +501,7 @@ static void html_series(const gp_cluster_report *r, FILE *f) {
     size_t step = (s->n + 399) / 400, np = (s->n + step - 1) / step;
     const double *cols[3] = {s->alloc_gpu_s, s->busy_gpu_s, s->wait_gpu_s};
     int busy_known = r->total.measured_alloc_gpu_s > 0 || r->has_ts;
-    size_t nser = r->capacity_gpus > 0 ? 4 : 3;
+    size_t nser = 3; /* capacity is stated in the text: a line at 6000 GPUs flattens the rest */
     double *x = malloc(np * sizeof *x), *y = malloc(nser * np * sizeof *y);
     if (x && y) {
         for (size_t p = 0; p < np; p++) {
@@ -515,12 +515,12 @@ static void html_series(const gp_cluster_report *r, FILE *f) {
                 y[(size_t)c * np + p] =
                     c == 1 && !busy_known ? NAN : (k ? v / (double)k / s->bin_s : 0);
             }
-            if (nser == 4) y[3 * np + p] = r->capacity_gpus;
         }
         static const char *const names[] = {"allocated GPUs", "busy GPUs (measured)",
-                                            "waiting GPUs (queued demand)", "capacity"};
-        static const char *const colors[] = {"#3b6fd1", "#2a9d5c", "#c0392b", "#555555"};
+                                            "waiting GPUs (queued demand)"};
+        static const char *const colors[] = {"#3b6fd1", "#2a9d5c", "#c0392b"};
         fputs("<h2 id=\"series\">Allocated, busy and waiting GPUs over time</h2>\n", f);
+        if (r->capacity_gpus > 0) fprintf(f, "<p>Capacity: %.0f GPUs.</p>\n", r->capacity_gpus);
         if (!busy_known)
             fputs("<p>Busy GPUs are unknown: this trace does not measure usage.</p>\n", f);
         gp_svg_lines_write(f, &(gp_svg_lines){"GPUs over time", np, nser, x, y, names, colors,

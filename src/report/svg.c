@@ -1,6 +1,7 @@
 /* svg.c: inline SVG charts for the HTML reports (svg.h). Sizes are fixed in SVG units with
  * a viewBox, so a chart scales with the page width and stays sharp when zoomed. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/svg.h"
@@ -26,6 +27,22 @@ const char *gp_svg_color(size_t i) {
     return pal[i % (sizeof pal / sizeof pal[0])];
 }
 
+/* A number as a reader wants it on a chart: no exponents, digits by magnitude. */
+static const char *num(char *buf, size_t n, double v) {
+    double a = fabs(v);
+    if (a >= 1e7)
+        snprintf(buf, n, "%.0fM", v / 1e6);
+    else if (a >= 100 || v == floor(v))
+        snprintf(buf, n, "%.0f", v);
+    else if (a >= 10)
+        snprintf(buf, n, "%.1f", v);
+    else if (a >= 0.01)
+        snprintf(buf, n, "%.3g", v);
+    else
+        snprintf(buf, n, "%.2g", v);
+    return buf;
+}
+
 static int ok(double x) {
     return !isnan(x) && x > 0;
 }
@@ -45,6 +62,7 @@ static void row_label(FILE *f, const char *label, double x, double y) {
 void gp_svg_bars_write(FILE *f, const gp_svg_bars *b) {
     const double L = 175, W = 540, GAP = 4;
     const char *unit = b->unit ? b->unit : "";
+    char nb[32];
     double RH = b->grouped ? 12.0 * (double)b->n_segs + 2 : 20;
     double maxv = 0;
     for (size_t r = 0; r < b->n_rows; r++) {
@@ -88,13 +106,13 @@ void gp_svg_bars_write(FILE *f, const gp_svg_bars *b) {
                 if (isnan(v))
                     fputs(": unknown</title></rect>", f);
                 else
-                    fprintf(f, ": %.4g %s</title></rect>", v, unit);
+                    fprintf(f, ": %s %s</title></rect>", num(nb, sizeof nb, v), unit);
                 fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" font-size=\"10\"%s>", L + w + 4, yy + 9,
                         isnan(v) ? " fill=\"#888\"" : "");
                 if (isnan(v))
                     fputs("unknown</text>", f);
                 else
-                    fprintf(f, "%.4g %s</text>", v, unit);
+                    fprintf(f, "%s %s</text>", num(nb, sizeof nb, v), unit);
                 continue;
             }
             if (!ok(v)) continue;
@@ -106,12 +124,13 @@ void gp_svg_bars_write(FILE *f, const gp_svg_bars *b) {
             if (b->normalize)
                 fprintf(f, ": %.1f%%</title></rect>", t > 0 ? 100 * v / t : 0);
             else
-                fprintf(f, ": %.4g %s</title></rect>", v, unit);
+                fprintf(f, ": %s %s</title></rect>", num(nb, sizeof nb, v), unit);
             x += v * scale;
         }
         if (!b->normalize && !b->grouped) {
             if (known)
-                fprintf(f, "<text x=\"%.1f\" y=\"%.0f\">%.4g %s</text>", x + 4, y + 14, t, unit);
+                fprintf(f, "<text x=\"%.1f\" y=\"%.0f\">%s %s</text>", x + 4, y + 14,
+                        num(nb, sizeof nb, t), unit);
             else
                 fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" fill=\"#888\">unknown</text>", x + 4,
                         y + 14);
@@ -134,7 +153,8 @@ void gp_svg_bars_write(FILE *f, const gp_svg_bars *b) {
 }
 
 void gp_svg_lines_write(FILE *f, const gp_svg_lines *l) {
-    const double L = 60, T = 10, W = 640, H = 220, B = 40;
+    const double L = 60, T = 10, W = 620, H = 220, B = 40, R = 50;
+    char nb[32];
     double x0 = INFINITY, x1 = -INFINITY, y1 = 0;
     for (size_t i = 0; i < l->n_points; i++) {
         double x = l->x ? l->x[i] : (double)i;
@@ -147,11 +167,23 @@ void gp_svg_lines_write(FILE *f, const gp_svg_lines *l) {
         if (!isnan(l->y[i]) && l->y[i] > y1) y1 = l->y[i];
     if (!(x1 > x0)) x1 = x0 + 1;
     if (y1 <= 0) y1 = 1;
-    double legend = 18.0 * (double)((l->n_series + 3) / 4);
+    /* legend entries placed by their text width, wrapping at the chart's width */
+    double *lgx = malloc((l->n_series + 1) * sizeof *lgx),
+           *lgy = malloc((l->n_series + 1) * sizeof *lgy);
+    if (!lgx || !lgy) abort();
+    double cx = L, cy = 0;
+    for (size_t s = 0; s < l->n_series; s++) {
+        double w = 24 + 6.2 * (double)strlen(l->names[s]);
+        if (cx > L && cx + w > L + W) cx = L, cy += 18;
+        lgx[s] = cx;
+        lgy[s] = cy;
+        cx += w;
+    }
+    double legend = cy + 18;
     fprintf(f,
             "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
             "role=\"img\" aria-label=\"",
-            L + W + 20, T + H + B + legend, L + W + 20, T + H + B + legend);
+            L + W + R, T + H + B + legend, L + W + R, T + H + B + legend);
     gp_html_esc(f, l->aria);
     fputs("\" font-size=\"11\">\n", f);
     fprintf(f,
@@ -162,14 +194,23 @@ void gp_svg_lines_write(FILE *f, const gp_svg_lines *l) {
         double v = y1 * k / 4, y = T + H - H * k / 4;
         fprintf(f,
                 "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#eee\"/>"
-                "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n",
-                L, y, L + W, y, L - 4, y + 4, v);
+                "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                L, y, L + W, y, L - 4, y + 4, num(nb, sizeof nb, v));
     }
-    for (int k = 0; k <= 4; k++) { /* x ticks */
-        double v = x0 + (x1 - x0) * k / 4, x = L + W * k / 4;
-        fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.3g</text>", x, T + H + 14,
-                l->log_x ? pow(10, v) : v);
-    }
+    if (l->log_x) /* x ticks: powers of ten on a log axis, quarters on a linear one */
+        for (double e = ceil(x0); e <= x1 + 1e-9; e++) {
+            double x = L + W * (e - x0) / (x1 - x0);
+            fprintf(f,
+                    "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#eee\"/>"
+                    "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>",
+                    x, T, x, T + H, x, T + H + 14, num(nb, sizeof nb, pow(10, e)));
+        }
+    else
+        for (int k = 0; k <= 4; k++) {
+            double v = x0 + (x1 - x0) * k / 4, x = L + W * k / 4;
+            fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>", x,
+                    T + H + 14, num(nb, sizeof nb, v));
+        }
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">", L + W / 2, T + H + 30);
     gp_html_esc(f, l->x_label);
     fprintf(f,
@@ -196,7 +237,7 @@ void gp_svg_lines_write(FILE *f, const gp_svg_lines *l) {
         fputs("\"><title>", f);
         gp_html_esc(f, l->names[s]);
         fputs("</title></path>\n", f);
-        double lx = L + 170.0 * (double)(s % 4), ly = T + H + B + 18.0 * (double)(s / 4);
+        double lx = lgx[s], ly = T + H + B + lgy[s];
         fprintf(f,
                 "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"%s\"/>"
                 "<text x=\"%.0f\" y=\"%.0f\">",
@@ -204,5 +245,7 @@ void gp_svg_lines_write(FILE *f, const gp_svg_lines *l) {
         gp_html_esc(f, l->names[s]);
         fputs("</text>", f);
     }
+    free(lgx);
+    free(lgy);
     fputs("</svg>\n", f);
 }
