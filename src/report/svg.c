@@ -60,7 +60,7 @@ static void row_label(FILE *f, const char *label, double x, double y) {
 }
 
 void gp_svg_bars_write(FILE *f, const gp_svg_bars *b) {
-    const double L = 175, W = 540, GAP = 4;
+    const double L = 190, W = 525, GAP = 4;
     const char *unit = b->unit ? b->unit : "";
     char nb[32];
     double RH = b->grouped ? 12.0 * (double)b->n_segs + 2 : 20;
@@ -237,6 +237,13 @@ void gp_svg_lines_write(FILE *f, const gp_svg_lines *l) {
         fputs("\"><title>", f);
         gp_html_esc(f, l->names[s]);
         fputs("</title></path>\n", f);
+        for (size_t i = 0; l->n_points <= 40 && i < l->n_points; i++) { /* few points: dots */
+            double x = l->x ? l->x[i] : (double)i, y = l->y[s * l->n_points + i];
+            if (l->log_x) x = x > 0 ? log10(x) : NAN;
+            if (isnan(x) || isnan(y)) continue;
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>",
+                    L + W * (x - x0) / (x1 - x0), T + H - H * y / y1, c);
+        }
         double lx = lgx[s], ly = T + H + B + lgy[s];
         fprintf(f,
                 "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" height=\"10\" fill=\"%s\"/>"

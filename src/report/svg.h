@@ -1,7 +1,8 @@
 /* svg.h: the small inline-SVG charts the self-contained HTML pages share (trace --html,
  * cluster --html): horizontal bars (stacked or single) and line charts, written straight
- * into the page. No script, no external resource; every mark carries a <title> so the
- * number is one hover away. */
+ * into the page. No external resource; the bars and lines need no script, every mark carries
+ * a <title> so the number is one hover away. The timeline's zoom is a few lines of inline
+ * script (gp_svg_timeline_script). */
 #ifndef GP_REPORT_SVG_H
 #define GP_REPORT_SVG_H
 

@@ -1,6 +1,7 @@
 /* report.c: turns per-rank trace analyses into the run summary (type totals over ranks,
  * stragglers, findings in the shared vocabulary) and writes it as text, JSON (jansson) or
- * a self-contained HTML page with inline SVG charts (no JavaScript), written to a temp file
+ * a self-contained HTML page with inline SVG charts (inline script only for the timeline's
+ * zoom; nothing loaded from the network), written to a temp file
  * and renamed into place. Thresholds and their reasons are in the table below. */
 #include <jansson.h>
 #include <math.h>
@@ -788,8 +789,9 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>goodput trace</title><style>"
             "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-            "table{font-size:13px}th{overflow-wrap:anywhere;max-width:8em}td{white-space:nowrap}"
-            "td.l{text-align:left;white-space:normal;max-width:50em;overflow-wrap:anywhere}"
+            "table{font-size:13px}th{max-width:8em}td{white-space:nowrap}"
+            "td.l{text-align:left;white-space:normal;min-width:9em;max-width:50em;overflow-wrap:"
+            "anywhere}"
             "svg.chart{max-width:100%%;height:auto;display:block}"
             ".finding{border-left:4px solid #c0392b;padding:.2em .8em;margin:.6em 0;"
             "background:#fbf3f2}.fix{color:#245}</style></head><body>\n");
