@@ -5,7 +5,7 @@
 # findings with evidence and a fix, no console error, no request beyond the file, the
 # timeline zooms. Also: --html alone prints nothing to stdout; --html with --json prints
 # the JSON. Page sizes are printed; screenshots go to $BUILD/test-artifacts/.
-# asan-skip: the HTML writers' C paths run here only once each; the charts need Chromium
+# asan-skip: its C paths (trace and cluster HTML writers, timeline capture) run under ASan in test_trace_timeline and test_cluster; this script adds Chromium
 set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}

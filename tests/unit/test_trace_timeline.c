@@ -7,6 +7,13 @@
 #include "report/svg.h"
 #include "traces/trace.h"
 
+static size_t count(const char *s, const char *needle) {
+    size_t n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
 /* Three ProfilerSteps of 1000, 60000 and 30000 µs (the median is the last one, #3), with
  * n_in_median kernels of 1 µs (whole µs: HTA's rounding keeps them) alternating between
  * two streams inside step #3, and one kernel in each of the others. */
@@ -75,6 +82,28 @@ static void test_median_step_and_bound(void **s) {
         comm += res.tl[i].kt == GP_KT_COMMUNICATION;
     }
     assert_int_equal(comm, GP_TL_MAX_EVENTS / 2);
+    /* the page: every section, the bound said, one rect per drawn span at most */
+    gp_trace_report rep = {.ranks = &res, .n_ranks = 1, .n_runs = 1};
+    gp_trace_report_finish(&rep);
+    char html[1100], err[256];
+    snprintf(html, sizeof html, "%s/t.html", d);
+    assert_int_equal(gp_trace_write_html(&rep, html, err, sizeof err), 0);
+    FILE *f = fopen(html, "r");
+    assert_non_null(f);
+    static char page[4 << 20];
+    size_t len = fread(page, 1, sizeof page - 1, f);
+    page[len] = 0;
+    fclose(f);
+    for (const char *id = "temporal\0kernel-types\0top-kernels\0step-time\0timeline\0"; *id;
+         id += strlen(id) + 1) {
+        char want[64];
+        snprintf(want, sizeof want, "id=\"%s\"", id);
+        assert_non_null(strstr(page, want));
+    }
+    assert_non_null(strstr(page, "the 5000 later ones are left out"));
+    assert_true(count(page, "data-n=") <= GP_TL_MAX_EVENTS);
+    unlink(html);
+    free(rep.findings);
     gp_rank_result_free(&res);
     unlink(p);
     free(p);
@@ -96,13 +125,6 @@ static void bars_fn(FILE *f, const void *a) {
 }
 static void tl_fn(FILE *f, const void *a) {
     gp_svg_timeline_write(f, a);
-}
-
-static size_t count(const char *s, const char *needle) {
-    size_t n = 0;
-    for (const char *p = s; (p = strstr(p, needle)); p++)
-        n++;
-    return n;
 }
 
 static void test_unknown_is_unknown(void **s) {
