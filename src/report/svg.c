@@ -47,14 +47,28 @@ static int ok(double x) {
     return !isnan(x) && x > 0;
 }
 
-/* Row label at the left, cut to fit; the full one is the hover title (C++ kernel names). */
+/* Row label at the left, cut to the room it has (estimated at 11 px: capitals and digits
+ * wider than lower case); the full one is the hover title (C++ kernel names). */
 static void row_label(FILE *f, const char *label, double x, double y) {
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"><title>", x, y);
     gp_html_esc(f, label);
     fputs("</title>", f);
-    char cut[40];
-    size_t ll = strlen(label);
-    snprintf(cut, sizeof cut, "%.*s%s", ll > 28 ? 26 : 28, label, ll > 28 ? ".." : "");
+    double room = x - 4, w = 0;
+    size_t n = strlen(label), fit = 0, fit_dots = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)label[i];
+        w += (c >= 'A' && c <= 'Z') ? 7.6 : (c >= '0' && c <= '9') ? 6.4 : c >= 0x80 ? 3.5 : 6.0;
+        if (w <= room) fit = i + 1;
+        if (w <= room - 9) fit_dots = i + 1;
+    }
+    char cut[160];
+    if (fit_dots > 150) fit_dots = 150;
+    while (fit_dots > 0 && ((unsigned char)label[fit_dots] & 0xC0) == 0x80)
+        fit_dots--; /* never cut inside a UTF-8 character */
+    if (fit == n)
+        snprintf(cut, sizeof cut, "%.150s", label);
+    else
+        snprintf(cut, sizeof cut, "%.*s..", (int)fit_dots, label);
     gp_html_esc(f, cut);
     fputs("</text>", f);
 }
@@ -165,6 +179,8 @@ void gp_svg_lines_write(FILE *f, const gp_svg_lines *l) {
     }
     for (size_t i = 0; i < l->n_points * l->n_series; i++)
         if (!isnan(l->y[i]) && l->y[i] > y1) y1 = l->y[i];
+    int index_x = !l->x && !l->log_x; /* x is the point's number: whole ticks, 1-based */
+    if (index_x) x0 = -0.5, x1 = (double)l->n_points - 0.5;
     if (!(x1 > x0)) x1 = x0 + 1;
     if (y1 <= 0) y1 = 1;
     /* legend entries placed by their text width, wrapping at the chart's width */
@@ -205,7 +221,12 @@ void gp_svg_lines_write(FILE *f, const gp_svg_lines *l) {
                     "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>",
                     x, T, x, T + H, x, T + H + 14, num(nb, sizeof nb, pow(10, e)));
         }
-    else
+    else if (index_x) {
+        size_t every = (l->n_points + 9) / 10;
+        for (size_t i = 0; i < l->n_points; i += every)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%zu</text>",
+                    L + W * ((double)i - x0) / (x1 - x0), T + H + 14, i + 1);
+    } else
         for (int k = 0; k <= 4; k++) {
             double v = x0 + (x1 - x0) * k / 4, x = L + W * k / 4;
             fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>", x,

@@ -605,7 +605,16 @@ static void html_kernels(const gp_trace_report *rep, FILE *f) {
     double tot = type_total(rep);
     for (int m = 1; m < 8; m++)
         if (rep->type_present[m]) {
-            type_label(m, lab[n], sizeof lab[n]);
+            char full[96]; /* "A overlapping B" shortened to "A + B" to fit the label */
+            type_label(m, full, sizeof full);
+            lab[n][0] = 0;
+            for (const char *p = full; *p;) {
+                const char *q = strstr(p, " overlapping ");
+                size_t k = q ? (size_t)(q - p) : strlen(p);
+                snprintf(lab[n] + strlen(lab[n]), sizeof lab[n] - strlen(lab[n]), "%.*s%s", (int)k,
+                         p, q ? " + " : "");
+                p = q ? q + 13 : p + k;
+            }
             labels[n] = lab[n];
             v[n++] = rep->type_us[m] / 1e3;
         }
