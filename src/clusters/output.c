@@ -512,8 +512,8 @@ static void html_series(const gp_cluster_report *r, FILE *f) {
                 for (size_t i = p * step; i < s->n && i < (p + 1) * step; i++, k++)
                     v += cols[c][i];
                 /* busy GPUs of a trace that does not measure usage: unknown, not 0 */
-                y[(size_t)c * np + p] =
-                    c == 1 && !busy_known ? NAN : (k ? v / (double)k / s->bin_s : 0);
+                int unknown = (c == 1 && !busy_known) || (c == 2 && r->wait_all.n == 0);
+                y[(size_t)c * np + p] = unknown ? NAN : (k ? v / (double)k / s->bin_s : 0);
             }
         }
         static const char *const names[] = {"allocated GPUs", "busy GPUs (measured)",
