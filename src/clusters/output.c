@@ -523,6 +523,8 @@ static void html_series(const gp_cluster_report *r, FILE *f) {
         if (r->capacity_gpus > 0) fprintf(f, "<p>Capacity: %.0f GPUs.</p>\n", r->capacity_gpus);
         if (!busy_known)
             fputs("<p>Busy GPUs are unknown: this trace does not measure usage.</p>\n", f);
+        if (r->wait_all.n == 0)
+            fputs("<p>Waiting GPUs are unknown: this trace has no queue times.</p>\n", f);
         gp_svg_lines_write(f, &(gp_svg_lines){"GPUs over time", np, nser, x, y, names, colors,
                                               "hours from the trace start", "GPUs", 0});
     }
