@@ -148,7 +148,7 @@ static void usage(FILE *f) {
             "        directory of them (one file per rank; ranks are analysed in parallel on\n"
             "        all cores).\n"
             "  --json        machine-readable output\n"
-            "  --html FILE   self-contained HTML report (inline SVG, no JavaScript)\n"
+            "  --html FILE   self-contained HTML report (inline SVG; no network)\n"
             "  --all-steps   keep the last ProfilerStep (HTA drops it by default)\n"
             "  --rank-from trace|file|order\n"
             "                where a file's rank comes from: trace = distributedInfo.rank (the\n"

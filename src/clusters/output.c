@@ -1,5 +1,7 @@
-/* output.c: the cluster report as text, JSON (jansson) and self-contained HTML with inline
- * SVG charts. The HTML is written to a temp file in the target's folder, then renamed. */
+/* output.c: the cluster report as text, JSON (jansson) and a self-contained HTML page
+ * (findings first, then plan vs usage, GPU-hours by user, the queue-wait CDF, utilization
+ * and the GPUs over time, drawn with report/svg.h: no script, no external resource). The
+ * HTML is written to a temp file in the target's folder, then renamed. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include "clusters/cluster.h"
+#include "report/svg.h"
 
 #define TOP_N 10
 
@@ -312,95 +315,221 @@ char *gp_cl_json(const gp_cluster_report *r) {
     return s;
 }
 
-static void esc(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else if (*s == '"')
-            fputs("&quot;", f);
-        else
-            fputc(*s, f);
+/* ---- HTML: findings first, then the charts, on the shared SVG module (report/svg.h) ---- */
+
+static void html_findings(const gp_cluster_report *r, FILE *f) {
+    fputs("<h2 id=\"findings\">Findings</h2>\n", f);
+    if (!r->n_findings) fputs("<p>none</p>\n", f);
+    for (int i = 0; i < r->n_findings; i++) {
+        const gp_finding *x = &r->findings[i];
+        fprintf(f, "<div class=\"finding\"><b>%s</b> (%s", gp_finding_class_name(x->cls),
+                gp_scope_name(x->scope));
+        if (x->wasted_gpu_s >= 0) fprintf(f, ", %.1f GPU-h wasted", h(x->wasted_gpu_s));
+        fputs("): ", f);
+        gp_html_esc(f, x->summary);
+        fputs("<ul>", f);
+        for (int e = 0; e < x->n_evidence; e++) {
+            const gp_evidence *v = &x->evidence[e];
+            fputs("<li class=\"ev\">", f);
+            gp_html_esc(f, v->metric);
+            fprintf(f, " = %.4g %s %.4g (", v->value, v->op, v->threshold);
+            gp_html_esc(f, v->source);
+            fputs(")</li>", f);
+        }
+        fputs("</ul><p class=\"fix\">Fix: ", f);
+        gp_html_esc(f, x->recommendation);
+        fputs("</p></div>\n", f);
     }
 }
 
-/* Line chart of up to 3 series columns, downsampled to at most 400 points. */
-static void svg_series(FILE *f, const gp_cluster_report *r) {
+/* The dimension GPU-hours are charted by: user when the trace names users, else the next
+ * one it names (group, workload, GPU type). -1 when it names none. */
+static int chart_dim(const gp_cluster_report *r) {
+    static const int pref[] = {GP_CL_DIM_USER, GP_CL_DIM_GROUP, GP_CL_DIM_WORKLOAD, GP_CL_DIM_TYPE};
+    for (size_t k = 0; k < sizeof pref / sizeof pref[0]; k++)
+        if (r->dim_names[pref[k]].n) return pref[k];
+    return -1;
+}
+
+static void html_by_dim(const gp_cluster_report *r, FILE *f) {
+    int d = chart_dim(r);
+    fputs("<h2 id=\"gpu-hours-by\">GPU-hours by user</h2>\n", f);
+    if (d < 0) {
+        fputs("<p>This trace names no users, groups, workloads or GPU types.</p>\n", f);
+        return;
+    }
+    size_t idx[TOP_N];
+    int n = top_rows(r, d, idx);
+    if (d != GP_CL_DIM_USER)
+        fprintf(f, "<p>This trace names no users: by %s instead.</p>\n", gp_cl_dim_names[d]);
+    fprintf(f, "<p>Top %d of %zu by allocated GPU-hours.</p>\n", n, r->dim_names[d].n);
+    const char *labels[TOP_N];
+    double v[TOP_N];
+    for (int k = 0; k < n; k++) {
+        labels[k] = r->dim_names[d].s[idx[k]];
+        v[k] = h(r->dim[d][idx[k]].allocated_gpu_s);
+    }
+    static const char *const nm[] = {"allocated GPU-hours"};
+    static const char *const col[] = {"#3b6fd1"};
+    gp_svg_bars_write(f, &(gp_svg_bars){"allocated GPU-hours of the top rows", (size_t)n, 1, labels,
+                                        nm, col, v, 0, "GPU-h", 0});
+}
+
+/* Requested vs allocated vs used GPU-hours: the plan against what the GPUs did. Used is
+ * unknown (drawn as "unknown", never 0) where the trace does not measure usage. */
+static void html_plan(const gp_cluster_report *r, FILE *f) {
+    fputs("<h2 id=\"plan-usage\">Plan vs usage</h2>\n", f);
+    const char *labels[TOP_N + 1];
+    char lab[TOP_N + 1][80];
+    double v[(TOP_N + 1) * 3];
+    size_t n = 0;
+    if (r->total.n > 0) {
+        const gp_cl_agg *a = &r->total;
+        snprintf(lab[n], sizeof lab[n], "all %s", r->unit_name);
+        v[3 * n] = h(a->requested_gpu_s);
+        v[3 * n + 1] = h(a->allocated_gpu_s);
+        v[3 * n + 2] = a->measured_alloc_gpu_s > 0 ? h(a->used_gpu_s) : NAN;
+        labels[n] = lab[n];
+        n++;
+        int d = chart_dim(r);
+        size_t idx[TOP_N];
+        int m = d < 0 ? 0 : top_rows(r, d, idx);
+        for (int k = 0; k < m && n < TOP_N + 1; k++) {
+            const gp_cl_agg *x = &r->dim[d][idx[k]];
+            snprintf(lab[n], sizeof lab[n], "%s", r->dim_names[d].s[idx[k]]);
+            v[3 * n] = h(x->requested_gpu_s);
+            v[3 * n + 1] = h(x->allocated_gpu_s);
+            v[3 * n + 2] = x->measured_alloc_gpu_s > 0 ? h(x->used_gpu_s) : NAN;
+            labels[n] = lab[n];
+            n++;
+        }
+    } else if (r->has_ts) { /* per-GPU samples only: online is what was held */
+        snprintf(lab[n], sizeof lab[n], "sampled GPUs");
+        v[0] = NAN;
+        v[1] = h(r->ts_online_gpu_s);
+        v[2] = h(r->ts_busy_gpu_s);
+        labels[n] = lab[n];
+        n++;
+    }
+    if (!n) {
+        fputs("<p>This trace has no GPU requests or allocations.</p>\n", f);
+        return;
+    }
+    if (!(r->total.measured_alloc_gpu_s > 0) && !r->has_ts)
+        fputs("<p>This trace does not measure GPU usage: used GPU-hours are unknown.</p>\n", f);
+    if (r->n_plan_measured > 0)
+        fprintf(f, "<p>The request exceeds measured use for %lld of %lld %s (%.1f%%).</p>\n",
+                (long long)r->n_plan_exceeds, (long long)r->n_plan_measured, r->unit_name,
+                pct((double)r->n_plan_exceeds, (double)r->n_plan_measured));
+    static const char *const nm[] = {"requested", "allocated", "used (measured)"};
+    static const char *const col[] = {"#7f8c8d", "#3b6fd1", "#2a9d5c"};
+    gp_svg_bars_write(f, &(gp_svg_bars){"requested, allocated and used GPU-hours", n, 3, labels, nm,
+                                        col, v, 0, "GPU-h", 1});
+}
+
+/* Empirical CDF of queue waits from the log histogram, overall and per GPU-count bucket.
+ * x: the upper edge of each bin (s, log scale); waits under 1 s sit at 1 s. */
+static void html_wait_cdf(const gp_cluster_report *r, FILE *f) {
+    fputs("<h2 id=\"queue-wait\">Queue wait</h2>\n", f);
+    if (r->wait_all.n == 0) {
+        fputs("<p>This trace has no queue waits (no submission and start times).</p>\n", f);
+        return;
+    }
+    fprintf(f,
+            "<p>%lld %s waited: p50 %.0f s, p90 %.0f s, max %.0f s. Fraction of %s started "
+            "within x seconds (waits under 1 s count at 1 s).</p>\n",
+            (long long)r->wait_all.n, r->unit_name, gp_cl_wait_quantile(&r->wait_all, 0.5),
+            gp_cl_wait_quantile(&r->wait_all, 0.9), r->wait_all.max_s, r->unit_name);
+    const gp_cl_wait *w[1 + GP_CL_COUNT_BUCKETS];
+    const char *names[1 + GP_CL_COUNT_BUCKETS];
+    char nb[GP_CL_COUNT_BUCKETS][48];
+    size_t ns = 0;
+    w[ns] = &r->wait_all;
+    names[ns++] = "all";
+    for (int b = 0; b < GP_CL_COUNT_BUCKETS; b++)
+        if (r->wait_count[b].n) {
+            snprintf(nb[b], sizeof nb[b], "%s GPUs (%lld)", gp_cl_count_bucket_names[b],
+                     (long long)r->wait_count[b].n);
+            w[ns] = &r->wait_count[b];
+            names[ns++] = nb[b];
+        }
+    int last = 0;
+    for (int b = 0; b < GP_CL_WAIT_BINS; b++)
+        if (r->wait_all.hist[b]) last = b;
+    size_t np = (size_t)last + 1;
+    double *x = malloc(np * sizeof *x), *y = malloc(ns * np * sizeof *y);
+    if (x && y) {
+        for (size_t b = 0; b < np; b++)
+            x[b] = exp2((double)b / 16.0);
+        for (size_t s = 0; s < ns; s++) {
+            double acc = 0;
+            for (size_t b = 0; b < np; b++) {
+                acc += w[s]->hist[b];
+                y[s * np + b] = acc / (double)w[s]->n;
+            }
+        }
+        gp_svg_lines_write(f,
+                           &(gp_svg_lines){"cumulative share of queue waits", np, ns, x, y, names,
+                                           NULL, "queue wait (s, log scale)", "share started", 1});
+    }
+    free(x);
+    free(y);
+}
+
+static void html_util(const gp_cluster_report *r, FILE *f) {
+    double tot = 0, v[GP_CL_UTIL_BINS];
+    char lab[GP_CL_UTIL_BINS][16];
+    const char *labels[GP_CL_UTIL_BINS];
+    for (int b = 0; b < GP_CL_UTIL_BINS; b++) {
+        tot += r->util_gpu_s[b];
+        v[b] = h(r->util_gpu_s[b]);
+        snprintf(lab[b], sizeof lab[b], "%d-%d%%", b * 10, b * 10 + 10);
+        labels[b] = lab[b];
+    }
+    if (tot <= 0) return;
+    fputs("<h2 id=\"utilization\">Measured utilization, weighted by GPU-hours</h2>\n", f);
+    static const char *const nm[] = {"allocated GPU-hours"};
+    static const char *const col[] = {"#2a9d5c"};
+    gp_svg_bars_write(f, &(gp_svg_bars){"allocated GPU-hours by measured utilization decile",
+                                        GP_CL_UTIL_BINS, 1, labels, nm, col, v, 0, "GPU-h", 0});
+}
+
+/* Allocated, busy and waiting GPUs per bin (and capacity), averaged down to <= 400 points. */
+static void html_series(const gp_cluster_report *r, FILE *f) {
     const gp_cl_series *s = &r->series;
     if (s->n < 2) return;
     size_t step = (s->n + 399) / 400, np = (s->n + step - 1) / step;
-    double maxv = r->capacity_gpus;
     const double *cols[3] = {s->alloc_gpu_s, s->busy_gpu_s, s->wait_gpu_s};
-    const char *color[3] = {"#3366cc", "#109618", "#dc3912"};
-    const char *name[3] = {"allocated GPUs", "busy GPUs", "waiting GPUs"};
-    for (int c = 0; c < 3; c++)
+    int busy_known = r->total.measured_alloc_gpu_s > 0 || r->has_ts;
+    size_t nser = 3; /* capacity is stated in the text: a line at 6000 GPUs flattens the rest */
+    double *x = malloc(np * sizeof *x), *y = malloc(nser * np * sizeof *y);
+    if (x && y) {
         for (size_t p = 0; p < np; p++) {
-            double v = 0;
-            size_t k = 0;
-            for (size_t i = p * step; i < s->n && i < (p + 1) * step; i++, k++)
-                v += cols[c][i];
-            v = k ? v / (double)k / s->bin_s : 0;
-            if (v > maxv) maxv = v;
+            x[p] = (double)(p * step) * s->bin_s / 3600.0;
+            for (int c = 0; c < 3; c++) {
+                double v = 0;
+                size_t k = 0;
+                for (size_t i = p * step; i < s->n && i < (p + 1) * step; i++, k++)
+                    v += cols[c][i];
+                /* busy GPUs of a trace that does not measure usage: unknown, not 0 */
+                int unknown = (c == 1 && !busy_known) || (c == 2 && r->wait_all.n == 0);
+                y[(size_t)c * np + p] = unknown ? NAN : (k ? v / (double)k / s->bin_s : 0);
+            }
         }
-    if (maxv <= 0) return;
-    const double W = 900, H = 260, L = 50, B = 20;
-    fprintf(f,
-            "<svg width=\"%.0f\" height=\"%.0f\" xmlns=\"http://www.w3.org/2000/svg\" "
-            "font-size=\"11\">\n",
-            W + 10, H + 30);
-    fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#999\"/>", L, H - B,
-            W, H - B);
-    fprintf(f, "<text x=\"2\" y=\"12\">%.0f GPUs</text><text x=\"2\" y=\"%.0f\">0</text>\n", maxv,
-            H - B);
-    if (r->capacity_gpus > 0) {
-        double y = (H - B) - (H - B - 10) * r->capacity_gpus / maxv;
-        fprintf(f,
-                "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#000\" "
-                "stroke-dasharray=\"4\"/>"
-                "<text x=\"%.0f\" y=\"%.1f\">capacity</text>\n",
-                L, y, W, y, W - 60, y - 3);
+        static const char *const names[] = {"allocated GPUs", "busy GPUs (measured)",
+                                            "waiting GPUs (queued demand)"};
+        static const char *const colors[] = {"#3b6fd1", "#2a9d5c", "#c0392b"};
+        fputs("<h2 id=\"series\">Allocated, busy and waiting GPUs over time</h2>\n", f);
+        if (r->capacity_gpus > 0) fprintf(f, "<p>Capacity: %.0f GPUs.</p>\n", r->capacity_gpus);
+        if (!busy_known)
+            fputs("<p>Busy GPUs are unknown: this trace does not measure usage.</p>\n", f);
+        if (r->wait_all.n == 0)
+            fputs("<p>Waiting GPUs are unknown: this trace has no queue times.</p>\n", f);
+        gp_svg_lines_write(f, &(gp_svg_lines){"GPUs over time", np, nser, x, y, names, colors,
+                                              "hours from the trace start", "GPUs", 0});
     }
-    for (int c = 0; c < 3; c++) {
-        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
-                color[c]);
-        for (size_t p = 0; p < np; p++) {
-            double v = 0;
-            size_t k = 0;
-            for (size_t i = p * step; i < s->n && i < (p + 1) * step; i++, k++)
-                v += cols[c][i];
-            v = k ? v / (double)k / s->bin_s : 0;
-            fprintf(f, "%.1f,%.1f ", L + (W - L) * (double)p / (double)(np - 1),
-                    (H - B) - (H - B - 10) * v / maxv);
-        }
-        fprintf(f, "\"/><text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n", L + 160.0 * c, H + 5,
-                color[c], name[c]);
-    }
-    fprintf(f, "</svg>\n");
-}
-
-static void svg_hist(FILE *f, const gp_cluster_report *r) {
-    double tot = 0, mx = 0;
-    for (int b = 0; b < GP_CL_UTIL_BINS; b++) {
-        tot += r->util_gpu_s[b];
-        if (r->util_gpu_s[b] > mx) mx = r->util_gpu_s[b];
-    }
-    if (tot <= 0) return;
-    fprintf(f, "<svg width=\"520\" height=\"230\" xmlns=\"http://www.w3.org/2000/svg\" "
-               "font-size=\"11\">\n");
-    for (int b = 0; b < GP_CL_UTIL_BINS; b++) {
-        double hh = 180 * r->util_gpu_s[b] / mx;
-        fprintf(f,
-                "<rect x=\"%d\" y=\"%.1f\" width=\"40\" height=\"%.1f\" "
-                "fill=\"%s\"><title>%d-%d%%: %.1f GPU-h</title></rect>"
-                "<text x=\"%d\" y=\"215\">%d%%</text><text x=\"%d\" y=\"%.1f\">%.0f%%</text>\n",
-                20 + b * 48, 195 - hh, hh, b < 5 ? "#dc3912" : "#3366cc", b * 10, b * 10 + 10,
-                h(r->util_gpu_s[b]), 25 + b * 48, b * 10, 22 + b * 48, 190 - hh,
-                pct(r->util_gpu_s[b], tot));
-    }
-    fprintf(f, "</svg>\n");
+    free(x);
+    free(y);
 }
 
 int gp_cl_write_html(const gp_cluster_report *r, const char *path, char *err, size_t errlen) {
@@ -411,22 +540,33 @@ int gp_cl_write_html(const gp_cluster_report *r, const char *path, char *err, si
         snprintf(err, errlen, "cannot write %s", tmp);
         return -1;
     }
-    fprintf(
-        f, "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>goodput cluster "
-           "report</title><style>"
-           "body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse}"
-           "td,th{border:1px solid #ccc;padding:2px "
-           "6px;text-align:right}td:first-child{text-align:left}"
-           ".verdict{font-size:1.2em;background:#f3f3d0;padding:.6em}</style></head><body>\n");
-    fprintf(f, "<h1>Cluster report: ");
-    esc(f, r->format);
-    fprintf(f, "</h1><p>");
-    esc(f, r->path);
-    fprintf(f, "</p><p class=\"verdict\">");
-    esc(f, r->verdict);
-    fprintf(f, "</p>\n<h2>GPU-hours</h2><table><tr><th></th><th>units</th><th>requested</"
-               "th><th>allocated</th><th>used</th>"
-               "<th>busy %%</th></tr>\n");
+    fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>goodput cluster "
+          "report</title><style>"
+          "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
+          "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+          "td:first-child{text-align:left}svg.chart{max-width:100%;height:auto;display:block}"
+          ".verdict{font-size:1.1em;background:#f3f3d0;padding:.6em}"
+          ".finding{border-left:4px solid #c0392b;padding:.2em .8em;margin:.6em 0;"
+          "background:#fbf3f2}.fix{color:#245}</style></head><body>\n",
+          f);
+    fputs("<h1>Cluster report: ", f);
+    gp_html_esc(f, r->format);
+    fputs("</h1><p>", f);
+    gp_html_esc(f, r->path);
+    fprintf(f, ": %lld %s", (long long)(r->n_units ? r->n_units : r->ts_units), r->unit_name);
+    if (r->span_s > 0) fprintf(f, " over %.1f h", r->span_s / 3600);
+    fputs("</p><p class=\"verdict\">", f);
+    gp_html_esc(f, r->verdict);
+    fputs("</p>\n", f);
+    html_findings(r, f);
+    html_plan(r, f);
+    html_by_dim(r, f);
+    html_wait_cdf(r, f);
+    html_util(r, f);
+    html_series(r, f);
+    fputs("<h2 id=\"gpu-hours\">GPU-hours</h2><table><tr><th></th><th>units</th>"
+          "<th>requested</th><th>allocated</th><th>used</th><th>busy %</th></tr>\n",
+          f);
     const gp_cl_agg *t = &r->total;
     char used[32], busy[32];
     fprintf(f,
@@ -440,27 +580,13 @@ int gp_cl_write_html(const gp_cluster_report *r, const char *path, char *err, si
         for (int k = 0; k < n; k++) {
             const gp_cl_agg *a = &r->dim[d][idx[k]];
             fprintf(f, "<tr><td>%s: ", gp_cl_dim_names[d]);
-            esc(f, r->dim_names[d].s[idx[k]]);
+            gp_html_esc(f, r->dim_names[d].s[idx[k]]);
             fprintf(f, "</td><td>%lld</td><td>%.1f</td><td>%.1f</td><td>%s</td><td>%s</td></tr>\n",
                     (long long)a->n, h(a->requested_gpu_s), h(a->allocated_gpu_s),
                     num_or_dash(used, sizeof used, a, 0), num_or_dash(busy, sizeof busy, a, 1));
         }
     }
-    fprintf(f, "</table>\n<h2>Measured utilization, weighted by GPU-hours</h2>\n");
-    svg_hist(f, r);
-    fprintf(f, "<h2>Allocated, busy and waiting GPUs over time</h2>\n");
-    svg_series(f, r);
-    fprintf(f, "<h2>Findings</h2><ul>\n");
-    for (int i = 0; i < r->n_findings; i++) {
-        const gp_finding *x = &r->findings[i];
-        fprintf(f, "<li><b>%s</b> (%.1f GPU-h): ", gp_finding_class_name(x->cls),
-                h(x->wasted_gpu_s));
-        esc(f, x->summary);
-        fprintf(f, "<br><i>");
-        esc(f, x->recommendation);
-        fprintf(f, "</i></li>\n");
-    }
-    fprintf(f, "</ul></body></html>\n");
+    fputs("</table>\n</body></html>\n", f);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
         snprintf(err, errlen, "cannot write %s", path);

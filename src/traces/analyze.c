@@ -897,6 +897,7 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
     launch_stats(r, o, res);
     step_util(r, all, nall, cls, ncls, res);
     gp_trace_attribute_idle(r, (const double *)all, nall, res);
+    gp_trace_capture_timeline(r, kt_of, res);
     free(all);
     for (int k = 0; k < 3; k++)
         free(cls[k]);
@@ -916,5 +917,9 @@ void gp_rank_result_free(gp_rank_result *res) {
     free(res->launches);
     free(res->steps);
     free(res->ops);
+    for (size_t i = 0; i < res->n_tl_names; i++)
+        free(res->tl_names[i]);
+    free(res->tl_names);
+    free(res->tl);
     memset(res, 0, sizeof *res);
 }

@@ -1,6 +1,7 @@
 /* report.c: turns per-rank trace analyses into the run summary (type totals over ranks,
  * stragglers, findings in the shared vocabulary) and writes it as text, JSON (jansson) or
- * a self-contained HTML page with inline SVG charts (no JavaScript), written to a temp file
+ * a self-contained HTML page with inline SVG charts (inline script only for the timeline's
+ * zoom; nothing loaded from the network), written to a temp file
  * and renamed into place. Thresholds and their reasons are in the table below. */
 #include <jansson.h>
 #include <math.h>
@@ -578,15 +579,22 @@ static void html_rank_charts(const gp_trace_report *rep, FILE *f) {
     static const char *const tb_col[] = {"#2a9d5c", "#e8912d", "#bbbbbb"};
     fputs("<h2 id=\"temporal\">Temporal breakdown per rank</h2>\n", f);
     gp_svg_bars_write(f, &(gp_svg_bars){"share of each rank's span: compute, non-compute, idle", n,
-                                        3, labels, tb_names, tb_col, tb, 1, NULL});
+                                        3, labels, tb_names, tb_col, tb, 1, NULL, 0});
     fputs("<h2 id=\"overlap\">Communication overlapped by compute</h2>\n", f);
     static const char *const ov_names[] = {"comm/compute overlap"};
     static const char *const ov_col[] = {"#3b6fd1"};
     gp_svg_bars_write(f, &(gp_svg_bars){"percent of communication time overlapped by compute", n, 1,
-                                        labels, ov_names, ov_col, ov, 0, "%"});
+                                        labels, ov_names, ov_col, ov, 0, "%", 0});
     fputs("<h2 id=\"idle-rank\">Idle time by cause per rank</h2>\n", f);
     gp_svg_bars_write(f, &(gp_svg_bars){"GPU idle time per rank, by host cause", n, GP_IC__COUNT,
-                                        labels, ic_names, ic_col, ic, 0, "ms"});
+                                        labels, ic_names, ic_col, ic, 0, "ms", 0});
+}
+
+static int cmp_krow_sum_desc(const void *a, const void *b) {
+    const gp_kernel_row *x = *(const gp_kernel_row *const *)a,
+                        *y = *(const gp_kernel_row *const *)b;
+    if (x->sum != y->sum) return x->sum > y->sum ? -1 : 1;
+    return strcmp(x->name, y->name);
 }
 
 static void html_kernels(const gp_trace_report *rep, FILE *f) {
@@ -597,7 +605,16 @@ static void html_kernels(const gp_trace_report *rep, FILE *f) {
     double tot = type_total(rep);
     for (int m = 1; m < 8; m++)
         if (rep->type_present[m]) {
-            type_label(m, lab[n], sizeof lab[n]);
+            char full[96]; /* "A overlapping B" shortened to "A + B" to fit the label */
+            type_label(m, full, sizeof full);
+            lab[n][0] = 0;
+            for (const char *p = full; *p;) {
+                const char *q = strstr(p, " overlapping ");
+                size_t k = q ? (size_t)(q - p) : strlen(p);
+                snprintf(lab[n] + strlen(lab[n]), sizeof lab[n] - strlen(lab[n]), "%.*s%s", (int)k,
+                         p, q ? " + " : "");
+                p = q ? q + 13 : p + k;
+            }
             labels[n] = lab[n];
             v[n++] = rep->type_us[m] / 1e3;
         }
@@ -605,33 +622,51 @@ static void html_kernels(const gp_trace_report *rep, FILE *f) {
     static const char *const col[] = {"#2a9d5c"};
     fprintf(f, "<h2 id=\"kernel-types\">Kernel time by type</h2>\n<p>%.1f ms in all.</p>\n",
             tot / 1e3);
-    gp_svg_bars_write(f,
-                      &(gp_svg_bars){"GPU kernel time by type", n, 1, labels, nm, col, v, 0, "ms"});
+    gp_svg_bars_write(
+        f, &(gp_svg_bars){"GPU kernel time by type", n, 1, labels, nm, col, v, 0, "ms", 0});
     const gp_rank_result *r = rep->n_ranks ? &rep->ranks[0] : NULL;
     if (!r || !r->n_top) return;
+    /* r->top is grouped by type and name (HTA's groupby order), not by time: rank it.
+     * sum, mean and max are µs (HTA's "sum (us)"), shown as ms for the total. */
     size_t nt = r->n_top < 15 ? r->n_top : 15;
+    const gp_kernel_row **ord = malloc(r->n_top * sizeof *ord);
     char(*kl)[64] = calloc(nt, sizeof *kl);
     const char **kls = calloc(nt, sizeof *kls);
     double *kv = calloc(nt, sizeof *kv);
-    if (kl && kls && kv) {
+    if (ord && kl && kls && kv) {
+        for (size_t i = 0; i < r->n_top; i++)
+            ord[i] = &r->top[i];
+        qsort(ord, r->n_top, sizeof *ord, cmp_krow_sum_desc);
         for (size_t i = 0; i < nt; i++) {
-            snprintf(kl[i], sizeof kl[i], "%.60s", r->top[i].name);
+            snprintf(kl[i], sizeof kl[i], "%.60s", ord[i]->name);
             kls[i] = kl[i];
-            kv[i] = r->top[i].sum / 1e3;
+            kv[i] = ord[i]->sum / 1e3;
         }
         fprintf(f, "<h2 id=\"top-kernels\">Top kernels (rank %d)</h2>\n", r->rank);
-        gp_svg_bars_write(
-            f, &(gp_svg_bars){"total time of the top kernels", nt, 1, kls, nm, col, kv, 0, "ms"});
-        fputs("<table><tr><th>kernel</th><th>total ms</th><th>mean µs</th><th>max µs</th></tr>\n",
+        gp_svg_bars_write(f, &(gp_svg_bars){"total time of the top kernels, ms", nt, 1, kls, nm,
+                                            col, kv, 0, "ms", 0});
+        fputs("<table><tr><th>kernel</th><th>type</th><th>total ms</th><th>calls</th>"
+              "<th>mean µs</th><th>max µs</th></tr>\n",
               f);
         for (size_t i = 0; i < nt; i++) {
-            fputs("<tr><td class=\"l\">", f);
-            gp_html_esc(f, r->top[i].name);
-            fprintf(f, "</td><td>%.3f</td><td>%.1f</td><td>%.1f</td></tr>\n", r->top[i].sum / 1e3,
-                    r->top[i].mean, r->top[i].max);
+            /* mangled C++ names run to thousands of characters: cut, full on hover */
+            fputs("<tr><td class=\"l\" title=\"", f);
+            gp_html_esc(f, ord[i]->name);
+            fputs("\">", f);
+            char cut[124];
+            size_t nl = strlen(ord[i]->name);
+            snprintf(cut, sizeof cut, "%.*s%s", nl > 120 ? 117 : 120, ord[i]->name,
+                     nl > 120 ? "..." : "");
+            gp_html_esc(f, cut);
+            double calls = ord[i]->mean > 0 ? ord[i]->sum / ord[i]->mean : NAN;
+            fprintf(f,
+                    "</td><td>%s</td><td>%.3f</td><td>%.0f</td><td>%.1f</td><td>%.1f</td></tr>\n",
+                    gp_kernel_type_name(ord[i]->kt), ord[i]->sum / 1e3, calls, ord[i]->mean,
+                    ord[i]->max);
         }
         fputs("</table>\n", f);
     }
+    free(ord);
     free(kl);
     free(kls);
     free(kv);
@@ -675,15 +710,80 @@ static void html_step_charts(const gp_trace_report *rep, FILE *f) {
             }
             fprintf(f, "<h2 id=\"idle-step\">Idle time by cause per step (rank %d)</h2>\n",
                     r0->rank);
-            gp_svg_bars_write(f,
-                              &(gp_svg_bars){"GPU idle time inside each step, by cause", n,
-                                             GP_IC__COUNT, labels, ic_names, ic_col, v, 0, "ms"});
+            gp_svg_bars_write(f, &(gp_svg_bars){"GPU idle time inside each step, by cause", n,
+                                                GP_IC__COUNT, labels, ic_names, ic_col, v, 0, "ms",
+                                                0});
         }
         free(v);
     }
     free(y);
     free(nm);
     free(names);
+}
+
+#define MAX_TIMELINE_RANKS 8
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One step per rank, kernels on their streams (analyze_timeline.c keeps the events). */
+static void html_timeline(const gp_trace_report *rep, FILE *f) {
+    static const char *const kt_names[] = {"computation", "communication", "memory", "other"};
+    static const char *const kt_col[] = {"#2a9d5c", "#3b6fd1", "#e8912d", "#8e44ad"};
+    int any = 0;
+    for (size_t i = 0; i < rep->n_ranks && i < MAX_TIMELINE_RANKS; i++) {
+        const gp_rank_result *r = &rep->ranks[i];
+        if (!r->n_tl) continue;
+        if (!any)
+            fputs("<h2 id=\"timeline\">Timeline of one step per rank</h2>\n<p>Kernels, copies "
+                  "and collectives per CUDA stream during the median-length step (the whole "
+                  "span when the trace has no steps). Scroll to zoom, drag to pan, hover for "
+                  "the kernel.</p>\n",
+                  f);
+        any = 1;
+        int32_t *streams = malloc(r->n_tl * sizeof *streams);
+        gp_svg_span *sp = malloc(r->n_tl * sizeof *sp);
+        char(*ll)[24] = NULL;
+        const char **lanes = NULL;
+        if (!streams || !sp) abort();
+        for (size_t k = 0; k < r->n_tl; k++)
+            streams[k] = r->tl[k].stream;
+        qsort(streams, r->n_tl, sizeof *streams, cmp_i32);
+        size_t nl = 0;
+        for (size_t k = 0; k < r->n_tl; k++)
+            if (!nl || streams[nl - 1] != streams[k]) streams[nl++] = streams[k];
+        ll = calloc(nl, sizeof *ll);
+        lanes = calloc(nl, sizeof *lanes);
+        if (!ll || !lanes) abort();
+        for (size_t l = 0; l < nl; l++) {
+            snprintf(ll[l], sizeof ll[l], "stream %d", (int)streams[l]);
+            lanes[l] = ll[l];
+        }
+        for (size_t k = 0; k < r->n_tl; k++) {
+            const gp_tl_event *e = &r->tl[k];
+            int32_t *p = bsearch(&e->stream, streams, nl, sizeof *streams, cmp_i32);
+            sp[k] = (gp_svg_span){e->t0_us, e->t0_us + e->dur_us, (uint32_t)(p - streams), e->name,
+                                  e->kt < 4 ? e->kt : 3};
+        }
+        fprintf(f, "<h3>rank %d: ", r->rank);
+        gp_html_esc(f, r->tl_step[0] ? r->tl_step : "whole span");
+        fprintf(f, " (%.3f ms, %zu GPU events", (r->tl_t1_us - r->tl_t0_us) / 1e3, r->n_tl);
+        if (r->tl_dropped)
+            fprintf(f, "; the %zu later ones are left out to bound the page", r->tl_dropped);
+        fputs(")</h3>\n", f);
+        char aria[64];
+        snprintf(aria, sizeof aria, "timeline of rank %d, kernels per stream", r->rank);
+        gp_svg_timeline_write(f, &(gp_svg_timeline){aria, nl, lanes, r->n_tl, sp, r->n_tl_names,
+                                                    (const char *const *)r->tl_names, 4, kt_names,
+                                                    kt_col, r->tl_t0_us, r->tl_t1_us, "µs"});
+        free(streams);
+        free(sp);
+        free(ll);
+        free(lanes);
+    }
+    if (any) gp_svg_timeline_script(f);
 }
 
 int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err, size_t errlen) {
@@ -697,8 +797,10 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
     fprintf(f,
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>goodput trace</title><style>"
             "body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
-            "td,th{border:1px solid #ccc;padding:2px "
-            "6px;text-align:right}td.l{text-align:left;max-width:50em;overflow-wrap:anywhere}"
+            "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+            "table{font-size:13px}th{max-width:8em}td{white-space:nowrap}"
+            "td.l{text-align:left;white-space:normal;min-width:9em;max-width:50em;overflow-wrap:"
+            "anywhere}"
             "svg.chart{max-width:100%%;height:auto;display:block}"
             ".finding{border-left:4px solid #c0392b;padding:.2em .8em;margin:.6em 0;"
             "background:#fbf3f2}.fix{color:#245}</style></head><body>\n");
@@ -721,6 +823,7 @@ int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err,
     fputs("</table>\n", f);
     html_kernels(rep, f);
     html_step_charts(rep, f);
+    html_timeline(rep, f);
     gp_trace_html_steps(rep, f);
     fputs("</body></html>\n", f);
     if (fclose(f) != 0 || rename(tmp, path) != 0) {

@@ -244,10 +244,22 @@ static void html_num(FILE *f, const char *fmt, double v) {
     }
 }
 
+/* A column name that may wrap after each underscore, so a 14-column table fits the page
+ * without cutting names mid-word. */
+static void th_wbr(FILE *f, const char *s) {
+    fputs("<th>", f);
+    for (; *s; s++) {
+        fputc(*s, f);
+        if (*s == '_') fputs("<wbr>", f);
+    }
+    fputs("</th>", f);
+}
+
 void gp_trace_html_steps(const gp_trace_report *rep, FILE *f) {
-    fprintf(f, "<h2>GPU idle by host cause (µs)</h2><table><tr><th>rank</th><th>busy %%</th>");
+    fprintf(f, "<h2 id=\"idle-table\">GPU idle by host cause "
+               "(µs)</h2><table><tr><th>rank</th><th>busy %%</th>");
     for (int c = 0; c < GP_IC__COUNT; c++)
-        fprintf(f, "<th>%s</th>", gp_idle_cause_name(c));
+        th_wbr(f, gp_idle_cause_name(c));
     fprintf(f, "<th>DataLoader %% of step</th></tr>\n");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
@@ -264,9 +276,9 @@ void gp_trace_html_steps(const gp_trace_report *rep, FILE *f) {
         any |= rep->ranks[i].n_steps > 0;
     if (!any) return;
     char buf[48];
-    fprintf(f, "<h2>Per ProfilerStep</h2><table><tr><th>rank</th><th>step</th>");
+    fprintf(f, "<h2 id=\"steps\">Per ProfilerStep</h2><table><tr><th>rank</th><th>step</th>");
     for (int m = 0; m < M__COUNT; m++)
-        fprintf(f, "<th>%s</th>", metric_name(m, buf, sizeof buf));
+        th_wbr(f, metric_name(m, buf, sizeof buf));
     fputs("</tr>\n", f);
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];

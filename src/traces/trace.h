@@ -179,6 +179,15 @@ typedef struct gp_host_op {
     double total_us;
 } gp_host_op;
 
+/* One GPU event of the captured timeline step (analyze_timeline.c). */
+typedef struct gp_tl_event {
+    double t0_us, dur_us; /* trace clock */
+    int32_t stream;
+    uint32_t name; /* index into gp_rank_result.tl_names */
+    uint8_t kt;    /* GP_KT_* */
+} gp_tl_event;
+#define GP_TL_MAX_EVENTS 20000 /* per rank: bounds memory and the HTML page */
+
 typedef struct gp_rank_result {
     int rank;
     char path[512];
@@ -225,6 +234,15 @@ typedef struct gp_rank_result {
     int world_size;
     double t_first_us, t_last_us;
     int run; /* 0-based run this file belongs to (gp_trace_assign_runs) */
+    /* timeline of one representative step (the median-length one; the whole span when the
+     * trace has no steps): at most GP_TL_MAX_EVENTS GPU events, earliest first */
+    gp_tl_event *tl;
+    size_t n_tl;
+    char **tl_names; /* owned, distinct names of the captured events */
+    size_t n_tl_names;
+    double tl_t0_us, tl_t1_us;
+    char tl_step[48];  /* step name, "" when the window is the whole span */
+    size_t tl_dropped; /* events of the window left out by the bound */
     gp_trace_warnings warn;
     uint64_t bytes;
 } gp_rank_result;
@@ -250,6 +268,10 @@ void gp_rank_result_free(gp_rank_result *res);
  * all: merged GPU busy intervals (start, end pairs, n of them). */
 void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_t n,
                              gp_rank_result *res);
+
+/* Captures the GPU events of one representative step into res->tl (after the steps are
+ * known). kt_of: GP_KT_* per name id. */
+void gp_trace_capture_timeline(const gp_trace_rank *r, const int *kt_of, gp_rank_result *res);
 
 /* Where a file's rank number comes from (--rank-from). */
 typedef enum {

@@ -181,7 +181,7 @@ durs = sorted(s["dur_us"] for s in steps)
 assert abs(summ["median"]["dur_us"] - (durs[5])) < 1e-6, summ
 assert durs[-2] <= summ["p95"]["dur_us"] <= durs[-1], summ
 html = open(sys.argv[4]).read()
-assert "Per ProfilerStep" in html and "data_loading" in html and "<script" not in html
+assert "Per ProfilerStep" in html and "data_loading" in html and "<script src" not in html and "http" not in html
 print("input: data share", round(share, 4), "truth", round(truth["input"]["data_share"], 4))
 PY
 

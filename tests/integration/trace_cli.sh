@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # trace_cli.sh: `goodput trace` end to end on the real Kineto and Nsight data: text, --json
 # (checked against the temporal breakdown in HTA's oracle CSV, computed independently here
-# with awk), --html (self-contained, no <script>), and bad input giving exit code 3.
+# with awk), --html (self-contained: no external script or URL), and bad input giving exit code 3.
 set -eu
 DATA=${GOODPUT_DATA:-../shared/data}
 [ -d "$DATA/kineto/hta_trace_filter" ] || { echo "skip: no real data at $DATA (kineto/hta_trace_filter)"; exit 77; }
@@ -27,7 +27,7 @@ for row in csv.DictReader(open(sys.argv[2])):
     assert abs(t["span_us"] - float(row["kernel_time(us)"])) < 1, row
 PY
 grep -q "<svg" "$tmp/r.html"
-! grep -q "<script" "$tmp/r.html"
+! grep -qE '<script[^>]* src=|https?://' "$tmp/r.html" # offline: nothing to load
 # Nsight Systems: the temporal parts add up to the span, and the longest kernel is the
 # longest in the export's own kernel table (read here with python's sqlite3).
 "$GOODPUT" trace "$DATA/nsys/con_kernel.sqlite" --json > "$tmp/nsys.json"
