@@ -54,7 +54,8 @@ int gp_store_put_job(gp_store *s, const gp_job *j); /* upsert, keeps known field
 int gp_store_put_alloc(gp_store *s, const gp_alloc *a);
 int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding *f, size_t n);
 
-/* Deletes samples and events older than cutoff_ns (rollups are kept). */
+/* Deletes raw device and per-process samples older than cutoff_ns; the 1 min / 1 h
+ * rollups (store/rollup.h) and events are kept. */
 int gp_store_retain(gp_store *s, int64_t cutoff_ns);
 
 int gp_store_list_devices(gp_store *s, gp_device **out, size_t *n);
