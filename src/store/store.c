@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/rollup.h"
@@ -82,6 +83,7 @@ struct gp_store {
     int fatal_errno;     /* its errno (EFBIG, ENOSPC), 0 unknown */
     char fatal_msg[128]; /* SQLite's message for it */
     gp_rollup *rollup;   /* 1 min / 1 h rollups of samples (writable stores) */
+    gp_store_commit_hist commits;
 };
 
 sqlite3 *gp_store_db(gp_store *s) {
@@ -319,9 +321,20 @@ int gp_store_begin(gp_store *s) {
 int gp_store_commit(gp_store *s) {
     if (!s->in_tx) return 0;
     s->in_tx = 0;
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_MONOTONIC, &c0);
     /* Rollups of the samples in this transaction commit with them. */
     int rc = s->rollup && gp_rollup_flush(s->rollup) != 0 ? sqlite3_errcode(s->db) : SQLITE_OK;
     if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &c1);
+    double dt = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+    static const double bounds[] = GP_STORE_COMMIT_BOUNDS_S;
+    size_t b = 0;
+    while (b < sizeof bounds / sizeof bounds[0] && dt > bounds[b])
+        b++;
+    s->commits.count[b]++;
+    s->commits.n++;
+    s->commits.sum_s += dt;
     if (rc == SQLITE_OK) return 0;
     note_rc(s, rc);
     /* A failed COMMIT may leave the transaction open: end it, keeping what was committed. */
@@ -549,6 +562,10 @@ int gp_store_put_event(gp_store *s, const gp_event *e) {
         return 1;
     }
     return 0;
+}
+
+gp_store_commit_hist gp_store_commit_stats(const gp_store *s) {
+    return s->commits;
 }
 
 uint64_t gp_store_duplicates(const gp_store *s) {

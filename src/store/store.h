@@ -48,6 +48,18 @@ int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
  * 1 when the event was already stored (same job and gp_event_key: ignored and counted),
  * -1 on error. Lifecycle folding is idempotent, so a duplicate changes nothing. */
 int gp_store_put_event(gp_store *s, const gp_event *e);
+/* Wall time of the commits since open (gp_store_commit, rollups included), as a
+ * histogram with the upper bounds GP_STORE_COMMIT_BOUNDS_S (the last bucket is +Inf);
+ * counts are per bucket, not cumulative. */
+#define GP_STORE_COMMIT_BUCKETS 12
+#define GP_STORE_COMMIT_BOUNDS_S                                                                   \
+    { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0 }
+typedef struct gp_store_commit_hist {
+    uint64_t count[GP_STORE_COMMIT_BUCKETS];
+    uint64_t n;
+    double sum_s;
+} gp_store_commit_hist;
+gp_store_commit_hist gp_store_commit_stats(const gp_store *s);
 /* Events ignored as duplicates since open. */
 uint64_t gp_store_duplicates(const gp_store *s);
 int gp_store_put_job(gp_store *s, const gp_job *j); /* upsert, keeps known fields */
