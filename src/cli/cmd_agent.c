@@ -93,7 +93,8 @@ static void usage(FILE *f) {
             "  --speed X          simulated/replayed sources: X source seconds per wall second;\n"
             "                     0 = as fast as possible (default 1)\n"
             "  --flush D          commit interval (default 5s); a crash loses at most this\n"
-            "  --retention D      delete raw samples/events older than D (default: keep)\n"
+            "  --retention D      delete raw samples older than D (rolled up as they arrive into\n"
+            "                     1 min / 1 h rollups, which stay; default keep)\n"
             "  --socket PATH      event socket (default $XDG_RUNTIME_DIR/goodput.sock or\n"
             "                     /tmp/goodput-$UID/goodput.sock)\n"
             "  --no-socket        do not listen on a unix socket\n"
@@ -158,6 +159,9 @@ static int bad_duration(const char *opt, const char *v) {
 }
 
 int gp_cmd_agent(int argc, char **argv) {
+    /* Raw samples are kept until --retention says otherwise: the accounting does not read
+     * the 1 min / 1 h rollups (store/rollup.h) yet, so deleting raw rows would change the
+     * numbers of jobs older than the window. */
     gp_agent_opts o = {.speed = 1, .socket_path = ""};
     int quiet = 0, stats = 0, slurm = 0, verbose = 0;
     gp_slurm_opts slo = {0};
@@ -226,7 +230,9 @@ int gp_cmd_agent(int argc, char **argv) {
                 return bad_duration("--flush", optarg);
             break;
         case 'r':
-            if (gp_parse_duration_ns(optarg, &o.retention_ns) < 0 || o.retention_ns <= 0)
+            if (!strcmp(optarg, "keep"))
+                o.retention_ns = 0;
+            else if (gp_parse_duration_ns(optarg, &o.retention_ns) < 0 || o.retention_ns <= 0)
                 return bad_duration("--retention", optarg);
             break;
         case 'x':

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/cost.h"
 #include "serve/serve_int.h"
@@ -454,6 +456,59 @@ static void finding_metrics(gp_serve *s, srv_buf *b) {
 
 static const char *TRANSPORTS[GP_TR__COUNT] = {"unix", "udp", "http", "inproc"};
 
+/* The agent's own cost: the whole process (sampling, ingest, store, this server), so an
+ * operator sees what leaving it on costs; -1 when the kernel does not say. */
+static void self_cost(double *cpu_s, double *rss_bytes, double *peak_bytes) {
+    struct rusage ru;
+    *cpu_s = *peak_bytes = *rss_bytes = -1;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        *cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+        *peak_bytes = (double)ru.ru_maxrss * 1024.0; /* Linux: KiB */
+    }
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size, resident;
+    if (f && fscanf(f, "%ld %ld", &size, &resident) == 2)
+        *rss_bytes = (double)resident * (double)sysconf(_SC_PAGESIZE);
+    if (f) fclose(f);
+    /* The kernel updates its high-water mark lazily: never report a peak below now. */
+    if (*rss_bytes > *peak_bytes && *peak_bytes >= 0) *peak_bytes = *rss_bytes;
+}
+
+static void self_metrics(srv_buf *b, const srv_snapshot *sn) {
+    double cpu_s, rss, peak;
+    self_cost(&cpu_s, &rss, &peak);
+    if (cpu_s >= 0) {
+        head(b, "goodput_agent_cpu_seconds_total", "counter",
+             "User and system CPU of the agent process (sampling, ingest, store, HTTP).");
+        srv_buf_printf(b, "goodput_agent_cpu_seconds_total %.6f\n", cpu_s);
+        head(b, "goodput_agent_peak_resident_memory_bytes", "gauge",
+             "Largest resident set size of the agent process so far.");
+        srv_buf_printf(b, "goodput_agent_peak_resident_memory_bytes %.0f\n", peak);
+    }
+    if (rss >= 0) {
+        head(b, "goodput_agent_resident_memory_bytes", "gauge",
+             "Resident set size of the agent process.");
+        srv_buf_printf(b, "goodput_agent_resident_memory_bytes %.0f\n", rss);
+    }
+    static const double bounds[] = GP_STORE_COMMIT_BOUNDS_S;
+    head(b, "goodput_agent_store_commit_seconds", "histogram",
+         "Wall time of the agent's store commits (one per flush; rollups included).");
+    uint64_t cum = 0;
+    for (int i = 0; i < GP_STORE_COMMIT_BUCKETS; i++) {
+        cum += sn->commits.count[i];
+        if (i < GP_STORE_COMMIT_BUCKETS - 1)
+            srv_buf_printf(b, "goodput_agent_store_commit_seconds_bucket{le=\"%g\"} %llu\n",
+                           bounds[i], (unsigned long long)cum);
+        else
+            srv_buf_printf(b, "goodput_agent_store_commit_seconds_bucket{le=\"+Inf\"} %llu\n",
+                           (unsigned long long)cum);
+    }
+    srv_buf_printf(b, "goodput_agent_store_commit_seconds_sum %.9f\n", sn->commits.sum_s);
+    srv_buf_printf(b, "goodput_agent_store_commit_seconds_count %llu\n",
+                   (unsigned long long)sn->commits.n);
+}
+
 static void agent_metrics(gp_serve *s, srv_buf *b) {
     pthread_mutex_lock(&s->mu);
     srv_snapshot sn = s->snap;
@@ -488,6 +543,7 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
         head(b, "goodput_agent_clock_seconds", "gauge",
              "The agent's clock (source time; simulated sources run their own).");
         srv_buf_printf(b, "goodput_agent_clock_seconds %.3f\n", sn.now_ns / 1e9);
+        self_metrics(b, &sn);
         head(b, "goodput_ingest_datagrams_total", "counter",
              "Datagrams (or HTTP bodies) received, by transport.");
         for (int t = 0; t < GP_TR__COUNT; t++)

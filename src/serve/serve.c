@@ -674,6 +674,7 @@ void gp_serve_pump(gp_serve *s, gp_agent *a) {
     sn.now_ns = gp_agent_now_ns(a);
     sn.bounds = gp_ingest_bounds(gp_agent_ingest(a));
     sn.events_duplicate = gp_store_duplicates(gp_agent_store(a));
+    sn.commits = gp_store_commit_stats(gp_agent_store(a));
     pthread_mutex_lock(&s->mu);
     if (!s->detached) s->snap = sn;
     pthread_mutex_unlock(&s->mu);

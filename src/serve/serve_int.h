@@ -73,8 +73,9 @@ typedef struct srv_snapshot {
     gp_agent_stats agent;
     gp_ingest_stats ingest[GP_TR__COUNT];
     int64_t now_ns;
-    gp_time_bounds bounds;     /* the agent's time rule, so POST answers as the agent will */
-    uint64_t events_duplicate; /* events the store already held (any transport): ignored */
+    gp_time_bounds bounds;        /* the agent's time rule, so POST answers as the agent will */
+    uint64_t events_duplicate;    /* events the store already held (any transport): ignored */
+    gp_store_commit_hist commits; /* the agent's store commits (latency histogram) */
 } srv_snapshot;
 
 typedef struct srv_job_cache {

@@ -7,6 +7,90 @@
 
 #include <stdio.h>
 
+/* Columns of the rollup tables (migration 6, store/rollup.h): a gauge as sum and count
+ * of the known values, a counter as its last known value. */
+#define GP_ROLLUP_GAUGES                                                                           \
+    " gpu_util_sum REAL, gpu_util_n INTEGER,"                                                      \
+    " sm_active_sum REAL, sm_active_n INTEGER,"                                                    \
+    " sm_occupancy_sum REAL, sm_occupancy_n INTEGER,"                                              \
+    " tensor_active_sum REAL, tensor_active_n INTEGER,"                                            \
+    " dram_active_sum REAL, dram_active_n INTEGER,"                                                \
+    " mem_util_sum REAL, mem_util_n INTEGER,"                                                      \
+    " fp16_active_sum REAL, fp16_active_n INTEGER,"                                                \
+    " fp32_active_sum REAL, fp32_active_n INTEGER,"                                                \
+    " fp64_active_sum REAL, fp64_active_n INTEGER,"                                                \
+    " mem_used_bytes_sum REAL, mem_used_bytes_n INTEGER,"                                          \
+    " power_w_sum REAL, power_w_n INTEGER,"                                                        \
+    " sm_clock_mhz_sum REAL, sm_clock_mhz_n INTEGER,"                                              \
+    " mem_clock_mhz_sum REAL, mem_clock_mhz_n INTEGER,"                                            \
+    " temp_c_sum REAL, temp_c_n INTEGER,"
+#define GP_ROLLUP_LASTS                                                                            \
+    " mem_total_bytes INTEGER,"                                                                    \
+    " energy_mj INTEGER,"                                                                          \
+    " pcie_tx_bytes INTEGER,"                                                                      \
+    " pcie_rx_bytes INTEGER,"                                                                      \
+    " nvlink_tx_bytes INTEGER,"                                                                    \
+    " nvlink_rx_bytes INTEGER,"
+/* Backfill of rows stored before migration 6: sums and counts; a counter's value at the
+ * bucket's last sample with it (max works: counters are monotonic); throttle reasons
+ * OR'ed bit by bit (max(x & bit) is bit when any row has it; NVML's reasons use < 32 bits). */
+#define GP_ROLLUP_BACKFILL_GAUGES                                                                  \
+    " sum(gpu_util), count(gpu_util),"                                                             \
+    " sum(sm_active), count(sm_active),"                                                           \
+    " sum(sm_occupancy), count(sm_occupancy),"                                                     \
+    " sum(tensor_active), count(tensor_active),"                                                   \
+    " sum(dram_active), count(dram_active),"                                                       \
+    " sum(mem_util), count(mem_util),"                                                             \
+    " sum(fp16_active), count(fp16_active),"                                                       \
+    " sum(fp32_active), count(fp32_active),"                                                       \
+    " sum(fp64_active), count(fp64_active),"                                                       \
+    " sum(mem_used_bytes), count(mem_used_bytes),"                                                 \
+    " sum(power_w), count(power_w),"                                                               \
+    " sum(sm_clock_mhz), count(sm_clock_mhz),"                                                     \
+    " sum(mem_clock_mhz), count(mem_clock_mhz),"                                                   \
+    " sum(temp_c), count(temp_c),"
+#define GP_ROLLUP_BACKFILL_LASTS                                                                   \
+    " max(mem_total_bytes),"                                                                       \
+    " max(energy_mj),"                                                                             \
+    " max(pcie_tx_bytes),"                                                                         \
+    " max(pcie_rx_bytes),"                                                                         \
+    " max(nvlink_tx_bytes),"                                                                       \
+    " max(nvlink_rx_bytes),"
+
+#define GP_ROLLUP_BACKFILL_THROTTLE                                                                \
+    "max(throttle_reasons & 1)"                                                                    \
+    " | max(throttle_reasons & 2)"                                                                 \
+    " | max(throttle_reasons & 4)"                                                                 \
+    " | max(throttle_reasons & 8)"                                                                 \
+    " | max(throttle_reasons & 16)"                                                                \
+    " | max(throttle_reasons & 32)"                                                                \
+    " | max(throttle_reasons & 64)"                                                                \
+    " | max(throttle_reasons & 128)"                                                               \
+    " | max(throttle_reasons & 256)"                                                               \
+    " | max(throttle_reasons & 512)"                                                               \
+    " | max(throttle_reasons & 1024)"                                                              \
+    " | max(throttle_reasons & 2048)"                                                              \
+    " | max(throttle_reasons & 4096)"                                                              \
+    " | max(throttle_reasons & 8192)"                                                              \
+    " | max(throttle_reasons & 16384)"                                                             \
+    " | max(throttle_reasons & 32768)"                                                             \
+    " | max(throttle_reasons & 65536)"                                                             \
+    " | max(throttle_reasons & 131072)"                                                            \
+    " | max(throttle_reasons & 262144)"                                                            \
+    " | max(throttle_reasons & 524288)"                                                            \
+    " | max(throttle_reasons & 1048576)"                                                           \
+    " | max(throttle_reasons & 2097152)"                                                           \
+    " | max(throttle_reasons & 4194304)"                                                           \
+    " | max(throttle_reasons & 8388608)"                                                           \
+    " | max(throttle_reasons & 16777216)"                                                          \
+    " | max(throttle_reasons & 33554432)"                                                          \
+    " | max(throttle_reasons & 67108864)"                                                          \
+    " | max(throttle_reasons & 134217728)"                                                         \
+    " | max(throttle_reasons & 268435456)"                                                         \
+    " | max(throttle_reasons & 536870912)"                                                         \
+    " | max(throttle_reasons & 1073741824)"                                                        \
+    " | max(throttle_reasons & 2147483648)"
+
 static const char *const migrations[] = {
     /* 1: the initial schema */
     "CREATE TABLE devices ("
@@ -118,6 +202,28 @@ static const char *const migrations[] = {
     ("CREATE INDEX events_ts ON events(ts_ns);"
      "CREATE INDEX allocations_from ON allocations(from_ns);"
      "CREATE INDEX allocations_end ON allocations(COALESCE(to_ns, from_ns));"),
+    /* 9: rollups of device samples at 1 minute and 1 hour (store/rollup.h), written as
+     * samples arrive, so raw samples can be deleted after the retention window while
+     * reports over longer spans read the rollups. A row is bucket (t1_ns - step, t1_ns];
+     * samples already stored are rolled up here. */
+    "CREATE TABLE rollup_1m ("
+    "  uuid TEXT NOT NULL, t1_ns INTEGER NOT NULL, n INTEGER NOT NULL,"
+    "  first_ts_ns INTEGER NOT NULL, last_ts_ns INTEGER NOT NULL," GP_ROLLUP_GAUGES GP_ROLLUP_LASTS
+    "  throttle_reasons INTEGER, xid INTEGER, PRIMARY KEY (uuid, t1_ns)) WITHOUT ROWID;"
+    "CREATE TABLE rollup_1h ("
+    "  uuid TEXT NOT NULL, t1_ns INTEGER NOT NULL, n INTEGER NOT NULL,"
+    "  first_ts_ns INTEGER NOT NULL, last_ts_ns INTEGER NOT NULL," GP_ROLLUP_GAUGES GP_ROLLUP_LASTS
+    "  throttle_reasons INTEGER, xid INTEGER, PRIMARY KEY (uuid, t1_ns)) WITHOUT ROWID;"
+    "INSERT INTO rollup_1m SELECT uuid, (ts_ns / 60000000000 + (ts_ns % 60000000000 != 0)) * "
+    "60000000000,"
+    " count(*), min(ts_ns), max(ts_ns), " GP_ROLLUP_BACKFILL_GAUGES GP_ROLLUP_BACKFILL_LASTS
+    " (" GP_ROLLUP_BACKFILL_THROTTLE "), max(xid) FROM samples"
+    " GROUP BY uuid, (ts_ns / 60000000000 + (ts_ns % 60000000000 != 0));"
+    "INSERT INTO rollup_1h SELECT uuid, (ts_ns / 3600000000000 + (ts_ns % 3600000000000 != 0)) * "
+    "3600000000000,"
+    " count(*), min(ts_ns), max(ts_ns), " GP_ROLLUP_BACKFILL_GAUGES GP_ROLLUP_BACKFILL_LASTS
+    " (" GP_ROLLUP_BACKFILL_THROTTLE "), max(xid) FROM samples"
+    " GROUP BY uuid, (ts_ns / 3600000000000 + (ts_ns % 3600000000000 != 0));",
 };
 
 int gp_schema_latest(void) {

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "store/rollup.h"
 #include "store/schema.h"
 
 enum {
@@ -80,6 +82,8 @@ struct gp_store {
     int fatal;           /* a write failed for lack of space or a file-size limit */
     int fatal_errno;     /* its errno (EFBIG, ENOSPC), 0 unknown */
     char fatal_msg[128]; /* SQLite's message for it */
+    gp_rollup *rollup;   /* 1 min / 1 h rollups of samples (writable stores) */
+    gp_store_commit_hist commits;
 };
 
 sqlite3 *gp_store_db(gp_store *s) {
@@ -277,13 +281,20 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
             return -1;
         }
     }
+    if (!(flags & GP_STORE_READONLY) && !(s->rollup = gp_rollup_new(s->db))) {
+        snprintf(err, errlen, "store '%s': rollups: %s", path, sqlite3_errmsg(s->db));
+        gp_store_close(s);
+        return -1;
+    }
     *out = s;
     return 0;
 }
 
 void gp_store_close(gp_store *s) {
     if (!s) return;
+    if (s->rollup && !s->in_tx) gp_store_begin(s); /* write the open rollup buckets */
     if (s->in_tx) gp_store_commit(s);
+    gp_rollup_free(s->rollup);
     for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(s->st[i]);
     sqlite3_close(s->db);
@@ -310,7 +321,20 @@ int gp_store_begin(gp_store *s) {
 int gp_store_commit(gp_store *s) {
     if (!s->in_tx) return 0;
     s->in_tx = 0;
-    int rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_MONOTONIC, &c0);
+    /* Rollups of the samples in this transaction commit with them. */
+    int rc = s->rollup && gp_rollup_flush(s->rollup) != 0 ? sqlite3_errcode(s->db) : SQLITE_OK;
+    if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &c1);
+    double dt = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+    static const double bounds[] = GP_STORE_COMMIT_BOUNDS_S;
+    size_t b = 0;
+    while (b < sizeof bounds / sizeof bounds[0] && dt > bounds[b])
+        b++;
+    s->commits.count[b]++;
+    s->commits.n++;
+    s->commits.sum_s += dt;
     if (rc == SQLITE_OK) return 0;
     note_rc(s, rc);
     /* A failed COMMIT may leave the transaction open: end it, keeping what was committed. */
@@ -391,7 +415,8 @@ int gp_store_put_sample(gp_store *s, const gp_sample *x) {
     bind_d_known(st, 22, x->temp_c, v & GP_F_TEMP);
     bind_i64_known(st, 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
     bind_i64_known(st, 24, x->xid, v & GP_F_XID);
-    return run(s, st);
+    if (run(s, st) != 0) return -1;
+    return s->rollup ? gp_rollup_add(s->rollup, x) : 0;
 }
 
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
@@ -539,6 +564,10 @@ int gp_store_put_event(gp_store *s, const gp_event *e) {
     return 0;
 }
 
+gp_store_commit_hist gp_store_commit_stats(const gp_store *s) {
+    return s->commits;
+}
+
 uint64_t gp_store_duplicates(const gp_store *s) {
     return s->duplicates;
 }
@@ -604,9 +633,12 @@ int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding 
 
 int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
     sqlite3_stmt *st;
-    static const char *const sql[] = {
-        "DELETE FROM samples WHERE ts_ns < ?1", "DELETE FROM proc_samples WHERE ts_ns < ?1",
-        "DELETE FROM events WHERE ts_ns < ?1", "DELETE FROM spans WHERE end_ns < ?1"};
+    /* Events are kept: a report of a job longer than the window needs all its steps,
+     * and samples are answered from the rollups (written in the same transaction as the
+     * samples, so every row deleted here is rolled up). Spans go with the samples. */
+    static const char *const sql[] = {"DELETE FROM samples WHERE ts_ns < ?1",
+                                      "DELETE FROM proc_samples WHERE ts_ns < ?1",
+                                      "DELETE FROM spans WHERE end_ns < ?1"};
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
         if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) != SQLITE_OK) return -1;
         sqlite3_bind_int64(st, 1, cutoff_ns);

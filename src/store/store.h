@@ -48,13 +48,26 @@ int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
  * 1 when the event was already stored (same job and gp_event_key: ignored and counted),
  * -1 on error. Lifecycle folding is idempotent, so a duplicate changes nothing. */
 int gp_store_put_event(gp_store *s, const gp_event *e);
+/* Wall time of the commits since open (gp_store_commit, rollups included), as a
+ * histogram with the upper bounds GP_STORE_COMMIT_BOUNDS_S (the last bucket is +Inf);
+ * counts are per bucket, not cumulative. */
+#define GP_STORE_COMMIT_BUCKETS 12
+#define GP_STORE_COMMIT_BOUNDS_S                                                                   \
+    { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0 }
+typedef struct gp_store_commit_hist {
+    uint64_t count[GP_STORE_COMMIT_BUCKETS];
+    uint64_t n;
+    double sum_s;
+} gp_store_commit_hist;
+gp_store_commit_hist gp_store_commit_stats(const gp_store *s);
 /* Events ignored as duplicates since open. */
 uint64_t gp_store_duplicates(const gp_store *s);
 int gp_store_put_job(gp_store *s, const gp_job *j); /* upsert, keeps known fields */
 int gp_store_put_alloc(gp_store *s, const gp_alloc *a);
 int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding *f, size_t n);
 
-/* Deletes samples and events older than cutoff_ns (rollups are kept). */
+/* Deletes raw device and per-process samples older than cutoff_ns; the 1 min / 1 h
+ * rollups (store/rollup.h) and events are kept. */
 int gp_store_retain(gp_store *s, int64_t cutoff_ns);
 
 int gp_store_list_devices(gp_store *s, gp_device **out, size_t *n);

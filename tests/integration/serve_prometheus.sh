@@ -48,6 +48,22 @@ sleep 6
 curl -sf "http://127.0.0.1:$AP/metrics" >"$tmp/metrics.txt"
 promtool check metrics <"$tmp/metrics.txt"
 grep -q '^goodput_job_info{' "$tmp/metrics.txt"
+# The agent's own cost: CPU, resident memory and a commit-latency histogram whose +Inf
+# bucket equals its count (the agent has committed by now).
+python3 - "$tmp/metrics.txt" <<'PY'
+import sys
+m = {}
+for line in open(sys.argv[1]):
+    if line.startswith("goodput_agent_"):
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+assert m["goodput_agent_cpu_seconds_total"] > 0, m
+assert m["goodput_agent_resident_memory_bytes"] > 1 << 20, m
+assert m["goodput_agent_peak_resident_memory_bytes"] >= m["goodput_agent_resident_memory_bytes"], m
+n = m["goodput_agent_store_commit_seconds_count"]
+assert n > 0 and m['goodput_agent_store_commit_seconds_bucket{le="+Inf"}'] == n, m
+assert 0 < m["goodput_agent_store_commit_seconds_sum"] < n * 5, m
+PY
 
 q() { curl -sf "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1"; }
 # The target is up and scraped.

@@ -63,8 +63,8 @@ _Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t");
 #endif
 
 #define NS 1000000000LL
-#define MAXD 16
-#define MAXP 256
+#define MAXD 512 /* bench/agent_cost simulates up to 512 GPUs */
+#define MAXP 2048
 
 struct nvmlDevice_st {
     int index; /* GPU index */

@@ -1,0 +1,148 @@
+/* gen_month.c: writes a month of telemetry straight into a store through the store API
+ * (gp_store_put_sample, so rollups are written as the agent writes them), then times a
+ * 30-day read of every device from the best resolution (gp_store_samples_best) and the
+ * time-weighted means a report computes from it.
+ *
+ * Usage: gen_month DB DAYS GPUS RETENTION_DAYS [COMMIT_EVERY_S]
+ * (commit interval of simulated seconds, default 5 as the agent's --flush; it changes how
+ * often the WAL is synced, not what is stored)
+ * Prints one JSON line: samples written, write seconds, store bytes, read seconds,
+ * points read and the resolution used. Samples are 1 s apart with the fields a
+ * simulated H100 reports; retention runs every simulated hour like the agent's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "store/rollup.h"
+#include "store/store.h"
+
+#define S 1000000000LL
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static long long file_bytes(const char *path, const char *suffix) {
+    char p[1200];
+    snprintf(p, sizeof p, "%s%s", path, suffix);
+    struct stat sb;
+    return stat(p, &sb) == 0 ? (long long)sb.st_size : 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: gen_month DB DAYS GPUS RETENTION_DAYS [COMMIT_EVERY_S]\n");
+        return 2;
+    }
+    const char *db = argv[1];
+    int days = atoi(argv[2]), gpus = atoi(argv[3]);
+    int64_t every = argc == 6 ? atoi(argv[5]) : 5;
+    if (every < 1) every = 1;
+    int64_t retention_ns = (int64_t)atoi(argv[4]) * 86400 * S;
+    char err[256];
+    gp_store *s;
+    if (gp_store_open(db, 0, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "gen_month: %s\n", err);
+        return 1;
+    }
+    gp_store_tune_for_devices(s, (size_t)gpus);
+    const int64_t t0 = 1735689600LL * S; /* 2025-01-01, an hour boundary */
+    const int64_t n_s = (int64_t)days * 86400;
+    uint64_t energy[1024] = {0};
+    double w0 = now_s();
+    gp_store_begin(s);
+    for (int64_t i = 1; i <= n_s; i++) {
+        for (int g = 0; g < gpus; g++) {
+            gp_sample x = {0};
+            snprintf(x.uuid, sizeof x.uuid, "GPU-bench-%04d", g);
+            x.ts_ns = t0 + i * S;
+            double phase = (double)((i + g * 97) % 600) / 600.0; /* a 10-minute cycle */
+            double u = phase < 0.8 ? 0.92 : 0.05;
+            x.valid = GP_F_GPU_UTIL | GP_F_SM_ACTIVE | GP_F_TENSOR_ACTIVE | GP_F_DRAM_ACTIVE |
+                      GP_F_MEM_USED | GP_F_MEM_TOTAL | GP_F_POWER | GP_F_ENERGY | GP_F_SM_CLOCK |
+                      GP_F_MEM_CLOCK | GP_F_TEMP | GP_F_THROTTLE | GP_F_PCIE_TX | GP_F_PCIE_RX;
+            x.gpu_util = u;
+            x.sm_active = u * 0.8;
+            x.tensor_active = u * 0.45;
+            x.dram_active = u * 0.3;
+            x.mem_total_bytes = 80ull << 30;
+            x.mem_used_bytes = (uint64_t)(60.5 * (double)(1ull << 30));
+            x.power_w = 120 + 560 * u + (double)(i % 7);
+            energy[g] += (uint64_t)(x.power_w * 1000);
+            x.energy_mj = energy[g];
+            x.sm_clock_mhz = 1980;
+            x.mem_clock_mhz = 2619;
+            x.temp_c = 45 + 20 * u;
+            x.throttle_reasons = 0;
+            x.pcie_tx_bytes = (uint64_t)i * 1000000;
+            x.pcie_rx_bytes = (uint64_t)i * 3000000;
+            if (gp_store_put_sample(s, &x) != 0) {
+                fprintf(stderr, "gen_month: put: %s\n", gp_store_errmsg(s));
+                return 1;
+            }
+        }
+        if (i % every == 0) {
+            gp_store_commit(s);
+            gp_store_begin(s);
+        }
+        if (retention_ns > 0 && i % 3600 == 0) {
+            gp_store_commit(s);
+            gp_store_retain(s, t0 + i * S - retention_ns);
+            gp_store_begin(s);
+        }
+    }
+    gp_store_commit(s);
+    double write_s = now_s() - w0;
+    gp_store_close(s);
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    sqlite3_exec(h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    sqlite3_close(h);
+    long long bytes = file_bytes(db, "") + file_bytes(db, "-wal");
+
+    /* The read a 30-day report does: every device over the whole span. */
+    double r0 = now_s();
+    if (gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "gen_month: %s\n", err);
+        return 1;
+    }
+    size_t points = 0;
+    int64_t step = 0;
+    double util_mean = 0;
+    for (int g = 0; g < gpus; g++) {
+        char uuid[64];
+        snprintf(uuid, sizeof uuid, "GPU-bench-%04d", g);
+        gp_sample *x;
+        size_t n;
+        if (gp_store_samples_best(s, uuid, t0, t0 + (n_s + 1) * S, 50000, &x, &n, &step) != 0) {
+            fprintf(stderr, "gen_month: read: %s\n", gp_store_errmsg(s));
+            return 1;
+        }
+        double sum = 0, w = 0;
+        int64_t prev = t0;
+        for (size_t k = 0; k < n; k++) { /* time-weighted, as job_summary folds */
+            double dt = (double)(x[k].ts_ns - prev);
+            prev = x[k].ts_ns;
+            if (gp_has(x[k].valid, GP_F_GPU_UTIL)) {
+                sum += x[k].gpu_util * dt;
+                w += dt;
+            }
+        }
+        util_mean += w > 0 ? sum / w / gpus : 0;
+        points += n;
+        free(x);
+    }
+    gp_store_close(s);
+    double read_s = now_s() - r0;
+    printf("{\"days\": %d, \"gpus\": %d, \"retention_days\": %s, \"samples\": %lld,"
+           " \"write_s\": %.1f, \"store_bytes\": %lld, \"read_s\": %.3f, \"points\": %zu,"
+           " \"step_s\": %lld, \"util_mean\": %.4f, \"commit_every_s\": %lld}\n",
+           days, gpus, argv[4], (long long)(n_s * gpus), write_s, bytes, read_s, points,
+           (long long)(step / S), util_mean, (long long)every);
+    return 0;
+}

@@ -1,0 +1,54 @@
+/* rollup.h: 1-minute and 1-hour rollups of device samples, written as samples arrive.
+ *
+ * Promise: every device sample committed to the store is also folded into the rollup_1m
+ * and rollup_1h rows of its buckets (t1_ns - step, t1_ns] in the same transaction, so
+ * raw samples may be deleted after the retention window without losing what reports
+ * over longer spans read. Samples of a bucket are accumulated in memory and written as
+ * one upsert per device, bucket and resolution when the bucket closes or the store
+ * commits; an upsert adds to a row already there (a bucket split across commits or agent
+ * restarts sums to the same row). A row read back is a gp_sample whose ts_ns is the
+ * bucket end and whose gauges are the means of the known values (a field no sample of
+ * the bucket knew stays unknown); counters (energy, PCIe, NVLink, memory total) are the
+ * last value in the bucket, throttle reasons are OR'ed, xid is the largest seen.
+ * A raw sample replaced in place (same device and time) is counted twice. */
+#ifndef GP_STORE_ROLLUP_H
+#define GP_STORE_ROLLUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "model/sample.h"
+
+#define GP_ROLLUP_1M_NS 60000000000LL
+#define GP_ROLLUP_1H_NS 3600000000000LL
+
+typedef struct gp_rollup gp_rollup;
+
+/* NULL when the store has no rollup tables (an older schema opened read-only). */
+gp_rollup *gp_rollup_new(sqlite3 *db);
+void gp_rollup_free(gp_rollup *r);
+/* Folds one sample into its open buckets; writes a bucket the sample closes. */
+int gp_rollup_add(gp_rollup *r, const gp_sample *x);
+/* Writes every open bucket (the caller's transaction makes it atomic with the raw rows). */
+int gp_rollup_flush(gp_rollup *r);
+
+/* Rollup rows of one device at resolution step_ns (GP_ROLLUP_1M_NS or GP_ROLLUP_1H_NS)
+ * with t0 <= bucket end < t1, ordered by time; *out freed by the caller. counts (may be
+ * NULL) receives a parallel array of the number of raw samples in each bucket. */
+int gp_rollup_read(sqlite3 *db, int64_t step_ns, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                   gp_sample **out, uint32_t **counts, size_t *n);
+
+/* Samples of one device for [t0, t1) from the best resolution that answers the range:
+ * raw rows when they reach back as far as anything stored for the device (the range
+ * starts inside the raw retention window) and the span holds at most max_points seconds
+ * (0: no limit); otherwise 1-minute rollups when the span holds at most max_points
+ * minutes, else 1-hour rollups. *step_ns: 0 for raw rows, else the rollup's step (each
+ * sample then covers (ts_ns - step, ts_ns]). Rollup rows are whole buckets: one whose
+ * end lies in [t0, t1) may start before t0. Falls back to raw rows when the store has no
+ * rollup tables. Returns 0 or -1 (store error or out of memory). */
+typedef struct gp_store gp_store;
+int gp_store_samples_best(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                          size_t max_points, gp_sample **out, size_t *n, int64_t *step_ns);
+
+#endif

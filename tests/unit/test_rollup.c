@@ -1,0 +1,213 @@
+/* test_rollup.c: 1-minute and 1-hour rollups written as samples arrive (store/rollup.h):
+ * means of known values only, counters as their last value, throttle bits OR'ed, buckets
+ * split across commits and reopenings merged, the migration's backfill equal to the
+ * online rollup, and gp_store_samples_best choosing raw rows or rollups. */
+#include "testutil.h"
+
+#include <math.h>
+
+#include "store/rollup.h"
+#include "store/store.h"
+
+#define S 1000000000LL
+#define T0 (1700000000LL * S)
+
+static char *db_path(const char *dir, const char *name) {
+    char *p = malloc(strlen(dir) + strlen(name) + 2);
+    sprintf(p, "%s/%s", dir, name);
+    return p;
+}
+
+/* Removes the test's directory (the store and its -wal/-shm). */
+static void rm_dir(char *dir) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+/* Hour-aligned base: bucket ends fall on base + k minutes. */
+static int64_t base_ns(void) {
+    return (T0 / GP_ROLLUP_1H_NS) * GP_ROLLUP_1H_NS;
+}
+
+static gp_sample sample_at(const char *uuid, int64_t i) {
+    gp_sample x = {0};
+    snprintf(x.uuid, sizeof x.uuid, "%s", uuid);
+    x.ts_ns = base_ns() + i * S; /* i = 1..: sample i lies in minute (i - 1) / 60 */
+    x.valid = GP_F_GPU_UTIL | GP_F_ENERGY | GP_F_POWER | GP_F_THROTTLE | GP_F_MEM_USED;
+    x.gpu_util = (double)(i % 10) / 10.0;
+    x.power_w = 100.0 + (double)i;
+    x.energy_mj = 1000 + (uint64_t)i * 350;
+    x.mem_used_bytes = (uint64_t)i << 20;
+    x.throttle_reasons = (i % 60 == 7) ? 0x4 : (i % 60 == 9 ? 0x20 : 0);
+    if (i % 3 == 0) { /* known in a third of the samples only */
+        x.valid |= GP_F_TEMP;
+        x.temp_c = 40.0 + (double)(i % 7);
+    }
+    return x;
+}
+
+/* Writes samples first..last of two devices, committing every `every` samples. */
+static void write_range(gp_store *s, int64_t first, int64_t last, int every) {
+    assert_int_equal(gp_store_begin(s), 0);
+    for (int64_t i = first; i <= last; i++) {
+        gp_sample a = sample_at("GPU-a", i), b = sample_at("GPU-b", i);
+        assert_int_equal(gp_store_put_sample(s, &a), 0);
+        assert_int_equal(gp_store_put_sample(s, &b), 0);
+        if ((i - first + 1) % every == 0) {
+            assert_int_equal(gp_store_commit(s), 0);
+            assert_int_equal(gp_store_begin(s), 0);
+        }
+    }
+    assert_int_equal(gp_store_commit(s), 0);
+}
+
+/* Checks minute m (samples 60m+1 .. 60m+60) of GPU-a against a direct computation. */
+static void check_minute(const gp_sample *r, uint32_t n, int64_t m) {
+    assert_int_equal(r->ts_ns, base_ns() + (m + 1) * GP_ROLLUP_1M_NS);
+    assert_int_equal(n, 60);
+    double util = 0, power = 0, temp = 0, mem = 0;
+    int n_temp = 0;
+    uint64_t thr = 0;
+    for (int64_t i = 60 * m + 1; i <= 60 * m + 60; i++) {
+        gp_sample x = sample_at("GPU-a", i);
+        util += x.gpu_util;
+        power += x.power_w;
+        mem += (double)x.mem_used_bytes;
+        thr |= x.throttle_reasons;
+        if (x.valid & GP_F_TEMP) {
+            temp += x.temp_c;
+            n_temp++;
+        }
+    }
+    assert_true(gp_has(r->valid, GP_F_GPU_UTIL | GP_F_POWER | GP_F_TEMP | GP_F_ENERGY));
+    assert_true(fabs(r->gpu_util - util / 60) < 1e-9);
+    assert_true(fabs(r->power_w - power / 60) < 1e-9);
+    assert_true(fabs(r->temp_c - temp / n_temp) < 1e-9); /* mean of the known ones only */
+    assert_true(fabs((double)r->mem_used_bytes - mem / 60) < 1.0);
+    assert_int_equal(r->energy_mj, sample_at("GPU-a", 60 * m + 60).energy_mj); /* last */
+    assert_int_equal(r->throttle_reasons, thr);
+    assert_int_equal(thr, 0x24);
+    assert_false(r->valid & GP_F_SM_ACTIVE); /* never reported: unknown, not 0 */
+    assert_false(r->valid & GP_F_XID);
+}
+
+static void test_online_rollup(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), *path = db_path(dir, "r.db"), err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    write_range(s, 1, 100, 7); /* minute 1 is split across commits */
+    gp_store_close(s);
+    /* Another agent run continues the same minute. */
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    write_range(s, 101, 180, 13);
+    gp_store_close(s);
+
+    assert_int_equal(gp_store_open(path, GP_STORE_READONLY, &s, err, sizeof err), 0);
+    gp_sample *r;
+    uint32_t *cnt;
+    size_t n;
+    assert_int_equal(
+        gp_rollup_read(gp_store_db(s), GP_ROLLUP_1M_NS, "GPU-a", 0, INT64_MAX, &r, &cnt, &n), 0);
+    assert_int_equal(n, 3);
+    for (int m = 0; m < 3; m++)
+        check_minute(&r[m], cnt[m], m);
+    free(r);
+    free(cnt);
+    /* The hour holds all 180 samples; the energy counter is the last one. */
+    assert_int_equal(
+        gp_rollup_read(gp_store_db(s), GP_ROLLUP_1H_NS, "GPU-b", 0, INT64_MAX, &r, &cnt, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(cnt[0], 180);
+    assert_int_equal(r[0].ts_ns, base_ns() + GP_ROLLUP_1H_NS);
+    assert_int_equal(r[0].energy_mj, sample_at("GPU-b", 180).energy_mj);
+    free(r);
+    free(cnt);
+    gp_store_close(s);
+    free(path);
+    rm_dir(dir);
+}
+
+/* Rows stored before the rollup migration are rolled up by it, to the same values. */
+static void test_migration_backfill(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), *path = db_path(dir, "m.db"), err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    write_range(s, 1, 180, 50);
+    /* Make it a version-8 store (the one before the rollups) whose samples were never rolled up. */
+    assert_int_equal(sqlite3_exec(gp_store_db(s),
+                                  "DROP TABLE rollup_1m; DROP TABLE rollup_1h;"
+                                  " PRAGMA user_version=8;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    gp_store_close(s);
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    gp_sample *r;
+    uint32_t *cnt;
+    size_t n;
+    assert_int_equal(
+        gp_rollup_read(gp_store_db(s), GP_ROLLUP_1M_NS, "GPU-a", 0, INT64_MAX, &r, &cnt, &n), 0);
+    assert_int_equal(n, 3);
+    for (int m = 0; m < 3; m++)
+        check_minute(&r[m], cnt[m], m);
+    free(r);
+    free(cnt);
+    gp_store_close(s);
+    free(path);
+    rm_dir(dir);
+}
+
+/* Raw rows for a range inside the retention window, rollups beyond it. */
+static void test_samples_best(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), *path = db_path(dir, "b.db"), err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    write_range(s, 1, 7200, 300); /* two hours */
+    gp_sample *r;
+    size_t n;
+    int64_t step;
+    int64_t all0 = 0, all1 = INT64_MAX;
+    /* Everything is raw: raw rows, unless the span exceeds max_points seconds. */
+    assert_int_equal(gp_store_samples_best(s, "GPU-a", all0, all1, 0, &r, &n, &step), 0);
+    assert_int_equal(step, 0);
+    assert_int_equal(n, 7200);
+    free(r);
+    int64_t b = base_ns();
+    assert_int_equal(gp_store_samples_best(s, "GPU-a", b, b + 7201 * S, 1000, &r, &n, &step), 0);
+    assert_int_equal(step, GP_ROLLUP_1M_NS);
+    assert_int_equal(n, 120);
+    free(r);
+    assert_int_equal(gp_store_samples_best(s, "GPU-a", b, b + 7201 * S, 100, &r, &n, &step), 0);
+    assert_int_equal(step, GP_ROLLUP_1H_NS);
+    assert_int_equal(n, 2);
+    free(r);
+    /* Retention drops the first hour of raw rows; its rollups stay. */
+    assert_int_equal(gp_store_retain(s, b + 3600 * S + 1), 0);
+    assert_int_equal(gp_store_samples_best(s, "GPU-a", all0, all1, 0, &r, &n, &step), 0);
+    assert_int_equal(step, GP_ROLLUP_1M_NS);
+    assert_int_equal(n, 120);
+    check_minute(&r[0], 60, 0);
+    free(r);
+    /* The second hour is still raw. */
+    assert_int_equal(
+        gp_store_samples_best(s, "GPU-a", b + 3700 * S, b + 7201 * S, 0, &r, &n, &step), 0);
+    assert_int_equal(step, 0);
+    assert_int_equal(n, 3501);
+    free(r);
+    gp_store_close(s);
+    free(path);
+    rm_dir(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_online_rollup),
+        cmocka_unit_test(test_migration_backfill),
+        cmocka_unit_test(test_samples_best),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
