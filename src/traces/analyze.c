@@ -835,6 +835,7 @@ int gp_trace_analyze(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_
     snprintf(res->source, sizeof res->source, "%s", r->source);
     res->warn = r->warn;
     res->bytes = r->bytes;
+    res->nsys = gp_nsys_totals_dup(r->nsys);
     res->pid = r->pid;
     res->base_time_ns = r->base_time_ns;
     res->world_size = r->world_size;
@@ -921,5 +922,6 @@ void gp_rank_result_free(gp_rank_result *res) {
         free(res->tl_names[i]);
     free(res->tl_names);
     free(res->tl);
+    gp_nsys_totals_free(res->nsys);
     memset(res, 0, sizeof *res);
 }

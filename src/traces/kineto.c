@@ -105,6 +105,7 @@ void gp_trace_rank_free(gp_trace_rank *r) {
     name_index *ix = r->name_index;
     if (ix) free(ix->slots);
     free(ix);
+    gp_nsys_totals_free(r->nsys);
     memset(r, 0, sizeof *r);
 }
 

@@ -337,6 +337,7 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
                 r->rank, num(b, sizeof b, 6, 2, r->overlap_pctg), r->n_launches,
                 r->n_launch_over_runtime, r->n_launch_over_delay);
     }
+    gp_nsys_totals_text(rep, f);
     fprintf(f, "\nTop kernels\n");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
@@ -453,6 +454,7 @@ void gp_trace_write_json(const gp_trace_report *rep, void *file) {
                             json_integer((json_int_t)r->n_launch_over_delay));
         json_object_set_new(o, "launch_stats", l);
         gp_trace_json_rank_extra(r, o);
+        if (r->nsys) json_object_set_new(o, "nsys_totals", gp_nsys_totals_json(r->nsys));
         json_t *w = json_object();
         json_object_set_new(w, "bad_duration", json_integer((json_int_t)r->warn.bad_duration));
         json_object_set_new(w, "missing_fields", json_integer((json_int_t)r->warn.missing_fields));

@@ -19,4 +19,8 @@ json_t *gp_trace_json_runs(const gp_trace_report *rep);
 /* HTML tables: idle by cause per rank, per-step view. */
 void gp_trace_html_steps(const gp_trace_report *rep, FILE *f);
 
+/* Nsight Systems totals (nsys.c), in ns: a text section and a rank's "nsys_totals". */
+void gp_nsys_totals_text(const gp_trace_report *rep, FILE *f);
+json_t *gp_nsys_totals_json(const gp_nsys_totals *t);
+
 #endif

@@ -76,6 +76,30 @@ typedef struct gp_trace_warnings {
     uint64_t events;           /* objects seen in traceEvents */
 } gp_trace_warnings;
 
+/* Totals of an Nsight Systems export, summed in integer ns from the rows as read (exact, so
+ * each equals SUM(end - start) over the same rows in SQL). Rows with end < start are not
+ * summed (they are counted in warn.bad_duration). */
+typedef struct gp_nsys_sum {
+    char name[96];  /* kernels: "kernels"; memcpy: "Memcpy HtoD"...; runtime: API name */
+    int kind;       /* memcpy: copyKind; otherwise 0 */
+    uint64_t count; /* rows */
+    int64_t sum_ns; /* sum of end - start */
+    int64_t bytes;  /* memcpy/memset: sum of bytes (-1 when the column is absent) */
+} gp_nsys_sum;
+
+typedef struct gp_nsys_totals {
+    gp_nsys_sum kernels;
+    gp_nsys_sum *memcpy; /* one per copyKind, in ascending copyKind */
+    size_t n_memcpy;
+    int has_memcpy, has_memset, has_runtime; /* the table exists in the export */
+    gp_nsys_sum memset;
+    gp_nsys_sum *runtime; /* one per API name (_vNNNN suffix dropped), by sum_ns descending */
+    size_t n_runtime;
+    uint64_t launches; /* runtime rows that launch a kernel (counted once, in runtime) */
+} gp_nsys_totals;
+gp_nsys_totals *gp_nsys_totals_dup(const gp_nsys_totals *t);
+void gp_nsys_totals_free(gp_nsys_totals *t);
+
 typedef struct gp_trace_rank {
     char path[512];
     int rank;
@@ -97,7 +121,8 @@ typedef struct gp_trace_rank {
     int64_t n_cpu_side;
     int ts_float; /* a timestamp was written as a float: HTA rounds inward */
     gp_trace_warnings warn;
-    uint64_t bytes; /* uncompressed bytes read */
+    uint64_t bytes;       /* uncompressed bytes read */
+    gp_nsys_totals *nsys; /* Nsight Systems exports only (NULL otherwise); owned */
 } gp_trace_rank;
 
 /* Progress callback: bytes of input consumed so far (compressed if gzip). May be NULL. */
@@ -245,6 +270,7 @@ typedef struct gp_rank_result {
     size_t tl_dropped; /* events of the window left out by the bound */
     gp_trace_warnings warn;
     uint64_t bytes;
+    gp_nsys_totals *nsys; /* copy of the rank's (NULL for Kineto); owned */
 } gp_rank_result;
 
 typedef struct gp_trace_options {
