@@ -68,6 +68,33 @@ for conf in examples/scenarios/*.conf "$tmp"/rnd*.conf; do
     "$GOODPUT" compare --db "$d/db" "$j" "$j" --json --boot 100 >"$d/compare.$j.json" 2>"$d/compare.err" \
       || grep -q "no common outcome" "$d/compare.err" || fail "$name: compare $j: $(cat "$d/compare.err")"
   done
+  if [ "$name" = demo ]; then
+    # Issue 18: both halves of a job got the same cost per 1M samples (each was half the
+    # whole job's). Each half divides its own GPU-time by its own samples; the halves'
+    # throughput is alike but their goodput is not (a failure at 35 min redoes steps).
+    "$GOODPUT" compare --db "$d/db" train-allreduce@0m..30m train-allreduce@30m..60m --json \
+      --boot 100 >"$d/halves.json" || fail "demo: compare halves"
+    /usr/bin/python3 - "$d/halves.json" "$d/report.json" "$d/compare.train-allreduce.json" <<'PY' || exit 1
+import json, sys
+h, rep, whole = (json.load(open(p)) for p in sys.argv[1:4])
+cost = lambda d: [o for o in d["outcomes"] if o["metric"].startswith("cost (USD per 1M")][0]
+c = cost(h)
+if c["a"] is None or c["b"] is None or abs(c["a"] - c["b"]) < 0.05 * c["a"]:
+    print(f"FAIL: demo: compare halves cost per 1M {c['a']} vs {c['b']}: not each its own window's"); sys.exit(1)
+j = [x for x in rep["jobs"] if x["id"] == "train-allreduce"][0]
+want = 3.00 * j["allocated_gpu_h"] / j["units"] * 1e6  # H100-SXM at 3.00 USD/h (cost.c)
+w = cost(whole)["a"]
+if abs(w - want) > 1e-6 * want:
+    print(f"FAIL: demo: compare cost per 1M {w} != 3.00 x report GPU-h / samples = {want}"); sys.exit(1)
+# a whole job's cost lies between its halves' (GPU-time and samples both add up)
+if not min(c["a"], c["b"]) <= w <= max(c["a"], c["b"]):
+    print(f"FAIL: demo: whole-job cost {w} not between the halves' {c['a']}, {c['b']}"); sys.exit(1)
+PY
+    # attrib jobs: unknowns are null, never -1 (a running job has no end and no exit code)
+    grep -q -- '-1[,}]' "$d/attrib.json" && fail "demo: attrib jobs --json prints -1: $(grep -o '"[a-z_]*":-1' "$d/attrib.json" | head -3)"
+    /usr/bin/python3 -c 'import json,sys; r=[j for j in json.load(open(sys.argv[1]))["jobs"] if j["ended_ns"] is None]; sys.exit(0 if r and all(j["exit_code"] is None for j in r) else 1)' "$d/attrib.json" \
+      || fail "demo: attrib jobs: running jobs must have exit_code null"
+  fi
   "$GOODPUT" serve --db "$d/db" --listen "127.0.0.1:$port" >"$d/serve.log" 2>&1 &
   srv_pid=$!
   up=0
