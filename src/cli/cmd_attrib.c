@@ -19,6 +19,7 @@
 #include "attribution/share.h"
 #include "attribution/slurm.h"
 #include "cli/exit_codes.h"
+#include "engine/job_summary.h"
 #include "ingest/ingest.h"
 #include "store/store.h"
 
@@ -276,8 +277,29 @@ static void json_str(const char *s) {
     putchar('"');
 }
 
+/* Seconds from a to b; < 0 when either end is unknown (printed as null or `-`). */
 static double secs(int64_t a, int64_t b) {
     return (a >= 0 && b >= 0) ? (double)(b - a) / 1e9 : -1;
+}
+
+/* A number that may be unknown: JSON null / text `-` for < 0 (never -1). */
+static void json_num(double v, int decimals) {
+    if (v < 0)
+        printf("null");
+    else
+        printf("%.*f", decimals, v);
+}
+static void text_num(double v, int width, int decimals) {
+    if (v < 0)
+        printf(" %*s", width, "-");
+    else
+        printf(" %*.*f", width, decimals, v);
+}
+static void json_ns(int64_t v) {
+    if (v < 0)
+        printf("null");
+    else
+        printf("%lld", (long long)v);
 }
 
 static int cmd_jobs(int argc, char **argv) {
@@ -324,12 +346,16 @@ static int cmd_jobs(int argc, char **argv) {
         gp_alloc *al = NULL;
         size_t na = 0;
         gp_store_job_allocs(st, j->id, &al, &na);
-        double gpu_s = 0;
-        int64_t end = j->ended_ns >= 0 ? j->ended_ns : now;
-        for (size_t k = 0; k < na; k++) {
-            int64_t to = al[k].to_ns >= 0 ? al[k].to_ns : end;
-            if (to > al[k].from_ns) gpu_s += (double)(to - al[k].from_ns) / 1e9;
-        }
+        /* Allocated GPU-time comes from the accounting (engine/job_summary.c), the same
+         * number `goodput report` prints: a running job's open allocation ends at the
+         * store's last sample, not at today's wall clock. Unknown (< 0) when the job
+         * cannot be summarised. */
+        double gpu_s = -1;
+        gp_job_summary sum;
+        gp_summary_opts so = {0};
+        if (gp_job_summary_compute(st, j->id, &so, &sum, err, sizeof err) == 0 &&
+            sum.allocated_gpu_h >= 0)
+            gpu_s = sum.allocated_gpu_h * 3600.0;
         gp_finding f;
         int not_ready = j->ended_ns >= 0 && gp_attrib_not_ready_finding(j, al, na, now, &f);
         if (json) {
@@ -339,21 +365,36 @@ static int cmd_jobs(int argc, char **argv) {
             json_str(j->name);
             printf(",\"user\":");
             json_str(j->user);
-            printf(
-                ",\"origin\":\"%s\",\"submitted_ns\":%lld,\"allocated_ns\":%lld,\"ready_ns\":%lld,"
-                "\"ended_ns\":%lld,\"exit_state\":",
-                gp_origin_name(j->origin), (long long)j->submitted_ns, (long long)j->allocated_ns,
-                (long long)j->ready_ns, (long long)j->ended_ns);
+            printf(",\"origin\":\"%s\",\"submitted_ns\":", gp_origin_name(j->origin));
+            json_ns(j->submitted_ns);
+            printf(",\"allocated_ns\":");
+            json_ns(j->allocated_ns);
+            printf(",\"ready_ns\":");
+            json_ns(j->ready_ns);
+            printf(",\"ended_ns\":");
+            json_ns(j->ended_ns);
+            printf(",\"exit_state\":");
             json_str(j->exit_state);
-            printf(",\"exit_code\":%lld,\"queue_wait_s\":%.3f,\"time_to_ready_s\":%.3f,"
-                   "\"gpu_s\":%.3f,\"gpus\":[",
-                   (long long)j->exit_code, secs(j->submitted_ns, j->allocated_ns),
-                   secs(j->allocated_ns, j->ready_ns), gpu_s);
+            printf(",\"exit_code\":");
+            if (j->ended_ns >= 0)
+                printf("%lld", (long long)j->exit_code);
+            else
+                printf("null");
+            printf(",\"queue_wait_s\":");
+            json_num(secs(j->submitted_ns, j->allocated_ns), 3);
+            printf(",\"time_to_ready_s\":");
+            json_num(secs(j->allocated_ns, j->ready_ns), 3);
+            printf(",\"gpu_s\":");
+            json_num(gpu_s, 3);
+            printf(",\"gpus\":[");
             for (size_t k = 0; k < na; k++) {
                 printf("%s{\"uuid\":", k ? "," : "");
                 json_str(al[k].uuid);
-                printf(",\"from_ns\":%lld,\"to_ns\":%lld}", (long long)al[k].from_ns,
-                       (long long)al[k].to_ns);
+                printf(",\"from_ns\":");
+                json_ns(al[k].from_ns);
+                printf(",\"to_ns\":");
+                json_ns(al[k].to_ns);
+                printf("}");
             }
             printf("]");
             if (not_ready)
@@ -361,13 +402,23 @@ static int cmd_jobs(int argc, char **argv) {
                        gp_finding_class_name(f.cls), f.wasted_gpu_s);
             printf("}");
         } else {
-            printf("%-10s %-12.12s %-8s %-10s %4zu %9.1f %9.1f %9.1f %-10.4f %4lld %s\n", j->id,
-                   j->name[0] ? j->name : "-", gp_origin_name(j->origin),
+            printf("%-10s %-12.12s %-8s %-10s %4zu", j->id, j->name[0] ? j->name : "-",
+                   gp_origin_name(j->origin),
                    j->exit_state[0] ? j->exit_state
                                     : (j->allocated_ns >= 0 ? "running" : "pending"),
-                   na, secs(j->submitted_ns, j->allocated_ns), secs(j->allocated_ns, j->ready_ns),
-                   secs(j->allocated_ns, j->ended_ns), gpu_s / 3600.0, (long long)j->exit_code,
-                   not_ready ? "not_ready" : "-");
+                   na);
+            text_num(secs(j->submitted_ns, j->allocated_ns), 9, 1);
+            text_num(secs(j->allocated_ns, j->ready_ns), 9, 1);
+            text_num(secs(j->allocated_ns, j->ended_ns), 9, 1);
+            /* GPU_H at the report's precision (2 decimals), so the two agree. */
+            char gh[32] = "-";
+            if (gpu_s >= 0) snprintf(gh, sizeof gh, "%.2f", gpu_s / 3600.0);
+            printf(" %-10s", gh);
+            if (j->ended_ns >= 0)
+                printf(" %4lld", (long long)j->exit_code);
+            else
+                printf(" %4s", "-");
+            printf(" %s\n", not_ready ? "not_ready" : "-");
         }
         free(al);
     }

@@ -588,7 +588,9 @@ int gp_cmd_compare(int argc, char **argv) {
                       primary.ok ? json_real(-primary.rel) : json_null(), "speedup_ci95_low",
                       primary.ok ? json_real(-primary.hi) : json_null(), "speedup_ci95_high",
                       primary.ok ? json_real(-primary.lo) : json_null()));
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        json_dumpf(root, stdout,
+                   JSON_INDENT(2) | JSON_REAL_PRECISION(
+                                        13) /* as the API (serve/api.c): one number, one text */);
         fputc('\n', stdout);
         json_decref(root);
     }

@@ -125,7 +125,10 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
     if (json) {
         json_object_set_new(root, "windows", arr);
         if (rc == GP_EXIT_OK) {
-            json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+            json_dumpf(
+                root, stdout,
+                JSON_INDENT(2) |
+                    JSON_REAL_PRECISION(13) /* as the API (serve/api.c): one number, one text */);
             fputc('\n', stdout);
         }
         json_decref(root);
@@ -300,7 +303,9 @@ int gp_cmd_diagnose(int argc, char **argv) {
         }
         free(jobs);
         json_object_set_new(root, "jobs", jm);
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        json_dumpf(root, stdout,
+                   JSON_INDENT(2) | JSON_REAL_PRECISION(
+                                        13) /* as the API (serve/api.c): one number, one text */);
         fputc('\n', stdout);
         json_decref(root);
     } else {

@@ -78,7 +78,9 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
         json_object_set_new(root, "jobs", arr);
         json_object_set_new(root, "owners", gp_report_owners_json(sum, ns));
         gp_report_extend_json(s, job, root);
-        json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        json_dumpf(root, out,
+                   JSON_INDENT(2) | JSON_REAL_PRECISION(
+                                        13) /* as the API (serve/api.c): one number, one text */);
         fputc('\n', out);
         json_decref(root);
     } else {

@@ -731,7 +731,10 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     size_t n_major = 0;
     for (size_t i = 0; i < n; i++)
         n_major += !out[i].minor;
-    if (n_major == 0) { /* healthy by every threshold; minor losses are listed beside it */
+    /* healthy by every threshold; minor losses are listed beside it. A job that holds no
+     * GPU (a stage-only pipeline job, a CPU job) gets no GPU verdict at all: "its GPUs
+     * compute most of the time" would be a claim about GPUs it does not have. */
+    if (n_major == 0 && f->n_gpus > 0) {
         double conf = profile_done == 2 ? 0.8 : profile_done == 3 ? 0.4 : 0.3;
         if ((x = add(out, cap, &n, GP_FC_COMPUTE_BOUND, job_id, f, conf))) {
             snprintf(x->counterfactual, sizeof x->counterfactual,

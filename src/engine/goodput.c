@@ -30,7 +30,7 @@ enum {
 };
 
 static const gp_bucket label_bucket[L__COUNT] = {
-    GP_B_WASTED_PROGRESS, GP_B_CHECKPOINT, GP_B_DATA_WAIT, GP_B_STARTUP,
+    GP_B_WASTED_PROGRESS, GP_B_CHECKPOINT, GP_B_DATA_WAIT,  GP_B_STARTUP,
     GP_B_RECOVERY,        GP_B_OTHER,      GP_B_PRODUCTIVE, GP_B_NOT_READY,
 };
 
@@ -208,6 +208,13 @@ static double activity_over(const gp_goodput_in *in, int64_t a, int64_t b, doubl
     return busy / covered;
 }
 
+/* Whether an event that ended at ts_ns counts in the window [t0, t1]: the window's own
+ * progress. The ends are inclusive so the whole-history window (t1 = the last sample or
+ * the job's end) keeps an event stamped at that instant. */
+static int in_window(int64_t ts_ns, int64_t t0, int64_t t1) {
+    return ts_ns >= t0 && ts_ns <= t1;
+}
+
 int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     memset(out, 0, sizeof *out);
     out->goodput = -1;
@@ -359,12 +366,16 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             int64_t span_end = st[k]->ts_ns;
             if (!restart_between && next_start - st[k]->ts_ns <= max_gap) span_end = next_start;
             add_interval(&E, start[k], span_end, kept ? L_PRODUCTIVE : L_WASTED);
-            out->steps++;
-            if (kept) {
-                out->kept_steps++;
-                if (st[k]->units > 0) out->units += st[k]->units;
-            } else {
-                out->redone_steps++;
+            /* Progress counts in the window its step ended in (a window's cost per unit
+             * divides the window's GPU-time by the window's units, not the job's). */
+            if (in_window(st[k]->ts_ns, T0, T1)) {
+                out->steps++;
+                if (kept) {
+                    out->kept_steps++;
+                    if (st[k]->units > 0) out->units += st[k]->units;
+                } else {
+                    out->redone_steps++;
+                }
             }
             if (restart_between && k + 1 < ns)
                 add_interval(&E, st[k]->ts_ns, start[k + 1], L_RECOVERY);
@@ -393,6 +404,7 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             if (arr > e->ts_ns) arr = e->ts_ns;
             if (ready < 0 || arr < ready) ready = arr;
             add_interval(&E, arr, e->ts_ns, L_PRODUCTIVE); /* serving; split by good tokens */
+            if (!in_window(e->ts_ns, T0, T1)) continue;    /* counted in the window it ended in */
             out->requests++;
             double tok = e->output_tokens > 0 ? (double)e->output_tokens : 0;
             out->tokens += tok;

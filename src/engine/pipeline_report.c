@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/cost.h"
 #include "engine/pipeline.h"
 #include "store/store.h"
 
@@ -330,6 +331,31 @@ void gp_pipeline_print_html(const gp_pipeline *p, const gp_pipe_sizing *sz, cons
     fputs("</section>\n", out);
 }
 
+/* The GPU model a job's GPU workers run on, for the price table (cost.c): the model of a
+ * GPU the job holds, else of the first GPU in the store (a stage-only job reports no
+ * allocation but runs on the node's GPUs), else NULL (the table's default row). The same
+ * lookup as diagnose and compare, so every output prices the job's GPUs alike. */
+static const gp_gpu_spec *job_gpu_spec(gp_store *s, const char *job_id) {
+    gp_device *devs = NULL;
+    size_t nd = 0;
+    if (gp_store_list_devices(s, &devs, &nd) != 0 || nd == 0) {
+        free(devs);
+        return NULL;
+    }
+    const gp_gpu_spec *spec = NULL;
+    gp_alloc *al = NULL;
+    size_t na = 0;
+    if (gp_store_job_allocs(s, job_id, &al, &na) == 0)
+        for (size_t i = 0; i < na && !spec; i++)
+            for (size_t k = 0; k < nd && !spec; k++)
+                if (!strcmp(devs[k].uuid, al[i].uuid)) spec = devs[k].spec;
+    for (size_t k = 0; k < nd && !spec; k++)
+        spec = devs[k].spec;
+    free(al);
+    free(devs);
+    return spec;
+}
+
 int gp_pipeline_load(struct gp_store *s, const char *job_id, const gp_pipe_opts *o,
                      gp_pipeline *out, char *err, size_t errlen) {
     gp_event *ev = NULL;
@@ -348,7 +374,10 @@ int gp_pipeline_load(struct gp_store *s, const char *job_id, const gp_pipe_opts 
         free(ev);
         return 0;
     }
-    int rc = gp_pipeline_analyze(ev, n, o, out, err, errlen);
+    gp_pipe_opts po = {0};
+    if (o) po = *o;
+    if (po.price_gpu_h <= 0) po.price_gpu_h = gp_price_per_gpu_h(job_gpu_spec(s, job_id), 0);
+    int rc = gp_pipeline_analyze(ev, n, &po, out, err, errlen);
     free(ev);
     return rc < 0 ? -1 : 1;
 }

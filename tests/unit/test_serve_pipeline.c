@@ -19,6 +19,9 @@
 #include <jansson.h>
 #include <sys/stat.h>
 
+#include "engine/classify.h"
+#include "engine/cost.h"
+#include "engine/pipeline.h"
 #include "model/event.h"
 #include "report/html_report.h"
 #include "serve/serve.h"
@@ -83,6 +86,14 @@ static int setup(void **state) {
     gp_store_begin(s);
     put_job(s, "pipe");
     put_job(s, "plain");
+    /* The node's GPU, which the stage-only job holds no allocation on: its GPU workers are
+     * priced by this model (H100-SXM: 3.00 USD/h in cost.c), not the table's default. */
+    gp_device d = {0};
+    snprintf(d.uuid, sizeof d.uuid, "GPU-pipe-0");
+    snprintf(d.name, sizeof d.name, "NVIDIA H100 80GB HBM3");
+    d.spec = gp_spec_lookup("H100-SXM");
+    assert_non_null(d.spec);
+    assert_int_equal(gp_store_put_device(s, &d), 0);
     put_decl(s, "read", GP_STAGE_CPU, "");
     put_decl(s, "decode", GP_STAGE_CPU, "read");
     put_decl(s, "model", GP_STAGE_GPU, "decode");
@@ -192,6 +203,41 @@ static void test_job_detail(void **state) {
     gp_serve_stop(s);
 }
 
+/* Issue 18: `pipeline` priced an H100-SXM at the table's default 2.00 USD/h, and a
+ * stage-only job with no GPUs was called "healthy: its GPUs compute most of the time". */
+static void test_price_and_no_gpu_verdict(void **state) {
+    (void)state;
+    unsetenv("GOODPUT_PRICE_PER_GPU_HOUR");
+    char err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(db, 0, &s, err, sizeof err), 0);
+    gp_pipeline p;
+    assert_int_equal(gp_pipeline_load(s, "pipe", NULL, &p, err, sizeof err), 1);
+    double want = gp_price_per_gpu_h(gp_spec_lookup("H100-SXM"), 0);
+    assert_true(want != gp_price_per_gpu_h(NULL, 0)); /* the test means something */
+    assert_near(p.price_gpu_h, want, 1e-12);
+    gp_pipeline_free(&p);
+    gp_pipe_opts o = {.price_gpu_h = 7.5}; /* an explicit price still wins */
+    assert_int_equal(gp_pipeline_load(s, "pipe", &o, &p, err, sizeof err), 1);
+    assert_near(p.price_gpu_h, 7.5, 1e-12);
+    gp_pipeline_free(&p);
+    gp_finding *f = NULL;
+    size_t n = 0;
+    assert_int_equal(gp_diagnose_job(s, "pipe", NULL, &f, &n, err, sizeof err), 0);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_not_equal(f[i].cls, GP_FC_COMPUTE_BOUND);
+        assert_null(strstr(f[i].summary, "GPUs compute"));
+    }
+    free(f);
+    gp_store_close(s);
+    gp_serve *sv = offline();
+    json_t *j = get_json(sv, "/api/v1/jobs/pipe", NULL, 200);
+    json_t *pl = json_array_get(json_object_get(j, "pipelines"), 0);
+    assert_near(num(pl, "price_gpu_h"), want, 1e-9);
+    json_decref(j);
+    gp_serve_stop(sv);
+}
+
 static void test_what_if(void **state) {
     (void)state;
     gp_serve *s = offline();
@@ -284,6 +330,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_job_detail),
         cmocka_unit_test(test_what_if),
+        cmocka_unit_test(test_price_and_no_gpu_verdict),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_html_report),
     };
