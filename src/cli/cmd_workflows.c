@@ -141,6 +141,7 @@ int gp_cmd_workflows(int argc, char **argv) {
     double since_s = 0, price = 0;
     int c;
     optind = 1;
+    opterr = 0; /* one line of our own, not getopt's and the whole usage */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
@@ -175,7 +176,10 @@ int gp_cmd_workflows(int argc, char **argv) {
             usage(stdout);
             return GP_EXIT_OK;
         default:
-            usage(stderr);
+            fprintf(stderr,
+                    "goodput workflows: unknown or incomplete option '%s' (see goodput workflows "
+                    "--help)\n",
+                    argv[optind - 1]);
             return GP_EXIT_USAGE;
         }
     }
@@ -183,7 +187,8 @@ int gp_cmd_workflows(int argc, char **argv) {
     for (; optind < argc && n_files > 0 && n_files < 256; optind++)
         files[n_files++] = argv[optind];
     if (optind < argc || (!n_files && !db)) {
-        usage(stderr);
+        fprintf(stderr, "goodput workflows: %s (see goodput workflows --help)\n",
+                optind < argc ? "unexpected argument" : "give --otlp FILE... or --db PATH");
         return GP_EXIT_USAGE;
     }
     gp_span_set set = {0};

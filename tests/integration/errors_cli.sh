@@ -64,6 +64,9 @@ row 3 nope.db       attrib jobs --db "$N.db"
 row 3 nope.db       pipeline --db "$N.db"
 row 3 nope.db       serve --db "$N.db"
 row 3 nope.db       compare --db "$N.db" a b
+row 3 nope.db       top --db "$N.db" --once
+row 3 nope.log      logs "$N.log" --profile megatron
+row 3 nope.json     workflows --otlp "$N.json"
 # malformed input: 3
 row 3 step          emit --check step job=x step=abc
 row 3 key=value     emit --check step job=x garbage
@@ -76,6 +79,9 @@ for c in $cmds; do
     attrib) row 2 --bogus attrib jobs --db "$tmp/ok.db" --bogus ;;
     compare) row 2 --bogus compare --db "$tmp/ok.db" a b --bogus ;;
     emit) row 2 --bogus emit --bogus ;;
+    logs) row 2 --bogus logs "$N.log" --profile megatron --bogus ;;
+    workflows) row 2 --bogus workflows --otlp "$N.json" --bogus ;;
+    analyze) row 2 --bogus analyze --prometheus http://127.0.0.1:1 --bogus ;;
     *) row 2 --bogus "$c" --db "$tmp/ok.db" --bogus ;;
     esac
 done
@@ -102,6 +108,8 @@ rc=$?; [ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && npass=$((npass + 1))
     --duration 1s 2>"$tmp/err"
 rc=$?; [ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && npass=$((npass + 1)) \
     || fail "agent --source dcgm= unreachable: exit $rc: $(cat "$tmp/err")"
+# a Prometheus that cannot be reached: 1
+row 1 127.0.0.1:1   analyze --prometheus http://127.0.0.1:1 --from now-1h --to now
 # attrib slurm-poll whose every poll failed: 1, and the last line says so.
 "$GOODPUT" attrib slurm-poll --db "$tmp/sp.db" --max-s 1 --interval-ms 300 --squeue /bin/false \
     --sacct /bin/false 2>"$tmp/err"
