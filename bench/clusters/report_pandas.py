@@ -48,7 +48,9 @@ def f32(s):
 def agg_dict(n, req, alloc, used, meas):
     h = 1 / 3600.0
     return {"units": int(n), "requested_gpu_h": req * h, "allocated_gpu_h": alloc * h,
-            "used_gpu_h": used * h, "measured_allocated_gpu_h": meas * h}
+            # usage nothing measured is unknown (null), never 0 (goodput's rule)
+            "used_gpu_h": used * h if meas > 0 else None, "measured_allocated_gpu_h": meas * h,
+            "busy_pct": 100.0 * used / meas if meas > 0 else None}
 
 
 def count_bucket(g):
