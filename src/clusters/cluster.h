@@ -81,7 +81,10 @@ void gp_cl_wait_add(gp_cl_wait *w, double s);
 double gp_cl_wait_quantile(const gp_cl_wait *w, double q);
 
 #define GP_CL_UTIL_BINS 10
-#define GP_CL_SERIES_MAX_BINS 2000000
+/* Time series bins (hourly by default): 50,000 hours is 5.7 years, longer than any public
+ * cluster trace; a row whose times stretch past it is corrupt, and bounding the bins keeps
+ * a 4 KB input from allocating hundreds of MB of series and JSON (found by fuzz_cluster). */
+#define GP_CL_SERIES_MAX_BINS 50000
 
 typedef struct gp_cl_series {
     double bin_s;

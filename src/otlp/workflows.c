@@ -512,9 +512,9 @@ int gp_wf_analyze(const gp_span *spans, size_t n, gp_wf_engine *engines, size_t 
     size_t *idx = malloc((n + 1) * sizeof *idx);
     double *span_gpu = calloc(n + 1, sizeof *span_gpu), *span_j = calloc(n + 1, sizeof *span_j);
     if (!r->spans || !tmp || !idx || !span_gpu || !span_j) goto oom;
-    memcpy(r->spans, spans, n * sizeof *spans);
+    if (n) memcpy(r->spans, spans, n * sizeof *spans); /* spans may be NULL when n is 0 */
     r->n_spans = n;
-    qsort(r->spans, n, sizeof *r->spans, cmp_span);
+    if (n) qsort(r->spans, n, sizeof *r->spans, cmp_span);
     /* workflows */
     r->wf = calloc(n + 1, sizeof *r->wf);
     if (!r->wf) goto oom;
