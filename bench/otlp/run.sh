@@ -39,6 +39,6 @@ json.dump({"resourceSpans": [{"resource": {"attributes": [{"key": "service.name"
     "scopeSpans": [{"spans": spans_js}]}]}, open(out + '/doc.json', 'w'))
 PY
 make -s build/libgoodput.a
-cc -O2 -Iinclude -Isrc -D_GNU_SOURCE -o "$out/otlp_ingest" bench/otlp/otlp_ingest.c build/libgoodput.a \
+cc -O2 -Iinclude -Isrc -Itests/unit -D_GNU_SOURCE -o "$out/otlp_ingest" bench/otlp/otlp_ingest.c build/libgoodput.a \
   -lsqlite3 -ljansson -lyajl -lz -ldl -lpthread -lm
 taskset -c 0 "$out/otlp_ingest" "$out/doc.pb" "$out/doc.json"

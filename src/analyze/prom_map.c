@@ -342,7 +342,7 @@ static int conflict(ctx_t *x, const char *uuid, const char *label, const char *a
     return -3;
 }
 
-static int on_gpu_series(void *ctx, json_t *m, json_t *values) {
+static int on_gpu_series(void *ctx, json_t *m, const gp_prom_point *pts, size_t npts) {
     ctx_t *x = ctx;
     const char *uuid = lab(m, "UUID");
     if (!uuid) uuid = lab(m, "uuid");
@@ -402,13 +402,8 @@ static int on_gpu_series(void *ctx, json_t *m, json_t *values) {
     const family *f = x->fam;
     int bit = __builtin_ctz(f->field);
     int64_t step_ns = x->o->step_s * NS;
-    size_t i;
-    json_t *pt;
-    json_array_foreach(values, i, pt) {
-        double t = json_number_value(json_array_get(pt, 0));
-        const char *vs = json_string_value(json_array_get(pt, 1));
-        if (!vs) continue;
-        double v = strtod(vs, NULL);
+    for (size_t i = 0; i < npts; i++) {
+        double t = pts[i].t_s, v = pts[i].v;
         int64_t ts = (int64_t)llround(t * 1e3) * 1000000LL;
         int64_t k = (ts - x->c0 * NS) / step_ns;
         if (k < 0 || k >= x->nsteps) continue;
@@ -486,7 +481,7 @@ typedef struct {
     int what;
 } ks_ctx;
 
-static int on_ks_series(void *ctx, json_t *m, json_t *values) {
+static int on_ks_series(void *ctx, json_t *m, const gp_prom_point *pts, size_t npts) {
     ks_ctx *k = ctx;
     ctx_t *x = k->x;
     char ob[GP_JOB_ID_MAX];
@@ -503,12 +498,8 @@ static int on_ks_series(void *ctx, json_t *m, json_t *values) {
         if (cb && *cb) scopy(p->name, sizeof p->name, cb);
         return 0;
     }
-    size_t i;
-    json_t *pt;
-    json_array_foreach(values, i, pt) {
-        double t = json_number_value(json_array_get(pt, 0));
-        const char *vs = json_string_value(json_array_get(pt, 1));
-        double v = vs ? strtod(vs, NULL) : NAN;
+    for (size_t i = 0; i < npts; i++) {
+        double t = pts[i].t_s, v = pts[i].v;
         if (isnan(v)) continue;
         int64_t ts = (int64_t)llround(t * 1e3) * 1000000LL;
         switch (k->what) {
@@ -532,7 +523,7 @@ static int on_ks_series(void *ctx, json_t *m, json_t *values) {
     return 0;
 }
 
-static int on_srv_series(void *ctx, json_t *m, json_t *values) {
+static int on_srv_series(void *ctx, json_t *m, const gp_prom_point *pts, size_t npts) {
     ctx_t *x = ctx;
     char ob[GP_JOB_ID_MAX];
     gp_origin origin = GP_ORIGIN_K8S;
@@ -559,16 +550,12 @@ static int on_srv_series(void *ctx, json_t *m, json_t *values) {
         for (int64_t i = 0; i < 4 * x->nsteps; i++)
             p->srv[i] = NAN;
     }
-    size_t i;
-    json_t *pt;
-    json_array_foreach(values, i, pt) {
-        double t = json_number_value(json_array_get(pt, 0));
-        const char *vs = json_string_value(json_array_get(pt, 1));
-        if (!vs) continue;
+    for (size_t i = 0; i < npts; i++) {
+        double t = pts[i].t_s;
         int64_t ts = (int64_t)llround(t * 1e3) * 1000000LL;
         int64_t k = (ts - x->c0 * NS) / (x->o->step_s * NS);
         if (k < 0 || k >= x->nsteps) continue;
-        p->srv[x->serving_slot * x->nsteps + k] = strtod(vs, NULL);
+        p->srv[x->serving_slot * x->nsteps + k] = pts[i].v;
     }
     return 0;
 }

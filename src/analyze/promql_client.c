@@ -1,9 +1,12 @@
 /* promql_client.c: Prometheus HTTP API client (see promql_client.h).
  *
  * One libcurl easy handle is kept for the whole run (connection reuse). Each answer is
- * read into one buffer and parsed with jansson; the caller sees it series by series and
- * the buffer and JSON tree are freed before the next request, so peak memory is the
- * largest single answer. The analyzer sizes its ranges so that answer stays small. */
+ * read into one buffer. Range answers ("status":"success", a matrix) are read with yajl
+ * events: each series' labels become a small jansson object and its points one reused
+ * array, handed to the caller when the series closes; no tree of the whole answer is
+ * built. Anything else (errors, lists, an answer in an unexpected order) is parsed whole
+ * with jansson. Peak memory is the largest single answer's text; the analyzer sizes its
+ * ranges so that it stays small. */
 #include "analyze/promql_client.h"
 
 #include <ctype.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <yajl/yajl_parse.h>
 
 #define MAX_BODY (512L << 20)
 
@@ -158,9 +162,9 @@ static int is_sample_limit(const char *msg) {
                    strstr(msg, "maxSamplesPerQuery"));
 }
 
-int gp_prom_get(gp_prom_client *c, const char *path, const char *query, json_t **data, char *err,
-                size_t errlen) {
-    *data = NULL;
+/* GET base+path?query into c->buf; *status the HTTP status. 0, or -1 with err. */
+static int fetch(gp_prom_client *c, const char *path, const char *query, long *status, char *err,
+                 size_t errlen) {
     size_t ul = strlen(c->base) + strlen(path) + strlen(query) + 2;
     char *url = malloc(ul);
     if (!url) {
@@ -202,8 +206,15 @@ int gp_prom_get(gp_prom_client *c, const char *path, const char *query, json_t *
                      c->curl_err[0] ? c->curl_err : curl_easy_strerror(rc));
         return -1;
     }
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    *status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    return 0;
+}
+
+/* The answer in c->buf (HTTP status), parsed whole: see gp_prom_get. */
+static int interpret(gp_prom_client *c, const char *path, long status, json_t **data, char *err,
+                     size_t errlen) {
+    *data = NULL;
     json_error_t je;
     json_t *root = c->len ? json_loadb(c->buf, c->len, 0, &je) : NULL;
     const char *st = root ? json_string_value(json_object_get(root, "status")) : NULL;
@@ -242,6 +253,239 @@ int gp_prom_get(gp_prom_client *c, const char *path, const char *query, json_t *
     return 0;
 }
 
+int gp_prom_get(gp_prom_client *c, const char *path, const char *query, json_t **data, char *err,
+                size_t errlen) {
+    *data = NULL;
+    long status;
+    if (fetch(c, path, query, &status, err, errlen) != 0) return -1;
+    return interpret(c, path, status, data, err, errlen);
+}
+
+/* Streaming reader of a successful matrix answer:
+ *   {"status":"success","data":{"resultType":"matrix","result":[
+ *     {"metric":{"k":"v",...},"values":[[t,"v"],...]}, ...]}, "warnings":[...]}
+ * Roles of the containers we are inside; everything else is skipped by depth. */
+enum { R_ROOT, R_DATA, R_RESULT, R_SERIES, R_METRIC, R_VALUES, R_POINT, R_SKIP };
+
+typedef struct {
+    gp_prom_series_fn fn;
+    void *ctx;
+    int role[8];
+    int depth;     /* containers open (role[depth - 1] is the innermost we track) */
+    long skip;     /* > 0 inside a container we do not read */
+    char key[32];  /* last key in the innermost object */
+    int ok_status; /* "status":"success" seen */
+    int matrix;    /* "resultType":"matrix" seen */
+    int fallback;  /* something out of the usual order: parse whole instead */
+    int called;    /* fn has been called (no fallback possible any more) */
+    int fn_rc;
+    json_t *metric;
+    int has_values;
+    gp_prom_point *pts;
+    size_t n, cap;
+    int pt_i; /* index inside the current [t, "v"] */
+    double pt_t;
+    char label[256];
+} mstream;
+
+static int ms_stop(mstream *m) {
+    if (!m->called) m->fallback = 1;
+    return 0;
+}
+
+static int ms_open(mstream *m, int is_map) {
+    if (m->skip) {
+        m->skip++;
+        return 1;
+    }
+    int role = R_SKIP;
+    int top = m->depth ? m->role[m->depth - 1] : -1;
+    if (top < 0)
+        role = is_map ? R_ROOT : R_SKIP;
+    else if (top == R_ROOT && is_map && !strcmp(m->key, "data"))
+        role = R_DATA;
+    else if (top == R_DATA && !is_map && !strcmp(m->key, "result")) {
+        if (!m->ok_status || !m->matrix) return ms_stop(m);
+        role = R_RESULT;
+    } else if (top == R_RESULT && is_map) {
+        role = R_SERIES;
+        m->metric = NULL;
+        m->has_values = 0;
+        m->n = 0;
+    } else if (top == R_SERIES && is_map && !strcmp(m->key, "metric") && !m->metric) {
+        m->metric = json_object();
+        if (!m->metric) return ms_stop(m);
+        role = R_METRIC;
+    } else if (top == R_SERIES && !is_map && !strcmp(m->key, "values")) {
+        m->has_values = 1;
+        role = R_VALUES;
+    } else if (top == R_VALUES && !is_map) {
+        m->pt_i = 0;
+        m->pt_t = 0;
+        role = R_POINT;
+    }
+    if (role == R_SKIP) {
+        m->skip = 1;
+        return 1;
+    }
+    if (m->depth == 8) return ms_stop(m);
+    m->role[m->depth++] = role;
+    m->key[0] = 0;
+    return 1;
+}
+
+static int ms_close(void *u) {
+    mstream *m = u;
+    if (m->skip) {
+        m->skip--;
+        return 1;
+    }
+    int role = m->role[--m->depth];
+    if (role == R_SERIES) {
+        /* a series without labels or values (a native histogram) is skipped */
+        if (m->metric && m->has_values && !m->fn_rc) {
+            m->called = 1;
+            m->fn_rc = m->fn(m->ctx, m->metric, m->pts, m->n);
+        }
+        json_decref(m->metric);
+        m->metric = NULL;
+        if (m->fn_rc) return 0;
+    }
+    return 1;
+}
+
+static int ms_scalar(mstream *m, int is_str, int is_num, const unsigned char *s, size_t len) {
+    if (m->skip || !m->depth) return 1;
+    int top = m->role[m->depth - 1];
+    if (top == R_ROOT && !strcmp(m->key, "status")) {
+        m->ok_status = is_str && len == 7 && !memcmp(s, "success", 7);
+        if (!m->ok_status) return ms_stop(m);
+    } else if (top == R_DATA && !strcmp(m->key, "resultType")) {
+        m->matrix = is_str && len == 6 && !memcmp(s, "matrix", 6);
+        if (!m->matrix) return ms_stop(m);
+    } else if (top == R_METRIC) {
+        if (!is_str) return 1;
+        if (json_object_set_new(m->metric, m->label, json_stringn((const char *)s, len)) != 0)
+            return ms_stop(m);
+    } else if (top == R_POINT) {
+        char tmp[64];
+        size_t k = len < sizeof tmp - 1 ? len : sizeof tmp - 1;
+        if (m->pt_i == 0 && is_num) {
+            memcpy(tmp, s, k);
+            tmp[k] = 0;
+            m->pt_t = strtod(tmp, NULL);
+        } else if (m->pt_i == 1 && is_str) {
+            memcpy(tmp, s, k);
+            tmp[k] = 0;
+            if (m->n == m->cap) {
+                size_t nc = m->cap ? m->cap * 2 : 1024;
+                gp_prom_point *np = realloc(m->pts, nc * sizeof *np);
+                if (!np) return ms_stop(m);
+                m->pts = np;
+                m->cap = nc;
+            }
+            m->pts[m->n].t_s = m->pt_t;
+            m->pts[m->n].v = strtod(tmp, NULL);
+            m->n++;
+        }
+        m->pt_i++;
+    }
+    return 1;
+}
+
+static int ms_null(void *u) {
+    return ms_scalar(u, 0, 0, NULL, 0);
+}
+static int ms_bool(void *u, int b) {
+    (void)b;
+    return ms_scalar(u, 0, 0, NULL, 0);
+}
+static int ms_number(void *u, const char *s, size_t len) {
+    return ms_scalar(u, 0, 1, (const unsigned char *)s, len);
+}
+static int ms_string(void *u, const unsigned char *s, size_t len) {
+    return ms_scalar(u, 1, 0, s, len);
+}
+static int ms_map(void *u) {
+    return ms_open(u, 1);
+}
+static int ms_arr(void *u) {
+    return ms_open(u, 0);
+}
+static int ms_key(void *u, const unsigned char *s, size_t len) {
+    mstream *m = u;
+    if (m->skip) return 1;
+    if (m->depth && m->role[m->depth - 1] == R_METRIC) {
+        if (len >= sizeof m->label) return ms_stop(m); /* a label name that long: be careful */
+        memcpy(m->label, s, len);
+        m->label[len] = 0;
+        return 1;
+    }
+    size_t k = len < sizeof m->key - 1 ? len : sizeof m->key - 1;
+    memcpy(m->key, s, k);
+    m->key[k] = 0;
+    return 1;
+}
+
+static const yajl_callbacks MS_CALLBACKS = {
+    ms_null, ms_bool, NULL, NULL, ms_number, ms_string, ms_map, ms_key, ms_close, ms_arr, ms_close};
+
+/* Reads c->buf as a successful matrix answer, calling fn per series. Returns 0, fn's
+ * non-zero value, 1 when the answer is not in the usual form and nothing was handed to
+ * fn yet (the caller parses it whole), or -1 with err. */
+static int stream_matrix(gp_prom_client *c, const char *promql, gp_prom_series_fn fn, void *ctx,
+                         char *err, size_t errlen) {
+    mstream m;
+    memset(&m, 0, sizeof m);
+    m.fn = fn;
+    m.ctx = ctx;
+    yajl_handle h = yajl_alloc(&MS_CALLBACKS, NULL, &m);
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    yajl_status st = yajl_parse(h, (const unsigned char *)c->buf, c->len);
+    if (st == yajl_status_ok) st = yajl_complete_parse(h);
+    int rc;
+    if (m.fn_rc)
+        rc = m.fn_rc;
+    else if (st == yajl_status_ok && m.ok_status && m.matrix)
+        rc = 0;
+    else if (!m.called)
+        rc = 1;
+    else {
+        snprintf(err, errlen,
+                 "Prometheus at %s: the answer to query_range for %s breaks off after byte %zu",
+                 c->base, promql, yajl_get_bytes_consumed(h));
+        rc = -1;
+    }
+    json_decref(m.metric);
+    free(m.pts);
+    yajl_free(h);
+    return rc;
+}
+
+/* Points of a [[t, "v"], ...] array parsed whole, into *pts (grown as needed). */
+static size_t json_points(json_t *values, gp_prom_point **pts, size_t *cap) {
+    size_t i, n = 0;
+    json_t *pt;
+    json_array_foreach(values, i, pt) {
+        const char *vs = json_string_value(json_array_get(pt, 1));
+        if (!vs) continue;
+        if (n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 1024;
+            gp_prom_point *np = realloc(*pts, nc * sizeof *np);
+            if (!np) return n;
+            *pts = np;
+            *cap = nc;
+        }
+        (*pts)[n].t_s = json_number_value(json_array_get(pt, 0));
+        (*pts)[n].v = strtod(vs, NULL);
+        n++;
+    }
+    return n;
+}
+
 static int range_once(gp_prom_client *c, const char *promql, int64_t t0, int64_t t1, int64_t step,
                       gp_prom_series_fn fn, void *ctx, int depth, char *err, size_t errlen) {
     size_t qcap = strlen(promql) * 3 + 128;
@@ -255,8 +499,15 @@ static int range_once(gp_prom_client *c, const char *promql, int64_t t0, int64_t
     size_t l = strlen(q);
     snprintf(q + l, qcap - l, "&start=%" PRId64 "&end=%" PRId64 "&step=%" PRId64, t0, t1, step);
     json_t *data = NULL;
-    int rc = gp_prom_get(c, "/api/v1/query_range", q, &data, err, errlen);
+    long status;
+    int rc = fetch(c, "/api/v1/query_range", q, &status, err, errlen);
     free(q);
+    if (rc != 0) return -1;
+    if (status < 400) {
+        rc = stream_matrix(c, promql, fn, ctx, err, errlen);
+        if (rc != 1) return rc;
+    }
+    rc = interpret(c, "/api/v1/query_range", status, &data, err, errlen);
     if (rc == -2) {
         int64_t nsteps = (t1 - t0) / step;
         if (nsteps < 1 || depth > 40) {
@@ -282,14 +533,17 @@ static int range_once(gp_prom_client *c, const char *promql, int64_t t0, int64_t
         json_decref(data);
         return -1;
     }
-    size_t i;
+    size_t i, cap = 0;
     json_t *series;
+    gp_prom_point *pts = NULL;
     int r = 0;
     json_array_foreach(res, i, series) {
         json_t *m = json_object_get(series, "metric"), *v = json_object_get(series, "values");
         if (!json_is_object(m) || !json_is_array(v)) continue; /* native histograms: skipped */
-        if ((r = fn(ctx, m, v)) != 0) break;
+        size_t n = json_points(v, &pts, &cap);
+        if ((r = fn(ctx, m, pts, n)) != 0) break;
     }
+    free(pts);
     json_decref(data);
     return r;
 }

@@ -12,6 +12,8 @@
  * halves on step boundaries and retried, down to a single step; only a single-step query
  * that is still refused is an error. Results are handed to the caller series by series
  * (the JSON of one sub-range at a time), so memory is one answer, not the whole range.
+ * Range answers are read with yajl's event parser straight into arrays of points (no
+ * JSON tree: the tree of a 100,000-point answer cost more than the rest of the work).
  *
  * Not thread-safe: one client, one thread. */
 #ifndef GP_ANALYZE_PROMQL_CLIENT_H
@@ -47,10 +49,16 @@ int gp_prom_get(gp_prom_client *c, const char *path, const char *query, json_t *
  * when it does not fit. */
 int gp_prom_urlencode(const char *s, char *buf, size_t cap);
 
-/* Called once per result series: metric is the label object, values the [[t, "v"], ...]
- * array (borrowed: valid during the call). Return non-zero to stop (that value is
- * returned by gp_prom_query_range). */
-typedef int (*gp_prom_series_fn)(void *ctx, json_t *metric, json_t *values);
+/* One point of a range answer: its time and its value (Prometheus sends values as strings:
+ * "NaN", "+Inf" included). Points whose value is not a string are left out. */
+typedef struct gp_prom_point {
+    double t_s, v;
+} gp_prom_point;
+
+/* Called once per result series: metric is the label object, pts its n points (both
+ * borrowed: valid during the call). Return non-zero to stop (that value is returned by
+ * gp_prom_query_range). */
+typedef int (*gp_prom_series_fn)(void *ctx, json_t *metric, const gp_prom_point *pts, size_t n);
 
 /* Evaluates promql at t0_s, t0_s + step_s, ..., <= t1_s, splitting on sample-limit refusals
  * (see above). Returns 0, the callback's non-zero value, or -1 with err. */

@@ -26,6 +26,19 @@ typedef struct {
     double duty_max, mem_sum;
 } cont_t;
 
+/* The map's slot is the key's low bits (it takes hashes), and a whole-second timestamp
+ * as a double has all-zero low mantissa bits: raw bits put every stamp in one probe chain
+ * (quadratic: 42 s for 3 M rows). splitmix64's finalizer is a bijection, so distinct
+ * stamps keep distinct keys; 0 is the map's empty mark. */
+static uint64_t stamp_key(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x ? x : 1;
+}
+
 static int open_hdr(gp_csv **c, const char *p, char *err, size_t errlen) {
     if (gp_csv_open(c, p, err, errlen) != 0) return -1;
     int rc = gp_csv_next(*c, err, errlen);
@@ -89,7 +102,7 @@ int gp_cl_read_genai2026(gp_cluster_report *r, const char *path, char *err, size
         uint32_t si, ci2;
         uint64_t key;
         memcpy(&key, &t, sizeof key);
-        key = key ? key : 1;
+        key = stamp_key(key);
         if (!gp_cl_map_get(&smap, key, &si)) {
             if (ns == cs) {
                 cs = cs ? cs * 2 : 1024;

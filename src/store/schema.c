@@ -224,6 +224,22 @@ static const char *const migrations[] = {
     " count(*), min(ts_ns), max(ts_ns), " GP_ROLLUP_BACKFILL_GAUGES GP_ROLLUP_BACKFILL_LASTS
     " (" GP_ROLLUP_BACKFILL_THROTTLE "), max(xid) FROM samples"
     " GROUP BY uuid, (ts_ns / 3600000000000 + (ts_ns % 3600000000000 != 0));",
+    /* 10: spans as a rowid table with the same columns and the same uniqueness (a unique
+     * index on trace and span id, so INSERT OR IGNORE still stores a span sent twice
+     * once). A span row is ~200 bytes: in a WITHOUT ROWID table every insert moved such
+     * rows around the key-ordered b-tree; appending to a rowid table and updating two
+     * narrow indexes stores spans about 2x faster (bench/otlp). */
+    "CREATE TABLE spans_v8 ("
+    "  trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_id TEXT, name TEXT,"
+    "  kind INTEGER, step INTEGER, operation TEXT, model TEXT, in_tokens INTEGER,"
+    "  out_tokens INTEGER, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
+    "  status INTEGER, service TEXT, host TEXT);"
+    "INSERT INTO spans_v8 SELECT trace_id, span_id, parent_id, name, kind, step, operation,"
+    "  model, in_tokens, out_tokens, start_ns, end_ns, status, service, host FROM spans;"
+    "DROP TABLE spans;"
+    "ALTER TABLE spans_v8 RENAME TO spans;"
+    "CREATE UNIQUE INDEX spans_id ON spans(trace_id, span_id);"
+    "CREATE INDEX spans_end ON spans(end_ns);",
 };
 
 int gp_schema_latest(void) {

@@ -1,4 +1,4 @@
-/* spans.h: OpenTelemetry spans in the store (table spans, schema migration 6), kept as
+/* spans.h: OpenTelemetry spans in the store (table spans, schema migrations 6 and 8), kept as
  * long as samples (gp_store_retain). A span sent twice (same trace and span id) is stored
  * once. */
 #ifndef GP_STORE_SPANS_H
