@@ -395,7 +395,7 @@ int gp_cmd_analyze(int argc, char **argv) {
         }
         json_object_set_new(root, "source", header_json(url, t0, t1, step, selector, &r, cl));
         if (tmpdir[0]) json_object_set_new(root, "db", json_null()); /* temporary, gone */
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
         fputc('\n', stdout);
         json_decref(root);
     } else {

@@ -186,7 +186,7 @@ int gp_cmd_logs(int argc, char **argv) {
             if (gp_proto_format(&ev[i], line, sizeof line) > 0)
                 json_array_append_new(arr, json_string(line));
         json_object_set_new(root, "events", arr);
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
         putchar('\n');
         json_decref(root);
     } else {

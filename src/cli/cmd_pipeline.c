@@ -149,7 +149,7 @@ static int ray_stats(const char *path, int json) {
     if (json) {
         json_t *root = gp_ray_report_json(st);
         json_object_set_new(root, "source", json_string(path));
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
         fputc('\n', stdout);
         json_decref(root);
     } else {
@@ -311,7 +311,7 @@ int gp_cmd_pipeline(int argc, char **argv) {
         json_t *root = json_object();
         json_object_set_new(root, "db", json_string(db));
         json_object_set(root, "pipelines", arr);
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
         fputc('\n', stdout);
         json_decref(root);
     }

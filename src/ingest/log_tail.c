@@ -20,7 +20,26 @@ struct gp_log_tail {
     size_t n;
     gp_log_reader rd;
     uint64_t reopens;
+    /* The file's first bytes as last seen: a copytruncate that refills the file past the
+     * old size between two polls leaves the size no smaller, but changes these. */
+    char head[64];
+    size_t head_n;
 };
+
+/* Refreshes t->head from the open file (up to 64 bytes, never past what was read). */
+static void remember_head(gp_log_tail *t) {
+    size_t want = t->off < (off_t)sizeof t->head ? (size_t)t->off : sizeof t->head;
+    ssize_t r = want ? pread(t->fd, t->head, want, 0) : 0;
+    t->head_n = r > 0 ? (size_t)r : 0;
+}
+
+/* 1 when the file no longer starts with the bytes remembered (rewritten in place). */
+static int head_changed(gp_log_tail *t) {
+    if (!t->head_n) return 0;
+    char now[sizeof t->head];
+    ssize_t r = pread(t->fd, now, t->head_n, 0);
+    return r != (ssize_t)t->head_n || memcmp(now, t->head, t->head_n) != 0;
+}
 
 int gp_log_tail_open(const char *path, const gp_log_profile *p, const char *job_id, int from_start,
                      gp_log_tail **out, char *err, size_t errlen) {
@@ -44,6 +63,7 @@ int gp_log_tail_open(const char *path, const gp_log_profile *p, const char *job_
         if (t->fd >= 0) {
             t->dev = st.st_dev, t->ino = st.st_ino;
             t->off = from_start ? 0 : st.st_size;
+            remember_head(t);
         }
     }
     *out = t;
@@ -90,7 +110,8 @@ int gp_log_tail_poll(gp_log_tail *t, int64_t now_ns, gp_log_emit emit, void *ctx
     if (t->fd >= 0) {
         int rotated = have && (st.st_ino != t->ino || st.st_dev != t->dev);
         struct stat cur;
-        int truncated = !rotated && fstat(t->fd, &cur) == 0 && cur.st_size < t->off;
+        int truncated =
+            !rotated && fstat(t->fd, &cur) == 0 && (cur.st_size < t->off || head_changed(t));
         if (!truncated) {
             int r = drain(t, now_ns, emit, ctx, err, errlen); /* the old file's tail first */
             if (r < 0) return -1;
@@ -104,6 +125,7 @@ int gp_log_tail_poll(gp_log_tail *t, int64_t now_ns, gp_log_emit emit, void *ctx
             } else {
                 t->off = 0;
             }
+            t->head_n = 0;
             t->reopens++;
         }
     }
@@ -120,6 +142,7 @@ int gp_log_tail_poll(gp_log_tail *t, int64_t now_ns, gp_log_emit emit, void *ctx
         int r = drain(t, now_ns, emit, ctx, err, errlen);
         if (r < 0) return -1;
         ev += r;
+        if (t->head_n < sizeof t->head) remember_head(t);
     }
     return ev;
 }

@@ -30,8 +30,11 @@ echo "not a database at all, just some text" >"$tmp/junk.db"
 expect_err 3 "junk.db" "$GOODPUT" report --db "$tmp/junk.db"
 # --help lists agent as a command (its own line with a description), and agent --help
 # documents --source as an option (not merely in the usage line)
-"$GOODPUT" --help | grep -qE '^  agent +[a-z]' || fail "--help does not list agent"
-"$GOODPUT" agent --help | grep -qE '^  --source SPEC +[a-z]' || fail "agent --help lacks --source"
+# (read whole first: `grep -q` stops at the first match and, under pipefail, the writer's
+# SIGPIPE would fail the pipeline)
+"$GOODPUT" --help >"$tmp/help"; "$GOODPUT" agent --help >"$tmp/ahelp"
+grep -qE '^  agent +[a-z]' "$tmp/help" || fail "--help does not list agent"
+grep -qE '^  --source SPEC +[a-z]' "$tmp/ahelp" || fail "agent --help lacks --source"
 
 # Full simulated run as fast as possible; report as JSON.
 "$GOODPUT" agent --source sim:examples/scenarios/demo.conf --db "$tmp/demo.db" --speed 0 \

@@ -15,7 +15,8 @@ set +e
 [ $rc -eq 3 ] || fail "missing store exited $rc, expected 3"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "expected one error line: $(cat "$tmp/err")"
 set -e
-"$GOODPUT" diagnose --help | grep -qE -- '^  --job ID +[a-z]' || fail "diagnose --help lacks --job"
+# read whole first: under pipefail, grep -q's early exit would SIGPIPE the writer
+h=$("$GOODPUT" diagnose --help); grep -qE -- '^  --job ID +[a-z]' <<<"$h" || fail "diagnose --help lacks --job"
 
 "$GOODPUT" agent --source sim:examples/scenarios/demo.conf --db "$tmp/demo.db" --speed 0 \
   --no-socket --quiet

@@ -123,7 +123,7 @@ set +e
 "$GOODPUT" emit --check step job=x step=1 ts=$old >"$tmp/out" 2>"$tmp/err"
 rc=$?
 set -e
-[ $rc = 2 ] && grep -q "behind the receiver's clock.*--accept-old" "$tmp/err" ||
+[ $rc = 3 ] && grep -q "behind the receiver's clock.*--accept-old" "$tmp/err" ||
   fail "emit of a 30-day-old line: rc $rc, $(cat "$tmp/err")"
 "$GOODPUT" emit --check --accept-old step job=x step=1 ts=$old | grep -q "ts=$old" ||
   fail "emit --accept-old refused an old line"

@@ -251,7 +251,8 @@ PY
   python3 -c 'import json,sys; assert json.load(sys.stdin)["ranks"][0]["rank"] == 3'
 "$GOODPUT" trace "$tmp/runs" --json --rank-from order 2>/dev/null |
   python3 -c 'import json,sys; r=json.load(sys.stdin); assert len(r["runs"]) == 1 and sorted(x["rank"] for x in r["ranks"]) == [0, 1, 2], r["runs"]'
-"$GOODPUT" trace --help | grep -q -- "--rank-from trace|file|order"
+h=$("$GOODPUT" trace --help) # whole first: grep -q's early exit would SIGPIPE the writer
+grep -q -- "--rank-from trace|file|order" <<<"$h"
 set +e
 "$GOODPUT" trace "$tmp/runs" --rank-from bogus 2>/dev/null; rc=$?
 set -e
