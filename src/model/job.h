@@ -33,7 +33,7 @@ typedef struct gp_alloc {
     char uuid[96];
     int64_t from_ns, to_ns; /* to < 0: still held */
     double share;           /* the fraction of the device this job holds over [from, to) when the
-                             * engine split a shared GPU between its holders (engine/alloc_split.h);
+                             * engine split a shared GPU between its holders (engine/accounting/alloc_split.h);
                              * <= 0 means the whole device (what the store keeps). */
 } gp_alloc;
 
