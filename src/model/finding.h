@@ -49,8 +49,8 @@ typedef struct gp_evidence {
     char source[48]; /* e.g. "nvml", "dcgm-exporter", "events", "kineto" */
 } gp_evidence;
 
-/* Badput buckets a finding can explain, indexed as gp_bucket in engine/accounting/goodput.h (slot 0,
- * productive, is never badput and stays 0). The engine checks the two agree. */
+/* Badput buckets a finding can explain, indexed as gp_bucket in engine/accounting/goodput.h (slot
+ * 0, productive, is never badput and stays 0). The engine checks the two agree. */
 #define GP_FINDING_BUCKETS 9
 
 /* Two numbers a finding never adds together (ARCHITECTURE.md, "Definitions"):

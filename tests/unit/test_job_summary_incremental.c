@@ -239,7 +239,8 @@ static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary
     }
     n_act = m;
 
-    /* Shared GPUs are split between holders by engine/accounting/alloc_split.h (tested on its own). */
+    /* Shared GPUs are split between holders by engine/accounting/alloc_split.h (tested on its own).
+     */
     gp_alloc *nb = NULL, *pieces = NULL;
     size_t n_nb = 0, n_pieces = 0;
     if (gp_store_neighbour_allocs(s, job_id, &nb, &n_nb) != 0 ||

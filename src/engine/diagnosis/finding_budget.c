@@ -3,8 +3,9 @@
 
 #include <string.h>
 
-_Static_assert(GP_FINDING_BUCKETS == GP_B__COUNT,
-               "model/finding.h GP_FINDING_BUCKETS must match gp_bucket (engine/accounting/goodput.h)");
+_Static_assert(
+    GP_FINDING_BUCKETS == GP_B__COUNT,
+    "model/finding.h GP_FINDING_BUCKETS must match gp_bucket (engine/accounting/goodput.h)");
 
 void gp_finding_claims_clear(gp_finding *f) {
     for (int b = 0; b < GP_FINDING_BUCKETS; b++)
