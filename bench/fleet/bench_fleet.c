@@ -22,10 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 #include "fleet/ledger.h"
 #include "fleet/ledger_pg.h"
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 
 static double now_s(void) {
     struct timespec ts;

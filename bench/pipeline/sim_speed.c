@@ -1,14 +1,14 @@
-/* sim_speed.c: speed of the pipeline what-if simulation (engine/pipeline_sim.c) in simulated
- * items per second, for chains of 4 and 8 stages with lognormal-like service times drawn from
- * 100,000 samples each, unbounded and bounded queues. Target (issue 9): >= 1M items/s.
- * Built and run by bench/pipeline/run.sh. */
+/* sim_speed.c: speed of the pipeline what-if simulation (engine/pipeline/pipeline_sim.c) in
+ * simulated items per second, for chains of 4 and 8 stages with lognormal-like service times drawn
+ * from 100,000 samples each, unbounded and bounded queues. Target (issue 9): >= 1M items/s. Built
+ * and run by bench/pipeline/run.sh. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "engine/pipeline.h"
+#include "engine/pipeline/pipeline.h"
 
 static double now_s(clockid_t clk) {
     struct timespec ts;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/serve/acct.sh: cost of summarising a running job (engine/job_summary.h): the full
+# bench/serve/acct.sh: cost of summarising a running job (engine/accounting/job_summary.h): the full
 # computation vs an incremental refresh after 15 s of new samples and steps, for a 1-hour
 # job (the /metrics fleet store) and a 24-hour job (the dashboard's day store).
 # Usage: bench/serve/acct.sh [BUILD]    (needs BUILD/libgoodput.a)

@@ -1,5 +1,5 @@
-/* bench_acct.c: cost of summarising a running job (engine/job_summary.h), the work behind
- * every /metrics scrape and dashboard refresh of a running job.
+/* bench_acct.c: cost of summarising a running job (engine/accounting/job_summary.h), the work
+ * behind every /metrics scrape and dashboard refresh of a running job.
  *
  *   bench_acct DB JOB UUID ROUNDS
  * DB is a store made by `bench_serve fill-day` (one job, one GPU, 24 h of 1-second samples
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 #include "store/store.h"
 
 #define SEC 1000000000LL

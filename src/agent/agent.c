@@ -327,8 +327,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 double c0 = cpu_s();
                 int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
                 gp_store_begin(a->store);
-                gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(),
-                                      8 * 1024, store_event, a);
+                gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(), 8 * 1024,
+                                      store_event, a);
                 a->stats.collect_cpu_s += cpu_s() - c0;
             }
             int64_t due = wall0 + (int64_t)((next_tick - t_start) / speed);

@@ -29,12 +29,12 @@ typedef struct gp_agent_opts {
     const char *udp_addr;    /* NULL = no UDP */
     /* Ownership (attribution/resolver.h, presence.h): who owns each GPU process, and the
      * allocations that follows when no scheduler says otherwise. */
-    const char *proc_root;     /* where the source's PIDs live; NULL = what the source says
-                                * (node_paths: /proc for NVML, the simulator's fake root) */
-    const char *jobmap_dir;    /* job-mapping directory; NULL = the source's, if any */
-    int no_attribution;        /* 1: store processes only, make no jobs from them */
-    int64_t presence_grace_ns; /* a process gone this long ends its allocation;
-                                * default 3 intervals */
+    const char *proc_root;      /* where the source's PIDs live; NULL = what the source says
+                                 * (node_paths: /proc for NVML, the simulator's fake root) */
+    const char *jobmap_dir;     /* job-mapping directory; NULL = the source's, if any */
+    int no_attribution;         /* 1: store processes only, make no jobs from them */
+    int64_t presence_grace_ns;  /* a process gone this long ends its allocation;
+                                 * default 3 intervals */
     int64_t max_skew_ahead_ns;  /* event times at most this far ahead of the clock; 0 = 10 min */
     int64_t max_skew_behind_ns; /* ... and this far behind; 0 = 7 days */
     int accept_old;             /* no lower bound (replaying old logs) */
@@ -47,8 +47,8 @@ typedef struct gp_agent_stats {
     uint64_t ticks, samples, proc_samples, events, flushes, store_errors;
     uint64_t owners_resolved, owners_unattributed, allocs_opened, allocs_closed;
     uint64_t events_duplicate; /* events already in the store (retries, replays): ignored */
-    double collect_cpu_s; /* CPU spent in the agent path (collect+store), sim excluded */
-    double source_cpu_s;  /* CPU spent inside the source's sample() */
+    double collect_cpu_s;      /* CPU spent in the agent path (collect+store), sim excluded */
+    double source_cpu_s;       /* CPU spent inside the source's sample() */
     /* Schedule (paced runs only, not --speed 0): ticks that began more than 10% of the
      * interval (in wall time) after they were due, and the worst lateness. */
     uint64_t ticks_late;

@@ -20,7 +20,7 @@
 #include "analyze/prom_time.h"
 #include "analyze/promql_client.h"
 #include "cli/exit_codes.h"
-#include "engine/classify.h"
+#include "engine/diagnosis/classify.h"
 #include "report/html_report.h"
 #include "util/dl.h"
 

@@ -19,7 +19,7 @@
 #include "attribution/share.h"
 #include "attribution/slurm.h"
 #include "cli/exit_codes.h"
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 #include "ingest/ingest.h"
 #include "store/store.h"
 
@@ -346,7 +346,7 @@ static int cmd_jobs(int argc, char **argv) {
         gp_alloc *al = NULL;
         size_t na = 0;
         gp_store_job_allocs(st, j->id, &al, &na);
-        /* Allocated GPU-time comes from the accounting (engine/job_summary.c), the same
+        /* Allocated GPU-time comes from the accounting (engine/accounting/job_summary.c), the same
          * number `goodput report` prints: a running job's open allocation ends at the
          * store's last sample, not at today's wall clock. Unknown (< 0) when the job
          * cannot be summarised. */

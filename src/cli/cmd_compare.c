@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
-#include "engine/cost.h"
-#include "engine/job_summary.h"
+#include "engine/accounting/cost.h"
+#include "engine/accounting/job_summary.h"
 #include "sim/scenario.h" /* gp_parse_duration_ns */
 #include "store/store.h"
 

@@ -11,7 +11,7 @@
 
 #include "agent/agent.h"
 #include "cli/exit_codes.h"
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 #include "report/demo_hooks.h"
 #include "sim/scenario.h"
 

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
-#include "engine/classify.h"
-#include "engine/findings_fmt.h"
-#include "engine/windows.h"
+#include "engine/diagnosis/classify.h"
+#include "report/findings_fmt.h"
+#include "engine/diagnosis/windows.h"
 #include "fleet/fleet_report.h"
 #include "sim/scenario.h"
 #include "store/store.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
-#include "engine/pipeline.h"
+#include "engine/pipeline/pipeline.h"
 #include "ingest/ray.h"
 #include "store/store.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/exit_codes.h"
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 #include "fleet/fleet_report.h"
 #include "report/html_report.h"
 #include "util/dl.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 #include "ingest/protocol.h"
 
 #define COLS 100     /* the text fits a terminal (issue 23) */

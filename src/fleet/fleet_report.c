@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 #include "fleet/ledger_pg.h"
 
 static const char *group_expr(const char *g) {

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 #include "fleet/ledger_pg.h"
 #include "sim/scenario.h" /* gp_parse_duration_ns */
 

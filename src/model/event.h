@@ -26,7 +26,7 @@ typedef enum { GP_PH_BEGIN = 1, GP_PH_END = 2 } gp_phase_edge;
 /* A stage *declaration* (protocol: `stage ... pool=N resource=cpu|gpu upstream=a,b queue=N`)
  * is a GP_EV_STAGE event with step >= 0. It reuses stored fields so the store needs no new
  * columns: step = pool size, edge = resource (below), worker = upstream stage names
- * separated by commas, bytes = input queue bound (-1 unknown). See engine/pipeline.h. */
+ * separated by commas, bytes = input queue bound (-1 unknown). See engine/pipeline/pipeline.h. */
 typedef enum { GP_STAGE_CPU = 1, GP_STAGE_GPU = 2 } gp_stage_resource;
 
 typedef struct gp_event {

@@ -49,15 +49,15 @@ typedef struct gp_evidence {
     char source[48]; /* e.g. "nvml", "dcgm-exporter", "events", "kineto" */
 } gp_evidence;
 
-/* Badput buckets a finding can explain, indexed as gp_bucket in engine/goodput.h (slot 0,
- * productive, is never badput and stays 0). The engine checks the two agree. */
+/* Badput buckets a finding can explain, indexed as gp_bucket in engine/accounting/goodput.h (slot
+ * 0, productive, is never badput and stays 0). The engine checks the two agree. */
 #define GP_FINDING_BUCKETS 9
 
 /* Two numbers a finding never adds together (ARCHITECTURE.md, "Definitions"):
  *  - badput explained: GPU-seconds of the job's named badput buckets this finding
  *    explains (time the job paid for and did not turn into useful work). The engine
  *    clips them so a job's findings never explain more than each of its buckets
- *    (engine/finding_budget.h). wasted_gpu_s is their total, wasted_cost its price.
+ *    (engine/diagnosis/finding_budget.h). wasted_gpu_s is their total, wasted_cost its price.
  *  - headroom: GPU-seconds a fix would recover from productive time (time already
  *    counted as useful, e.g. an all-reduce exposed inside each step), with the
  *    counterfactual that gives it in one sentence. */

@@ -32,9 +32,10 @@ typedef struct gp_alloc {
     char job_id[GP_JOB_ID_MAX];
     char uuid[96];
     int64_t from_ns, to_ns; /* to < 0: still held */
-    double share;           /* the fraction of the device this job holds over [from, to) when the
-                             * engine split a shared GPU between its holders (engine/alloc_split.h);
-                             * <= 0 means the whole device (what the store keeps). */
+    double
+        share; /* the fraction of the device this job holds over [from, to) when the
+                * engine split a shared GPU between its holders (engine/accounting/alloc_split.h);
+                * <= 0 means the whole device (what the store keeps). */
 } gp_alloc;
 
 const char *gp_origin_name(gp_origin o);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cost.h"
+#include "engine/accounting/cost.h"
 
 static int series_build(gp_store *s, const char *uuid, int64_t t0, int64_t t1, gp_wf_series *out) {
     gp_sample *v = NULL;

@@ -3,7 +3,7 @@
  * sort of each trace by parent for children lookups, one sweep per engine. */
 #include "otlp/workflows.h"
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 
 #include <math.h>
 #include <stdio.h>

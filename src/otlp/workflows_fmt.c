@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/findings_fmt.h"
+#include "report/findings_fmt.h"
 #include "otlp/workflows.h"
 
 static const char *const wait_names[4] = {"waiting_on_tools", "waiting_on_retrieval",

@@ -1,7 +1,7 @@
 /* demo_hooks.c: the list of demo extensions (see demo_hooks.h). */
 #include "report/demo_hooks.h"
 
-#include "engine/findings_fmt.h"
+#include "report/findings_fmt.h"
 #include "serve/demo_serve.h"
 
 void gp_demo_start(gp_agent *a, FILE *out) {

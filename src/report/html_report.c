@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/findings_fmt.h"
-#include "engine/job_summary.h"
-#include "engine/pipeline.h"
+#include "report/findings_fmt.h"
+#include "engine/accounting/job_summary.h"
+#include "engine/pipeline/pipeline.h"
 #include "report/job_report.h"
 #include "serve/serve.h"
 
@@ -205,7 +205,8 @@ static const char *CSS =
     ".finding{border-left:4px solid #d97706;padding:6px 10px;margin:8px 0;background:#fffbeb}"
     "h2{margin-top:28px;border-bottom:1px solid #e5e7eb}";
 
-/* A pipeline job's stages, bottleneck, queue-length chart and sizing (engine/pipeline.h). */
+/* A pipeline job's stages, bottleneck, queue-length chart and sizing (engine/pipeline/pipeline.h).
+ */
 static void pipeline_html(FILE *f, gp_store *s, const char *job_id) {
     gp_pipeline p;
     char err[256];

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 
 /* job NULL = all jobs; slo may be NULL. 0 ok, -1 with err filled. */
 int gp_report_html(const char *db, const char *job, const gp_slo *slo, const char *path, char *err,

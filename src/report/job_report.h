@@ -1,11 +1,11 @@
-/* job_report.h: text and JSON renderings of job summaries (engine/job_summary.h). */
+/* job_report.h: text and JSON renderings of job summaries (engine/accounting/job_summary.h). */
 #ifndef GP_REPORT_JOB_REPORT_H
 #define GP_REPORT_JOB_REPORT_H
 
 #include <jansson.h>
 #include <stdio.h>
 
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 
 void gp_report_text(FILE *f, const gp_job_summary *js, size_t n);
 /* A new JSON object for one job (caller owns the reference). */

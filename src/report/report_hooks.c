@@ -1,8 +1,8 @@
 /* report_hooks.c: the list of extra report sections (see report_hooks.h). */
 #include "report/report_hooks.h"
 
-#include "engine/findings_fmt.h"
-#include "engine/pipeline.h"
+#include "report/findings_fmt.h"
+#include "engine/pipeline/pipeline.h"
 #include "ingest/scrape_store.h"
 
 void gp_report_extend_text(gp_store *s, const char *job_id, FILE *out) {

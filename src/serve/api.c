@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/cost.h"
-#include "engine/findings_fmt.h"
+#include "engine/accounting/cost.h"
+#include "report/findings_fmt.h"
 #include "report/job_report.h"
 #include "serve/serve_int.h"
 

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/cost.h"
+#include "engine/accounting/cost.h"
 #include "serve/serve_int.h"
 
 static double cpu_now_s(void) {
@@ -36,7 +36,7 @@ static double mono_s(void) {
 }
 
 /* Ended jobs never change: computed once. A running job keeps an incremental accounting
- * state (engine/job_summary.h), so a summary reads only the samples and events stored
+ * state (engine/accounting/job_summary.h), so a summary reads only the samples and events stored
  * since the previous one and relabels the job's time in memory (at one step per second,
  * ~4 ms for an hour-long job instead of ~100 ms re-reading its history, ~0.2 s for a
  * day-long one instead of ~1 s). The result is still reused for ten times what it cost

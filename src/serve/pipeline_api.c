@@ -2,7 +2,7 @@
  *  - GET /api/v1/jobs/{id} gains "pipelines" (gp_pipeline_report_json: the analysis, the
  *    bottleneck with its finding and the sizing) when the job has stage item events;
  *  - GET /api/v1/jobs/{id}/pipeline?what_if=STAGE=N,... runs the what-if discrete-event
- *    simulation on the server (engine/pipeline_sim.c) and answers the same object as
+ *    simulation on the server (engine/pipeline/pipeline_sim.c) and answers the same object as
  *    `goodput pipeline --json --what-if`.
  *
  * Why a cache for the job detail: the analysis reads every stage event of the job, and the
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/pipeline.h"
+#include "engine/pipeline/pipeline.h"
 #include "serve/serve_int.h"
 
 #define SIM_MAX_EVENTS 2000000.0

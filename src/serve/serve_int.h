@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 #include "ingest/ingest.h"
 #include "otlp/span.h"
 #include "serve/conns.h"
@@ -133,8 +133,8 @@ struct gp_serve {
         double at_s, ttl_s;
     } running[32];
     int next_running;
-    /* running jobs' incremental accounting (engine/job_summary.h): each summary reads only
-     * what was stored since the last one; least recently used state evicted */
+    /* running jobs' incremental accounting (engine/accounting/job_summary.h): each summary reads
+     * only what was stored since the last one; least recently used state evicted */
     struct srv_acct {
         char id[GP_JOB_ID_MAX];
         gp_job_acct *a;

@@ -79,7 +79,7 @@ void gp_sim_uuid(const char *node, int index, char *buf, size_t cap) {
 
 /* The job's share of its GPUs over [t0, t1), in seconds per GPU: while k other jobs
  * hold one of its GPUs it holds 1/(k+1) of that GPU, as the agent's accounting splits
- * a shared GPU (engine/alloc_split.h); the truth must count the same way or every
+ * a shared GPU (engine/accounting/alloc_split.h); the truth must count the same way or every
  * shared GPU would be counted twice. */
 double sim_held_s(const sim_job *j, int64_t t0, int64_t t1) {
     double whole = (double)(t1 - t0) / 1e9;

@@ -1,7 +1,8 @@
 /* top.h: `goodput top`, a live view per GPU and per job.
  *
  * A snapshot holds what one refresh shows. Every number in it comes from the engine the
- * report uses (engine/job_summary.h for jobs, engine/classify.h for findings) or, with
+ * report uses (engine/accounting/job_summary.h for jobs, engine/diagnosis/classify.h for findings)
+ * or, with
  * --url, from the agent's HTTP API which serves those same objects (docs/api.md), so a
  * job's goodput in `top` is the one `goodput report` prints. Nothing is recomputed here.
  * Unknown stays unknown: a double < 0 prints as '-'. */

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/classify.h"
-#include "engine/job_summary.h"
+#include "engine/diagnosis/classify.h"
+#include "engine/accounting/job_summary.h"
 #include "store/store.h"
 #include "top/top.h"
 

@@ -44,9 +44,9 @@
 #include <unistd.h>
 
 #include "agent_run.h"
-#include "engine/classify.h"
-#include "engine/goodput.h"
-#include "engine/thresholds.h"
+#include "engine/diagnosis/classify.h"
+#include "engine/accounting/goodput.h"
+#include "engine/diagnosis/thresholds.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 #include "store/store.h"

@@ -9,7 +9,7 @@
 #   - per GPU: the sum over jobs of allocated GPU-seconds on it <= the GPU's seconds.
 # Prints the worst deviation per bucket. examples/scenarios/large.conf (1,000 GPUs) is left
 # out: one agent run of it takes minutes, over this script's budget.
-# Known gaps (reported to the lead, src/engine/job_summary.c, not hidden): (a) activity-only
+# Known gaps (reported to the lead, src/engine/accounting/job_summary.c, not hidden): (a) activity-only
 # and inference jobs: the report counts the time before the first kernel as not_ready and
 # more of a service's time as other, the truth counts it idle_allocated (up to 11 points on
 # the demo notebook); (b) jobs that restart: the report counts the re-init after a failure

@@ -14,7 +14,7 @@
 #include "attribution/jobmap.h"
 #include "attribution/presence.h"
 #include "attribution/resolver.h"
-#include "engine/alloc_split.h"
+#include "engine/accounting/alloc_split.h"
 
 #define S 1000000000LL
 

@@ -1,8 +1,8 @@
-/* test_counters.c: counter deltas across resets and wraps (engine/counters.c), values
+/* test_counters.c: counter deltas across resets and wraps (engine/accounting/counters.c), values
  * worked out by hand. */
 #include "testutil.h"
 
-#include "engine/counters.h"
+#include "engine/accounting/counters.h"
 
 /* A counter that only grows: the delta is last - first. */
 static void test_monotonic(void **st) {

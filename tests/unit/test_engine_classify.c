@@ -3,13 +3,13 @@
  * hand, shares from the phase lengths we chose), not copied from the code under test. */
 #include "testutil.h"
 
-#include "engine/classify.h"
-#include "engine/cost.h"
-#include "engine/features.h"
-#include "engine/finding_budget.h"
-#include "engine/job_summary.h"
-#include "engine/scaling.h"
-#include "engine/thresholds.h"
+#include "engine/diagnosis/classify.h"
+#include "engine/accounting/cost.h"
+#include "engine/diagnosis/features.h"
+#include "engine/diagnosis/finding_budget.h"
+#include "engine/accounting/job_summary.h"
+#include "engine/diagnosis/scaling.h"
+#include "engine/diagnosis/thresholds.h"
 #include "store/store.h"
 
 #define S 1000000000LL

@@ -2,7 +2,7 @@
  * (../shared/data/cluster/v2020, see MINI-BATCH-NOTES.md there) and on synthetic data. */
 #include "testutil.h"
 
-#include "engine/straggler.h"
+#include "engine/diagnosis/straggler.h"
 
 static int load(const char *name, gp_worker_obs **obs) {
     char path[512], err[256];

@@ -6,8 +6,8 @@
  * events, never from the code under test. */
 #include "testutil.h"
 
-#include "engine/classify.h"
-#include "engine/windows.h"
+#include "engine/diagnosis/classify.h"
+#include "engine/diagnosis/windows.h"
 #include "ingest/protocol.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"

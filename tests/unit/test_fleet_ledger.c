@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "agent/agent.h"
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 #include "fleet/fleet_report.h"
 #include "fleet/ledger.h"
 #include "fleet/ledger_pg.h"

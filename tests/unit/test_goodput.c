@@ -1,14 +1,14 @@
-/* test_goodput.c: hand-computed goodput/badput cases for engine/goodput.c, and the
+/* test_goodput.c: hand-computed goodput/badput cases for engine/accounting/goodput.c, and the
  * engine against the simulator's ground truth on the simulator's own events and samples
  * (a sparse chat server, every inference job of the shipped scenarios). */
 #include "testutil.h"
 
 #include "agent_run.h"
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 
 #include <glob.h>
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 #include "ingest/protocol.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"

@@ -1,5 +1,5 @@
 /* test_job_summary_incremental.c: the incremental job accounting (gp_job_acct,
- * engine/job_summary.h) gives the same numbers as the full computation.
+ * engine/accounting/job_summary.h) gives the same numbers as the full computation.
  *
  * A store is filled second by second with a mixed node (4 GPUs, one sampled half a second
  * off the others): a training job with an init phase, steps (some with explicit starts and
@@ -16,8 +16,8 @@
  * previous full-scan SQL. */
 #include "testutil.h"
 
-#include "engine/alloc_split.h"
-#include "engine/job_summary.h"
+#include "engine/accounting/alloc_split.h"
+#include "engine/accounting/job_summary.h"
 #include "ingest/protocol.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
@@ -239,7 +239,8 @@ static int ref_summary_compute(gp_store *s, const char *job_id, const gp_summary
     }
     n_act = m;
 
-    /* Shared GPUs are split between holders by engine/alloc_split.h (tested on its own). */
+    /* Shared GPUs are split between holders by engine/accounting/alloc_split.h (tested on its own).
+     */
     gp_alloc *nb = NULL, *pieces = NULL;
     size_t n_nb = 0, n_pieces = 0;
     if (gp_store_neighbour_allocs(s, job_id, &nb, &n_nb) != 0 ||

@@ -5,7 +5,7 @@
  * buffer and exponential service (a birth-death chain, solved here independently). */
 #include "testutil.h"
 
-#include "engine/pipeline.h"
+#include "engine/pipeline/pipeline.h"
 #include "ingest/protocol.h"
 
 #define S 1000000000LL /* ns per second */

@@ -19,9 +19,9 @@
 #include <jansson.h>
 #include <sys/stat.h>
 
-#include "engine/classify.h"
-#include "engine/cost.h"
-#include "engine/pipeline.h"
+#include "engine/diagnosis/classify.h"
+#include "engine/accounting/cost.h"
+#include "engine/pipeline/pipeline.h"
 #include "model/event.h"
 #include "report/html_report.h"
 #include "serve/serve.h"

@@ -3,9 +3,9 @@
  * headroom a fix would recover from productive time with its counterfactual, costs of
  * each at the job's price, evidence (metric = value vs threshold, with its source),
  * confidence and a concrete recommendation; ranked by badput explained, then headroom.
- * Every threshold comes from engine/thresholds.h; docs/findings.md explains each rule.
+ * Every threshold comes from engine/diagnosis/thresholds.h; docs/findings.md explains each rule.
  * The badput claims are clipped to the job's buckets by gp_diagnose_job / _all, which
- * know the job's accounting (engine/finding_budget.h).
+ * know the job's accounting (engine/diagnosis/finding_budget.h).
  *
  * gp_classify is pure (features and per-rank step observations in, findings out).
  * gp_diagnose_job / gp_diagnose_all read the store, classify, and write the findings back
@@ -15,14 +15,14 @@
 
 #include <stddef.h>
 
-#include "engine/features.h"
-#include "engine/straggler.h"
+#include "engine/diagnosis/features.h"
+#include "engine/diagnosis/straggler.h"
 #include "model/finding.h"
 
 struct gp_store;
 
 typedef struct gp_diag_opts {
-    double price_per_gpu_h; /* 0 = the default table (engine/cost.h) */
+    double price_per_gpu_h; /* 0 = the default table (engine/accounting/cost.h) */
     gp_slo slo;             /* inference SLOs; 0 = not set */
     double scale_bound;     /* 0 = GP_TH_SCALE_EFFICIENCY */
     int no_write;           /* 1: do not write findings to the store */

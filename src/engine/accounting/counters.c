@@ -1,5 +1,5 @@
 /* counters.c: see counters.h. */
-#include "engine/counters.h"
+#include "engine/accounting/counters.h"
 
 void gp_counter_fold(gp_counter_acc *a, uint64_t value, uint64_t wrap_at) {
     if (!a->have) {

@@ -1,7 +1,7 @@
 /* job_summary.h: everything the report says about one job, joined from the store:
  * lifecycle (queue wait, time to ready), allocated and busy GPU-hours, mean profiling
  * signals, energy from the counters, progress (steps, units, requests, tokens) and the
- * goodput accounting (engine/goodput.h).
+ * goodput accounting (engine/accounting/goodput.h).
  *
  * Unknown stays unknown: every double below is < 0 when its inputs are missing. Energy
  * is the sum over the job's devices of the energy-counter delta across the allocation;
@@ -10,7 +10,7 @@
 #ifndef GP_ENGINE_JOB_SUMMARY_H
 #define GP_ENGINE_JOB_SUMMARY_H
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 #include "model/job.h"
 #include "store/store.h"
 

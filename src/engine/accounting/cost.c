@@ -1,5 +1,5 @@
 /* cost.c: price table and unit economics (see cost.h). */
-#include "engine/cost.h"
+#include "engine/accounting/cost.h"
 
 #include <stdlib.h>
 #include <string.h>

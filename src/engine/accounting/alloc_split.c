@@ -3,7 +3,7 @@
  * many rows it has), then sweep the neighbours' span edges across the job's spans. An
  * open allocation runs to "for ever" (INT64_MAX) here and comes out open again, so the
  * caller's window decides where it ends, as for any open allocation. */
-#include "engine/alloc_split.h"
+#include "engine/accounting/alloc_split.h"
 
 #include <stdint.h>
 #include <stdlib.h>

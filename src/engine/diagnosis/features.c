@@ -1,13 +1,13 @@
 /* features.c: per-job window features (see features.h). One pass over samples sorted by
  * (device, time), one over events; quantiles by sorting copies. */
-#include "engine/features.h"
+#include "engine/diagnosis/features.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/thresholds.h"
+#include "engine/diagnosis/thresholds.h"
 
 #define NS 1e9
 #define SLOWDOWN_MASK 0xECull /* SW power cap, HW slowdown, SW/HW thermal, power brake */

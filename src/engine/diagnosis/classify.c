@@ -7,16 +7,16 @@
  * host-, memory- or compute-bound). A job with nothing wrong gets compute_bound, said
  * plainly as healthy. Jobs without progress events are judged from activity alone: such
  * findings say so and carry low confidence. */
-#include "engine/classify.h"
+#include "engine/diagnosis/classify.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cost.h"
-#include "engine/finding_budget.h"
-#include "engine/thresholds.h"
+#include "engine/accounting/cost.h"
+#include "engine/diagnosis/finding_budget.h"
+#include "engine/diagnosis/thresholds.h"
 #include "store/store.h"
 
 #define NS 1e9

@@ -6,7 +6,7 @@
  *  - While k other jobs hold one of its GPUs, the job holds 1/(k+1) of it: the device's
  *    time is split evenly between its holders. Holding is not using: splitting by SM
  *    share would make an idle holder look free and charge a busy neighbour for it, so
- *    the kernels' time (engine/goodput.h gp_util_attributed) and energy are split by SM
+ *    the kernels' time (engine/accounting/goodput.h gp_util_attributed) and energy are split by SM
  *    share, while the allocation itself is split evenly.
  * For every GPU and every instant the shares of its holders sum to 1, so the sum over
  * jobs of allocated GPU-seconds never exceeds the device's seconds. Pure; no I/O. */

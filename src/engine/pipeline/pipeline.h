@@ -111,8 +111,8 @@ int gp_pipeline_find_stage(const gp_pipeline *p, const char *name); /* index or 
 /* The pipeline_bottleneck finding: 1 with *f filled when a stage limits the run (its
  * capacity is clearly below the others', or a GPU stage idles for lack of input); else 0. */
 int gp_pipeline_finding(const gp_pipeline *p, gp_finding *f);
-/* For the classifier (engine/diagnose.c): the same finding from a job's events of any kinds
- * and order; price_gpu_h <= 0 as in gp_pipe_opts. 1 with *f filled, else 0. */
+/* For the classifier (engine/diagnosis/diagnose.c): the same finding from a job's events of any
+ * kinds and order; price_gpu_h <= 0 as in gp_pipe_opts. 1 with *f filled, else 0. */
 int gp_pipeline_finding_from_events(const gp_event *ev, size_t n, double price_gpu_h,
                                     gp_finding *f);
 

@@ -5,7 +5,7 @@
  * intervals per label and of held GPUs. Each elementary segment takes the highest
  * priority open label and adds duration x held GPUs to it (a split shared GPU counts as
  * the allocation's share of one). O(n log n) in events. */
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 
 #include <math.h>
 #include <stdio.h>

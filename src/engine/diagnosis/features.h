@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 #include "model/device.h"
 #include "model/event.h"
 #include "model/job.h"

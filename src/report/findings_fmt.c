@@ -1,14 +1,14 @@
 /* findings_fmt.c: see findings_fmt.h. */
-#include "engine/findings_fmt.h"
+#include "report/findings_fmt.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "engine/classify.h"
-#include "engine/cost.h"
-#include "engine/windows.h"
+#include "engine/diagnosis/classify.h"
+#include "engine/accounting/cost.h"
+#include "engine/diagnosis/windows.h"
 #include "store/store.h"
 #include "util/wrap.h"
 

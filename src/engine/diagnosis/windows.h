@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/classify.h"
+#include "engine/diagnosis/classify.h"
 
 struct gp_store;
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/pipeline.h"
+#include "engine/pipeline/pipeline.h"
 
 typedef struct {
     double t;

@@ -1,7 +1,7 @@
 /* thresholds.c: the diagnosis threshold table (see thresholds.h). Values are chosen to be
  * conservative: a finding must be worth a user's time, so borderline cases stay silent.
  * Where a value is our own judgement, the source says so. */
-#include "engine/thresholds.h"
+#include "engine/diagnosis/thresholds.h"
 
 #include <stddef.h>
 

@@ -1,10 +1,11 @@
 /* finding_budget.c: claims to numbers, clipped per bucket (see finding_budget.h). */
-#include "engine/finding_budget.h"
+#include "engine/diagnosis/finding_budget.h"
 
 #include <string.h>
 
-_Static_assert(GP_FINDING_BUCKETS == GP_B__COUNT,
-               "model/finding.h GP_FINDING_BUCKETS must match gp_bucket (engine/goodput.h)");
+_Static_assert(
+    GP_FINDING_BUCKETS == GP_B__COUNT,
+    "model/finding.h GP_FINDING_BUCKETS must match gp_bucket (engine/accounting/goodput.h)");
 
 void gp_finding_claims_clear(gp_finding *f) {
     for (int b = 0; b < GP_FINDING_BUCKETS; b++)

@@ -9,14 +9,14 @@
  * matched by id with a binary search over the downstream stage's items sorted by id.
  * Stage order comes from declared upstream stages (Kahn's algorithm), else from the time
  * each stage first started work, which for a chain is its position. */
-#include "engine/pipeline.h"
+#include "engine/pipeline/pipeline.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cost.h"
+#include "engine/accounting/cost.h"
 
 /* Why these values: a stage is "the" bottleneck when its capacity is at least 15% below
  * the next one (less is within run-to-run noise of service times on shared machines); a

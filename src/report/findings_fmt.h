@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 #include "model/finding.h"
 
 struct gp_store;

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "engine/goodput.h"
+#include "engine/accounting/goodput.h"
 #include "model/finding.h"
 
 /* f: the findings of ONE job. acct: its accounting, or NULL (claims stand, headroom from

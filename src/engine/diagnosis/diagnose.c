@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/classify.h"
-#include "engine/cost.h"
-#include "engine/finding_budget.h"
-#include "engine/job_summary.h"
-#include "engine/pipeline.h"
-#include "engine/scaling.h"
-#include "engine/thresholds.h"
+#include "engine/diagnosis/classify.h"
+#include "engine/accounting/cost.h"
+#include "engine/diagnosis/finding_budget.h"
+#include "engine/accounting/job_summary.h"
+#include "engine/pipeline/pipeline.h"
+#include "engine/diagnosis/scaling.h"
+#include "engine/diagnosis/thresholds.h"
 #include "store/store.h"
 
 void gp_job_input_free(gp_job_input *in) {

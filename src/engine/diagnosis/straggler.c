@@ -1,13 +1,13 @@
 /* straggler.c: robust z-score straggler detection over rolling windows (see straggler.h).
  * Sorting dominates: O(n log n) for n observations. */
-#include "engine/straggler.h"
+#include "engine/diagnosis/straggler.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/thresholds.h"
+#include "engine/diagnosis/thresholds.h"
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

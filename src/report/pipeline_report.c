@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cost.h"
-#include "engine/pipeline.h"
+#include "engine/accounting/cost.h"
+#include "engine/pipeline/pipeline.h"
 #include "store/store.h"
 
 static const char *res_name(int r) {

@@ -37,9 +37,9 @@
  * It assumes what the agent guarantees: a device's samples are inserted in time order
  * (a sample older than the last one folded for an allocation, or one replaced in place,
  * is not seen until the next reset). Late events are always seen (by id, not by time). */
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 
-#include "engine/alloc_split.h"
+#include "engine/accounting/alloc_split.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -694,7 +694,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         return -1;
     }
     /* A shared GPU's time is split between its holders; the job's own overlapping rows
-     * count once (engine/alloc_split.h). Signals and energy above stay per row: they are
+     * count once (engine/accounting/alloc_split.h). Signals and energy above stay per row: they are
      * already the job's attributed share of the device. */
     gp_alloc *nb = NULL, *pieces = NULL;
     size_t n_nb = 0, n_pieces = 0;

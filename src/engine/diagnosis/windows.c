@@ -1,14 +1,14 @@
 /* windows.c: windowed diagnosis and step-time deviation over time (see windows.h).
  * Cost: one feature pass over the job's arrays per window, plus one for the whole job. */
-#include "engine/windows.h"
+#include "engine/diagnosis/windows.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/cost.h"
-#include "engine/features.h"
-#include "engine/thresholds.h"
+#include "engine/accounting/cost.h"
+#include "engine/diagnosis/features.h"
+#include "engine/diagnosis/thresholds.h"
 #include "store/store.h"
 
 #define MAX_PER_WINDOW 32
