@@ -158,8 +158,9 @@
   }
 
   function jobView(id) {
-    return Promise.all([api('jobs/' + encodeURIComponent(id) + '?windows=12'), api('jobs/' + encodeURIComponent(id) + '/series?points=400')]).then(function (r) {
-      var j = r[0], s = r[1];
+    return Promise.all([api('jobs/' + encodeURIComponent(id) + '?windows=12'), api('jobs/' + encodeURIComponent(id) + '/series?points=400'),
+      api('findings?job=' + encodeURIComponent(id)).catch(function () { return null; })]).then(function (r) {
+      var j = r[0], s = r[1], lv = r[2];
       var h = '<h1>Job ' + esc(j.id) + ' <span class="muted">' + esc(j.name) + ' · ' + esc(j.user) + ' · ' + esc(j.kind) + ' · ' + esc(j.state) + '</span></h1>';
       h += '<div class="cards">' + card('Goodput', pct(j.goodput)) + card('GPUs', j.gpus) + card('Allocated', num(j.allocated_gpu_h) + ' GPU-h') +
         card('Queue wait', dur(j.queue_wait_s)) + card('Time to ready', dur(j.time_to_ready_s)) +
@@ -175,6 +176,10 @@
           return '<tr><td><i style="display:inline-block;width:10px;height:10px;background:' + COLORS[b] + '"></i> ' + b +
             '</td><td class="num">' + num(v / 3600) + '</td><td class="num">' + pct(j.allocated_gpu_s ? v / j.allocated_gpu_s : null) + '</td></tr>';
         }).join('') + '</table></div><div><h2>Goodput over time</h2><div class="chart" id="c-windows"></div></div></div>';
+      // the agent's live pass over the job's last window (docs/findings.md), apart from the stored findings
+      if (lv && lv.live) h += '<h2 id="live-findings">Live findings <span class="muted">last ' + dur(lv.live.window_s) + ', as of ' +
+        new Date(lv.live.as_of_ns / 1e6).toLocaleTimeString() + '</span></h2>' +
+        ((lv.live_findings || []).map(findingHtml).join('') || '<p class="muted">No live findings for this job.</p>');
       h += '<h2>Findings</h2>' + ((j.findings || []).map(findingHtml).join('') || '<p class="muted">No findings for this job.</p>');
       h += '<h2>GPUs</h2><ul>' + j.allocations.map(function (a) {
         return '<li>' + devLink(a.uuid) + ' <span class="muted">' + when(a.from_s) + ' → ' + (a.to_s ? when(a.to_s) : 'now') + '</span></li>';

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "agent/agent.h"
+#include "cli/agent_live.h"
 #include "cli/agent_logs.h"
 #include "cli/exit_codes.h"
 #include "attribution/slurm.h"
@@ -127,6 +128,9 @@ static void usage(FILE *f) {
             "  --log-profiles FILE  extra log profiles (docs/logs.md)\n"
             "  --listen ADDR:PORT serve the dashboard (/), the JSON API (/api/v1/) and\n"
             "                     Prometheus /metrics here (e.g. 127.0.0.1:9464; docs/api.md)\n"
+            "  --window D         live findings: every minute of source time, diagnose each\n"
+            "                     job's last D (default 15m) and show it at /api/v1/findings\n"
+            "                     (with --listen; `off` = none; docs/findings.md)\n"
             "  --token-file F     require `Authorization: Bearer <token in F>` on the API;\n"
             "                     needed when --listen is not a loopback address\n"
             "  --insecure         allow a non-loopback --listen without a token\n"
@@ -172,6 +176,8 @@ int gp_cmd_agent(int argc, char **argv) {
     int n_logs = 0;
     gp_ledger_opts lo = {0}; /* --ledger, --host-name: the fleet ledger (docs/fleet.md) */
     gp_serve_opts so = {0};
+    gp_agent_live live = {.window_ns = GP_LIVE_DEFAULT_WINDOW_NS};
+    int live_set = 0; /* --window given: live findings even without --listen (--stats) */
     static const struct option opts[] = {{"source", required_argument, 0, 's'},
                                          {"db", required_argument, 0, 'd'},
                                          {"interval", required_argument, 0, 'i'},
@@ -204,6 +210,7 @@ int gp_cmd_agent(int argc, char **argv) {
                                          {"accept-old", no_argument, 0, 'O'},
                                          {"log", required_argument, 0, 'g'},
                                          {"log-profiles", required_argument, 0, 'G'},
+                                         {"window", required_argument, 0, 'W'},
                                          {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -323,6 +330,15 @@ int gp_cmd_agent(int argc, char **argv) {
             break;
         case 'G':
             log_profiles = optarg;
+            break;
+        case 'W':
+            if (!strcmp(optarg, "off")) {
+                live.window_ns = 0;
+                live_set = 0;
+            } else if (gp_parse_duration_ns(optarg, &live.window_ns) < 0 || live.window_ns <= 0)
+                return bad_duration("--window", optarg);
+            else
+                live_set = 1;
             break;
         case 'l':
             lo.url = optarg;
@@ -464,6 +480,11 @@ int gp_cmd_agent(int argc, char **argv) {
     }
     if (gp_agent_logs_attach(&logs, a) != 0)
         fprintf(stderr, "goodput agent: too many hooks; not following --log\n");
+    live.srv = srv;
+    int live_on = live.window_ns > 0 && (srv || live_set);
+    if (live_on && gp_agent_live_attach(&live, a) != 0) {
+        fprintf(stderr, "goodput agent: too many hooks; no live findings\n");
+    }
     int rc = gp_agent_run(a, &stop_flag, err, sizeof err);
     if (ledger && gp_ledger_drain(ledger, 60000000000LL, err, sizeof err) != 0)
         fprintf(stderr,
@@ -483,12 +504,14 @@ int gp_cmd_agent(int argc, char **argv) {
         printf("{\"samples\": %llu, \"proc_samples\": %llu, \"events\": %llu, \"ticks\": %llu, "
                "\"agent_cpu_s\": %.6f, \"source_cpu_s\": %.6f, \"agent_cpu_us_per_sample\": %.3f, "
                "\"max_rss_kib\": %ld, \"ticks_late\": %llu, \"tick_late_max_ms\": %.3f, "
-               "\"ingest_dropped\": %llu, \"ingest_rejected\": %llu}\n",
+               "\"ingest_dropped\": %llu, \"ingest_rejected\": %llu, \"live_passes\": %llu, "
+               "\"live_cpu_s\": %.6f}\n",
                (unsigned long long)st->samples, (unsigned long long)st->proc_samples,
                (unsigned long long)st->events, (unsigned long long)st->ticks, st->collect_cpu_s,
                st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
                ru.ru_maxrss, (unsigned long long)st->ticks_late, (double)st->tick_late_max_ns / 1e6,
-               (unsigned long long)ingest_total(a, 1), (unsigned long long)ingest_total(a, 0));
+               (unsigned long long)ingest_total(a, 1), (unsigned long long)ingest_total(a, 0),
+               (unsigned long long)live.passes, live.cpu_s);
     }
     for (int i = 0; i < n_scrape; i++)
         gp_scraper_free(scr[i].sc);
@@ -503,6 +526,7 @@ int gp_cmd_agent(int argc, char **argv) {
     }
     gp_agent_close(a);
     gp_agent_logs_free(&logs);
+    gp_agent_live_free(&live);
     if (rc != 0) {
         fprintf(stderr, "goodput agent: %s\n", err);
         return rc == GP_AGENT_STORE_FULL ? GP_EXIT_INPUT : GP_EXIT_FAIL;

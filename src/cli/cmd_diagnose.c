@@ -21,7 +21,8 @@ static void usage(FILE *f) {
     fprintf(
         f, "usage: goodput diagnose --db PATH [--job ID] [--json] [--top N | --all]\n"
            "                        [--price USD_PER_GPU_H] [--slo-ttft S] [--slo-tpot S]\n"
-           "                        [--slo-e2e S] [--no-write] [--window DUR [--windows]]\n\n"
+           "                        [--slo-e2e S] [--no-write]\n"
+           "                        [--window DUR [--windows | --as-of NS]]\n\n"
            "What holds each job back, ranked by badput explained, then headroom: every finding\n"
            "names its class, scope, time range, the badput it explains (GPU-hours and dollars\n"
            "by bucket) and, never added to it, the headroom a fix recovers from productive\n"
@@ -40,6 +41,9 @@ static void usage(FILE *f) {
            "                 with its median step time against the whole job's ideal\n"
            "  --windows      diagnose every window of DUR (default 5m) from each job's start:\n"
            "                 findings and step-time deviation over time (not stored)\n"
+           "  --as-of NS     with --window: the store as it stood at NS (ns since the epoch,\n"
+           "                 source clock), e.g. a live finding's as_of_ns from the API:\n"
+           "                 repeats what the agent computed live (docs/findings.md)\n"
            "  --ledger URL   fleet findings by class from the PostgreSQL ledger (docs/fleet.md)\n");
 }
 
@@ -52,7 +56,8 @@ static void iso(int64_t ns, char *buf, size_t cap) {
 
 /* --window / --windows: each job's last window, or all of them, diagnosed on their own. */
 static int diagnose_windows(gp_store *s, const char *db, const char *job, const gp_diag_opts *o,
-                            int64_t window_ns, int last_only, int json, size_t top) {
+                            int64_t window_ns, int last_only, int64_t as_of_ns, int json,
+                            size_t top) {
     char err[512];
     gp_job *jobs = NULL;
     size_t nj = 0;
@@ -74,6 +79,7 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
         if (job) json_object_set_new(root, "job", json_string(job));
         json_object_set_new(root, "window_s", json_real((double)window_ns / 1e9));
         json_object_set_new(root, "mode", json_string(last_only ? "last" : "all"));
+        json_object_set_new(root, "as_of_ns", as_of_ns > 0 ? json_integer(as_of_ns) : json_null());
     } else
         printf("Findings in %s per %s%.0f s window%s, ranked by badput, then headroom:\n", db,
                last_only ? "last " : "", (double)window_ns / 1e9, last_only ? "" : "s");
@@ -82,7 +88,8 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
         const char *id = job ? job : jobs[i].id;
         gp_diag_window *w = NULL;
         size_t nw = 0;
-        if (gp_diagnose_windows(s, id, o, window_ns, last_only, &w, &nw, err, sizeof err) < 0) {
+        if (gp_diagnose_windows_as_of(s, id, o, window_ns, last_only, as_of_ns, &w, &nw, err,
+                                      sizeof err) < 0) {
             fprintf(stderr, "goodput diagnose: %s\n", err);
             rc = GP_EXIT_FAIL;
             break;
@@ -151,12 +158,13 @@ int gp_cmd_diagnose(int argc, char **argv) {
         {"ledger", required_argument, 0, 'L'}, /* fleet findings from PostgreSQL */
         {"window", required_argument, 0, 'w'},
         {"windows", no_argument, 0, 'W'},
+        {"as-of", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *db = NULL, *job = NULL, *ledger = NULL;
     int json = 0, all_windows = 0;
-    int64_t window_ns = 0;
+    int64_t window_ns = 0, as_of_ns = 0;
     long top = 10;
     gp_diag_opts o = {0};
     optind = 1;
@@ -188,6 +196,17 @@ int gp_cmd_diagnose(int argc, char **argv) {
         case 'W':
             all_windows = 1;
             break;
+        case 'A': {
+            long long v = strtoll(optarg, &end, 10);
+            if (*end || v <= 0) {
+                fprintf(stderr,
+                        "goodput diagnose: --as-of: '%s' is not a time in ns since the epoch\n",
+                        optarg);
+                return GP_EXIT_USAGE;
+            }
+            as_of_ns = (int64_t)v;
+            break;
+        }
         case 'a':
             top = 0;
             break;
@@ -242,6 +261,10 @@ int gp_cmd_diagnose(int argc, char **argv) {
         usage(stderr);
         return GP_EXIT_USAGE;
     }
+    if (as_of_ns > 0 && window_ns <= 0) {
+        fprintf(stderr, "goodput diagnose: --as-of needs --window DUR\n");
+        return GP_EXIT_USAGE;
+    }
     if (all_windows && window_ns <= 0) window_ns = 300LL * 1000000000LL;
     if (window_ns > 0) o.no_write = 1; /* the store keeps whole-job findings */
     char err[512];
@@ -269,7 +292,8 @@ int gp_cmd_diagnose(int argc, char **argv) {
         return GP_EXIT_INPUT;
     }
     if (window_ns > 0) {
-        int wrc = diagnose_windows(s, db, job, &o, window_ns, !all_windows, json, (size_t)top);
+        int wrc =
+            diagnose_windows(s, db, job, &o, window_ns, !all_windows, as_of_ns, json, (size_t)top);
         gp_store_close(s);
         return wrc;
     }

@@ -636,6 +636,37 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
     send_json(r, o);
 }
 
+/* The agent's live findings (gp_serve_set_live), filtered as the stored ones: "live"
+ * {"as_of_ns", "window_s"} and "live_findings" [...], or null and [] without an agent
+ * pass (a plain `goodput serve`, or before the first minute). */
+static void add_live_findings(gp_serve *s, json_t *doc, const char *job, const char *cls,
+                              size_t limit) {
+    pthread_mutex_lock(&s->mu);
+    char *text = s->live_json ? strdup(s->live_json) : NULL;
+    pthread_mutex_unlock(&s->mu);
+    json_t *live = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    json_t *src = live ? json_object_get(live, "findings") : NULL, *out = json_array();
+    size_t i;
+    json_t *x;
+    json_array_foreach(src, i, x) {
+        if (limit && json_array_size(out) >= limit) break;
+        const char *xj = json_string_value(json_object_get(x, "job"));
+        const char *xc = json_string_value(json_object_get(x, "class"));
+        if (job && (!xj || strcmp(xj, job) != 0)) continue;
+        if (cls && (!xc || strcmp(xc, cls) != 0)) continue;
+        json_array_append(out, x);
+    }
+    json_object_set_new(doc, "live",
+                        live ? json_pack("{s:O, s:O, s:O}", "as_of_ns",
+                                         json_object_get(live, "as_of_ns"), "window_s",
+                                         json_object_get(live, "window_s"), "jobs",
+                                         json_object_get(live, "jobs"))
+                             : json_null());
+    json_object_set_new(doc, "live_findings", out);
+    json_decref(live);
+}
+
 static void api_findings(gp_serve *s, const srv_req *q, srv_resp *r) {
     const char *job = srv_param(q, "job");
     const char *cls = srv_param(q, "class");
@@ -656,7 +687,12 @@ static void api_findings(gp_serve *s, const srv_req *q, srv_resp *r) {
         if (!cls || (int)f[i].cls == gp_finding_class_parse(cls)) f[k++] = f[i];
     json_t *a = gp_findings_json(f, k, (size_t)limit);
     free(f);
-    send_json(r, json_pack("{s:o}", "findings", a));
+    json_t *doc = json_pack("{s:o}", "findings", a);
+    add_live_findings(s, doc, job,
+                      cls ? gp_finding_class_name((gp_finding_class)gp_finding_class_parse(cls))
+                          : NULL,
+                      (size_t)limit);
+    send_json(r, doc);
 }
 
 static void api_index(srv_resp *r) {

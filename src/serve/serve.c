@@ -603,6 +603,7 @@ void gp_serve_stop(gp_serve *s) {
     srv_conns_free(s->conns);
     gp_store_close(s->store);
     free(s->queue.p);
+    free(s->live_json);
     free(s->ended);
     free(s->quiet);
     srv_accts_free(s);
@@ -634,6 +635,16 @@ void gp_serve_attach(gp_serve *s, gp_agent *a) {
     pthread_mutex_unlock(&s->mu);
     gp_serve_pump(s, a);
     gp_agent_set_hook(a, pump_hook, s, 250000000);
+}
+
+void gp_serve_set_live(gp_serve *s, const char *json_text) {
+    if (!s) return;
+    char *copy = json_text ? strdup(json_text) : NULL;
+    pthread_mutex_lock(&s->mu);
+    char *old = s->live_json;
+    s->live_json = copy;
+    pthread_mutex_unlock(&s->mu);
+    free(old);
 }
 
 void gp_serve_detach(gp_serve *s) {

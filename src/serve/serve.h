@@ -45,6 +45,10 @@ const char *gp_serve_url(const gp_serve *s);
 void gp_serve_attach(gp_serve *s, gp_agent *a);
 /* On the agent's thread: snapshot statistics, feed queued POSTed events. */
 void gp_serve_pump(gp_serve *s, gp_agent *a);
+/* On the agent's thread: the live findings of its last pass, as a JSON document
+ * {"as_of_ns", "window_s", "findings": [...]} (cli/agent_live.h); copied under the
+ * snapshot's mutex, shown by GET /api/v1/findings. NULL clears them. */
+void gp_serve_set_live(gp_serve *s, const char *json_text);
 /* The agent is about to close: POST answers 503 from now on; GETs keep working. */
 void gp_serve_detach(gp_serve *s);
 

@@ -110,6 +110,9 @@ struct gp_serve {
     uint64_t spans_dropped;  /* refused because the queue was full (503, client retries) */
     uint64_t otlp_bad_requests;
     int attached, detached;
+    /* The agent's live findings (gp_serve_set_live): a JSON document, replaced whole on
+     * each live pass; NULL until the first. */
+    char *live_json;
     /* server thread only */
     uint64_t requests_by_class[6]; /* 1xx..5xx by first digit; [0] unused */
     uint64_t metrics_scrapes;

@@ -254,6 +254,24 @@ static void test_api(void **state) {
     json_decref(o);
     o = get_json(s, "/api/v1/findings", "class=not_ready", 200);
     assert_int_equal(json_array_size(json_object_get(o, "findings")), 1);
+    /* no agent pass: live is null and there are no live findings */
+    assert_true(json_is_null(json_object_get(o, "live")));
+    assert_int_equal(json_array_size(json_object_get(o, "live_findings")), 0);
+    json_decref(o);
+    /* a live pass as the agent hands it over (cli/agent_live.c), filtered like the rest */
+    gp_serve_set_live(s, "{\"as_of_ns\": 7, \"window_s\": 600.0, \"jobs\": [], \"findings\": ["
+                         "{\"job\": \"a\", \"class\": \"input_bound\", \"live\": true},"
+                         "{\"job\": \"b\", \"class\": \"input_bound\", \"live\": true},"
+                         "{\"job\": \"b\", \"class\": \"not_ready\", \"live\": true}]}");
+    o = get_json(s, "/api/v1/findings", "job=b", 200);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "live"), "as_of_ns")),
+                     7);
+    assert_int_equal(json_array_size(json_object_get(o, "live_findings")), 2);
+    json_decref(o);
+    o = get_json(s, "/api/v1/findings", "class=input_bound&limit=1", 200);
+    json_t *lf = json_object_get(o, "live_findings");
+    assert_int_equal(json_array_size(lf), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(lf, 0), "job")), "a");
     json_decref(o);
     gp_serve_stop(s);
 }

@@ -63,8 +63,44 @@ static int diagnose_window(gp_job_input *in, const gp_worker_obs *obs, size_t no
     return 0;
 }
 
+/* Keeps what the store held at as_of_ns: samples, process rows and events up to it, the
+ * allocations begun by then, those that ended later still held. The arrays are the
+ * loader's own (malloc'ed), so they are shortened in place. */
+static void clip_as_of(gp_job_input *in, int64_t as_of_ns) {
+    size_t m = 0;
+    gp_sample *smp = (gp_sample *)in->samples;
+    for (size_t i = 0; i < in->n_samples; i++)
+        if (smp[i].ts_ns <= as_of_ns) smp[m++] = smp[i];
+    in->n_samples = m;
+    gp_proc_sample *prc = (gp_proc_sample *)in->procs;
+    m = 0;
+    for (size_t i = 0; i < in->n_procs; i++)
+        if (prc[i].ts_ns <= as_of_ns) prc[m++] = prc[i];
+    in->n_procs = m;
+    gp_event *ev = (gp_event *)in->events;
+    m = 0;
+    for (size_t i = 0; i < in->n_events; i++)
+        if (ev[i].ts_ns <= as_of_ns) ev[m++] = ev[i];
+    in->n_events = m;
+    gp_alloc *al = (gp_alloc *)in->allocs;
+    m = 0;
+    for (size_t i = 0; i < in->n_allocs; i++) {
+        if (al[i].from_ns > as_of_ns) continue;
+        al[m] = al[i];
+        if (al[m].to_ns > as_of_ns) al[m].to_ns = -1;
+        m++;
+    }
+    in->n_allocs = m;
+}
+
 int gp_diagnose_windows(gp_store *s, const char *job_id, const gp_diag_opts *o, int64_t window_ns,
                         int last_only, gp_diag_window **out, size_t *n, char *err, size_t errlen) {
+    return gp_diagnose_windows_as_of(s, job_id, o, window_ns, last_only, 0, out, n, err, errlen);
+}
+
+int gp_diagnose_windows_as_of(gp_store *s, const char *job_id, const gp_diag_opts *o,
+                              int64_t window_ns, int last_only, int64_t as_of_ns,
+                              gp_diag_window **out, size_t *n, char *err, size_t errlen) {
     *out = NULL;
     *n = 0;
     if (window_ns <= 0) {
@@ -73,6 +109,7 @@ int gp_diagnose_windows(gp_store *s, const char *job_id, const gp_diag_opts *o, 
     }
     gp_job_input in;
     if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
+    if (as_of_ns > 0) clip_as_of(&in, as_of_ns);
     gp_slo_override(&in.slo, o ? &o->slo : NULL);
     gp_features whole;
     gp_worker_obs *obs = NULL, *scratch = NULL;

@@ -38,6 +38,15 @@ typedef struct gp_diag_window {
 int gp_diagnose_windows(struct gp_store *s, const char *job_id, const gp_diag_opts *o,
                         int64_t window_ns, int last_only, gp_diag_window **out, size_t *n,
                         char *err, size_t errlen);
+/* The same as the store stood at as_of_ns (> 0; 0 = everything stored): only samples,
+ * process rows and events with a time <= as_of_ns, allocations begun by then (one that
+ * ended later counts as still held). The agent's live findings are this at its clock;
+ * `goodput diagnose --window W --as-of T` repeats them from the store afterwards. An
+ * allocation the agent closed later with an end before as_of_ns (a process seen gone
+ * after the fact) is the one thing that may differ. */
+int gp_diagnose_windows_as_of(struct gp_store *s, const char *job_id, const gp_diag_opts *o,
+                              int64_t window_ns, int last_only, int64_t as_of_ns,
+                              gp_diag_window **out, size_t *n, char *err, size_t errlen);
 void gp_diag_windows_free(gp_diag_window *w, size_t n);
 
 /* Step-time deviation over time, from the job's step events alone (any rank): for each

@@ -1,0 +1,116 @@
+/* agent_live.c: the agent's live findings (see agent_live.h). */
+#include "cli/agent_live.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/findings_fmt.h"
+#include "engine/windows.h"
+#include "store/store.h"
+
+static double cpu_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
+    double c0 = cpu_now_s();
+    int64_t now = gp_agent_now_ns(a);
+    gp_store *st = gp_agent_store(a);
+    gp_job *jobs = NULL;
+    size_t nj = 0;
+    if (gp_store_list_jobs(st, &jobs, &nj) < 0) {
+        snprintf(l->last_err, sizeof l->last_err, "cannot list jobs: %s", gp_store_errmsg(st));
+        return -1;
+    }
+    json_t *doc = json_object(), *all = json_array(), *jarr = json_array();
+    int rc = 0;
+    for (size_t i = 0; i < nj && rc == 0; i++) {
+        /* a job that ended before the window began has nothing live to say */
+        if (jobs[i].ended_ns > 0 && jobs[i].ended_ns < now - l->window_ns) continue;
+        gp_diag_window *w = NULL;
+        size_t nw = 0;
+        char err[256];
+        /* Hooks share the agent's connection: the pass sees what this tick stored, even
+         * before it is committed, so it is the store as it stands at `now`. */
+        if (gp_diagnose_windows_as_of(st, jobs[i].id, NULL, l->window_ns, 1, now, &w, &nw, err,
+                                      sizeof err) < 0) {
+            snprintf(l->last_err, sizeof l->last_err, "%s", err);
+            rc = -1;
+            break;
+        }
+        if (nw == 1 && w[0].t1_ns >= now - l->window_ns) {
+            json_t *f = gp_findings_json(w[0].findings, w[0].n, 0);
+            size_t k;
+            json_t *x;
+            json_array_foreach(f, k, x) {
+                json_object_set_new(x, "live", json_true());
+                json_object_set_new(x, "window_t0_ns", json_integer(w[0].t0_ns));
+                json_object_set_new(x, "window_t1_ns", json_integer(w[0].t1_ns));
+                json_array_append(all, x);
+            }
+            json_decref(f);
+            json_array_append_new(jarr, json_pack("{s:s, s:I, s:I, s:I}", "job", jobs[i].id,
+                                                  "window_t0_ns", (json_int_t)w[0].t0_ns,
+                                                  "window_t1_ns", (json_int_t)w[0].t1_ns,
+                                                  "findings", (json_int_t)w[0].n));
+            l->jobs++;
+            l->findings += w[0].n;
+        }
+        gp_diag_windows_free(w, nw);
+    }
+    free(jobs);
+    if (rc == 0) {
+        json_object_set_new(doc, "as_of_ns", json_integer(now));
+        json_object_set_new(doc, "window_s", json_real((double)l->window_ns / 1e9));
+        json_object_set_new(doc, "jobs", jarr);
+        json_object_set_new(doc, "findings", all);
+        char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(17));
+        if (text) {
+            free(l->json);
+            l->json = text;
+            gp_serve_set_live(l->srv, l->json);
+        } else {
+            snprintf(l->last_err, sizeof l->last_err, "out of memory");
+            rc = -1;
+        }
+        json_decref(doc);
+    } else {
+        json_decref(all);
+        json_decref(jarr);
+        json_decref(doc);
+    }
+    l->passes++;
+    l->cpu_s += cpu_now_s() - c0;
+    return rc;
+}
+
+static void live_hook(gp_agent *a, void *ctx) {
+    gp_agent_live *l = ctx;
+    int64_t now = gp_agent_now_ns(a);
+    if (l->last_ns == 0) { /* the first tick starts the clock: a pass a minute later */
+        l->last_ns = now;
+        return;
+    }
+    if (now - l->last_ns < l->every_ns) return;
+    l->last_ns = now;
+    char prev[sizeof l->last_err];
+    snprintf(prev, sizeof prev, "%s", l->last_err);
+    if (gp_agent_live_pass(l, a) != 0 && strcmp(prev, l->last_err) != 0)
+        fprintf(stderr, "goodput agent: live findings: %s (will retry)\n", l->last_err);
+}
+
+int gp_agent_live_attach(gp_agent_live *l, gp_agent *a) {
+    if (l->every_ns <= 0) l->every_ns = GP_LIVE_EVERY_NS;
+    if (l->window_ns <= 0) l->window_ns = GP_LIVE_DEFAULT_WINDOW_NS;
+    return gp_agent_set_hook(a, live_hook, l, 0);
+}
+
+void gp_agent_live_free(gp_agent_live *l) {
+    free(l->json);
+    l->json = NULL;
+}

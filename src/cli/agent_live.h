@@ -1,0 +1,43 @@
+/* agent_live.h: `goodput agent --window D`: the agent's live findings. Every minute of
+ * source time (gp_agent_now_ns) the agent diagnoses each job's last window of D (default
+ * 15 min) with the windowed diagnosis (engine/windows.h) over what it has stored so far,
+ * keeps the result in memory and hands it to the HTTP server (gp_serve_set_live), which
+ * shows it at GET /api/v1/findings marked "live". Nothing is written to the store: the
+ * store keeps whole-job findings, and `goodput diagnose --window D --as-of T` repeats a
+ * live pass from the stored data afterwards (same classes, same badput).
+ *
+ * A job is live while its data reaches into the last window; a job whose data ended
+ * longer ago than D is left out. The cost of a pass grows with the jobs' age (each pass
+ * reloads the job from the store); --stats prints the passes and their CPU. */
+#ifndef GP_CLI_AGENT_LIVE_H
+#define GP_CLI_AGENT_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/agent.h"
+#include "serve/serve.h"
+
+#define GP_LIVE_DEFAULT_WINDOW_NS (15LL * 60 * 1000000000LL)
+#define GP_LIVE_EVERY_NS (60LL * 1000000000LL)
+
+typedef struct gp_agent_live {
+    int64_t window_ns;               /* > 0 */
+    int64_t every_ns;                /* source time between passes; GP_LIVE_EVERY_NS */
+    int64_t last_ns;                 /* source time of the last pass; 0 = none yet */
+    gp_serve *srv;                   /* receives each pass; NULL = kept here only */
+    char *json;                      /* the last pass's document (owned; NULL before the first) */
+    uint64_t passes, jobs, findings; /* totals over every pass */
+    double cpu_s;                    /* CPU spent in passes */
+    char last_err[256];
+} gp_agent_live;
+
+/* Registers the hook (called every tick; it acts once per every_ns of source time).
+ * 0, or -1 when the hook table is full. */
+int gp_agent_live_attach(gp_agent_live *l, gp_agent *a);
+/* One pass now, at the agent's clock: fills l->json and hands it to l->srv. 0, or -1
+ * with l->last_err (the previous document is kept). */
+int gp_agent_live_pass(gp_agent_live *l, gp_agent *a);
+void gp_agent_live_free(gp_agent_live *l);
+
+#endif
