@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/findings_fmt.h"
-#include "engine/windows.h"
+#include "report/findings_fmt.h"
+#include "engine/diagnosis/windows.h"
 #include "store/store.h"
 
 static double cpu_now_s(void) {

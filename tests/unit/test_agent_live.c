@@ -15,7 +15,7 @@
 
 #include "agent/agent.h"
 #include "cli/agent_live.h"
-#include "engine/windows.h"
+#include "engine/diagnosis/windows.h"
 #include "store/store.h"
 
 #define NS 1000000000LL
