@@ -7,8 +7,10 @@
  * (commit interval of simulated seconds, default 5 as the agent's --flush; it changes how
  * often the WAL is synced, not what is stored)
  * Prints one JSON line: samples written, write seconds, store bytes, read seconds,
- * points read and the resolution used. Samples are 1 s apart with the fields a
- * simulated H100 reports; retention runs every simulated hour like the agent's. */
+ * points read and the resolution used, and the seconds gp_job_summary_compute takes for
+ * one job holding every GPU for the whole span (what `goodput report` computes for it:
+ * raw samples in the retention window, 1-minute rollups before it). Samples are 1 s apart with the
+ * fields a simulated H100 reports; retention runs every simulated hour like the agent's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "engine/job_summary.h"
 #include "store/rollup.h"
 #include "store/store.h"
 
@@ -56,6 +59,21 @@ int main(int argc, char **argv) {
     uint64_t energy[1024] = {0};
     double w0 = now_s();
     gp_store_begin(s);
+    gp_job job = {0};
+    snprintf(job.id, sizeof job.id, "bench-month");
+    snprintf(job.name, sizeof job.name, "bench-month");
+    job.submitted_ns = job.allocated_ns = t0;
+    job.ready_ns = job.ended_ns = -1;
+    job.exit_code = -1;
+    gp_store_put_job(s, &job);
+    for (int g = 0; g < gpus; g++) {
+        gp_alloc al = {0};
+        snprintf(al.job_id, sizeof al.job_id, "bench-month");
+        snprintf(al.uuid, sizeof al.uuid, "GPU-bench-%04d", g);
+        al.from_ns = t0;
+        al.to_ns = t0 + n_s * S;
+        gp_store_put_alloc(s, &al);
+    }
     for (int64_t i = 1; i <= n_s; i++) {
         for (int g = 0; g < gpus; g++) {
             gp_sample x = {0};
@@ -139,10 +157,24 @@ int main(int argc, char **argv) {
     }
     gp_store_close(s);
     double read_s = now_s() - r0;
+
+    /* The job's summary, from a fresh read-only open as `goodput report` does. */
+    double j0 = now_s();
+    gp_job_summary js;
+    if (gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0 ||
+        gp_job_summary_compute(s, "bench-month", NULL, &js, err, sizeof err) != 0) {
+        fprintf(stderr, "gen_month: summary: %s\n", err);
+        return 1;
+    }
+    gp_store_close(s);
+    double report_s = now_s() - j0;
     printf("{\"days\": %d, \"gpus\": %d, \"retention_days\": %s, \"samples\": %lld,"
            " \"write_s\": %.1f, \"store_bytes\": %lld, \"read_s\": %.3f, \"points\": %zu,"
-           " \"step_s\": %lld, \"util_mean\": %.4f, \"commit_every_s\": %lld}\n",
+           " \"step_s\": %lld, \"util_mean\": %.4f, \"commit_every_s\": %lld,"
+           " \"report_s\": %.3f, \"job_allocated_gpu_h\": %.2f, \"job_busy_gpu_h\": %.2f,"
+           " \"job_mean_util\": %.4f, \"job_energy_kwh\": %.2f}\n",
            days, gpus, argv[4], (long long)(n_s * gpus), write_s, bytes, read_s, points,
-           (long long)(step / S), util_mean, (long long)every);
+           (long long)(step / S), util_mean, (long long)every, report_s, js.allocated_gpu_h,
+           js.busy_gpu_h, js.mean_gpu_util, js.energy_kwh);
     return 0;
 }

@@ -28,19 +28,27 @@
  * ~4 ms for an hour-long job and ~0.2 s for a day-long one on the bench VM), with no
  * SQLite reads or row decoding of the past (bench/RESULTS.md, "serve").
  *
+ * Samples: raw rows where they exist; before a device's raw window (rows retention
+ * deleted) its 1-minute rollups, each row one interval of a minute with its mean values
+ * and its last energy counter (fold_rollups). A state that folded raw rows keeps them
+ * when retention deletes them: the folded sums do not depend on the rows still being
+ * there.
+ *
  * The state resets itself (a full reload) when the past it folded may have changed: the
- * window start moved (retention deleted rows, or rows older than the store's first
- * arrived), an allocation was added before or removed from the ones folded, an
- * allocation now ends before rows already folded, the window end moved backwards, or
- * another job's allocations on the same GPUs changed (they decide how a shared GPU's
- * activity is attributed).
- * It assumes what the agent guarantees: a device's samples are inserted in time order
- * (a sample older than the last one folded for an allocation, or one replaced in place,
- * is not seen until the next reset). Late events are always seen (by id, not by time). */
+ * window start moved (rows older than the store's first arrived; retention does not move
+ * it, the store's start being read from the rollups, which retention keeps), an allocation was
+ * added before or removed from the ones folded, an allocation now ends before rows already folded,
+ * the window end moved backwards, or another job's allocations on the same GPUs changed (they
+ * decide how a shared GPU's activity is attributed). It assumes what the agent guarantees: a
+ * device's samples are inserted in time order (a sample older than the last one folded for an
+ * allocation, or one replaced in place, is not seen until the next reset). Late events are always
+ * seen (by id, not by time). */
 #include "engine/accounting/job_summary.h"
 
 #include "engine/accounting/alloc_split.h"
+#include "store/rollup.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,23 +58,43 @@
 /* min/max of ts_ns over samples and events, via their (uuid, ts_ns) and (job_id, ts_ns)
  * indexes: a loose index scan over the distinct leading keys (recursive CTE), then an
  * indexed min/max per key. A plain min(ts_ns) would read every row of both tables. */
+#define SPAN_RAW                                                                                   \
+    " su(u) AS (SELECT (SELECT min(uuid) FROM samples) UNION ALL"                                  \
+    "  SELECT (SELECT min(uuid) FROM samples WHERE uuid > su.u) FROM su"                           \
+    "  WHERE su.u IS NOT NULL)"
+/* ...then index lookups (schema migration 6) of events and allocations: one per bound,
+ * however many jobs. */
+#define SPAN_TAIL                                                                                  \
+    "  SELECT (SELECT min(ts_ns) FROM samples WHERE uuid = su.u) AS a,"                            \
+    "   (SELECT max(ts_ns) FROM samples WHERE uuid = su.u) AS b FROM su"                           \
+    "   WHERE su.u IS NOT NULL"                                                                    \
+    "  UNION ALL SELECT (SELECT min(ts_ns) FROM events), (SELECT max(ts_ns) FROM events)"          \
+    "  UNION ALL SELECT (SELECT min(from_ns) FROM allocations),"                                   \
+    "   (SELECT max(COALESCE(to_ns, from_ns)) FROM allocations))"
+
+/* The rollups count too: retention deletes raw rows but never rollups, so the store's
+ * start is where its first rollup bucket's first sample was, however much raw history
+ * retention has deleted since (a start that moved with retention would reset every
+ * incremental state at each retention pass, see the reset rule above). A store without
+ * rollup tables (an older schema opened read-only) falls back to the raw rows. */
 int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
     sqlite3_stmt *st;
     *t0_ns = *t1_ns = -1;
     const char *sql =
-        "WITH RECURSIVE"
-        " su(u) AS (SELECT (SELECT min(uuid) FROM samples) UNION ALL"
-        "  SELECT (SELECT min(uuid) FROM samples WHERE uuid > su.u) FROM su"
-        "  WHERE su.u IS NOT NULL)"
+        "WITH RECURSIVE" SPAN_RAW ","
+        " ru(u) AS (SELECT (SELECT min(uuid) FROM rollup_1m) UNION ALL"
+        "  SELECT (SELECT min(uuid) FROM rollup_1m WHERE uuid > ru.u) FROM ru"
+        "  WHERE ru.u IS NOT NULL)"
         " SELECT min(a), max(b) FROM ("
-        "  SELECT (SELECT min(ts_ns) FROM samples WHERE uuid = su.u) AS a,"
-        "   (SELECT max(ts_ns) FROM samples WHERE uuid = su.u) AS b FROM su"
-        "   WHERE su.u IS NOT NULL"
-        /* index lookups (schema migration 6): one per bound, however many jobs */
-        "  UNION ALL SELECT (SELECT min(ts_ns) FROM events), (SELECT max(ts_ns) FROM events)"
-        "  UNION ALL SELECT (SELECT min(from_ns) FROM allocations),"
-        "   (SELECT max(COALESCE(to_ns, from_ns)) FROM allocations))";
-    if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return -1;
+        /* first/last bucket by the primary key (uuid, t1_ns): buckets do not overlap */
+        "  SELECT (SELECT first_ts_ns FROM rollup_1m WHERE uuid = ru.u ORDER BY t1_ns LIMIT 1) AS "
+        "a,"
+        "   (SELECT last_ts_ns FROM rollup_1m WHERE uuid = ru.u ORDER BY t1_ns DESC LIMIT 1) AS b"
+        "   FROM ru WHERE ru.u IS NOT NULL UNION ALL" SPAN_TAIL;
+    const char *sql_raw = "WITH RECURSIVE" SPAN_RAW " SELECT min(a), max(b) FROM (" SPAN_TAIL;
+    if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(gp_store_db(s), sql_raw, -1, &st, NULL) != SQLITE_OK)
+        return -1;
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         *t0_ns = sqlite3_column_int64(st, 0);
         *t1_ns = sqlite3_column_int64(st, 1);
@@ -125,6 +153,12 @@ typedef struct acct_alloc {
     wmean util, sm, tensor, dram, memf;
     uint64_t e_first, e_last;
     int have_e;
+    /* Energy counter where the rollup part ended (the last 1-minute bucket folded before
+     * the raw window): the energy before it is split evenly on a shared GPU, per-process
+     * SM shares not being rolled up. */
+    uint64_t e_roll;
+    int have_e_roll;
+    int64_t roll_end;             /* end of the rollup part (a when none) */
     double share_mine, share_all; /* sums of sm_share: this job's, everyone's */
 } acct_alloc;
 
@@ -271,7 +305,114 @@ static int col_known(sqlite3_stmt *st, int i) {
     return sqlite3_column_type(st, i) != SQLITE_NULL;
 }
 
-/* Folds the samples of allocation k in (cursor, b] into its sums; appends activity. */
+static int act_push(act_new **nw, size_t *nn, size_t *cap, act_new e) {
+    if (*nn == *cap) {
+        size_t c = *cap ? *cap * 2 : 1024;
+        act_new *p = realloc(*nw, c * sizeof *p);
+        if (!p) return -1;
+        *nw = p;
+        *cap = c;
+    }
+    (*nw)[(*nn)++] = e;
+    return 0;
+}
+
+/* One int64 (or -1: NULL, no row, or no such table) for a query on one device. */
+static int64_t device_scalar(sqlite3 *db, const char *sql, const char *uuid) {
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Where a device's raw samples take over from its 1-minute rollups for a fold that
+ * starts after cursor_ns: -1 when no raw row after the cursor was deleted (retention
+ * deletes a prefix, so that is when the first raw row left is at or before the cursor,
+ * or when the first rollup bucket starts at the first raw sample, or there are no
+ * rollups): then the raw rows answer, as before rollups existed. Else the end of the
+ * bucket holding the first raw sample left (INT64_MAX when none is left): that bucket
+ * holds deleted and kept samples alike, so it is read whole from the rollup and the raw
+ * rows after it. Two index lookups. */
+static int64_t raw_boundary(sqlite3 *db, const char *uuid, int64_t cursor_ns) {
+    int64_t raw0 = device_scalar(db, "SELECT min(ts_ns) FROM samples WHERE uuid = ?1", uuid);
+    if (raw0 >= 0 && raw0 <= cursor_ns) return -1;
+    int64_t roll0 = device_scalar(
+        db, "SELECT first_ts_ns FROM rollup_1m WHERE uuid = ?1 ORDER BY t1_ns LIMIT 1", uuid);
+    if (roll0 < 0 || (raw0 >= 0 && roll0 >= raw0)) return -1;
+    if (raw0 < 0) return INT64_MAX;
+    int64_t q = raw0 / GP_ROLLUP_1M_NS + (raw0 % GP_ROLLUP_1M_NS > 0);
+    return q * GP_ROLLUP_1M_NS;
+}
+
+/* Folds allocation k's 1-minute rollup rows of buckets that end after the cursor and by
+ * the raw boundary rb, and start before b: each row is one interval from the cursor to
+ * its end (clipped at b) with the bucket's mean gauges; the energy counter is the
+ * bucket's last one. Per-process SM shares are not rolled up, so on a GPU other jobs
+ * hold too the job's activity before the raw window is the even split among the
+ * holders at the bucket's end (gp_util_attributed with shares unknown), and so is its
+ * energy there (e_roll, see acct_update). A bucket's means include samples of it that
+ * lie outside the allocation: within a minute at each end, the rollup's precision. */
+static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t b, int64_t rb, int n_hold,
+                        act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
+    int64_t hi = b / GP_ROLLUP_1M_NS + (b % GP_ROLLUP_1M_NS > 0);
+    hi *= GP_ROLLUP_1M_NS;
+    if (rb < hi) hi = rb;
+    if (hi <= x->cursor) return 0;
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT t1_ns, gpu_util_sum / gpu_util_n, sm_active_sum / sm_active_n,"
+             " tensor_active_sum / tensor_active_n, dram_active_sum / dram_active_n,"
+             " mem_used_bytes_sum / mem_used_bytes_n, mem_total_bytes, energy_mj, %s"
+             " FROM rollup_1m WHERE uuid = ?1 AND t1_ns > ?2 AND t1_ns <= ?3 ORDER BY t1_ns",
+             n_hold > 1 ? "(SELECT count(DISTINCT a.job_id) FROM allocations a WHERE"
+                          " a.uuid = rollup_1m.uuid AND a.from_ns < min(rollup_1m.t1_ns, ?4)"
+                          " AND (a.to_ns IS NULL OR a.to_ns >= min(rollup_1m.t1_ns, ?4)))"
+                        : "1");
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, x->cursor);
+    sqlite3_bind_int64(st, 3, hi);
+    if (n_hold > 1) sqlite3_bind_int64(st, 4, b);
+    int rc = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t t1 = sqlite3_column_int64(st, 0), te = t1 < b ? t1 : b;
+        (*rows)++;
+        double w = (double)(te - x->cursor);
+        if (w <= 0) w = 1;
+        x->cursor = x->roll_end = te;
+        if (col_known(st, 1)) {
+            double u = sqlite3_column_double(st, 1);
+            wm_add(&x->util, u, w);
+            double mine_u = gp_util_attributed(u, sqlite3_column_int(st, 8), 0, 0, 0);
+            rc = act_push(nw, nn, cap, (act_new){te, (int64_t)w, mine_u, k});
+        }
+        if (col_known(st, 2)) wm_add(&x->sm, sqlite3_column_double(st, 2), w);
+        if (col_known(st, 3)) wm_add(&x->tensor, sqlite3_column_double(st, 3), w);
+        if (col_known(st, 4)) wm_add(&x->dram, sqlite3_column_double(st, 4), w);
+        if (col_known(st, 5) && col_known(st, 6)) {
+            double used = sqlite3_column_double(st, 5);
+            double total = (double)(uint64_t)sqlite3_column_int64(st, 6);
+            if (total > 0) wm_add(&x->memf, used / total, w);
+        }
+        if (col_known(st, 7)) {
+            uint64_t e = (uint64_t)sqlite3_column_int64(st, 7);
+            if (!x->have_e) x->e_first = e;
+            x->e_last = x->e_roll = e;
+            x->have_e = x->have_e_roll = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Folds the samples of allocation k in (cursor, b] into its sums; appends activity.
+ * Before the device's raw window (retention deleted the rows there) the 1-minute
+ * rollups stand in (fold_rollups), then the raw rows after them. */
 static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, const char *job_id,
                         act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
     sqlite3_stmt *st;
@@ -280,6 +421,9 @@ static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, const char
      * GPU at each sample come along. (Another job's allocation stored later with a start
      * in the past is not re-applied to samples already folded.) */
     int n_hold = holders(s, x->al.uuid, x->a, b);
+    int64_t rb = raw_boundary(gp_store_db(s), x->al.uuid, x->cursor);
+    if (rb > x->cursor && fold_rollups(s, x, k, b, rb, n_hold, nw, nn, cap, rows) != 0) return -1;
+    if (x->cursor >= b) return 0;
     /* Only the columns the summary reads (the row has 24). */
     if (sqlite3_prepare_v2(gp_store_db(s),
                            n_hold > 1
@@ -316,21 +460,14 @@ static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, const char
         if (col_known(st, 1)) {
             double u = sqlite3_column_double(st, 1);
             wm_add(&x->util, u, w);
-            if (*nn == *cap) {
-                size_t c = *cap ? *cap * 2 : 1024;
-                act_new *p = realloc(*nw, c * sizeof *p);
-                if (!p) {
-                    rc = -1;
-                    break;
-                }
-                *nw = p;
-                *cap = c;
-            }
             double mine = sqlite3_column_double(st, 8), all = sqlite3_column_double(st, 9);
             /* Holders at this instant: a job alone on the GPU gets all of it. */
             int here = sqlite3_column_int(st, 10);
             double mine_u = gp_util_attributed(u, here, col_known(st, 9), mine, all);
-            (*nw)[(*nn)++] = (act_new){ts, (int64_t)w, mine_u, k};
+            if (act_push(nw, nn, cap, (act_new){ts, (int64_t)w, mine_u, k}) != 0) {
+                rc = -1;
+                break;
+            }
         }
         if (col_known(st, 2)) wm_add(&x->sm, sqlite3_column_double(st, 2), w);
         if (col_known(st, 3)) wm_add(&x->tensor, sqlite3_column_double(st, 3), w);
@@ -620,7 +757,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         for (size_t i = a->n_al; i < na; i++) {
             memset(&a->al[i], 0, sizeof a->al[i]);
             int64_t lo = allocs[i].from_ns > t0 ? allocs[i].from_ns : t0;
-            a->al[i].a = a->al[i].cursor = lo;
+            a->al[i].a = a->al[i].cursor = a->al[i].roll_end = lo;
             a->al[i].proc_cursor = a->al[i].mem_cursor = lo - 1;
             a->al[i].mem_max = -1;
         }
@@ -680,7 +817,14 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         if (x->have_e && x->e_last >= x->e_first) {
             double share = x->share_all > 0 ? x->share_mine / x->share_all : -1;
             if (share < 0) share = 1.0 / holders(s, x->al.uuid, x->a, b);
-            energy_mj += (double)(x->e_last - x->e_first) * share;
+            if (x->have_e_roll && x->e_roll >= x->e_first && x->e_last >= x->e_roll) {
+                /* Before the raw window no SM shares are stored: the even split there. */
+                double even = 1.0 / holders(s, x->al.uuid, x->a, x->roll_end);
+                energy_mj += (double)(x->e_roll - x->e_first) * even +
+                             (double)(x->e_last - x->e_roll) * share;
+            } else {
+                energy_mj += (double)(x->e_last - x->e_first) * share;
+            }
             energy_known = 1;
         } else {
             energy_missing = 1;
