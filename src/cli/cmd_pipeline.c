@@ -1,6 +1,7 @@
 /* cmd_pipeline.c: `goodput pipeline`: per-stage throughput, service times, utilization,
  * starvation and backpressure of a multi-stage pipeline from its stage events; the stage
  * that owns the run; pool sizing; and a what-if simulation with new pool sizes. */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
+#include "util/slurp.h"
 #include "engine/pipeline/pipeline.h"
 #include "ingest/ray.h"
 #include "store/store.h"
@@ -124,18 +126,17 @@ static int ray_stats(const char *path, int json) {
         fprintf(stderr, "goodput pipeline: cannot read %s\n", path);
         return GP_EXIT_INPUT;
     }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    for (size_t n; buf && (n = fread(buf + len, 1, cap - len, f)) > 0;) {
-        len += n;
-        if (len == cap && len < (64u << 20)) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) break;
-            buf = b;
-        }
-    }
+    char *buf;
+    size_t len;
+    int src = gp_slurp(f, (size_t)64 << 20, &buf, &len); /* a stats text is kilobytes */
     if (f != stdin) fclose(f);
-    if (!buf) return GP_EXIT_FAIL;
+    if (src != 0) {
+        fprintf(stderr, "goodput pipeline: %s: %s\n", path,
+                src == -EFBIG    ? "larger than 64 MiB: not a Dataset.stats() text"
+                : src == -ENOMEM ? "out of memory"
+                                 : "read error (a directory?)");
+        return src == -ENOMEM ? GP_EXIT_FAIL : GP_EXIT_INPUT;
+    }
     gp_ray_stats *st = malloc(sizeof *st);
     char err[256];
     int rc = st ? gp_ray_stats_parse(buf, len, st, err, sizeof err) : -1;

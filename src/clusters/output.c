@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "clusters/cluster.h"
+#include "report/findings_fmt.h"
 #include "report/svg.h"
 
 #define TOP_N 10
@@ -326,19 +327,8 @@ static void html_findings(const gp_cluster_report *r, FILE *f) {
                 gp_scope_name(x->scope));
         if (x->wasted_gpu_s >= 0) fprintf(f, ", %.1f GPU-h wasted", h(x->wasted_gpu_s));
         fputs("): ", f);
-        gp_html_esc(f, x->summary);
-        fputs("<ul>", f);
-        for (int e = 0; e < x->n_evidence; e++) {
-            const gp_evidence *v = &x->evidence[e];
-            fputs("<li class=\"ev\">", f);
-            gp_html_esc(f, v->metric);
-            fprintf(f, " = %.4g %s %.4g (", v->value, v->op, v->threshold);
-            gp_html_esc(f, v->source);
-            fputs(")</li>", f);
-        }
-        fputs("</ul><p class=\"fix\">Fix: ", f);
-        gp_html_esc(f, x->recommendation);
-        fputs("</p></div>\n", f);
+        gp_finding_html_body(f, x);
+        fputs("</div>\n", f);
     }
 }
 

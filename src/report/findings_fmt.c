@@ -1,6 +1,8 @@
 /* findings_fmt.c: see findings_fmt.h. */
 #include "report/findings_fmt.h"
 
+#include "report/svg.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,4 +375,20 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
     }
     gp_job_input_free(&in);
     return o;
+}
+
+void gp_finding_html_body(FILE *f, const gp_finding *x) {
+    gp_html_esc(f, x->summary);
+    fputs("<ul>", f);
+    for (int e = 0; e < x->n_evidence; e++) {
+        const gp_evidence *v = &x->evidence[e];
+        fputs("<li class=\"ev\">", f);
+        gp_html_esc(f, v->metric);
+        fprintf(f, " = %.4g %s %.4g (", v->value, v->op, v->threshold);
+        gp_html_esc(f, v->source);
+        fputs(")</li>", f);
+    }
+    fputs("</ul><p class=\"fix\">Fix: ", f);
+    gp_html_esc(f, x->recommendation);
+    fputs("</p>", f);
 }

@@ -33,4 +33,8 @@ void gp_findings_report_json(struct gp_store *s, const char *job_id, json_t *roo
  * prints each job's top finding in one line. */
 void gp_findings_demo_summary(const char *db, FILE *out);
 
+/* A finding's body in the self-contained HTML pages (trace, cluster): its summary, its
+ * evidence as a list (metric = value op threshold (source)) and the fix, escaped. */
+void gp_finding_html_body(FILE *f, const gp_finding *x);
+
 #endif

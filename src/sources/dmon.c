@@ -19,6 +19,7 @@
  * topological order). A bad value, a short row or an unknown column is one warning
  * "dmon: FILE:LINE: ..." on stderr (the first 10, then a count); the rest replays. */
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -28,6 +29,7 @@
 #include <time.h>
 
 #include "sources/source.h"
+#include "util/slurp.h"
 
 #define NS 1000000000LL
 #define MAXCOLS 128
@@ -327,26 +329,15 @@ static int dmon_open(const char *arg, const gp_source_opts *opts, void **state, 
         snprintf(err, errlen, "dmon: %s: cannot open", path);
         return -1;
     }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                snprintf(err, errlen, "dmon: %s: out of memory", path);
-                return -1;
-            }
-            buf = nb;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) break;
-    }
-    int bad = ferror(f);
+    char *buf;
+    size_t len;
+    int src = gp_slurp(f, (size_t)1 << 34, &buf, &len);
+    int bad = src != 0 && src != -ENOMEM;
     fclose(f);
+    if (src == -ENOMEM) {
+        snprintf(err, errlen, "dmon: %s: out of memory", path);
+        return -1;
+    }
     dmon_state *st = calloc(1, sizeof *st);
     if (bad || !st) {
         free(buf);

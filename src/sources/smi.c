@@ -23,6 +23,7 @@
 #include <libxml/tree.h>
 
 #include "sources/source.h"
+#include "util/slurp.h"
 
 #define NS 1000000000LL
 #define MIB (1024ull * 1024ull)
@@ -1433,29 +1434,13 @@ int gp_smi_load_opts(const char *path, const gp_smi_opts *opts, gp_smi_log *log,
         snprintf(err, errlen, "smi: %s: cannot open: %s", path, strerror(errno));
         return -1;
     }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 65536 > cap) {
-            cap = cap ? cap * 2 : 131072;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                snprintf(err, errlen, "smi: %s: out of memory", path);
-                return -1;
-            }
-            buf = nb;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) break;
-    }
-    int bad = ferror(f);
+    char *buf;
+    size_t len;
+    int src = gp_slurp(f, (size_t)1 << 34, &buf, &len);
     fclose(f);
-    if (bad) {
-        free(buf);
-        snprintf(err, errlen, "smi: %s: read error (a directory?)", path);
+    if (src != 0) {
+        snprintf(err, errlen, "smi: %s: %s", path,
+                 src == -ENOMEM ? "out of memory" : "read error (a directory?)");
         return -1;
     }
     int rc = gp_smi_parse_opts(path, buf, len, opts, log, err, errlen);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "report/findings_fmt.h"
 #include "report/svg.h"
 #include "traces/report_int.h"
 #include "traces/trace.h"
@@ -540,19 +541,8 @@ static void html_findings(const gp_trace_report *rep, FILE *f) {
                 gp_html_esc(f, rep->findings[k].scope_id);
             }
         fputs("): ", f);
-        gp_html_esc(f, x->summary);
-        fputs("<ul>", f);
-        for (int e = 0; e < x->n_evidence; e++) {
-            const gp_evidence *v = &x->evidence[e];
-            fputs("<li class=\"ev\">", f);
-            gp_html_esc(f, v->metric);
-            fprintf(f, " = %.4g %s %.4g (", v->value, v->op, v->threshold);
-            gp_html_esc(f, v->source);
-            fputs(")</li>", f);
-        }
-        fputs("</ul><p class=\"fix\">Fix: ", f);
-        gp_html_esc(f, x->recommendation);
-        fputs("</p></div>\n", f);
+        gp_finding_html_body(f, x);
+        fputs("</div>\n", f);
     }
 }
 
