@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "engine/job_summary.h"
+#include "engine/accounting/job_summary.h"
 #include "store/rollup.h"
 #include "store/store.h"
 
