@@ -21,7 +21,7 @@ apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 conf="$SRC/tests/integration/otlp_workflows.conf"
 P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$GOODPUT" agent --source "sim:$conf" --db "$tmp/gp.db" --speed 1 --no-socket \
+"$GOODPUT" agent --source "sim:$conf" --db "$tmp/gp.db" --speed 1 --no-socket --flush 500ms \
   --listen "127.0.0.1:$P" --quiet >"$tmp/agent.log" 2>&1 &
 apid=$!
 U="http://127.0.0.1:$P"
@@ -34,9 +34,15 @@ grep -q resourceSpans "$tmp/bad.json" || { cat "$tmp/bad.json"; echo "400 withou
 code=$(curl -s -o "$tmp/bad2.json" -w '%{http_code}' -H 'Content-Type: application/x-protobuf' --data-binary $'\x0a\x05\x12\x09abc' "$U/v1/traces")
 [ "$code" = 400 ] || { cat "$tmp/bad2.json"; echo "malformed OTLP protobuf answered $code"; exit 1; }
 
+# The workflows start once the agent has a sample of the GPU: a call before the first
+# sample has no telemetry to be joined to.
+for i in $(seq 100); do
+  [ "$(sqlite3 "$tmp/gp.db" 'select count(*) from samples' 2>/dev/null || echo 0)" -gt 0 ] && break
+  sleep 0.1
+done
 (cd "$SRC" && node tests/integration/otlp_workflows.mjs "$U/v1/traces" "$tmp/log.jsonl" 300) \
   || { echo "the OpenTelemetry program failed"; exit 1; }
-sleep 2.5 # the samples after the last call, and the pump's store of the last spans
+sleep 2.5 # the samples after the last call committed (--flush 500ms), and the pump's store of the last spans
 "$GOODPUT" sim "$conf" --summary --json >"$tmp/truth.json"
 "$GOODPUT" workflows --db "$tmp/gp.db" --json >"$tmp/wf.json"
 curl -sf "$U/api/v1/workflows" >"$tmp/api.json"
