@@ -18,7 +18,7 @@ FUZZ_LINK_SAN := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_NAMES := $(sort $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz/%)
 FUZZ_SECONDS ?= 60
-FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_SMOKE_SECONDS ?= 3
 FUZZ_JOBS ?= 1
 
 .PHONY: fuzz fuzz-build fuzz-bins fuzz-smoke fuzz-seed

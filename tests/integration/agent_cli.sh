@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# asan-skip: the CLI around the agent loop; the loop itself runs under ASan in test_goodput (agent_run.h) and test_agent_live
 # The agent, report and demo from the command line: clear one-line errors with the right
 # exit codes, a clean stop on SIGTERM with data flushed, and a full simulated run whose
 # report shows the demo's jobs with visibly different goodput.

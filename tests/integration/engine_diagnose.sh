@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# asan-skip: diagnose through the CLI; the engine runs under ASan in test_engine_classify and test_goodput
 # `goodput diagnose` end to end: the demo scenario through the agent into a store, then
 # each simulated job's designed problem (the comments in examples/scenarios/demo.conf)
 # must be its top finding, with evidence, a fix and a cost; findings are written back to

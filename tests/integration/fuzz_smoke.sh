@@ -22,7 +22,7 @@ make --no-print-directory fuzz-build >/tmp/gp-fuzz-build-$$.log 2>&1 || {
 rm -f /tmp/gp-fuzz-build-$$.log
 echo "fuzz build: $((SECONDS - start)) s"
 start=$SECONDS
-make --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-5}"
+make --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-3}"
 rc=$?
 echo "fuzz smoke: $((SECONDS - start)) s"
 exit $rc

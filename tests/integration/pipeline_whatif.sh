@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# asan-skip: a real multi-process Python pipeline timed against the prediction; the engine runs under ASan in test_pipeline
 # The pipeline validation (issue 9): a REAL multi-process Python pipeline
 # (examples/pipeline/pipeline.py: decompress -> parse -> model -> write) reports its stage
 # events to `goodput agent` over the unix socket. With pools A (one worker per stage)

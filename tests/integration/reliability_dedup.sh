@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# asan-skip: replays through the binary; the dedup keys and store paths run under ASan in test_store_hostile and test_proto
 # reliability_dedup.sh: at-least-once delivery never changes results.
 #  - The demo scenario replayed twice into one store: the same number of events and the same
 #    report (text and JSON) as one replay.

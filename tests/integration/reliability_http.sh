@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# asan-skip: hostile HTTP clients with timing; the server paths run under ASan in test_serve and fuzz_api
 # HTTP surface (issue 11), against a running agent with --listen:
 #  - a non-loopback --listen without --token-file is refused at start;
 #  - with a token, /metrics and /api/ answer 401 without it or with a wrong one, 200 with it;

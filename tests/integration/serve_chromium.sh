@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# asan-skip: a headless browser on the dashboard; the API it reads runs under ASan in test_serve
 # serve_chromium.sh: a real headless Chromium (Debian's chromium, driven by playwright-core
 # from npm) opens the dashboard of `goodput agent --listen` running the demo scenario:
 # charts render with data, no console errors, navigation fleet -> job -> device works.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# asan-skip: a headless browser on the pipeline view; its API runs under ASan in test_serve_pipeline
 # serve_pipeline_chromium.sh: a pipeline job on the dashboard (issues 8 and 9). The agent
 # (sim GPU, --listen) receives a four-stage pipeline's stage events by POST /api/v1/events
 # (read -> decode x2 -> model (gpu) -> write, service times drawn here with decode the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# asan-skip: a real Slurm (slurmctld, slurmd, munge, MariaDB); the JSON/text parsing runs under ASan in test_attrib_slurm
 # slurm_real.sh: goodput against a REAL Slurm (Debian slurm-wlm 22.05): munged, MariaDB,
 # slurmdbd, slurmctld and slurmd on loopback, four fake GPUs (gres File= symlinks to
 # /dev/null), contrib/slurm's prolog/epilog installed. Four sbatch jobs:
