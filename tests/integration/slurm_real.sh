@@ -147,7 +147,10 @@ sacct -P -n -X -o JobIDRaw,JobName,State,ExitCode,Submit,Start,End -j \
 cat "$W/sacct.txt"
 "$GOODPUT" attrib jobs --db "$W/gp.db"
 "$GOODPUT" attrib jobs --db "$W/gp.db" --json >"$W/jobs.json" || fail "attrib jobs failed"
-ls -A "$JOBMAP" >"$W/jobmap.left" 2>/dev/null || true
+# the directory must still be there (the epilogs empty it, they do not remove it): a missing
+# directory would read as "cleaned"
+[ -d "$JOBMAP" ] || fail "the job map directory $JOBMAP is gone"
+ls -A "$JOBMAP" >"$W/jobmap.left"
 
 python3 - "$W" "$UUIDS" <<'PY' || fail "checks failed"
 import datetime, json, sys

@@ -13,7 +13,11 @@ trap 'rm -rf "$tmp"' EXIT
 "$GOODPUT" demo --duration 20m --speed 0 --no-live --db "$tmp/demo.db" >"$tmp/demo.txt"
 "$GOODPUT" report --db "$tmp/demo.db" >"$tmp/report.txt"
 "$GOODPUT" diagnose --db "$tmp/demo.db" --all --no-write >"$tmp/diagnose.txt"
-"$GOODPUT" pipeline --db "$tmp/demo.db" >"$tmp/pipeline.txt" 2>&1 || true # no pipeline job: one line
+# the demo has no pipeline job: exit 3 with one line saying so (its width is checked below)
+set +e; "$GOODPUT" pipeline --db "$tmp/demo.db" >"$tmp/pipeline.txt" 2>&1; rc=$?; set -e
+[ "$rc" -eq 3 ] && [ "$(wc -l <"$tmp/pipeline.txt")" -eq 1 ] &&
+    grep -q "no job in .* has stage events" "$tmp/pipeline.txt" ||
+    { echo "FAIL pipeline on a store without pipeline jobs: exit $rc: $(cat "$tmp/pipeline.txt")"; exit 1; }
 for c in $("$GOODPUT" --help | awk '/^commands:/{on=1;next} on&&/^  [a-z]/{print $1} on&&/^$/{exit}'); do
     "$GOODPUT" "$c" --help >"$tmp/help-$c.txt"
 done
