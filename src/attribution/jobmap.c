@@ -75,10 +75,9 @@ static char *read_ids(int dfd, const char *name) {
     char *out = malloc(cap), line[256];
     if (out) out[0] = '\0';
     while (out && fgets(line, sizeof line, fp)) {
-        size_t n = strcspn(line, "\r\n");
-        while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
-            n--;
-        if (!job_id_ok(line, n)) continue; /* the whole line is one id, or it is skipped */
+        /* The first token is the id: some prologs write "jobid uid" (Princeton's form). */
+        size_t n = strcspn(line, " \t\r\n");
+        if (!job_id_ok(line, n)) continue;
         if (len + n + 2 > cap) {
             char *p = realloc(out, cap = (len + n + 2) * 2);
             if (!p) {

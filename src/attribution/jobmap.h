@@ -2,7 +2,8 @@
  * one file per GPU, named by the GPU's index (or its UUID), holding the ids of the jobs
  * on that GPU, one per line, written by a scheduler's prolog/epilog (contrib/slurm/).
  * The file's mtime is when its list last changed: the start of a job that just
- * appeared. Lines that are not a job id ([A-Za-z0-9._:@/-], 1..63 bytes) are skipped. */
+ * appeared. A line's first token is the id (some prologs append the uid); a line whose
+ * first token is not a job id ([A-Za-z0-9._:@/-], 1..63 bytes) is skipped. */
 #ifndef GP_ATTRIBUTION_JOBMAP_H
 #define GP_ATTRIBUTION_JOBMAP_H
 

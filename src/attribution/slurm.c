@@ -8,8 +8,9 @@
  * (same second) instead of adding a second row, so GPU-hours are never counted twice. */
 #include "attribution/slurm.h"
 
+#include "attribution/jobmap.h"
+
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -429,6 +430,9 @@ struct gp_slurm {
     char squeue[256], sacct[256], node[128], jobmap[512];
     char (*uuid_by_idx)[GP_UUID_MAX];
     size_t n_uuid;
+    gp_device *devs; /* the node's GPUs, for the job-mapping files named by index */
+    size_t n_devs;
+    gp_jobmap *jobmap_reader; /* NULL: no job-mapping directory */
     followed *f;
     size_t nf, capf;
     gp_slurm_stats stats;
@@ -448,6 +452,11 @@ int gp_slurm_open(const gp_slurm_opts *o, gp_slurm **out, char *err, size_t errl
     if (s->o.timeout_ms <= 0) s->o.timeout_ms = 10000;
     if (s->o.ready_util <= 0) s->o.ready_util = 0.05;
     if (s->o.ready_sustain_ns <= 0) s->o.ready_sustain_ns = 30 * NS;
+    if (s->jobmap[0] && !(s->jobmap_reader = gp_jobmap_new(s->jobmap))) {
+        free(s);
+        snprintf(err, errlen, "slurm: out of memory");
+        return -1;
+    }
     *out = s;
     return 0;
 }
@@ -455,6 +464,8 @@ int gp_slurm_open(const gp_slurm_opts *o, gp_slurm **out, char *err, size_t errl
 void gp_slurm_close(gp_slurm *s) {
     if (!s) return;
     free(s->uuid_by_idx);
+    free(s->devs);
+    gp_jobmap_free(s->jobmap_reader);
     free(s->f);
     free(s);
 }
@@ -466,6 +477,10 @@ int gp_slurm_set_gpus(gp_slurm *s, const gp_device *devs, size_t n) {
     free(s->uuid_by_idx);
     s->uuid_by_idx = NULL;
     s->n_uuid = 0;
+    free(s->devs);
+    s->devs = n ? malloc(n * sizeof *s->devs) : NULL;
+    s->n_devs = s->devs ? n : 0;
+    if (s->devs) memcpy(s->devs, devs, n * sizeof *devs);
     if (maxi < 0) return 0;
     s->uuid_by_idx = calloc((size_t)maxi + 1, GP_UUID_MAX);
     if (!s->uuid_by_idx) return -1;
@@ -680,55 +695,40 @@ static int settle_ended(gp_slurm *s, gp_store *st, gp_slurm_job *jobs, size_t nj
 
 /* dcgm-exporter HPC job mapping: DIR/<gpu index or uuid> holding job ids, one per line
  * (a second field, e.g. a uid, is ignored). */
-static void read_jobmap(gp_slurm *s, gp_store *st, int64_t now_ns) {
-    if (!s->jobmap[0]) return;
-    DIR *d = opendir(s->jobmap);
-    if (!d) return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.') continue;
-        const char *uuid = NULL;
-        char *e;
-        long idx = strtol(de->d_name, &e, 10);
-        if (*e == '\0' && e != de->d_name)
-            uuid = uuid_of(s, (int)idx);
-        else if (!strncmp(de->d_name, "GPU-", 4) || !strncmp(de->d_name, "MIG-", 4))
-            uuid = de->d_name;
-        if (!uuid) continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", s->jobmap, de->d_name);
-        FILE *fp = fopen(path, "r");
-        if (!fp) continue;
-        struct stat sb;
-        int64_t mtime = fstat(fileno(fp), &sb) == 0
-                            ? (int64_t)sb.st_mtim.tv_sec * NS + sb.st_mtim.tv_nsec
-                            : now_ns;
-        char line[128];
-        while (fgets(line, sizeof line, fp)) {
-            char id[GP_JOB_ID_MAX];
-            if (sscanf(line, "%63[0-9_]", id) != 1) continue;
-            followed *f = follow(s, id, 0);
-            if (!f) {
-                /* A stale file naming a job that ended and was forgotten: not a new one. */
-                gp_job known;
-                if (gp_store_get_job(st, id, &known) == 1 && known.ended_ns >= 0) continue;
-                f = follow(s, id, 1);
-            }
-            if (!f || f->ended) continue;
-            size_t before = f->n_uuid;
-            gp_job j;
-            memset(&j, 0, sizeof j);
-            snprintf(j.id, sizeof j.id, "%s", id);
-            j.origin = GP_ORIGIN_SLURM;
-            j.submitted_ns = j.allocated_ns = j.ready_ns = j.ended_ns = -1;
-            j.exit_code = -1;
-            gp_store_put_job(st, &j);
-            open_alloc(s, st, f, uuid, f->start_ns >= 0 ? f->start_ns : mtime);
-            if ((size_t)f->n_uuid > before) s->stats.jobmap_allocs++;
-        }
-        fclose(fp);
+typedef struct jobmap_ctx {
+    gp_slurm *s;
+    gp_store *st;
+} jobmap_ctx;
+
+/* One (job, GPU) pair of the job-mapping files (attribution/jobmap.h reads them). */
+static void on_jobmap_pair(void *vctx, const char *id, const char *uuid, int64_t mtime_ns) {
+    jobmap_ctx *c = vctx;
+    gp_slurm *s = c->s;
+    if (id[strspn(id, "0123456789_")]) return; /* not a Slurm job id (array: 12_3) */
+    followed *f = follow(s, id, 0);
+    if (!f) {
+        /* A stale file naming a job that ended and was forgotten: not a new one. */
+        gp_job known;
+        if (gp_store_get_job(c->st, id, &known) == 1 && known.ended_ns >= 0) return;
+        f = follow(s, id, 1);
     }
-    closedir(d);
+    if (!f || f->ended) return;
+    size_t before = f->n_uuid;
+    gp_job j;
+    memset(&j, 0, sizeof j);
+    snprintf(j.id, sizeof j.id, "%s", id);
+    j.origin = GP_ORIGIN_SLURM;
+    j.submitted_ns = j.allocated_ns = j.ready_ns = j.ended_ns = -1;
+    j.exit_code = -1;
+    gp_store_put_job(c->st, &j);
+    open_alloc(s, c->st, f, uuid, f->start_ns >= 0 ? f->start_ns : mtime_ns);
+    if ((size_t)f->n_uuid > before) s->stats.jobmap_allocs++;
+}
+
+static void read_jobmap(gp_slurm *s, gp_store *st) {
+    if (!s->jobmap_reader) return;
+    jobmap_ctx c = {s, st};
+    gp_jobmap_scan(s->jobmap_reader, s->devs, s->n_devs, on_jobmap_pair, &c);
 }
 
 int gp_slurm_poll(gp_slurm *s, gp_store *st, int64_t now_ns, char *err, size_t errlen) {
@@ -777,7 +777,7 @@ int gp_slurm_poll(gp_slurm *s, gp_store *st, int64_t now_ns, char *err, size_t e
             f->final_polls++;
         }
     }
-    read_jobmap(s, st, now_ns);
+    read_jobmap(s, st);
     if (settle_ended(s, st, jobs, nj, e2, sizeof e2) != 0) {
         snprintf(s->stats.last_error, sizeof s->stats.last_error, "%s", e2);
         /* Without sacct, squeue's own final state is used. */

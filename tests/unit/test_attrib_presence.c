@@ -217,7 +217,7 @@ static void test_jobmap(void **st) {
     devs[0].index = 0;
     snprintf(devs[1].uuid, sizeof devs[1].uuid, "GPU-one");
     devs[1].index = 1;
-    put(dir, "0", "123\n456\nnot a job!\n", 19);
+    put(dir, "0", "123\n456 1000\nnot-a-job!\n", 24); /* "jobid uid" is read as jobid */
     put(dir, "GPU-one", "789\n", 4);
     put(dir, "7", "999\n", 4); /* an index this node does not have */
     put(dir, ".0.tmp", "555\n", 4);
