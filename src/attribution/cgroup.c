@@ -6,6 +6,7 @@
  * by their documented names, so no configuration is needed. Unknown layouts are not an
  * error: the owner is then the process itself ("pid-PID"). */
 #include "attribution/owner.h"
+#include "attribution/procinfo.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -320,46 +321,6 @@ void gp_attrib_derive_job(gp_owner *o) {
     }
 }
 
-/* Reads a whole /proc file (they report size 0, so read until EOF). Returns bytes read
- * into a malloc'd *out, or a negative errno; ENOENT/ESRCH become -ESRCH. */
-static long read_proc_file(const char *path, size_t max, char **out) {
-    *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return (errno == ENOENT || errno == ESRCH) ? -ESRCH : -errno;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        close(fd);
-        return -ENOMEM;
-    }
-    for (;;) {
-        if (n == cap) {
-            if (cap >= max) break;
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                close(fd);
-                return -ENOMEM;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            free(buf);
-            close(fd);
-            return (e == ESRCH || e == ENOENT) ? -ESRCH : -e;
-        }
-        if (r == 0) break;
-        n += (size_t)r;
-    }
-    close(fd);
-    *out = buf;
-    return (long)n;
-}
-
 int gp_attrib_owner_of_pid_at(const char *proc_root, int64_t pid, gp_owner *out) {
     memset(out, 0, sizeof *out);
     owner_clear_cg(out);
@@ -369,10 +330,8 @@ int gp_attrib_owner_of_pid_at(const char *proc_root, int64_t pid, gp_owner *out)
         out->pid = 0;
         return -ESRCH;
     }
-    char path[512];
     char *buf;
-    snprintf(path, sizeof path, "%s/%lld/cgroup", proc_root, (long long)pid);
-    long n = read_proc_file(path, 1 << 20, &buf);
+    long n = gp_proc_read_alloc(proc_root, pid, "cgroup", 1 << 20, &buf);
     if (n < 0) {
         out->origin = GP_ORIGIN_UNKNOWN;
         out->job_id[0] = '\0';
@@ -382,8 +341,7 @@ int gp_attrib_owner_of_pid_at(const char *proc_root, int64_t pid, gp_owner *out)
     free(buf);
 
     /* environ: readable for our own user's processes or as root. Only three keys kept. */
-    snprintf(path, sizeof path, "%s/%lld/environ", proc_root, (long long)pid);
-    n = read_proc_file(path, 4u << 20, &buf);
+    n = gp_proc_read_alloc(proc_root, pid, "environ", 4u << 20, &buf);
     if (n >= 0) {
         out->env_read = 1;
         gp_attrib_parse_environ(buf, (size_t)n, out);
@@ -391,6 +349,7 @@ int gp_attrib_owner_of_pid_at(const char *proc_root, int64_t pid, gp_owner *out)
     }
     /* The process may have exited between the two reads: a reused pid would give a
      * different owner, so check that it is still there. */
+    char path[512];
     snprintf(path, sizeof path, "%s/%lld", proc_root, (long long)pid);
     if (access(path, F_OK) != 0) {
         memset(out, 0, sizeof *out);

@@ -10,29 +10,69 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Reads up to cap - 1 bytes of ROOT/PID/NAME (pid < 0: ROOT/NAME), NUL-terminated.
- * Returns the length or a negative errno (-ESRCH for a missing process). */
-static long read_small(const char *root, int64_t pid, const char *name, char *buf, size_t cap) {
+/* Opens ROOT/PID/NAME (pid < 0: ROOT/NAME). Returns the fd or a negative errno, -ESRCH
+ * for a missing process. */
+static int open_proc(const char *root, int64_t pid, const char *name) {
     char path[512];
     if (pid >= 0)
         snprintf(path, sizeof path, "%s/%lld/%s", root ? root : "/proc", (long long)pid, name);
     else
         snprintf(path, sizeof path, "%s/%s", root ? root : "/proc", name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return errno == ENOENT ? -ESRCH : -errno;
-    size_t n = 0;
-    for (;;) {
-        ssize_t r = read(fd, buf + n, cap - 1 - n);
+    if (fd < 0) return (errno == ENOENT || errno == ESRCH) ? -ESRCH : -errno;
+    return fd;
+}
+
+/* Reads fd into buf[*n .. cap) until EOF or full. /proc files report size 0, so the only
+ * way to read one whole is until read() returns 0. Returns 0 or a negative errno (-ESRCH
+ * when the process exited while we read). */
+static int read_more(int fd, char *buf, size_t cap, size_t *n) {
+    while (*n < cap) {
+        ssize_t r = read(fd, buf + *n, cap - *n);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            int e = errno;
-            close(fd);
-            return e == ESRCH ? -ESRCH : -e; /* the process exited while we read */
+        if (r < 0) return (errno == ESRCH || errno == ENOENT) ? -ESRCH : -errno;
+        if (r == 0) break;
+        *n += (size_t)r;
+    }
+    return 0;
+}
+
+/* Reads up to cap - 1 bytes of ROOT/PID/NAME into a caller's buffer, NUL-terminated.
+ * Returns the length or a negative errno. */
+static long read_small(const char *root, int64_t pid, const char *name, char *buf, size_t cap) {
+    int fd = open_proc(root, pid, name);
+    if (fd < 0) return fd;
+    size_t n = 0;
+    int rc = read_more(fd, buf, cap - 1, &n);
+    close(fd);
+    if (rc < 0) return rc;
+    buf[n] = '\0';
+    return (long)n;
+}
+
+long gp_proc_read_alloc(const char *proc_root, int64_t pid, const char *name, size_t max,
+                        char **out) {
+    *out = NULL;
+    int fd = open_proc(proc_root, pid, name);
+    if (fd < 0) return fd;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    int rc = buf ? 0 : -ENOMEM;
+    while (rc == 0 && (rc = read_more(fd, buf, cap, &n)) == 0 && n == cap && cap < max) {
+        char *nb = realloc(buf, cap * 2);
+        if (!nb)
+            rc = -ENOMEM;
+        else {
+            buf = nb;
+            cap *= 2;
         }
-        if (r == 0 || (n += (size_t)r) >= cap - 1) break;
     }
     close(fd);
-    buf[n] = '\0';
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
     return (long)n;
 }
 

@@ -6,8 +6,8 @@
  *  - its user (Uid of ROOT/PID/status, named through the passwd database when it can);
  *  - its command line (NUL-separated args joined by spaces).
  * Each returns 0, -ESRCH when the process does not exist (or vanished mid-read), or
- * another negative errno (-EACCES for an unreadable file). Reentrant; no allocation
- * escapes. */
+ * another negative errno (-EACCES for an unreadable file). Reentrant; only gp_proc_read_alloc
+ * allocates. */
 #ifndef GP_ATTRIBUTION_PROCINFO_H
 #define GP_ATTRIBUTION_PROCINFO_H
 
@@ -22,5 +22,10 @@ int gp_proc_start_ns(const char *proc_root, int64_t pid, int64_t boot_ns, int64_
 int gp_proc_user(const char *proc_root, int64_t pid, char *user, size_t cap);
 /* "python3 train.py --lr 3e-4", cut to cap - 1 bytes; "" for kernel threads. */
 int gp_proc_cmdline(const char *proc_root, int64_t pid, char *cmd, size_t cap);
+/* The whole of ROOT/PID/NAME (pid < 0: ROOT/NAME), up to max bytes (rounded up to a power
+ * of two from 4 KiB), into a malloc'd *out the caller frees; not NUL-terminated. Returns
+ * the length or a negative errno as above (*out NULL then). */
+long gp_proc_read_alloc(const char *proc_root, int64_t pid, const char *name, size_t max,
+                        char **out);
 
 #endif

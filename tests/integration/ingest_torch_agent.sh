@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial: compares the loader share with the loop's own wall-clock measurement
 # End to end through `goodput agent`: a real PyTorch loop with a deliberately slow
 # DataLoader reports through goodput.pytorch to the agent's unix socket; the agent stores
 # the steps and data_wait phases; the stored data_wait share must be within 10% of the

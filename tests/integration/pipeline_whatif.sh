@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial: compares measured throughput with the pipeline's own wall clock
 # asan-skip: a real multi-process Python pipeline timed against the prediction; the engine runs under ASan in test_pipeline
 # The pipeline validation (issue 9): a REAL multi-process Python pipeline
 # (examples/pipeline/pipeline.py: decompress -> parse -> model -> write) reports its stage

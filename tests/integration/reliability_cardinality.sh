@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial: asserts each scrape answers within 1 s during a 100k-job flood
 # Cardinality (issue 24 item 1): 100,000 distinct job ids over loopback UDP, with /metrics
 # scraped throughout by a separate client.
 #  - every scrape answers in < 1 s (before: minutes, one whole-store query per job);

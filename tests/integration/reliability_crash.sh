@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial: asserts at most 1 s of samples lost per kill at random times
 # asan-skip: kill -9 durability is SQLite's and the flush policy's property, not memory safety (~60 s); the store's crash test runs under ASan in tests/unit/test_store.c
 # Crash safety (issue 11): SIGKILL the agent at random moments (>= 100 times) while it
 # samples a simulated node and ingests a steady stream of events over its unix socket.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial: asserts request deadlines in seconds of wall time
 # asan-skip: hostile HTTP clients with timing; the server paths run under ASan in test_serve and fuzz_api
 # HTTP surface (issue 11), against a running agent with --listen:
 #  - a non-loopback --listen without --token-file is refused at start;

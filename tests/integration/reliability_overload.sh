@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial: asserts latency bounds while the agent is flooded
 # asan-skip: a timed flood; the ingest paths it drives run under ASan in test_ingest and test_store_hostile
 # Overload (issue 11): flood the agent with events at 10x its rated rate (rated 100k
 # events/s; flood 1M lines/s, UDP datagrams of many lines, plus a unix-socket share) while

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial: asserts /metrics answers within 1 s under 200 slow connections
 # Slow connections (issue 24 item 4): 200 connections from the scraper's own address
 # (loopback) that send half a request line and then trickle one byte a second must not
 # lock out /metrics: a scrape on a fresh connection answers 200 within 1 s while they are

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# serial: a 60x simulated clock scraped by Prometheus on wall time
 # asan-skip: a real Prometheus scraping the agent (promtool, timing); the /metrics C paths run under ASan in test_serve
 # serve_prometheus.sh: a real Prometheus server (Debian's prometheus), started on loopback
 # with a temporary config and storage, scrapes `goodput agent --listen` running the demo
