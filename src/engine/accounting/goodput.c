@@ -15,11 +15,13 @@
 /* Labels in priority order: a lower value wins. Recovery (from the last step before a
  * restart to the next step) ranks below the phases the new process reports: its init is
  * startup and its restore is checkpoint, as for a first start; recovery is the dead time
- * nothing else explains. */
+ * nothing else explains. A blocking phase inside a step that was later redone keeps its
+ * own bucket: the restart lost the step's computation, not its wait for data or its
+ * checkpoint save, which the job would have spent without the failure. */
 enum {
-    L_WASTED,
     L_CHECKPOINT,
     L_DATA_WAIT,
+    L_WASTED,
     L_STARTUP,
     L_RECOVERY,
     L_OTHER_PHASE,
@@ -30,8 +32,8 @@ enum {
 };
 
 static const gp_bucket label_bucket[L__COUNT] = {
-    GP_B_WASTED_PROGRESS, GP_B_CHECKPOINT, GP_B_DATA_WAIT,  GP_B_STARTUP,
-    GP_B_RECOVERY,        GP_B_OTHER,      GP_B_PRODUCTIVE, GP_B_NOT_READY,
+    GP_B_CHECKPOINT, GP_B_DATA_WAIT, GP_B_WASTED_PROGRESS, GP_B_STARTUP,
+    GP_B_RECOVERY,   GP_B_OTHER,     GP_B_PRODUCTIVE,      GP_B_NOT_READY,
 };
 
 typedef struct {
