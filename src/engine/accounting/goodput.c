@@ -308,7 +308,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         }
         int64_t max_gap = (int64_t)(fmax(1.0, out->median_step_s) * 1e9);
         ready = start[0];
-        /* A step occurrence was redone (wasted_progress) when a later occurrence has the
+        /* A step occurrence was redone (wasted_progress) when a later step has a smaller
+         * number (the id went back past it), or a later occurrence has the
          * same number AND the job shows it restarted in between: a `restart` event or a
          * checkpoint_restore phase after this occurrence's end and by the last
          * occurrence's start, or the step id going back somewhere between the two. A
@@ -336,6 +337,14 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             back[k] = k == 0 ? 0 : back[k - 1] + (st[k]->step < st[k - 1]->step);
             sp[k] = (step_pos){st[k]->step, k};
             kept_v[k] = 1;
+        }
+        /* An occurrence followed, at any later point, by a smaller step id was lost: the
+         * job went back to before it (resumed from an older checkpoint), whether or not it
+         * lived long enough to redo this number. */
+        int64_t later_min = INT64_MAX;
+        for (size_t k = ns; k-- > 0;) {
+            if (later_min < st[k]->step) kept_v[k] = 0;
+            if (st[k]->step < later_min) later_min = st[k]->step;
         }
         qsort(sp, ns, sizeof *sp, cmp_step_pos);
         for (size_t k = 0; k < ns; k++) {
