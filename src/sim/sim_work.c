@@ -303,7 +303,7 @@ static void train_step(gp_sim *s, sim_job *j) {
     if (w_ns > 0) {
         int ok = span(s, j, w_ns, phase ? B_DATA_WAIT : B_PRODUCTIVE, &P_IDLE,
                       phase ? "data_wait" : NULL, mem, 1);
-        if (!phase) partial += ns_to_s(j->gen - step_start);
+        if (!phase) partial += sim_held_s(j, step_start, j->gen);
         if (!ok) {
             on_cut(s, j, partial);
             return;
@@ -313,26 +313,26 @@ static void train_step(gp_sim *s, sim_job *j) {
     prof pcopy = P_IDLE;
     if (copy > 0) pcopy.rx = copy_bytes / copy;
     if (!span(s, j, s_to_ns(copy), B_PRODUCTIVE, &pcopy, NULL, mem, 1)) {
-        partial += ns_to_s(j->gen - t);
+        partial += sim_held_s(j, t, j->gen);
         {
             on_cut(s, j, partial);
             return;
         }
     }
-    partial += ns_to_s(j->gen - t);
+    partial += sim_held_s(j, t, j->gen);
     t = j->gen;
     compute *= power_slow(s, &pc);
     int64_t compute_ns = s_to_ns(compute) > 0 ? s_to_ns(compute) : 1; /* time always moves */
     int64_t compute_t0 = t;
     double slow = straggler_factor(c, t);
     if (!span(s, j, compute_ns, B_PRODUCTIVE, &pc, NULL, mem, 1)) {
-        partial += ns_to_s(j->gen - t);
+        partial += sim_held_s(j, t, j->gen);
         {
             on_cut(s, j, partial);
             return;
         }
     }
-    partial += ns_to_s(j->gen - t);
+    partial += sim_held_s(j, t, j->gen);
     t = j->gen;
     if (slow > 1) {
         /* a straggler: its compute runs (slow - 1) x longer; synchronous data parallelism
@@ -355,7 +355,7 @@ static void train_step(gp_sim *s, sim_job *j) {
                 g->alt_fp16 = pc.fp16;
                 g->alt_fp32 = pc.fp32;
             }
-            partial += ns_to_s(j->gen - t);
+            partial += sim_held_s(j, t, j->gen);
             if (!ok) {
                 on_cut(s, j, partial);
                 return;
@@ -365,13 +365,13 @@ static void train_step(gp_sim *s, sim_job *j) {
         t = j->gen;
     }
     if (exposed > 0 && !span(s, j, s_to_ns(exposed), B_PRODUCTIVE, &pn, NULL, mem, 1)) {
-        partial += ns_to_s(j->gen - t);
+        partial += sim_held_s(j, t, j->gen);
         {
             on_cut(s, j, partial);
             return;
         }
     }
-    partial += ns_to_s(j->gen - t);
+    partial += sim_held_s(j, t, j->gen);
     /* the step completed */
     j->prev_gpu_s = copy + compute + exposed;
     j->step++;

@@ -19,12 +19,12 @@
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 BUILD=${BUILD:-build}
-N=${ACCOUNTING_TRUTH_N:-8}  # 50 for the issue's full check: ACCOUNTING_TRUTH_N=50
+N=${ACCOUNTING_TRUTH_N:-8}  # 50 for the issue's full check: ACCOUNTING_TRUTH_N=50; other draws: ACCOUNTING_TRUTH_SEED=S
 src=${GOODPUT_SRC:-.}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 acc="$BUILD/tests/accuracy"
 [ -x "$acc" ] || { echo "FAIL: $acc not built (make BUILD=$BUILD $acc)"; exit 1; }
-"$acc" -n "$N" -s 7 --dump "$tmp"
+"$acc" -n "$N" -s "${ACCOUNTING_TRUTH_SEED:-7}" --dump "$tmp"
 for f in "$src"/examples/scenarios/*.conf; do
   case "$(basename "$f")" in large.conf) continue ;; esac
   cp "$f" "$tmp/shipped-$(basename "$f")"

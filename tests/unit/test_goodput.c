@@ -545,6 +545,33 @@ static void test_restart_evidence_kinds(void **st) {
     assert_near(g.bucket_gpu_s[GP_B_WASTED_PROGRESS], 0, 1e-12);
 }
 
+/* Steps 0..9 over [0, 10), then the job starts over from step 0 (no checkpoint) and the
+ * window ends at step 3 of the second run: all ten steps of the first run were lost, the
+ * six it never reached again (4..9) included, as the id going back 9 -> 0 shows. The
+ * data wait inside lost step 2 ([2, 3)) stays data_wait: the failure lost the step's
+ * computation, not its wait. */
+static void test_restart_lost_steps_not_redone(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, 20);
+    gp_event ev[32];
+    size_t n = 0;
+    for (int i = 0; i < 10; i++)
+        ev[n++] = step_ev(i, i, i + 1);
+    for (int i = 0; i < 4; i++)
+        ev[n++] = step_ev(i, 12 + i, 13 + i);
+    ev[n++] = phase_ev("data_wait", GP_PH_BEGIN, 2);
+    ev[n++] = phase_ev("data_wait", GP_PH_END, 3);
+    gp_goodput_in in = {
+        .allocs = &a, .n_allocs = 1, .events = ev, .n_events = n, .t0_ns = 0, .t1_ns = 20 * S};
+    gp_goodput g;
+    assert_int_equal(gp_goodput_compute(&in, &g), 0);
+    assert_near(g.bucket_gpu_s[GP_B_WASTED_PROGRESS], 9, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_DATA_WAIT], 1, 1e-9);
+    assert_near(g.bucket_gpu_s[GP_B_PRODUCTIVE], 4, 1e-9);
+    assert_int_equal(g.redone_steps, 10);
+    assert_int_equal(g.kept_steps, 4);
+}
+
 /* ---------------------------------------------------------------- against the simulator */
 
 /* What the report says of job `id` after scenario -> agent -> store (agent_run.h). */
@@ -669,6 +696,7 @@ int main(void) {
         cmocka_unit_test(test_inference_window_edges),
         cmocka_unit_test(test_repeated_step_without_restart_is_not_waste),
         cmocka_unit_test(test_restart_evidence_kinds),
+        cmocka_unit_test(test_restart_lost_steps_not_redone),
         cmocka_unit_test(test_sim_sparse_chat),
         cmocka_unit_test(test_sim_shipped_inference),
     };

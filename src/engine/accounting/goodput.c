@@ -15,11 +15,13 @@
 /* Labels in priority order: a lower value wins. Recovery (from the last step before a
  * restart to the next step) ranks below the phases the new process reports: its init is
  * startup and its restore is checkpoint, as for a first start; recovery is the dead time
- * nothing else explains. */
+ * nothing else explains. A blocking phase inside a step that was later redone keeps its
+ * own bucket: the restart lost the step's computation, not its wait for data or its
+ * checkpoint save, which the job would have spent without the failure. */
 enum {
-    L_WASTED,
     L_CHECKPOINT,
     L_DATA_WAIT,
+    L_WASTED,
     L_STARTUP,
     L_RECOVERY,
     L_OTHER_PHASE,
@@ -30,8 +32,8 @@ enum {
 };
 
 static const gp_bucket label_bucket[L__COUNT] = {
-    GP_B_WASTED_PROGRESS, GP_B_CHECKPOINT, GP_B_DATA_WAIT,  GP_B_STARTUP,
-    GP_B_RECOVERY,        GP_B_OTHER,      GP_B_PRODUCTIVE, GP_B_NOT_READY,
+    GP_B_CHECKPOINT, GP_B_DATA_WAIT, GP_B_WASTED_PROGRESS, GP_B_STARTUP,
+    GP_B_RECOVERY,   GP_B_OTHER,     GP_B_PRODUCTIVE,      GP_B_NOT_READY,
 };
 
 typedef struct {
@@ -306,7 +308,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         }
         int64_t max_gap = (int64_t)(fmax(1.0, out->median_step_s) * 1e9);
         ready = start[0];
-        /* A step occurrence was redone (wasted_progress) when a later occurrence has the
+        /* A step occurrence was redone (wasted_progress) when a later step has a smaller
+         * number (the id went back past it), or a later occurrence has the
          * same number AND the job shows it restarted in between: a `restart` event or a
          * checkpoint_restore phase after this occurrence's end and by the last
          * occurrence's start, or the step id going back somewhere between the two. A
@@ -334,6 +337,14 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
             back[k] = k == 0 ? 0 : back[k - 1] + (st[k]->step < st[k - 1]->step);
             sp[k] = (step_pos){st[k]->step, k};
             kept_v[k] = 1;
+        }
+        /* An occurrence followed, at any later point, by a smaller step id was lost: the
+         * job went back to before it (resumed from an older checkpoint), whether or not it
+         * lived long enough to redo this number. */
+        int64_t later_min = INT64_MAX;
+        for (size_t k = ns; k-- > 0;) {
+            if (later_min < st[k]->step) kept_v[k] = 0;
+            if (st[k]->step < later_min) later_min = st[k]->step;
         }
         qsort(sp, ns, sizeof *sp, cmp_step_pos);
         for (size_t k = 0; k < ns; k++) {

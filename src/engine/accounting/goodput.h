@@ -4,7 +4,7 @@
  * Every allocated GPU-second lands in exactly one bucket, so goodput plus the badput
  * buckets always sum to the allocated GPU-seconds. Time is labelled by the highest
  * priority that covers it:
- *   wasted_progress > checkpoint > data_wait > startup > recovery > other phase
+ *   checkpoint > data_wait > wasted_progress > startup > recovery > other phase
  *     > productive (kept step spans) > not_ready (before first progress)
  *     > the rest: idle_allocated when the job's GPUs ran no kernels, else other.
  * Training: productive time is the span between consecutive starts of kept steps (the

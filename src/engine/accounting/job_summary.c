@@ -488,52 +488,49 @@ static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, const char
     return rc;
 }
 
-/* Folds the per-process SM shares of the allocation's device with ts in [a, hi) not yet
- * folded (after proc_cursor, the last row folded): the job's and everyone's sums, for
- * splitting energy. */
-static int fold_procs(gp_store *s, acct_alloc *x, const char *job_id, int64_t hi) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT sum(CASE WHEN job_id = ?2 THEN sm_share ELSE 0 END),"
-                           " sum(sm_share), max(ts_ns) FROM proc_samples WHERE uuid = ?1"
-                           " AND ts_ns > ?3 AND ts_ns < ?4 AND sm_share IS NOT NULL",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
+/* One pass over the per-process rows of an allocation's device with ts < hi not yet
+ * folded, for two sums with their own cursors:
+ *  - the SM shares (rows after proc_cursor with a share): the job's and everyone's, for
+ *    splitting energy; folded only once the device reports energy (have_e), as before;
+ *  - the peak device memory the job's own processes held (the owner the agent stamped on
+ *    each row), rows after mem_cursor.
+ * The statement is prepared once per update (proc_rows_prepare) and rebound here. */
+static const char proc_rows_sql[] =
+    "SELECT sum(CASE WHEN ts_ns > ?3 AND job_id = ?2 THEN sm_share"
+    "            WHEN ts_ns > ?3 AND sm_share IS NOT NULL THEN 0 END),"
+    " sum(CASE WHEN ts_ns > ?3 THEN sm_share END),"
+    " max(CASE WHEN ts_ns > ?3 AND sm_share IS NOT NULL THEN ts_ns END),"
+    " max(CASE WHEN ts_ns > ?5 AND job_id = ?2 THEN mem_bytes END),"
+    " max(CASE WHEN ts_ns > ?5 AND job_id = ?2 THEN ts_ns END)"
+    " FROM proc_samples WHERE uuid = ?1 AND ts_ns > ?6 AND ts_ns < ?4";
+
+static int fold_proc_rows(sqlite3_stmt *st, acct_alloc *x, const char *job_id, int64_t hi) {
+    int shares = x->have_e;
+    int64_t lo = shares && x->proc_cursor < x->mem_cursor ? x->proc_cursor : x->mem_cursor;
+    sqlite3_reset(st);
     sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, job_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 3, x->proc_cursor);
     sqlite3_bind_int64(st, 4, hi);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
-        x->share_mine += sqlite3_column_double(st, 0);
-        x->share_all += sqlite3_column_double(st, 1);
-        x->proc_cursor = sqlite3_column_int64(st, 2);
-    }
-    sqlite3_finalize(st);
-    return 0;
-}
-
-/* Folds the peak device memory the job's own processes held on the allocation's device
- * (the owner the agent stamped on each process row) over (mem_cursor, hi). */
-static int fold_proc_mem(gp_store *s, acct_alloc *x, const char *job_id, int64_t hi) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT max(mem_bytes), max(ts_ns) FROM proc_samples WHERE uuid = ?1"
-                           " AND ts_ns > ?3 AND ts_ns < ?4 AND job_id = ?2",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, job_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, x->mem_cursor);
-    sqlite3_bind_int64(st, 4, hi);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
-        if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
-            double m = sqlite3_column_double(st, 0);
-            if (m > x->mem_max) x->mem_max = m;
+    sqlite3_bind_int64(st, 5, x->mem_cursor);
+    sqlite3_bind_int64(st, 6, lo);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        if (shares && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+            x->share_mine += sqlite3_column_double(st, 0);
+            x->share_all += sqlite3_column_double(st, 1);
+            x->proc_cursor = sqlite3_column_int64(st, 2);
         }
-        x->mem_cursor = sqlite3_column_int64(st, 1);
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+            if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+                double m = sqlite3_column_double(st, 3);
+                if (m > x->mem_max) x->mem_max = m;
+            }
+            x->mem_cursor = sqlite3_column_int64(st, 4);
+        }
     }
-    sqlite3_finalize(st);
-    return 0;
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
 static int cmp_ev_pos(const cev *e, const cev *f) {
@@ -775,6 +772,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     size_t nn = 0, cap_nw = 0;
     int rc = 0;
     out->n_gpus = 0;
+    sqlite3_stmt *proc_st = NULL; /* prepared on the first allocation that needs it */
     for (size_t i = 0; i < na && rc == 0; i++) {
         acct_alloc *x = &a->al[i];
         x->al = allocs[i];
@@ -785,9 +783,12 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
         if (b <= x->a) continue;
         rc = fold_samples(s, x, (int)i, b, a->job_id, &nw, &nn, &cap_nw, &a->stats.sample_rows);
-        if (rc == 0 && x->have_e) rc = fold_procs(s, x, a->job_id, b + 1);
-        if (rc == 0) rc = fold_proc_mem(s, x, a->job_id, b + 1);
+        if (rc == 0 && !proc_st &&
+            sqlite3_prepare_v2(gp_store_db(s), proc_rows_sql, -1, &proc_st, NULL) != SQLITE_OK)
+            rc = -1;
+        if (rc == 0) rc = fold_proc_rows(proc_st, x, a->job_id, b + 1);
     }
+    sqlite3_finalize(proc_st);
     if (rc == 0) rc = act_merge(a, nw, nn);
     free(nw);
     const gp_job_acct *evs = a->borrow ? a->borrow : a;
