@@ -64,10 +64,10 @@ static double contention(const gp_sim *s, const sim_job *j, int64_t t) {
 /* Slowdown of compute-bound kernels on a power-capped GPU: the dynamic power (above idle)
  * the profile would draw, over what the cap allows; the clock, hence the speed, scales by
  * the inverse. 1 when under the cap. */
-static double power_slow(const gp_sim *s, const prof *p) {
+static double power_slow(const gp_sim *s, const prof *p, int64_t t) {
     const gp_gpu_spec *sp = s->spec;
     double act = 0.10 * p->util + 0.45 * p->sm + 0.30 * p->tensor + 0.25 * p->dram;
-    double want = (sp->tdp_w - sp->idle_w) * act, room = s->cap_w - sp->idle_w;
+    double want = (sp->tdp_w - sp->idle_w) * act, room = sim_cap_w(s, t) - sp->idle_w;
     return want > room && room > 0 ? want / room : 1;
 }
 
@@ -321,7 +321,7 @@ static void train_step(gp_sim *s, sim_job *j) {
     }
     partial += ns_to_s(j->gen - t);
     t = j->gen;
-    compute *= power_slow(s, &pc);
+    compute *= power_slow(s, &pc, t);
     int64_t compute_ns = s_to_ns(compute) > 0 ? s_to_ns(compute) : 1; /* time always moves */
     int64_t compute_t0 = t;
     double slow = straggler_factor(c, t);
@@ -542,7 +542,7 @@ static void infer_iter(gp_sim *s, sim_job *j) {
         }
         double comp = 2 * c->params * tokens / n / (peak * c->prefill_efficiency);
         prof nominal = {1, 0.85f, 0.4f, (float)(0.95 * c->prefill_efficiency), 0.3f, 0, 0, 0, 0, 0};
-        comp *= power_slow(s, &nominal); /* a power cap slows compute, not HBM */
+        comp *= power_slow(s, &nominal, j->gen); /* a power cap slows compute, not HBM */
         double bytes = wb + c->kv_bytes_per_token * tokens / n;
         double memt = bytes / (hbm * c->decode_efficiency);
         double dur = (comp > memt ? comp : memt) * slow;
