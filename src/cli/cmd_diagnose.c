@@ -40,7 +40,9 @@ static void usage(FILE *f) {
            "  --window DUR   diagnose only the last DUR (e.g. 5m, 1h) of each job's data,\n"
            "                 with its median step time against the whole job's ideal\n"
            "  --windows      diagnose every window of DUR (default 5m) from each job's start:\n"
-           "                 findings and step-time deviation over time (not stored)\n"
+           "                 findings and step-time deviation over time (not stored),\n"
+           "                 then one finding per episode (consecutive windows, same cause\n"
+           "                 and scope) with its start, end and totals\n"
            "  --as-of NS     with --window: the store as it stood at NS (ns since the epoch,\n"
            "                 source clock), e.g. a live finding's as_of_ns from the API:\n"
            "                 repeats what the agent computed live (docs/findings.md)\n"
@@ -74,6 +76,7 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
         }
     }
     json_t *root = json ? json_object() : NULL, *arr = json ? json_array() : NULL;
+    json_t *eps = json && !last_only ? json_array() : NULL;
     if (json) {
         json_object_set_new(root, "db", json_string(db));
         if (job) json_object_set_new(root, "job", json_string(job));
@@ -126,11 +129,33 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
                 gp_findings_print(stdout, w[k].findings, w[k].n, top);
             }
         }
+        /* every window: the same cause on the same scope in consecutive windows is one
+         * episode, one finding with its start, end and totals */
+        gp_finding *ep = NULL;
+        int ne = last_only ? 0 : gp_diag_windows_episodes(w, nw, &ep);
+        if (ne < 0) {
+            fprintf(stderr, "goodput diagnose: out of memory merging episodes\n");
+            rc = GP_EXIT_FAIL;
+        } else if (eps) {
+            json_t *a = gp_findings_json(ep, (size_t)ne, top);
+            size_t idx;
+            json_t *v;
+            json_array_foreach(a, idx, v) json_array_append(eps, v);
+            json_decref(a);
+        } else if (!last_only && ne > 0) {
+            printf("\n== %s  episodes (consecutive windows with the same cause on the same scope "
+                   "merged)\n\n",
+                   id);
+            gp_findings_print(stdout, ep, (size_t)ne, top);
+        }
+        free(ep);
         gp_diag_windows_free(w, nw);
+        if (rc != GP_EXIT_OK) break;
     }
     free(jobs);
     if (json) {
         json_object_set_new(root, "windows", arr);
+        if (eps) json_object_set_new(root, "episodes", eps);
         if (rc == GP_EXIT_OK) {
             json_dumpf(
                 root, stdout,

@@ -41,6 +41,7 @@ void gp_scenario_init(gp_scenario *sc) {
     sc->duration_ns = 3600LL * 1000000000LL;
     sc->profiling = 1;
     sc->contention = 0.6;
+    sc->power_limit_until_ns = -1;
 }
 
 void gp_scenario_free(gp_scenario *sc) {
@@ -178,6 +179,11 @@ int gp_scenario_validate(gp_scenario *sc, char *err, size_t errlen) {
         (sc->power_limit_w < sc->spec->idle_w + 10 || sc->power_limit_w > sc->spec->tdp_w)) {
         snprintf(err, errlen, "%s: node power_limit %.0f W: expected %.0f..%.0f W for %s", src,
                  sc->power_limit_w, sc->spec->idle_w + 10, sc->spec->tdp_w, sc->spec->model);
+        return -1;
+    }
+    if (sc->power_limit_from_ns < 0 ||
+        (sc->power_limit_until_ns >= 0 && sc->power_limit_until_ns <= sc->power_limit_from_ns)) {
+        snprintf(err, errlen, "%s: node power_limit_until must come after power_limit_from", src);
         return -1;
     }
     if (sc->contention < 0) {
@@ -574,6 +580,10 @@ static int node_key(pctx *c, gp_scenario *sc, const char *k, const char *v) {
         if (n > 1 && n < sizeof tmp && (tmp[n - 1] == 'W' || tmp[n - 1] == 'w')) tmp[n - 1] = 0;
         if (parse_double(trim_ws_copy(tmp), &sc->power_limit_w) < 0 || sc->power_limit_w <= 0)
             return perr(c, k, "expected watts like 400W");
+    } else if (!strcmp(k, "power_limit_from") || !strcmp(k, "power_limit_until")) {
+        int64_t *d = k[12] == 'f' ? &sc->power_limit_from_ns : &sc->power_limit_until_ns;
+        if (gp_parse_duration_ns(v, d) < 0 || *d < 0)
+            return perr(c, k, "expected a duration like 2m (from the start)");
     } else if (!strcmp(k, "contention")) {
         if (parse_double(v, &sc->contention) < 0 || sc->contention < 0)
             return perr(c, k, "expected a number >= 0");
@@ -993,6 +1003,8 @@ int gp_scenario_write(const gp_scenario *sc, FILE *f) {
         w_i(f, "start", (long long)sc->start_epoch_ns);
     w_d(f, "contention", sc->contention);
     if (sc->power_limit_w > 0) w_d(f, "power_limit", sc->power_limit_w);
+    if (sc->power_limit_from_ns > 0) w_ns(f, "power_limit_from", sc->power_limit_from_ns);
+    if (sc->power_limit_until_ns >= 0) w_ns(f, "power_limit_until", sc->power_limit_until_ns);
     for (int i = 0; i < sc->n_jobs; i++) {
         const gp_scenario_job *j = &sc->jobs[i];
         fprintf(f, "\n[job %s]\nkind = %s\n", j->id, gp_sjob_kind_name(j->kind));

@@ -120,11 +120,13 @@ typedef struct gp_scenario {
     const gp_gpu_spec *spec; /* set by validate from model */
     uint64_t seed;
     int64_t duration_ns;
-    int profiling;          /* 0: DCGM profiling fields stay unknown */
-    int start_now;          /* start = now: the wall clock at open */
-    int64_t start_epoch_ns; /* start = <ISO time or ns>; 0 = caller's or fixed epoch */
-    double contention;      /* slowdown per co-located busy job: time x (1 + contention) */
-    double power_limit_w;   /* per-GPU power cap (W); 0 = the model's TDP */
+    int profiling;                /* 0: DCGM profiling fields stay unknown */
+    int start_now;                /* start = now: the wall clock at open */
+    int64_t start_epoch_ns;       /* start = <ISO time or ns>; 0 = caller's or fixed epoch */
+    double contention;            /* slowdown per co-located busy job: time x (1 + contention) */
+    double power_limit_w;         /* per-GPU power cap (W); 0 = the model's TDP */
+    int64_t power_limit_from_ns;  /* the cap holds from this time on (relative; default 0) */
+    int64_t power_limit_until_ns; /* ... until this time; < 0 = to the end (the default) */
     gp_scenario_job *jobs;
     int n_jobs, cap_jobs;
 } gp_scenario;

@@ -452,6 +452,14 @@ static void integrate(sim_job *j, int64_t a, int64_t b) {
         j->seg_head++;
 }
 
+double sim_cap_w(const gp_sim *s, int64_t t) {
+    const gp_scenario *sc = &s->sc;
+    if (t < sc->power_limit_from_ns ||
+        (sc->power_limit_until_ns >= 0 && t >= sc->power_limit_until_ns))
+        return s->spec->tdp_w;
+    return s->cap_w;
+}
+
 static double clamp01(double x) {
     return x < 0 ? 0 : x > 1 ? 1 : x;
 }
@@ -542,10 +550,11 @@ int gp_sim_sample(gp_sim *s, int64_t now_ns, gp_sample *out, size_t cap, size_t 
         double p = want < sp->idle_w ? sp->idle_w : want;
         uint64_t thr = 0;
         double clk = util > 0.01 ? sp->max_sm_clock_mhz : 0.35 * sp->max_sm_clock_mhz;
-        if (want > s->cap_w) {
-            p = s->cap_w;
+        double cap_now = sim_cap_w(s, a); /* the cap over the interval [a, rel) */
+        if (want > cap_now) {
+            p = cap_now;
             thr = 0x4; /* nvmlClocksThrottleReasonSwPowerCap */
-            clk *= (s->cap_w - sp->idle_w) / (want - sp->idle_w);
+            clk *= (cap_now - sp->idle_w) / (want - sp->idle_w);
         }
         /* round power to mW so that the energy counter is exactly its integral */
         p = round(p * 1000) / 1000;

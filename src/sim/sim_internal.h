@@ -73,6 +73,7 @@ typedef struct sim_job {
     /* training */
     int64_t step, last_ckpt, next_restart;
     double prev_gpu_s, prod_since_ckpt;
+    double wait_since_ckpt; /* data-wait seconds of the steps completed since the checkpoint */
     int64_t steps_since_ckpt;
     /* inference */
     int64_t *arr_t; /* arrivals (relative ns), trace mode */
@@ -122,7 +123,7 @@ typedef struct sim_gpu {
 struct gp_sim {
     gp_scenario sc; /* deep copy */
     const gp_gpu_spec *spec;
-    double cap_w;   /* power cap: power_limit or TDP */
+    double cap_w;   /* power cap: power_limit or TDP (inside power_limit_from..until) */
     int64_t origin; /* absolute ns of t = 0 */
     int64_t last;   /* relative ns of the last sample */
     int64_t last_abs;
@@ -157,6 +158,8 @@ double sim_held_s(const sim_job *j, int64_t t0, int64_t t1);
 /* workload models (sim_work.c) */
 int sim_work_init(gp_sim *s, sim_job *j, char *err, size_t errlen);
 void sim_work_advance(gp_sim *s, sim_job *j, int64_t until);
+/* The power cap at relative time t: power_limit inside power_limit_from..until, else TDP. */
+double sim_cap_w(const gp_sim *s, int64_t t);
 void sim_work_free(sim_job *j);
 
 #endif

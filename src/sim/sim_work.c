@@ -64,10 +64,10 @@ static double contention(const gp_sim *s, const sim_job *j, int64_t t) {
 /* Slowdown of compute-bound kernels on a power-capped GPU: the dynamic power (above idle)
  * the profile would draw, over what the cap allows; the clock, hence the speed, scales by
  * the inverse. 1 when under the cap. */
-static double power_slow(const gp_sim *s, const prof *p) {
+static double power_slow(const gp_sim *s, const prof *p, int64_t t) {
     const gp_gpu_spec *sp = s->spec;
     double act = 0.10 * p->util + 0.45 * p->sm + 0.30 * p->tensor + 0.25 * p->dram;
-    double want = (sp->tdp_w - sp->idle_w) * act, room = s->cap_w - sp->idle_w;
+    double want = (sp->tdp_w - sp->idle_w) * act, room = sim_cap_w(s, t) - sp->idle_w;
     return want > room && room > 0 ? want / room : 1;
 }
 
@@ -186,10 +186,15 @@ static void on_cut(gp_sim *s, sim_job *j, double partial_prod) {
         finish(s, j);
         return;
     }
-    /* failure: the steps since the last checkpoint and the cut step are lost */
+    /* failure: the steps since the last checkpoint and the cut step are lost. The data
+     * waits inside those steps are lost with them: a redone step's whole span is wasted
+     * progress, which outranks data_wait (docs/goodput.md, "Labelling time") */
     double lost = j->prod_since_ckpt + partial_prod;
     j->truth.productive_s -= lost;
     j->truth.wasted_s += lost;
+    j->truth.data_wait_s -= j->wait_since_ckpt;
+    j->truth.wasted_s += j->wait_since_ckpt;
+    j->wait_since_ckpt = 0;
     j->truth.steps_redone += j->step - j->last_ckpt;
     j->truth.restarts++;
     j->prod_since_ckpt = 0;
@@ -297,13 +302,16 @@ static void train_step(gp_sim *s, sim_job *j) {
         pn.rx = pn.tx = bw;
 
     int64_t step_start = j->gen;
-    double partial = 0;
+    double partial = 0, step_wait = 0;
     int phase = wait > 1e-3;
     int64_t w_ns = s_to_ns(wait);
     if (w_ns > 0) {
         int ok = span(s, j, w_ns, phase ? B_DATA_WAIT : B_PRODUCTIVE, &P_IDLE,
                       phase ? "data_wait" : NULL, mem, 1);
-        if (!phase) partial += sim_held_s(j, step_start, j->gen);
+        if (!phase)
+            partial += sim_held_s(j, step_start, j->gen);
+        else
+            step_wait = sim_held_s(j, step_start, j->gen);
         if (!ok) {
             on_cut(s, j, partial);
             return;
@@ -321,7 +329,7 @@ static void train_step(gp_sim *s, sim_job *j) {
     }
     partial += sim_held_s(j, t, j->gen);
     t = j->gen;
-    compute *= power_slow(s, &pc);
+    compute *= power_slow(s, &pc, t);
     int64_t compute_ns = s_to_ns(compute) > 0 ? s_to_ns(compute) : 1; /* time always moves */
     int64_t compute_t0 = t;
     double slow = straggler_factor(c, t);
@@ -377,6 +385,7 @@ static void train_step(gp_sim *s, sim_job *j) {
     j->step++;
     j->truth.steps_done++;
     j->prod_since_ckpt += partial;
+    j->wait_since_ckpt += step_wait;
     if (j->truth.ready_s < 0) j->truth.ready_s = ns_to_s(j->gen);
     if (c->per_rank_steps)
         emit_rank_steps(s, j, step_start, compute_t0, compute_ns, slow, j->gen);
@@ -401,6 +410,7 @@ static void train_step(gp_sim *s, sim_job *j) {
         }
         j->last_ckpt = j->step;
         j->prod_since_ckpt = 0;
+        j->wait_since_ckpt = 0;
     }
 }
 
@@ -542,7 +552,7 @@ static void infer_iter(gp_sim *s, sim_job *j) {
         }
         double comp = 2 * c->params * tokens / n / (peak * c->prefill_efficiency);
         prof nominal = {1, 0.85f, 0.4f, (float)(0.95 * c->prefill_efficiency), 0.3f, 0, 0, 0, 0, 0};
-        comp *= power_slow(s, &nominal); /* a power cap slows compute, not HBM */
+        comp *= power_slow(s, &nominal, j->gen); /* a power cap slows compute, not HBM */
         double bytes = wb + c->kv_bytes_per_token * tokens / n;
         double memt = bytes / (hbm * c->decode_efficiency);
         double dur = (comp > memt ? comp : memt) * slow;

@@ -241,6 +241,7 @@ void gp_trace_prepare(gp_trace_rank *r, int filter) {
         round_rows(&r->gpu);
         round_rows(&r->cpu);
         r->ts_float = 0;
+        r->rounded = 1;
     }
     int64_t total = (int64_t)(r->gpu.n + r->cpu.n);
     cmap m = {0};

@@ -21,6 +21,13 @@
  * aten::to / _to_copy / copy_ count as a sync only when a blocking call runs inside them on
  * the same thread (a .cpu() does, a non_blocking .to("cuda") does not).
  *
+ * Rounding: on a trace written with float timestamps, HTA's inward rounding (ceil the start,
+ * floor the end) opens a gap of 1 µs between two kernels that touch. Such a gap (at most
+ * ROUNDING_US on rounded rows) is as long as the rounding itself, so no cause is claimed for
+ * it: it goes to rounding_us, beside the causes (causes + rounding = the temporal idle). On a
+ * saturated GPU with thousands of back-to-back kernels these slivers would otherwise be most
+ * of the "idle" and all of it "unknown".
+ *
  * Cost: sorts of the host ops, the launch map and the GPU starts, then per gap a binary search
  * per class and a sort of the pieces inside it: O(n log n) over events. */
 #include <math.h>
@@ -31,9 +38,11 @@
 
 #include "traces/trace.h"
 
-#define SYNC_TOL_US 1.0    /* a sync that returned within 1 µs of the drain caused it (rounding) */
-#define TOP_OPS 3          /* ops quoted per cause */
-#define WILD_TID INT32_MIN /* profiler overhead stalls every thread */
+#define SYNC_TOL_US 1.0 /* a sync that returned within 1 µs of the drain caused it (rounding) */
+#define ROUNDING_US 1.0 /* the longest gap inward rounding opens between touching kernels */
+#define IC_ROUNDING GP_IC__COUNT /* add_piece's slot for rounding slivers (not a cause) */
+#define TOP_OPS 3                /* ops quoted per cause */
+#define WILD_TID INT32_MIN       /* profiler overhead stalls every thread */
 
 const char *gp_idle_cause_name(int c) {
     static const char *const n[GP_IC__COUNT] = {"data_loading",    "sync",       "optimizer",
@@ -185,7 +194,7 @@ static int cmp_i32(const void *a, const void *b) {
 /* Adds the piece [a, b) of cause c to the rank and to the steps it falls in. */
 static void add_piece(gp_rank_result *res, double a, double b, int c, int rank_too) {
     if (b <= a) return;
-    if (rank_too) res->idle_cause_us[c] += b - a;
+    if (rank_too) *(c == IC_ROUNDING ? &res->rounding_us : &res->idle_cause_us[c]) += b - a;
     size_t lo = 0, hi = res->n_steps;
     while (lo < hi) { /* steps are sorted and disjoint: first step ending after a */
         size_t mid = lo + (hi - lo) / 2;
@@ -196,7 +205,8 @@ static void add_piece(gp_rank_result *res, double a, double b, int c, int rank_t
     }
     for (size_t k = lo; k < res->n_steps && res->steps[k].t0 < b; k++) {
         double x = fmax(a, res->steps[k].t0), y = fmin(b, res->steps[k].t1);
-        if (y > x) res->steps[k].idle_us[c] += y - x;
+        gp_step_util *st = &res->steps[k];
+        if (y > x) *(c == IC_ROUNDING ? &st->rounding_us : &st->idle_us[c]) += y - x;
     }
 }
 
@@ -315,6 +325,10 @@ static int32_t launcher_at(const actx *x, double t) {
 static void attribute_gap(actx *x, double g0, double g1, int32_t tid, int rank_too) {
     gp_rank_result *res = x->res;
     if (!(g1 > g0)) return;
+    if (x->r->rounded && g1 - g0 <= ROUNDING_US) {
+        add_piece(res, g0, g1, IC_ROUNDING, rank_too);
+        return;
+    }
     if (!res->attributed) {
         add_piece(res, g0, g1, GP_IC_UNKNOWN, rank_too);
         return;

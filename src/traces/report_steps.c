@@ -133,6 +133,9 @@ void gp_trace_text_causes(const gp_trace_report *rep, FILE *f) {
             put(f, " %*.0f", r->idle_cause_us[c], 15);
         put(f, " %*.1f", 100 * r->data_share, 7);
         fputc('\n', f);
+        if (r->rounding_us > 0)
+            fprintf(f, "        %-15s %10.0f µs  (opened by rounding float timestamps inward)\n",
+                    "rounding", r->rounding_us);
         for (size_t k = 0; k < r->n_ops; k++)
             if (r->ops[k].cause != GP_IC_LAUNCH || k == 0)
                 fprintf(f, "        %-15s %10.0f µs %7llu calls  %.70s\n",
@@ -182,6 +185,9 @@ void gp_trace_json_rank_extra(const gp_rank_result *r, json_t *o) {
                             jnull_or(tot > 0 ? r->idle_cause_us[c] / tot : NAN));
     }
     json_object_set_new(ic, "idle_us", us);
+    /* not a cause: the idle HTA's inward rounding of float timestamps opened (causes plus this
+     * are the temporal idle); 0 on traces with integer timestamps */
+    json_object_set_new(ic, "rounding_us", jnull_or(r->rounding_us));
     json_object_set_new(ic, "idle_share", share);
     json_object_set_new(ic, "dataloader_share_of_step", jnull_or(r->data_share));
     json_t *ops = json_array();
@@ -203,6 +209,7 @@ void gp_trace_json_rank_extra(const gp_rank_result *r, json_t *o) {
         json_object_set_new(x, "gpu_busy_us", jnull_or(st->busy_us)); /* kept for older readers */
         for (int m = 0; m < M__COUNT; m++)
             json_object_set_new(x, metric_name(m, buf, sizeof buf), jnull_or(step_metric(st, m)));
+        json_object_set_new(x, "idle_rounding_us", jnull_or(st->rounding_us));
         json_array_append_new(steps, x);
     }
     json_object_set_new(o, "steps", steps);

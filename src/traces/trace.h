@@ -120,6 +120,7 @@ typedef struct gp_trace_rank {
     void *name_index; /* private */
     int64_t n_cpu_side;
     int ts_float; /* a timestamp was written as a float: HTA rounds inward */
+    int rounded;  /* gp_trace_prepare rounded the rows inward (ts_float was set) */
     gp_trace_warnings warn;
     uint64_t bytes;       /* uncompressed bytes read */
     gp_nsys_totals *nsys; /* Nsight Systems exports only (NULL otherwise); owned */
@@ -193,6 +194,7 @@ typedef struct gp_step_util {
     double comm_us;               /* union of COMMUNICATION work inside the step */
     double memory_us;             /* union of MEMORY work inside the step */
     double idle_us[GP_IC__COUNT]; /* GPU idle inside the step, by cause */
+    double rounding_us;           /* idle inside the step made by inward rounding (no cause) */
     double data_us;               /* union of data-loading host ops inside the step */
 } gp_step_util;
 
@@ -250,9 +252,10 @@ typedef struct gp_rank_result {
     size_t n_steps;
     /* idle attribution to host activity: device-level gaps (no GPU work on any stream) */
     int attributed;                     /* launches could be tied to threads */
-    double idle_cause_us[GP_IC__COUNT]; /* sums to the idle time inside the span */
-    double data_share;                  /* data-loading ops' share of step time (NaN unknown) */
-    gp_host_op *ops;                    /* top ops per cause by total time */
+    double idle_cause_us[GP_IC__COUNT]; /* with rounding_us, sums to the idle inside the span */
+    double rounding_us; /* idle that only HTA's inward rounding of float timestamps made */
+    double data_share;  /* data-loading ops' share of step time (NaN unknown) */
+    gp_host_op *ops;    /* top ops per cause by total time */
     size_t n_ops;
     /* run identity */
     int64_t pid, base_time_ns;

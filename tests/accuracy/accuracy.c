@@ -23,15 +23,16 @@
  *   grey-zone runs < grey-min, worst waste error > waste-max points, any finding on a
  *   healthy job, a missed SLO or a straggler not located.
  *
- * Run kinds (i % 29): 0-18 clear problems and mixtures (the values sit far from the
+ * Run kinds (i % 35): 0-18 clear problems and mixtures (the values sit far from the
  * thresholds), 19-20 mixtures (starved AND comm-bound; interference on a starved job),
- * 21-28 grey zone: data_wait_share, checkpoint_share, not_ready (floor and share),
- * interference loss and straggler ratio at 0.8x and 1.2x of the threshold (0.8x of a
- * ratio threshold means 0.8x its excess: 1.2 for 1.25). Below a threshold the class must
- * not be reported as a finding, but when the loss is >= 5% of the job's time it must be a
- * minor finding (issue 19 item 6). Thresholds the scenario language cannot place a job
- * beside (sm/dram/tensor activity, interconnect share, harvest gaps, throttling) are only
- * exercised by the clear runs.
+ * 21-34 grey zone: data_wait_share, checkpoint_share, not_ready (floor and share),
+ * interference loss, straggler ratio, interconnect peak share (an exposed all-reduce) and
+ * throttle share (a power cap over part of the run) at 0.8x and 1.2x of the threshold
+ * (0.8x of a ratio threshold means 0.8x its excess: 1.2 for 1.25). Below a threshold the
+ * class must not be reported as a finding, but when the loss is >= 5% of the job's time
+ * it must be a minor finding (issue 19 item 6). Thresholds the scenario language cannot
+ * place a job beside (sm/dram/tensor activity: the simulator's kernel profiles fix them,
+ * harvest gaps) are only exercised by the clear runs.
  *
  * Variation: GPU counts, efficiencies, step noise (lognormal sigma up to 0.35: signal
  * noise), run length (10 to 20 minutes), DCGM profiling fields present or missing
@@ -65,13 +66,14 @@ enum {
     L_HARVESTABLE,
     L_INTERFERENCE,
     L_STRAGGLER,
+    L_THROTTLED,
     L__N
 };
 static const gp_finding_class lab_class[L__N] = {
     GP_FC_COMPUTE_BOUND, GP_FC_INPUT_BOUND,     GP_FC_CHECKPOINT_BOUND, GP_FC_COMMUNICATION_BOUND,
     GP_FC_HOST_BOUND,    GP_FC_NOT_READY,       GP_FC_IDLE_ALLOCATED,   GP_FC_MEMORY_BOUND,
     GP_FC_UNDER_BATCHED, GP_FC_MEMORY_CAPACITY, GP_FC_HARVESTABLE,      GP_FC_INTERFERENCE,
-    GP_FC_STRAGGLER,
+    GP_FC_STRAGGLER,     GP_FC_THROTTLED,
 };
 
 /* What the generator knows beyond the labels. */
@@ -86,11 +88,12 @@ typedef struct {
     int noisy;                 /* step noise sigma >= 0.25 */
 } gen_info;
 
-#define N_GREY 5
-static const char *grey_name[N_GREY] = {"data_wait_share", "checkpoint_share", "not_ready",
-                                        "interference_ratio", "straggler_ratio"};
-static const int grey_label[N_GREY] = {1, 2, 5, 11, 12}; /* L_ indices, set below */
-#define N_KINDS 31
+#define N_GREY 7
+static const char *grey_name[N_GREY] = {
+    "data_wait_share", "checkpoint_share",        "not_ready",     "interference_ratio",
+    "straggler_ratio", "interconnect_peak_share", "throttle_share"};
+static const int grey_label[N_GREY] = {1, 2, 5, 11, 12, 3, 13}; /* L_ indices, set below */
+#define N_KINDS 35
 
 typedef struct {
     uint64_t s;
@@ -311,7 +314,7 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
         st->grey = g + 1;
         st->grey_hi = hi;
         t = gp_scenario_add_job(sc, "t", GP_SJ_TRAINING);
-        base_training(t, &r, g == 4 ? iuni(&r, 4, 8) : n);
+        base_training(t, &r, g == 4 || g == 5 ? iuni(&r, 4, 8) : n);
         t->n_restarts = 0; /* one loss at a time beside a threshold */
         if (t->step_noise > 0.2) t->step_noise = 0.2;
         if (g == 0) {
@@ -334,7 +337,7 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
             o->start_ns = (int64_t)(0.2 * dur_s * S);
             o->end_ns = (int64_t)(0.8 * dur_s * S);
             st->grey_share = 0.6 * loss;
-        } else { /* a rank slower for the whole run: one episode */
+        } else if (g == 4) { /* a rank slower for the whole run: one episode */
             t = &sc->jobs[0];
             t->per_rank_steps = 1;
             t->straggler_rank = iuni(&r, 0, t->n_gpus - 1);
@@ -345,6 +348,24 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
             st->from_ns = 0;
             st->until_ns = sc->duration_ns;
             st->grey_share = (t->straggler_slowdown - 1) / t->straggler_slowdown;
+        } else if (g == 5) { /* an all-reduce nothing hides: the links busy k x 25% of the
+                              * time (full NVLink rate while exposed, idle otherwise) */
+            t = &sc->jobs[0];
+            t->overlap = 0;
+            t->allreduce_bytes = 0;
+            double c = est_step_s(t), x = k * gp_th(GP_TH_NVLINK_PEAK_SHARE);
+            double e = x * c / (1 - x); /* exposed seconds per step */
+            t->allreduce_bytes = e * 450e9 * t->n_gpus / (2.0 * (t->n_gpus - 1));
+            /* the loss is productive time (headroom); telemetry alone cannot split exposed
+             * from overlapped traffic, so no minor finding is asked for under 25% */
+            st->grey_share = 0;
+        } else { /* power-capped for k x 10% of the run: clocks held down while computing */
+            sc->power_limit_w = 300;
+            sc->power_limit_from_ns = (int64_t)(0.3 * dur_s * S);
+            sc->power_limit_until_ns =
+                sc->power_limit_from_ns + (int64_t)(k * gp_th(GP_TH_THROTTLE_SHARE) * dur_s * S);
+            /* the loss: the throttled share x the classifier's 20% slowdown, under 5% */
+            st->grey_share = k * gp_th(GP_TH_THROTTLE_SHARE) * 0.2;
         }
         lab = hi ? 1u << grey_label[g] : 1u << L_COMPUTE;
         break;

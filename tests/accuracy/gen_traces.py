@@ -15,7 +15,13 @@ split by cause exactly, by construction, and written as the truth:
                               GPU rows on pid 0 tid <stream>, host rows on pid/tid of the
                               process, distributedInfo.rank)
   <case>.truth.json           per rank: classes (finding classes expected), idle_share per
-                              cause over the GPU idle inside the span, idle_us, span_us
+                              cause over the GPU idle inside the span, idle_us, span_us,
+                              gpu_ops (GPU ops written)
+
+Timestamps are floats with 3 decimals, as PyTorch 2.x writes them; kernels queued behind each
+other touch (gaps of 0.001 µs), so the truth has no idle between them. goodput, like HTA,
+rounds float timestamps inward, which opens a 1-µs gap at each such boundary; it reports
+those apart (rounding_us), not as idle of any cause.
 
 Cases (each at two sizes, small and large, with noise: durations jitter by ~10%, noise ops
 on a second thread, varied kernel names):
@@ -332,7 +338,8 @@ def main(argv):
                     json.dump(r.doc(len(ranks)), f)
                 idle, span, share = r.truth()
                 truth["ranks"][str(r.rank)] = {"classes": cls, "idle_us": idle,
-                                               "span_us": span, "idle_share": share}
+                                               "span_us": span, "idle_share": share,
+                                               "gpu_ops": len(r.gpu)}
             # beside the case's folder, not in it: goodput reads every .json in the folder
             with open(d + ".truth.json", "w") as f:
                 json.dump(truth, f, indent=1)

@@ -108,7 +108,28 @@ for x in w:
         assert dev is not None and dev > 0.15, x
     elif dev is not None and x["steps"] > 100:
         assert abs(dev) < 0.1, (dev, [f["class"] for f in x["findings"]])
+# one finding per episode: each run of consecutive windows with interference is one
+# finding, from the first window's start to the last one's end, its headroom their sum
+eps = json.load(open(sys.argv[1]))["episodes"]
+runs, cur = [], []
+for k, x in enumerate(w):
+    f = [f for f in x["findings"] if f["class"] == "interference"]
+    if f:
+        cur.append(f[0])
+    elif cur:
+        runs.append(cur); cur = []
+if cur:
+    runs.append(cur)
+got = sorted((f for f in eps if f["class"] == "interference"), key=lambda f: f["t0_ns"])
+assert len(got) == len(runs), (len(got), len(runs))
+for g, r in zip(got, runs):
+    assert g["t0_ns"] == r[0]["t0_ns"] and g["t1_ns"] == r[-1]["t1_ns"], (g, r)
+    h = sum(f["headroom_gpu_s"] for f in r)
+    assert abs(g["headroom_gpu_s"] - h) <= 1e-6 * max(1, h), (g["headroom_gpu_s"], h)
+classes = {f["class"] for x in w for f in x["findings"]}
+assert classes == {f["class"] for f in eps}, (classes, eps)
 last = json.load(open(sys.argv[2]))
+assert "episodes" not in last  # the last window alone has none to merge
 assert last["mode"] == "last" and last["window_s"] == 300
 jobs = {x["job"] for x in last["windows"]}
 assert {"train-healthy", "train-starved", "llm-decode"} <= jobs, jobs

@@ -7,8 +7,10 @@
 # predicted classes are the findings' classes for that rank. Scored:
 #   - per finding class: precision and recall over the units (target >= 0.95, asserted);
 #   - idle by cause: |reported share - true share| per cause, on ranks whose true GPU idle
-#     is at least 2% of the span (below that the shares split a few µs of rounding);
-#     target <= 3 points (met except input_8w: asserted at the level reached, see below).
+#     is at least 2% of the span (below that the shares split a few µs); <= 3 points for
+#     every case, asserted. The truth is the trace's idle as written; goodput's 1-µs gaps that
+#     HTA's inward rounding opens between touching kernels are reported apart (rounding_us)
+#     and asserted to be no more than one per GPU op.
 # The per-class table and the worst share error are printed.
 set -euo pipefail
 command -v python3 >/dev/null || { echo "python3 missing"; exit 1; }
@@ -25,11 +27,7 @@ python3 - "$tmp" <<'PY'
 import glob, json, os, re, sys
 tmp = sys.argv[1]
 PRECISION_TARGET = RECALL_TARGET = 0.95  # issue 19 acceptance
-# target (issue 19): within 3 points. Reached: every case but input_8w (8 loader workers,
-# idle ~3% of the span), where goodput calls ~12 points of the data-loading idle "unknown";
-# the assertion holds the level reached until that is fixed in idle_cause.c.
-SHARE_TARGET_PTS = 3.0
-SHARE_ASSERT_PTS = 13.0
+SHARE_TARGET_PTS = 3.0  # issue 19 acceptance, every case
 units = []  # (case, rank, truth set, predicted set)
 share_err = []  # (points, case, rank, cause)
 for tpath in sorted(glob.glob(os.path.join(tmp, "corpus", "*.truth.json"))):
@@ -45,9 +43,12 @@ for tpath in sorted(glob.glob(os.path.join(tmp, "corpus", "*.truth.json"))):
     assert set(got_ranks) == set(truth["ranks"]), (case, sorted(got_ranks))
     for rk, t in truth["ranks"].items():
         units.append((case, rk, set(t["classes"]), pred.get(rk, set())))
+        ic = got_ranks[rk]["idle_causes"]
+        # rounding slivers: at most 1 µs per GPU op boundary, never a cause
+        assert 0 <= ic["rounding_us"] <= t["gpu_ops"], (case, rk, ic["rounding_us"], t)
         if t["idle_us"] < 0.02 * t["span_us"]:
             continue
-        got = got_ranks[rk]["idle_causes"]["idle_share"]
+        got = ic["idle_share"]
         for cause, want in t["idle_share"].items():
             g = got.get(cause)
             assert g is not None, (case, rk, cause, "share missing")
@@ -74,11 +75,7 @@ for e in share_err[:3]:
     print("  %.2f points: %s rank %s %s" % e)
 assert not bad, "per-class precision or recall below %.2f: %s" % (PRECISION_TARGET, bad)
 over = [e for e in share_err if e[0] > SHARE_TARGET_PTS]
-print("shares over the %.0f-point target: %d %s" % (SHARE_TARGET_PTS, len(over),
-                                                  sorted({e[1] for e in over})))
-worse = [e for e in share_err if e[0] > SHARE_ASSERT_PTS]
-assert not worse, "idle shares off by more than %.0f points: %s" % (SHARE_ASSERT_PTS, worse[:5])
-assert all(e[1].startswith("input_8w") for e in over), "a new case misses the target: %s" % over
-print("trace_accuracy: %d units, every class >= %.2f precision and recall, shares within %.0f "
-      "points (target %.0f)" % (len(units), PRECISION_TARGET, SHARE_ASSERT_PTS, SHARE_TARGET_PTS))
+assert not over, "idle shares off by more than %.0f points: %s" % (SHARE_TARGET_PTS, over[:5])
+print("trace_accuracy: %d units, every class >= %.2f precision and recall, every share within "
+      "%.0f points" % (len(units), PRECISION_TARGET, SHARE_TARGET_PTS))
 PY

@@ -269,6 +269,38 @@ static void test_minor_near_threshold(void **state) {
     }
 }
 
+/* Issue 19's examples: a trainer losing 9.8% of its time to data loading, or 12% to an
+ * exposed all-reduce (reported as an allreduce phase), is not hidden behind "healthy": the
+ * loss is a minor finding of its class, with its GPU-seconds, beside compute_bound. */
+static void test_minor_issue_examples(void **state) {
+    (void)state;
+    const char *phase_name[2] = {"data_wait", "allreduce"};
+    const double share[2] = {0.098, 0.12};
+    const gp_finding_class cls[2] = {GP_FC_INPUT_BOUND, GP_FC_COMMUNICATION_BOUND};
+    for (int c = 0; c < 2; c++) {
+        job_t j;
+        job_init(&j, 2, 600);
+        prof p = {0.9, 0.85, 0.5, 0.3, 0.6, 1, 0, 0, 0};
+        fill(&j, &p);
+        int64_t w = (int64_t)(share[c] * S);
+        for (int64_t k = 0; k < 600; k++) {
+            phase(&j, phase_name[c], T0 + k * S + S - w, T0 + (k + 1) * S);
+            step(&j, k + 1, T0 + k * S, T0 + (k + 1) * S, -1);
+        }
+        gp_features f;
+        gp_finding out[16];
+        size_t n = diagnose(&j, &f, out, 16);
+        const gp_finding *x = find(out, n, cls[c]);
+        assert_non_null(x);
+        assert_int_equal(x->minor, 1);
+        /* 2 GPUs x 600 s x the share */
+        assert_near(x->wasted_gpu_s, share[c] * 1200, 0.01 * 1200);
+        assert_non_null(evidence(x, "minor_share"));
+        assert_non_null(find(out, n, GP_FC_COMPUTE_BOUND));
+        job_free(&j);
+    }
+}
+
 /* Issue 19 item 6: a rank about 1.25x slower for the whole run, its windows crossing the
  * ratio threshold back and forth with noise, is ONE straggler finding spanning the run. */
 static void test_straggler_one_episode(void **state) {
@@ -919,6 +951,7 @@ int main(void) {
         cmocka_unit_test(test_cross_job),
         cmocka_unit_test(test_rolling),
         cmocka_unit_test(test_minor_near_threshold),
+        cmocka_unit_test(test_minor_issue_examples),
         cmocka_unit_test(test_straggler_one_episode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -284,6 +284,116 @@ static void test_slo_evidence(void **state) {
     }
 }
 
+/* A window finding built by hand: class, scope, its time, badput of bucket b, headroom. */
+static gp_finding wf(gp_finding_class c, const char *scope_id, int64_t t0_s, int64_t t1_s, int b,
+                     double bad_s, double head_s, int minor) {
+    gp_finding f;
+    memset(&f, 0, sizeof f);
+    f.cls = c;
+    f.scope = strchr(scope_id, '/') ? GP_SCOPE_RANK : GP_SCOPE_JOB;
+    snprintf(f.scope_id, sizeof f.scope_id, "%s", scope_id);
+    snprintf(f.job_id, sizeof f.job_id, "t");
+    f.t0_ns = t0_s * NS;
+    f.t1_ns = t1_s * NS;
+    if (b >= 0) f.badput_gpu_s[b] = bad_s;
+    f.wasted_gpu_s = bad_s;
+    f.wasted_cost = bad_s / 3600 * 2; /* $2 per GPU-hour */
+    f.headroom_frac = head_s > 0 ? 0.1 : -1;
+    f.headroom_gpu_s = head_s > 0 ? head_s : -1;
+    f.headroom_cost = head_s > 0 ? head_s / 3600 * 2 : -1;
+    f.minor = minor;
+    f.confidence = minor ? 0.6 : 0.9;
+    snprintf(f.summary, sizeof f.summary, "%s in [%lld, %lld)", gp_finding_class_name(c),
+             (long long)t0_s, (long long)t1_s);
+    return f;
+}
+
+/* Issue 19 item 6: consecutive windows with the same cause on the same scope are one
+ * finding with its start, end and totals, for every class; a gap ends the episode; other
+ * scopes stay apart. Expected totals are the sums of the hand-built windows. */
+static void test_episodes_merge(void **state) {
+    (void)state;
+    enum { NW = 5 };
+    gp_finding f[NW][4];
+    gp_diag_window w[NW];
+    memset(w, 0, sizeof w);
+    for (int k = 0; k < NW; k++) {
+        int64_t a = 60 * k, b = 60 * (k + 1);
+        size_t n = 0;
+        /* input bound in windows 0-2 (the first under the threshold: minor) and again in 4 */
+        if (k <= 2 || k == 4)
+            f[k][n++] =
+                wf(GP_FC_INPUT_BOUND, "t", a, b, GP_B_DATA_WAIT, k == 1 ? 20 : 10 + k, 0, k == 0);
+        /* rank 1 straggles in every window, rank 2 only in window 3: two scopes */
+        f[k][n++] = wf(GP_FC_STRAGGLER, "t/rank-1", a + 5, b - 5, -1, 0, 4 + k, 0);
+        if (k == 3) f[k][n++] = wf(GP_FC_STRAGGLER, "t/rank-2", a, b, -1, 0, 2, 0);
+        /* a minor communication loss in windows 3 and 4 only */
+        if (k >= 3) f[k][n++] = wf(GP_FC_COMMUNICATION_BOUND, "t", a, b, GP_B_OTHER, 3, 0, 1);
+        w[k].findings = f[k];
+        w[k].n = n;
+        w[k].t0_ns = a * NS;
+        w[k].t1_ns = b * NS;
+    }
+    gp_finding *ep = NULL;
+    int ne = gp_diag_windows_episodes(w, NW, &ep);
+    assert_int_equal(ne, 5);
+    const gp_finding *in1 = NULL, *in2 = NULL, *r1 = NULL, *r2 = NULL, *cm = NULL;
+    for (int i = 0; i < ne; i++) {
+        const gp_finding *x = &ep[i];
+        if (x->cls == GP_FC_INPUT_BOUND && x->t0_ns == 0) in1 = x;
+        if (x->cls == GP_FC_INPUT_BOUND && x->t0_ns == 240 * NS) in2 = x;
+        if (x->cls == GP_FC_STRAGGLER && !strcmp(x->scope_id, "t/rank-1")) r1 = x;
+        if (x->cls == GP_FC_STRAGGLER && !strcmp(x->scope_id, "t/rank-2")) r2 = x;
+        if (x->cls == GP_FC_COMMUNICATION_BOUND) cm = x;
+    }
+    assert_non_null(in1);
+    assert_non_null(in2);
+    assert_non_null(r1);
+    assert_non_null(r2);
+    assert_non_null(cm);
+    /* windows 0-2: start of the first, end of the last, badput 10 + 20 + 12 */
+    assert_int_equal(in1->t1_ns, 180 * NS);
+    assert_near(in1->wasted_gpu_s, 42, 1e-9);
+    assert_near(in1->badput_gpu_s[GP_B_DATA_WAIT], 42, 1e-9);
+    assert_near(in1->wasted_cost, 42.0 / 3600 * 2, 1e-12);
+    assert_int_equal(in1->minor, 0); /* past the threshold in two of its windows */
+    assert_near(in1->confidence, 0.9, 1e-12);
+    assert_non_null(strstr(in1->summary, "Over 3 consecutive windows (180 s)"));
+    assert_non_null(strstr(in1->summary, "[60, 120)")); /* the worst window speaks */
+    /* window 4 alone: a new episode after the gap */
+    assert_int_equal(in2->t1_ns, 300 * NS);
+    assert_near(in2->wasted_gpu_s, 14, 1e-9);
+    assert_null(strstr(in2->summary, "Over "));
+    /* rank 1: one episode over all five windows, headroom 4+5+6+7+8 */
+    assert_int_equal(r1->t0_ns, 5 * NS);
+    assert_int_equal(r1->t1_ns, 295 * NS);
+    assert_near(r1->headroom_gpu_s, 30, 1e-9);
+    assert_near(r1->headroom_frac, 0.1, 1e-12); /* each window's share of its productive time */
+    assert_near(r1->headroom_cost, 30.0 / 3600 * 2, 1e-12);
+    assert_near(r2->headroom_gpu_s, 2, 1e-9);
+    /* minor in every window: still minor, totals summed */
+    assert_int_equal(cm->minor, 1);
+    assert_int_equal(cm->t0_ns, 180 * NS);
+    assert_near(cm->badput_gpu_s[GP_B_OTHER], 6, 1e-9);
+    /* ranked: major findings first, minor last */
+    assert_int_equal(ep[ne - 1].minor, 1);
+    free(ep);
+    /* unknown in one window is unknown in the total */
+    f[1][0].wasted_gpu_s = -1;
+    for (int b = 0; b < GP_FINDING_BUCKETS; b++)
+        f[1][0].badput_gpu_s[b] = -1;
+    ne = gp_diag_windows_episodes(w, NW, &ep);
+    assert_int_equal(ne, 5);
+    for (int i = 0; i < ne; i++)
+        if (ep[i].cls == GP_FC_INPUT_BOUND && ep[i].t0_ns == 0) {
+            assert_true(ep[i].wasted_gpu_s < 0);
+            assert_true(ep[i].badput_gpu_s[GP_B_DATA_WAIT] < 0);
+        }
+    free(ep);
+    assert_int_equal(gp_diag_windows_episodes(w, 0, &ep), 0);
+    assert_null(ep);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sim_straggler_signals),
@@ -291,6 +401,7 @@ int main(void) {
         cmocka_unit_test(test_step_deviation),
         cmocka_unit_test(test_clip_ready),
         cmocka_unit_test(test_slo_evidence),
+        cmocka_unit_test(test_episodes_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

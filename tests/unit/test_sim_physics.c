@@ -548,6 +548,39 @@ static void test_power_cap_throttles_and_slows(void **st) {
     run_free(&r2);
 }
 
+/* power_limit_from / power_limit_until: the cap (and its throttle bit) holds only inside
+ * the window; outside it the same job runs at full power, unthrottled. */
+static void test_power_cap_window(void **st) {
+    (void)st;
+    const char *text = "[node]\ngpus = 1\nduration = 3m\npower_limit = 350W\n"
+                       "power_limit_from = 60s\npower_limit_until = 90s\n"
+                       "[job a]\nkind = training\ngpus = 0\nefficiency = 0.8\n";
+    run r = simulate(text, NS, 0);
+    int inside = 0, thr_in = 0, thr_out = 0;
+    for (size_t k = 0; k < r.n_samples; k++) {
+        const gp_sample *x = S(&r, k, 0);
+        int64_t t = (int64_t)(k + 1) * NS; /* the sample at the end of second k + 1 */
+        if (x->gpu_util < 0.9) continue;
+        if (t > 60 * NS && t <= 90 * NS) {
+            inside++;
+            thr_in += (x->throttle_reasons & 0x4) != 0;
+            assert_true(x->power_w <= 350 + 1e-9);
+        } else if (t <= 59 * NS || t > 91 * NS) {
+            thr_out += (x->throttle_reasons & 0x4) != 0;
+        }
+    }
+    assert_true(inside >= 25);
+    assert_true(thr_in >= inside - 1);
+    assert_int_equal(thr_out, 0);
+    run_free(&r);
+    gp_scenario sc;
+    char err[256];
+    const char *bad = "[node]\npower_limit = 350W\npower_limit_from = 2m\n"
+                      "power_limit_until = 1m\n[job a]\nkind = training\ngpus = 0\n";
+    assert_int_equal(gp_scenario_parse_string(bad, "bad.conf", &sc, err, sizeof err), -1);
+    assert_non_null(strstr(err, "power_limit_until"));
+}
+
 static void test_failure_reports_xid(void **st) {
     (void)st;
     const char *text = "[node]\ngpus = 3\nduration = 3m\n"
@@ -579,6 +612,7 @@ int main(void) {
         cmocka_unit_test(test_thousand_gpus_cheap),
         cmocka_unit_test(test_azure_trace_replay),
         cmocka_unit_test(test_power_cap_throttles_and_slows),
+        cmocka_unit_test(test_power_cap_window),
         cmocka_unit_test(test_failure_reports_xid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -195,6 +195,9 @@ static void test_write_round_trip(void **st) {
         fail_msg("%s", err);
     a.jobs[0].mem_frac = 0.55;
     a.jobs[1].checkpoint_bytes = 3e9;
+    a.power_limit_w = 350;
+    a.power_limit_from_ns = 60 * 1000000000LL;
+    a.power_limit_until_ns = 90 * 1000000000LL;
     char *dir = gp_test_tmpdir(), path[600];
     snprintf(path, sizeof path, "%s/rt.conf", dir);
     FILE *f = fopen(path, "w");
@@ -204,6 +207,8 @@ static void test_write_round_trip(void **st) {
     if (gp_scenario_load(path, &b, err, sizeof err) < 0) fail_msg("%s", err);
     assert_int_equal(a.n_jobs, b.n_jobs);
     assert_int_equal(a.seed, b.seed);
+    assert_true(b.power_limit_from_ns == a.power_limit_from_ns);
+    assert_true(b.power_limit_until_ns == a.power_limit_until_ns);
     for (int i = 0; i < a.n_jobs; i++) {
         assert_string_equal(a.jobs[i].id, b.jobs[i].id);
         assert_int_equal(a.jobs[i].kind, b.jobs[i].kind);

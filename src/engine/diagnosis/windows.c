@@ -163,6 +163,170 @@ done:
     return rc;
 }
 
+/* An episode being merged: the finding shown (the worst window's, totals written at the
+ * end) and the running totals. */
+typedef struct {
+    gp_finding f;
+    size_t last;    /* index of the last window that had it */
+    size_t windows; /* how many windows */
+    int64_t t0, t1; /* first start, last end */
+    double badput[GP_FINDING_BUCKETS];
+    int badput_unknown; /* some window could not split its badput */
+    double wasted_s, wasted_cost, head_s, head_cost, prod_s;
+    int wasted_unk, wcost_unk, head_unk, hcost_unk, prod_unk;
+    double worst_w, worst_h; /* the shown window's badput and headroom */
+    int all_minor;
+    double conf;
+} episode;
+
+static int same_cause(const gp_finding *a, const gp_finding *b) {
+    return a->cls == b->cls && a->scope == b->scope && !strcmp(a->scope_id, b->scope_id) &&
+           !strcmp(a->job_id, b->job_id);
+}
+
+static int badput_unknown(const gp_finding *f) {
+    for (int b = 0; b < GP_FINDING_BUCKETS; b++)
+        if (f->badput_gpu_s[b] < 0) return 1;
+    return 0;
+}
+
+static void episode_add(episode *e, const gp_finding *f, size_t k, int fresh) {
+    double w = f->wasted_gpu_s >= 0 ? f->wasted_gpu_s : -1;
+    double h = f->headroom_gpu_s >= 0 ? f->headroom_gpu_s : -1;
+    if (fresh) {
+        memset(e, 0, sizeof *e);
+        e->f = *f;
+        e->t0 = f->t0_ns;
+        e->t1 = f->t1_ns;
+        e->all_minor = 1;
+        e->worst_w = w;
+        e->worst_h = h;
+    } else if (w > e->worst_w || (w == e->worst_w && h > e->worst_h)) {
+        e->f = *f; /* the worst window speaks for the episode */
+        e->worst_w = w;
+        e->worst_h = h;
+    }
+    e->last = k;
+    e->windows++;
+    if (f->t0_ns < e->t0) e->t0 = f->t0_ns;
+    if (f->t1_ns > e->t1) e->t1 = f->t1_ns;
+    if (badput_unknown(f))
+        e->badput_unknown = 1;
+    else
+        for (int b = 0; b < GP_FINDING_BUCKETS; b++)
+            e->badput[b] += f->badput_gpu_s[b];
+    if (f->wasted_gpu_s >= 0)
+        e->wasted_s += f->wasted_gpu_s;
+    else
+        e->wasted_unk = 1;
+    if (f->wasted_cost >= 0)
+        e->wasted_cost += f->wasted_cost;
+    else
+        e->wcost_unk = 1;
+    /* headroom: a window that states none adds nothing; one that states it without its
+     * GPU-seconds makes the total unknown */
+    if (f->headroom_frac > 0) {
+        if (f->headroom_gpu_s >= 0) {
+            e->head_s += f->headroom_gpu_s;
+            e->prod_s += f->headroom_gpu_s / f->headroom_frac;
+        } else
+            e->head_unk = e->prod_unk = 1;
+        if (f->headroom_cost >= 0)
+            e->head_cost += f->headroom_cost;
+        else
+            e->hcost_unk = 1;
+    }
+    if (!f->minor) e->all_minor = 0;
+    if (f->confidence > e->conf) e->conf = f->confidence;
+}
+
+static void episode_finish(episode *e) {
+    gp_finding *f = &e->f;
+    f->t0_ns = e->t0;
+    f->t1_ns = e->t1;
+    for (int b = 0; b < GP_FINDING_BUCKETS; b++)
+        f->badput_gpu_s[b] = e->badput_unknown ? -1 : e->badput[b];
+    f->wasted_gpu_s = e->wasted_unk ? -1 : e->wasted_s;
+    f->wasted_cost = e->wcost_unk ? -1 : e->wasted_cost;
+    if (f->headroom_frac > 0 || e->head_s > 0 || e->head_unk) {
+        f->headroom_gpu_s = e->head_unk ? -1 : e->head_s;
+        f->headroom_cost = e->hcost_unk ? -1 : e->head_cost;
+        if (!e->prod_unk && e->prod_s > 0) f->headroom_frac = e->head_s / e->prod_s;
+    }
+    f->minor = e->all_minor;
+    f->confidence = e->conf;
+    if (e->windows > 1) {
+        char buf[sizeof f->summary];
+        snprintf(buf, sizeof buf, "Over %zu consecutive windows (%.0f s): %s", e->windows,
+                 (double)(e->t1 - e->t0) / 1e9, f->summary);
+        memcpy(f->summary, buf, sizeof f->summary);
+    }
+}
+
+int gp_diag_windows_episodes(const gp_diag_window *w, size_t nw, gp_finding **out) {
+    *out = NULL;
+    episode *ep = NULL;
+    size_t ne = 0, cap = 0;
+    size_t *open = NULL, nopen = 0, *next = NULL, nnext = 0, ocap = 0;
+    for (size_t k = 0; k < nw; k++) {
+        if (w[k].n > ocap || !open) {
+            ocap = w[k].n > ocap ? w[k].n : ocap ? ocap : 1;
+            size_t *a = realloc(open, ocap * sizeof *a),
+                   *b = a ? realloc(next, ocap * sizeof *b) : NULL;
+            if (a) open = a;
+            if (b) next = b;
+            if (!a || !b) goto oom;
+        }
+        nnext = 0;
+        for (size_t i = 0; i < w[k].n; i++) {
+            const gp_finding *f = &w[k].findings[i];
+            size_t e = ne;
+            for (size_t o = 0; o < nopen; o++) /* the episode the previous window left open */
+                if (ep[open[o]].last + 1 == k && same_cause(&ep[open[o]].f, f)) e = open[o];
+            int fresh = e == ne;
+            if (fresh) {
+                if (ne == cap) {
+                    cap = cap ? 2 * cap : 16;
+                    episode *x = realloc(ep, cap * sizeof *x);
+                    if (!x) goto oom;
+                    ep = x;
+                }
+                ne++;
+            } else if (ep[e].last == k)
+                continue; /* a second finding of the same cause in one window: already in */
+            episode_add(&ep[e], f, k, fresh);
+            next[nnext++] = e;
+        }
+        size_t *t = open;
+        open = next, next = t;
+        nopen = nnext;
+    }
+    free(open);
+    free(next);
+    if (!ne) {
+        free(ep);
+        return 0;
+    }
+    gp_finding *r = malloc(ne * sizeof *r);
+    if (!r) {
+        free(ep);
+        return -1;
+    }
+    for (size_t e = 0; e < ne; e++) {
+        episode_finish(&ep[e]);
+        r[e] = ep[e].f;
+    }
+    free(ep);
+    gp_findings_rank(r, ne);
+    *out = r;
+    return (int)ne;
+oom:
+    free(ep);
+    free(open);
+    free(next);
+    return -1;
+}
+
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);

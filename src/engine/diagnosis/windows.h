@@ -49,6 +49,19 @@ int gp_diagnose_windows_as_of(struct gp_store *s, const char *job_id, const gp_d
                               gp_diag_window **out, size_t *n, char *err, size_t errlen);
 void gp_diag_windows_free(gp_diag_window *w, size_t n);
 
+/* One finding per episode (issue 19 item 6): consecutive windows (of one job, in time
+ * order) whose findings have the same class on the same scope merge into one finding.
+ * Start: the first window's finding's start; end: the last one's end. Totals: badput by
+ * bucket, wasted GPU-seconds and cost, headroom GPU-seconds and cost are summed over the
+ * windows (unknown in any window: unknown in the total); headroom_frac is the total
+ * headroom over the productive time it was a share of. Text and evidence are the worst
+ * window's (most badput, then headroom), the summary prefixed with the episode's length;
+ * confidence the highest; minor only when every window's finding was minor. A window
+ * without the finding ends its episode. Works for every class, stragglers included.
+ * Returns the number of episodes, ranked as gp_findings_rank does, *out malloc'ed (NULL
+ * when none), or -1 when out of memory. */
+int gp_diag_windows_episodes(const gp_diag_window *w, size_t nw, gp_finding **out);
+
 /* Step-time deviation over time, from the job's step events alone (any rank): for each
  * window of window_ns tiling [t0_ns, t1_ns), the median step time and its deviation from
  * ideal_s (median / ideal - 1; ideal_s <= 0: unknown). Windows without steps have
