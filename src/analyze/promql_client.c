@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <yajl/yajl_parse.h>
@@ -27,10 +28,12 @@ struct gp_prom_client {
     char userpwd[512];
     char ca[1024];
     long timeout_ms;
+    int compress;
     char *buf;
     size_t len, cap;
     int too_big;
     long requests, splits;
+    double wait_s, parse_cpu_s; /* time in curl (mostly the server) and reading answers */
     char curl_err[CURL_ERROR_SIZE];
 };
 
@@ -39,6 +42,16 @@ long gp_prom_requests(const gp_prom_client *c) {
 }
 long gp_prom_splits(const gp_prom_client *c) {
     return c->splits;
+}
+void gp_prom_times(const gp_prom_client *c, double *wait_s, double *parse_cpu_s) {
+    *wait_s = c->wait_s;
+    *parse_cpu_s = c->parse_cpu_s;
+}
+
+static double clock_s(clockid_t id) {
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 static int copy(char *d, size_t cap, const char *s) {
@@ -99,6 +112,7 @@ int gp_prom_client_new(const gp_prom_opts *o, gp_prom_client **out, char *err, s
         return -1;
     }
     c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 120000;
+    c->compress = o->compress;
     c->h = curl_easy_init();
     if (!c->h) {
         snprintf(err, errlen, "cannot start libcurl");
@@ -184,7 +198,7 @@ static int fetch(gp_prom_client *c, const char *path, const char *query, long *s
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* gzip when the server offers it */
+    if (c->compress) curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* gzip if offered */
     curl_easy_setopt(h, CURLOPT_USERAGENT, "goodput-analyze");
     if (c->token[0]) {
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
@@ -195,7 +209,9 @@ static int fetch(gp_prom_client *c, const char *path, const char *query, long *s
     }
     if (c->ca[0]) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
     c->requests++;
+    double w0 = clock_s(CLOCK_MONOTONIC);
     CURLcode rc = curl_easy_perform(h);
+    c->wait_s += clock_s(CLOCK_MONOTONIC) - w0;
     free(url);
     if (rc != CURLE_OK) {
         if (c->too_big)
@@ -504,7 +520,9 @@ static int range_once(gp_prom_client *c, const char *promql, int64_t t0, int64_t
     free(q);
     if (rc != 0) return -1;
     if (status < 400) {
+        double p0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
         rc = stream_matrix(c, promql, fn, ctx, err, errlen);
+        c->parse_cpu_s += clock_s(CLOCK_PROCESS_CPUTIME_ID) - p0;
         if (rc != 1) return rc;
     }
     rc = interpret(c, "/api/v1/query_range", status, &data, err, errlen);
