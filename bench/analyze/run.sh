@@ -48,7 +48,7 @@ if [ -n "${BACKFILL_ONLY:-}" ]; then exit 0; fi
 # 24 h minimum and maximum block durations keep it from compacting during the measurement.
 mkdir -p "$D/serve"
 for b in "$DATA"/*/; do
-    case $b in *tmp*) continue ;; esac  # a block promtool is still writing
+    case $b in *.tmp-for-creation/) continue ;; esac  # a block promtool is still writing
     [ -f "$b/meta.json" ] && cp -al "$b" "$D/serve/"
 done
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -370,6 +370,43 @@ static int ms_close(void *u) {
     return 1;
 }
 
+/* Plain decimals of at most 15 digits (all times, nearly all values) are read as an
+ * integer divided by a power of ten a double holds exactly: IEEE division rounds correctly,
+ * so this is strtod's value. A third of the time reading an answer was strtod. */
+double gp_prom_num(const char *str, size_t len) {
+    const unsigned char *s = (const unsigned char *)str;
+    static const double p10[] = {1,   1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    size_t i = 0, digits = 0, frac = 0;
+    int neg = 0, dot = 0;
+    uint64_t v = 0;
+    if (len && s[0] == '-') {
+        neg = 1;
+        i = 1;
+    }
+    for (; i < len; i++) {
+        unsigned char ch = s[i];
+        if (ch >= '0' && ch <= '9') {
+            v = v * 10 + (uint64_t)(ch - '0');
+            if (++digits > 15) break;
+            frac += (size_t)dot;
+        } else if (ch == '.' && !dot) {
+            dot = 1;
+        } else {
+            break;
+        }
+    }
+    if (i == len && digits > 0 && (!dot || frac > 0)) {
+        double d = (double)v / p10[frac];
+        return neg ? -d : d;
+    }
+    char tmp[64];
+    size_t k = len < sizeof tmp - 1 ? len : sizeof tmp - 1;
+    memcpy(tmp, s, k);
+    tmp[k] = 0;
+    return strtod(tmp, NULL);
+}
+
 static int ms_scalar(mstream *m, int is_str, int is_num, const unsigned char *s, size_t len) {
     if (m->skip || !m->depth) return 1;
     int top = m->role[m->depth - 1];
@@ -384,15 +421,9 @@ static int ms_scalar(mstream *m, int is_str, int is_num, const unsigned char *s,
         if (json_object_set_new(m->metric, m->label, json_stringn((const char *)s, len)) != 0)
             return ms_stop(m);
     } else if (top == R_POINT) {
-        char tmp[64];
-        size_t k = len < sizeof tmp - 1 ? len : sizeof tmp - 1;
         if (m->pt_i == 0 && is_num) {
-            memcpy(tmp, s, k);
-            tmp[k] = 0;
-            m->pt_t = strtod(tmp, NULL);
+            m->pt_t = gp_prom_num((const char *)s, len);
         } else if (m->pt_i == 1 && is_str) {
-            memcpy(tmp, s, k);
-            tmp[k] = 0;
             if (m->n == m->cap) {
                 size_t nc = m->cap ? m->cap * 2 : 1024;
                 gp_prom_point *np = realloc(m->pts, nc * sizeof *np);
@@ -401,7 +432,7 @@ static int ms_scalar(mstream *m, int is_str, int is_num, const unsigned char *s,
                 m->cap = nc;
             }
             m->pts[m->n].t_s = m->pt_t;
-            m->pts[m->n].v = strtod(tmp, NULL);
+            m->pts[m->n].v = gp_prom_num((const char *)s, len);
             m->n++;
         }
         m->pt_i++;

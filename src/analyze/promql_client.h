@@ -55,6 +55,10 @@ int gp_prom_get(gp_prom_client *c, const char *path, const char *query, json_t *
  * when it does not fit. */
 int gp_prom_urlencode(const char *s, char *buf, size_t cap);
 
+/* A time or value as Prometheus writes it (len bytes, not terminated): exactly strtod's
+ * result, faster for plain decimals; "NaN", "+Inf", exponents go through strtod. */
+double gp_prom_num(const char *s, size_t len);
+
 /* One point of a range answer: its time and its value (Prometheus sends values as strings:
  * "NaN", "+Inf" included). Points whose value is not a string are left out. */
 typedef struct gp_prom_point {

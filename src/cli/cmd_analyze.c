@@ -355,9 +355,11 @@ int gp_cmd_analyze(int argc, char **argv) {
     }
     if (tmpdir[0])
         /* a temporary store is deleted at exit: no crash safety needed, so no WAL or sync
-         * (a third of the store's write time, docs/benchmarks.md) */
-        sqlite3_exec(gp_store_db(s), "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", NULL, NULL,
-                     NULL);
+         * (a fifth of the store's write time, docs/benchmarks.md); 64 MiB of page cache
+         * keeps a chunk's inserts and the report's reads off pread/pwrite */
+        sqlite3_exec(gp_store_db(s),
+                     "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536",
+                     NULL, NULL, NULL);
     progress_t prog = {isatty(2), -1};
     gp_prom_map_opts mo = {.t0_s = t0,
                            .t1_s = t1,
