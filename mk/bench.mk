@@ -13,3 +13,19 @@ $(BUILD)/bench/gen_month: bench/store_month/gen_month.c $(LIB)
 	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 bench-store: $(BUILD)/bench/gen_month
 	bench/store_month/run.sh $(BUILD)/bench/gen_month
+# `make bench-analyze` (part of `make bench`): goodput analyze --prometheus over a generated
+# 1,000-GPU week at 30 s backfilled into Debian's Prometheus (bench/analyze/run.sh; the
+# backfill is kept in $(BUILD)/bench/analyze and resumed: ~2.5 CPU-minutes of promtool per
+# day of it). BENCH_ANALYZE_GPUS / _HOURS / _ANALYZE_HOURS pick another size.
+.PHONY: bench-analyze
+bench: bench-analyze
+BENCH_ANALYZE_GPUS ?= 1000
+BENCH_ANALYZE_HOURS ?= 168
+BENCH_ANALYZE_ANALYZE_HOURS ?= $(BENCH_ANALYZE_HOURS)
+$(BUILD)/bench/gen_om: bench/analyze/gen_om.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
+bench-analyze: $(BIN) $(BUILD)/bench/gen_om
+	@mkdir -p $(BUILD)/bench/analyze
+	GOODPUT=$(BIN) GEN_OM=$(BUILD)/bench/gen_om KEEP=$(BUILD)/bench/analyze bench/analyze/run.sh \
+	    $(BENCH_ANALYZE_GPUS) $(BENCH_ANALYZE_HOURS) $(BENCH_ANALYZE_ANALYZE_HOURS)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ingest/scrape.h"
 #include "ingest/scrape_store.h"
@@ -152,6 +153,12 @@ typedef struct {
     unsigned char prio[32];
     int owner_labels; /* some GPU series carry owner labels: the others are free GPUs */
 } ctx_t;
+
+static double cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 static void note(gp_prom_map_result *r, const char *fmt, const char *a) {
     if (r->n_notes >= GP_PROM_MAX_NOTES) return;
@@ -906,11 +913,13 @@ int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
             break;
         }
         rc = run_chunk(&x, present, srv_present, ks, &qdone, qtotal);
+        double w0 = cpu_s();
         if (rc == 0) rc = write_chunk(&x);
         if (gp_store_commit(s) != 0 && rc == 0) {
             snprintf(err, errlen, "cannot write the store: %s", gp_store_errmsg(s));
             rc = -1;
         }
+        r->store_cpu_s += cpu_s() - w0;
         r->chunks++;
     }
     if (rc == 0) {

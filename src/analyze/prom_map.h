@@ -52,6 +52,7 @@ typedef struct gp_prom_map_result {
     int kube_state, serving;
     char notes[GP_PROM_MAX_NOTES][240];
     int n_notes;
+    double store_cpu_s; /* CPU seconds writing rows to the store (for the benchmark) */
 } gp_prom_map_result;
 
 int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,

@@ -31,6 +31,9 @@ typedef struct gp_prom_opts {
     const char *basic_auth; /* "user:password"; NULL none */
     const char *ca_file;    /* PEM CA bundle for https; NULL = system store */
     long timeout_ms;        /* per request; 0 = 120 s */
+    int compress;           /* ask for gzip answers (slow links); off by default: gzip of
+                             * a range answer costs the server ~2x its evaluation (measured
+                             * in docs/benchmarks.md) and is faster to skip on a LAN */
 } gp_prom_opts;
 
 int gp_prom_client_new(const gp_prom_opts *o, gp_prom_client **out, char *err, size_t errlen);
@@ -38,6 +41,9 @@ void gp_prom_client_free(gp_prom_client *c);
 /* Requests made and range queries split so far (for the report header and tests). */
 long gp_prom_requests(const gp_prom_client *c);
 long gp_prom_splits(const gp_prom_client *c);
+/* Wall seconds spent in requests (the server evaluating and sending, plus transfer) and CPU
+ * seconds spent reading range answers, callbacks included (for the benchmark). */
+void gp_prom_times(const gp_prom_client *c, double *wait_s, double *parse_cpu_s);
 
 /* GET base+path with the query string `query` (already encoded). On success *data is a new
  * reference to the answer's "data" member. Returns 0, -1 with err, or -2 (err set) when the
@@ -48,6 +54,10 @@ int gp_prom_get(gp_prom_client *c, const char *path, const char *query, json_t *
 /* Appends the percent-encoding of s (RFC 3986 unreserved kept) to buf. Returns 0, or -1
  * when it does not fit. */
 int gp_prom_urlencode(const char *s, char *buf, size_t cap);
+
+/* A time or value as Prometheus writes it (len bytes, not terminated): exactly strtod's
+ * result, faster for plain decimals; "NaN", "+Inf", exponents go through strtod. */
+double gp_prom_num(const char *s, size_t len);
 
 /* One point of a range answer: its time and its value (Prometheus sends values as strings:
  * "NaN", "+Inf" included). Points whose value is not a string are left out. */
