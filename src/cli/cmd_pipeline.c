@@ -13,13 +13,15 @@
 #include "util/slurp.h"
 #include "engine/pipeline/pipeline.h"
 #include "ingest/ray.h"
+#include "ingest/ray_metrics.h"
 #include "store/store.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: goodput pipeline --db PATH [--job ID] [--json | --html FILE]\n"
             "                        [--what-if STAGE=N,...] [options]\n"
-            "       goodput pipeline --ray-stats FILE [--json]\n\n"
+            "       goodput pipeline --ray-stats FILE [--json]\n"
+            "       goodput pipeline --ray-metrics FILE [--json] [--verbose]\n\n"
             "For each job with stage events (docs/pipelines.md): per stage throughput, service\n"
             "times, utilization = busy / (workers x time), starved time (workers idle, input\n"
             "queue empty), blocked time (backpressure), queue length over time; the bottleneck\n"
@@ -30,6 +32,10 @@ static void usage(FILE *f) {
             "  --ray-stats FILE       read Ray Data's Dataset.stats() text instead (FILE or -):\n"
             "                         per-operator rows/s, concurrency, CPU/wall, the\n"
             "                         bottleneck operator and its pool size (docs/ray.md)\n"
+            "  --ray-metrics FILE     read a scrape of Ray's metrics (ray_data_*, ray_train_*;\n"
+            "                         FILE or -): the same per dataset, with backpressure\n"
+            "                         and queued blocks; Ray Train runs' workers (docs/ray.md)\n"
+            "  --verbose              with --ray-metrics: list the families not read\n"
             "  --job ID               one job (default: every job with stage events)\n"
             "  --json                 machine-readable output\n"
             "  --html FILE            an HTML page with a queue-length chart per stage\n"
@@ -119,24 +125,61 @@ static int parse_price(const char *opt, const char *v, double *out) {
     return 0;
 }
 
-/* --ray-stats: Ray Data's own per-operator summary, analysed without a store. */
-static int ray_stats(const char *path, int json) {
+/* Reads a whole Ray file (or stdin) of at most 64 MiB: 0, or the exit code to return. */
+static int ray_read(const char *path, const char *what, char **buf, size_t *len) {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) {
         fprintf(stderr, "goodput pipeline: cannot read %s\n", path);
         return GP_EXIT_INPUT;
     }
-    char *buf;
-    size_t len;
-    int src = gp_slurp(f, (size_t)64 << 20, &buf, &len); /* a stats text is kilobytes */
+    int src = gp_slurp(f, (size_t)64 << 20, buf, len); /* a stats text or scrape is kilobytes */
     if (f != stdin) fclose(f);
     if (src != 0) {
-        fprintf(stderr, "goodput pipeline: %s: %s\n", path,
-                src == -EFBIG    ? "larger than 64 MiB: not a Dataset.stats() text"
+        fprintf(stderr, "goodput pipeline: %s: %s%s\n", path,
+                src == -EFBIG    ? "larger than 64 MiB: not "
                 : src == -ENOMEM ? "out of memory"
-                                 : "read error (a directory?)");
+                                 : "read error (a directory?)",
+                src == -EFBIG ? what : "");
         return src == -ENOMEM ? GP_EXIT_FAIL : GP_EXIT_INPUT;
     }
+    return 0;
+}
+
+/* --ray-metrics: a scrape of Ray's /metrics, analysed without a store. */
+static int ray_metrics(const char *path, int json, int verbose) {
+    char *buf;
+    size_t len;
+    int rc = ray_read(path, "a scrape of Ray's metrics", &buf, &len);
+    if (rc) return rc;
+    gp_ray_metrics *m = malloc(sizeof *m);
+    char err[300];
+    rc = m ? gp_ray_metrics_parse(buf, len, m, err, sizeof err) : -1;
+    free(buf);
+    if (rc != 0) {
+        fprintf(stderr, "goodput pipeline: %s: %s\n", path, m ? err : "out of memory");
+        free(m);
+        return m ? GP_EXIT_INPUT : GP_EXIT_FAIL;
+    }
+    gp_ray_metrics_analyze(m);
+    if (json) {
+        json_t *root = gp_ray_metrics_report_json(m);
+        json_object_set_new(root, "source", json_string(path));
+        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
+        fputc('\n', stdout);
+        json_decref(root);
+    } else {
+        gp_ray_metrics_report_text(m, verbose, stdout);
+    }
+    free(m);
+    return GP_EXIT_OK;
+}
+
+/* --ray-stats: Ray Data's own per-operator summary, analysed without a store. */
+static int ray_stats(const char *path, int json) {
+    char *buf;
+    size_t len;
+    int rd = ray_read(path, "a Dataset.stats() text", &buf, &len);
+    if (rd) return rd;
     gp_ray_stats *st = malloc(sizeof *st);
     char err[256];
     int rc = st ? gp_ray_stats_parse(buf, len, st, err, sizeof err) : -1;
@@ -161,8 +204,8 @@ static int ray_stats(const char *path, int json) {
 }
 
 int gp_cmd_pipeline(int argc, char **argv) {
-    const char *db = NULL, *job = NULL, *html_path = NULL, *ray_path = NULL;
-    int json = 0;
+    const char *db = NULL, *job = NULL, *html_path = NULL, *ray_path = NULL, *raym_path = NULL;
+    int json = 0, verbose = 0;
     run_opts o = {.queue = -1, .seed = 1};
     static const struct option opts[] = {{"db", required_argument, 0, 'd'},
                                          {"job", required_argument, 0, 'j'},
@@ -178,6 +221,8 @@ int gp_cmd_pipeline(int argc, char **argv) {
                                          {"price-cpu-hour", required_argument, 0, 'C'},
                                          {"help", no_argument, 0, 'h'},
                                          {"ray-stats", required_argument, 0, 'R'},
+                                         {"ray-metrics", required_argument, 0, 'M'},
+                                         {"verbose", no_argument, 0, 'v'},
                                          {0, 0, 0, 0}};
     int c;
     long v;
@@ -187,6 +232,12 @@ int gp_cmd_pipeline(int argc, char **argv) {
         switch (c) {
         case 'R':
             ray_path = optarg;
+            break;
+        case 'M':
+            raym_path = optarg;
+            break;
+        case 'v':
+            verbose = 1;
             break;
         case 'd':
             db = optarg;
@@ -243,6 +294,15 @@ int gp_cmd_pipeline(int argc, char **argv) {
     if (optind < argc) {
         fprintf(stderr, "goodput pipeline: unexpected argument '%s' (see --help)\n", argv[optind]);
         return GP_EXIT_USAGE;
+    }
+    if (raym_path) {
+        if (db || html_path || ray_path) {
+            fprintf(
+                stderr,
+                "goodput pipeline: --ray-metrics reads a file; no --db, --html or --ray-stats\n");
+            return GP_EXIT_USAGE;
+        }
+        return ray_metrics(raym_path, json, verbose);
     }
     if (ray_path) {
         if (db || html_path) {

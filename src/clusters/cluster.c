@@ -232,6 +232,11 @@ static void agg_add(gp_cl_agg *a, double req, double alloc, double used) {
     }
 }
 
+/* Makes bins lo..hi addressable. Growing upward within the capacity costs nothing (the
+ * columns are zeroed past n); otherwise the columns are reallocated to the next power of two
+ * and copied. The capacity used to be recomputed and not kept, so a series that grew one
+ * bin at a time (pods in time order) was copied whole at every new bin: quadratic, 10% of
+ * `cluster openb2023` in memmove/calloc and most of its page faults (bench/RESULTS.md). */
 static int series_cover(gp_cl_series *s, int64_t lo, int64_t hi) {
     if (s->n == 0) {
         s->b0 = lo;
@@ -241,12 +246,14 @@ static int series_cover(gp_cl_series *s, int64_t lo, int64_t hi) {
     size_t nn = (size_t)(nhi - nlo + 1);
     if (nn > GP_CL_SERIES_MAX_BINS) return -1;
     if (s->n && nlo == s->b0 && nn == s->n) return 0;
+    if (s->alloc_gpu_s && nlo == s->b0 && nn <= s->cap) {
+        s->n = nn;
+        return 0;
+    }
     double **cols[5] = {&s->alloc_gpu_s, &s->busy_gpu_s, &s->measured_gpu_s, &s->wait_gpu_s,
                         &s->online_gpu_s};
-    size_t cap_needed = nn;
-    /* grow geometrically to keep appends cheap */
     size_t cap = 1;
-    while (cap < cap_needed)
+    while (cap < nn)
         cap *= 2;
     size_t shift = (size_t)(s->b0 - nlo);
     for (int c = 0; c < 5; c++) {
@@ -258,6 +265,7 @@ static int series_cover(gp_cl_series *s, int64_t lo, int64_t hi) {
     }
     s->b0 = nlo;
     s->n = nn;
+    s->cap = cap;
     return 0;
 }
 

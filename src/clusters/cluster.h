@@ -89,7 +89,8 @@ double gp_cl_wait_quantile(const gp_cl_wait *w, double q);
 typedef struct gp_cl_series {
     double bin_s;
     int64_t b0; /* index of the first bin (time / bin_s) */
-    size_t n;
+    size_t n;   /* bins in use from b0 */
+    size_t cap; /* bins allocated from b0 (zeroed past n) */
     double *alloc_gpu_s, *busy_gpu_s, *measured_gpu_s, *wait_gpu_s, *online_gpu_s;
 } gp_cl_series;
 

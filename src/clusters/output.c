@@ -201,6 +201,77 @@ static json_t *wait_json(const gp_cl_wait *w) {
                      "p90_s", gp_cl_wait_quantile(w, 0.9), "max_s", w->max_s);
 }
 
+/* The series (one row per hour bin: 71,684 rows x 4 numbers on openb x20) is written by hand
+ * instead of through a jansson tree: allocating and dumping ~290k json_real nodes was half
+ * of `cluster openb2023 --json` (bench/RESULTS.md, "cluster readers"). The text is byte for
+ * byte what json_dumps(JSON_INDENT(1) | JSON_REAL_PRECISION(10)) wrote: jansson's real
+ * format ("%.10g", ".0" added to integers, the exponent without '+' or leading zeros), and a
+ * row with a non-finite value left out (json_pack refused it). */
+#define SERIES_PLACEHOLDER "@@gp-series@@"
+
+static size_t real_str(char *b, size_t cap, double v) {
+    int n = snprintf(b, cap, "%.10g", v);
+    if (n < 0 || (size_t)n >= cap - 3) return 0;
+    if (!strchr(b, '.') && !strchr(b, 'e')) {
+        memcpy(b + n, ".0", 3);
+        n += 2;
+    }
+    char *e = strchr(b, 'e');
+    if (e) {
+        char *start = e + 1, *end = e + 2;
+        if (*start == '-') start++;
+        while (*end == '0')
+            end++;
+        if (end != start) {
+            memmove(start, end, (size_t)(b + n - end) + 1);
+            n -= (int)(end - start);
+        }
+    }
+    return (size_t)n;
+}
+
+static char *splice_series(char *doc, const gp_cl_series *s) {
+    const char *key = "\"series\": \"" SERIES_PLACEHOLDER "\"";
+    char *at = strstr(doc, key);
+    if (!at) return doc;
+    size_t head = (size_t)(at - doc) + strlen("\"series\": ");
+    const char *tail = at + strlen(key);
+    size_t tail_len = strlen(tail);
+    /* one row: "  [\n" + 4 x ("   " + number <= 24 + ",\n") + "  ],\n" */
+    size_t cap = head + tail_len + 16 + s->n * 140;
+    char *out = malloc(cap);
+    if (!out) {
+        free(doc);
+        return NULL;
+    }
+    memcpy(out, doc, head);
+    size_t n = head, rows = 0;
+    out[n++] = '[';
+    for (size_t i = 0; i < s->n; i++) {
+        double v[4] = {(double)(s->b0 + (int64_t)i) * s->bin_s, s->alloc_gpu_s[i] / s->bin_s,
+                       s->busy_gpu_s[i] / s->bin_s, s->wait_gpu_s[i] / s->bin_s};
+        if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) || !isfinite(v[3])) continue;
+        memcpy(out + n, rows ? ",\n  [" : "\n  [", rows ? 5 : 4);
+        n += rows ? 5 : 4;
+        for (int k = 0; k < 4; k++) {
+            memcpy(out + n, k ? ",\n   " : "\n   ", k ? 5 : 4);
+            n += k ? 5 : 4;
+            n += real_str(out + n, 32, v[k]);
+        }
+        memcpy(out + n, "\n  ]", 4);
+        n += 4;
+        rows++;
+    }
+    if (rows) {
+        memcpy(out + n, "\n ", 2);
+        n += 2;
+    }
+    out[n++] = ']';
+    memcpy(out + n, tail, tail_len + 1);
+    free(doc);
+    return out;
+}
+
 char *gp_cl_json(const gp_cluster_report *r) {
     json_t *o = json_object();
     json_object_set_new(o, "format", json_string(r->format));
@@ -280,19 +351,12 @@ char *gp_cl_json(const gp_cluster_report *r) {
                       "idle_units_with_memory", (json_int_t)r->n_idle_units_with_mem,
                       "idle_units_mean_memory_bytes", r->mem_idle_bytes_mean));
     json_object_set_new(o, "scheduling_gap_gpu_h", json_real(h(r->sched_gap_gpu_s)));
-    json_t *series = json_array();
-    for (size_t i = 0; i < r->series.n; i++) {
-        const gp_cl_series *s = &r->series;
-        json_array_append_new(series,
-                              json_pack("[f,f,f,f]", (double)(s->b0 + (int64_t)i) * s->bin_s,
-                                        s->alloc_gpu_s[i] / s->bin_s, s->busy_gpu_s[i] / s->bin_s,
-                                        s->wait_gpu_s[i] / s->bin_s));
-    }
     json_object_set_new(
         o, "series_columns",
         json_pack("[s,s,s,s]", "t_s", "allocated_gpus", "busy_gpus", "waiting_gpus"));
     json_object_set_new(o, "series_bin_s", json_real(r->series.bin_s));
-    json_object_set_new(o, "series", series);
+    /* The series is written by write_series below and spliced in at this placeholder. */
+    json_object_set_new(o, "series", json_string(SERIES_PLACEHOLDER));
     json_t *fs = json_array();
     for (int i = 0; i < r->n_findings; i++) {
         const gp_finding *x = &r->findings[i];
@@ -313,7 +377,7 @@ char *gp_cl_json(const gp_cluster_report *r) {
     json_object_set_new(o, "verdict", json_string(r->verdict));
     char *s = json_dumps(o, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
     json_decref(o);
-    return s;
+    return s ? splice_series(s, &r->series) : NULL;
 }
 
 /* ---- HTML: findings first, then the charts, on the shared SVG module (report/svg.h) ---- */

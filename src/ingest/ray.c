@@ -64,6 +64,9 @@ static int parse_header(const char *line, gp_ray_op *op) {
     op->tasks = op->blocks = op->nodes = -1;
     op->exec_s = op->wall_total_s = op->cpu_total_s = op->udf_total_s = -1;
     op->rows = op->bytes = op->rows_per_s = -1;
+    op->concurrency = op->cpu_efficiency = op->bytes_per_s = -1;
+    op->tasks_running = op->backpressure_s = op->queued_blocks = -1;
+    op->cpu_cores = op->gpu_cores = -1;
     char *e;
     op->index = (int)strtol(line + 9, &e, 10);
     if (e == line + 9 || *e != ' ') return -1;
@@ -208,10 +211,11 @@ void gp_ray_analyze(gp_ray_stats *s) {
     for (int i = 0; i < s->nops; i++) {
         gp_ray_op *o = &s->ops[i];
         if (o->rows_per_s < 0 && o->rows >= 0 && o->exec_s > 0) o->rows_per_s = o->rows / o->exec_s;
-        o->concurrency = o->wall_total_s >= 0 && o->exec_s > 0 ? o->wall_total_s / o->exec_s : -1;
-        o->cpu_efficiency =
-            o->cpu_total_s >= 0 && o->wall_total_s > 0 ? o->cpu_total_s / o->wall_total_s : -1;
-        o->bytes_per_s = o->bytes >= 0 && o->exec_s > 0 ? o->bytes / o->exec_s : -1;
+        /* without the operator's wall time (the metrics reader), keep what the reader set */
+        if (o->wall_total_s >= 0 && o->exec_s > 0) o->concurrency = o->wall_total_s / o->exec_s;
+        if (o->cpu_total_s >= 0 && o->wall_total_s > 0)
+            o->cpu_efficiency = o->cpu_total_s / o->wall_total_s;
+        if (o->bytes >= 0 && o->exec_s > 0) o->bytes_per_s = o->bytes / o->exec_s;
         if (o->rows_per_s <= 0) continue;
         if (s->bottleneck < 0 || o->rows_per_s < s->ops[s->bottleneck].rows_per_s) {
             next = s->bottleneck;
@@ -238,7 +242,9 @@ static void num(char *b, size_t cap, const char *fmt, double v) {
 }
 
 void gp_ray_report_text(const gp_ray_stats *s, FILE *out) {
-    fprintf(out, "Ray Data operators (Dataset.stats(); the slowest rows/s owns the run):\n");
+    fprintf(out, "Ray Data operators (%s; the slowest rows/s owns the run):\n",
+            s->from_metrics ? "ray_data_* metrics, rows/s at the tasks running"
+                            : "Dataset.stats()");
     fprintf(out, "  %-3s %-40s %6s %9s %10s %10s %8s %6s %10s\n", "#", "OPERATOR", "TASKS",
             "WALL_S", "ROWS", "ROWS/S", "MB/S", "CONC", "CPU/WALL");
     for (int i = 0; i < s->nops; i++) {
@@ -262,9 +268,24 @@ void gp_ray_report_text(const gp_ray_stats *s, FILE *out) {
         fprintf(out, ".\n");
         if (s->suggested_concurrency > 0)
             fprintf(out,
-                    "Pool sizing: it ran %.1f tasks at once on average; about %d would match the "
+                    "Pool sizing: it ran %.1f tasks at once %s; about %d would match the "
                     "next slowest operator if it scales linearly (concurrency= / num_gpus).\n",
-                    b->concurrency, s->suggested_concurrency);
+                    b->concurrency, s->from_metrics ? "at the scrape" : "on average",
+                    s->suggested_concurrency);
+    }
+    if (s->from_metrics) {
+        fprintf(out, "\n  %-40s %8s %12s %14s %6s %6s\n", "OPERATOR", "RUNNING", "QUEUED_BLKS",
+                "BACKPRESSURE_S", "CPUS", "GPUS");
+        for (int i = 0; i < s->nops; i++) {
+            const gp_ray_op *o = &s->ops[i];
+            char run[16], q[16], bp[16], c[16], g[16];
+            num(run, sizeof run, "%.0f", o->tasks_running);
+            num(q, sizeof q, "%.0f", o->queued_blocks);
+            num(bp, sizeof bp, "%.1f", o->backpressure_s);
+            num(c, sizeof c, "%.1f", o->cpu_cores);
+            num(g, sizeof g, "%.1f", o->gpu_cores);
+            fprintf(out, "  %-40.40s %8s %12s %14s %6s %6s\n", o->name, run, q, bp, c, g);
+        }
     }
     if (s->consumer_blocked >= 0)
         fprintf(out, "Consumer: blocked waiting for batches %.1f s of %.1f s (%.0f%%).\n",
@@ -297,6 +318,11 @@ json_t *gp_ray_report_json(const gp_ray_stats *s) {
         json_object_set_new(j, "bytes_per_s", jnull_or(o->bytes_per_s));
         json_object_set_new(j, "concurrency", jnull_or(o->concurrency));
         json_object_set_new(j, "cpu_efficiency", jnull_or(o->cpu_efficiency));
+        json_object_set_new(j, "tasks_running", jnull_or(o->tasks_running));
+        json_object_set_new(j, "queued_input_blocks", jnull_or(o->queued_blocks));
+        json_object_set_new(j, "submission_backpressure_s", jnull_or(o->backpressure_s));
+        json_object_set_new(j, "cpu_cores", jnull_or(o->cpu_cores));
+        json_object_set_new(j, "gpu_cores", jnull_or(o->gpu_cores));
         json_array_append_new(ops, j);
     }
     for (int i = 0; i < s->nunknown && i < GP_RAY_MAX_UNKNOWN; i++)

@@ -16,6 +16,9 @@
  * being the bottleneck if it scales linearly. consumer_blocked = share of the consumer's
  * time spent waiting for the next batch.
  *
+ * The same struct is filled from the ray_data_* Prometheus metrics (ray_metrics.h): there is
+ * no operator wall time, so ROWS/S is the rate at the concurrency seen (see ray_metrics.h).
+ *
  * Pure functions over plain structs; no allocation. */
 #ifndef GP_INGEST_RAY_H
 #define GP_INGEST_RAY_H
@@ -36,6 +39,11 @@ typedef struct gp_ray_op {
     double rows, bytes;                            /* output totals; -1 unknown */
     long nodes;
     double rows_per_s; /* Ray's "Ray Data throughput", else rows / exec_s */
+    /* only from the ray_data_* metrics (ray_metrics.h); -1 unknown */
+    double tasks_running;        /* tasks running at the scrape (the largest over scrapes) */
+    double backpressure_s;       /* task_submission_backpressure_time: could not launch tasks */
+    double queued_blocks;        /* blocks waiting in its internal input queue */
+    double cpu_cores, gpu_cores; /* logical CPUs / GPUs allocated to it */
     /* derived by gp_ray_analyze */
     double concurrency, cpu_efficiency, bytes_per_s;
 } gp_ray_op;
@@ -52,6 +60,7 @@ typedef struct gp_ray_stats {
     double bottleneck_share;   /* its rows/s relative to the next slowest (< 1) */
     int suggested_concurrency; /* for the bottleneck; -1 unknown */
     double consumer_blocked;   /* ratio; -1 unknown */
+    int from_metrics;          /* filled by ray_metrics.c: CONC is tasks running at the scrape */
 } gp_ray_stats;
 
 /* Parses stats() text. Returns 0, or -1 with err ("line N: ...") when no operator is found. */

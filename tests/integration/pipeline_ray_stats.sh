@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `goodput pipeline --ray-stats` on the Dataset.stats() capture from Ray's docs: the JSON names
 # the GPU operator as the bottleneck with the pool size computed by hand in test_ray.c, stdin
-# works, and non-stats input is exit 3 with a message naming what was expected.
+# works, and non-stats input is exit 3 with a message naming what was expected. The same for
+# --ray-metrics on a scrape of Ray's metrics.
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 SRC=${GOODPUT_SRC:-.}
@@ -28,4 +29,38 @@ set +e
 set -e
 [ "$rc" -eq 3 ] || { echo "want exit 3, got $rc"; exit 1; }
 grep -q "Dataset.stats()" "$tmp/err"
+# --ray-metrics: the ray_data_*/ray_train_* scrape (reconstructed from Ray's source; see
+# tests/data/SOURCES.md): the GPU operator is the bottleneck with the pool size computed by hand
+# in test_ray_metrics.c, the train run's 4 workers, and the families not read listed with
+# --verbose only.
+met="$SRC/tests/data/ray/ray_metrics_data_train.prom"
+"$GOODPUT" pipeline --ray-metrics "$met" --json >"$tmp/m.json"
+/usr/bin/python3 - "$tmp/m.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+d = r["datasets"][0]
+assert d["dataset"] == "train_embed_2_0", d["dataset"]
+assert d["bottleneck"] == "MapBatches(EmbeddingModel)", d["bottleneck"]
+assert d["suggested_concurrency"] == 16, d
+ops = {o["name"]: o for o in d["operators"]}
+assert ops["MapBatches(EmbeddingModel)"]["queued_input_blocks"] == 37
+assert ops["ReadParquet->Map(preprocess)"]["submission_backpressure_s"] == 210.5
+assert ops["ReadParquet->Map(preprocess)"]["remote_cpu_total_s"] is None  # not exported
+t = r["train_runs"][0]
+assert t["workers"] == 4 and t["controller_state"] == "RUNNING", t
+assert t["steps"] is None  # Ray Train exports no step count
+assert r["families_not_read"] == ["ray_data_spilled_bytes", "ray_data_num_inputs_received",
+                                  "ray_data_obj_store_mem_spilled"], r["families_not_read"]
+PY
+"$GOODPUT" pipeline --ray-metrics - <"$met" >"$tmp/m.txt"
+grep -q '^Bottleneck: MapBatches(EmbeddingModel) at 800.0 rows/s (25% of the next slowest' "$tmp/m.txt"
+grep -q '^Not read: 3 ray_data_/ray_train_ families (--verbose lists them)$' "$tmp/m.txt"
+if grep -q '^  ray_data_spilled_bytes$' "$tmp/m.txt"; then echo "families listed without --verbose"; exit 1; fi
+"$GOODPUT" pipeline --ray-metrics "$met" --verbose >"$tmp/mv.txt"
+grep -q '^  ray_data_spilled_bytes$' "$tmp/mv.txt"
+set +e
+"$GOODPUT" pipeline --ray-metrics "$cap" 2>"$tmp/err"; rc=$?
+set -e
+[ "$rc" -eq 3 ] || { echo "stats text as metrics: want exit 3, got $rc"; exit 1; }
+grep -q "ray_data_" "$tmp/err"
 echo "ray-stats ok"
