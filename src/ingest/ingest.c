@@ -31,6 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ingest/jobcap.h"
 #include "ingest/protocol.h"
 
 #define BATCH 16
@@ -38,23 +39,10 @@
 #define RCVBUF_BYTES (8 << 20)
 #define MAX_DGRAMS_PER_POLL 65536 /* bounds one poll call under a flood */
 
-/* The job ids one transport has seen lately: open addressing on a 64-bit hash (0 = empty),
- * 2x the cap in slots so probes stay short; rebuilt without idle ids when full. */
-typedef struct job_slot {
-    uint64_t h;
-    int64_t last_ns;
-} job_slot;
-typedef struct job_set {
-    job_slot *slot;
-    size_t n_slots, used;
-    int64_t swept_ns; /* agent time of the last rebuild (at most one a second) */
-    int logged;
-} job_set;
-
 struct gp_ingest {
     int ufd, udpfd;
     int max_jobs;
-    job_set jobs[GP_TR__COUNT];
+    gp_jobcap jobs[GP_TR__COUNT]; /* unix and UDP; HTTP is capped by the server */
     gp_time_bounds bounds;
     int udp_port;
     char upath[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -255,7 +243,7 @@ void gp_ingest_close(gp_ingest *g) {
     }
     if (g->udpfd >= 0) close(g->udpfd);
     for (int t = 0; t < GP_TR__COUNT; t++)
-        free(g->jobs[t].slot);
+        gp_jobcap_free(&g->jobs[t]);
     free(g);
 }
 
@@ -272,6 +260,10 @@ const char *gp_ingest_unix_path(const gp_ingest *g) {
 
 int gp_ingest_udp_port(const gp_ingest *g) {
     return g->udpfd >= 0 ? g->udp_port : -1;
+}
+
+int gp_ingest_max_jobs(const gp_ingest *g) {
+    return g->max_jobs;
 }
 
 gp_time_bounds gp_ingest_bounds(const gp_ingest *g) {
@@ -303,61 +295,12 @@ static void reject(gp_ingest_stats *s, const char *line, size_t len, gp_reject_r
     keep_bad(s, line, len, why);
 }
 
-static uint64_t id_hash(const char *s) {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h ? h : 1;
-}
-
-static job_slot *job_find(job_set *j, uint64_t h) {
-    size_t mask = j->n_slots - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask)
-        if (j->slot[i].h == h || j->slot[i].h == 0) return &j->slot[i];
-}
-
-/* Drops ids idle for GP_INGEST_JOB_IDLE_NS; rehashes the rest. */
-static void job_sweep(job_set *j, int64_t now_ns) {
-    job_slot *old = malloc(j->n_slots * sizeof *old);
-    if (!old) return;
-    memcpy(old, j->slot, j->n_slots * sizeof *old);
-    memset(j->slot, 0, j->n_slots * sizeof *old);
-    j->used = 0;
-    for (size_t i = 0; i < j->n_slots; i++)
-        if (old[i].h && now_ns - old[i].last_ns < GP_INGEST_JOB_IDLE_NS) {
-            *job_find(j, old[i].h) = old[i];
-            j->used++;
-        }
-    free(old);
-    j->swept_ns = now_ns;
-}
-
-/* 1: the line's job may be tracked (known, or a free slot); 0: over the cap. */
+/* 1: the line's job may be tracked; 0: over the transport's cap. In-process feeders (the
+ * simulator) are trusted; HTTP lines were admitted by the server at POST time (jobcap.h). */
 static int job_admit(gp_ingest *g, gp_transport tr, const char *job_id, int64_t now_ns) {
-    if (tr == GP_TR_INPROC || !job_id[0]) return 1;
-    job_set *j = &g->jobs[tr];
-    if (!j->slot) {
-        size_t n = 16;
-        while (n < (size_t)g->max_jobs * 2)
-            n *= 2;
-        j->slot = calloc(n, sizeof *j->slot);
-        if (!j->slot) return 1; /* out of memory: not the client's fault */
-        j->n_slots = n;
-    }
-    uint64_t h = id_hash(job_id);
-    job_slot *s = job_find(j, h);
-    if (s->h == h) {
-        s->last_ns = now_ns;
-        return 1;
-    }
-    if (j->used >= (size_t)g->max_jobs && now_ns - j->swept_ns >= 1000000000LL) {
-        job_sweep(j, now_ns);
-        s = job_find(j, h);
-    }
-    if (j->used >= (size_t)g->max_jobs) return 0;
-    *s = (job_slot){.h = h, .last_ns = now_ns};
-    j->used++;
-    return 1;
+    if (tr == GP_TR_INPROC || tr == GP_TR_HTTP) return 1;
+    g->jobs[tr].max_jobs = g->max_jobs;
+    return gp_jobcap_admit(&g->jobs[tr], job_id, now_ns);
 }
 
 static const char *const TR_NAMES[GP_TR__COUNT] = {"unix", "udp", "http", "inproc"};

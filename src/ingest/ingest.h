@@ -37,7 +37,9 @@ typedef struct gp_ingest_opts {
  * simulator, are trusted and not capped). A line naming a new job id past the cap is
  * refused and counted in jobs_overflow (one log line on stderr the first time), so a
  * client cannot make the store, /metrics and the API grow one series per line. A job id
- * silent for GP_INGEST_JOB_IDLE_NS gives its slot back. */
+ * silent for GP_INGEST_JOB_IDLE_NS gives its slot back (ingest/jobcap.h). HTTP lines are
+ * capped by the server when they are POSTed, so its answer names the refused lines; they
+ * reach gp_ingest_feed already admitted. */
 #define GP_INGEST_MAX_JOBS 1024
 #define GP_INGEST_JOB_IDLE_NS (600LL * 1000000000LL)
 
@@ -63,6 +65,8 @@ int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, i
 const gp_ingest_stats *gp_ingest_get_stats(const gp_ingest *g, gp_transport tr);
 /* The time rule every transport applies (fixed at open; safe to read from any thread). */
 gp_time_bounds gp_ingest_bounds(const gp_ingest *g);
+/* The cap of live job ids per transport (gp_ingest_opts.max_jobs or the default). */
+int gp_ingest_max_jobs(const gp_ingest *g);
 const char *gp_ingest_unix_path(const gp_ingest *g); /* the bound path, or NULL */
 /* The bound UDP port (useful with port 0 in udp_addr), or -1 without UDP. */
 int gp_ingest_udp_port(const gp_ingest *g);

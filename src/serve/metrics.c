@@ -565,7 +565,9 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
              "live job ids (src/ingest/ingest.h).");
         for (int t = 0; t < GP_TR__COUNT; t++)
             srv_buf_printf(b, "goodput_ingest_jobs_overflow_total{transport=\"%s\"} %llu\n",
-                           TRANSPORTS[t], (unsigned long long)sn.ingest[t].jobs_overflow);
+                           TRANSPORTS[t],
+                           (unsigned long long)(sn.ingest[t].jobs_overflow +
+                                                (t == GP_TR_HTTP ? s->post_jobs_overflow : 0)));
         head(b, "goodput_ingest_rejected_lines_total", "counter",
              "Rejected event lines by transport and reason (time_ahead/time_behind: a time "
              "outside the agent's allowed clock skew).");

@@ -107,14 +107,17 @@ void srv_error(srv_resp *r, int status, const char *fmt, ...) {
 /* Checks each line on the server thread (so the client hears about bad lines at once), by
  * the agent's rule and clock (the snapshot of its last pump: at most a pump interval old),
  * and queues every line for the agent's ingest, which stores the good ones and counts the
- * bad ones by reason like any transport's. The answer lists each rejected line (number,
- * reason, message), up to MAX_POST_ERRORS of them. */
+ * bad ones by reason like any transport's. The cap of live job ids (ingest/jobcap.h) is
+ * applied here too, under render_mu: a line naming a new job past it is not queued. The
+ * answer lists each rejected line (number, reason, message), up to MAX_POST_ERRORS of them;
+ * "accepted" counts exactly the lines the agent will take. */
 #define MAX_POST_ERRORS 1000
 static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
     pthread_mutex_lock(&s->mu);
     int open = s->attached && !s->detached;
     int64_t now = s->snap.now_ns;
     gp_time_bounds bounds = s->snap.bounds;
+    int max_jobs = s->snap.max_jobs;
     pthread_mutex_unlock(&s->mu);
     if (!open) {
         srv_error(r, 503,
@@ -123,7 +126,7 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
     }
     srv_buf good = {0};
     json_t *errors = json_array();
-    size_t accepted = 0, rejected = 0, lineno = 0;
+    size_t accepted = 0, rejected = 0, overflow = 0, lineno = 0;
     const char *p = q->body, *end = q->body + q->body_len;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -139,7 +142,21 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
                      : gp_proto_parse_line_ex(p, len, now, &bounds, &ev, &why, err, sizeof err);
         if (len > GP_PROTO_MAX_LINE)
             snprintf(err, sizeof err, "line longer than %d bytes", GP_PROTO_MAX_LINE);
-        if (rc != 0 && len <= GP_PROTO_MAX_LINE) {
+        if (rc > 0) {
+            s->post_jobs.max_jobs = max_jobs;
+            if (!gp_jobcap_admit(&s->post_jobs, ev.job_id, now)) {
+                rc = -1;
+                why = GP_REJ__COUNT; /* not a line's fault: the cap's (counted apart) */
+                snprintf(err, sizeof err,
+                         "job '%.64s' is new and %d job ids are live on this transport "
+                         "(goodput_ingest_jobs_overflow_total)",
+                         ev.job_id, max_jobs > 0 ? max_jobs : GP_INGEST_MAX_JOBS);
+                overflow++;
+            }
+        }
+        /* Lines that fail the time rule go to the agent too (it counts them by reason);
+         * lines refused by the cap do not (counted here). */
+        if (rc != 0 && len <= GP_PROTO_MAX_LINE && why != GP_REJ__COUNT) {
             srv_buf_put(&good, p, len);
             srv_buf_put(&good, "\n", 1);
         }
@@ -148,9 +165,11 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
         } else if (rc < 0) {
             rejected++;
             if (json_array_size(errors) < MAX_POST_ERRORS)
-                json_array_append_new(errors, json_pack("{s:I, s:s, s:s}", "line",
-                                                        (json_int_t)lineno, "reason",
-                                                        gp_reject_reason_name(why), "error", err));
+                json_array_append_new(
+                    errors,
+                    json_pack("{s:I, s:s, s:s}", "line", (json_int_t)lineno, "reason",
+                              why == GP_REJ__COUNT ? "jobs_overflow" : gp_reject_reason_name(why),
+                              "error", err));
         }
         p = nl ? nl + 1 : end;
     }
@@ -165,6 +184,14 @@ static void post_events(gp_serve *s, const srv_req *q, srv_resp *r) {
     }
     pthread_mutex_unlock(&s->mu);
     free(good.p);
+    if (overflow && !s->post_jobs.logged) {
+        s->post_jobs.logged = 1;
+        fprintf(stderr,
+                "goodput: ingest: http: more than %d live job ids; lines for new jobs are "
+                "refused and counted (goodput_ingest_jobs_overflow_total)\n",
+                max_jobs > 0 ? max_jobs : GP_INGEST_MAX_JOBS);
+    }
+    if (!full) s->post_jobs_overflow += overflow;
     if (full) {
         json_decref(errors);
         srv_error(r, 503, "the agent has not caught up with earlier events; retry in a second");
@@ -606,6 +633,7 @@ void gp_serve_stop(gp_serve *s) {
     free(s->live_json);
     free(s->ended);
     free(s->quiet);
+    gp_jobcap_free(&s->post_jobs);
     srv_accts_free(s);
     srv_rollups_free(s->rollups, s->n_rollups);
     for (int i = 0; i < s->n_windows; i++)
@@ -684,6 +712,7 @@ void gp_serve_pump(gp_serve *s, gp_agent *a) {
         sn.ingest[t] = *gp_ingest_get_stats(gp_agent_ingest(a), (gp_transport)t);
     sn.now_ns = gp_agent_now_ns(a);
     sn.bounds = gp_ingest_bounds(gp_agent_ingest(a));
+    sn.max_jobs = gp_ingest_max_jobs(gp_agent_ingest(a));
     sn.events_duplicate = gp_store_duplicates(gp_agent_store(a));
     sn.commits = gp_store_commit_stats(gp_agent_store(a));
     pthread_mutex_lock(&s->mu);

@@ -10,6 +10,7 @@
 
 #include "engine/accounting/job_summary.h"
 #include "ingest/ingest.h"
+#include "ingest/jobcap.h"
 #include "otlp/span.h"
 #include "serve/conns.h"
 #include "serve/rollup.h"
@@ -74,6 +75,7 @@ typedef struct srv_snapshot {
     gp_ingest_stats ingest[GP_TR__COUNT];
     int64_t now_ns;
     gp_time_bounds bounds;        /* the agent's time rule, so POST answers as the agent will */
+    int max_jobs;                 /* the agent's cap of live job ids per transport */
     uint64_t events_duplicate;    /* events the store already held (any transport): ignored */
     gp_store_commit_hist commits; /* the agent's store commits (latency histogram) */
 } srv_snapshot;
@@ -104,6 +106,10 @@ struct gp_serve {
     srv_snapshot snap;
     srv_buf queue; /* POSTed lines for the agent */
     uint64_t queued_lines, queue_full;
+    /* POST's job ids (the HTTP transport's cap, applied here so the answer names each line
+     * it refuses) and the lines refused by it; under render_mu. */
+    gp_jobcap post_jobs;
+    uint64_t post_jobs_overflow;
     gp_span_set spans;       /* OTLP spans for the agent (otlp_api.c) */
     uint64_t spans_accepted; /* queued for the store */
     uint64_t spans_rejected; /* invalid spans inside good documents */
