@@ -44,20 +44,21 @@ void srv_post_traces(gp_serve *s, const srv_req *q, srv_resp *r) {
     }
     int full = 0;
     pthread_mutex_lock(&s->mu);
+    s->spans_rejected += got.dropped; /* invalid spans are refused whether or not there is room */
     if (s->spans.n + got.n > SRV_MAX_SPAN_QUEUE) {
         full = 1;
         s->spans_dropped += got.n;
+        s->otlp_overloaded_requests++;
     } else {
         for (size_t i = 0; i < got.n; i++) {
             gp_span *x = gp_span_set_add(&s->spans);
             if (!x) {
-                s->spans_dropped += got.n - i;
+                s->spans_oom += got.n - i;
                 break;
             }
             *x = got.v[i];
             s->spans_accepted++;
         }
-        s->spans_rejected += got.dropped;
     }
     pthread_mutex_unlock(&s->mu);
     if (full) {
