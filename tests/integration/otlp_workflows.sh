@@ -114,8 +114,12 @@ assert m['goodput_otlp_spans_accepted_total'] == len(log), m['goodput_otlp_spans
 assert m['goodput_otlp_spans_received_total'] == len(log)
 assert sum(v for k, v in m.items() if k.startswith('goodput_otlp_spans_dropped_total')) == 0
 assert m['goodput_otlp_requests_rejected_total{code="400"}'] == 2
+tool_err = max(abs(got[t]["time_by_step_s"]["tool"] - tool[t]) / tool[t] for t in roots if tool[t] > 0)
+gpu_err = max(abs(got[t]["gpu_s"] - exp[t]) / exp[t] for t in roots if exp[t] > 0)
 print("otlp_workflows: %d workflows, %d spans, busy fraction %.5f, retry waste %.3f GPU-s, saving %.3f s" %
       (len(roots), len(log), busy_frac, exp_retry, exp_sav))
+print("otlp_workflows: worst workflow: tool time off by %.4f%% (bound 1%%), GPU-s off by %.3f%% (bound 5%%)" %
+      (100 * tool_err, 100 * gpu_err))
 PY
 "$GOODPUT" workflows --db "$tmp/gp.db" --html "$tmp/wf.html"
 grep -q '<svg' "$tmp/wf.html" || { echo "no waterfall in the HTML"; exit 1; }
