@@ -10,11 +10,18 @@
 # infer a GPU stage starved for input, the sizing scaling preprocess first, and the what-if
 # with preprocess=4 predicting the infer-bound rate (within 10% of 1/20 ms). Deeper spans
 # (a kernel launch inside infer) and traces without children (a health check) are no stages.
+# Then the real OpenTelemetry JS SDK (pipeline_otlp_sdk.mjs: async worker pools over FIFO
+# queues) sends the same shape of pipeline to the agent: preprocess named, pools and
+# service means (within 1% of the program's own log) read from its spans alone.
 # asan-skip: spans-to-stages runs under ASan in tests/unit/test_span_stages.c
 set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
-for t in curl python3; do command -v $t >/dev/null || { echo "$t missing (scripts/install-deps)"; exit 1; }; done
+for t in curl python3 sqlite3 node; do command -v $t >/dev/null || { echo "$t missing (scripts/install-deps)"; exit 1; }; done
+if [ ! -d "$SRC/node_modules/@opentelemetry/sdk-trace-node" ]; then
+  command -v npm >/dev/null || { echo "skip: npm missing for playwright-core"; exit 77; }
+  (cd "$SRC" && npm ci --no-audit --no-fund >/dev/null 2>&1) || { echo "skip: npm ci failed (no registry?)"; exit 77; }
+fi
 tmp=$(mktemp -d /tmp/gp-pipeotlp-XXXXXX)
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -121,6 +128,34 @@ for i in $(seq 100); do
   [ "$(sqlite3 "$tmp/gp.db" 'select count(*) from spans' 2>/dev/null || echo 0)" = "$n_spans" ] && break
   sleep 0.1
 done
-"$GOODPUT" pipeline --db "$tmp/gp.db" --spans --gpu-stage infer --json >"$tmp/pdb.json"
+"$GOODPUT" pipeline --db "$tmp/gp.db" --spans --job video_pipeline --gpu-stage infer --json >"$tmp/pdb.json"
 check "$tmp/pdb.json"
+
+# The real OpenTelemetry JS SDK: async worker pools (2, 2, 1, 1) over FIFO queues, 60 items
+(cd "$SRC" && node tests/integration/pipeline_otlp_sdk.mjs "$U/v1/traces" "$tmp/sdk.jsonl" 60) \
+  || { echo "the OpenTelemetry program failed"; exit 1; }
+want=$(( $(wc -l <"$tmp/sdk.jsonl") + 60 + n_spans ))
+for i in $(seq 100); do
+  [ "$(sqlite3 "$tmp/gp.db" 'select count(*) from spans' 2>/dev/null || echo 0)" = "$want" ] && break
+  sleep 0.1
+done
+"$GOODPUT" pipeline --db "$tmp/gp.db" --spans --job sdk_pipeline --gpu-stage infer --json >"$tmp/sdk.json"
+python3 - "$tmp/sdk.json" "$tmp/sdk.jsonl" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["pipelines"]
+assert [x["job"] for x in p] == ["sdk_pipeline"], [x["job"] for x in p]
+p = p[0]
+log = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+st = {s["name"]: s for s in p["stages"]}
+assert [s["name"] for s in p["stages"]] == ["decode", "preprocess", "infer", "write"], list(st)
+assert p["bottleneck"] == "preprocess", p["bottleneck"]
+for name, pool in (("decode", 2), ("preprocess", 2), ("infer", 1), ("write", 1)):
+    d = [(int(x["end"]) - int(x["start"])) / 1e9 for x in log if x["stage"] == name]
+    m = sum(d) / len(d)
+    assert st[name]["items"] == len(d) == 60, (name, st[name]["items"], len(d))
+    assert abs(st[name]["service_s"]["mean"] - m) <= 0.01 * m, (name, st[name]["service_s"]["mean"], m)
+    assert st[name]["workers"] == pool, (name, st[name]["workers"], pool)
+assert st["infer"]["resource"] == "gpu"
+print("pipeline_otlp: the SDK's pipeline: bottleneck preprocess, %.1f items/s, pools 2/2/1/1 from the spans" % p["throughput_per_s"])
+PY
 echo "pipeline_otlp: ok"
