@@ -345,7 +345,7 @@
       var h = '<h1>Workflows</h1><p class="muted">From OpenTelemetry spans sent to <code>POST /v1/traces</code>, last ' +
         dur(d.window_s) + '; GPU figures ' + (d.gpu_known ? 'joined to the engines that served the model calls' : 'unknown (no engine joined)') + '.</p>' +
         '<div class="cards">' + card('Workflows', n) + card('Kinds', kinds.length) + card('Spans accepted', ing.spans_accepted) +
-        card('Spans dropped', (ing.spans_rejected || 0) + (ing.spans_dropped_queue_full || 0)) + '</div>';
+        card('Spans dropped', (ing.spans_rejected || 0) + (ing.spans_dropped_queue_full || 0) + (ing.spans_dropped_out_of_memory || 0)) + '</div>';
       if (!kinds.length) {
         view.innerHTML = h + '<p class="muted">No workflows yet: point an OpenTelemetry exporter at this agent\'s /v1/traces.</p>';
         return;
