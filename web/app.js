@@ -1,4 +1,5 @@
-/* app.js: the goodput dashboard. Three views by URL hash: #/ fleet, #/job/ID, #/device/UUID.
+/* app.js: the goodput dashboard. Views by URL hash: #/ fleet, #/job/ID, #/device/UUID,
+ * #/workflows (per workflow kind from OTLP spans, GET /api/v1/workflows).
  * Data from /api/v1/ (docs/api.md); charts with uPlot (vendored). Refreshes every 5 s while
  * "live" is ticked and the tab is visible. A pipeline job's view adds its stages, bottleneck,
  * queue-length chart, sizing and a what-if form (GET /api/v1/jobs/ID/pipeline). A bearer token given once as ?token=... is kept
@@ -310,6 +311,80 @@
     });
   }
 
+  // ---- workflows (issue 25): per kind from OTLP spans, GET /api/v1/workflows ----
+  var STEPS = ['model', 'tool', 'retrieval', 'other', 'queue'];
+  var STEP_COLORS = { model: '#2563eb', tool: '#f59e0b', retrieval: '#7c3aed', other: '#a16207', queue: '#9ca3af' };
+  function stepBar(t) {
+    var tot = 0;
+    STEPS.forEach(function (k) { tot += t[k] || 0; });
+    if (!(tot > 0)) return '<div class="bar"></div>';
+    return '<div class="bar">' + STEPS.map(function (k) {
+      var v = t[k] || 0;
+      return v > 0 ? '<span data-step="' + k + '" style="width:' + (100 * v / tot).toFixed(2) + '%;background:' + STEP_COLORS[k] +
+        '" title="' + k + ' ' + num(v, 2) + ' s"></span>' : '';
+    }).join('') + '</div>';
+  }
+  // One workflow's spans as a waterfall: a row per span, bars placed on the workflow's own time.
+  function waterfall(w, id) {
+    if (!w || !w.spans || !w.spans.length) return '';
+    var e2e = w.e2e_s > 0 ? w.e2e_s : 1;
+    return '<div class="wfall" id="' + id + '">' + w.spans.map(function (sp) {
+      var l = Math.max(0, 100 * sp.start_s / e2e), wd = Math.max(0.3, 100 * (sp.end_s - sp.start_s) / e2e);
+      if (l + wd > 100) wd = Math.max(0.3, 100 - l);
+      return '<div class="wrow"><span class="wname">' + esc(sp.name) + '</span><span class="wtrack"><span style="left:' +
+        l.toFixed(2) + '%;width:' + wd.toFixed(2) + '%;background:' + (STEP_COLORS[sp.step] || '#6b7280') +
+        (sp.ok === false ? ';outline:2px solid var(--bad)' : '') + '" title="' + esc(sp.step) + ' ' + num(sp.end_s - sp.start_s, 3) +
+        ' s"></span></span></div>';
+    }).join('') + '</div>';
+  }
+  function workflowsView() {
+    return api('workflows').then(function (d) {
+      var kinds = d.kinds || [], ing = d.ingest || {};
+      var n = 0;
+      kinds.forEach(function (k) { n += k.count; });
+      var h = '<h1>Workflows</h1><p class="muted">From OpenTelemetry spans sent to <code>POST /v1/traces</code>, last ' +
+        dur(d.window_s) + '; GPU figures ' + (d.gpu_known ? 'joined to the engines that served the model calls' : 'unknown (no engine joined)') + '.</p>' +
+        '<div class="cards">' + card('Workflows', n) + card('Kinds', kinds.length) + card('Spans accepted', ing.spans_accepted) +
+        card('Spans dropped', (ing.spans_rejected || 0) + (ing.spans_dropped_queue_full || 0) + (ing.spans_dropped_out_of_memory || 0)) + '</div>';
+      if (!kinds.length) {
+        view.innerHTML = h + '<p class="muted">No workflows yet: point an OpenTelemetry exporter at this agent\'s /v1/traces.</p>';
+        return;
+      }
+      h += '<h2>Per kind (root span name)</h2><div class="legend">' + STEPS.map(function (k) {
+        return '<span><i style="background:' + STEP_COLORS[k] + '"></i>' + k + '</span>';
+      }).join('') + '</div><table id="wf-kinds"><tr><th>kind</th><th class="num">count</th><th class="num">success</th>' +
+        '<th class="num">p50</th><th class="num">p95</th><th>time by step</th><th class="num">GPU-s / ok</th>' +
+        '<th class="num">$ / ok</th><th class="num">J / ok</th><th class="num">tokens</th><th>critical path</th></tr>' +
+        kinds.map(function (k) {
+          return '<tr data-kind="' + esc(k.kind) + '"><td>' + esc(k.kind) + '</td><td class="num">' + k.count + '</td><td class="num">' +
+            pct(k.success_rate) + '</td><td class="num">' + num(k.e2e_p50_s, 3) + ' s</td><td class="num">' + num(k.e2e_p95_s, 3) +
+            ' s</td><td>' + stepBar(k.time_by_step_s || {}) + '</td><td class="num">' + num(k.gpu_s_per_ok, 3) + '</td><td class="num">' +
+            (k.usd_per_ok === null || k.usd_per_ok === undefined ? '–' : '$' + Number(k.usd_per_ok).toFixed(5)) + '</td><td class="num">' +
+            num(k.j_per_ok, 1) + '</td><td class="num">' + esc(k.tokens === null ? '–' : k.tokens) + '</td><td class="muted">' +
+            esc(k.critical_path) + '</td></tr>';
+        }).join('') + '</table>';
+      h += '<h2>A typical (p50) and a slow (p95) workflow per kind</h2><div class="grid2">' + kinds.map(function (k, i) {
+        return '<div class="chart"><b>' + esc(k.kind) + '</b> <span class="muted">typical ' + num(k.typical && k.typical.e2e_s, 3) +
+          ' s</span>' + waterfall(k.typical, 'wf-typ-' + i) + '<span class="muted">slow ' + num(k.slow && k.slow.e2e_s, 3) + ' s</span>' +
+          waterfall(k.slow, 'wf-slow-' + i) + '</div>';
+      }).join('') + '</div>';
+      var eng = d.engines || [];
+      if (eng.length) {
+        h += '<h2>Engines: idle GPU-seconds between calls</h2><table id="wf-engines"><tr><th>engine</th><th class="num">calls</th>' +
+          '<th class="num">busy GPU-s</th><th class="num">on tools</th><th class="num">on retrieval</th><th class="num">on the client</th>' +
+          '<th class="num">no work</th></tr>' + eng.map(function (e) {
+            var i = e.idle_gpu_s || {};
+            return '<tr><td>' + jobLink(e.job_id) + '</td><td class="num">' + e.calls + '</td><td class="num">' + num(e.busy_gpu_s, 1) +
+              '</td><td class="num">' + num(i.waiting_on_tools, 1) + '</td><td class="num">' + num(i.waiting_on_retrieval, 1) +
+              '</td><td class="num">' + num(i.waiting_on_client, 1) + '</td><td class="num">' + num(i.no_work, 1) + '</td></tr>';
+          }).join('') + '</table>';
+      }
+      h += '<h2>Findings</h2><div id="wf-findings">' + ((d.findings || []).map(findingHtml).join('') ||
+        '<p class="muted">None.</p>') + '</div>';
+      view.innerHTML = h;
+    });
+  }
+
   var rendering = false;
   function render() {
     if (rendering) return;
@@ -319,6 +394,7 @@
     var sy = window.scrollY;
     if (hash.indexOf('#/job/') === 0) p = jobView(decodeURIComponent(hash.slice(6)));
     else if (hash.indexOf('#/device/') === 0) p = deviceView(decodeURIComponent(hash.slice(9)));
+    else if (hash.indexOf('#/workflows') === 0) p = workflowsView();
     else p = fleetView();
     clearPlots();
     p.then(function () {

@@ -14,12 +14,17 @@
 #include "engine/pipeline/pipeline.h"
 #include "ingest/ray.h"
 #include "ingest/ray_metrics.h"
+#include "otlp/otlp_file.h"
+#include "otlp/span_stages.h"
+#include "store/spans.h"
 #include "store/store.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: goodput pipeline --db PATH [--job ID] [--json | --html FILE]\n"
             "                        [--what-if STAGE=N,...] [options]\n"
+            "       goodput pipeline --otlp FILE... [--gpu-stage NAMES] [options]\n"
+            "       goodput pipeline --db PATH --spans [--gpu-stage NAMES] [options]\n"
             "       goodput pipeline --ray-stats FILE [--json]\n"
             "       goodput pipeline --ray-metrics FILE [--json] [--verbose]\n\n"
             "For each job with stage events (docs/pipelines.md): per stage throughput, service\n"
@@ -36,7 +41,14 @@ static void usage(FILE *f) {
             "                         FILE or -): the same per dataset, with backpressure\n"
             "                         and queued blocks; Ray Train runs' workers (docs/ray.md)\n"
             "  --verbose              with --ray-metrics: list the families not read\n"
-            "  --job ID               one job (default: every job with stage events)\n"
+            "  --otlp FILE...         read the stages from OpenTelemetry spans (OTLP/JSON export\n"
+            "                         files): each trace is an item, its root span names the\n"
+            "                         pipeline, the root's children are the stages it visits\n"
+            "  --spans                with --db: the spans the agent received (POST /v1/traces)\n"
+            "  --gpu-stage NAMES      stages (comma-separated) that run on GPUs; model-call\n"
+            "                         spans (GenAI conventions) count as GPU stages anyway\n"
+            "  --job ID               one job, or with spans one pipeline (root span name)\n"
+            "                         (default: every job with stage events)\n"
             "  --json                 machine-readable output\n"
             "  --html FILE            an HTML page with a queue-length chart per stage\n"
             "  --what-if SPEC         new pools, e.g. parse=3,model=2; STAGE.queue=N sets a\n"
@@ -59,6 +71,43 @@ typedef struct {
     gp_pipe_opts po;
 } run_opts;
 
+/* Sizing, what-if and output of one analysed pipeline; frees it. 0 ok, <0 exit code
+ * negated. source: "events" or "spans" (JSON only). */
+static int emit(gp_pipeline *p, const char *source, const run_opts *o, int json, FILE *html,
+                json_t *arr, FILE *out) {
+    char err[512];
+    gp_pipe_sizing sz;
+    gp_pipeline_size(p, o->cpus, o->gpus, &sz);
+    gp_pipe_whatif w;
+    memset(&w, 0, sizeof w);
+    if (o->spec) {
+        gp_pipe_sim_cfg base;
+        if (gp_pipeline_sim_cfg(p, NULL, o->queue, o->items, o->seed, &base, err, sizeof err) < 0 ||
+            gp_pipeline_sim_cfg(p, o->spec, o->queue, o->items, o->seed, &w.cfg, err, sizeof err) <
+                0 ||
+            gp_pipe_simulate(&base, &w.base, err, sizeof err) < 0 ||
+            gp_pipe_simulate(&w.cfg, &w.res, err, sizeof err) < 0) {
+            fprintf(stderr, "goodput pipeline: '%s': %s\n", p->job_id, err);
+            gp_pipeline_free(p);
+            return -GP_EXIT_USAGE;
+        }
+        w.have = 1;
+        snprintf(w.spec, sizeof w.spec, "%s", o->spec);
+    }
+    if (json) {
+        json_t *j = gp_pipeline_to_json(p, &sz, &w);
+        json_object_set_new(j, "source", json_string(source));
+        json_array_append_new(arr, j);
+    } else if (html) {
+        gp_pipeline_print_html(p, &sz, &w, html);
+    } else {
+        gp_pipeline_print_text(p, &sz, &w, out);
+        fputc('\n', out);
+    }
+    gp_pipeline_free(p);
+    return 0;
+}
+
 /* Analyses one job; prints or appends. 0 ok, 1 no stage events, <0 exit code negated. */
 static int one_job(gp_store *s, const char *job, const run_opts *o, int json, FILE *html,
                    json_t *arr, FILE *out) {
@@ -71,35 +120,35 @@ static int one_job(gp_store *s, const char *job, const run_opts *o, int json, FI
         return -GP_EXIT_INPUT;
     }
     if (rc == 0) return 1;
-    gp_pipe_sizing sz;
-    gp_pipeline_size(&p, o->cpus, o->gpus, &sz);
-    gp_pipe_whatif w;
-    memset(&w, 0, sizeof w);
-    if (o->spec) {
-        gp_pipe_sim_cfg base;
-        if (gp_pipeline_sim_cfg(&p, NULL, o->queue, o->items, o->seed, &base, err, sizeof err) <
-                0 ||
-            gp_pipeline_sim_cfg(&p, o->spec, o->queue, o->items, o->seed, &w.cfg, err, sizeof err) <
-                0 ||
-            gp_pipe_simulate(&base, &w.base, err, sizeof err) < 0 ||
-            gp_pipe_simulate(&w.cfg, &w.res, err, sizeof err) < 0) {
-            fprintf(stderr, "goodput pipeline: job '%s': %s\n", job, err);
+    return emit(&p, "events", o, json, html, arr, out);
+}
+
+/* Pipelines traced with spans (otlp/span_stages.h): one per root span name, or only `only`.
+ * Returns the number analysed (>= 0), or an exit code negated. */
+static int span_pipelines(const gp_span_set *set, const char *only, const char *gpu_stages,
+                          const run_opts *o, int json, FILE *html, json_t *arr, FILE *out) {
+    gp_span_pipeline *sp;
+    size_t n;
+    char err[512];
+    if (gp_spans_to_pipelines(set->v, set->n, gpu_stages, &sp, &n, err, sizeof err) != 0) {
+        fprintf(stderr, "goodput pipeline: %s\n", err);
+        return -GP_EXIT_FAIL;
+    }
+    int found = 0, rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (only && strcmp(only, sp[i].name) != 0) continue;
+        gp_pipeline p;
+        if (gp_pipeline_analyze(sp[i].ev, sp[i].n_ev, &o->po, &p, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput pipeline: spans of '%s': %s\n", sp[i].name, err);
             gp_pipeline_free(&p);
-            return -GP_EXIT_USAGE;
+            rc = -GP_EXIT_INPUT;
+            break;
         }
-        w.have = 1;
-        snprintf(w.spec, sizeof w.spec, "%s", o->spec);
+        rc = emit(&p, "spans", o, json, html, arr, out);
+        found += rc == 0;
     }
-    if (json)
-        json_array_append_new(arr, gp_pipeline_to_json(&p, &sz, &w));
-    else if (html)
-        gp_pipeline_print_html(&p, &sz, &w, html);
-    else {
-        gp_pipeline_print_text(&p, &sz, &w, out);
-        fputc('\n', out);
-    }
-    gp_pipeline_free(&p);
-    return 0;
+    gp_span_pipelines_free(sp, n);
+    return rc < 0 ? rc : found;
 }
 
 static int parse_int_opt(const char *opt, const char *v, long lo, long hi, long *out) {
@@ -223,7 +272,12 @@ int gp_cmd_pipeline(int argc, char **argv) {
                                          {"ray-stats", required_argument, 0, 'R'},
                                          {"ray-metrics", required_argument, 0, 'M'},
                                          {"verbose", no_argument, 0, 'v'},
+                                         {"otlp", required_argument, 0, 'o'},
+                                         {"spans", no_argument, 0, 'S'},
+                                         {"gpu-stage", required_argument, 0, 'U'},
                                          {0, 0, 0, 0}};
+    const char *files[256], *gpu_stages = NULL;
+    int n_files = 0, spans = 0;
     int c;
     long v;
     optind = 1;
@@ -238,6 +292,19 @@ int gp_cmd_pipeline(int argc, char **argv) {
             break;
         case 'v':
             verbose = 1;
+            break;
+        case 'o':
+            if (n_files == 256) {
+                fprintf(stderr, "goodput pipeline: at most 256 --otlp files\n");
+                return GP_EXIT_USAGE;
+            }
+            files[n_files++] = optarg;
+            break;
+        case 'S':
+            spans = 1;
+            break;
+        case 'U':
+            gpu_stages = optarg;
             break;
         case 'd':
             db = optarg;
@@ -291,8 +358,23 @@ int gp_cmd_pipeline(int argc, char **argv) {
             return GP_EXIT_USAGE;
         }
     }
+    /* more files after the options: `--otlp a.json b.json` */
+    for (; optind < argc && n_files > 0 && n_files < 256; optind++)
+        files[n_files++] = argv[optind];
     if (optind < argc) {
         fprintf(stderr, "goodput pipeline: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return GP_EXIT_USAGE;
+    }
+    if ((n_files && (spans || db || ray_path)) || (spans && !db) ||
+        (gpu_stages && !n_files && !spans)) {
+        fprintf(stderr, "goodput pipeline: %s (see --help)\n",
+                n_files ? "--otlp reads files; no --db, --spans or --ray-stats"
+                : spans ? "--spans reads the store: give --db PATH"
+                        : "--gpu-stage goes with --otlp or --spans");
+        return GP_EXIT_USAGE;
+    }
+    if (n_files && raym_path) {
+        fprintf(stderr, "goodput pipeline: --otlp reads files; no --ray-metrics\n");
         return GP_EXIT_USAGE;
     }
     if (raym_path) {
@@ -311,8 +393,8 @@ int gp_cmd_pipeline(int argc, char **argv) {
         }
         return ray_stats(ray_path, json);
     }
-    if (!db) {
-        fprintf(stderr, "goodput pipeline: --db PATH is required (see --help)\n");
+    if (!db && !n_files) {
+        fprintf(stderr, "goodput pipeline: --db PATH or --otlp FILE is required (see --help)\n");
         return GP_EXIT_USAGE;
     }
     if (json && html_path) {
@@ -320,10 +402,23 @@ int gp_cmd_pipeline(int argc, char **argv) {
         return GP_EXIT_USAGE;
     }
     char err[512];
-    gp_store *s;
-    if (gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0) {
+    gp_store *s = NULL;
+    gp_span_set set = {0};
+    for (int i = 0; i < n_files; i++)
+        if (gp_otlp_load_file(files[i], &set, "goodput pipeline", err, sizeof err) != 0) {
+            fprintf(stderr, "goodput pipeline: %s\n", err);
+            gp_span_set_free(&set);
+            return GP_EXIT_INPUT;
+        }
+    if (db && gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0) {
         fprintf(stderr, "goodput pipeline: %s\n", err);
         return GP_EXIT_INPUT;
+    }
+    if (spans && gp_store_load_spans(s, 0, INT64_MAX, 0, &set) != 0) {
+        fprintf(stderr, "goodput pipeline: %s: cannot read spans: %s\n", db, gp_store_errmsg(s));
+        gp_store_close(s);
+        gp_span_set_free(&set);
+        return GP_EXIT_FAIL;
     }
     char tmp_path[4200] = "";
     FILE *html = NULL;
@@ -333,6 +428,7 @@ int gp_cmd_pipeline(int argc, char **argv) {
         if (!html) {
             fprintf(stderr, "goodput pipeline: cannot write %s\n", tmp_path);
             gp_store_close(s);
+            gp_span_set_free(&set);
             return GP_EXIT_FAIL;
         }
         fputs("<!doctype html><html><head><meta charset=\"utf-8\"><title>goodput pipeline</title>"
@@ -342,7 +438,23 @@ int gp_cmd_pipeline(int argc, char **argv) {
     }
     json_t *arr = json_array();
     int found = 0, rc = 0;
-    if (job) {
+    if (n_files || spans) {
+        const char *where = n_files ? "the --otlp files" : db;
+        rc = span_pipelines(&set, job, gpu_stages, &o, json, html, arr, stdout);
+        if (rc == 0) {
+            if (job)
+                fprintf(stderr,
+                        "goodput pipeline: no trace in %s has a root span '%s' with child spans\n",
+                        where, job);
+            else
+                fprintf(stderr,
+                        "goodput pipeline: no trace in %s has a root span with child spans "
+                        "(%zu spans read)\n",
+                        where, set.n);
+            rc = -GP_EXIT_INPUT;
+        }
+        if (rc > 0) rc = 0;
+    } else if (job) {
         rc = one_job(s, job, &o, json, html, arr, stdout);
         if (rc == 1) {
             fprintf(stderr, "goodput pipeline: job '%s' has no stage events in %s\n", job, db);
@@ -368,9 +480,16 @@ int gp_cmd_pipeline(int argc, char **argv) {
         }
     }
     gp_store_close(s);
+    gp_span_set_free(&set);
     if (json && rc >= 0) {
         json_t *root = json_object();
-        json_object_set_new(root, "db", json_string(db));
+        if (db) json_object_set_new(root, "db", json_string(db));
+        if (n_files) {
+            json_t *fa = json_array();
+            for (int i = 0; i < n_files; i++)
+                json_array_append_new(fa, json_string(files[i]));
+            json_object_set_new(root, "otlp", fa);
+        }
         json_object_set(root, "pipelines", arr);
         json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
         fputc('\n', stdout);

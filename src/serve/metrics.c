@@ -600,6 +600,43 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
     srv_buf_printf(b, "goodput_scrape_duration_seconds %.9f\n", s->metrics_last_s);
 }
 
+/* OTLP/HTTP ingest (otlp_api.c). Every span in a decoded document is counted once as
+ * received, then as accepted (queued for the store) or dropped with its reason; a body that
+ * is not an ExportTraceServiceRequest has no countable spans and counts as a rejected
+ * request. So received = accepted + the sum of dropped, which a dashboard can check. */
+static void otlp_metrics(gp_serve *s, srv_buf *b) {
+    pthread_mutex_lock(&s->mu);
+    uint64_t acc = s->spans_accepted, bad_span = s->spans_rejected, full = s->spans_dropped,
+             oom = s->spans_oom, bad_req = s->otlp_bad_requests,
+             busy_req = s->otlp_overloaded_requests, queued = s->spans.n;
+    pthread_mutex_unlock(&s->mu);
+    head(b, "goodput_otlp_spans_received_total", "counter",
+         "Spans in OTLP documents that decoded (POST /v1/traces).");
+    srv_buf_printf(b, "goodput_otlp_spans_received_total %llu\n",
+                   (unsigned long long)(acc + bad_span + full + oom));
+    head(b, "goodput_otlp_spans_accepted_total", "counter", "OTLP spans queued for the store.");
+    srv_buf_printf(b, "goodput_otlp_spans_accepted_total %llu\n", (unsigned long long)acc);
+    head(b, "goodput_otlp_spans_dropped_total", "counter",
+         "OTLP spans not stored, by reason: malformed (bad ids or times inside a good document; "
+         "partial_success), queue_full (a flood: the request got 503 and the client retries), "
+         "out_of_memory.");
+    srv_buf_printf(b,
+                   "goodput_otlp_spans_dropped_total{reason=\"malformed\"} %llu\n"
+                   "goodput_otlp_spans_dropped_total{reason=\"queue_full\"} %llu\n"
+                   "goodput_otlp_spans_dropped_total{reason=\"out_of_memory\"} %llu\n",
+                   (unsigned long long)bad_span, (unsigned long long)full, (unsigned long long)oom);
+    head(b, "goodput_otlp_requests_rejected_total", "counter",
+         "POST /v1/traces refused whole, by status: 400 (not an ExportTraceServiceRequest, the "
+         "reason in the body) or 503 (the span queue was full).");
+    srv_buf_printf(b,
+                   "goodput_otlp_requests_rejected_total{code=\"400\"} %llu\n"
+                   "goodput_otlp_requests_rejected_total{code=\"503\"} %llu\n",
+                   (unsigned long long)bad_req, (unsigned long long)busy_req);
+    head(b, "goodput_otlp_span_queue_spans", "gauge",
+         "OTLP spans waiting for the agent to store them (bounded; see SRV_MAX_SPAN_QUEUE).");
+    srv_buf_printf(b, "goodput_otlp_span_queue_spans %llu\n", (unsigned long long)queued);
+}
+
 void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r) {
     (void)q;
     double c0 = cpu_now_s(), w0 = mono_s();
@@ -613,6 +650,7 @@ void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r) {
     finding_metrics(s, &r->body);
     s->metrics_scrapes++;
     agent_metrics(s, &r->body);
+    otlp_metrics(s, &r->body);
     s->metrics_cpu_s_total += cpu_now_s() - c0;
     s->metrics_last_s = mono_s() - w0;
     if (r->body.oom) srv_error(r, 500, "out of memory rendering /metrics");

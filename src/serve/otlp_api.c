@@ -44,20 +44,21 @@ void srv_post_traces(gp_serve *s, const srv_req *q, srv_resp *r) {
     }
     int full = 0;
     pthread_mutex_lock(&s->mu);
+    s->spans_rejected += got.dropped; /* invalid spans are refused whether or not there is room */
     if (s->spans.n + got.n > SRV_MAX_SPAN_QUEUE) {
         full = 1;
         s->spans_dropped += got.n;
+        s->otlp_overloaded_requests++;
     } else {
         for (size_t i = 0; i < got.n; i++) {
             gp_span *x = gp_span_set_add(&s->spans);
             if (!x) {
-                s->spans_dropped += got.n - i;
+                s->spans_oom += got.n - i;
                 break;
             }
             *x = got.v[i];
             s->spans_accepted++;
         }
-        s->spans_rejected += got.dropped;
     }
     pthread_mutex_unlock(&s->mu);
     if (full) {
@@ -137,7 +138,7 @@ void srv_api_workflows(gp_serve *s, const srv_req *q, srv_resp *r) {
     int64_t now =
         s->snap.now_ns > 0 ? s->snap.now_ns : (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
     uint64_t acc = s->spans_accepted, rej = s->spans_rejected, drop = s->spans_dropped,
-             bad = s->otlp_bad_requests;
+             oom = s->spans_oom, bad = s->otlp_bad_requests, busy = s->otlp_overloaded_requests;
     pthread_mutex_unlock(&s->mu);
     gp_span_set set = {0};
     /* 200k spans bound the work of one request (~80 MiB); more are counted as cut */
@@ -176,9 +177,11 @@ void srv_api_workflows(gp_serve *s, const srv_req *q, srv_resp *r) {
     json_object_set_new(o, "window_s", json_real(since_s));
     json_object_set_new(o, "spans_cut", json_integer((json_int_t)set.dropped));
     json_object_set_new(o, "ingest",
-                        json_pack("{s:I, s:I, s:I, s:I}", "spans_accepted", (json_int_t)acc,
-                                  "spans_rejected", (json_int_t)rej, "spans_dropped_queue_full",
-                                  (json_int_t)drop, "bad_requests", (json_int_t)bad));
+                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "spans_accepted",
+                                  (json_int_t)acc, "spans_rejected", (json_int_t)rej,
+                                  "spans_dropped_queue_full", (json_int_t)drop,
+                                  "spans_dropped_out_of_memory", (json_int_t)oom, "bad_requests",
+                                  (json_int_t)bad, "overloaded_requests", (json_int_t)busy));
     gp_span_set_free(&set);
     char *txt = json_dumps(o, JSON_COMPACT);
     r->ctype = "application/json";

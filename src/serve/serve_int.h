@@ -110,11 +110,13 @@ struct gp_serve {
      * it refuses) and the lines refused by it; under render_mu. */
     gp_jobcap post_jobs;
     uint64_t post_jobs_overflow;
-    gp_span_set spans;       /* OTLP spans for the agent (otlp_api.c) */
-    uint64_t spans_accepted; /* queued for the store */
-    uint64_t spans_rejected; /* invalid spans inside good documents */
-    uint64_t spans_dropped;  /* refused because the queue was full (503, client retries) */
-    uint64_t otlp_bad_requests;
+    gp_span_set spans;          /* OTLP spans for the agent (otlp_api.c) */
+    uint64_t spans_accepted;    /* queued for the store */
+    uint64_t spans_rejected;    /* invalid spans inside good documents */
+    uint64_t spans_dropped;     /* refused because the queue was full (503, client retries) */
+    uint64_t spans_oom;         /* refused because the queue could not grow (out of memory) */
+    uint64_t otlp_bad_requests; /* answered 400: not an ExportTraceServiceRequest */
+    uint64_t otlp_overloaded_requests; /* answered 503: the queue was full */
     int attached, detached;
     /* The agent's live findings (gp_serve_set_live): a JSON document, replaced whole on
      * each live pass; NULL until the first. */

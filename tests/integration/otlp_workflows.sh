@@ -46,8 +46,9 @@ sleep 2.5 # the samples after the last call committed (--flush 500ms), and the p
 "$GOODPUT" sim "$conf" --summary --json >"$tmp/truth.json"
 "$GOODPUT" workflows --db "$tmp/gp.db" --json >"$tmp/wf.json"
 curl -sf "$U/api/v1/workflows" >"$tmp/api.json"
+curl -sf "$U/metrics" >"$tmp/metrics.txt"
 
-python3 - "$tmp/log.jsonl" "$tmp/wf.json" "$tmp/truth.json" "$tmp/api.json" <<'PY'
+python3 - "$tmp/log.jsonl" "$tmp/wf.json" "$tmp/truth.json" "$tmp/api.json" "$tmp/metrics.txt" <<'PY'
 import json, sys
 log = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 wf = json.load(open(sys.argv[2])); truth = json.load(open(sys.argv[3])); api = json.load(open(sys.argv[4]))
@@ -104,8 +105,21 @@ assert not any(c == "serial_steps" and s == "research" for c, s in F), "research
 # the API serves the same kinds, and counts what it ingested
 assert sorted(k["kind"] for k in api["kinds"]) == ["qa", "research", "trip_planner"], api["kinds"]
 assert api["ingest"]["spans_accepted"] == len(log), (api["ingest"], len(log))
+# /metrics counts the same: every span the SDK sent accepted, the two malformed bodies 400
+m = {}
+for l in open(sys.argv[5]):
+    if l.strip() and not l.startswith('#'):
+        k, v = l.rsplit(' ', 1); m[k] = float(v)
+assert m['goodput_otlp_spans_accepted_total'] == len(log), m['goodput_otlp_spans_accepted_total']
+assert m['goodput_otlp_spans_received_total'] == len(log)
+assert sum(v for k, v in m.items() if k.startswith('goodput_otlp_spans_dropped_total')) == 0
+assert m['goodput_otlp_requests_rejected_total{code="400"}'] == 2
+tool_err = max(abs(got[t]["time_by_step_s"]["tool"] - tool[t]) / tool[t] for t in roots if tool[t] > 0)
+gpu_err = max(abs(got[t]["gpu_s"] - exp[t]) / exp[t] for t in roots if exp[t] > 0)
 print("otlp_workflows: %d workflows, %d spans, busy fraction %.5f, retry waste %.3f GPU-s, saving %.3f s" %
       (len(roots), len(log), busy_frac, exp_retry, exp_sav))
+print("otlp_workflows: worst workflow: tool time off by %.4f%% (bound 1%%), GPU-s off by %.3f%% (bound 5%%)" %
+      (100 * tool_err, 100 * gpu_err))
 PY
 "$GOODPUT" workflows --db "$tmp/gp.db" --html "$tmp/wf.html"
 grep -q '<svg' "$tmp/wf.html" || { echo "no waterfall in the HTML"; exit 1; }
