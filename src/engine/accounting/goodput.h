@@ -9,7 +9,8 @@
  *     > the rest: idle_allocated when the job's GPUs ran no kernels, else other.
  * Training: productive time is the span between consecutive starts of kept steps (the
  * last occurrence of each step number; earlier occurrences were redone after a restart
- * and are wasted_progress), minus blocking phases inside it. A gap between a step's end
+ * and are wasted_progress, and so is a step followed later by a smaller step id: the
+ * job went back past it), minus blocking phases inside it (they keep their bucket). A gap between a step's end
  * and the next start longer than max(1 s, the median step) is not productive.
  * Inference: serving time is the union over requests of [arrival, end] (at least one
  * request in prefill or decode; a work-conserving server queues a request only while it
