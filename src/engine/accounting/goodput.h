@@ -10,20 +10,18 @@
  * Training: productive time is the span between consecutive starts of kept steps (the
  * last occurrence of each step number; earlier occurrences were redone after a restart
  * and are wasted_progress, and so is a step followed later by a smaller step id: the
- * job went back past it), minus blocking phases inside it (they keep their bucket). A gap between a step's end
- * and the next start longer than max(1 s, the median step) is not productive.
- * Inference: serving time is the union over requests of [arrival, end] (at least one
- * request in prefill or decode; a work-conserving server queues a request only while it
- * serves others). Its GPU-seconds split by good tokens / all tokens (a request is good
- * when it meets every SLO set): productive, and "other" for the SLO-missing share. Ready
- * time with no request in flight is never productive: idle_allocated where the GPUs ran
- * no kernels or activity is unknown, other where kernels ran. Ready at the first arrival
- * (or the end of a startup phase when earlier).
- * Pipelines (stage events, no steps or requests): productive time is when the GPU
- * stage(s) processed items (the union of their items' [start, end]; every stage when none
- * is declared resource=gpu); ready at the first item's start.
- * A job that reported no progress-bearing events is ready at its first kernel activity
- * (gpu_util >= idle_util): before it, not_ready; after it, an activity-only estimate
+ * job went back past it), minus blocking phases inside it (they keep their bucket). A gap between a
+ * step's end and the next start longer than max(1 s, the median step) is not productive. Inference:
+ * serving time is the union over requests of [arrival, end] (at least one request in prefill or
+ * decode; a work-conserving server queues a request only while it serves others). Its GPU-seconds
+ * split by good tokens / all tokens (a request is good when it meets every SLO set): productive,
+ * and "other" for the SLO-missing share. Ready time with no request in flight is never productive:
+ * idle_allocated where the GPUs ran no kernels or activity is unknown, other where kernels ran.
+ * Ready at the first arrival (or the end of a startup phase when earlier). Pipelines (stage events,
+ * no steps or requests): productive time is when the GPU stage(s) processed items (the union of
+ * their items' [start, end]; every stage when none is declared resource=gpu); ready at the first
+ * item's start. A job that reported no progress-bearing events is ready at its first kernel
+ * activity (gpu_util >= idle_util): before it, not_ready; after it, an activity-only estimate
  * (idle_allocated vs other) with goodput unknown (< 0). One that never ran a kernel is
  * never-ready: all of its time is not_ready. */
 #ifndef GP_ENGINE_GOODPUT_H
