@@ -76,7 +76,8 @@ static int cmp_edge(const void *a, const void *b) {
 }
 
 static int cmp_event_ts(const void *a, const void *b) {
-    const gp_event *x = *(const gp_event *const *)a, *y = *(const gp_event *const *)b;
+    const gp_acct_event *x = *(const gp_acct_event *const *)a,
+                        *y = *(const gp_acct_event *const *)b;
     if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
     return 0;
 }
@@ -112,7 +113,7 @@ static int any_in(const int64_t *t, size_t n, int64_t a, int64_t b) {
 
 /* The same step delivered twice (same number, end and start) among the steps collected
  * so far; they are in time order, so a copy sits among the last ones with its end. */
-static int duplicate_step(const gp_event *const *st, size_t ns, const gp_event *e) {
+static int duplicate_step(const gp_acct_event *const *st, size_t ns, const gp_acct_event *e) {
     for (size_t p = ns; p > 0 && st[p - 1]->ts_ns == e->ts_ns; p--)
         if (st[p - 1]->step == e->step && st[p - 1]->step_start_ns == e->step_start_ns) return 1;
     return 0;
@@ -153,7 +154,7 @@ double gp_util_attributed(double util, int holders, int share_known, double mine
     return util / holders;
 }
 
-int gp_request_good(const gp_event *r, const gp_slo *slo) {
+static int request_good(const gp_acct_event *r, const gp_slo *slo) {
     if (!r->ok) return 0;
     double e2e = r->arrival_ns >= 0 ? (r->ts_ns - r->arrival_ns) / 1e9 : -1;
     double ttft = (r->arrival_ns >= 0 && r->first_token_ns >= 0)
@@ -168,6 +169,28 @@ int gp_request_good(const gp_event *r, const gp_slo *slo) {
             return 0;
     }
     return 1;
+}
+
+/* The fields of an event the accounting reads; name points into e. */
+static gp_acct_event acct_event_of(const gp_event *e) {
+    return (gp_acct_event){.ts_ns = e->ts_ns,
+                           .rank = e->rank,
+                           .step = e->step,
+                           .step_start_ns = e->step_start_ns,
+                           .start_ns = e->start_ns,
+                           .arrival_ns = e->arrival_ns,
+                           .first_token_ns = e->first_token_ns,
+                           .output_tokens = e->output_tokens,
+                           .units = e->units,
+                           .kind = (int)e->kind,
+                           .edge = e->edge,
+                           .ok = e->ok,
+                           .name = e->name};
+}
+
+int gp_request_good(const gp_event *r, const gp_slo *slo) {
+    gp_acct_event a = acct_event_of(r);
+    return request_good(&a, slo);
 }
 
 static int phase_label(const char *name) {
@@ -223,12 +246,25 @@ typedef struct {
     size_t steps, requests, phases, stage_items;
 } event_counts;
 
-static const gp_event **sort_events(const gp_goodput_in *in, event_counts *c) {
-    const gp_event **ev = malloc((in->n_events + 1) * sizeof *ev);
-    if (!ev) return NULL;
+static const gp_acct_event **sort_events(const gp_goodput_in *in, event_counts *c,
+                                         gp_acct_event **copy) {
+    const gp_acct_event *src = in->acct_events;
+    *copy = NULL;
+    if (!src && in->n_events) { /* full events: take the fields read, a seventh of the bytes */
+        gp_acct_event *v = malloc(in->n_events * sizeof *v);
+        if (!v) return NULL;
+        for (size_t i = 0; i < in->n_events; i++)
+            v[i] = acct_event_of(&in->events[i]);
+        src = *copy = v;
+    }
+    const gp_acct_event **ev = malloc((in->n_events + 1) * sizeof *ev);
+    if (!ev) {
+        free(*copy);
+        return NULL;
+    }
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < in->n_events; i++) {
-        ev[i] = &in->events[i];
+        ev[i] = &src[i];
         c->steps += ev[i]->kind == GP_EV_STEP;
         c->requests += ev[i]->kind == GP_EV_REQUEST;
         c->phases += ev[i]->kind == GP_EV_PHASE || ev[i]->kind == GP_EV_HELLO;
@@ -256,13 +292,13 @@ static void add_allocs(const gp_goodput_in *in, gp_goodput *out, edges *E) {
 }
 
 /* Phases: pair begin/end per (name, rank); an unclosed begin runs to the window end. */
-static void add_phases(const gp_goodput_in *in, const gp_event **ev, edges *E) {
+static void add_phases(const gp_goodput_in *in, const gp_acct_event **ev, edges *E) {
     for (size_t i = 0; i < in->n_events; i++) {
-        const gp_event *b = ev[i];
+        const gp_acct_event *b = ev[i];
         if (b->kind != GP_EV_PHASE || b->edge != GP_PH_BEGIN) continue;
         int64_t end = in->t1_ns;
         for (size_t j = i + 1; j < in->n_events; j++) {
-            const gp_event *e = ev[j];
+            const gp_acct_event *e = ev[j];
             if (e->kind == GP_EV_PHASE && e->rank == b->rank && !strcmp(e->name, b->name)) {
                 if (e->edge == GP_PH_END) end = e->ts_ns;
                 break; /* a second begin without an end closes the first at... its end */
@@ -277,7 +313,7 @@ static void add_phases(const gp_goodput_in *in, const gp_event **ev, edges *E) {
 /* The steps of a training job as the accounting reads them: the lowest rank's, one per
  * delivery, each with its start and duration. */
 typedef struct {
-    const gp_event **st;
+    const gp_acct_event **st;
     int64_t *start;
     double *durs;
     size_t n;
@@ -286,14 +322,14 @@ typedef struct {
 /* Collects steps of the lowest rank that reports steps (all ranks progress in lockstep;
  * counting each rank would multiply progress). A step without a start starts at the
  * previous step's end (not across a restart), else at its own end. */
-static void collect_rank_steps(const gp_goodput_in *in, const gp_event **ev, step_list *sl) {
+static void collect_rank_steps(const gp_goodput_in *in, const gp_acct_event **ev, step_list *sl) {
     int64_t rank0 = INT64_MAX;
     for (size_t i = 0; i < in->n_events; i++)
         if (ev[i]->kind == GP_EV_STEP && ev[i]->rank < rank0) rank0 = ev[i]->rank;
     size_t ns = 0;
     int64_t prev_end = -1;
     for (size_t i = 0; i < in->n_events; i++) {
-        const gp_event *e = ev[i];
+        const gp_acct_event *e = ev[i];
         if (e->kind == GP_EV_RESTART && e->rank <= rank0) prev_end = -1;
         if (e->kind != GP_EV_STEP || e->rank != rank0) continue;
         if (duplicate_step(sl->st, ns, e)) continue; /* delivered twice: one step */
@@ -322,7 +358,7 @@ static double median_of(const double *v, size_t n) {
 
 /* Restart evidence: times of `restart` events (restarts, sorted as the events are) and of
  * those plus checkpoint_restore begins (restored, sorted). Returns the restart count. */
-static size_t restart_times(const gp_goodput_in *in, const gp_event **ev, int64_t *restarts,
+static size_t restart_times(const gp_goodput_in *in, const gp_acct_event **ev, int64_t *restarts,
                             int64_t *restored, size_t *n_restored) {
     size_t nr = 0, nrest = 0;
     for (size_t i = 0; i < in->n_events; i++) {
@@ -345,7 +381,7 @@ static size_t restart_times(const gp_goodput_in *in, const gp_event **ev, int64_
  * Returns -1 on OOM. */
 static int mark_redone(const step_list *sl, const int64_t *restored, size_t nrest, char *kept) {
     size_t ns = sl->n;
-    const gp_event **st = sl->st;
+    const gp_acct_event **st = sl->st;
     size_t *back = malloc((ns + 1) * sizeof *back); /* step-id decreases up to k */
     step_pos *sp = malloc((ns + 1) * sizeof *sp);
     if (!back || !sp) {
@@ -392,7 +428,7 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
                            const int64_t *restarts, size_t nr, int64_t max_gap, gp_goodput *out,
                            edges *E) {
     size_t ns = sl->n;
-    const gp_event **st = sl->st;
+    const gp_acct_event **st = sl->st;
     for (size_t k = 0; k < ns; k++) {
         int64_t next_start = k + 1 < ns ? sl->start[k + 1] : st[k]->ts_ns;
         size_t lo = 0, hi = nr; /* first restart at or after this step's end */
@@ -424,7 +460,7 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
 /* Training: productive time is the span between consecutive starts of kept steps, minus
  * the blocking phases inside it (they rank above it in the sweep). *ready: the first
  * step's start. Returns -1 on OOM. */
-static int label_training(const gp_goodput_in *in, const gp_event **ev, size_t n_steps,
+static int label_training(const gp_goodput_in *in, const gp_acct_event **ev, size_t n_steps,
                           gp_goodput *out, edges *E, int64_t *ready) {
     out->kind = GP_JK_TRAINING;
     step_list sl = {malloc(n_steps * sizeof *sl.st), malloc(n_steps * sizeof *sl.start),
@@ -456,11 +492,11 @@ out:
 
 /* Inference: serving time is the union of requests' [arrival, end]; ready at the first
  * arrival or the end of a startup phase when earlier. */
-static void label_inference(const gp_goodput_in *in, const gp_event **ev, gp_goodput *out, edges *E,
-                            int64_t *ready) {
+static void label_inference(const gp_goodput_in *in, const gp_acct_event **ev, gp_goodput *out,
+                            edges *E, int64_t *ready) {
     out->kind = GP_JK_INFERENCE;
     for (size_t i = 0; i < in->n_events; i++) {
-        const gp_event *e = ev[i];
+        const gp_acct_event *e = ev[i];
         if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END && phase_label(e->name) == L_STARTUP &&
             (*ready < 0 || e->ts_ns < *ready))
             *ready = e->ts_ns;
@@ -480,7 +516,7 @@ static void label_inference(const gp_goodput_in *in, const gp_event **ev, gp_goo
         double tok = e->output_tokens > 0 ? (double)e->output_tokens : 0;
         out->tokens += tok;
         if (!e->ok) out->failed_requests++;
-        if (gp_request_good(e, &in->slo)) {
+        if (request_good(e, &in->slo)) {
             out->good_requests++;
             out->good_tokens += tok;
         }
@@ -489,18 +525,18 @@ static void label_inference(const gp_goodput_in *in, const gp_event **ev, gp_goo
 
 /* Pipelines: productive while the GPU stage(s) process items (declared resource=gpu; else
  * all of them); ready at the first item's start. */
-static void label_pipeline(const gp_goodput_in *in, const gp_event **ev, gp_goodput *out, edges *E,
-                           int64_t *ready) {
+static void label_pipeline(const gp_goodput_in *in, const gp_acct_event **ev, gp_goodput *out,
+                           edges *E, int64_t *ready) {
     out->kind = GP_JK_PIPELINE;
     char gpu_stage[16][GP_NAME_MAX];
     int n_gpu_stage = 0;
     for (size_t i = 0; i < in->n_events; i++) {
-        const gp_event *e = ev[i];
+        const gp_acct_event *e = ev[i];
         if (e->kind == GP_EV_STAGE && e->step >= 0 && e->edge == GP_STAGE_GPU && n_gpu_stage < 16)
             snprintf(gpu_stage[n_gpu_stage++], GP_NAME_MAX, "%s", e->name);
     }
     for (size_t i = 0; i < in->n_events; i++) {
-        const gp_event *e = ev[i];
+        const gp_acct_event *e = ev[i];
         if (e->kind != GP_EV_STAGE || e->step >= 0) continue; /* declarations */
         int on_gpu = n_gpu_stage == 0;
         for (int k = 0; k < n_gpu_stage && !on_gpu; k++)
@@ -516,7 +552,7 @@ static void label_pipeline(const gp_goodput_in *in, const gp_event **ev, gp_good
 /* No progress events: readiness is the first kernel activity (issue: attribution). A job
  * that never ran a kernel never became ready; one that did gets an activity-only estimate
  * with goodput unknown. */
-static void label_activity_only(const gp_goodput_in *in, const gp_event **ev, size_t n_phase,
+static void label_activity_only(const gp_goodput_in *in, const gp_acct_event **ev, size_t n_phase,
                                 gp_goodput *out, int64_t *ready) {
     double thr = in->idle_util > 0 ? in->idle_util : 0.05;
     for (size_t i = 0; i < in->n_act && *ready < 0; i++) {
@@ -527,7 +563,7 @@ static void label_activity_only(const gp_goodput_in *in, const gp_event **ev, si
     /* ... unless it said earlier that it is up (the end of its init phase: a notebook
      * or server that started and waits for work is idle, not "not ready"). */
     for (size_t i = 0; i < in->n_events; i++) {
-        const gp_event *e = ev[i];
+        const gp_acct_event *e = ev[i];
         if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END && phase_label(e->name) == L_STARTUP &&
             (*ready < 0 || e->ts_ns < *ready)) {
             *ready = e->ts_ns > out->first_alloc_ns ? e->ts_ns : out->first_alloc_ns;
@@ -623,7 +659,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     out->median_step_s = -1;
     out->busy_gpu_s = -1;
     event_counts c;
-    const gp_event **ev = sort_events(in, &c);
+    gp_acct_event *copy;
+    const gp_acct_event **ev = sort_events(in, &c, &copy);
     if (!ev) return -1;
     edges E = {0};
     add_allocs(in, out, &E);
@@ -632,7 +669,7 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     int64_t ready = -1;
     if (c.steps > 0) {
         if (label_training(in, ev, c.steps, out, &E, &ready) != 0) {
-            free(ev), free(E.v);
+            free(ev), free(copy), free(E.v);
             return -1;
         }
     } else if (c.requests > 0) {
@@ -646,7 +683,7 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     if (out->kind != GP_JK_UNKNOWN && out->first_alloc_ns >= 0)
         add_interval(&E, out->first_alloc_ns, ready >= 0 ? ready : in->t1_ns, L_NOT_READY);
     if (E.oom) {
-        free(E.v), free(ev);
+        free(E.v), free(ev), free(copy);
         return -1;
     }
     sweep(in, &E, out);
@@ -655,5 +692,6 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
         out->goodput = out->bucket_gpu_s[GP_B_PRODUCTIVE] / out->allocated_gpu_s;
     free(E.v);
     free(ev);
+    free(copy);
     return 0;
 }

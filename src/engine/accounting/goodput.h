@@ -67,12 +67,23 @@ typedef struct gp_activity {
     double util; /* mean gpu_util over the job's GPUs in that interval */
 } gp_activity;
 
+/* An event as the accounting reads it: the fields of gp_event that it uses, a seventh of
+ * gp_event's size (a long job's refresh expands tens of thousands). name: "" for none;
+ * the caller keeps its storage. */
+typedef struct gp_acct_event {
+    int64_t ts_ns, rank, step, step_start_ns, start_ns, arrival_ns, first_token_ns, output_tokens;
+    double units;
+    int kind, edge, ok; /* gp_event_kind, gp_phase_edge, request ok */
+    const char *name;
+} gp_acct_event;
+
 typedef struct gp_goodput_in {
     const gp_alloc *allocs;
     size_t n_allocs;
-    const gp_event *events; /* any order; sorted internally */
-    size_t n_events;
-    const gp_activity *act; /* sorted by ts; may be NULL */
+    const gp_event *events;           /* any order; sorted internally */
+    const gp_acct_event *acct_events; /* instead of events when set (any order) */
+    size_t n_events;                  /* of whichever is given */
+    const gp_activity *act;           /* sorted by ts; may be NULL */
     size_t n_act;
     int64_t t0_ns, t1_ns; /* window; open allocations end at t1 */
     gp_slo slo;
