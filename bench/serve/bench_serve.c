@@ -1,8 +1,9 @@
 /* bench_serve.c: benchmarks for src/serve (driven by bench/serve/run.sh).
  *
- *   bench_serve fill-fleet DB     8 GPUs, 50 jobs, 2 h of 1-second samples: 42 jobs ended
- *                                 (1 GPU each, about 20 min, back to back), 8 running for
- *                                 the last hour, each with a step per second
+ *   bench_serve fill-fleet DB [H] 8 GPUs, 50 jobs, 1 + H h of 1-second samples: 42 jobs
+ *                                 ended (1 GPU each, about 10 min, back to back, in the
+ *                                 first hour), 8 running for the last H hours (default 1),
+ *                                 each with a step per second
  *   bench_serve fill-day DB       one job on one GPU for 24 h at 1-second samples and one
  *                                 step per second (86,400 of each), still running
  *   bench_serve serve DB PORT     serve DB on 127.0.0.1:PORT until SIGTERM
@@ -97,10 +98,10 @@ static gp_store *open_new(const char *db) {
     return s;
 }
 
-static void fill_fleet(const char *db) {
+static void fill_fleet(const char *db, int hours) {
     gp_store *s = open_new(db);
     gp_store_begin(s);
-    const int64_t span = 2 * 3600 * SEC;
+    const int64_t span = (1 + (int64_t)hours) * 3600 * SEC;
     for (int d = 0; d < 8; d++) {
         put_device(s, d);
         for (int64_t t = T0 + SEC; t <= T0 + span; t += SEC)
@@ -123,7 +124,8 @@ static void fill_fleet(const char *db) {
     }
     gp_store_commit(s);
     gp_store_close(s);
-    printf("fleet store: 8 GPUs, %d jobs, %lld samples\n", n, 8LL * 7200);
+    printf("fleet store: 8 GPUs, %d jobs, %lld samples, running jobs %d h old\n", n,
+           8LL * (int64_t)(span / SEC), hours);
 }
 
 static void fill_day(const char *db) {
@@ -228,7 +230,7 @@ static int latency(const char *db, int n) {
 
 int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "fill-fleet"))
-        fill_fleet(argv[2]);
+        fill_fleet(argv[2], argc >= 4 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 1);
     else if (argc >= 3 && !strcmp(argv[1], "fill-day"))
         fill_day(argv[2]);
     else if (argc >= 4 && !strcmp(argv[1], "serve"))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/serve/run.sh: costs of the HTTP server (src/serve).
 #   1. CPU per /metrics scrape, 8 GPUs and 50 jobs (42 ended, 8 running with an hour of
-#      1-second samples and steps each), side by side with Debian's
+#      1-second samples and steps each, then the same 24 hours old: AGES="1 24"), side by side with Debian's
 #      prometheus-node-exporter scraped the same way on the same machine. CPU = utime +
 #      stime of the serving process from /proc/PID/stat across SCRAPES scrapes (curl's own
 #      CPU is not counted for either).
@@ -43,20 +43,27 @@ measure() {
 }
 
 if [ "${SKIP_METRICS:-0}" != 1 ]; then
-"$BIN" fill-fleet "$tmp/fleet.db" | tee -a "$OUT/serve.txt"
-GP=$(freeport)
-"$BIN" serve "$tmp/fleet.db" "$GP" & pids+=($!); gpid=$!
 NE=$(freeport)
 if command -v prometheus-node-exporter >/dev/null; then
   prometheus-node-exporter --web.listen-address="127.0.0.1:$NE" >/dev/null 2>&1 & pids+=($!); nepid=$!
 else nepid=; fi
-sleep 1
 log ""
 log "| /metrics of | series | bytes | CPU per scrape | wall per scrape |"
 log "|---|---|---|---|---|"
-measure "goodput (8 GPUs, 50 jobs)" "$gpid" "http://127.0.0.1:$GP/metrics"
-[ -n "$nepid" ] && measure "prometheus-node-exporter (defaults)" "$nepid" "http://127.0.0.1:$NE/metrics"
+# The same fleet with its 8 running jobs 1 h old, then AGES' other ages (flat as they age?),
+# node_exporter between them.
+for age in ${AGES:-1 24}; do
+  "$BIN" fill-fleet "$tmp/fleet-$age.db" "$age" | tee -a "$OUT/serve.txt"
+  GP=$(freeport)
+  "$BIN" serve "$tmp/fleet-$age.db" "$GP" & pids+=($!); gpid=$!
+  sleep 1
+  measure "goodput (8 GPUs, 50 jobs, running ${age} h)" "$gpid" "http://127.0.0.1:$GP/metrics"
+  kill "$gpid"
+  [ -n "$nepid" ] && measure "prometheus-node-exporter (defaults)" "$nepid" "http://127.0.0.1:$NE/metrics"
+done
 fi
 
+if [ "${SKIP_LATENCY:-0}" != 1 ]; then
 "$BIN" fill-day "$tmp/day.db" | tee -a "$OUT/serve.txt"
 "$BIN" latency "$tmp/day.db" "$N" | tee -a "$OUT/serve.txt"
+fi

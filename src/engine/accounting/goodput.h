@@ -9,20 +9,19 @@
  *     > the rest: idle_allocated when the job's GPUs ran no kernels, else other.
  * Training: productive time is the span between consecutive starts of kept steps (the
  * last occurrence of each step number; earlier occurrences were redone after a restart
- * and are wasted_progress), minus blocking phases inside it. A gap between a step's end
- * and the next start longer than max(1 s, the median step) is not productive.
- * Inference: serving time is the union over requests of [arrival, end] (at least one
- * request in prefill or decode; a work-conserving server queues a request only while it
- * serves others). Its GPU-seconds split by good tokens / all tokens (a request is good
- * when it meets every SLO set): productive, and "other" for the SLO-missing share. Ready
- * time with no request in flight is never productive: idle_allocated where the GPUs ran
- * no kernels or activity is unknown, other where kernels ran. Ready at the first arrival
- * (or the end of a startup phase when earlier).
- * Pipelines (stage events, no steps or requests): productive time is when the GPU
- * stage(s) processed items (the union of their items' [start, end]; every stage when none
- * is declared resource=gpu); ready at the first item's start.
- * A job that reported no progress-bearing events is ready at its first kernel activity
- * (gpu_util >= idle_util): before it, not_ready; after it, an activity-only estimate
+ * and are wasted_progress, and so is a step followed later by a smaller step id: the
+ * job went back past it), minus blocking phases inside it (they keep their bucket). A gap between a
+ * step's end and the next start longer than max(1 s, the median step) is not productive. Inference:
+ * serving time is the union over requests of [arrival, end] (at least one request in prefill or
+ * decode; a work-conserving server queues a request only while it serves others). Its GPU-seconds
+ * split by good tokens / all tokens (a request is good when it meets every SLO set): productive,
+ * and "other" for the SLO-missing share. Ready time with no request in flight is never productive:
+ * idle_allocated where the GPUs ran no kernels or activity is unknown, other where kernels ran.
+ * Ready at the first arrival (or the end of a startup phase when earlier). Pipelines (stage events,
+ * no steps or requests): productive time is when the GPU stage(s) processed items (the union of
+ * their items' [start, end]; every stage when none is declared resource=gpu); ready at the first
+ * item's start. A job that reported no progress-bearing events is ready at its first kernel
+ * activity (gpu_util >= idle_util): before it, not_ready; after it, an activity-only estimate
  * (idle_allocated vs other) with goodput unknown (< 0). One that never ran a kernel is
  * never-ready: all of its time is not_ready. */
 #ifndef GP_ENGINE_GOODPUT_H
@@ -68,12 +67,23 @@ typedef struct gp_activity {
     double util; /* mean gpu_util over the job's GPUs in that interval */
 } gp_activity;
 
+/* An event as the accounting reads it: the fields of gp_event that it uses, a seventh of
+ * gp_event's size (a long job's refresh expands tens of thousands). name: "" for none;
+ * the caller keeps its storage. */
+typedef struct gp_acct_event {
+    int64_t ts_ns, rank, step, step_start_ns, start_ns, arrival_ns, first_token_ns, output_tokens;
+    double units;
+    int kind, edge, ok; /* gp_event_kind, gp_phase_edge, request ok */
+    const char *name;
+} gp_acct_event;
+
 typedef struct gp_goodput_in {
     const gp_alloc *allocs;
     size_t n_allocs;
-    const gp_event *events; /* any order; sorted internally */
-    size_t n_events;
-    const gp_activity *act; /* sorted by ts; may be NULL */
+    const gp_event *events;           /* any order; sorted internally */
+    const gp_acct_event *acct_events; /* instead of events when set (any order) */
+    size_t n_events;                  /* of whichever is given */
+    const gp_activity *act;           /* sorted by ts; may be NULL */
     size_t n_act;
     int64_t t0_ns, t1_ns; /* window; open allocations end at t1 */
     gp_slo slo;

@@ -184,6 +184,8 @@ struct gp_job_acct {
     int64_t ev_cursor; /* every event with id <= cursor has been seen */
     int ev_loaded;
     const gp_job_acct *borrow; /* windows: events are this state's */
+    gp_acct_event *xev;        /* goodput.c's view of the events, rebuilt per update */
+    size_t cap_xev;
     gp_job_acct_stats stats;
 };
 
@@ -202,7 +204,8 @@ gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
 static void acct_reset(gp_job_acct *a) {
     if (a->started) a->stats.reloads++;
     free(a->al), free(a->act), free(a->act_sum), free(a->act_n), free(a->act_owner);
-    free(a->ev), free(a->names);
+    free(a->ev), free(a->names), free(a->xev);
+    a->xev = NULL, a->cap_xev = 0;
     a->al = NULL, a->act = NULL, a->act_sum = NULL, a->act_n = NULL, a->act_owner = NULL;
     a->ev = NULL, a->names = NULL;
     a->n_names = 0;
@@ -551,37 +554,38 @@ static int32_t name_index(gp_job_acct *a, const unsigned char *nm) {
     return (int32_t)a->n_names++;
 }
 
-/* The events as goodput.c takes them (malloc'ed; NULL when there are none or on OOM). */
-static gp_event *expand_events(const gp_job_acct *a) {
-    gp_event *v = malloc((a->n_ev ? a->n_ev : 1) * sizeof *v);
-    if (!v) return NULL;
-    for (size_t i = 0; i < a->n_ev; i++) {
-        const cev *c = &a->ev[i];
-        gp_event *e = &v[i];
-        /* Only the fields the accounting reads are set: no 700-byte memset per event. */
-        e->kind = (gp_event_kind)c->kind;
-        e->job_id[0] = 0;
-        e->ts_ns = c->ts;
-        e->rank = c->rank;
-        e->step = c->step;
-        e->units = c->units;
-        if (c->kind == GP_EV_STAGE) {
-            e->start_ns = c->start;
-            e->step_start_ns = -1;
-        } else {
-            e->step_start_ns = c->start;
-            e->start_ns = -1;
-        }
-        if (c->name >= 0)
-            memcpy(e->name, a->names[c->name], sizeof e->name);
-        else
-            e->name[0] = 0;
-        e->edge = c->edge;
-        e->arrival_ns = c->arrival;
-        e->first_token_ns = c->first_token;
-        e->prompt_tokens = c->prompt_tokens;
-        e->output_tokens = c->output_tokens;
-        e->ok = c->ok;
+/* The events of `from` as goodput.c reads them, in a's buffer (kept between updates,
+ * grown as needed; NULL on OOM): the compact form (gp_acct_event, ~90 bytes), names
+ * pointing into from->names. Expanding each refresh into freshly allocated 700-byte
+ * gp_events was most of a refresh (writing and faulting in ~60 MB for a day-long job at
+ * one step per second); the kept buffer costs ~8 MB per such day, as the events do. */
+static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from) {
+    if (from->n_ev + 1 > a->cap_xev) {
+        size_t c = a->cap_xev ? a->cap_xev : 256;
+        while (c < from->n_ev + 1)
+            c *= 2;
+        gp_acct_event *p = realloc(a->xev, c * sizeof *p);
+        if (!p) return NULL;
+        a->xev = p;
+        a->cap_xev = c;
+    }
+    gp_acct_event *v = a->xev;
+    for (size_t i = 0; i < from->n_ev; i++) {
+        const cev *c = &from->ev[i];
+        int stage = c->kind == GP_EV_STAGE;
+        v[i] = (gp_acct_event){.ts_ns = c->ts,
+                               .rank = c->rank,
+                               .step = c->step,
+                               .step_start_ns = stage ? -1 : c->start,
+                               .start_ns = stage ? c->start : -1,
+                               .arrival_ns = c->arrival,
+                               .first_token_ns = c->first_token,
+                               .output_tokens = c->output_tokens,
+                               .units = c->units,
+                               .kind = c->kind,
+                               .edge = c->edge,
+                               .ok = c->ok,
+                               .name = c->name >= 0 ? from->names[c->name] : ""};
     }
     return v;
 }
@@ -832,7 +836,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         }
     }
 
-    gp_event *ev = expand_events(evs);
+    gp_acct_event *ev = expand_events(a, evs);
     if (!ev) {
         snprintf(err, errlen, "out of memory summarising job '%s'", a->job_id);
         free(allocs);
@@ -846,7 +850,6 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (gp_store_neighbour_allocs(s, a->job_id, &nb, &n_nb) != 0 ||
         gp_alloc_split(allocs, na, nb, n_nb, &pieces, &n_pieces) != 0) {
         free(nb);
-        free(ev);
         free(allocs);
         set_err(err, errlen, s, a->job_id, "splitting the shared GPUs of");
         return -1;
@@ -854,7 +857,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     free(nb);
     gp_goodput_in in = {.allocs = pieces,
                         .n_allocs = n_pieces,
-                        .events = ev,
+                        .acct_events = ev,
                         .n_events = evs->n_ev,
                         .act = a->act,
                         .n_act = a->n_act,
@@ -866,7 +869,6 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (a->opt_slo.tpot_s > 0) in.slo.tpot_s = a->opt_slo.tpot_s;
     if (a->opt_slo.e2e_s > 0) in.slo.e2e_s = a->opt_slo.e2e_s;
     int grc = gp_goodput_compute(&in, &out->gp);
-    free(ev);
     free(pieces);
     if (grc != 0) {
         snprintf(err, errlen, "out of memory computing goodput for job '%s'", a->job_id);

@@ -285,13 +285,15 @@ static int is_minor_share(double share, gp_threshold_id id) {
     return share >= gp_th(GP_TH_MINOR_SHARE) && share < gp_th(id);
 }
 
-size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs, size_t n_obs,
-                   double price, gp_finding *out, size_t cap) {
-    size_t n = 0;
+/* The rules, one per class, in the order gp_classify applies them: each appends its
+ * findings to out[*np..cap) and says whether a blocking cause now explains low
+ * utilization. */
+/* not_ready: allocated until first progress (or a minor finding) */
+static int rule_not_ready(const char *job_id, const gp_features *f, gp_finding *out, size_t cap,
+                          size_t *np) {
+    size_t n = *np;
     gp_finding *x;
-    double A = f->alloc_gpu_s;
-    int explained = 0; /* a blocking cause already explains low utilization */
-
+    int explained = 0;
     /* not_ready: allocated until first progress */
     if (f->not_ready_s >= gp_th(GP_TH_NOT_READY_MIN_S) && f->wall_s > 0 &&
         f->not_ready_s / f->wall_s >= gp_th(GP_TH_NOT_READY_SHARE)) {
@@ -344,7 +346,17 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "Stage data, images and weights before the GPUs are allocated.");
         }
     }
+    *np = n;
+    return explained;
+}
 
+/* idle_allocated / harvestable */
+static int rule_idle(const char *job_id, const gp_features *f, gp_finding *out, size_t cap,
+                     size_t *np) {
+    size_t n = *np;
+    gp_finding *x;
+    double A = f->alloc_gpu_s;
+    int explained = 0;
     /* idle_allocated / harvestable. A job that makes progress and still leaves its GPUs
      * idle is judged by its utilization profile (under_batched, memory_capacity) unless
      * the idle time comes in gaps long enough to lend out, or whole GPUs sit unused. */
@@ -391,7 +403,17 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
             explained = 1;
         }
     }
+    *np = n;
+    return explained;
+}
 
+/* input_bound */
+static int rule_input_bound(const char *job_id, const gp_features *f, gp_finding *out, size_t cap,
+                            size_t *np) {
+    size_t n = *np;
+    gp_finding *x;
+    double A = f->alloc_gpu_s;
+    int explained = 0;
     /* input_bound */
     if (f->data_wait_share >= gp_th(GP_TH_DATA_WAIT_SHARE)) {
         if ((x = add(out, cap, &n, GP_FC_INPUT_BOUND, job_id, f, 0.9))) {
@@ -420,7 +442,17 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "Add a DataLoader worker or two, or raise prefetch_factor.");
         }
     }
+    *np = n;
+    return explained;
+}
 
+/* checkpoint_bound */
+static int rule_checkpoint_bound(const char *job_id, const gp_features *f, gp_finding *out,
+                                 size_t cap, size_t *np) {
+    size_t n = *np;
+    gp_finding *x;
+    double A = f->alloc_gpu_s;
+    int explained = 0;
     /* checkpoint_bound */
     if (f->checkpoint_share >= gp_th(GP_TH_CHECKPOINT_SHARE)) {
         if ((x = add(out, cap, &n, GP_FC_CHECKPOINT_BOUND, job_id, f, 0.9))) {
@@ -450,7 +482,17 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "Checkpoint asynchronously or less often.");
         }
     }
+    *np = n;
+    return explained;
+}
 
+/* communication_bound */
+static int rule_communication_bound(const char *job_id, const gp_features *f, gp_finding *out,
+                                    size_t cap, size_t *np) {
+    size_t n = *np;
+    gp_finding *x;
+    double A = f->alloc_gpu_s;
+    int explained = 0;
     /* communication_bound. Interconnect traffic is judged over the time the job was not
      * blocked in a reported phase (checkpoint, data wait, init): a job that also
      * checkpoints moves no gradients while it saves. */
@@ -500,7 +542,15 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "Overlap communication with compute (DDP bucket_cap_mb, FSDP prefetch).");
         }
     }
+    *np = n;
+    return explained;
+}
 
+/* throttled */
+static void rule_throttled(const char *job_id, const gp_features *f, gp_finding *out, size_t cap,
+                           size_t *np) {
+    size_t n = *np;
+    gp_finding *x;
     /* throttled */
     if (f->throttle_share >= gp_th(GP_TH_THROTTLE_SHARE)) {
         if ((x = add(out, cap, &n, GP_FC_THROTTLED, job_id, f, 0.8))) {
@@ -519,7 +569,14 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "hardware slowdown to the operators.");
         }
     }
+    *np = n;
+}
 
+/* gpu_errors */
+static void rule_gpu_errors(const char *job_id, const gp_features *f, gp_finding *out, size_t cap,
+                            size_t *np) {
+    size_t n = *np;
+    gp_finding *x;
     /* gpu_errors */
     if (f->xid_count >= (int)gp_th(GP_TH_XID_COUNT)) {
         if ((x = add(out, cap, &n, GP_FC_GPU_ERRORS, job_id, f, 0.95))) {
@@ -535,7 +592,15 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "95); fix the application for XID 13/31/43 (illegal access).");
         }
     }
+    *np = n;
+}
 
+/* stragglers */
+static int rule_straggler(const char *job_id, const gp_features *f, const gp_worker_obs *obs,
+                          size_t n_obs, gp_finding *out, size_t cap, size_t *np) {
+    size_t n = *np;
+    gp_finding *x;
+    int explained = 0;
     /* straggler: one finding per slow rank, its episodes merged (first start, last end,
      * total slow time); a rank under the ratio threshold that still costs its peers at
      * least GP_MINOR_SHARE of the job's time is a minor finding */
@@ -584,7 +649,15 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
          * is the straggler's doing, not a utilization profile of its own */
         if (ns > 0 && f->wall_s > 0 && strag_s >= 0.25 * f->wall_s) explained = 1;
     }
+    *np = n;
+    return explained;
+}
 
+/* interference */
+static void rule_interference(const char *job_id, const gp_features *f, gp_finding *out, size_t cap,
+                              size_t *np) {
+    size_t n = *np;
+    gp_finding *x;
     /* interference */
     if (f->thr_shared > 0 && f->thr_alone > 0 &&
         f->thr_shared / f->thr_alone < gp_th(GP_TH_INTERFERENCE_RATIO)) {
@@ -623,7 +696,15 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "Prefer exclusive GPUs or MIG partitions for this job.");
         }
     }
+    *np = n;
+}
 
+/* the utilization profile (host_bound, memory_capacity, under_batched, memory_bound); returns
+ * profile_done */
+static int rule_util_profile(const char *job_id, const gp_features *f, gp_finding *out, size_t cap,
+                             size_t *np, int explained) {
+    size_t n = *np;
+    gp_finding *x;
     /* utilization profile */
     double util = util_of(f);
     double mem = f->mem_frac.n ? f->mem_frac.mean : -1;
@@ -719,6 +800,14 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
     } else if (!explained && !profile_done && util >= gp_th(GP_TH_GPU_UTIL_BUSY)) {
         profile_done = 3; /* busy, no profiling fields: probably healthy, low confidence */
     }
+    *np = n;
+    return profile_done;
+}
+
+/* inference SLO misses */
+static void rule_slo(const char *job_id, const gp_features *f, gp_finding *out, size_t cap,
+                     size_t *np) {
+    size_t n = *np;
     /* inference SLOs: a service whose requests miss their SLOs. The class says why the
      * GPU cannot serve faster at this load (docs/findings.md, "Inference SLOs"): decode
      * reading weights and KV cache (memory_bound), a small batch on an idle GPU
@@ -728,6 +817,15 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
         double att = (double)f->n_req_good / (double)f->n_req;
         if (att < gp_th(GP_TH_SLO_ATTAINMENT)) slo_finding(out, cap, &n, job_id, f, att);
     }
+    *np = n;
+}
+
+/* compute_bound (healthy) when no major finding */
+static void rule_healthy(const char *job_id, const gp_features *f, gp_finding *out, size_t cap,
+                         size_t *np, int profile_done) {
+    size_t n = *np;
+    gp_finding *x;
+    double util = util_of(f);
     size_t n_major = 0;
     for (size_t i = 0; i < n; i++)
         n_major += !out[i].minor;
@@ -756,6 +854,25 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
                      "scales.");
         }
     }
+    *np = n;
+}
+
+size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs *obs, size_t n_obs,
+                   double price, gp_finding *out, size_t cap) {
+    size_t n = 0;
+    int explained = 0; /* a blocking cause already explains low utilization */
+    explained |= rule_not_ready(job_id, f, out, cap, &n);
+    explained |= rule_idle(job_id, f, out, cap, &n);
+    explained |= rule_input_bound(job_id, f, out, cap, &n);
+    explained |= rule_checkpoint_bound(job_id, f, out, cap, &n);
+    explained |= rule_communication_bound(job_id, f, out, cap, &n);
+    rule_throttled(job_id, f, out, cap, &n);
+    rule_gpu_errors(job_id, f, out, cap, &n);
+    explained |= rule_straggler(job_id, f, obs, n_obs, out, cap, &n);
+    rule_interference(job_id, f, out, cap, &n);
+    int profile_done = rule_util_profile(job_id, f, out, cap, &n, explained);
+    rule_slo(job_id, f, out, cap, &n);
+    rule_healthy(job_id, f, out, cap, &n, profile_done);
     gp_findings_budget(out, n, NULL, est_productive(f), price);
     gp_findings_rank(out, n);
     return n;
