@@ -603,6 +603,7 @@ int main(int argc, char **argv) {
     double strag_err_s = 0;
     /* waste error per class: |claimed - truth| in points of the job's allocated GPU-time */
     double werr_sum[L__N] = {0}, werr_max[L__N] = {0};
+    double werr_gpus_sum[L__N] = {0}, werr_gpus_max[L__N] = {0}; /* the same in GPU-seconds */
     int werr_n[L__N] = {0};
     int fail = 0;
     time_t w0 = time(NULL);
@@ -684,7 +685,10 @@ int main(int argc, char **argv) {
             /* waste error of the labelled classes that were found */
             int b = scored_bucket(fd[k].cls);
             if (b >= 0 && (lab & (1u << l)) && alloc > 0 && fd[k].badput_gpu_s[b] >= 0) {
-                double e = 100 * fabs(fd[k].badput_gpu_s[b] - tb[b]) / alloc;
+                double e_s = fabs(fd[k].badput_gpu_s[b] - tb[b]);
+                double e = 100 * e_s / alloc;
+                werr_gpus_sum[l] += e_s;
+                if (e_s > werr_gpus_max[l]) werr_gpus_max[l] = e_s;
                 werr_sum[l] += e;
                 werr_n[l]++;
                 if (e > werr_max[l]) werr_max[l] = e;
@@ -791,8 +795,10 @@ int main(int argc, char **argv) {
     double werr_worst = 0;
     for (int l = 0; l < L__N; l++) {
         if (!werr_n[l]) continue;
-        printf("  %-18s mean %5.2f  max %5.2f  (%d findings, bucket %s)\n",
-               gp_finding_class_name(lab_class[l]), werr_sum[l] / werr_n[l], werr_max[l], werr_n[l],
+        printf("  %-18s mean %5.2f  max %5.2f  (GPU-s: mean %.1f, max %.1f; %d findings, bucket "
+               "%s)\n",
+               gp_finding_class_name(lab_class[l]), werr_sum[l] / werr_n[l], werr_max[l],
+               werr_gpus_sum[l] / werr_n[l], werr_gpus_max[l], werr_n[l],
                gp_bucket_name(scored_bucket(lab_class[l])));
         if (werr_max[l] > werr_worst) werr_worst = werr_max[l];
     }

@@ -365,9 +365,13 @@ static int rule_idle(const char *job_id, const gp_features *f, gp_finding *out, 
         int progress = f->has_steps || f->has_requests;
         if (progress && f->harvest_gpu_s >= gp_th(GP_TH_HARVEST_SHARE) * A && A > 0) {
             if ((x = add(out, cap, &n, GP_FC_HARVESTABLE, job_id, f, 0.7))) {
-                badput(x, GP_B_IDLE_ALLOCATED, f->harvest_gpu_s,
-                       "the idle gaps were lent to other work");
+                /* it explains all of the job's idle time (no other finding does); the
+                 * long gaps are the part another job could use, quoted as evidence */
+                badput(x, GP_B_IDLE_ALLOCATED, idle,
+                       "the service scaled down between bursts and its long gaps were lent out");
                 ev(x, GP_TH_HARVEST_SHARE, f->harvest_gpu_s / A, util_src(f));
+                gp_finding_add_evidence(x, "harvest_gpu_s", f->harvest_gpu_s, ">",
+                                        gp_th(GP_TH_HARVEST_SHARE) * A, util_src(f));
                 ev_if(x, GP_TH_UNDER_UTIL, util_of(f), util_src(f));
                 snprintf(x->summary, sizeof x->summary,
                          "%s left its GPUs idle in gaps of %.0f s or more: %.2f GPU-h that "
