@@ -446,9 +446,10 @@ int gp_parse_num(const char *s, size_t n, double *v) {
     while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
         n--;
     if (n == 0) return 0;
-    if ((n == 2 && (s[0] == 'N' || s[0] == 'n') && (s[1] == 'A' || s[1] == 'a')) ||
-        (n == 3 && !strncasecmp(s, "nan", 3)) || (n == 4 && !strncasecmp(s, "none", 4)) ||
-        (n == 4 && !strncasecmp(s, "null", 4)))
+    /* the missing-value words all start with n/N: a digit skips the three compares */
+    if ((s[0] == 'n' || s[0] == 'N') &&
+        ((n == 2 && (s[1] == 'A' || s[1] == 'a')) || (n == 3 && !strncasecmp(s, "nan", 3)) ||
+         (n == 4 && !strncasecmp(s, "none", 4)) || (n == 4 && !strncasecmp(s, "null", 4))))
         return 0;
     /* fast path: [-+]digits[.digits] */
     size_t i = 0;

@@ -59,15 +59,39 @@ static void test_series_like_jansson(void **st) {
     gp_cluster_report *r = calloc(1, sizeof *r);
     gp_cl_report_init(r, "openb2023", "x", 3600);
     check(r); /* empty: [] */
-    static const double gpus[] = {1,       0.5,     1e-7,  123456789.0, 3e15, 1.0 / 3,
-                                  2.5e-12, 1e20,    0.001, 7,           1e-5, 99999999999.0,
-                                  4.2e21,  6.02e23, 1e300, 5e-300};
+    static const double gpus[] = {1,
+                                  0.5,
+                                  1e-7,
+                                  123456789.0,
+                                  3e15,
+                                  1.0 / 3,
+                                  2.5e-12,
+                                  1e20,
+                                  0.001,
+                                  7,
+                                  1e-5,
+                                  99999999999.0,
+                                  4.2e21,
+                                  6.02e23,
+                                  1e300,
+                                  5e-300,
+                                  -2,
+                                  -0.25,
+                                  9999999999.0 / 3600,
+                                  10000000000.0 / 3600};
     double t = 0;
     for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++, t += 3600) {
         assert_int_equal(gp_cl_series_add(&r->series, 0, t, t + 3600, gpus[i]), 0);
         assert_int_equal(gp_cl_series_add(&r->series, 1, t, t + 1800, gpus[i] / 7), 0);
         assert_int_equal(gp_cl_series_add(&r->series, 3, t + 900, t + 3600, gpus[i] * 3), 0);
     }
+    check(r);
+    /* whole numbers at the edge of the direct path, negative and -0 */
+    r->series.busy_gpu_s[0] = 9999999999.0 * 3600;
+    r->series.busy_gpu_s[1] = 10000000000.0 * 3600;
+    r->series.busy_gpu_s[2] = -9999999999.0 * 3600;
+    r->series.busy_gpu_s[4] = -0.0;
+    r->series.wait_gpu_s[5] = -7 * 3600;
     check(r);
     /* a bin with an infinite value: jansson refused the row; so does the writer */
     r->series.alloc_gpu_s[3] = INFINITY;
