@@ -85,7 +85,7 @@ awk 'BEGIN { printf "\002["; for (i = 0; i < 2700; i++) { if (i) printf ",";
 awk 'BEGIN { printf "\002["; for (i = 0; i < 100; i++) { if (i) printf ",";
   printf "{\"status\":\"Pass\",\"vc\":\"v\",\"attempts\":[";
   for (a = 0; a < 64; a++) { if (a) printf ",";
-    printf "{\"start_time\":\"2017-10-01 00:00:00\",\"end_time\":\"2017-12-30 00:00:00\",\"detail\":[{\"ip\":\"m\",\"gpus\":[\"g\",\"g\",\"g\",\"g\",\"g\",\"g\",\"g\",\"g\"]}]}" }
+    printf "{\"start_time\":\"2017-10-01 00:00:00\",\"end_time\":\"2017-10-02 00:00:00\",\"detail\":[{\"ip\":\"m\",\"gpus\":[\"g\",\"g\",\"g\",\"g\",\"g\",\"g\",\"g\",\"g\"]}]}" }
   printf "],\"user\":\"u%d\"}", i } printf "]" }' | head -c 1048576 > "$out/fuzz_cluster/gen-philly-attempts"
 awk 'BEGIN { printf "\002"; for (i = 0; i < 1048575; i++) printf "[" }' > "$out/fuzz_cluster/gen-philly-deep"
 
