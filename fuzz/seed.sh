@@ -70,6 +70,25 @@ if [ -d "$data" ]; then
     put fuzz_cluster "$data/cluster/v2026_genai/pod_gpu_duty_cycle_anon.tar.gz" 65536 1
     put fuzz_csv "$data/requests/AzureLLMInferenceTrace_conv.csv" 8192
 fi
+# fuzz_cluster's largest inputs (1 MiB, the target's cap), made here rather than stored: a
+# Philly job log of ~5,000 jobs with several attempts each (distinct users and VCs), one of
+# 64-attempt jobs, and one nested 1 MiB deep. The reader streams them (yajl events, one job
+# at a time), so each stays far below the 256 MB limit; a reader that built a document
+# would not (issue 24).
+mkdir -p "$out/fuzz_cluster"
+awk 'BEGIN { printf "\002["; for (i = 0; i < 2700; i++) { if (i) printf ",";
+  printf "{\"status\":\"%s\",\"vc\":\"vc%d\",\"jobid\":\"application_%d\",\"attempts\":[", (i % 3 ? "Pass" : "Failed"), i % 97, i;
+  for (a = 0; a < 1 + i % 3; a++) { if (a) printf ",";
+    printf "{\"start_time\":\"2017-10-%02d %02d:00:00\",\"end_time\":\"2017-10-%02d %02d:30:00\",\"detail\":[{\"ip\":\"m%d\",\"gpus\":[\"gpu0\",\"gpu1\"]}]}", 1 + i % 28, a, 1 + i % 28, a + 1, i % 50 }
+  printf "],\"submitted_time\":\"2017-10-%02d 00:00:00\",\"user\":\"user%d\"}", 1 + i % 28, i }
+  printf "]" }' | head -c 1048576 > "$out/fuzz_cluster/gen-philly-jobs"
+awk 'BEGIN { printf "\002["; for (i = 0; i < 100; i++) { if (i) printf ",";
+  printf "{\"status\":\"Pass\",\"vc\":\"v\",\"attempts\":[";
+  for (a = 0; a < 64; a++) { if (a) printf ",";
+    printf "{\"start_time\":\"2017-10-01 00:00:00\",\"end_time\":\"2017-10-02 00:00:00\",\"detail\":[{\"ip\":\"m\",\"gpus\":[\"g\",\"g\",\"g\",\"g\",\"g\",\"g\",\"g\",\"g\"]}]}" }
+  printf "],\"user\":\"u%d\"}", i } printf "]" }' | head -c 1048576 > "$out/fuzz_cluster/gen-philly-attempts"
+awk 'BEGIN { printf "\002"; for (i = 0; i < 1048575; i++) printf "[" }' > "$out/fuzz_cluster/gen-philly-deep"
+
 # Tests' own data (slurm JSON and friends) make fine CSV/JSON seeds too.
 for f in tests/unit/data/slurm/*; do put fuzz_cluster "$f" 16384 2; done
 # Scenario files double as attribution blocks (key=value lines) and protocol-like text.

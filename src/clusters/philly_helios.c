@@ -37,8 +37,13 @@ static double parse_time(const char *s, size_t n) {
 
 /* ---- Philly job log ---- */
 #define MAX_ATT 64
+/* The log nests 7 deep (array, job, attempts, attempt, detail, machine, gpus). yajl keeps a
+ * byte per open container and grows that stack 128 bytes at a time, so a file of a million
+ * '[' cost it gigabytes of copying (minutes under ASan): deeper input is refused at once. */
+#define MAX_NEST 32
 typedef struct {
     gp_cluster_report *r;
+    int nest; /* open arrays and maps */
     int depth;
     char key[32]; /* last key at the current depth */
     int in_attempts, in_detail, in_gpus;
@@ -81,6 +86,7 @@ static void job_emit(philly_ctx *x) {
 
 static int cb_start_map(void *c) {
     philly_ctx *x = c;
+    if (++x->nest > MAX_NEST) return 0;
     x->depth++;
     if (x->depth == 1) job_reset(x);
     if (x->depth == 2 && x->in_attempts && x->n_att < MAX_ATT) {
@@ -94,6 +100,7 @@ static int cb_end_map(void *c) {
     philly_ctx *x = c;
     if (x->depth == 1) job_emit(x);
     x->depth--;
+    x->nest--;
     return 1;
 }
 static int cb_key(void *c, const unsigned char *k, size_t n) {
@@ -103,6 +110,7 @@ static int cb_key(void *c, const unsigned char *k, size_t n) {
 }
 static int cb_start_array(void *c) {
     philly_ctx *x = c;
+    if (++x->nest > MAX_NEST) return 0;
     if (x->depth == 1 && !strcmp(x->key, "attempts")) x->in_attempts = 1;
     if (x->depth == 2 && !strcmp(x->key, "detail")) x->in_detail = 1;
     if (x->depth == 3 && !strcmp(x->key, "gpus")) x->in_gpus = 1;
@@ -110,6 +118,7 @@ static int cb_start_array(void *c) {
 }
 static int cb_end_array(void *c) {
     philly_ctx *x = c;
+    x->nest--;
     if (x->in_gpus && x->depth == 3)
         x->in_gpus = 0;
     else if (x->in_detail && x->depth == 2)
@@ -186,10 +195,16 @@ static int read_philly_jobs(gp_cluster_report *r, const char *path, char *err, s
                 else
                     col++;
             }
-            unsigned char *msg = yajl_get_error(h, 0, buf, n);
-            snprintf(err, errlen, "%s:%lld:%lld: %s", path, (long long)line, (long long)col,
-                     (const char *)msg);
-            yajl_free_error(h, msg);
+            if (x.nest > MAX_NEST) {
+                /* the bytes consumed end with the bracket that opened one level too many */
+                snprintf(err, errlen, "%s:%lld:%lld: JSON nested deeper than %d levels", path,
+                         (long long)line, (long long)col - 1, MAX_NEST);
+            } else {
+                unsigned char *msg = yajl_get_error(h, 0, buf, n);
+                snprintf(err, errlen, "%s:%lld:%lld: %s", path, (long long)line, (long long)col,
+                         (const char *)msg);
+                yajl_free_error(h, msg);
+            }
             rc = -1;
             break;
         }

@@ -10,8 +10,9 @@
  * wasted_progress), which Prometheus reads as a counter reset on that one series.
  *
  * Cost: one indexed query per device (its last sample) and one job summary per running job
- * per scrape, incremental (only rows stored since the last scrape are read); summaries of
- * ended jobs are computed once and cached. */
+ * per scrape, incremental (only rows stored since the last scrape are read); ended jobs are
+ * one indexed lookup each in the store's summary table (engine/accounting/summary_table.h),
+ * their rows written once by the agent. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ static double mono_s(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Ended jobs never change: computed once. A running job keeps an incremental accounting
+/* Ended jobs: see ended_summary below. A running job keeps an incremental accounting
  * state (engine/accounting/job_summary.h), so a summary reads only the samples and events stored
  * since the previous one and relabels the job's time in memory (at one step per second,
  * ~4 ms for an hour-long job instead of ~100 ms re-reading its history, ~0.2 s for a
@@ -125,14 +126,98 @@ static int same_job(const gp_job *a, const gp_job *b) {
 
 static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out);
 
-int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
+static srv_job_cache *ended_find(gp_serve *s, const char *id, size_t *at) {
     for (size_t i = 0; i < s->n_ended; i++)
-        if (strcmp(s->ended[i].id, j->id) == 0) {
-            *out = s->ended[i].sum;
-            return 0;
+        if (strcmp(s->ended[i].id, id) == 0) {
+            *at = i;
+            return &s->ended[i];
         }
+    return NULL;
+}
+
+/* An ended job: its stored row (one indexed lookup), else its summary computed once here
+ * (the same gp_job_summary_compute as `goodput report`) and, once the job is sealed (see
+ * summary_table.h), handed to the agent to store. A flood of ended jobs without rows (an
+ * older store) is filled in over several /metrics renders, each spending at most
+ * SRV_COLD_BUDGET_S on them (counted in goodput_jobs_deferred meanwhile). */
+static int ended_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
+    if (!s->sum_reader && mono_s() >= s->sum_reader_retry_s) {
+        s->sum_reader = gp_summary_reader_new(s->store);
+        if (!s->sum_reader) s->sum_reader_retry_s = mono_s() + 5; /* the agent may add it */
+    }
+    size_t at = 0;
+    srv_job_cache *c = ended_find(s, j->id, &at);
+    if (s->sum_reader && gp_summary_table_get(s->sum_reader, j, out) == 1) {
+        if (c) s->ended[at] = s->ended[--s->n_ended]; /* stored now: forget our copy */
+        return 0;
+    }
+    if (c && c->sum.job.ended_ns == j->ended_ns) {
+        *out = c->sum;
+        out->job = *j;
+        return 0;
+    }
+    if (s->cold_until_s > 0 && mono_s() > s->cold_until_s) {
+        s->n_deferred++;
+        return -3;
+    }
+    int rc = summary_full(s, j, out);
+    /* Sealed by the agent's clock when one feeds us (no query), else by the store's end. */
+    pthread_mutex_lock(&s->mu);
+    int64_t t0 = 0, t1 = s->attached && !s->detached ? s->snap.now_ns : -1;
+    pthread_mutex_unlock(&s->mu);
+    if (rc == 0 && t1 < 0 && gp_store_time_span(s->store, &t0, &t1) != 0) t1 = -1;
+    if (rc != 0 || !gp_summary_sealed(j, t1))
+        return rc; /* just ended: its last samples may still be on their way */
+    if (!c) {
+        if (s->n_ended == s->cap_ended) {
+            size_t cap = s->cap_ended ? s->cap_ended * 2 : 64;
+            srv_job_cache *p = realloc(s->ended, cap * sizeof *p);
+            if (!p) return 0;
+            s->ended = p;
+            s->cap_ended = cap;
+        }
+        c = &s->ended[s->n_ended++];
+    }
+    snprintf(c->id, sizeof c->id, "%s", j->id);
+    c->sum = *out;
+    pthread_mutex_lock(&s->mu);
+    if (s->attached && !s->detached) {
+        if (s->n_sumq == s->cap_sumq) {
+            size_t cap = s->cap_sumq ? s->cap_sumq * 2 : 64;
+            gp_job_summary *p = realloc(s->sumq, cap * sizeof *p);
+            if (p) s->sumq = p, s->cap_sumq = cap;
+        }
+        if (s->n_sumq < s->cap_sumq) s->sumq[s->n_sumq++] = *out;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+void srv_store_summaries(gp_serve *s, gp_store *st) {
+    pthread_mutex_lock(&s->mu);
+    gp_job_summary *q = s->sumq;
+    size_t n = s->n_sumq;
+    s->sumq = NULL;
+    s->n_sumq = s->cap_sumq = 0;
+    pthread_mutex_unlock(&s->mu);
+    if (n) {
+        /* A row that fails to be written is computed again when next read: no retry here. */
+        size_t ok = 0;
+        gp_store_begin(st);
+        for (size_t i = 0; i < n; i++)
+            ok += gp_summary_table_put(st, &q[i]) == 0;
+        gp_store_commit(st);
+        pthread_mutex_lock(&s->mu);
+        s->summaries_stored += ok;
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(q);
+}
+
+int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
+    if (j->ended_ns > 0) return ended_summary(s, j, out);
     long long n_ev = 0, last = 0;
-    if (j->ended_ns > 0 || quiet_key(s, j->id, &n_ev, &last) != 1) return summary_full(s, j, out);
+    if (quiet_key(s, j->id, &n_ev, &last) != 1) return summary_full(s, j, out);
     struct srv_quiet *q = NULL;
     for (size_t i = 0; i < s->n_quiet && !q; i++)
         if (strcmp(s->quiet[i].c.id, j->id) == 0) q = &s->quiet[i];
@@ -163,7 +248,7 @@ int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
 
 static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out) {
     double now = mono_s();
-    for (int i = 0; i < 32; i++) {
+    for (int i = 0; i < 32 && j->ended_ns <= 0; i++) { /* not a summary from before its end */
         struct srv_running_cache *r = &s->running[i];
         if (r->c.id[0] && strcmp(r->c.id, j->id) == 0 && now - r->at_s < r->ttl_s) {
             *out = r->c.sum;
@@ -213,17 +298,7 @@ static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out) {
         }
     }
     if (j->ended_ns > 0) {
-        acct_drop(s, j->id); /* its state, if it ran while we watched */
-        if (s->n_ended == s->cap_ended) {
-            size_t cap = s->cap_ended ? s->cap_ended * 2 : 64;
-            srv_job_cache *p = realloc(s->ended, cap * sizeof *p);
-            if (!p) return 0;
-            s->ended = p;
-            s->cap_ended = cap;
-        }
-        snprintf(s->ended[s->n_ended].id, sizeof s->ended[s->n_ended].id, "%s", j->id);
-        s->ended[s->n_ended].sum = *out;
-        s->n_ended++;
+        acct_drop(s, j->id); /* its state, if it ran while we watched (cached by the caller) */
     } else if (cost * 10 > 0.5) {
         int slot = -1;
         for (int i = 0; i < 32 && slot < 0; i++)
@@ -345,8 +420,8 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
          "Running jobs with too many events to summarise live (see goodput report).");
     srv_buf_printf(b, "goodput_jobs_unsummarised %d\n", s->n_big);
     head(b, "goodput_jobs_deferred", "gauge",
-         "New GPU-less jobs whose first summary waits for a later scrape (a render spends "
-         "at most 0.25 s on them).");
+         "New GPU-less jobs and ended jobs without a stored summary whose first summary waits "
+         "for a later scrape (a render spends at most 0.25 s on them).");
     srv_buf_printf(b, "goodput_jobs_deferred %d\n", s->n_deferred);
     head(b, "goodput_job_info", "gauge", "Job metadata; value is always 1. Join on job_id.");
     for (size_t i = 0; i < nj; i++) {
@@ -512,7 +587,7 @@ static void self_metrics(srv_buf *b, const srv_snapshot *sn) {
 static void agent_metrics(gp_serve *s, srv_buf *b) {
     pthread_mutex_lock(&s->mu);
     srv_snapshot sn = s->snap;
-    uint64_t queued = s->queued_lines, full = s->queue_full;
+    uint64_t queued = s->queued_lines, full = s->queue_full, stored = s->summaries_stored;
     pthread_mutex_unlock(&s->mu);
     head(b, "goodput_agent_up", "gauge",
          "1 when an agent feeds this server, 0 when it serves a stored database.");
@@ -580,6 +655,9 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
                     TRANSPORTS[t], gp_reject_reason_name((gp_reject_reason)r),
                     (unsigned long long)sn.ingest[t].rejected_by[r]);
     }
+    head(b, "goodput_job_summaries_stored_total", "counter",
+         "Ended jobs' summaries the agent stored for the server (computed once per job).");
+    srv_buf_printf(b, "goodput_job_summaries_stored_total %llu\n", (unsigned long long)stored);
     head(b, "goodput_http_events_queued_total", "counter",
          "Event lines accepted by POST /api/v1/events.");
     srv_buf_printf(b, "goodput_http_events_queued_total %llu\n", (unsigned long long)queued);

@@ -628,8 +628,10 @@ void gp_serve_stop(gp_serve *s) {
     if (s->store) sqlite3_interrupt(gp_store_db(s->store));
     if (s->d) MHD_stop_daemon(s->d);
     srv_conns_free(s->conns);
+    gp_summary_reader_free(s->sum_reader); /* its statement first: then the store closes */
     gp_store_close(s->store);
     free(s->queue.p);
+    free(s->sumq);
     free(s->live_json);
     free(s->ended);
     free(s->quiet);
@@ -705,6 +707,7 @@ void gp_serve_pump(gp_serve *s, gp_agent *a) {
     }
     free(q.p);
     srv_store_spans(s, gp_agent_store(a));
+    srv_store_summaries(s, gp_agent_store(a));
     /* The snapshot after the feed, so /metrics counts what was just stored. */
     srv_snapshot sn = {.have_agent = 1};
     sn.agent = *gp_agent_get_stats(a);

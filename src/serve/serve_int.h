@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "engine/accounting/job_summary.h"
+#include "engine/accounting/summary_table.h"
 #include "ingest/ingest.h"
 #include "ingest/jobcap.h"
 #include "otlp/span.h"
@@ -110,6 +111,9 @@ struct gp_serve {
      * it refuses) and the lines refused by it; under render_mu. */
     gp_jobcap post_jobs;
     uint64_t post_jobs_overflow;
+    gp_job_summary *sumq; /* sealed ended jobs' summaries for the agent to store */
+    size_t n_sumq, cap_sumq;
+    uint64_t summaries_stored;  /* rows the agent wrote (summary table) */
     gp_span_set spans;          /* OTLP spans for the agent (otlp_api.c) */
     uint64_t spans_accepted;    /* queued for the store */
     uint64_t spans_rejected;    /* invalid spans inside good documents */
@@ -125,7 +129,12 @@ struct gp_serve {
     uint64_t requests_by_class[6]; /* 1xx..5xx by first digit; [0] unused */
     uint64_t metrics_scrapes;
     double metrics_last_s, metrics_cpu_s_total;
-    srv_job_cache *ended; /* summaries of ended jobs never change: computed once */
+    /* Ended jobs: read from the store's summary table (engine/accounting/summary_table.h)
+     * through sum_reader; a job without a row is computed once and kept here until its row
+     * is seen (with no agent to write it, `serve --db`, for the server's life). */
+    gp_summary_reader *sum_reader;
+    double sum_reader_retry_s; /* monotonic: no table yet (older store); try again then */
+    srv_job_cache *ended;
     size_t n_ended, cap_ended;
     /* Running jobs that hold no GPU: their summary changes only with their events, so it is
      * kept with the events' count and last time and reused while those stay the same (a
@@ -195,6 +204,8 @@ void srv_pipeline_cache_free(gp_serve *s);
 void srv_post_traces(gp_serve *s, const srv_req *q, srv_resp *r);
 void srv_api_workflows(gp_serve *s, const srv_req *q, srv_resp *r);
 void srv_store_spans(gp_serve *s, gp_store *st);
+/* On the agent's thread: writes the queued ended jobs' summaries (metrics.c). */
+void srv_store_summaries(gp_serve *s, gp_store *st);
 /* The dashboard's embedded files (generated from web/ by mk/web.mk). */
 int gp_web_asset(const char *path, const unsigned char **data, size_t *len, const char **ctype);
 

@@ -240,6 +240,30 @@ static const char *const migrations[] = {
     "ALTER TABLE spans_v8 RENAME TO spans;"
     "CREATE UNIQUE INDEX spans_id ON spans(trace_id, span_id);"
     "CREATE INDEX spans_end ON spans(end_ns);",
+    /* 11: ended jobs' summaries (engine/accounting/summary_table.h), written once from the
+     * accounting module's result, so /metrics, the API and the dashboard read an ended job
+     * in one indexed lookup instead of re-reading its history (issue 24). acct_version and
+     * ended_ns say which accounting and which end a row is for: a row that no longer
+     * matches is computed again. Unknown values (negative in gp_job_summary) are NULL. Rows
+     * for jobs that ended before this migration are filled in lazily, when first read.
+     * allocations(uuid, from_ns): a summary reads the other jobs on its GPUs (shared-GPU
+     * split, energy holders) by GPU; without it each read scanned every allocation, so
+     * summarising all ended jobs cost jobs x jobs. IF NOT EXISTS: tests rebuild older
+     * versions by hand from a current store. */
+    "CREATE TABLE IF NOT EXISTS job_summaries ("
+    "  job_id TEXT PRIMARY KEY, acct_version INTEGER NOT NULL, ended_ns INTEGER NOT NULL,"
+    "  n_gpus INTEGER, allocated_gpu_h REAL, queue_wait_s REAL, time_to_ready_s REAL,"
+    "  busy_gpu_h REAL, mean_gpu_util REAL, mean_sm_active REAL, mean_tensor_active REAL,"
+    "  mean_dram_active REAL, mean_mem_used_frac REAL, proc_mem_max_bytes REAL,"
+    "  energy_kwh REAL, span_s REAL, kind INTEGER, allocated_gpu_s REAL,"
+    "  productive_gpu_s REAL, not_ready_gpu_s REAL, startup_gpu_s REAL, data_wait_gpu_s REAL,"
+    "  checkpoint_gpu_s REAL, wasted_progress_gpu_s REAL, recovery_gpu_s REAL,"
+    "  idle_allocated_gpu_s REAL, other_gpu_s REAL, goodput REAL, first_alloc_ns INTEGER,"
+    "  ready_ns INTEGER, steps INTEGER, kept_steps INTEGER, redone_steps INTEGER, units REAL,"
+    "  median_step_s REAL, requests INTEGER, good_requests INTEGER, failed_requests INTEGER,"
+    "  tokens REAL, good_tokens REAL, serving_gpu_s REAL, items INTEGER, busy_gpu_s REAL)"
+    "  WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS allocations_uuid ON allocations(uuid, from_ns);",
 };
 
 int gp_schema_latest(void) {

@@ -298,6 +298,17 @@ static void test_philly_helios_slices(void **st) {
     assert_int_equal(gp_cl_read(&r, "philly", sub, err, sizeof err), -1);
     assert_non_null(strstr(err, "bad.json:2:"));
     gp_cl_report_free(&r);
+    /* Nesting far past the log's 7 levels is refused where it starts (a million '[' made
+     * yajl copy its growing stack for minutes), whatever follows. */
+    char deep[200001];
+    memset(deep, '[', sizeof deep - 1);
+    deep[sizeof deep - 1] = 0;
+    put("deep.json", deep);
+    snprintf(sub, sizeof sub, "%s/deep.json", dir);
+    gp_cl_report_init(&r, "philly", sub, 3600);
+    assert_int_equal(gp_cl_read(&r, "philly", sub, err, sizeof err), -1);
+    if (!strstr(err, "deep.json:1:33: JSON nested deeper than 32 levels")) fail_msg("%s", err);
+    gp_cl_report_free(&r);
 
     put("helios.csv", "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_"
                       "time,duration,queue\n"
