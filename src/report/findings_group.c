@@ -166,7 +166,10 @@ void gp_findings_print_grouped(FILE *out, const gp_finding *f, size_t n,
         fmt_waste(waste, sizeof waste, g[k].wasted_gpu_s, o);
         snprintf(head, sizeof head, "%2zu. %s%s%s", k + 1, st.warn, gp_finding_class_name(x->cls),
                  st.off);
-        if (g[k].n == 1)
+        const char *sn = gp_scope_name(x->scope);
+        if (g[k].n == 1 && strncmp(scopes, sn, strlen(sn)) != 0)
+            snprintf(line, sizeof line, "%s %s, %s", sn, scopes, waste);
+        else if (g[k].n == 1)
             snprintf(line, sizeof line, "%s, %s", scopes, waste);
         else
             snprintf(line, sizeof line, "on %zu %ss, %s", g[k].n, gp_scope_name(x->scope), waste);

@@ -1,6 +1,7 @@
 /* term.c: see term.h. */
 #include "util/term.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,4 +38,18 @@ const char *gp_ellipsize(const char *s, int max, char *buf, size_t cap) {
     memcpy(buf + head + 3, s + n - tail, tail);
     buf[max] = 0;
     return buf;
+}
+
+void gp_wrap_printf(FILE *out, int indent, int width, const char *fmt, ...) {
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    size_t lead = strspn(buf, " ");
+    char first[64];
+    if (lead >= sizeof first) lead = sizeof first - 1;
+    memcpy(first, buf, lead);
+    first[lead] = 0;
+    gp_wrap_print(out, first, indent, buf + lead, width);
 }

@@ -30,4 +30,9 @@ gp_style gp_style_for(FILE *out);
  * its start, "...", its end. max <= 0 means no limit. Returns buf (or s). */
 const char *gp_ellipsize(const char *s, int max, char *buf, size_t cap);
 
+/* printf, then gp_wrap_print: the formatted text's leading spaces start the first line,
+ * continuation lines start with indent spaces. One paragraph (no newline inside). */
+void gp_wrap_printf(FILE *out, int indent, int width, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif
