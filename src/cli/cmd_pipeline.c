@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
+#include "util/term.h"
 #include "util/slurp.h"
 #include "engine/pipeline/pipeline.h"
 #include "ingest/ray.h"
@@ -18,8 +19,8 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: goodput pipeline --db PATH [--job ID] [--json | --html FILE]\n"
-            "                        [--what-if STAGE=N,...] [options]\n"
-            "       goodput pipeline --ray-stats FILE [--json]\n\n"
+            "                        [--what-if STAGE=N,...] [--wide] [options]\n"
+            "       goodput pipeline --ray-stats FILE [--json] [--wide]\n\n"
             "For each job with stage events (docs/pipelines.md): per stage throughput, service\n"
             "times, utilization = busy / (workers x time), starved time (workers idle, input\n"
             "queue empty), blocked time (backpressure), queue length over time; the bottleneck\n"
@@ -33,6 +34,7 @@ static void usage(FILE *f) {
             "  --job ID               one job (default: every job with stage events)\n"
             "  --json                 machine-readable output\n"
             "  --html FILE            an HTML page with a queue-length chart per stage\n"
+            "  --wide                 text wider than 100 columns (one stage table)\n"
             "  --what-if SPEC         new pools, e.g. parse=3,model=2; STAGE.queue=N sets a\n"
             "                         stage's input queue bound\n"
             "  --queue N              every input queue bounded at N in the simulation\n"
@@ -51,6 +53,7 @@ typedef struct {
     size_t items;
     uint64_t seed;
     gp_pipe_opts po;
+    int width; /* text columns (0: --wide) */
 } run_opts;
 
 /* Analyses one job; prints or appends. 0 ok, 1 no stage events, <0 exit code negated. */
@@ -89,7 +92,7 @@ static int one_job(gp_store *s, const char *job, const run_opts *o, int json, FI
     else if (html)
         gp_pipeline_print_html(&p, &sz, &w, html);
     else {
-        gp_pipeline_print_text(&p, &sz, &w, out);
+        gp_pipeline_print_text(&p, &sz, &w, out, o->width);
         fputc('\n', out);
     }
     gp_pipeline_free(&p);
@@ -120,7 +123,7 @@ static int parse_price(const char *opt, const char *v, double *out) {
 }
 
 /* --ray-stats: Ray Data's own per-operator summary, analysed without a store. */
-static int ray_stats(const char *path, int json) {
+static int ray_stats(const char *path, int json, int width) {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) {
         fprintf(stderr, "goodput pipeline: cannot read %s\n", path);
@@ -154,7 +157,7 @@ static int ray_stats(const char *path, int json) {
         fputc('\n', stdout);
         json_decref(root);
     } else {
-        gp_ray_report_text(st, stdout);
+        gp_ray_report_text(st, stdout, width);
     }
     free(st);
     return GP_EXIT_OK;
@@ -163,7 +166,7 @@ static int ray_stats(const char *path, int json) {
 int gp_cmd_pipeline(int argc, char **argv) {
     const char *db = NULL, *job = NULL, *html_path = NULL, *ray_path = NULL;
     int json = 0;
-    run_opts o = {.queue = -1, .seed = 1};
+    run_opts o = {.queue = -1, .seed = 1, .width = GP_TEXT_WIDTH};
     static const struct option opts[] = {{"db", required_argument, 0, 'd'},
                                          {"job", required_argument, 0, 'j'},
                                          {"json", no_argument, 0, 'J'},
@@ -178,6 +181,7 @@ int gp_cmd_pipeline(int argc, char **argv) {
                                          {"price-cpu-hour", required_argument, 0, 'C'},
                                          {"help", no_argument, 0, 'h'},
                                          {"ray-stats", required_argument, 0, 'R'},
+                                         {"wide", no_argument, 0, 'W'},
                                          {0, 0, 0, 0}};
     int c;
     long v;
@@ -185,6 +189,9 @@ int gp_cmd_pipeline(int argc, char **argv) {
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
+        case 'W':
+            o.width = 0;
+            break;
         case 'R':
             ray_path = optarg;
             break;
@@ -249,7 +256,7 @@ int gp_cmd_pipeline(int argc, char **argv) {
             fprintf(stderr, "goodput pipeline: --ray-stats reads a file; no --db or --html\n");
             return GP_EXIT_USAGE;
         }
-        return ray_stats(ray_path, json);
+        return ray_stats(ray_path, json, o.width);
     }
     if (!db) {
         fprintf(stderr, "goodput pipeline: --db PATH is required (see --help)\n");
