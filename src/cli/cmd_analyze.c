@@ -23,8 +23,10 @@
 #include "engine/diagnosis/classify.h"
 #include "report/html_report.h"
 #include "util/dl.h"
+#include "util/term.h"
 
-int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out);
+int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out,
+                  int width);
 
 static void usage(FILE *f) {
     fprintf(
@@ -384,7 +386,7 @@ int gp_cmd_analyze(int argc, char **argv) {
             rc = GP_EXIT_FAIL;
             goto out;
         }
-        rc = gp_report_run(db, NULL, 1, NULL, m);
+        rc = gp_report_run(db, NULL, 1, NULL, m, 0);
         fclose(m);
         json_error_t je;
         json_t *root = rc == GP_EXIT_OK ? json_loadb(buf, len, 0, &je) : NULL;
@@ -407,7 +409,7 @@ int gp_cmd_analyze(int argc, char **argv) {
             rc = GP_EXIT_FAIL;
             goto out;
         }
-        rc = gp_report_run(db, NULL, 0, NULL, m);
+        rc = gp_report_run(db, NULL, 0, NULL, m, GP_TEXT_WIDTH);
         fclose(m);
         if (rc == GP_EXIT_OK) {
             header_text(stdout, url, t0, t1, step, selector, &r);
