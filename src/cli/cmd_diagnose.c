@@ -2,6 +2,7 @@
  * evidence and a recommendation, ranked by badput explained, then headroom. Findings are written
  * back to the store unless it is opened read-only (--no-write). */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,10 +122,14 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
                 iso(w[k].t0_ns, a, sizeof a);
                 iso(w[k].t1_ns, b, sizeof b);
                 char dev[96] = "";
-                if (w[k].deviation_known)
+                if (w[k].deviation_known) {
+                    /* whole percent; a deviation that rounds to 0 is "+0%", never "-0%" */
+                    double pct = round(100 * w[k].deviation);
+                    if (pct == 0) pct = 0;
                     snprintf(dev, sizeof dev,
                              "  (median step %.3f s, %+.0f%% vs the job's ideal %.3f s)",
-                             w[k].median_step_s, 100 * w[k].deviation, w[k].ideal_step_s);
+                             w[k].median_step_s, pct, w[k].ideal_step_s);
+                }
                 printf("\n");
                 gp_wrap_printf(stdout, 3, width, "== %s  %s .. %s%s", id, a, b, dev);
                 printf("\n");

@@ -94,6 +94,7 @@ void gp_findings_print_w(FILE *out, const gp_finding *f, size_t n, size_t top, i
         return;
     }
     print_classes(out, f, n, width);
+    gp_style st = gp_style_for(out); /* the class in colour on a terminal only (NO_COLOR) */
     size_t m = top && top < n ? top : n;
     for (size_t i = 0; i < m; i++) {
         const gp_finding *x = &f[i];
@@ -104,9 +105,9 @@ void gp_findings_print_w(FILE *out, const gp_finding *f, size_t n, size_t top, i
         fmt_gpu_h(head, sizeof head, x->headroom_gpu_s, x->headroom_cost);
         fmt_buckets(from, sizeof from, x);
         /* Two lines so that long job ids and costs stay inside 100 columns. */
-        fprintf(out, "%zu. %s%s  [%s %s]  confidence %.2f\n   badput %s, headroom %s\n", i + 1,
-                gp_finding_class_name(x->cls), x->minor ? " (minor)" : "", gp_scope_name(x->scope),
-                x->scope_id, x->confidence, bad, head);
+        fprintf(out, "%zu. %s%s%s%s  [%s %s]  confidence %.2f\n   badput %s, headroom %s\n", i + 1,
+                st.warn, gp_finding_class_name(x->cls), st.off, x->minor ? " (minor)" : "",
+                gp_scope_name(x->scope), x->scope_id, x->confidence, bad, head);
         gp_wrap_print(out, "   ", 3, x->summary, width);
         fprintf(out, "   when: %s .. %s\n", t0, t1);
         if (from[0]) gp_wrap_print(out, "   badput by bucket (GPU-h): ", 5, from, width);

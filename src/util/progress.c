@@ -2,6 +2,8 @@
  * columns, redrawn in place with \r and erased with spaces at the end. */
 #include "util/progress.h"
 
+#include "util/term.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -31,6 +33,8 @@ void gp_progress_update(gp_progress *p, double done) {
     if (now - p->start_ns < p->after_ns) return;
     if (p->drawn && now - p->last_ns < 200000000) return;
     p->last_ns = now;
+    char lab[32]; /* a long file name shortened in the middle: the bar stays under 80 columns */
+    const char *l = gp_ellipsize(p->label, 28, lab, sizeof lab);
     char bar[31];
     int width = 30;
     if (p->total > 0) {
@@ -47,9 +51,9 @@ void gp_progress_update(gp_progress *p, double done) {
             long left = (long)(el / frac - el + 0.5);
             snprintf(eta, sizeof eta, "  ETA %ld:%02ld", left / 60, left % 60);
         }
-        fprintf(stderr, "\r%.24s [%s] %3.0f%%%s   ", p->label, bar, 100 * frac, eta);
+        fprintf(stderr, "\r%s [%s] %3.0f%%%s   ", l, bar, 100 * frac, eta);
     } else {
-        fprintf(stderr, "\r%.24s ... %.0f s   ", p->label, (now - p->start_ns) / 1e9);
+        fprintf(stderr, "\r%s ... %.0f s   ", l, (now - p->start_ns) / 1e9);
     }
     fflush(stderr);
     p->drawn = 1;
