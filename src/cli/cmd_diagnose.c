@@ -121,17 +121,16 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
                 char a[32], b[32];
                 iso(w[k].t0_ns, a, sizeof a);
                 iso(w[k].t1_ns, b, sizeof b);
-                char dev[96] = "";
+                /* the window, then its step time on a line of its own: both fit 100 columns */
+                printf("\n");
+                gp_wrap_printf(stdout, 3, width, "== %s  %s .. %s", id, a, b);
                 if (w[k].deviation_known) {
                     /* whole percent; a deviation that rounds to 0 is "+0%", never "-0%" */
                     double pct = round(100 * w[k].deviation);
                     if (pct == 0) pct = 0;
-                    snprintf(dev, sizeof dev,
-                             "  (median step %.3f s, %+.0f%% vs the job's ideal %.3f s)",
-                             w[k].median_step_s, pct, w[k].ideal_step_s);
+                    printf("   median step %.3f s, %+.0f%% vs the job's ideal %.3f s\n",
+                           w[k].median_step_s, pct, w[k].ideal_step_s);
                 }
-                printf("\n");
-                gp_wrap_printf(stdout, 3, width, "== %s  %s .. %s%s", id, a, b, dev);
                 printf("\n");
                 gp_findings_print_w(stdout, w[k].findings, w[k].n, top, width);
             }

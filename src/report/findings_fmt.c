@@ -117,8 +117,8 @@ void gp_findings_print_w(FILE *out, const gp_finding *f, size_t n, size_t top, i
             char v[32], th[32];
             fmt_num(v, sizeof v, x->evidence[k].value);
             fmt_num(th, sizeof th, x->evidence[k].threshold);
-            fprintf(out, "   evidence: %s = %s (threshold %s %s; %s)\n", x->evidence[k].metric, v,
-                    x->evidence[k].op, th, x->evidence[k].source);
+            gp_wrap_printf(out, 5, width, "   evidence: %s = %s (threshold %s %s; %s)",
+                           x->evidence[k].metric, v, x->evidence[k].op, th, x->evidence[k].source);
         }
         gp_wrap_print(out, "   fix: ", 8, x->recommendation, width);
     }

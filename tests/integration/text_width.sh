@@ -160,12 +160,16 @@ assert t.count("\n    fix: ") == len(heads), "one fix per group"
 assert any(h[2] == "8" for h in heads) and "\n    ranks 0-7\n" in t, t
 print(f"trace findings: {n} in {len(heads)} groups {classes}, ranked by waste")
 PY
-"$GOODPUT" trace "$DATA/kineto/param_dlrm_8rank" --json 2>/dev/null | python3 -c '
+"$GOODPUT" trace "$DATA/kineto/param_dlrm_8rank" --json >"$tmp/dlrm.json" 2>"$tmp/err" ||
+    fail "trace --json: exit $?: $(cat "$tmp/err")"
+python3 - "$tmp/dlrm.json" <<'PY'
 import json, sys
-r = json.load(sys.stdin)
+r = json.load(open(sys.argv[1]))
 g = r["finding_groups"]
 assert sum(x["findings"] for x in g) == len(r["findings"]) > len(g), (len(r["findings"]), g)
-assert all(len(x["scopes"]) == x["findings"] for x in g)'
+assert all(len(x["scopes"]) == x["findings"] for x in g)
+print(f"trace JSON: {len(r['findings'])} findings kept, {len(g)} groups beside them")
+PY
 
 # --- colour: only on a terminal, never with NO_COLOR
 tty_run() { TERM=xterm script -qec "$1" /dev/null; }
