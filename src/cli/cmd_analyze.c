@@ -24,8 +24,11 @@
 #include "engine/diagnosis/classify.h"
 #include "report/html_report.h"
 #include "util/dl.h"
+#include "util/progress.h"
+#include "util/term.h"
 
-int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out);
+int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out,
+                  int width);
 
 static double cpu_s(void) {
     struct timespec t;
@@ -35,45 +38,30 @@ static double cpu_s(void) {
 
 static void usage(FILE *f) {
     fprintf(
-        f,
-        "usage: goodput analyze --prometheus URL --from T --to T [--step 30s]\n"
-        "                       [--selector '{...}'] [--json | --html FILE] [--db PATH]\n"
-        "                       [--bearer-token-file F] [--basic-auth USER:PASS] [--ca-file F]\n\n"
-        "The goodput report of a whole cluster from the Prometheus (Thanos, Mimir,\n"
-        "VictoriaMetrics) that already holds dcgm-exporter or nvidia_gpu_exporter metrics,\n"
-        "kube-state-metrics and vLLM/SGLang/TGI serving metrics. Families that are missing\n"
-        "make the report say less (said once), never fail it.\n\n"
-        "  --prometheus URL   the server's base URL, e.g. http://prometheus:9090\n"
-        "  --from T, --to T   RFC 3339, unix seconds, or relative: now, now-6h, now-7d\n"
-        "  --step D           resolution (Go duration, default 30s; at least the scrape\n"
-        "                     interval)\n"
-        "  --selector '{..}'  label matchers added to every query, e.g. '{namespace=\"ml\"}'\n"
-        "  --db PATH          keep what was read in a store (for report, diagnose, compare)\n"
-        "  --json             machine-readable report\n"
-        "  --html FILE        a self-contained page\n"
-        "  --bearer-token-file F, --basic-auth USER:PASS, --ca-file F   access\n"
-        "  --timeout S        per request (default 120)\n"
-        "  --compress         ask for gzip answers (slow links; costs the server CPU)\n");
+        f, "usage: goodput analyze --prometheus URL --from T --to T [--step 30s]\n"
+           "                       [--selector '{...}'] [--json | --html FILE] [--db PATH]\n"
+           "                       [--bearer-token-file F] [--basic-auth USER:PASS] [--ca-file F]\n"
+           "                       [--timeout S] [--compress] [--wide]\n\n"
+           "The goodput report of a whole cluster from the Prometheus (Thanos, Mimir,\n"
+           "VictoriaMetrics) that already holds dcgm-exporter or nvidia_gpu_exporter metrics,\n"
+           "kube-state-metrics and vLLM/SGLang/TGI serving metrics. Families that are missing\n"
+           "make the report say less (said once), never fail it.\n\n"
+           "  --prometheus URL   the server's base URL, e.g. http://prometheus:9090\n"
+           "  --from T, --to T   RFC 3339, unix seconds, or relative: now, now-6h, now-7d\n"
+           "  --step D           resolution (Go duration, default 30s; at least the scrape\n"
+           "                     interval)\n"
+           "  --selector '{..}'  label matchers added to every query, e.g. '{namespace=\"ml\"}'\n"
+           "  --db PATH          keep what was read in a store (for report, diagnose, compare)\n"
+           "  --json             machine-readable report\n"
+           "  --html FILE        a self-contained page\n"
+           "  --bearer-token-file F, --basic-auth USER:PASS, --ca-file F   access\n"
+           "  --timeout S        per request (default 120)\n"
+           "  --wide             text wider than 100 columns (whole job ids, lines not wrapped)\n");
 }
 
-typedef struct {
-    int tty;
-    int last;
-} progress_t;
-
+/* The shared bar (util/progress.h): on a terminal, past 2 s, erased at the end. */
 static void on_progress(void *ctx, double done) {
-    progress_t *p = ctx;
-    if (!p->tty) return;
-    int pct = (int)(done * 100 + 0.5);
-    if (pct == p->last) return;
-    p->last = pct;
-    char bar[41];
-    int fill = pct * 40 / 100;
-    for (int i = 0; i < 40; i++)
-        bar[i] = i < fill ? '#' : ' ';
-    bar[40] = 0;
-    fprintf(stderr, "\rreading Prometheus [%s] %3d%%", bar, pct);
-    fflush(stderr);
+    gp_progress_update(ctx, done);
 }
 
 static void fmt_time(int64_t s, char *buf, size_t cap) {
@@ -113,19 +101,19 @@ static json_t *header_json(const char *url, int64_t t0, int64_t t1, int64_t step
 }
 
 static void header_text(FILE *f, const char *url, int64_t t0, int64_t t1, int64_t step,
-                        const char *selector, const gp_prom_map_result *r) {
+                        const char *selector, const gp_prom_map_result *r, int width) {
     char a[32], b[32];
     fmt_time(t0, a, sizeof a);
     fmt_time(t1, b, sizeof b);
-    fprintf(f, "Prometheus %s, %s to %s, step %llds%s%s\n", url, a, b, (long long)step,
-            selector ? ", selector " : "", selector ? selector : "");
-    fprintf(f,
-            "Read: %zu GPUs from %s, %zu samples, %zu allocations, %zu jobs; "
-            "kube-state-metrics: %s; serving metrics: %s\n",
-            r->devices, r->gpu_source, r->samples, r->allocations, r->jobs,
-            r->kube_state ? "yes" : "no", r->serving ? "yes" : "no");
+    gp_wrap_printf(f, 2, width, "Prometheus %s, %s to %s, step %llds%s%s", url, a, b,
+                   (long long)step, selector ? ", selector " : "", selector ? selector : "");
+    gp_wrap_printf(f, 2, width,
+                   "Read: %zu GPUs from %s, %zu samples, %zu allocations, %zu jobs; "
+                   "kube-state-metrics: %s; serving metrics: %s",
+                   r->devices, r->gpu_source, r->samples, r->allocations, r->jobs,
+                   r->kube_state ? "yes" : "no", r->serving ? "yes" : "no");
     for (int i = 0; i < r->n_notes; i++)
-        fprintf(f, "Note: %s\n", r->notes[i]);
+        gp_wrap_print(f, "Note: ", 6, r->notes[i], width);
     fputc('\n', f);
 }
 
@@ -162,7 +150,7 @@ static int html_with_header(const char *db, const char *path, const char *url, i
     size_t tl = 0;
     FILE *t = open_memstream(&txt, &tl);
     if (t) {
-        header_text(t, url, t0, t1, step, selector, r);
+        header_text(t, url, t0, t1, step, selector, r, GP_TEXT_WIDTH);
         fclose(t);
         for (char *p = txt; p && *p; p++)
             if (*p == '<')
@@ -198,7 +186,7 @@ static int html_with_header(const char *db, const char *path, const char *url, i
 int gp_cmd_analyze(int argc, char **argv) {
     const char *url = NULL, *from = NULL, *to = NULL, *step_s = "30s", *selector = NULL;
     const char *db = NULL, *html = NULL, *token = NULL, *basic = NULL, *ca = NULL;
-    int json = 0, compress = 0;
+    int json = 0, compress = 0, wide = 0;
     long timeout_s = 120;
     static const struct option opts[] = {{"prometheus", required_argument, 0, 'P'},
                                          {"from", required_argument, 0, 'f'},
@@ -213,6 +201,7 @@ int gp_cmd_analyze(int argc, char **argv) {
                                          {"ca-file", required_argument, 0, 'C'},
                                          {"timeout", required_argument, 0, 'o'},
                                          {"compress", no_argument, 0, 'z'},
+                                         {"wide", no_argument, 0, 'W'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
@@ -240,6 +229,9 @@ int gp_cmd_analyze(int argc, char **argv) {
             break;
         case 'J':
             json = 1;
+            break;
+        case 'W':
+            wide = 1;
             break;
         case 'H':
             html = optarg;
@@ -360,7 +352,8 @@ int gp_cmd_analyze(int argc, char **argv) {
         sqlite3_exec(gp_store_db(s),
                      "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536",
                      NULL, NULL, NULL);
-    progress_t prog = {isatty(2), -1};
+    gp_progress prog;
+    gp_progress_start(&prog, "reading Prometheus", 1.0, json);
     gp_prom_map_opts mo = {.t0_s = t0,
                            .t1_s = t1,
                            .step_s = step,
@@ -372,7 +365,7 @@ int gp_cmd_analyze(int argc, char **argv) {
     gp_prom_map_result r;
     double cpu0 = cpu_s(), cpu_read = 0, cpu_diag = 0;
     int mrc = gp_prom_map_run(cl, &mo, s, &r, err, sizeof err);
-    if (prog.tty && prog.last >= 0) fputc('\n', stderr);
+    gp_progress_end(&prog);
     if (mrc != 0) {
         fprintf(stderr, "goodput analyze: %s\n", err);
         rc = mrc == -3 ? GP_EXIT_INPUT : GP_EXIT_FAIL;
@@ -402,7 +395,7 @@ int gp_cmd_analyze(int argc, char **argv) {
             rc = GP_EXIT_FAIL;
             goto out;
         }
-        header_text(stdout, url, t0, t1, step, selector, &r);
+        header_text(stdout, url, t0, t1, step, selector, &r, gp_text_width(wide));
         printf("Wrote %s\n", html);
     } else if (json) {
         char *buf = NULL;
@@ -412,7 +405,7 @@ int gp_cmd_analyze(int argc, char **argv) {
             rc = GP_EXIT_FAIL;
             goto out;
         }
-        rc = gp_report_run(db, NULL, 1, NULL, m);
+        rc = gp_report_run(db, NULL, 1, NULL, m, 0);
         fclose(m);
         json_error_t je;
         json_t *root = rc == GP_EXIT_OK ? json_loadb(buf, len, 0, &je) : NULL;
@@ -435,10 +428,10 @@ int gp_cmd_analyze(int argc, char **argv) {
             rc = GP_EXIT_FAIL;
             goto out;
         }
-        rc = gp_report_run(db, NULL, 0, NULL, m);
+        rc = gp_report_run(db, NULL, 0, NULL, m, gp_text_width(wide));
         fclose(m);
         if (rc == GP_EXIT_OK) {
-            header_text(stdout, url, t0, t1, step, selector, &r);
+            header_text(stdout, url, t0, t1, step, selector, &r, gp_text_width(wide));
             fwrite(buf, 1, len, stdout);
         }
         free(buf);

@@ -19,6 +19,7 @@
 #include "attribution/share.h"
 #include "attribution/slurm.h"
 #include "cli/exit_codes.h"
+#include "util/term.h"
 #include "engine/accounting/job_summary.h"
 #include "ingest/ingest.h"
 #include "store/store.h"
@@ -36,24 +37,24 @@ static int64_t wall_ns(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: goodput attrib owner [--json] PID...\n"
-            "       goodput attrib slurm-poll --db PATH [options]\n"
-            "       goodput attrib jobs --db PATH [--json]\n\n"
-            "owner: the job a process belongs to, from /proc/PID/cgroup (Slurm, Kubernetes,\n"
-            "  Docker/containerd/CRI-O/podman, systemd) and GOODPUT_JOB / SLURM_JOB_ID /\n"
-            "  CUDA_VISIBLE_DEVICES in its environment when readable.\n"
-            "slurm-poll: polls squeue/sacct into the store (jobs, allocations, exit codes).\n"
-            "  --gpus UUID,UUID,...   this node's GPU UUIDs in index order (Slurm's indices)\n"
-            "  --interval-ms N        poll period (default 1000)\n"
-            "  --max-s N              stop after N seconds (default: run until a signal)\n"
-            "  --until-done           stop once every job seen has ended (and one was seen)\n"
-            "  --socket PATH          also receive workload events on this unix socket\n"
-            "  --jobmap-dir DIR       dcgm-exporter HPC job-mapping directory to read\n"
-            "  --node NAME            only map GPUs of jobs on this node\n"
-            "  --squeue CMD, --sacct CMD   commands to run (default squeue, sacct)\n"
-            "jobs: per job: GPUs, submitted/allocated/ready/ended, queue wait, time to ready,\n"
-            "  exit state, GPU-hours, and a not_ready finding for jobs that never progressed.\n");
+    fprintf(f, "usage: goodput attrib owner [--json] PID...\n"
+               "       goodput attrib slurm-poll --db PATH [options]\n"
+               "       goodput attrib jobs --db PATH [--json] [--wide]\n\n"
+               "owner: the job a process belongs to, from /proc/PID/cgroup (Slurm, Kubernetes,\n"
+               "  Docker/containerd/CRI-O/podman, systemd) and GOODPUT_JOB / SLURM_JOB_ID /\n"
+               "  CUDA_VISIBLE_DEVICES in its environment when readable.\n"
+               "slurm-poll: polls squeue/sacct into the store (jobs, allocations, exit codes).\n"
+               "  --gpus UUID,UUID,...   this node's GPU UUIDs in index order (Slurm's indices)\n"
+               "  --interval-ms N        poll period (default 1000)\n"
+               "  --max-s N              stop after N seconds (default: run until a signal)\n"
+               "  --until-done           stop once every job seen has ended (and one was seen)\n"
+               "  --socket PATH          also receive workload events on this unix socket\n"
+               "  --jobmap-dir DIR       dcgm-exporter HPC job-mapping directory to read\n"
+               "  --node NAME            only map GPUs of jobs on this node\n"
+               "  --squeue CMD, --sacct CMD   commands to run (default squeue, sacct)\n"
+               "jobs: per job: GPUs, submitted/allocated/ready/ended, queue wait, time to ready,\n"
+               "  exit state, GPU-hours, and a not_ready finding for jobs that never progressed.\n"
+               "  --wide                 whole job ids and names (text wider than 100 columns)\n");
 }
 
 static int cmd_owner(int argc, char **argv) {
@@ -304,12 +305,14 @@ static void json_ns(int64_t v) {
 
 static int cmd_jobs(int argc, char **argv) {
     const char *db = NULL;
-    int json = 0;
+    int json = 0, wide = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--db") && i + 1 < argc)
             db = argv[++i];
         else if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--wide"))
+            wide = 1;
         else {
             fprintf(stderr,
                     "goodput attrib: jobs: unknown or incomplete option '%s' (see goodput attrib "
@@ -336,11 +339,35 @@ static int cmd_jobs(int argc, char **argv) {
         return GP_EXIT_FAIL;
     }
     int64_t now = wall_ns();
+    /* 100 columns: 76 go to the fixed columns; JOB and NAME share the rest, and NAME is left
+     * out when every job's name is its id. Longer values are shortened in the middle.
+     * --wide: both as wide as their longest value. */
+    int idw = 3, namew = 4, names = 0;
+    for (size_t i = 0; i < nj; i++) {
+        int l = (int)strlen(jobs[i].id), n = (int)strlen(jobs[i].name);
+        if (l > idw) idw = l;
+        if (n > namew) namew = n;
+        if (jobs[i].name[0] && strcmp(jobs[i].name, jobs[i].id) != 0) names = 1;
+    }
+    if (!wide) {
+        if (!names) namew = 0;
+        int room = GP_TEXT_WIDTH - 76 - (names ? 1 : 0);
+        if (names && idw + namew > room) {
+            if (idw > room / 2 && namew > room / 2)
+                idw = room / 2, namew = room - room / 2;
+            else if (idw > namew)
+                idw = room - namew;
+            else
+                namew = room - idw;
+        } else if (!names && idw > room)
+            idw = room;
+    }
     if (json)
         printf("{\"jobs\":[");
     else
-        printf("%-10s %-12s %-8s %-10s %4s %9s %9s %9s %-10s %4s %s\n", "JOB", "NAME", "ORIGIN",
-               "STATE", "GPUS", "QUEUE_S", "READY_S", "RUN_S", "GPU_H", "EXIT", "FINDING");
+        printf("%-*s%s%-*s %-8s %-10s %4s %8s %8s %8s %-7s %4s %s\n", idw, "JOB", namew ? " " : "",
+               namew, namew ? "NAME" : "", "ORIGIN", "STATE", "GPUS", "QUEUE_S", "READY_S", "RUN_S",
+               "GPU_H", "EXIT", "FINDING");
     for (size_t i = 0; i < nj; i++) {
         gp_job *j = &jobs[i];
         gp_alloc *al = NULL;
@@ -402,18 +429,21 @@ static int cmd_jobs(int argc, char **argv) {
                        gp_finding_class_name(f.cls), f.wasted_gpu_s);
             printf("}");
         } else {
-            printf("%-10s %-12.12s %-8s %-10s %4zu", j->id, j->name[0] ? j->name : "-",
+            char idb[256], nmb[256];
+            printf("%-*s%s%-*s %-8s %-10s %4zu", idw, gp_ellipsize(j->id, idw, idb, sizeof idb),
+                   namew ? " " : "", namew,
+                   namew ? gp_ellipsize(j->name[0] ? j->name : "-", namew, nmb, sizeof nmb) : "",
                    gp_origin_name(j->origin),
                    j->exit_state[0] ? j->exit_state
                                     : (j->allocated_ns >= 0 ? "running" : "pending"),
                    na);
-            text_num(secs(j->submitted_ns, j->allocated_ns), 9, 1);
-            text_num(secs(j->allocated_ns, j->ready_ns), 9, 1);
-            text_num(secs(j->allocated_ns, j->ended_ns), 9, 1);
+            text_num(secs(j->submitted_ns, j->allocated_ns), 8, 1);
+            text_num(secs(j->allocated_ns, j->ready_ns), 8, 1);
+            text_num(secs(j->allocated_ns, j->ended_ns), 8, 1);
             /* GPU_H at the report's precision (2 decimals), so the two agree. */
             char gh[32] = "-";
             if (gpu_s >= 0) snprintf(gh, sizeof gh, "%.2f", gpu_s / 3600.0);
-            printf(" %-10s", gh);
+            printf(" %-7s", gh);
             if (j->ended_ns >= 0)
                 printf(" %4lld", (long long)j->exit_code);
             else

@@ -6,10 +6,11 @@
 
 #include "cli/exit_codes.h"
 #include "clusters/cluster.h"
+#include "util/term.h"
 
 static void usage(FILE *f) {
     fprintf(
-        f, "usage: goodput cluster FORMAT PATH [--json] [--html FILE]\n"
+        f, "usage: goodput cluster FORMAT PATH [--json] [--html FILE] [--wide]\n"
            "  FORMAT: auto (chosen from PATH's content; the choice is printed on stderr),\n"
            "          pai2020 (folder of pai_*.csv/.tar.gz + .header), openb2023 (folder or pod "
            "list csv),\n"
@@ -18,12 +19,15 @@ static void usage(FILE *f) {
            "          cluster_gpu_util), helios (cluster_log.csv or its folder),\n"
            "          alibaba2025 (disaggregated_DLRM_trace.csv or its folder)\n"
            "  GPU-hours requested/allocated/used, utilization, queue wait, ineffective occupancy,\n"
-           "  sharing fragmentation and findings at cluster scope: more GPUs, or better use?\n");
+           "  sharing fragmentation and findings at cluster scope: more GPUs, or better use?\n"
+           "  --json        machine-readable report\n"
+           "  --html FILE   self-contained HTML page (inline SVG; no network)\n"
+           "  --wide        text wider than 100 columns (whole names, unwrapped lines)\n");
 }
 
 int gp_cmd_cluster(int argc, char **argv) {
     const char *pos[2] = {NULL, NULL}, *html = NULL;
-    int json = 0, np = 0;
+    int json = 0, np = 0, wide = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -32,6 +36,8 @@ int gp_cmd_cluster(int argc, char **argv) {
             json = 1;
         else if (!strcmp(argv[i], "--html") && i + 1 < argc)
             html = argv[++i];
+        else if (!strcmp(argv[i], "--wide"))
+            wide = 1;
         else if (argv[i][0] == '-' || np >= 2) {
             fprintf(stderr,
                     "goodput cluster: unexpected argument '%s' (see goodput cluster --help)\n",
@@ -74,7 +80,7 @@ int gp_cmd_cluster(int argc, char **argv) {
         puts(s);
         free(s);
     } else if (!html) /* --html alone writes the page, not the page and the text */
-        gp_cl_write_text(&r, stdout);
+        gp_cl_write_text_w(&r, stdout, gp_text_width(wide));
     if (html && gp_cl_write_html(&r, html, err, sizeof err) != 0) {
         fprintf(stderr, "goodput cluster: %s\n", err);
         rc = GP_EXIT_FAIL;

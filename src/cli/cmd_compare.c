@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
+#include "util/term.h"
 #include "engine/accounting/cost.h"
 #include "engine/accounting/job_summary.h"
 #include "sim/scenario.h" /* gp_parse_duration_ns */
@@ -361,6 +362,7 @@ static void usage(FILE *f) {
         f,
         "usage: goodput compare --db PATH [--db-b PATH] A B [--json] [--price USD] [--boot N] "
         "[--seed N]\n"
+        "                       [--wide]\n"
         "       goodput compare TRACE_A.json TRACE_B.json [--json]   (`goodput trace --json` "
         "files)\n\n"
         "Did B do better than A? A and B are jobs (ID) or time ranges of a job\n"
@@ -373,19 +375,24 @@ static void usage(FILE *f) {
         "  --json         machine-readable output\n"
         "  --price USD    price per GPU-hour (default: the price table by GPU model)\n"
         "  --boot N       bootstrap resamples (default 1000)\n"
-        "  --seed N       bootstrap seed (default fixed: results are reproducible)\n");
+        "  --seed N       bootstrap seed (default fixed: results are reproducible)\n"
+        "  --wide         text wider than 100 columns (lines not wrapped)\n");
 }
 
 int gp_cmd_compare(int argc, char **argv) {
     const char *db = NULL, *db_b = NULL;
-    int json = 0, boots = 1000;
+    int json = 0, boots = 1000, wide = 0;
     double price = 0;
     uint64_t seed = 0;
-    static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},   {"db-b", required_argument, 0, 'D'},
-        {"json", no_argument, 0, 'J'},       {"price", required_argument, 0, 'p'},
-        {"boot", required_argument, 0, 'b'}, {"seed", required_argument, 0, 's'},
-        {"help", no_argument, 0, 'h'},       {0, 0, 0, 0}};
+    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
+                                         {"db-b", required_argument, 0, 'D'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"price", required_argument, 0, 'p'},
+                                         {"boot", required_argument, 0, 'b'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"wide", no_argument, 0, 'w'},
+                                         {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -394,6 +401,9 @@ int gp_cmd_compare(int argc, char **argv) {
         switch (c) {
         case 'd':
             db = optarg;
+            break;
+        case 'w':
+            wide = 1;
             break;
         case 'D':
             db_b = optarg;
@@ -481,8 +491,10 @@ int gp_cmd_compare(int argc, char **argv) {
     FILE *f = json ? NULL : stdout;
     json_t *root = json ? json_object() : NULL, *arr = json ? json_array() : NULL;
     if (f) {
-        fprintf(f, "goodput compare: A = %s (%s), B = %s (%s)\n\n", A.spec,
-                gp_job_kind_name(A.sum.gp.kind), B.spec, gp_job_kind_name(B.sum.gp.kind));
+        gp_wrap_printf(f, 4, gp_text_width(wide), "goodput compare: A = %s (%s), B = %s (%s)",
+                       A.spec, gp_job_kind_name(A.sum.gp.kind), B.spec,
+                       gp_job_kind_name(B.sum.gp.kind));
+        fputc('\n', f);
         fprintf(f, "  %-28s %12s %12s   %s\n", "outcome", "A", "B", "B vs A (95% CI)");
     }
     cmp_result primary = {0};
@@ -563,12 +575,13 @@ int gp_cmd_compare(int argc, char **argv) {
                      "no clear difference %s: %+.1f%% ± %.1f%% (the 95%% CI includes 0)", what,
                      100 * speed, 100 * pm);
     }
-    if (f)
-        fprintf(f,
-                "\nverdict: %s\n  (95%% CI from %d moving-block bootstrap resamples over %zu and "
-                "%zu %s)\n",
-                verdict, boots, training ? A.n_steps : A.n_req, training ? B.n_steps : B.n_req,
+    if (f) {
+        fputc('\n', f);
+        gp_wrap_print(f, "verdict: ", 4, verdict, gp_text_width(wide));
+        fprintf(f, "  (95%% CI from %d moving-block bootstrap resamples over %zu and %zu %s)\n",
+                boots, training ? A.n_steps : A.n_req, training ? B.n_steps : B.n_req,
                 training ? "steps" : "requests");
+    }
     if (json) {
         json_object_set_new(root, "a",
                             json_pack("{s:s, s:s, s:I, s:I}", "spec", A.spec, "kind",

@@ -11,6 +11,7 @@
 
 #include "agent/agent.h"
 #include "cli/exit_codes.h"
+#include "util/term.h"
 #include "engine/accounting/job_summary.h"
 #include "report/demo_hooks.h"
 #include "sim/scenario.h"
@@ -18,7 +19,8 @@
 /* examples/scenarios/demo.conf, compiled in by mk/demo.mk. */
 extern const char gp_demo_scenario_conf[];
 
-int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out);
+int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out,
+                  int width);
 
 static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig) {
@@ -256,7 +258,7 @@ int gp_cmd_demo(int argc, char **argv) {
         return GP_EXIT_FAIL;
     }
     printf("\n");
-    int rr = gp_report_run(db, NULL, 0, NULL, stdout);
+    int rr = gp_report_run(db, NULL, 0, NULL, stdout, GP_TEXT_WIDTH);
     printf("\nDatabase: %s\n", db);
     gp_demo_after_report(db, stdout);
     printf("\nTry next:\n"

@@ -2,6 +2,7 @@
  * evidence and a recommendation, ranked by badput explained, then headroom. Findings are written
  * back to the store unless it is opened read-only (--no-write). */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
+#include "util/term.h"
 #include "engine/diagnosis/classify.h"
 #include "report/findings_fmt.h"
 #include "engine/diagnosis/windows.h"
@@ -21,7 +23,7 @@ static void usage(FILE *f) {
     fprintf(
         f, "usage: goodput diagnose --db PATH [--job ID] [--json] [--top N | --all]\n"
            "                        [--price USD_PER_GPU_H] [--slo-ttft S] [--slo-tpot S]\n"
-           "                        [--slo-e2e S] [--no-write]\n"
+           "                        [--slo-e2e S] [--no-write] [--wide]\n"
            "                        [--window DUR [--windows | --as-of NS]]\n\n"
            "What holds each job back, ranked by badput explained, then headroom: every finding\n"
            "names its class, scope, time range, the badput it explains (GPU-hours and dollars\n"
@@ -37,6 +39,7 @@ static void usage(FILE *f) {
            "                 $GOODPUT_PRICE_PER_GPU_HOUR)\n"
            "  --slo-ttft S, --slo-tpot S, --slo-e2e S   inference SLOs in seconds\n"
            "  --no-write     do not store the findings (open the store read-only)\n"
+           "  --wide         text wider than 100 columns (advice not wrapped)\n"
            "  --window DUR   diagnose only the last DUR (e.g. 5m, 1h) of each job's data,\n"
            "                 with its median step time against the whole job's ideal\n"
            "  --windows      diagnose every window of DUR (default 5m) from each job's start:\n"
@@ -59,7 +62,7 @@ static void iso(int64_t ns, char *buf, size_t cap) {
 /* --window / --windows: each job's last window, or all of them, diagnosed on their own. */
 static int diagnose_windows(gp_store *s, const char *db, const char *job, const gp_diag_opts *o,
                             int64_t window_ns, int last_only, int64_t as_of_ns, int json,
-                            size_t top) {
+                            size_t top, int width) {
     char err[512];
     gp_job *jobs = NULL;
     size_t nj = 0;
@@ -121,12 +124,18 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
                 char a[32], b[32];
                 iso(w[k].t0_ns, a, sizeof a);
                 iso(w[k].t1_ns, b, sizeof b);
-                printf("\n== %s  %s .. %s", id, a, b);
-                if (w[k].deviation_known)
-                    printf("  (median step %.3f s, %+.0f%% vs the job's ideal %.3f s)",
-                           w[k].median_step_s, 100 * w[k].deviation, w[k].ideal_step_s);
-                printf("\n\n");
-                gp_findings_print(stdout, w[k].findings, w[k].n, top);
+                /* the window, then its step time on a line of its own: both fit 100 columns */
+                printf("\n");
+                gp_wrap_printf(stdout, 3, width, "== %s  %s .. %s", id, a, b);
+                if (w[k].deviation_known) {
+                    /* whole percent; a deviation that rounds to 0 is "+0%", never "-0%" */
+                    double pct = round(100 * w[k].deviation);
+                    if (pct == 0) pct = 0;
+                    printf("   median step %.3f s, %+.0f%% vs the job's ideal %.3f s\n",
+                           w[k].median_step_s, pct, w[k].ideal_step_s);
+                }
+                printf("\n");
+                gp_findings_print_w(stdout, w[k].findings, w[k].n, top, width);
             }
         }
         /* every window: the same cause on the same scope in consecutive windows is one
@@ -184,11 +193,12 @@ int gp_cmd_diagnose(int argc, char **argv) {
         {"window", required_argument, 0, 'w'},
         {"windows", no_argument, 0, 'W'},
         {"as-of", required_argument, 0, 'A'},
+        {"wide", no_argument, 0, 'X'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *db = NULL, *job = NULL, *ledger = NULL;
-    int json = 0, all_windows = 0;
+    int json = 0, all_windows = 0, wide = 0;
     int64_t window_ns = 0, as_of_ns = 0;
     long top = 10;
     gp_diag_opts o = {0};
@@ -207,6 +217,9 @@ int gp_cmd_diagnose(int argc, char **argv) {
             break;
         case 'J':
             json = 1;
+            break;
+        case 'X':
+            wide = 1;
             break;
         case 'L':
             ledger = optarg;
@@ -317,8 +330,8 @@ int gp_cmd_diagnose(int argc, char **argv) {
         return GP_EXIT_INPUT;
     }
     if (window_ns > 0) {
-        int wrc =
-            diagnose_windows(s, db, job, &o, window_ns, !all_windows, as_of_ns, json, (size_t)top);
+        int wrc = diagnose_windows(s, db, job, &o, window_ns, !all_windows, as_of_ns, json,
+                                   (size_t)top, gp_text_width(wide));
         gp_store_close(s);
         return wrc;
     }
@@ -360,7 +373,7 @@ int gp_cmd_diagnose(int argc, char **argv) {
     } else {
         printf("Findings in %s%s%s, ranked by badput explained, then headroom:\n\n", db,
                job ? " for job " : "", job ? job : "");
-        gp_findings_print(stdout, f, n, (size_t)top);
+        gp_findings_print_w(stdout, f, n, (size_t)top, gp_text_width(wide));
     }
     free(f);
     gp_store_close(s);

@@ -12,10 +12,11 @@
 #include "cli/exit_codes.h"
 #include "ingest/logs.h"
 #include "ingest/protocol.h"
+#include "util/term.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: goodput logs FILE --profile NAME [--job ID] [--events | --json]\n"
-               "       goodput logs --list-profiles [--profiles FILE]\n\n"
+               "       goodput logs --list-profiles [--profiles FILE] [--wide]\n\n"
                "Reads a training log (no instrumentation needed) and turns it into goodput\n"
                "events: steps, evaluation, checkpoint and compile phases, restarts\n"
                "(docs/logs.md). Prints a summary by default.\n\n"
@@ -25,7 +26,8 @@ static void usage(FILE *f) {
                "  --job ID           the job the events belong to (default: the file name)\n"
                "  --events           print the events as protocol lines (docs/protocol.md)\n"
                "  --json             the summary and the events as JSON\n"
-               "  --list-profiles    the profiles and their rules\n\n"
+               "  --list-profiles    the profiles and their rules\n"
+               "  --wide             text wider than 100 columns (each rule on one line)\n\n"
                "A live log: goodput agent --log JOB=PATH:PROFILE (rotation-safe tail).\n");
 }
 
@@ -40,10 +42,15 @@ static void print_num(const char *label, double v, const char *unit) {
         printf("  %-22s -\n", label);
 }
 
-static int list_profiles(const gp_log_profiles *ps) {
+/* A rule's regex is shown whole: in width columns, one longer than the line continues on
+ * the next lines in slices (a regex cannot be wrapped at its spaces: they are part of it). */
+static int list_profiles(const gp_log_profiles *ps, int width) {
+    if (width > 0)
+        printf("(a rule longer than a line continues on the next, indented 6; --wide: one "
+               "line)\n");
     for (int i = 0; i < ps->n; i++) {
         const gp_log_profile *p = ps->p[i];
-        printf("%s: %s\n", p->name, p->about);
+        gp_wrap_printf(stdout, 4, width, "%s: %s", p->name, p->about);
         for (int k = 0; k < p->n_rules; k++) {
             const gp_log_rule *r = &p->rule[k];
             const char *kind = r->kind == GP_LR_STEP      ? "step"
@@ -52,7 +59,18 @@ static int list_profiles(const gp_log_profiles *ps) {
             const char *suf = r->kind == GP_LR_PHASE_BEGIN ? "_begin"
                               : r->kind == GP_LR_PHASE_END ? "_end"
                                                            : "";
-            printf("  %s%s  %s\n", kind, suf, r->src);
+            int col = printf("  %s%s  ", kind, suf);
+            const char *src = r->src;
+            size_t left = strlen(src);
+            int room = width > 0 ? width - col : (int)left;
+            while (left) {
+                size_t take = room > 0 && left > (size_t)room ? (size_t)room : left;
+                printf("%.*s\n", (int)take, src);
+                src += take;
+                left -= take;
+                if (left) printf("      ");
+                room = width > 0 ? width - 6 : (int)left;
+            }
         }
     }
     return GP_EXIT_OK;
@@ -75,12 +93,16 @@ static void job_from_path(const char *path, char *out, size_t cap) {
 
 int gp_cmd_logs(int argc, char **argv) {
     const char *profile = NULL, *extra = NULL, *job = NULL;
-    int json = 0, events = 0, list = 0;
-    static const struct option opts[] = {
-        {"profile", required_argument, 0, 'p'}, {"profiles", required_argument, 0, 'P'},
-        {"job", required_argument, 0, 'j'},     {"json", no_argument, 0, 'J'},
-        {"events", no_argument, 0, 'e'},        {"list-profiles", no_argument, 0, 'l'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    int json = 0, events = 0, list = 0, wide = 0;
+    static const struct option opts[] = {{"profile", required_argument, 0, 'p'},
+                                         {"profiles", required_argument, 0, 'P'},
+                                         {"job", required_argument, 0, 'j'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"events", no_argument, 0, 'e'},
+                                         {"list-profiles", no_argument, 0, 'l'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"wide", no_argument, 0, 'w'},
+                                         {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -104,6 +126,9 @@ int gp_cmd_logs(int argc, char **argv) {
         case 'l':
             list = 1;
             break;
+        case 'w':
+            wide = 1;
+            break;
         case 'h':
             usage(stdout);
             return GP_EXIT_OK;
@@ -122,7 +147,7 @@ int gp_cmd_logs(int argc, char **argv) {
         return GP_EXIT_INPUT;
     }
     if (list) {
-        int rc = list_profiles(&ps);
+        int rc = list_profiles(&ps, gp_text_width(wide));
         gp_log_profiles_free(&ps);
         return rc;
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
+#include "util/term.h"
 #include "util/slurp.h"
 #include "engine/pipeline/pipeline.h"
 #include "ingest/ray.h"
@@ -22,10 +23,10 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: goodput pipeline --db PATH [--job ID] [--json | --html FILE]\n"
-            "                        [--what-if STAGE=N,...] [options]\n"
+            "                        [--what-if STAGE=N,...] [--wide] [options]\n"
             "       goodput pipeline --otlp FILE... [--gpu-stage NAMES] [options]\n"
             "       goodput pipeline --db PATH --spans [--gpu-stage NAMES] [options]\n"
-            "       goodput pipeline --ray-stats FILE [--json]\n"
+            "       goodput pipeline --ray-stats FILE [--json] [--wide]\n"
             "       goodput pipeline --ray-metrics FILE [--json] [--verbose]\n\n"
             "For each job with stage events (docs/pipelines.md): per stage throughput, service\n"
             "times, utilization = busy / (workers x time), starved time (workers idle, input\n"
@@ -51,6 +52,7 @@ static void usage(FILE *f) {
             "                         (default: every job with stage events)\n"
             "  --json                 machine-readable output\n"
             "  --html FILE            an HTML page with a queue-length chart per stage\n"
+            "  --wide                 text wider than 100 columns (one stage table)\n"
             "  --what-if SPEC         new pools, e.g. parse=3,model=2; STAGE.queue=N sets a\n"
             "                         stage's input queue bound\n"
             "  --queue N              every input queue bounded at N in the simulation\n"
@@ -69,6 +71,7 @@ typedef struct {
     size_t items;
     uint64_t seed;
     gp_pipe_opts po;
+    int width; /* text columns (0: --wide) */
 } run_opts;
 
 /* Sizing, what-if and output of one analysed pipeline; frees it. 0 ok, <0 exit code
@@ -101,7 +104,7 @@ static int emit(gp_pipeline *p, const char *source, const run_opts *o, int json,
     } else if (html) {
         gp_pipeline_print_html(p, &sz, &w, html);
     } else {
-        gp_pipeline_print_text(p, &sz, &w, out);
+        gp_pipeline_print_text(p, &sz, &w, out, o->width);
         fputc('\n', out);
     }
     gp_pipeline_free(p);
@@ -195,7 +198,7 @@ static int ray_read(const char *path, const char *what, char **buf, size_t *len)
 }
 
 /* --ray-metrics: a scrape of Ray's /metrics, analysed without a store. */
-static int ray_metrics(const char *path, int json, int verbose) {
+static int ray_metrics(const char *path, int json, int verbose, int width) {
     char *buf;
     size_t len;
     int rc = ray_read(path, "a scrape of Ray's metrics", &buf, &len);
@@ -217,14 +220,14 @@ static int ray_metrics(const char *path, int json, int verbose) {
         fputc('\n', stdout);
         json_decref(root);
     } else {
-        gp_ray_metrics_report_text(m, verbose, stdout);
+        gp_ray_metrics_report_text(m, verbose, stdout, width);
     }
     free(m);
     return GP_EXIT_OK;
 }
 
 /* --ray-stats: Ray Data's own per-operator summary, analysed without a store. */
-static int ray_stats(const char *path, int json) {
+static int ray_stats(const char *path, int json, int width) {
     char *buf;
     size_t len;
     int rd = ray_read(path, "a Dataset.stats() text", &buf, &len);
@@ -246,7 +249,7 @@ static int ray_stats(const char *path, int json) {
         fputc('\n', stdout);
         json_decref(root);
     } else {
-        gp_ray_report_text(st, stdout);
+        gp_ray_report_text(st, stdout, width);
     }
     free(st);
     return GP_EXIT_OK;
@@ -255,7 +258,7 @@ static int ray_stats(const char *path, int json) {
 int gp_cmd_pipeline(int argc, char **argv) {
     const char *db = NULL, *job = NULL, *html_path = NULL, *ray_path = NULL, *raym_path = NULL;
     int json = 0, verbose = 0;
-    run_opts o = {.queue = -1, .seed = 1};
+    run_opts o = {.queue = -1, .seed = 1, .width = GP_TEXT_WIDTH};
     static const struct option opts[] = {{"db", required_argument, 0, 'd'},
                                          {"job", required_argument, 0, 'j'},
                                          {"json", no_argument, 0, 'J'},
@@ -275,6 +278,7 @@ int gp_cmd_pipeline(int argc, char **argv) {
                                          {"otlp", required_argument, 0, 'o'},
                                          {"spans", no_argument, 0, 'S'},
                                          {"gpu-stage", required_argument, 0, 'U'},
+                                         {"wide", no_argument, 0, 'W'},
                                          {0, 0, 0, 0}};
     const char *files[256], *gpu_stages = NULL;
     int n_files = 0, spans = 0;
@@ -284,6 +288,9 @@ int gp_cmd_pipeline(int argc, char **argv) {
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
+        case 'W':
+            o.width = 0;
+            break;
         case 'R':
             ray_path = optarg;
             break;
@@ -384,14 +391,14 @@ int gp_cmd_pipeline(int argc, char **argv) {
                 "goodput pipeline: --ray-metrics reads a file; no --db, --html or --ray-stats\n");
             return GP_EXIT_USAGE;
         }
-        return ray_metrics(raym_path, json, verbose);
+        return ray_metrics(raym_path, json, verbose, o.width);
     }
     if (ray_path) {
         if (db || html_path) {
             fprintf(stderr, "goodput pipeline: --ray-stats reads a file; no --db or --html\n");
             return GP_EXIT_USAGE;
         }
-        return ray_stats(ray_path, json);
+        return ray_stats(ray_path, json, o.width);
     }
     if (!db && !n_files) {
         fprintf(stderr, "goodput pipeline: --db PATH or --otlp FILE is required (see --help)\n");

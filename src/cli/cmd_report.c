@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/exit_codes.h"
+#include "util/term.h"
 #include "engine/accounting/job_summary.h"
 #include "fleet/fleet_report.h"
 #include "report/html_report.h"
@@ -16,7 +17,7 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: goodput report --db PATH [--job ID] [--json] [--html FILE] [--slo-ttft S]\n"
-               "                      [--slo-tpot S] [--slo-e2e S]\n"
+               "                      [--slo-tpot S] [--slo-e2e S] [--wide]\n"
                "       goodput report --ledger URL [--by GROUP] [--json]\n\n"
                "Per job: allocated GPU-hours, queue wait, time to ready, busy GPU-hours (integral\n"
                "of gpu_util), mean SM/tensor/DRAM activity, energy (from the GPU energy counter),\n"
@@ -30,12 +31,14 @@ static void usage(FILE *f) {
                "  --slo-ttft S     inference: time-to-first-token SLO in seconds\n"
                "  --slo-tpot S     inference: time-per-output-token SLO in seconds\n"
                "  --slo-e2e S      inference: end-to-end latency SLO in seconds\n"
+               "  --wide           text wider than 100 columns (whole job ids, unwrapped)\n"
                "  --ledger URL     fleet report from the PostgreSQL ledger instead of a store\n"
                "  --by GROUP       with --ledger: cluster (default), partition, user, gpu_model,\n"
                "                   host or job\n");
 }
 
-int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out) {
+int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out,
+                  int width) {
     char err[512];
     gp_store *s;
     if (gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0) {
@@ -87,10 +90,10 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
         if (ns == 0)
             fprintf(out, "No jobs in %s yet.\n", db);
         else {
-            gp_report_text(out, sum, ns);
-            gp_report_owners_text(out, sum, ns);
+            gp_report_text(out, sum, ns, width);
+            gp_report_owners_text(out, sum, ns, width);
         }
-        gp_report_extend_text(s, job, out);
+        gp_report_extend_text(s, job, out, width);
     }
     free(sum);
     free(jobs);
@@ -100,19 +103,15 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
 
 int gp_cmd_report(int argc, char **argv) {
     const char *db = NULL, *job = NULL, *ledger = NULL, *by = NULL, *html = NULL;
-    int json = 0;
+    int json = 0, wide = 0;
     gp_slo slo = {0};
-    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
-                                         {"job", required_argument, 0, 'j'},
-                                         {"json", no_argument, 0, 'J'},
-                                         {"slo-ttft", required_argument, 0, 't'},
-                                         {"slo-tpot", required_argument, 0, 'p'},
-                                         {"slo-e2e", required_argument, 0, 'e'},
-                                         {"ledger", required_argument, 0, 'L'},
-                                         {"by", required_argument, 0, 'b'},
-                                         {"html", required_argument, 0, 'H'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},       {"job", required_argument, 0, 'j'},
+        {"json", no_argument, 0, 'J'},           {"slo-ttft", required_argument, 0, 't'},
+        {"slo-tpot", required_argument, 0, 'p'}, {"slo-e2e", required_argument, 0, 'e'},
+        {"ledger", required_argument, 0, 'L'},   {"by", required_argument, 0, 'b'},
+        {"html", required_argument, 0, 'H'},     {"wide", no_argument, 0, 'W'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -137,6 +136,9 @@ int gp_cmd_report(int argc, char **argv) {
             break;
         case 'H':
             html = optarg;
+            break;
+        case 'W':
+            wide = 1;
             break;
         case 't':
             slot = &slo.ttft_s;
@@ -190,5 +192,5 @@ int gp_cmd_report(int argc, char **argv) {
         }
         if (!json) return GP_EXIT_OK; /* --json --html writes both */
     }
-    return gp_report_run(db, job, json, &slo, stdout);
+    return gp_report_run(db, job, json, &slo, stdout, gp_text_width(wide));
 }

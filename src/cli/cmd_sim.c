@@ -6,13 +6,15 @@
 #include <string.h>
 
 #include "cli/exit_codes.h"
+#include "util/progress.h"
+#include "util/term.h"
 #include "cli/sim_summary.h"
 #include "sim/sim.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: goodput sim SCENARIO [--csv|--json] [--events] [--summary] [--interval DUR]\n"
-            "                            [--start NS]\n\n"
+            "                            [--start NS] [--wide]\n\n"
             "Runs SCENARIO (docs/scenarios.md) as fast as possible and prints per-GPU samples\n"
             "(CSV by default), and/or event lines in the protocol (docs/protocol.md).\n"
             "  --csv        samples as CSV (the default when neither --events nor --summary)\n"
@@ -23,7 +25,8 @@ static void usage(FILE *f) {
             "               samples or events, as '# ' comment lines, when mixed with them)\n"
             "  --interval   sampling interval (default 1s)\n"
             "  --start      clock origin in ns since the epoch (default: the scenario's, else\n"
-            "               2026-01-01T00:00:00Z)\n");
+            "               2026-01-01T00:00:00Z)\n"
+            "  --wide       --summary text wider than 100 columns (long job ids inline)\n");
 }
 
 /* Every event line the simulator drains: printed with --events, judged for the summary's
@@ -107,7 +110,7 @@ static void print_json(const gp_sample *x) {
 
 int gp_cmd_sim(int argc, char **argv) {
     const char *path = NULL;
-    int csv = 0, json = 0, events = 0, summary = 0;
+    int csv = 0, json = 0, events = 0, summary = 0, wide = 0;
     int64_t interval = 1000000000LL, start = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -122,6 +125,8 @@ int gp_cmd_sim(int argc, char **argv) {
             events = 1;
         else if (!strcmp(a, "--summary"))
             summary = 1;
+        else if (!strcmp(a, "--wide"))
+            wide = 1;
         else if (!strcmp(a, "--interval") && i + 1 < argc) {
             if (gp_parse_duration_ns(argv[++i], &interval) < 0 || interval <= 0) {
                 fprintf(stderr,
@@ -199,8 +204,11 @@ int gp_cmd_sim(int argc, char **argv) {
     /* drained even when not printed: the summary judges requests, and undrained lines
      * would pile up in memory for the whole run */
     gp_sim_drain_events(sim, t0, on_line, &sink);
+    gp_progress bar; /* stderr only, on a terminal, past 2 s: stdout stays the data */
+    gp_progress_start(&bar, "simulating", (double)(end - t0), 0);
     for (int64_t t = t0 + interval;; t += interval) {
         if (t > end) t = end;
+        gp_progress_update(&bar, (double)(t - t0));
         gp_sim_sample(sim, t, buf, nd, &n);
         gp_sim_drain_events(sim, t, on_line, &sink);
         for (size_t i = 0; i < n && (csv || json); i++) {
@@ -211,11 +219,13 @@ int gp_cmd_sim(int argc, char **argv) {
         }
         if (t >= end) break;
     }
+    gp_progress_end(&bar);
     int rc_out = 0;
     if (summary_json)
         rc_out = gp_sim_summary_json(sink.summary, sim, stdout);
     else if (summary) /* as comments when mixed with samples or event lines */
-        gp_sim_summary_text(sink.summary, sim, events || csv || json ? "# " : "", stdout);
+        gp_sim_summary_text(sink.summary, sim, events || csv || json ? "# " : "", stdout,
+                            gp_text_width(wide));
     gp_sim_summary_free(sink.summary);
     free(buf);
     gp_sim_close(sim);

@@ -7,12 +7,13 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
+#include "util/term.h"
 #include "top/top.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: goodput top (--db PATH | --url http://HOST:PORT) [--once] [--interval S]\n"
-            "                   [--token-file FILE]\n\n"
+            "                   [--token-file FILE] [--wide]\n\n"
             "A live view of each GPU (newest utilization, memory, power, the jobs holding it)\n"
             "and each job (allocated GPU-hours, utilization, goodput, memory, its top finding),\n"
             "with the numbers of `goodput report` and `goodput diagnose`. Keys: q quit,\n"
@@ -22,7 +23,8 @@ static void usage(FILE *f) {
             "  --url URL          a running agent's HTTP API (agent --listen)\n"
             "  --token-file FILE  the agent's bearer token, when it has one\n"
             "  --once             print one snapshot as text and exit\n"
-            "  --interval S       refresh every S seconds (default 2)\n");
+            "  --interval S       refresh every S seconds (default 2)\n"
+            "  --wide             plain text wider than 100 columns (findings in the job table)\n");
 }
 
 typedef struct {
@@ -49,13 +51,14 @@ static int read_token(const char *path, char *tok, size_t n) {
 
 int gp_cmd_top(int argc, char **argv) {
     const char *db = NULL, *url = NULL, *token_file = NULL;
-    int once = 0;
+    int once = 0, wide = 0;
     double interval = 2;
     static const struct option opts[] = {{"db", required_argument, 0, 'd'},
                                          {"url", required_argument, 0, 'u'},
                                          {"token-file", required_argument, 0, 't'},
                                          {"once", no_argument, 0, 'o'},
                                          {"interval", required_argument, 0, 'i'},
+                                         {"wide", no_argument, 0, 'w'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
@@ -75,6 +78,9 @@ int gp_cmd_top(int argc, char **argv) {
             break;
         case 'o':
             once = 1;
+            break;
+        case 'w':
+            wide = 1;
             break;
         case 'i':
             interval = strtod(optarg, &end);
@@ -117,7 +123,7 @@ int gp_cmd_top(int argc, char **argv) {
             fprintf(stderr, "goodput top: %s\n", err);
             rc = GP_EXIT_FAIL;
         } else {
-            gp_top_text(stdout, &s);
+            gp_top_text(stdout, &s, gp_text_width(wide));
         }
         gp_top_snap_free(&s);
     } else if (gp_top_tui(read_src, &ctx, db ? db : url, interval, err, sizeof err) != 0) {

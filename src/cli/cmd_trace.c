@@ -2,8 +2,8 @@
  * or .json.gz, Nsight Systems .sqlite; a directory means one file per rank) through HTA's
  * analyses to findings. THREADS: ranks are read and analysed in parallel on all online cores
  * with a small pthread pool (one rank per task, results in per-rank slots, no shared mutable
- * state besides an atomic task counter and the progress counter). A progress bar is drawn on
- * stderr when it is a terminal and the input is large. */
+ * state besides an atomic task counter and the progress counter). The shared progress bar
+ * (util/progress.h) is drawn on stderr when it is a terminal and reading takes over 2 s. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +21,8 @@
 
 #include "cli/exit_codes.h"
 #include "traces/trace.h"
+#include "util/progress.h"
+#include "util/term.h"
 
 typedef struct {
     char **paths;
@@ -32,7 +34,6 @@ typedef struct {
     atomic_size_t next;
     atomic_uint_fast64_t done_bytes;
     uint64_t total_bytes;
-    int show_progress;
     int filter;
     unsigned char *analysed; /* rank analysed (and its rows freed) while reading */
     atomic_int early;        /* how many */
@@ -40,6 +41,7 @@ typedef struct {
     gp_trace_options opt;
     uint64_t max_inflate_bytes;    /* --max-inflate (0: the default cap) */
     atomic_uint_fast64_t n_events; /* rows read over all ranks */
+    atomic_size_t files_read;      /* phase 0 tasks finished (the bar runs until all are) */
 } job;
 
 static void progress_cb(void *ctx, uint64_t delta) {
@@ -61,6 +63,9 @@ static void *worker(void *arg) {
                                           j->max_inflate_bytes, j->errs[i], sizeof j->errs[i]);
             if (j->rcs[i] == 0)
                 atomic_fetch_add(&j->n_events, j->ranks[i].gpu.n + j->ranks[i].cpu.n);
+            struct stat st; /* an Nsight export reports no bytes as it reads: count it whole */
+            if (gp_trace_is_sqlite(j->paths[i]) && stat(j->paths[i], &st) == 0)
+                atomic_fetch_add(&j->done_bytes, (uint64_t)st.st_size);
             /* HTA's step filter depends on the whole set (two or more distinct ProfilerStep
              * names), but a rank that has two itself, or --all-steps, settles it: analyse
              * now and free the rows, so memory holds one rank per thread, not the set */
@@ -72,6 +77,7 @@ static void *worker(void *arg) {
                 j->analysed[i] = 1;
                 atomic_fetch_add(&j->early, 1);
             }
+            atomic_fetch_add(&j->files_read, 1);
         } else if (!j->analysed[i]) {
             gp_trace_prepare(&j->ranks[i], j->filter);
             gp_trace_analyze(&j->ranks[i], &j->opt, &j->res[i]);
@@ -142,7 +148,7 @@ static void warn_file(const gp_rank_result *r) {
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: goodput trace PATH... [--json] [--html FILE] [--all-steps]\n"
+            "usage: goodput trace PATH... [--json] [--html FILE] [--all-steps] [--wide]\n"
             "                     [--rank-from trace|file|order] [--max-inflate SIZE]\n"
             "  PATH: Kineto trace (.json or .json.gz), Nsight Systems export (.sqlite), or a\n"
             "        directory of them (one file per rank; ranks are analysed in parallel on\n"
@@ -150,6 +156,7 @@ static void usage(FILE *f) {
             "  --json        machine-readable output\n"
             "  --html FILE   self-contained HTML report (inline SVG; no network)\n"
             "  --all-steps   keep the last ProfilerStep (HTA drops it by default)\n"
+            "  --wide        text wider than 100 columns: whole kernel names, one step table\n"
             "  --rank-from trace|file|order\n"
             "                where a file's rank comes from: trace = distributedInfo.rank (the\n"
             "                default; 0 when absent), file = the number after \"rank\" or\n"
@@ -182,7 +189,7 @@ static int parse_size(const char *v, uint64_t *out) {
 
 int gp_cmd_trace(int argc, char **argv) {
     uint64_t max_inflate = 0;
-    int as_json = 0, filter = 1;
+    int as_json = 0, filter = 1, wide = 0;
     gp_rank_from rank_from = GP_RANK_FROM_TRACE;
     const char *html = NULL;
     char **paths = NULL;
@@ -192,6 +199,8 @@ int gp_cmd_trace(int argc, char **argv) {
             as_json = 1;
         else if (!strcmp(argv[i], "--all-steps"))
             filter = 0;
+        else if (!strcmp(argv[i], "--wide"))
+            wide = 1;
         else if (!strcmp(argv[i], "--html") && i + 1 < argc)
             html = argv[++i];
         else if (!strcmp(argv[i], "--rank-from") && i + 1 < argc) {
@@ -305,7 +314,8 @@ int gp_cmd_trace(int argc, char **argv) {
         struct stat st;
         if (stat(paths[i], &st) == 0) j.total_bytes += (uint64_t)st.st_size;
     }
-    j.show_progress = isatty(2) && j.total_bytes > (64u << 20);
+    gp_progress bar;
+    gp_progress_start(&bar, "reading traces", (double)j.total_bytes, as_json);
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nt = nc > 0 ? (size_t)nc : 1;
     if (nt > np) nt = np;
@@ -316,21 +326,14 @@ int gp_cmd_trace(int argc, char **argv) {
         atomic_store(&j.next, 0);
         for (size_t t = 0; t < nt; t++)
             pthread_create(&th[t], NULL, worker, &j);
-        if (j.phase == 0 && j.show_progress) {
-            while (atomic_load(&j.next) < np + nt) {
-                double frac = (double)atomic_load(&j.done_bytes) / (double)j.total_bytes;
-                if (frac > 1) frac = 1;
-                int w = (int)(frac * 40);
-                fprintf(stderr, "\r[%.*s%*s] %3.0f%%", w,
-                        "========================================", 40 - w, "", 100 * frac);
-                struct timespec ts = {0, 200000000};
-                nanosleep(&ts, NULL);
-                if (atomic_load(&j.next) >= np) break;
-            }
+        while (j.phase == 0 && bar.enabled && atomic_load(&j.files_read) < np) {
+            gp_progress_update(&bar, (double)atomic_load(&j.done_bytes));
+            struct timespec ts = {0, 100000000};
+            nanosleep(&ts, NULL);
         }
         for (size_t t = 0; t < nt; t++)
             pthread_join(th[t], NULL);
-        if (j.phase == 0 && j.show_progress) fprintf(stderr, "\r%50s\r", "");
+        if (j.phase == 0) gp_progress_end(&bar);
         if (j.phase == 0) {
             for (size_t i = 0; i < np; i++)
                 if (j.rcs[i]) {
@@ -379,7 +382,7 @@ int gp_cmd_trace(int argc, char **argv) {
         if (as_json)
             gp_trace_write_json(&rep, stdout);
         else if (!html) /* --html alone writes the page, not the page and the text */
-            gp_trace_write_text(&rep, stdout);
+            gp_trace_write_text(&rep, stdout, gp_text_width(wide));
         if (html) {
             char err[1200];
             if (gp_trace_write_html(&rep, html, err, sizeof err)) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
+#include "util/term.h"
 #include "otlp/otlp.h"
 #include "otlp/otlp_file.h"
 #include "otlp/wf_store.h"
@@ -20,7 +21,8 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: goodput workflows (--otlp FILE... | --db PATH) [--db PATH] [--json | --html "
-            "FILE]\n\n"
+            "FILE]\n"
+            "                         [--wide]\n\n"
             "Workflows from OpenTelemetry spans (GenAI semantic conventions): per workflow kind\n"
             "(root span name) the count, success rate, end-to-end p50/p95, time by step kind\n"
             "(model, tool, retrieval, other, queue), the critical path, and with a store the\n"
@@ -34,17 +36,22 @@ static void usage(FILE *f) {
             "  --since DUR      with --db alone: spans of the last DUR seconds (default: all)\n"
             "  --price-gpu-hour USD  price per GPU-hour (default: price table)\n"
             "  --json           machine-readable output\n"
-            "  --html FILE      an HTML page with waterfalls of a typical and a slow workflow\n");
+            "  --html FILE      an HTML page with waterfalls of a typical and a slow workflow\n"
+            "  --wide           text wider than 100 columns (lines not wrapped)\n");
 }
 
 int gp_cmd_workflows(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"otlp", required_argument, 0, 'o'},  {"db", required_argument, 0, 'd'},
-        {"json", no_argument, 0, 'j'},        {"html", required_argument, 0, 'H'},
-        {"since", required_argument, 0, 's'}, {"price-gpu-hour", required_argument, 0, 'p'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"otlp", required_argument, 0, 'o'},
+                                         {"db", required_argument, 0, 'd'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"html", required_argument, 0, 'H'},
+                                         {"since", required_argument, 0, 's'},
+                                         {"price-gpu-hour", required_argument, 0, 'p'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"wide", no_argument, 0, 'w'},
+                                         {0, 0, 0, 0}};
     const char *files[256];
-    int n_files = 0, json = 0;
+    int n_files = 0, json = 0, wide = 0;
     const char *db = NULL, *html = NULL;
     double since_s = 0, price = 0;
     int c;
@@ -62,6 +69,9 @@ int gp_cmd_workflows(int argc, char **argv) {
             break;
         case 'd':
             db = optarg;
+            break;
+        case 'w':
+            wide = 1;
             break;
         case 'j':
             json = 1;
@@ -169,7 +179,7 @@ int gp_cmd_workflows(int argc, char **argv) {
         fputc('\n', stdout);
         json_decref(o);
     } else if (!html) {
-        gp_wf_print(stdout, &r, eng, n_eng);
+        gp_wf_print(stdout, &r, eng, n_eng, gp_text_width(wide));
     }
     gp_wf_report_free(&r);
 out:

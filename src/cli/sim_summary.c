@@ -8,8 +8,7 @@
 #include "engine/accounting/goodput.h"
 #include "ingest/protocol.h"
 
-#define COLS 100     /* the text fits a terminal (issue 23) */
-#define JOB_W_MAX 20 /* longer job ids get a line of their own */
+#define JOB_W_MAX 20 /* longer job ids get a line of their own (in 100 columns) */
 
 typedef struct job_reqs {
     char id[GP_JOB_ID_MAX];
@@ -113,13 +112,15 @@ static void pct(FILE *f, int w, double part, double whole) {
         fprintf(f, " %*s", w, "-");
 }
 
-void gp_sim_summary_text(const gp_sim_summary *s, const gp_sim *sim, const char *pre, FILE *f) {
+void gp_sim_summary_text(const gp_sim_summary *s, const gp_sim *sim, const char *pre, FILE *f,
+                         int width) {
     int n = gp_sim_n_jobs(sim), w = 3;
+    const int COLS = width > 0 ? width : 1 << 20;
     for (int i = 0; i < n; i++) {
         gp_sim_truth t;
         gp_sim_job_truth_at(sim, i, &t);
         int l = (int)strlen(t.job_id);
-        if (l > w) w = l < JOB_W_MAX ? l : JOB_W_MAX;
+        if (l > w) w = l < JOB_W_MAX || width <= 0 ? l : JOB_W_MAX;
     }
     /* jobs: what each did and its goodput */
     int used = fprintf(f, "%s%-*s %-9s %4s %7s %8s %7s ", pre, w, "job", "kind", "gpus", "queue_s",

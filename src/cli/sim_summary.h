@@ -32,7 +32,8 @@ void gp_sim_summary_free(gp_sim_summary *s);
 void gp_sim_summary_line(gp_sim_summary *s, const char *line, size_t len);
 /* Two tables (jobs, then badput by bucket in % of allocated), each line prefixed with
  * `pre` and at most 100 columns including it. */
-void gp_sim_summary_text(const gp_sim_summary *s, const gp_sim *sim, const char *pre, FILE *f);
+void gp_sim_summary_text(const gp_sim_summary *s, const gp_sim *sim, const char *pre, FILE *f,
+                         int width); /* width 0: no limit (--wide) */
 /* 0, or -1 when out of memory or the write failed. */
 int gp_sim_summary_json(const gp_sim_summary *s, const gp_sim *sim, FILE *f);
 

@@ -220,6 +220,8 @@ const char *gp_cl_detect(const char *path, char *why, size_t whylen, char *err, 
 
 /* Outputs. */
 void gp_cl_write_text(const gp_cluster_report *r, FILE *f);
+/* The same in width columns (0: no limit, --wide); gp_cl_write_text uses 100. */
+void gp_cl_write_text_w(const gp_cluster_report *r, FILE *f, int width);
 /* JSON document as a malloc'd string; caller frees. */
 char *gp_cl_json(const gp_cluster_report *r);
 /* Self-contained HTML with inline SVG, written to a temp file and renamed. */

@@ -6,6 +6,7 @@
  * row into one buffer and NUL-terminates fields in place; unquoted fields take a fast path
  * that scans for the next delimiter. */
 #include "clusters/csv.h"
+#include "util/progress.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -44,6 +45,8 @@ struct gp_csv {
     char *names_buf;
     char *names[GP_CSV_FIELDS_MAX];
     int n_names;
+    char bar_label[64];
+    gp_progress bar; /* on stderr when it is a terminal and the read passes 2 s */
 };
 
 static int ends_with(const char *s, const char *suf) {
@@ -147,6 +150,9 @@ int gp_csv_open(gp_csv **out, const char *path, char *err, size_t errlen) {
     }
     c->line = 1;
     c->col = 1;
+    const char *base = strrchr(file, '/');
+    snprintf(c->bar_label, sizeof c->bar_label, "reading %.48s", base ? base + 1 : file);
+    gp_progress_start(&c->bar, c->bar_label, (double)c->file_bytes, 0);
     if (ends_with(file, ".tar.gz") || ends_with(file, ".tgz") || ends_with(file, ".tar")) {
         c->is_tar = 1;
         if (tar_seek_member(c, want, err, errlen) != 0) {
@@ -160,6 +166,7 @@ int gp_csv_open(gp_csv **out, const char *path, char *err, size_t errlen) {
 
 void gp_csv_close(gp_csv *c) {
     if (!c) return;
+    gp_progress_end(&c->bar);
     if (c->gz) gzclose(c->gz);
     free(c->in);
     free(c->row);
@@ -172,6 +179,7 @@ static int refill(gp_csv *c, char *err, size_t errlen) {
     size_t want = IN_BUF;
     if (c->is_tar && c->tar_left < want) want = (size_t)c->tar_left;
     int r = want ? gzread(c->gz, c->in, (unsigned)want) : 0;
+    gp_progress_update(&c->bar, (double)gzoffset(c->gz)); /* bytes of the file on disk */
     if (r < 0) {
         int zerr = 0;
         const char *m = gzerror(c->gz, &zerr);

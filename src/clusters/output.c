@@ -11,6 +11,8 @@
 
 #include "clusters/cluster.h"
 #include "report/findings_fmt.h"
+#include "report/findings_group.h"
+#include "util/term.h"
 #include "report/svg.h"
 
 #define TOP_N 10
@@ -58,7 +60,13 @@ static const char *num_or_dash(char *buf, size_t n, const gp_cl_agg *a, int busy
 }
 
 void gp_cl_write_text(const gp_cluster_report *r, FILE *f) {
-    fprintf(f, "goodput cluster report: %s (%s)\n", r->format, r->path);
+    gp_cl_write_text_w(r, f, GP_TEXT_WIDTH);
+}
+
+void gp_cl_write_text_w(const gp_cluster_report *r, FILE *f, int width) {
+    const int W = width;
+    char nm[256];
+    gp_wrap_printf(f, 4, W, "goodput cluster report: %s (%s)", r->format, r->path);
     for (int i = 0; i < r->n_tables; i++)
         fprintf(f, "  read %-28s %lld rows\n", r->tables[i].name, (long long)r->tables[i].rows);
     if (r->n_units > 0 || !r->has_ts)
@@ -68,29 +76,38 @@ void gp_cl_write_text(const gp_cluster_report *r, FILE *f) {
     if (r->n_skipped) fprintf(f, ", %lld without one", (long long)r->n_skipped);
     if (r->n_jobs) fprintf(f, ", %lld jobs", (long long)r->n_jobs);
     if (r->span_s > 0) fprintf(f, ", span %.1f h", r->span_s / 3600);
-    fprintf(f, "\n\nVERDICT: %s\n\n", r->verdict);
+    fprintf(f, "\n\n");
+    gp_style st = gp_style_for(f);
+    char head[48];
+    snprintf(head, sizeof head, "%sVERDICT:%s ", st.bold, st.off);
+    /* the escape codes take no columns: indent by what shows */
+    gp_wrap_print(f, head, 9, r->verdict, W > 0 ? W + (int)(strlen(head) - 9) : 0);
+    fputc('\n', f);
     const gp_cl_agg *t = &r->total;
     if (t->n > 0) {
         char used[32], busy[32];
-        fprintf(f, "GPU-hours: requested %.1f, allocated %.1f, used %s", h(t->requested_gpu_s),
-                h(t->allocated_gpu_s), num_or_dash(used, sizeof used, t, 0));
+        char how[96];
         if (t->measured_alloc_gpu_s > 0)
-            fprintf(f, " (measured on %.1f allocated: %s%% busy)\n", h(t->measured_alloc_gpu_s),
-                    num_or_dash(busy, sizeof busy, t, 1));
+            snprintf(how, sizeof how, "(measured on %.1f allocated: %s%% busy)",
+                     h(t->measured_alloc_gpu_s), num_or_dash(busy, sizeof busy, t, 1));
         else
-            fprintf(f, " (this trace does not measure GPU usage)\n");
+            snprintf(how, sizeof how, "(this trace does not measure GPU usage)");
+        gp_wrap_printf(f, 2, W, "GPU-hours: requested %.1f, allocated %.1f, used %s %s",
+                       h(t->requested_gpu_s), h(t->allocated_gpu_s),
+                       num_or_dash(used, sizeof used, t, 0), how);
         if (r->n_cpu_only)
-            fprintf(
-                f,
+            gp_wrap_printf(
+                f, 2, W,
                 "CPU-only %s (no GPU asked, kept out of GPU-hours and GPU queue wait): %lld ran, "
-                "%lld never ran; queue wait p50 %.0f s, p90 %.0f s\n",
+                "%lld never ran; queue wait p50 %.0f s, p90 %.0f s",
                 r->unit_name, (long long)r->n_cpu_only, (long long)r->n_cpu_only_pending,
                 gp_cl_wait_quantile(&r->wait_cpu_only, 0.5),
                 gp_cl_wait_quantile(&r->wait_cpu_only, 0.9));
         if (r->capacity_gpus > 0)
-            fprintf(f, "capacity: %.0f GPUs (%.1f GPU-hours over the span; %.1f%% allocated)\n",
-                    r->capacity_gpus, h(r->capacity_gpus * r->span_s),
-                    pct(t->allocated_gpu_s, r->capacity_gpus * r->span_s));
+            gp_wrap_printf(f, 2, W,
+                           "capacity: %.0f GPUs (%.1f GPU-hours over the span; %.1f%% allocated)",
+                           r->capacity_gpus, h(r->capacity_gpus * r->span_s),
+                           pct(t->allocated_gpu_s, r->capacity_gpus * r->span_s));
         for (int d = 0; d < GP_CL_DIM__COUNT; d++) {
             if (r->dim_names[d].n == 0) continue;
             size_t idx[TOP_N];
@@ -102,7 +119,8 @@ void gp_cl_write_text(const gp_cluster_report *r, FILE *f) {
             for (int k = 0; k < n; k++) {
                 const gp_cl_agg *a = &r->dim[d][idx[k]];
                 char used[32], busy[32];
-                fprintf(f, "  %-34.34s %10lld %12.1f %12.1f %12s %7s\n", r->dim_names[d].s[idx[k]],
+                fprintf(f, "  %-34s %10lld %12.1f %12.1f %12s %7s\n",
+                        gp_ellipsize(r->dim_names[d].s[idx[k]], W > 0 ? 34 : 0, nm, sizeof nm),
                         (long long)a->n, h(a->requested_gpu_s), h(a->allocated_gpu_s),
                         num_or_dash(used, sizeof used, a, 0), num_or_dash(busy, sizeof busy, a, 1));
             }
@@ -124,66 +142,67 @@ void gp_cl_write_text(const gp_cluster_report *r, FILE *f) {
         fprintf(f, "\nrequest exceeds measured use: %lld of %lld %s (%.1f%%)\n",
                 (long long)r->n_plan_exceeds, (long long)r->n_plan_measured, r->unit_name,
                 pct((double)r->n_plan_exceeds, (double)r->n_plan_measured));
+    if (r->has_ts) fputc('\n', f);
     if (r->has_ts)
-        fprintf(f,
-                "\ntime series: %lld samples (%lld NA), interval %.0f s: online %.1f GPU-h, busy "
-                "%.1f GPU-h (%.1f%%), "
-                "idle-but-allocated %.1f GPU-h, under 50%% %.1f GPU-h\n",
-                (long long)r->ts_samples, (long long)r->ts_na, r->ts_interval_s,
-                h(r->ts_online_gpu_s), h(r->ts_busy_gpu_s),
-                pct(r->ts_busy_gpu_s, r->ts_online_gpu_s), h(r->ts_idle_gpu_s), h(r->ts_low_gpu_s));
+        gp_wrap_printf(
+            f, 2, W,
+            "time series: %lld samples (%lld NA), interval %.0f s: online %.1f GPU-h, busy "
+            "%.1f GPU-h (%.1f%%), "
+            "idle-but-allocated %.1f GPU-h, under 50%% %.1f GPU-h",
+            (long long)r->ts_samples, (long long)r->ts_na, r->ts_interval_s, h(r->ts_online_gpu_s),
+            h(r->ts_busy_gpu_s), pct(r->ts_busy_gpu_s, r->ts_online_gpu_s), h(r->ts_idle_gpu_s),
+            h(r->ts_low_gpu_s));
     if (r->n_idle_units_with_mem)
-        fprintf(f,
-                "  %lld containers stayed idle the whole trace while holding %.1f GiB of GPU "
-                "memory on average\n",
-                (long long)r->n_idle_units_with_mem, r->mem_idle_bytes_mean / 1073741824.0);
+        gp_wrap_printf(
+            f, 4, W,
+            "  %lld containers stayed idle the whole trace while holding %.1f GiB of GPU "
+            "memory on average",
+            (long long)r->n_idle_units_with_mem, r->mem_idle_bytes_mean / 1073741824.0);
     if (r->wait_all.n > 0) {
-        fprintf(f, "\nqueue wait (s) by GPUs requested\n  %-8s %10s %10s %10s %10s %10s\n", "gpus",
+        fprintf(f, "\nqueue wait (s) by GPUs requested\n  %-12s %10s %10s %10s %10s %10s\n", "gpus",
                 "jobs", "mean", "p50", "p90", "max");
         for (int b = 0; b < GP_CL_COUNT_BUCKETS; b++) {
             const gp_cl_wait *w = &r->wait_count[b];
             if (!w->n) continue;
-            fprintf(f, "  %-8s %10lld %10.0f %10.0f %10.0f %10.0f\n", gp_cl_count_bucket_names[b],
+            fprintf(f, "  %-12s %10lld %10.0f %10.0f %10.0f %10.0f\n", gp_cl_count_bucket_names[b],
                     (long long)w->n, w->sum_s / (double)w->n, gp_cl_wait_quantile(w, 0.5),
                     gp_cl_wait_quantile(w, 0.9), w->max_s);
         }
         fprintf(f, "queue wait (s) by GPU type\n");
         for (size_t i = 0; i < r->wait_type_names.n; i++) {
             const gp_cl_wait *w = &r->wait_type[i];
-            fprintf(f, "  %-8.8s %10lld %10.0f %10.0f %10.0f %10.0f\n", r->wait_type_names.s[i],
+            fprintf(f, "  %-12s %10lld %10.0f %10.0f %10.0f %10.0f\n",
+                    gp_ellipsize(r->wait_type_names.s[i], W > 0 ? 12 : 0, nm, sizeof nm),
                     (long long)w->n, w->sum_s / (double)w->n, gp_cl_wait_quantile(w, 0.5),
                     gp_cl_wait_quantile(w, 0.9), w->max_s);
         }
     }
-    fprintf(f,
-            "\nineffective occupancy: %lld %s held GPUs and never ran (%.1f GPU-h); %lld waited "
-            "and never ran "
-            "(%.1f GPUs asked); %lld failed (%.1f GPU-h)\n",
-            (long long)r->n_held_never_ran, r->unit_name, h(r->held_never_ran_gpu_s),
-            (long long)r->n_waited_never_ran, r->waited_never_ran_gpus, (long long)r->n_failed,
-            h(r->failed_gpu_s));
+    fputc('\n', f);
+    gp_wrap_printf(
+        f, 2, W,
+        "ineffective occupancy: %lld %s held GPUs and never ran (%.1f GPU-h); %lld waited "
+        "and never ran "
+        "(%.1f GPUs asked); %lld failed (%.1f GPU-h)",
+        (long long)r->n_held_never_ran, r->unit_name, h(r->held_never_ran_gpu_s),
+        (long long)r->n_waited_never_ran, r->waited_never_ran_gpus, (long long)r->n_failed,
+        h(r->failed_gpu_s));
     if (r->has_sharing)
-        fprintf(f,
-                "GPU sharing: %lld of %lld GPU pods share a GPU; shared %.1f GPU-h, whole %.1f "
-                "GPU-h; stranded in "
-                "partly used GPUs >= %.1f GPU-h; peak allocated %.1f GPUs, peak GPUs needed %.0f "
-                "of %.0f\n",
-                (long long)r->n_shared_units, (long long)r->n_gpu_units, h(r->shared_gpu_s),
-                h(r->whole_gpu_s), h(r->stranded_gpu_s), r->peak_alloc_gpus, r->peak_gpus_needed,
-                r->capacity_gpus);
+        gp_wrap_printf(
+            f, 2, W,
+            "GPU sharing: %lld of %lld GPU pods share a GPU; shared %.1f GPU-h, whole %.1f "
+            "GPU-h; stranded in "
+            "partly used GPUs >= %.1f GPU-h; peak allocated %.1f GPUs, peak GPUs needed %.0f "
+            "of %.0f",
+            (long long)r->n_shared_units, (long long)r->n_gpu_units, h(r->shared_gpu_s),
+            h(r->whole_gpu_s), h(r->stranded_gpu_s), r->peak_alloc_gpus, r->peak_gpus_needed,
+            r->capacity_gpus);
     if (r->sched_gap_gpu_s > 0)
         fprintf(f, "spare GPU-hours while jobs waited: %.1f\n", h(r->sched_gap_gpu_s));
-    fprintf(f, "\nfindings (%d)\n", r->n_findings);
-    for (int i = 0; i < r->n_findings; i++) {
-        const gp_finding *x = &r->findings[i];
-        fprintf(f, "  [%s] %s wasted %.1f GPU-h\n    %s\n", gp_finding_class_name(x->cls),
-                gp_scope_name(x->scope), h(x->wasted_gpu_s), x->summary);
-        for (int e = 0; e < x->n_evidence; e++)
-            fprintf(f, "    evidence: %s = %.4g %s %.4g (%s)\n", x->evidence[e].metric,
-                    x->evidence[e].value, x->evidence[e].op, x->evidence[e].threshold,
-                    x->evidence[e].source);
-        fprintf(f, "    do: %s\n", x->recommendation);
-    }
+    fprintf(f, "\nfindings (%d, grouped by class and fix, ranked by GPU-hours wasted)\n",
+            r->n_findings);
+    gp_group_text_opts go = {
+        .unit_s = 3600, .unit = "GPU-h", .evidence = 1, .fix = "do", .width = W};
+    gp_findings_print_grouped(f, r->findings, (size_t)r->n_findings, &go);
 }
 
 static json_t *agg_json(const gp_cl_agg *a) {

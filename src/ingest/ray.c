@@ -5,6 +5,7 @@
  * values are read from the "..., X total" tail. Header lines of our own test excerpts ('#')
  * and blank lines are skipped. */
 #include "ingest/ray.h"
+#include "util/term.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -241,15 +242,19 @@ static void num(char *b, size_t cap, const char *fmt, double v) {
         snprintf(b, cap, fmt, v);
 }
 
-void gp_ray_report_text(const gp_ray_stats *s, FILE *out) {
-    fprintf(out, "Ray Data operators (%s; the slowest rows/s owns the run):\n",
-            s->from_metrics ? "ray_data_* metrics, rows/s at the tasks running"
-                            : "Dataset.stats()");
-    fprintf(out, "  %-3s %-40s %6s %9s %10s %10s %8s %6s %10s\n", "#", "OPERATOR", "TASKS",
-            "WALL_S", "ROWS", "ROWS/S", "MB/S", "CONC", "CPU/WALL");
+void gp_ray_report_text(const gp_ray_stats *s, FILE *out, int width) {
+    /* 100 columns: a 28-column operator name (shortened in the middle) and the bottleneck
+     * marked '*' after its number; --wide: whole names and "<- bottleneck" */
+    int nw = width > 0 ? 28 : 40;
+    fprintf(out, "Ray Data operators (%s; the slowest rows/s owns the run%s):\n",
+            s->from_metrics ? "ray_data_* metrics, rows/s at the tasks running" : "Dataset.stats()",
+            width > 0 ? "; * bottleneck" : "");
+    fprintf(out, "  %-3s %-*s %6s %9s %10s %10s %8s %6s %*s\n", "#", nw, "OPERATOR", "TASKS",
+            "WALL_S", "ROWS", "ROWS/S", "MB/S", "CONC", width > 0 ? 8 : 10, "CPU/WALL");
     for (int i = 0; i < s->nops; i++) {
         const gp_ray_op *o = &s->ops[i];
-        char wall[16], rows[24], rps[24], mbs[16], conc[16], eff[16], tasks[16];
+        char wall[16], rows[24], rps[24], mbs[16], conc[16], eff[16], tasks[16], idx[16],
+            nm[sizeof o->name];
         num(tasks, sizeof tasks, "%.0f", (double)o->tasks);
         num(wall, sizeof wall, "%.2f", o->exec_s);
         num(rows, sizeof rows, "%.0f", o->rows);
@@ -257,21 +262,28 @@ void gp_ray_report_text(const gp_ray_stats *s, FILE *out) {
         num(mbs, sizeof mbs, "%.1f", o->bytes_per_s < 0 ? -1 : o->bytes_per_s / 1e6);
         num(conc, sizeof conc, "%.1f", o->concurrency);
         num(eff, sizeof eff, "%.2f", o->cpu_efficiency);
-        fprintf(out, "  %-3d %-40.40s %6s %9s %10s %10s %8s %6s %10s%s\n", o->index, o->name, tasks,
-                wall, rows, rps, mbs, conc, eff, i == s->bottleneck ? "  <- bottleneck" : "");
+        snprintf(idx, sizeof idx, "%d%s", o->index, width > 0 && i == s->bottleneck ? "*" : "");
+        fprintf(out, "  %-3s %-*s %6s %9s %10s %10s %8s %6s %*s%s\n", idx, nw,
+                gp_ellipsize(o->name, width > 0 ? nw : 0, nm, sizeof nm), tasks, wall, rows, rps,
+                mbs, conc, width > 0 ? 8 : 10, eff,
+                width <= 0 && i == s->bottleneck ? "  <- bottleneck" : "");
     }
     if (s->bottleneck >= 0) {
         const gp_ray_op *b = &s->ops[s->bottleneck];
-        fprintf(out, "\nBottleneck: %s at %.1f rows/s", b->name, b->rows_per_s);
+        char share[64] = "";
         if (s->bottleneck_share >= 0)
-            fprintf(out, " (%.0f%% of the next slowest operator)", s->bottleneck_share * 100);
-        fprintf(out, ".\n");
+            snprintf(share, sizeof share, " (%.0f%% of the next slowest operator)",
+                     s->bottleneck_share * 100);
+        fputc('\n', out);
+        gp_wrap_printf(out, 2, width, "Bottleneck: %s at %.1f rows/s%s.", b->name, b->rows_per_s,
+                       share);
         if (s->suggested_concurrency > 0)
-            fprintf(out,
-                    "Pool sizing: it ran %.1f tasks at once %s; about %d would match the "
-                    "next slowest operator if it scales linearly (concurrency= / num_gpus).\n",
-                    b->concurrency, s->from_metrics ? "at the scrape" : "on average",
-                    s->suggested_concurrency);
+            gp_wrap_printf(out, 2, width,
+                           "Pool sizing: it ran %.1f tasks at once %s; about %d would "
+                           "match the next slowest operator if it scales linearly (concurrency= "
+                           "/ num_gpus).",
+                           b->concurrency, s->from_metrics ? "at the scrape" : "on average",
+                           s->suggested_concurrency);
     }
     if (s->from_metrics) {
         fprintf(out, "\n  %-40s %8s %12s %14s %6s %6s\n", "OPERATOR", "RUNNING", "QUEUED_BLKS",
@@ -288,10 +300,12 @@ void gp_ray_report_text(const gp_ray_stats *s, FILE *out) {
         }
     }
     if (s->consumer_blocked >= 0)
-        fprintf(out, "Consumer: blocked waiting for batches %.1f s of %.1f s (%.0f%%).\n",
-                s->iter_blocked_s, s->iter_total_s, s->consumer_blocked * 100);
+        gp_wrap_printf(out, 2, width,
+                       "Consumer: blocked waiting for batches %.1f s of %.1f s (%.0f%%).",
+                       s->iter_blocked_s, s->iter_total_s, s->consumer_blocked * 100);
     if (s->nunknown)
-        fprintf(out, "Not read: %d line(s), first: \"%s\"\n", s->nunknown, s->unknown[0]);
+        gp_wrap_printf(out, 2, width, "Not read: %d line(s), first: \"%s\"", s->nunknown,
+                       s->unknown[0]);
 }
 
 static json_t *jnull_or(double v) {

@@ -66,7 +66,7 @@ typedef struct gp_ray_stats {
 /* Parses stats() text. Returns 0, or -1 with err ("line N: ...") when no operator is found. */
 int gp_ray_stats_parse(const char *text, size_t len, gp_ray_stats *out, char *err, size_t errlen);
 void gp_ray_analyze(gp_ray_stats *s);
-void gp_ray_report_text(const gp_ray_stats *s, FILE *out);
+void gp_ray_report_text(const gp_ray_stats *s, FILE *out, int width); /* 0: no limit */
 json_t *gp_ray_report_json(const gp_ray_stats *s);
 
 #endif

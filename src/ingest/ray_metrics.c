@@ -331,10 +331,10 @@ static void fmt(char *b, size_t cap, const char *f, double v) {
         snprintf(b, cap, f, v);
 }
 
-void gp_ray_metrics_report_text(const gp_ray_metrics *m, int verbose, FILE *out) {
+void gp_ray_metrics_report_text(const gp_ray_metrics *m, int verbose, FILE *out, int width) {
     for (int d = 0; d < m->ndatasets; d++) {
         fprintf(out, "%sDataset %s\n", d ? "\n" : "", m->dataset[d]);
-        gp_ray_report_text(&m->ds[d], out);
+        gp_ray_report_text(&m->ds[d], out, width);
     }
     if (m->nruns) {
         fprintf(out, "%sRay Train runs (ray_train_* metrics; Ray Train exports no step count):\n",

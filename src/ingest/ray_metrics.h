@@ -77,7 +77,7 @@ int gp_ray_metrics_parse(const char *text, size_t len, gp_ray_metrics *out, char
                          size_t errlen);
 /* Runs gp_ray_analyze on every dataset. */
 void gp_ray_metrics_analyze(gp_ray_metrics *m);
-void gp_ray_metrics_report_text(const gp_ray_metrics *m, int verbose, FILE *out);
+void gp_ray_metrics_report_text(const gp_ray_metrics *m, int verbose, FILE *out, int width);
 json_t *gp_ray_metrics_report_json(const gp_ray_metrics *m);
 
 #endif

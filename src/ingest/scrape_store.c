@@ -9,6 +9,7 @@
  * (engine, model) label pair) with SLO goodput, queue time, preemptions and prefix-cache
  * hits, so a data-parallel engine that lags is visible instead of averaged away. */
 #include "ingest/scrape_store.h"
+#include "util/term.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -305,11 +306,12 @@ static size_t load_engines(sqlite3 *db, const char *job, engine_row **out) {
     return n;
 }
 
+/* "12ms", or "-" when unknown (never "-ms") */
 static void fmt_ms(char *b, size_t cap, double s) {
-    if (s < 0)
+    if (s < 0 || !isfinite(s))
         snprintf(b, cap, "-");
     else
-        snprintf(b, cap, "%.0f", s * 1e3);
+        snprintf(b, cap, "%.0fms", s * 1e3);
 }
 
 static void fmt_num(char *b, size_t cap, const char *fmt, double v) {
@@ -327,9 +329,10 @@ static void engines_text(sqlite3 *db, const char *job, FILE *out) {
         free(e);
         return;
     }
-    fprintf(out, "    %-22s %7s %7s %8s %9s %9s %9s %9s %8s %7s %5s\n", "ENGINE (MODEL)", "REQ/S",
-            "SLO_OK/S", "TTFT_AVG", "TTFT_P99", "ITL_AVG", "QUEUE_AVG", "QUEUE_P99", "PREEMPT/S",
-            "PREFIX%", "KV%");
+    /* 97 columns: short heads for the times (means unless _P99), names shortened in the
+     * middle */
+    fprintf(out, "    %-14s %6s %8s %7s %7s %7s %7s %7s %9s %7s %4s\n", "ENGINE (MODEL)", "REQ/S",
+            "SLO_OK/S", "TTFT", "TTFT99", "ITL", "QUEUE", "QUEUE99", "PREEMPT/S", "PREFIX%", "KV%");
     for (size_t i = 0; i < n; i++) {
         engine_row *r = &e[i];
         char name[160], req[16], good[16], t1[16], t2[16], i1[16], q1[16], q2[16], pre[16], hit[16],
@@ -346,8 +349,9 @@ static void engines_text(sqlite3 *db, const char *job, FILE *out) {
         fmt_num(pre, sizeof pre, "%.3f", r->preempt_per_s);
         fmt_num(hit, sizeof hit, "%.0f", r->prefix_hit < 0 ? -1 : r->prefix_hit * 100);
         fmt_num(kv, sizeof kv, "%.0f", r->kv_last < 0 ? -1 : r->kv_last * 100);
-        fprintf(out, "    %-22.22s %7s %8s %6sms %7sms %7sms %7sms %7sms %9s %7s %5s\n", name, req,
-                good, t1, t2, i1, q1, q2, pre, hit, kv);
+        char nm[64];
+        fprintf(out, "    %-14s %6s %8s %7s %7s %7s %7s %7s %9s %7s %4s\n",
+                gp_ellipsize(name, 14, nm, sizeof nm), req, good, t1, t2, i1, q1, q2, pre, hit, kv);
     }
     free(e);
 }
@@ -359,7 +363,7 @@ void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
     fprintf(
         out,
         "\nInference servers (scraped /metrics; p50 = median of windows, p99 = worst window):\n");
-    fprintf(out, "  %-18s %-6s %7s %7s %9s %6s %9s %9s %9s %9s %5s\n", "JOB", "SERVER", "WINDOWS",
+    fprintf(out, "  %-16s %-6s %7s %7s %9s %5s %8s %8s %8s %8s %4s\n", "JOB", "SERVER", "WINDOWS",
             "REQ/S", "GEN_TOK/S", "ERR%", "TTFT_P50", "TTFT_P99", "ITL_P50", "ITL_P99", "KV%");
     for (size_t i = 0; i < n; i++) {
         service_row *r = &rows[i];
@@ -372,8 +376,10 @@ void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
         snprintf(tok, sizeof tok, r->gen_tok_s < 0 ? "-" : "%.1f", r->gen_tok_s);
         snprintf(er, sizeof er, r->err_ratio < 0 ? "-" : "%.2f", r->err_ratio * 100);
         snprintf(kv, sizeof kv, r->kv_last < 0 ? "-" : "%.0f", r->kv_last * 100);
-        fprintf(out, "  %-18.18s %-6s %7d %7s %9s %6s %7sms %7sms %7sms %7sms %5s\n", r->job,
-                r->flavor, r->windows, req, tok, er, a, b, c, d, kv);
+        char jb[64];
+        fprintf(out, "  %-16s %-6s %7d %7s %9s %5s %8s %8s %8s %8s %4s\n",
+                gp_ellipsize(r->job, 16, jb, sizeof jb), r->flavor, r->windows, req, tok, er, a, b,
+                c, d, kv);
         engines_text(gp_store_db(s), r->job, out);
     }
     free(rows);

@@ -111,7 +111,8 @@ int gp_wf_analyze(const gp_span *spans, size_t n, gp_wf_engine *engines, size_t 
 void gp_wf_report_free(gp_wf_report *r);
 
 /* Outputs (workflows_fmt.c). */
-void gp_wf_print(FILE *out, const gp_wf_report *r, const gp_wf_engine *e, size_t n_e);
+void gp_wf_print(FILE *out, const gp_wf_report *r, const gp_wf_engine *e, size_t n_e,
+                 int width); /* width 0: no limit (--wide) */
 json_t *gp_wf_json(const gp_wf_report *r, const gp_wf_engine *e, size_t n_e);
 /* A self-contained HTML page: the table, findings and a waterfall of a typical and a
  * slow workflow of each kind. 0 or -1 (errno). */

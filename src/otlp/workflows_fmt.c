@@ -1,10 +1,12 @@
 /* workflows_fmt.c: the workflow report as text, JSON and a self-contained HTML page with
  * waterfalls (see workflows.h). Unknown figures are "-" in text and null in JSON. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "report/findings_fmt.h"
 #include "otlp/workflows.h"
+#include "util/term.h"
 
 static const char *const wait_names[4] = {"waiting_on_tools", "waiting_on_retrieval",
                                           "waiting_on_client", "no_work"};
@@ -16,9 +18,24 @@ static void num(char *b, size_t cap, double v, const char *fmt) {
         snprintf(b, cap, fmt, v);
 }
 
-void gp_wf_print(FILE *out, const gp_wf_report *r, const gp_wf_engine *e, size_t n_e) {
-    fprintf(out, "Workflows: %zu traces, %zu spans%s\n\n", r->n_wf, r->n_spans,
-            r->gpu_known ? "" : " (no engine joined: GPU figures unknown)");
+/* Appends printf output to buf (at *len, capped at cap). */
+static void cat(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void cat(char *buf, size_t cap, size_t *len, const char *fmt, ...) {
+    if (*len >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (k > 0) *len += (size_t)k < cap - *len ? (size_t)k : cap - *len - 1;
+}
+
+void gp_wf_print(FILE *out, const gp_wf_report *r, const gp_wf_engine *e, size_t n_e, int width) {
+    const int W = width;
+    gp_wrap_printf(out, 2, W, "Workflows: %zu traces, %zu spans%s", r->n_wf, r->n_spans,
+                   r->gpu_known ? "" : " (no engine joined: GPU figures unknown)");
+    fputc('\n', out);
+    char line[4096];
     for (size_t i = 0; i < r->n_kinds; i++) {
         const gp_wf_kind *k = &r->kinds[i];
         double tot = 0;
@@ -29,33 +46,38 @@ void gp_wf_print(FILE *out, const gp_wf_report *r, const gp_wf_engine *e, size_t
         num(gpw, sizeof gpw, k->gpu_s_per_ok, "%.3f");
         num(usd, sizeof usd, k->usd_per_ok, "%.5f");
         num(j, sizeof j, k->j_per_ok, "%.1f");
-        fprintf(out, "%s: %lld workflows, %.1f%% ok, e2e p50 %.3f s p95 %.3f s\n", k->name,
-                (long long)k->count, 100.0 * (double)k->ok / (double)k->count, k->e2e_p50_s,
-                k->e2e_p95_s);
-        fprintf(out, "  time by step:");
-        for (int s = 0; s < GP_STEP__COUNT; s++)
-            fprintf(out, " %s %.1f%%", gp_step_kind_name(s),
-                    tot > 0 ? 100 * k->time_s[s] / tot : 0);
-        fprintf(out, "\n  GPU-s %s, per successful workflow: GPU-s %s, $ %s, J %s, tokens %lld\n",
-                g, gpw, usd, j, (long long)k->tokens);
-        fprintf(out, "  critical path (typical): %s\n", k->critical_path);
-        fprintf(out, "  steps:");
+        gp_wrap_printf(out, 2, W, "%s: %lld workflows, %.1f%% ok, e2e p50 %.3f s p95 %.3f s",
+                       k->name, (long long)k->count, 100.0 * (double)k->ok / (double)k->count,
+                       k->e2e_p50_s, k->e2e_p95_s);
+        size_t len = 0;
+        for (int s = 0; s < GP_STEP__COUNT; s++) {
+            char v[32];
+            num(v, sizeof v, tot > 0 ? 100 * k->time_s[s] / tot : -1, "%.1f%%");
+            cat(line, sizeof line, &len, "%s%s %s", s ? ", " : "", gp_step_kind_name(s), v);
+        }
+        gp_wrap_print(out, "  time by step: ", 4, line, W);
+        gp_wrap_printf(out, 4, W,
+                       "  GPU-s %s, per successful workflow: GPU-s %s, $ %s, J %s, tokens %lld", g,
+                       gpw, usd, j, (long long)k->tokens);
+        gp_wrap_print(out, "  critical path (typical): ", 4, k->critical_path, W);
+        len = 0;
         for (size_t s = 0; s < k->n_steps; s++)
-            fprintf(out, "%s %s [%s] x%lld mean %.3f s", s ? "," : "", k->steps[s].name,
-                    gp_step_kind_name(k->steps[s].kind), (long long)k->steps[s].count,
-                    k->steps[s].total_s / (double)k->steps[s].count);
-        fprintf(out, "\n\n");
+            cat(line, sizeof line, &len, "%s%s [%s] x%lld mean %.3f s", s ? ", " : "",
+                k->steps[s].name, gp_step_kind_name(k->steps[s].kind), (long long)k->steps[s].count,
+                k->steps[s].total_s / (double)k->steps[s].count);
+        gp_wrap_print(out, "  steps: ", 4, len ? line : "-", W);
+        fputc('\n', out);
     }
     for (size_t i = 0; i < n_e; i++) {
         if (!e[i].calls) continue;
-        fprintf(out,
-                "engine %s: %lld calls, busy %.1f GPU-s, idle GPU-s: tools %.1f, retrieval %.1f, "
-                "client %.1f, no work %.1f\n",
-                e[i].job_id, (long long)e[i].calls, e[i].busy_gpu_s, e[i].idle_gpu_s[0],
-                e[i].idle_gpu_s[1], e[i].idle_gpu_s[2], e[i].idle_gpu_s[3]);
+        gp_wrap_printf(out, 2, W,
+                       "engine %s: %lld calls, busy %.1f GPU-s, idle GPU-s: tools %.1f, retrieval "
+                       "%.1f, client %.1f, no work %.1f",
+                       e[i].job_id, (long long)e[i].calls, e[i].busy_gpu_s, e[i].idle_gpu_s[0],
+                       e[i].idle_gpu_s[1], e[i].idle_gpu_s[2], e[i].idle_gpu_s[3]);
     }
     fprintf(out, "\nFindings:\n");
-    gp_findings_print(out, r->findings, r->n_findings, 0);
+    gp_findings_print_w(out, r->findings, r->n_findings, 0, W);
 }
 
 static json_t *jnum(double v) {

@@ -12,6 +12,8 @@
 #include "engine/accounting/cost.h"
 #include "engine/diagnosis/windows.h"
 #include "store/store.h"
+#include "report/findings_group.h"
+#include "util/term.h"
 #include "util/wrap.h"
 
 static void fmt_num(char *buf, size_t cap, double v) {
@@ -58,10 +60,41 @@ static void fmt_buckets(char *buf, size_t cap, const gp_finding *x) {
 }
 
 void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
+    gp_findings_print_w(out, f, n, top, GP_TEXT_WIDTH);
+}
+
+/* When a class repeats (the same idle_allocated on several jobs), one line per class with
+ * its total badput and where, ranked by it, before the findings themselves. */
+static void print_classes(FILE *out, const gp_finding *f, size_t n, int width) {
+    gp_finding_group *g;
+    size_t ng = gp_findings_group(f, n, &g), rep = 0;
+    for (size_t k = 0; k < ng; k++)
+        rep += g[k].n > 1;
+    if (rep) {
+        fprintf(out, "By class (repeated findings together, ranked by badput):\n");
+        for (size_t k = 0; k < ng; k++) {
+            const gp_finding *x = &f[g[k].idx[0]];
+            char scopes[1024], bad[48];
+            gp_finding_group_scopes(f, &g[k], scopes, sizeof scopes);
+            if (g[k].wasted_gpu_s >= 0)
+                snprintf(bad, sizeof bad, "%.2f GPU-h", g[k].wasted_gpu_s / 3600);
+            else
+                snprintf(bad, sizeof bad, "badput unknown");
+            gp_wrap_printf(out, 6, width, "  %s on %zu %s%s, %s: %s", gp_finding_class_name(x->cls),
+                           g[k].n, gp_scope_name(x->scope), g[k].n == 1 ? "" : "s", bad, scopes);
+        }
+        fputc('\n', out);
+    }
+    gp_finding_groups_free(g, ng);
+}
+
+void gp_findings_print_w(FILE *out, const gp_finding *f, size_t n, size_t top, int width) {
     if (n == 0) {
         fprintf(out, "No findings.\n");
         return;
     }
+    print_classes(out, f, n, width);
+    gp_style st = gp_style_for(out); /* the class in colour on a terminal only (NO_COLOR) */
     size_t m = top && top < n ? top : n;
     for (size_t i = 0; i < m; i++) {
         const gp_finding *x = &f[i];
@@ -72,22 +105,22 @@ void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top) {
         fmt_gpu_h(head, sizeof head, x->headroom_gpu_s, x->headroom_cost);
         fmt_buckets(from, sizeof from, x);
         /* Two lines so that long job ids and costs stay inside 100 columns. */
-        fprintf(out, "%zu. %s%s  [%s %s]  confidence %.2f\n   badput %s, headroom %s\n", i + 1,
-                gp_finding_class_name(x->cls), x->minor ? " (minor)" : "", gp_scope_name(x->scope),
-                x->scope_id, x->confidence, bad, head);
-        gp_wrap_print(out, "   ", 3, x->summary, GP_TEXT_WIDTH);
+        fprintf(out, "%zu. %s%s%s%s  [%s %s]  confidence %.2f\n   badput %s, headroom %s\n", i + 1,
+                st.warn, gp_finding_class_name(x->cls), st.off, x->minor ? " (minor)" : "",
+                gp_scope_name(x->scope), x->scope_id, x->confidence, bad, head);
+        gp_wrap_print(out, "   ", 3, x->summary, width);
         fprintf(out, "   when: %s .. %s\n", t0, t1);
-        if (from[0]) gp_wrap_print(out, "   badput by bucket (GPU-h): ", 5, from, GP_TEXT_WIDTH);
+        if (from[0]) gp_wrap_print(out, "   badput by bucket (GPU-h): ", 5, from, width);
         if (x->counterfactual[0])
-            gp_wrap_print(out, "   counterfactual: ", 5, x->counterfactual, GP_TEXT_WIDTH);
+            gp_wrap_print(out, "   counterfactual: ", 5, x->counterfactual, width);
         for (int k = 0; k < x->n_evidence; k++) {
             char v[32], th[32];
             fmt_num(v, sizeof v, x->evidence[k].value);
             fmt_num(th, sizeof th, x->evidence[k].threshold);
-            fprintf(out, "   evidence: %s = %s (threshold %s %s; %s)\n", x->evidence[k].metric, v,
-                    x->evidence[k].op, th, x->evidence[k].source);
+            gp_wrap_printf(out, 5, width, "   evidence: %s = %s (threshold %s %s; %s)",
+                           x->evidence[k].metric, v, x->evidence[k].op, th, x->evidence[k].source);
         }
-        gp_wrap_print(out, "   fix: ", 8, x->recommendation, GP_TEXT_WIDTH);
+        gp_wrap_print(out, "   fix: ", 8, x->recommendation, width);
     }
     if (m < n) fprintf(out, "(%zu more; --all to list every finding)\n", n - m);
 }
@@ -148,7 +181,7 @@ static int diagnose_for_report(gp_store *s, const char *job_id, gp_finding **f, 
                   : gp_diagnose_all(s, &o, f, n, err, errlen);
 }
 
-void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out) {
+void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out, int width) {
     gp_finding *f = NULL;
     size_t n = 0;
     char err[256];
@@ -158,7 +191,7 @@ void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out) {
         fprintf(out, "  (no diagnosis: %s)\n", err);
         return;
     }
-    gp_findings_print(out, f, n, 10);
+    gp_findings_print_w(out, f, n, 10, width);
     free(f);
 }
 

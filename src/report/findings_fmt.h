@@ -12,8 +12,10 @@
 
 struct gp_store;
 
-/* Prints at most top findings (0 = all) in the order given (rank first). */
+/* Prints at most top findings (0 = all) in the order given (rank first), in 100 columns. */
 void gp_findings_print(FILE *out, const gp_finding *f, size_t n, size_t top);
+/* The same in width columns (0: no limit, --wide). */
+void gp_findings_print_w(FILE *out, const gp_finding *f, size_t n, size_t top, int width);
 /* One JSON object per finding; the caller owns the returned array. */
 json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top);
 
@@ -26,7 +28,7 @@ json_t *gp_job_metrics_json(struct gp_store *s, const char *job_id, const gp_slo
 
 /* The report's findings section: diagnoses the job (or every job) without writing to
  * the store (the report opens it read-only) and prints the top findings per job. */
-void gp_findings_report_text(struct gp_store *s, const char *job_id, FILE *out);
+void gp_findings_report_text(struct gp_store *s, const char *job_id, FILE *out, int width);
 /* Adds "findings": [...] to the report's JSON root. */
 void gp_findings_report_json(struct gp_store *s, const char *job_id, json_t *root);
 /* After the demo: diagnoses every job in the store at db, stores the findings, and

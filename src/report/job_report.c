@@ -2,6 +2,8 @@
  * Unknown values print as "-" in text and null in JSON; never as 0. */
 #include "report/job_report.h"
 
+#include "util/term.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,8 +63,15 @@ static const char *bucket_header(gp_bucket b) {
 
 /* Fits 100 columns: GPU-hours in GPU_H columns, durations humanised, shares in whole
  * percent except goodput. */
-void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
-    fprintf(f, "%-15s %-13s %4s %11s %5s %5s %10s %4s %4s %6s %5s %7s\n", "JOB", "KIND", "GPUS",
+void gp_report_text(FILE *f, const gp_job_summary *js, size_t n, int width) {
+    /* job ids: 15 columns (17 in the badput table), shortened in the middle; --wide: the
+     * longest id */
+    int idw = 15;
+    for (size_t i = 0; width <= 0 && i < n; i++)
+        if ((int)strlen(js[i].job.id) > idw) idw = (int)strlen(js[i].job.id);
+    int idw2 = idw + 2;
+    char idb[256];
+    fprintf(f, "%-*s %-13s %4s %11s %5s %5s %10s %4s %4s %6s %5s %7s\n", idw, "JOB", "KIND", "GPUS",
             "ALLOC_GPU_H", "QUEUE", "READY", "BUSY_GPU_H", "UTIL", "SM", "TENSOR", "KWH",
             "GOODPUT");
     for (size_t i = 0; i < n; i++) {
@@ -79,11 +88,11 @@ void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
                 : s->energy_kwh < 1000 ? "%.1f"
                                        : "%.0f");
         fmt_pct(gp, sizeof gp, s->gp.goodput);
-        fprintf(f, "%-15.15s %-13s %4d %11.2f %5s %5s %10s %4s %4s %6s %5s %7s\n", s->job.id,
-                gp_job_kind_name(s->gp.kind), s->n_gpus, s->allocated_gpu_h, q, r, busy, util, sm,
-                ten, en, gp);
+        fprintf(f, "%-*s %-13s %4d %11.2f %5s %5s %10s %4s %4s %6s %5s %7s\n", idw,
+                gp_ellipsize(s->job.id, idw, idb, sizeof idb), gp_job_kind_name(s->gp.kind),
+                s->n_gpus, s->allocated_gpu_h, q, r, busy, util, sm, ten, en, gp);
     }
-    fprintf(f, "\nBadput (share of allocated GPU-time; goodput is the rest):\n%-17s", "JOB");
+    fprintf(f, "\nBadput (share of allocated GPU-time; goodput is the rest):\n%-*s", idw2, "JOB");
     for (int b = 1; b < GP_B__COUNT; b++) {
         const char *h = bucket_header((gp_bucket)b);
         char up[16];
@@ -98,7 +107,7 @@ void gp_report_text(FILE *f, const gp_job_summary *js, size_t n) {
     fprintf(f, "\n");
     for (size_t i = 0; i < n; i++) {
         const gp_job_summary *s = &js[i];
-        fprintf(f, "%-17.17s", s->job.id);
+        fprintf(f, "%-*s", idw2, gp_ellipsize(s->job.id, idw2, idb, sizeof idb));
         for (int b = 1; b < GP_B__COUNT; b++) {
             char p[16];
             fmt_pct0(p, sizeof p,
@@ -226,7 +235,8 @@ static size_t owners(const gp_job_summary *js, size_t n, owner_row *rows) {
     return nr;
 }
 
-void gp_report_owners_text(FILE *f, const gp_job_summary *js, size_t n) {
+void gp_report_owners_text(FILE *f, const gp_job_summary *js, size_t n, int width) {
+    (void)width; /* the owner table is 60 columns */
     owner_row *rows = calloc(n ? n : 1, sizeof *rows);
     if (!rows) return;
     size_t nr = owners(js, n, rows);

@@ -11,6 +11,7 @@
 #include "engine/accounting/cost.h"
 #include "engine/pipeline/pipeline.h"
 #include "store/store.h"
+#include "util/term.h"
 
 static const char *res_name(int r) {
     return r == GP_STAGE_GPU ? "gpu" : r == GP_STAGE_CPU ? "cpu" : "cpu?";
@@ -30,71 +31,107 @@ static void pools_text(const gp_pipeline *p, const int *w, char *buf, size_t cap
     }
 }
 
-void gp_pipeline_print_text(const gp_pipeline *p, const gp_pipe_sizing *sz, const gp_pipe_whatif *w,
-                            FILE *out) {
-    fprintf(out, "pipeline  job %s  %d stages  window %.1f s  %zu items done\n", p->job_id,
-            p->n_stages, p->span_s, p->items_done);
-    fprintf(out, "  %-14s %-4s %7s %7s %8s %9s %9s %9s %6s %8s %8s %10s %10s\n", "stage", "res",
-            "workers", "items", "items/s", "svc mean", "svc p50", "svc p99", "util", "starved",
-            "blocked", "queue avg", "capacity/s");
+/* The stage table. In 100 columns it is two tables (flow, then service times and queues)
+ * with names shortened in the middle; with --wide (width 0) one table. */
+static void stage_tables(const gp_pipeline *p, FILE *out, int width) {
+    char nm[128];
+    if (width <= 0) {
+        fprintf(out, "  %-14s %-4s %7s %7s %8s %9s %9s %9s %6s %8s %8s %10s %10s\n", "stage", "res",
+                "workers", "items", "items/s", "svc mean", "svc p50", "svc p99", "util", "starved",
+                "blocked", "queue avg", "capacity/s");
+        for (int k = 0; k < p->n_stages; k++) {
+            const gp_pipe_stage *s = &p->stage[k];
+            fprintf(out,
+                    "  %-14s %-4s %7d %7zu %8.2f %7.1fms %7.1fms %7.1fms %5.0f%% %7.1fs %7.1fs "
+                    "%6.1f/%-3.0f %10.2f%s\n",
+                    s->name, res_name(s->resource), s->workers, s->n_items, s->throughput_per_s,
+                    s->svc_mean_s * 1e3, s->svc_p50_s * 1e3, s->svc_p99_s * 1e3,
+                    100 * s->utilization, s->starved_s, s->blocked_s, s->queue_mean, s->queue_max,
+                    s->e2e_capacity_per_s, k == p->bottleneck ? "  <- bottleneck" : "");
+        }
+        return;
+    }
+    fprintf(out, "  %-14s %-4s %7s %7s %8s %6s %8s %8s %10s\n", "stage", "res", "workers", "items",
+            "items/s", "util", "starved", "blocked", "capacity/s");
     for (int k = 0; k < p->n_stages; k++) {
         const gp_pipe_stage *s = &p->stage[k];
-        fprintf(out,
-                "  %-14.14s %-4s %7d %7zu %8.2f %7.1fms %7.1fms %7.1fms %5.0f%% %7.1fs %7.1fs "
-                "%6.1f/%-3.0f %10.2f%s\n",
-                s->name, res_name(s->resource), s->workers, s->n_items, s->throughput_per_s,
-                s->svc_mean_s * 1e3, s->svc_p50_s * 1e3, s->svc_p99_s * 1e3, 100 * s->utilization,
-                s->starved_s, s->blocked_s, s->queue_mean, s->queue_max, s->e2e_capacity_per_s,
-                k == p->bottleneck ? "  <- bottleneck" : "");
+        fprintf(out, "  %-14s %-4s %7d %7zu %8.2f %5.0f%% %7.1fs %7.1fs %10.2f%s\n",
+                gp_ellipsize(s->name, 14, nm, sizeof nm), res_name(s->resource), s->workers,
+                s->n_items, s->throughput_per_s, 100 * s->utilization, s->starved_s, s->blocked_s,
+                s->e2e_capacity_per_s, k == p->bottleneck ? "  <- bottleneck" : "");
     }
+    fprintf(out, "  %-14s %9s %9s %9s %10s\n", "stage", "svc mean", "svc p50", "svc p99",
+            "queue avg");
+    for (int k = 0; k < p->n_stages; k++) {
+        const gp_pipe_stage *s = &p->stage[k];
+        fprintf(out, "  %-14s %7.1fms %7.1fms %7.1fms %6.1f/%-3.0f\n",
+                gp_ellipsize(s->name, 14, nm, sizeof nm), s->svc_mean_s * 1e3, s->svc_p50_s * 1e3,
+                s->svc_p99_s * 1e3, s->queue_mean, s->queue_max);
+    }
+}
+
+void gp_pipeline_print_text(const gp_pipeline *p, const gp_pipe_sizing *sz, const gp_pipe_whatif *w,
+                            FILE *out, int width) {
+    const int W = width;
+    gp_wrap_printf(out, 4, W, "pipeline  job %s  %d stages  window %.1f s  %zu items done",
+                   p->job_id, p->n_stages, p->span_s, p->items_done);
+    stage_tables(p, out, width);
     if (p->bottleneck >= 0) {
         const gp_pipe_stage *b = &p->stage[p->bottleneck];
-        fprintf(out,
-                "bottleneck: %s (%.2f items/s capacity = %d workers / %.1f ms; the next stage "
-                "has %.2fx that; utilization %.0f%%)\n",
-                b->name, b->e2e_capacity_per_s, b->workers, b->svc_mean_s * 1e3, p->bn_margin,
-                100 * b->utilization);
+        gp_wrap_printf(out, 2, W,
+                       "bottleneck: %s (%.2f items/s capacity = %d workers / %.1f ms; the next "
+                       "stage has %.2fx that; utilization %.0f%%)",
+                       b->name, b->e2e_capacity_per_s, b->workers, b->svc_mean_s * 1e3,
+                       p->bn_margin, 100 * b->utilization);
     }
-    fprintf(out, "end to end: %.2f items/s = %.0f items/h; %.2f USD/h of workers", p->e2e_per_s,
-            p->e2e_per_h, p->cost_per_h);
-    if (p->items_per_usd > 0) fprintf(out, " -> %.0f items per USD", p->items_per_usd);
-    fprintf(out, " (%.2f USD/GPU-h, %.3f USD/CPU-h)\n", p->price_gpu_h, p->price_cpu_h);
+    char per_usd[64] = "";
+    if (p->items_per_usd > 0)
+        snprintf(per_usd, sizeof per_usd, " -> %.0f items per USD", p->items_per_usd);
+    gp_wrap_printf(out, 2, W,
+                   "end to end: %.2f items/s = %.0f items/h; %.2f USD/h of workers%s (%.2f "
+                   "USD/GPU-h, %.3f USD/CPU-h)",
+                   p->e2e_per_s, p->e2e_per_h, p->cost_per_h, per_usd, p->price_gpu_h,
+                   p->price_cpu_h);
     for (int k = 0; k < p->n_stages; k++) {
         const gp_pipe_stage *s = &p->stage[k];
         if (s->resource != GP_STAGE_GPU) continue;
-        fprintf(out,
-                "GPU stage %s: busy %.0f%%; of its idle time %.0f%% is starvation (empty input "
-                "queue), %.0f%% backpressure\n",
-                s->name, 100 * s->utilization, 100 * s->starved_share, 100 * s->blocked_share);
+        gp_wrap_printf(out, 2, W,
+                       "GPU stage %s: busy %.0f%%; of its idle time %.0f%% is starvation (empty "
+                       "input queue), %.0f%% backpressure",
+                       s->name, 100 * s->utilization, 100 * s->starved_share,
+                       100 * s->blocked_share);
     }
     if (sz) {
-        char pools[512];
+        char pools[512], lim[160] = "";
         pools_text(p, sz->workers, pools, sizeof pools);
-        fprintf(out, "sizing (budget %d cpu, %d gpu workers): %s -> %.2f items/s", sz->cpu_budget,
-                sz->gpu_budget, pools, sz->rate_per_s);
-        if (sz->limiting >= 0) fprintf(out, " (limited by %s)", p->stage[sz->limiting].name);
-        fputc('\n', out);
+        if (sz->limiting >= 0)
+            snprintf(lim, sizeof lim, " (limited by %s)", p->stage[sz->limiting].name);
+        gp_wrap_printf(out, 2, W, "sizing (budget %d cpu, %d gpu workers): %s -> %.2f items/s%s",
+                       sz->cpu_budget, sz->gpu_budget, pools, sz->rate_per_s, lim);
         if (sz->scale_first >= 0)
-            fprintf(out, "scale first: %s, from %d to %d workers\n", p->stage[sz->scale_first].name,
-                    p->stage[sz->scale_first].workers, sz->scale_first_to);
+            gp_wrap_printf(out, 2, W, "scale first: %s, from %d to %d workers",
+                           p->stage[sz->scale_first].name, p->stage[sz->scale_first].workers,
+                           sz->scale_first_to);
     }
     if (w && w->have) {
-        char pools[512];
+        char pools[512], busy[48] = "";
         pools_text(p, w->cfg.workers, pools, sizeof pools);
-        fprintf(
-            out, "what-if %s: predicted %.2f items/s (steady %.2f) for %zu items, makespan %.1f s",
-            pools, w->res.throughput_per_s, w->res.steady_per_s, w->res.n_items, w->res.makespan_s);
         if (w->res.gpu_busy_share >= 0)
-            fprintf(out, ", GPU busy %.0f%%", 100 * w->res.gpu_busy_share);
-        fprintf(out,
-                "\n  model check: the measured pools simulated give %.2f items/s (measured "
-                "%.2f)\n",
-                w->base.throughput_per_s, p->e2e_per_s);
+            snprintf(busy, sizeof busy, ", GPU busy %.0f%%", 100 * w->res.gpu_busy_share);
+        gp_wrap_printf(out, 2, W,
+                       "what-if %s: predicted %.2f items/s (steady %.2f) for %zu items, makespan "
+                       "%.1f s%s",
+                       pools, w->res.throughput_per_s, w->res.steady_per_s, w->res.n_items,
+                       w->res.makespan_s, busy);
+        gp_wrap_printf(out, 4, W,
+                       "  model check: the measured pools simulated give %.2f items/s (measured "
+                       "%.2f)",
+                       w->base.throughput_per_s, p->e2e_per_s);
     }
     gp_finding f;
     if (gp_pipeline_finding(p, &f)) {
-        fprintf(out, "finding pipeline_bottleneck [%s]: %s\n  fix: %s\n", f.scope_id, f.summary,
-                f.recommendation);
+        gp_wrap_printf(out, 2, W, "finding pipeline_bottleneck [%s]: %s", f.scope_id, f.summary);
+        gp_wrap_print(out, "  fix: ", 7, f.recommendation, W);
     }
 }
 
@@ -408,7 +445,7 @@ static void text_one(const gp_pipeline *p, void *arg) {
     gp_pipe_sizing sz;
     gp_pipeline_size(p, 0, 0, &sz);
     fputc('\n', (FILE *)arg);
-    gp_pipeline_print_text(p, &sz, NULL, (FILE *)arg);
+    gp_pipeline_print_text(p, &sz, NULL, (FILE *)arg, GP_TEXT_WIDTH);
 }
 
 static void json_one(const gp_pipeline *p, void *arg) {

@@ -5,8 +5,8 @@
 #include "engine/pipeline/pipeline.h"
 #include "ingest/scrape_store.h"
 
-void gp_report_extend_text(gp_store *s, const char *job_id, FILE *out) {
-    gp_findings_report_text(s, job_id, out);
+void gp_report_extend_text(gp_store *s, const char *job_id, FILE *out, int width) {
+    gp_findings_report_text(s, job_id, out, width);
     gp_pipeline_report_text(s, job_id, out);
     gp_scrape_report_text(s, job_id, out);
 }

@@ -8,7 +8,7 @@
 
 #include "store/store.h"
 
-void gp_report_extend_text(gp_store *s, const char *job_id, FILE *out);
+void gp_report_extend_text(gp_store *s, const char *job_id, FILE *out, int width);
 void gp_report_extend_json(gp_store *s, const char *job_id, json_t *root);
 
 #endif

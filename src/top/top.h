@@ -69,8 +69,10 @@ void gp_top_sort(gp_top_snap *s, gp_top_view v, int col);
 /* One line, no newline: the header (sort column marked with '*' when mark) or row i. */
 void gp_top_header(char *buf, size_t n, gp_top_view v, int sort_col, int mark);
 void gp_top_row(char *buf, size_t n, const gp_top_snap *s, gp_top_view v, size_t i);
-/* Both tables, then each job's finding and advice: the --once / not-a-terminal output. */
-void gp_top_text(FILE *f, const gp_top_snap *s);
+/* Both tables, then each job's finding and advice: the --once / not-a-terminal output. In
+ * width columns (0: no limit): the job table then leaves out FINDING, and the findings
+ * follow it, wrapped, one per job. */
+void gp_top_text(FILE *f, const gp_top_snap *s, int width);
 
 /* The interactive view (ncurses, opened with dlopen). read is called every refresh_s. */
 typedef int (*gp_top_reader)(void *ctx, gp_top_snap *out, char *err, size_t errlen);

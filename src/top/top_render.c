@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "top/top.h"
+#include "util/term.h"
 
 static const char *GPU_COLS[] = {"IDX", "NAME", "UTIL", "MEM_GIB", "POWER_W", "GOODPUT", "JOBS"};
 static const char *JOB_COLS[] = {"JOB",         "USER", "KIND",    "STATE", "GPUS",
@@ -149,26 +150,54 @@ void gp_top_row(char *buf, size_t n, const gp_top_snap *s, gp_top_view v, size_t
     }
 }
 
-void gp_top_text(FILE *f, const gp_top_snap *s) {
-    char line[1024];
+/* Where FINDING starts in a job line (JOB_FMT's fixed columns). */
+#define JOB_FINDING_COL 98
+
+static void cut_finding(char *line) {
+    if (strlen(line) > JOB_FINDING_COL) line[JOB_FINDING_COL] = 0;
+    size_t n = strlen(line);
+    while (n && line[n - 1] == ' ')
+        line[--n] = 0;
+}
+
+void gp_top_text(FILE *f, const gp_top_snap *s, int width) {
+    char line[1024], jobs[512];
     fprintf(f, "GPUs\n");
     gp_top_header(line, sizeof line, GP_TOP_VIEW_GPU, 0, 0);
     fprintf(f, "%s\n", line);
     for (size_t i = 0; i < s->n_gpus; i++) {
         gp_top_row(line, sizeof line, s, GP_TOP_VIEW_GPU, i);
+        /* a long JOBS list: shortened in the middle to the width */
+        if (width > 0 && (int)strlen(line) > width) {
+            size_t at = (size_t)width - 20;
+            while (at > 0 && line[at - 1] != ' ')
+                at--;
+            if (at > 0) {
+                snprintf(jobs, sizeof jobs, "%s", line + at);
+                gp_ellipsize(jobs, width - (int)at, line + at, sizeof line - at);
+            }
+        }
         fprintf(f, "%s\n", line);
     }
     fprintf(f, "\nJobs\n");
     gp_top_header(line, sizeof line, GP_TOP_VIEW_JOB, 0, 0);
+    if (width > 0) cut_finding(line);
     fprintf(f, "%s\n", line);
     for (size_t i = 0; i < s->n_jobs; i++) {
         gp_top_row(line, sizeof line, s, GP_TOP_VIEW_JOB, i);
+        if (width > 0) cut_finding(line);
         fprintf(f, "%s\n", line);
     }
     int any = 0;
+    for (size_t i = 0; width > 0 && i < s->n_jobs; i++) {
+        if (!s->jobs[i].finding[0]) continue;
+        if (!any++) fprintf(f, "\nTop finding per job\n");
+        gp_wrap_printf(f, 19, width, "%-18s %s", s->jobs[i].id, s->jobs[i].finding);
+    }
+    any = 0;
     for (size_t i = 0; i < s->n_jobs; i++) {
         if (!s->jobs[i].advice[0]) continue;
         if (!any++) fprintf(f, "\nFix first\n");
-        fprintf(f, "%-18s %s\n", s->jobs[i].id, s->jobs[i].advice);
+        gp_wrap_printf(f, 19, width, "%-18s %s", s->jobs[i].id, s->jobs[i].advice);
     }
 }

@@ -20,6 +20,7 @@
 
 #include "traces/kineto_int.h"
 #include "traces/report_int.h"
+#include "util/term.h"
 #include "traces/trace.h"
 
 int gp_trace_is_sqlite(const char *path) {
@@ -344,12 +345,16 @@ json_t *gp_nsys_totals_json(const gp_nsys_totals *t) {
     return o;
 }
 
-static void text_row(FILE *f, int rank, const char *what, const gp_nsys_sum *m) {
-    fprintf(f, "  rank %-3d %-44.44s %8llu %18lld ns\n", rank, what, (unsigned long long)m->count,
+/* 84 columns with a 44-column label; a longer label is shortened in the middle (whole
+ * with --wide). */
+static void text_row(FILE *f, int rank, const char *what, const gp_nsys_sum *m, int width) {
+    char nm[160];
+    fprintf(f, "  rank %-3d %-44s %8llu %18lld ns\n", rank,
+            gp_ellipsize(what, width > 0 ? 44 : 0, nm, sizeof nm), (unsigned long long)m->count,
             (long long)m->sum_ns);
 }
 
-void gp_nsys_totals_text(const gp_trace_report *rep, FILE *f) {
+void gp_nsys_totals_text(const gp_trace_report *rep, FILE *f, int width) {
     int any = 0;
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
@@ -360,19 +365,19 @@ void gp_nsys_totals_text(const gp_trace_report *rep, FILE *f) {
                     "\nNsight Systems totals (ns, summed from the export's rows; a launch is "
                     "one runtime call)\n  %-8s %-44s %8s %21s\n",
                     "rank", "what", "count", "sum");
-        text_row(f, r->rank, "kernels", &t->kernels);
+        text_row(f, r->rank, "kernels", &t->kernels, width);
         char lab[128];
         for (size_t k = 0; k < t->n_memcpy; k++) {
             snprintf(lab, sizeof lab, "memcpy %s", t->memcpy[k].name + 7);
-            text_row(f, r->rank, lab, &t->memcpy[k]);
+            text_row(f, r->rank, lab, &t->memcpy[k], width);
         }
         if (t->has_memset)
-            text_row(f, r->rank, "memset", &t->memset);
+            text_row(f, r->rank, "memset", &t->memset, width);
         else
             fprintf(f, "  rank %-3d %-44s %8s %18s ns\n", r->rank, "memset", "-", "-");
         for (size_t k = 0; k < t->n_runtime; k++) {
             snprintf(lab, sizeof lab, "runtime %s", t->runtime[k].name);
-            text_row(f, r->rank, lab, &t->runtime[k]);
+            text_row(f, r->rank, lab, &t->runtime[k], width);
         }
     }
 }

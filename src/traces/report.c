@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "report/findings_fmt.h"
+#include "report/findings_group.h"
 #include "report/svg.h"
 #include "traces/report_int.h"
 #include "traces/trace.h"
+#include "util/term.h"
 
 /* Thresholds (docs/traces.md, "Findings"). */
 #define HOST_WAIT_SHARE                                                                            \
@@ -297,11 +299,11 @@ static const char *num(char *buf, size_t cap, int width, int prec, double v) {
     return buf;
 }
 
-void gp_trace_write_text(const gp_trace_report *rep, void *file) {
+void gp_trace_write_text(const gp_trace_report *rep, void *file, int width) {
     FILE *f = file;
     fprintf(f, "goodput trace: %zu rank(s), %.1f MB of trace JSON in %.2f s\n\n", rep->n_ranks,
             rep->bytes / 1e6, rep->seconds);
-    gp_trace_text_runs(rep, f);
+    gp_trace_text_runs(rep, f, width);
     fprintf(f, "Temporal breakdown (µs over the GPU span)\n");
     fprintf(f, "  %-5s %12s %12s %12s %12s %7s %7s %7s\n", "rank", "span", "idle", "compute",
             "non-compute", "idle%", "comp%", "other%");
@@ -338,7 +340,7 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
                 r->rank, num(b, sizeof b, 6, 2, r->overlap_pctg), r->n_launches,
                 r->n_launch_over_runtime, r->n_launch_over_delay);
     }
-    gp_nsys_totals_text(rep, f);
+    gp_nsys_totals_text(rep, f, width);
     fprintf(f, "\nTop kernels\n");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
@@ -350,39 +352,47 @@ void gp_trace_write_text(const gp_trace_report *rep, void *file) {
                     best[b] = &r->top[k];
                     break;
                 }
+        /* "  rank 0   COMMUNICATION       3999 µs  " is 40 columns: the name gets the rest,
+         * shortened in the middle */
+        char nm[256];
         for (int b = 0; b < 5 && best[b]; b++)
-            fprintf(f, "  rank %-3d %-13s %10.0f µs  %.70s\n", r->rank,
-                    gp_kernel_type_name(best[b]->kt), best[b]->sum, best[b]->name);
+            fprintf(f, "  rank %-3d %-13s %10.0f µs  %s\n", r->rank,
+                    gp_kernel_type_name(best[b]->kt), best[b]->sum,
+                    gp_ellipsize(best[b]->name, width ? width - 40 : 0, nm, sizeof nm));
     }
-    gp_trace_text_causes(rep, f);
-    gp_trace_text_steps(rep, f);
-    fprintf(f, "\nFindings\n");
-    if (!rep->n_findings) fprintf(f, "  none\n");
-    for (size_t i = 0; i < rep->n_findings; i++) {
-        const gp_finding *x = &rep->findings[i];
-        fprintf(f, "  [%s] %s: %s\n      -> %s\n", gp_finding_class_name(x->cls), x->scope_id,
-                x->summary, x->recommendation);
-    }
+    gp_trace_text_causes(rep, f, width);
+    gp_trace_text_steps(rep, f, width);
+    fprintf(f, "\nFindings (%zu, grouped by class and fix, ranked by GPU time wasted)\n",
+            rep->n_findings);
+    gp_group_text_opts go = {.unit_s = 1, .unit = "GPU-s", .fix = "fix", .width = width};
+    gp_findings_print_grouped(f, rep->findings, rep->n_findings, &go);
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_trace_warnings *w = &rep->ranks[i].warn;
-        if (w->bad_duration || w->missing_fields || w->unknown_category)
-            fprintf(f,
-                    "\nwarning: %s: %llu events with negative or absurd durations dropped (first "
-                    "at traceEvents[%lld]), %llu missing fields, %llu unknown categories\n",
-                    rep->ranks[i].path, (unsigned long long)w->bad_duration,
-                    (long long)w->first_bad_idx, (unsigned long long)w->missing_fields,
-                    (unsigned long long)w->unknown_category);
-        if (w->zero_duration)
-            fprintf(
-                f, "warning: %s: %llu GPU events with zero duration (first at traceEvents[%lld])\n",
-                rep->ranks[i].path, (unsigned long long)w->zero_duration,
-                (long long)w->first_zero_idx);
-        if (w->dup_steps)
-            fprintf(f,
-                    "warning: %s: %llu repeated ProfilerStep ids (first at traceEvents[%lld]), "
-                    "left out of the per-step view\n",
-                    rep->ranks[i].path, (unsigned long long)w->dup_steps,
-                    (long long)w->first_dup_idx);
+        char msg[1400];
+        if (w->bad_duration || w->missing_fields || w->unknown_category) {
+            snprintf(msg, sizeof msg,
+                     "%s: %llu events with negative or absurd durations dropped (first at "
+                     "traceEvents[%lld]), %llu missing fields, %llu unknown categories",
+                     rep->ranks[i].path, (unsigned long long)w->bad_duration,
+                     (long long)w->first_bad_idx, (unsigned long long)w->missing_fields,
+                     (unsigned long long)w->unknown_category);
+            gp_wrap_print(f, "\nwarning: ", 4, msg, width);
+        }
+        if (w->zero_duration) {
+            snprintf(msg, sizeof msg,
+                     "%s: %llu GPU events with zero duration (first at traceEvents[%lld])",
+                     rep->ranks[i].path, (unsigned long long)w->zero_duration,
+                     (long long)w->first_zero_idx);
+            gp_wrap_print(f, "warning: ", 4, msg, width);
+        }
+        if (w->dup_steps) {
+            snprintf(msg, sizeof msg,
+                     "%s: %llu repeated ProfilerStep ids (first at traceEvents[%lld]), left out "
+                     "of the per-step view",
+                     rep->ranks[i].path, (unsigned long long)w->dup_steps,
+                     (long long)w->first_dup_idx);
+            gp_wrap_print(f, "warning: ", 4, msg, width);
+        }
     }
 }
 
@@ -513,6 +523,8 @@ void gp_trace_write_json(const gp_trace_report *rep, void *file) {
         json_array_append_new(fs, o);
     }
     json_object_set_new(root, "findings", fs);
+    json_object_set_new(root, "finding_groups",
+                        gp_findings_groups_json(rep->findings, rep->n_findings));
     json_dumpf(root, file, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     fputc('\n', file);
     json_decref(root);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "traces/report_int.h"
+#include "util/term.h"
 
 /* Step metrics, in the order of the columns. */
 enum {
@@ -80,71 +81,108 @@ static void put(FILE *f, const char *fmt, double v, int width) {
         fprintf(f, fmt, width, v);
 }
 
-static void text_row(FILE *f, int rank, const char *label, const double *v) {
+/* Columns of the per-step table: the time split (one table) and the idle causes (a
+ * second table when the text must fit 100 columns; one wide table with --wide). */
+enum { COLS_TIME = 1, COLS_IDLE = 2 };
+
+static void text_row(FILE *f, int rank, const char *label, const double *v, int cols) {
     fprintf(f, "  %-4d %-18.18s", rank, label);
-    put(f, " %*.0f", v[M_DUR], 10);
-    put(f, " %*.1f", v[M_BUSY_PCT], 6);
-    for (int c = 0; c < GP_IC__COUNT; c++)
-        put(f, " %*.0f", v[M_IDLE0 + c], 9);
-    put(f, " %*.0f", v[M_COMPUTE], 9);
-    put(f, " %*.0f", v[M_COMM], 9);
-    put(f, " %*.0f", v[M_MEMORY], 9);
-    put(f, " %*.1f", v[M_DATA_PCT], 6);
+    if (cols & COLS_TIME) {
+        put(f, " %*.0f", v[M_DUR], 10);
+        put(f, " %*.1f", v[M_BUSY_PCT], 6);
+    }
+    if (cols & COLS_IDLE)
+        for (int c = 0; c < GP_IC__COUNT; c++)
+            put(f, " %*.0f", v[M_IDLE0 + c], 9);
+    if (cols & COLS_TIME) {
+        put(f, " %*.0f", v[M_COMPUTE], 9);
+        put(f, " %*.0f", v[M_COMM], 9);
+        put(f, " %*.0f", v[M_MEMORY], 9);
+        put(f, " %*.1f", v[M_DATA_PCT], 6);
+    }
     fputc('\n', f);
 }
 
-void gp_trace_text_steps(const gp_trace_report *rep, FILE *f) {
-    int any = 0;
-    for (size_t i = 0; i < rep->n_ranks; i++)
-        any |= rep->ranks[i].n_steps > 0;
-    if (!any) return;
-    fprintf(f, "\nPer ProfilerStep (µs; idle split by what the host was doing)\n");
-    fprintf(f, "  %-4s %-18s %10s %6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %6s\n", "rank",
-            "step", "time", "busy%", "i:data", "i:sync", "i:optim", "i:launch", "i:coll", "i:prof",
-            "i:unkn", "compute", "comm", "memory", "data%");
+static void steps_table(const gp_trace_report *rep, FILE *f, int cols) {
+    fprintf(f, "  %-4s %-18s", "rank", "step");
+    if (cols & COLS_TIME) fprintf(f, " %10s %6s", "time", "busy%");
+    if (cols & COLS_IDLE)
+        fprintf(f, " %9s %9s %9s %9s %9s %9s %9s", "i:data", "i:sync", "i:optim", "i:launch",
+                "i:coll", "i:prof", "i:unkn");
+    if (cols & COLS_TIME) fprintf(f, " %9s %9s %9s %6s", "compute", "comm", "memory", "data%");
+    fputc('\n', f);
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
         double v[M__COUNT];
         for (size_t s = 0; s < r->n_steps; s++) {
             for (int m = 0; m < M__COUNT; m++)
                 v[m] = step_metric(&r->steps[s], m);
-            text_row(f, r->rank, r->steps[s].name, v);
+            text_row(f, r->rank, r->steps[s].name, v, cols);
         }
         if (r->n_steps < 2) continue;
         for (int q = 0; q < 2; q++) {
             for (int m = 0; m < M__COUNT; m++)
                 v[m] = quantile(r, m, q ? 0.95 : 0.5);
-            text_row(f, r->rank, q ? "p95" : "median", v);
+            text_row(f, r->rank, q ? "p95" : "median", v, cols);
         }
     }
 }
 
-void gp_trace_text_causes(const gp_trace_report *rep, FILE *f) {
+void gp_trace_text_steps(const gp_trace_report *rep, FILE *f, int width) {
+    int any = 0;
+    for (size_t i = 0; i < rep->n_ranks; i++)
+        any |= rep->ranks[i].n_steps > 0;
+    if (!any) return;
+    if (width <= 0) {
+        fprintf(f, "\nPer ProfilerStep (µs; idle split by what the host was doing)\n");
+        steps_table(rep, f, COLS_TIME | COLS_IDLE);
+        return;
+    }
+    fprintf(f, "\nPer ProfilerStep (µs)\n");
+    steps_table(rep, f, COLS_TIME);
+    fprintf(f, "\nPer ProfilerStep: GPU idle by what the host was doing (µs)\n");
+    steps_table(rep, f, COLS_IDLE);
+}
+
+/* Short column heads for the narrow table, with a legend: whole cause names are 15 wide. */
+static const char *const cause_head[GP_IC__COUNT] = {
+    [GP_IC_DATA] = "data",      [GP_IC_SYNC] = "sync",       [GP_IC_OPTIMIZER] = "optim",
+    [GP_IC_LAUNCH] = "launch",  [GP_IC_COLLECTIVE] = "coll", [GP_IC_PROFILER] = "profiler",
+    [GP_IC_UNKNOWN] = "unknown"};
+
+void gp_trace_text_causes(const gp_trace_report *rep, FILE *f, int width) {
+    int cw = width > 0 ? 9 : 15;
     fprintf(f, "\nGPU idle by host cause (µs; gaps with no work on any stream)\n");
+    if (width > 0)
+        fprintf(f, "  (data = data_loading, optim = optimizer, launch = launch_overhead, coll = "
+                   "collective)\n");
     fprintf(f, "  %-5s %6s", "rank", "busy%");
     for (int c = 0; c < GP_IC__COUNT; c++)
-        fprintf(f, " %15s", gp_idle_cause_name(c));
+        fprintf(f, " %*s", cw, width > 0 ? cause_head[c] : gp_idle_cause_name(c));
     fprintf(f, " %7s\n", "data%");
     for (size_t i = 0; i < rep->n_ranks; i++) {
         const gp_rank_result *r = &rep->ranks[i];
         fprintf(f, "  %-5d", r->rank);
         put(f, " %*.1f", r->span_us > 0 ? 100 * (r->span_us - r->idle_us) / r->span_us : NAN, 6);
         for (int c = 0; c < GP_IC__COUNT; c++)
-            put(f, " %*.0f", r->idle_cause_us[c], 15);
+            put(f, " %*.0f", r->idle_cause_us[c], cw);
         put(f, " %*.1f", 100 * r->data_share, 7);
         fputc('\n', f);
         if (r->rounding_us > 0)
             fprintf(f, "        %-15s %10.0f µs  (opened by rounding float timestamps inward)\n",
                     "rounding", r->rounding_us);
+        /* "        data_loading          1101 µs       1 calls  " is 54 columns */
+        char nm[256];
         for (size_t k = 0; k < r->n_ops; k++)
             if (r->ops[k].cause != GP_IC_LAUNCH || k == 0)
-                fprintf(f, "        %-15s %10.0f µs %7llu calls  %.70s\n",
+                fprintf(f, "        %-15s %10.0f µs %7llu calls  %s\n",
                         gp_idle_cause_name(r->ops[k].cause), r->ops[k].total_us,
-                        (unsigned long long)r->ops[k].count, r->ops[k].name);
+                        (unsigned long long)r->ops[k].count,
+                        gp_ellipsize(r->ops[k].name, width > 0 ? width - 54 : 0, nm, sizeof nm));
     }
 }
 
-void gp_trace_text_runs(const gp_trace_report *rep, FILE *f) {
+void gp_trace_text_runs(const gp_trace_report *rep, FILE *f, int width) {
     if (rep->n_runs <= 1) return;
     fprintf(f, "Runs: %d (files of the same rank from different runs are kept apart, not summed)\n",
             rep->n_runs);
@@ -152,8 +190,10 @@ void gp_trace_text_runs(const gp_trace_report *rep, FILE *f) {
         for (size_t i = 0; i < rep->n_ranks; i++) {
             const gp_rank_result *r = &rep->ranks[i];
             if (r->run != run) continue;
-            fprintf(f, "  run %d rank %-3d pid %-8lld start %.0f µs  %s\n", run + 1, r->rank,
-                    (long long)r->pid, r->t_first_us, r->path);
+            char line[1200];
+            snprintf(line, sizeof line, "run %d rank %-3d pid %-8lld start %.0f µs  %s", run + 1,
+                     r->rank, (long long)r->pid, r->t_first_us, r->path);
+            gp_wrap_print(f, "  ", 6, line, width);
         }
     fputc('\n', f);
 }

@@ -334,7 +334,9 @@ void gp_trace_report_finish(gp_trace_report *rep);
 void gp_trace_report_free(gp_trace_report *rep);
 
 /* Outputs (write to f). */
-void gp_trace_write_text(const gp_trace_report *rep, void *file);
+/* Text fits width columns (0: no limit, --wide): long kernel and op names are shortened in
+ * the middle, findings grouped by class and fix, advice wrapped. */
+void gp_trace_write_text(const gp_trace_report *rep, void *file, int width);
 void gp_trace_write_json(const gp_trace_report *rep, void *file);
 /* Writes a self-contained HTML page to path via a temp file and rename. */
 int gp_trace_write_html(const gp_trace_report *rep, const char *path, char *err, size_t errlen);

@@ -15,7 +15,7 @@ void gp_wrap_print(FILE *out, const char *first, int indent, const char *text, i
         size_t wl = strcspn(p, " ");
         if (line_start) {
             sp = 0;
-        } else if (col + (int)sp + (int)wl > width) {
+        } else if (width > 0 && col + (int)sp + (int)wl > width) {
             fprintf(out, "\n%*s", indent, "");
             col = indent;
             sp = 0;

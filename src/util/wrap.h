@@ -8,7 +8,7 @@
 #define GP_TEXT_WIDTH 100
 
 /* Prints `first` then text, wrapped at width columns; continuation lines start with
- * `indent` spaces. Ends with a newline. */
+ * `indent` spaces. Ends with a newline. width <= 0: no wrapping (--wide). */
 void gp_wrap_print(FILE *out, const char *first, int indent, const char *text, int width);
 
 #endif

@@ -186,7 +186,7 @@ typedef struct gp_pipe_whatif {
 } gp_pipe_whatif;
 
 void gp_pipeline_print_text(const gp_pipeline *p, const gp_pipe_sizing *sz, const gp_pipe_whatif *w,
-                            FILE *out);
+                            FILE *out, int width); /* width 0: no limit (--wide) */
 json_t *gp_pipeline_to_json(const gp_pipeline *p, const gp_pipe_sizing *sz,
                             const gp_pipe_whatif *w);
 /* One <section> with a table and an SVG of queue length over time per stage. */
