@@ -126,6 +126,15 @@ static int same_job(const gp_job *a, const gp_job *b) {
 
 static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out);
 
+/* 1 when this /metrics render has spent its time on first summaries (none for the API);
+ * else counts one more. */
+static int cold_spent(gp_serve *s) {
+    if (s->cold_until_s <= 0) return 0;
+    if (s->n_cold >= SRV_COLD_MIN && mono_s() > s->cold_until_s) return 1;
+    s->n_cold++;
+    return 0;
+}
+
 static srv_job_cache *ended_find(gp_serve *s, const char *id, size_t *at) {
     for (size_t i = 0; i < s->n_ended; i++)
         if (strcmp(s->ended[i].id, id) == 0) {
@@ -156,7 +165,7 @@ static int ended_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
         out->job = *j;
         return 0;
     }
-    if (s->cold_until_s > 0 && mono_s() > s->cold_until_s) {
+    if (cold_spent(s)) {
         s->n_deferred++;
         return -3;
     }
@@ -225,7 +234,7 @@ int srv_job_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
         *out = q->c.sum;
         return 0;
     }
-    if (!q && s->cold_until_s > 0 && mono_s() > s->cold_until_s) {
+    if (!q && cold_spent(s)) {
         s->n_deferred++; /* a flood of new jobs: summarised over the next scrapes */
         return -3;
     }
@@ -721,7 +730,7 @@ void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r) {
     r->status = 200;
     r->ctype = "text/plain; version=0.0.4; charset=utf-8";
     device_metrics(s, &r->body);
-    s->n_deferred = 0;
+    s->n_deferred = s->n_cold = 0;
     s->cold_until_s = w0 + SRV_COLD_BUDGET_S;
     job_metrics(s, &r->body);
     s->cold_until_s = 0;

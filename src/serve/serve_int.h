@@ -35,6 +35,7 @@
 #define SRV_REQUEST_DEADLINE_S 30.0    /* headers to response sent, body included */
 #define SRV_RENDER_DEADLINE_S 10.0     /* one render (store reads): then 503 */
 #define SRV_COLD_BUDGET_S 0.25         /* per /metrics render, see cold_until_s */
+#define SRV_COLD_MIN 8                 /* first summaries a render makes whatever the time */
 
 typedef struct srv_buf {
     char *p;
@@ -148,6 +149,8 @@ struct gp_serve {
      * render; the rest wait for the next scrape (counted in goodput_jobs_deferred). */
     double cold_until_s; /* monotonic; 0 = no budget (API, reports) */
     int n_deferred;
+    int n_cold; /* first summaries made in this render: the first SRV_COLD_MIN ignore the
+                 * budget, so a slow machine still makes progress */
     struct srv_running_cache { /* running jobs: reused for 10x their compute time */
         srv_job_cache c;
         double at_s, ttl_s;

@@ -6,7 +6,6 @@
 # jobs cross the cap of 1024 (ingest/jobcap.h), with a malformed line, a far-future step
 # and a good step of a known job. The store holds exactly the accepted lines' jobs and
 # /metrics counts the overflow on the http transport.
-# asan-skip: the cap's C paths run under ASan in tests/unit/test_jobcap.c.
 set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
