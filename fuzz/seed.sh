@@ -91,6 +91,9 @@ awk 'BEGIN { printf "\002"; for (i = 0; i < 1048575; i++) printf "[" }' > "$out/
 
 # Tests' own data (slurm JSON and friends) make fine CSV/JSON seeds too.
 for f in tests/unit/data/slurm/*; do put fuzz_cluster "$f" 16384 2; done
+# fuzz_ray: the first byte picks the reader (even: Dataset.stats() text, odd: metrics).
+put fuzz_ray tests/data/ray/resnet_batch_inference.stats.txt 0 0
+put fuzz_ray tests/data/ray/ray_metrics_data_train.prom 0 1
 # Scenario files double as attribution blocks (key=value lines) and protocol-like text.
 for f in examples/scenarios/*.conf; do put fuzz_attrib "$f" 4096; done
 for f in examples/pipeline/*; do put fuzz_protocol "$f" 4096; done
