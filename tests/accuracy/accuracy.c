@@ -295,12 +295,17 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
         set_loader(t, uni(&r, 0.25, 0.4));
         lab = 1u << L_INPUT | 1u << L_COMM;
         break;
-    case 20: /* interference on a starved job */
+    case 20: { /* interference on a starved job */
         t = gp_scenario_add_job(sc, "t", GP_SJ_TRAINING);
         base_training(t, &r, n);
-        set_loader(t, uni(&r, 0.25, 0.4));
+        double s = uni(&r, 0.25, 0.4);
+        set_loader(t, s);
         lab = 1u << L_INPUT | 1u << L_INTERFERENCE;
-        sc->contention = uni(&r, 0.6, 1.0);
+        /* the neighbour must slow the steps past the loader's pace (GPU time x (1 + c) >
+         * load / 0.75, a throughput ratio under 0.75): a slowdown the loader hides costs
+         * the job nothing and is no interference */
+        double cmin = 1 / (0.75 * (1 - s)) - 1;
+        sc->contention = uni(&r, cmin, cmin + 0.4);
         {
             gp_scenario_job *o = gp_scenario_add_job(sc, "neighbour", GP_SJ_TRAINING);
             gp_scenario_job_set_gpu_range(o, 0, n);
@@ -308,6 +313,7 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
             o->end_ns = (int64_t)(uni(&r, 0.8, 0.9) * dur_s * S);
         }
         break;
+    }
     default: { /* grey zone: 0.8x or 1.2x of one threshold */
         int g = (kind - 21) / 2, hi = (kind - 21) % 2;
         double k = hi ? 1.2 : 0.8;
