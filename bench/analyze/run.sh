@@ -49,7 +49,8 @@ if [ -n "${BACKFILL_ONLY:-}" ]; then exit 0; fi
 mkdir -p "$D/serve"
 for b in "$DATA"/*/; do
     case $b in *.tmp-for-creation/) continue ;; esac  # a block promtool is still writing
-    [ -f "$b/meta.json" ] && cp -al "$b" "$D/serve/"
+    # hard links when DATA and TMPDIR share a file system, else a copy
+    if [ -f "$b/meta.json" ]; then cp -al "$b" "$D/serve/" 2>/dev/null || cp -a "$b" "$D/serve/"; fi
 done
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 printf 'global:\n  scrape_interval: 30s\n' > "$D/p.yml"
