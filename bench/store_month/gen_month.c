@@ -5,11 +5,15 @@
  *
  * Usage: gen_month DB DAYS GPUS RETENTION_DAYS [COMMIT_EVERY_S]
  * (commit interval of simulated seconds, default 5 as the agent's --flush; it changes how
- * often the WAL is synced, not what is stored)
+ * often the WAL is synced, not what is stored). With the environment GEN_MONTH_REUSE=1
+ * and DB already there, the writing is skipped and only the reads are timed (DAYS and
+ * GPUS must be those it was written with).
  * Prints one JSON line: samples written, write seconds, store bytes, read seconds,
  * points read and the resolution used, and the seconds gp_job_summary_compute takes for
  * one job holding every GPU for the whole span (what `goodput report` computes for it:
- * raw samples in the retention window, 1-minute rollups before it). Samples are 1 s apart with the
+ * 1-minute rollups for its whole minutes, job_summary.c fold_long), and the same summary
+ * reading raw rows wherever they exist (rollup_min_ns < 0), with the largest relative
+ * difference between the two over the figures the rollups must keep. Samples are 1 s apart with the
  * fields a simulated H100 reports; retention runs every simulated hour like the agent's. */
 #include <math.h>
 #include <stdio.h>
@@ -58,6 +62,8 @@ int main(int argc, char **argv) {
     const int64_t n_s = (int64_t)days * 86400;
     uint64_t energy[1024] = {0};
     double w0 = now_s();
+    const char *reuse = getenv("GEN_MONTH_REUSE");
+    int64_t n_write = reuse && !strcmp(reuse, "1") && file_bytes(db, "") > 0 ? 0 : n_s;
     gp_store_begin(s);
     gp_job job = {0};
     snprintf(job.id, sizeof job.id, "bench-month");
@@ -74,7 +80,7 @@ int main(int argc, char **argv) {
         al.to_ns = t0 + n_s * S;
         gp_store_put_alloc(s, &al);
     }
-    for (int64_t i = 1; i <= n_s; i++) {
+    for (int64_t i = 1; i <= n_write; i++) {
         for (int g = 0; g < gpus; g++) {
             gp_sample x = {0};
             snprintf(x.uuid, sizeof x.uuid, "GPU-bench-%04d", g);
@@ -158,23 +164,38 @@ int main(int argc, char **argv) {
     gp_store_close(s);
     double read_s = now_s() - r0;
 
-    /* The job's summary, from a fresh read-only open as `goodput report` does. */
-    double j0 = now_s();
-    gp_job_summary js;
-    if (gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0 ||
-        gp_job_summary_compute(s, "bench-month", NULL, &js, err, sizeof err) != 0) {
-        fprintf(stderr, "gen_month: summary: %s\n", err);
-        return 1;
+    /* The job's summary, from a fresh read-only open as `goodput report` does: as it
+     * reads by default, then from raw rows wherever they exist (as before fold_long). */
+    gp_job_summary js, jr;
+    double report_s = 0, report_raw_s = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        gp_summary_opts o = {.rollup_min_ns = pass ? -1 : 0};
+        double j0 = now_s();
+        if (gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0 ||
+            gp_job_summary_compute(s, "bench-month", &o, pass ? &jr : &js, err, sizeof err) != 0) {
+            fprintf(stderr, "gen_month: summary: %s\n", err);
+            return 1;
+        }
+        gp_store_close(s);
+        *(pass ? &report_raw_s : &report_s) = now_s() - j0;
     }
-    gp_store_close(s);
-    double report_s = now_s() - j0;
+    double fig[2][7] = {{js.allocated_gpu_h, js.busy_gpu_h, js.mean_gpu_util, js.mean_sm_active,
+                         js.mean_tensor_active, js.mean_mem_used_frac, js.energy_kwh},
+                        {jr.allocated_gpu_h, jr.busy_gpu_h, jr.mean_gpu_util, jr.mean_sm_active,
+                         jr.mean_tensor_active, jr.mean_mem_used_frac, jr.energy_kwh}};
+    double max_rel = 0;
+    for (int i = 0; i < 7; i++) {
+        double d = fabs(fig[0][i] - fig[1][i]) / fmax(fabs(fig[1][i]), 1e-300);
+        if (d > max_rel) max_rel = d;
+    }
     printf("{\"days\": %d, \"gpus\": %d, \"retention_days\": %s, \"samples\": %lld,"
            " \"write_s\": %.1f, \"store_bytes\": %lld, \"read_s\": %.3f, \"points\": %zu,"
            " \"step_s\": %lld, \"util_mean\": %.4f, \"commit_every_s\": %lld,"
-           " \"report_s\": %.3f, \"job_allocated_gpu_h\": %.2f, \"job_busy_gpu_h\": %.2f,"
+           " \"report_s\": %.3f, \"report_raw_s\": %.3f, \"max_rel_diff\": %.2e,"
+           " \"job_allocated_gpu_h\": %.2f, \"job_busy_gpu_h\": %.2f,"
            " \"job_mean_util\": %.4f, \"job_energy_kwh\": %.2f}\n",
            days, gpus, argv[4], (long long)(n_s * gpus), write_s, bytes, read_s, points,
-           (long long)(step / S), util_mean, (long long)every, report_s, js.allocated_gpu_h,
-           js.busy_gpu_h, js.mean_gpu_util, js.energy_kwh);
+           (long long)(step / S), util_mean, (long long)every, report_s, report_raw_s, max_rel,
+           js.allocated_gpu_h, js.busy_gpu_h, js.mean_gpu_util, js.energy_kwh);
     return 0;
 }
