@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# inflate.sh [REPS]: `goodput trace` on every shared .json.gz trace with libdeflate (the
-# default when libdeflate0 is installed) and with zlib alone (GOODPUT_INFLATE=zlib), same
+# inflate.sh [REPS]: `goodput trace` on every shared .json.gz trace with libdeflate
+# (GOODPUT_INFLATE=libdeflate, needs libdeflate0) and with zlib (the default), same
 # binary, same run, alternating; prints a markdown table of median CPU (user + sys), wall
 # time and peak RSS per file, and the ratio. Results: docs/benchmarks.md ("Trace inflate").
 set -eu
@@ -13,11 +13,11 @@ fi
 echo "| file | gzip MB | JSON MB | zlib CPU | libdeflate CPU | CPU ratio | zlib wall | libdeflate wall | zlib RSS | libdeflate RSS |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 tot_z=0 tot_d=0
-for f in $(find "$DATA"/kineto -name '*.json.gz' | sort); do
+for f in $(find "$DATA"/kineto -name "*.json.gz" -size +${MIN_KB:-0}k | sort); do
   : > /tmp/gp-infl-z; : > /tmp/gp-infl-d
   for _ in $(seq "$REPS"); do
-    GOODPUT_INFLATE=zlib /usr/bin/time -f "%e %M %U %S" -a -o /tmp/gp-infl-z "$GOODPUT" trace "$f" >/dev/null
-    /usr/bin/time -f "%e %M %U %S" -a -o /tmp/gp-infl-d "$GOODPUT" trace "$f" >/dev/null
+    /usr/bin/time -f "%e %M %U %S" -a -o /tmp/gp-infl-z "$GOODPUT" trace "$f" >/dev/null 2>&1
+    GOODPUT_INFLATE=libdeflate /usr/bin/time -f "%e %M %U %S" -a -o /tmp/gp-infl-d "$GOODPUT" trace "$f" >/dev/null 2>&1
   done
   zc=$(awk '{print $3 + $4}' /tmp/gp-infl-z | median); dc=$(awk '{print $3 + $4}' /tmp/gp-infl-d | median)
   zw=$(awk '{print $1}' /tmp/gp-infl-z | median); dw=$(awk '{print $1}' /tmp/gp-infl-d | median)

@@ -26,13 +26,17 @@
  * whatever the file size. Plain files are read with read(2); gzip files with zlib's gzread. Errors
  * unwind with longjmp to gp_kineto_read, which frees the scratch and the partial rank. No threads.
  *
- * Inflate: a gzip file whose trailer says it holds at most WHOLE_MAX bytes (and at most the
+ * Inflate: zlib, streaming, by default. With GOODPUT_INFLATE=libdeflate in the environment a
+ * gzip file whose trailer says it holds at most WHOLE_MAX bytes (and at most the
  * --max-inflate cap) is read whole and inflated at once by libdeflate when it is installed
- * (util/dl_deflate.h; about twice zlib's speed, docs/benchmarks.md): the scanner then walks
- * that one buffer, memory being the file plus its JSON. Anything libdeflate does not take
- * cleanly (no library, a corrupt or truncated stream, a trailer that lies, garbage after the
- * last member) is read with zlib as before, so errors, offsets and the cap's message are
- * zlib's, unchanged. GOODPUT_INFLATE=zlib in the environment skips libdeflate (benchmarks).
+ * (util/dl_deflate.h); the scanner then walks that one buffer, memory being the file plus
+ * its JSON. Not the default because it measured slower end to end (docs/benchmarks.md,
+ * "Trace inflate"): libdeflate alone inflates the 54 MB trace in 0.024 s against zlib's
+ * 0.058 s, but faulting in a 54 MB buffer and scanning it from memory instead of a
+ * cache-sized chunk cost more than that on the bench VM, and peak RSS grew 4x. Anything
+ * libdeflate does not take cleanly (no library, a corrupt or truncated stream, a trailer
+ * that lies, garbage after the last member) is read with zlib, so errors, offsets and the
+ * cap's message are zlib's, unchanged.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -929,7 +933,7 @@ static void *whole_alloc(size_t bytes, size_t *mapped) {
 static int inflate_whole(int fd, uint64_t max_inflate, unsigned char **out, size_t *mapped,
                          size_t *n, uint64_t *raw_bytes) {
     const char *mode = getenv("GOODPUT_INFLATE");
-    if ((mode && !strcmp(mode, "zlib")) || gp_dl_deflate_load() != 0) return -1;
+    if (!mode || strcmp(mode, "libdeflate") || gp_dl_deflate_load() != 0) return -1;
     off_t size = lseek(fd, 0, SEEK_END);
     unsigned char tail[4];
     if (size < 18 || (uint64_t)size > WHOLE_MAX || pread(fd, tail, 4, size - 4) != 4) return -1;

@@ -1,7 +1,8 @@
 /* dl_deflate.h: whole-buffer gzip decompression with libdeflate, when it is installed.
  *
- * libdeflate (Debian libdeflate0) inflates a buffer held whole in memory about twice as
- * fast as zlib's streaming inflate (docs/benchmarks.md, "Trace inflate"). It is optional:
+ * libdeflate (Debian libdeflate0) inflates a buffer held whole in memory about 2.4x as
+ * fast as zlib's streaming inflate (docs/benchmarks.md, "Trace inflate"; the trace reader
+ * uses it only on request, GOODPUT_INFLATE=libdeflate: traces/kineto_scan.c). Optional:
  * libdeflate.so.0 is opened with dlopen on first use (dl.h) and, unlike the libraries a
  * command needs, a missing one is not reported: the caller falls back to zlib, which gives
  * the same bytes. The few declarations it needs are local (libdeflate's ABI, stable since
