@@ -29,3 +29,14 @@ bench-analyze: $(BIN) $(BUILD)/bench/gen_om
 	@mkdir -p $(BUILD)/bench/analyze
 	GOODPUT=$(BIN) GEN_OM=$(BUILD)/bench/gen_om KEEP=$(BUILD)/bench/analyze bench/analyze/run.sh \
 	    $(BENCH_ANALYZE_GPUS) $(BENCH_ANALYZE_HOURS) $(BENCH_ANALYZE_ANALYZE_HOURS)
+# The trace inflate, libdeflate against zlib: alone in memory (inflate_only) and end to end
+# (`goodput trace`, bench/traces/inflate.sh). Results in docs/benchmarks.md.
+.PHONY: bench-inflate
+bench: bench-inflate
+$(BUILD)/bench/inflate_only: bench/traces/inflate_only.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+bench-inflate: $(BIN) $(BUILD)/bench/inflate_only
+	for f in $$(find ../shared/data/kineto -name '*.json.gz' -size +500k | sort); do \
+	  $(BUILD)/bench/inflate_only "$$f" 5; done
+	GOODPUT=$(BIN) bench/traces/inflate.sh 7

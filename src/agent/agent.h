@@ -53,6 +53,11 @@ typedef struct gp_agent_stats {
      * interval (in wall time) after they were due, and the worst lateness. */
     uint64_t ticks_late;
     int64_t tick_late_max_ns;
+    /* The process's CPU time (all of it, source included) and samples when the first tick
+     * ended: what follows is the steady state, start-up (opening the store, the source's
+     * own start) excluded (bench/agent_cost). */
+    double first_tick_cpu_s;
+    uint64_t first_tick_samples;
 } gp_agent_stats;
 
 /* Returns 0, GP_AGENT_BUSY when another agent holds the store (store/agent_lock.h), or

@@ -36,7 +36,9 @@
 #include "sources/source.h"
 
 #define NS 1000000000LL
-#define MAX_GPUS 64
+/* Devices sampled (GPUs and MIG instances): the array is sized from the driver's GPU
+ * count (each GPU and up to MAX_MIG instances), up to this bound (the agent's own). */
+#define MAX_GPUS 4096
 #define MAX_MIG 8
 #define MAX_PROCS 256
 
@@ -124,7 +126,7 @@ typedef struct {
     void *lib;
     nvml_api f;
     gpu *g;
-    size_t n;
+    size_t n, cap; /* devices in g, and g's length */
     nvmlEventSet_t events;
     nvmlGpmMetricsGet_t *mg; /* 10 KB request buffer for nvmlGpmMetricsGet */
     int64_t interval_ns;
@@ -265,7 +267,7 @@ static int add_gpu(nvml_state *st, unsigned int i, char *err, size_t errlen) {
         return 0;
     unsigned int maxm = 0;
     if (st->f.DeviceGetMaxMigDeviceCount(g->h, &maxm) != NVML_SUCCESS) return 0;
-    for (unsigned int k = 0; k < maxm && k < MAX_MIG && st->n < MAX_GPUS; k++) {
+    for (unsigned int k = 0; k < maxm && k < MAX_MIG && st->n < st->cap; k++) {
         gpu *m = &st->g[st->n];
         memset(m, 0, sizeof *m);
         if (st->f.DeviceGetMigDeviceHandleByIndex(st->g[me].h, k, &m->h) != NVML_SUCCESS)
@@ -294,9 +296,8 @@ static int nvml_open(const char *arg, const gp_source_opts *opts, void **state, 
     const char *path = getenv("GOODPUT_NVML_LIBRARY");
     if (!path || !*path) path = "libnvidia-ml.so.1";
     nvml_state *st = calloc(1, sizeof *st);
-    if (st) st->g = calloc(MAX_GPUS, sizeof *st->g);
     if (st) st->mg = calloc(1, sizeof *st->mg);
-    if (!st || !st->g || !st->mg) {
+    if (!st || !st->mg) {
         if (st) free(st->g), free(st->mg);
         free(st);
         snprintf(err, errlen, "nvml: out of memory");
@@ -348,9 +349,20 @@ static int nvml_open(const char *arg, const gp_source_opts *opts, void **state, 
         free(st);
         return -1;
     }
+    st->cap = (size_t)count * (1 + MAX_MIG);
+    if (st->cap > MAX_GPUS) st->cap = MAX_GPUS;
+    st->g = calloc(st->cap ? st->cap : 1, sizeof *st->g);
+    if (!st->g) {
+        snprintf(err, errlen, "nvml: out of memory for %u GPUs", count);
+        st->f.Shutdown ? (void)st->f.Shutdown() : (void)0;
+        dlclose(st->lib);
+        free(st->mg);
+        free(st);
+        return -1;
+    }
     if (st->f.EventSetCreate && st->f.EventSetCreate(&st->events) != NVML_SUCCESS)
         st->events = NULL;
-    for (unsigned int i = 0; i < count && st->n < MAX_GPUS; i++)
+    for (unsigned int i = 0; i < count && st->n < st->cap; i++)
         if (add_gpu(st, i, err, errlen) < 0) {
             nvml_close(st);
             return -1;

@@ -5,21 +5,23 @@
 #include <stdio.h>
 #include <string.h>
 
-void gp_dl_open(gp_dl_lib *lib) {
+static void dl_open(gp_dl_lib *lib, int quiet) {
     lib->handle = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
     if (!lib->handle) {
         const char *why = dlerror();
-        fprintf(stderr, "goodput: this command needs %s (%s): cannot load %s: %s\n", lib->lib,
-                lib->package, lib->soname, why ? why : "unknown error");
+        if (!quiet)
+            fprintf(stderr, "goodput: this command needs %s (%s): cannot load %s: %s\n", lib->lib,
+                    lib->package, lib->soname, why ? why : "unknown error");
         return;
     }
     for (size_t i = 0; i < lib->n_syms; i++) {
         void *p = dlsym(lib->handle, lib->syms[i].name);
         if (!p) {
-            fprintf(stderr,
-                    "goodput: this command needs %s (%s): %s has no symbol %s (too old a "
-                    "version?)\n",
-                    lib->lib, lib->package, lib->soname, lib->syms[i].name);
+            if (!quiet)
+                fprintf(stderr,
+                        "goodput: this command needs %s (%s): %s has no symbol %s (too old a "
+                        "version?)\n",
+                        lib->lib, lib->package, lib->soname, lib->syms[i].name);
             return;
         }
         /* POSIX: dlsym's object pointer becomes a function pointer by copying its bytes;
@@ -27,6 +29,13 @@ void gp_dl_open(gp_dl_lib *lib) {
         memcpy(lib->syms[i].slot, &p, sizeof p);
     }
     lib->ok = 1;
+}
+
+void gp_dl_open(gp_dl_lib *lib) {
+    dl_open(lib, 0);
+}
+void gp_dl_open_quiet(gp_dl_lib *lib) {
+    dl_open(lib, 1);
 }
 
 int gp_dl_require(const char *name) {

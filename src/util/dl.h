@@ -49,6 +49,8 @@ typedef struct {
  * thread-safe by itself: each shim calls it from its pthread_once init function, so it
  * runs once per library and process. */
 void gp_dl_open(gp_dl_lib *lib);
+/* The same, silent: for an optional speed-up whose caller has a fallback (libdeflate). */
+void gp_dl_open_quiet(gp_dl_lib *lib);
 
 /* The loaders of each shim (gp_dl_require dispatches to them). */
 int gp_dl_curl_load(void);

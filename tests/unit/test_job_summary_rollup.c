@@ -1,5 +1,6 @@
 /* test_job_summary_rollup.c: job summaries past the raw retention window (engine/
- * job_summary.c reads 1-minute rollups where retention deleted the raw rows).
+ * job_summary.c reads 1-minute rollups where retention deleted the raw rows), and long
+ * allocations that read the rollups inside the raw window too (fold_long).
  *
  * A store gets 3 days of samples of one job on two GPUs every 10 s through the store API
  * (so the rollups are written as the agent writes them). Retention at 1 day must leave
@@ -208,10 +209,127 @@ static void test_no_raw_left(void **state) {
     fx_close(&f);
 }
 
+static gp_summary_opts raw_only(void) {
+    gp_summary_opts o = {0};
+    o.rollup_min_ns = -1;
+    return o;
+}
+
+/* Everything the long fold must keep: the figures above within rounding (10 s samples,
+ * equal weights: a bucket mean integrates as its samples do), and the labels events
+ * would decide are the same here because there are none; the allocations' time too. */
+static void same_long(const gp_job_summary *x, const gp_job_summary *y, const char *ctx) {
+    same_figures(x, y, 1e-9, ctx);
+    rel_near(x->mean_dram_active, y->mean_dram_active, 1e-9, "mean_dram_active", ctx);
+    rel_near(x->time_to_ready_s, y->time_to_ready_s, 1e-12, "time_to_ready_s", ctx);
+    rel_near(x->gp.allocated_gpu_s, y->gp.allocated_gpu_s, 1e-12, "allocated_gpu_s", ctx);
+}
+
+/* An 8-hour job inside the raw window: the default summary reads the rollups of its
+ * whole minutes and must equal the raw-only one, reading a fraction of the rows. */
+static void test_long_reads_rollups(void **state) {
+    (void)state;
+    fixture f;
+    fx_open(&f);
+    char err[256];
+    write_until(&f, T0 + 9 * H + 25 * S); /* ends mid-minute: a raw tail */
+    gp_job_summary raw, roll;
+    gp_summary_opts o = raw_only();
+    gp_job_acct *a = gp_job_acct_new("long", &o), *b = gp_job_acct_new("long", NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(gp_job_acct_update(a, f.s, &raw, err, sizeof err), 0);
+    assert_int_equal(gp_job_acct_update(b, f.s, &roll, err, sizeof err), 0);
+    same_long(&roll, &raw, "rollups vs raw");
+    uint64_t n_raw = gp_job_acct_get_stats(a).sample_rows;
+    uint64_t n_roll = gp_job_acct_get_stats(b).sample_rows;
+    /* 8 h of 10 s samples on 2 GPUs is 5,760 rows; ~480 minutes x 2 plus the ends. */
+    assert_true(n_raw >= 5700);
+    assert_true(n_roll < 1100);
+    /* A short window of the same job (under the 6 h default) stays raw: exact labels. */
+    gp_summary_opts w = {.t0_ns = T0 + 2 * H, .t1_ns = T0 + 3 * H};
+    gp_job_summary wa, wb;
+    w.rollup_min_ns = -1;
+    assert_int_equal(gp_job_summary_compute(f.s, "long", &w, &wa, err, sizeof err), 0);
+    w.rollup_min_ns = 0;
+    assert_int_equal(gp_job_summary_compute(f.s, "long", &w, &wb, err, sizeof err), 0);
+    assert_memory_equal(wa.gp.bucket_gpu_s, wb.gp.bucket_gpu_s, sizeof wa.gp.bucket_gpu_s);
+    assert_true(wa.mean_gpu_util == wb.mean_gpu_util);
+    gp_job_acct_free(a);
+    gp_job_acct_free(b);
+    fx_close(&f);
+}
+
+/* An incremental state that starts short (raw), grows long (one reload, then rollups)
+ * and keeps updating with a raw tail inside a minute: equal to a fresh computation. */
+static void test_long_incremental(void **state) {
+    (void)state;
+    fixture f;
+    fx_open(&f);
+    char err[256];
+    gp_job_summary inc, full;
+    gp_job_acct *a = gp_job_acct_new("long", NULL);
+    assert_non_null(a);
+    write_until(&f, T0 + 4 * H);
+    assert_int_equal(gp_job_acct_update(a, f.s, &inc, err, sizeof err), 0);
+    write_until(&f, T0 + 8 * H + 35 * S);
+    assert_int_equal(gp_job_acct_update(a, f.s, &inc, err, sizeof err), 0);
+    assert_int_equal(gp_job_acct_get_stats(a).reloads, 1);
+    assert_int_equal(gp_job_summary_compute(f.s, "long", NULL, &full, err, sizeof err), 0);
+    same_long(&inc, &full, "grown long vs full");
+    int64_t ends[] = {T0 + 8 * H + 52 * S, T0 + 8 * H + 13 * 60 * S + 5 * S, T0 + 9 * H};
+    for (int i = 0; i < 3; i++) {
+        write_until(&f, ends[i]);
+        uint64_t before = gp_job_acct_get_stats(a).sample_rows;
+        assert_int_equal(gp_job_acct_update(a, f.s, &inc, err, sizeof err), 0);
+        assert_int_equal(gp_job_summary_compute(f.s, "long", NULL, &full, err, sizeof err), 0);
+        same_long(&inc, &full, "incremental long vs full");
+        /* New rows only: at most ~47 minutes of 10 s samples on 2 GPUs. */
+        assert_true(gp_job_acct_get_stats(a).sample_rows - before < 600);
+    }
+    assert_int_equal(gp_job_acct_get_stats(a).reloads, 1);
+    gp_job_acct_free(a);
+    fx_close(&f);
+}
+
+/* A neighbour on one GPU: that GPU's share needs per-process rows, so the job stays raw
+ * (both GPUs: the merged activity timeline takes one resolution). */
+static void test_long_shared_stays_raw(void **state) {
+    (void)state;
+    fixture f;
+    fx_open(&f);
+    char err[256];
+    gp_job j = {0};
+    snprintf(j.id, sizeof j.id, "other");
+    j.submitted_ns = j.allocated_ns = T0 + 2 * H;
+    j.ready_ns = j.ended_ns = -1;
+    j.exit_code = -1;
+    assert_int_equal(gp_store_put_job(f.s, &j), 0);
+    gp_alloc al = {0};
+    snprintf(al.job_id, sizeof al.job_id, "other");
+    snprintf(al.uuid, sizeof al.uuid, "GPU-r1");
+    al.from_ns = T0 + 2 * H;
+    al.to_ns = T0 + 3 * H;
+    assert_int_equal(gp_store_put_alloc(f.s, &al), 0);
+    write_until(&f, T0 + 9 * H + 25 * S);
+    gp_summary_opts o = raw_only();
+    gp_job_summary raw, roll;
+    gp_job_acct *a = gp_job_acct_new("long", &o), *b = gp_job_acct_new("long", NULL);
+    assert_int_equal(gp_job_acct_update(a, f.s, &raw, err, sizeof err), 0);
+    assert_int_equal(gp_job_acct_update(b, f.s, &roll, err, sizeof err), 0);
+    assert_memory_equal(&roll.gp, &raw.gp, sizeof roll.gp);
+    assert_true(roll.mean_gpu_util == raw.mean_gpu_util && roll.energy_kwh == raw.energy_kwh);
+    assert_int_equal(gp_job_acct_get_stats(b).sample_rows, gp_job_acct_get_stats(a).sample_rows);
+    gp_job_acct_free(a);
+    gp_job_acct_free(b);
+    fx_close(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_retention_keeps_figures),
-        cmocka_unit_test(test_no_raw_left),
+        cmocka_unit_test(test_retention_keeps_figures), cmocka_unit_test(test_no_raw_left),
+        cmocka_unit_test(test_long_reads_rollups),      cmocka_unit_test(test_long_incremental),
+        cmocka_unit_test(test_long_shared_stays_raw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

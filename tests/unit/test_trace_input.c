@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include "traces/trace.h"
+#include "util/dl_deflate.h"
 
 static char *write_file(const char *dir, const char *name, const char *text) {
     char *p = malloc(1024);
@@ -73,6 +74,81 @@ static void test_invalid_json_offset(void **s) {
     assert_non_null(strstr(err, "byte 29")); /* the second comma */
     unlink(p);
     free(p);
+    rmdir(d);
+    free(d);
+}
+
+/* Writes a trace of n kernels as gzip members of every kernels each (one member when
+ * every >= n), like gzip(1) concatenated files. */
+static void write_gz_members(const char *p, int n, int every) {
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    fclose(f);
+    for (int i0 = 0; i0 < n; i0 += every) {
+        gzFile gz = gzopen(p, "ab");
+        if (i0 == 0) gzputs(gz, "{\"traceEvents\": [");
+        for (int i = i0; i < i0 + every && i < n; i++)
+            gzprintf(gz,
+                     "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"ts\": %d, "
+                     "\"dur\": 3, \"args\": {\"stream\": 7, \"correlation\": %d}}",
+                     i ? "," : "", i % 97, i * 10, i);
+        if (i0 + every >= n) gzputs(gz, "]}");
+        gzclose(gz);
+    }
+}
+
+/* Reads p with libdeflate (GOODPUT_INFLATE=libdeflate) and with zlib (the default): same
+ * outcome, same kernels, same error text. */
+static void same_both_ways(const char *p, int want_rc) {
+    char e1[512] = "", e2[512] = "";
+    gp_trace_rank a, b;
+    setenv("GOODPUT_INFLATE", "libdeflate", 1);
+    int r1 = gp_kineto_read(p, &a, NULL, NULL, e1, sizeof e1);
+    unsetenv("GOODPUT_INFLATE"); /* zlib, the default */
+    int r2 = gp_kineto_read(p, &b, NULL, NULL, e2, sizeof e2);
+    assert_int_equal(r1, want_rc);
+    assert_int_equal(r2, want_rc);
+    if (want_rc == 0) {
+        assert_int_equal(a.gpu.n, b.gpu.n);
+        assert_true(a.bytes == b.bytes);
+        for (size_t i = 0; i < a.gpu.n; i++)
+            assert_true(a.gpu.v[i].ts == b.gpu.v[i].ts && a.gpu.v[i].dur == b.gpu.v[i].dur);
+        gp_trace_rank_free(&a);
+        gp_trace_rank_free(&b);
+    } else {
+        assert_string_equal(e1, e2);
+    }
+}
+
+/* libdeflate (when installed: util/dl_deflate.h) and zlib read the same bytes: one member,
+ * several members (the trailer's size is the last member's only), a cut stream, and a
+ * stream followed by garbage. */
+static void test_inflate_libdeflate_same_as_zlib(void **s) {
+    (void)s;
+    /* scripts/deps.d/traces.txt installs libdeflate0: the fast path is what is compared. */
+    assert_int_equal(gp_dl_deflate_load(), 0);
+    char *d = gp_test_tmpdir(), p[1024];
+    snprintf(p, sizeof p, "%s/t.json.gz", d);
+    write_gz_members(p, 20000, 20000);
+    same_both_ways(p, 0);
+    write_gz_members(p, 20000, 3000);
+    same_both_ways(p, 0);
+    FILE *f = fopen(p, "r+");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    assert_int_equal(ftruncate(fileno(f), n - n / 3), 0);
+    fclose(f);
+    same_both_ways(p, -1);
+    write_gz_members(p, 500, 500);
+    f = fopen(p, "ab");
+    fputs("trailing bytes that are not gzip", f);
+    fclose(f);
+    char err[512];
+    gp_trace_rank r;
+    int rz = gp_kineto_read(p, &r, NULL, NULL, err, sizeof err);
+    if (rz == 0) gp_trace_rank_free(&r);
+    same_both_ways(p, rz);
+    unlink(p);
     rmdir(d);
     free(d);
 }
@@ -236,6 +312,7 @@ int main(void) {
         cmocka_unit_test(test_counts_warnings),
         cmocka_unit_test(test_invalid_json_offset),
         cmocka_unit_test(test_truncated_gzip),
+        cmocka_unit_test(test_inflate_libdeflate_same_as_zlib),
         cmocka_unit_test(test_not_nsys),
         cmocka_unit_test(test_nsys_exports),
         cmocka_unit_test(test_kernel_types),

@@ -34,6 +34,28 @@
  * when retention deletes them: the folded sums do not depend on the rows still being
  * there.
  *
+ * Long jobs (an allocation folded over >= gp_summary_opts.rollup_min_ns, default 6 h) read
+ * the rollups inside the raw window too, for the whole minutes between each allocation's
+ * first and last minute, when no other job holds any of their GPUs (fold_long,
+ * job_is_long): a 30-day report
+ * of 8 GPUs reads 345,600 bucket rows instead of 4.8 M raw ones behind a 7-day window.
+ * The first and the last (partial) minute still come from raw rows, so the energy
+ * counters at both ends and the time weights there are the raw ones. What stays the same:
+ * allocated GPU-hours (allocations only), the mean signals (a bucket's mean is the mean
+ * of its samples: with samples at a regular interval the time-weighted raw fold gives the
+ * same sum, up to float rounding; after a gap the raw fold weights the first sample by
+ * the gap, the rollup weights its bucket mean), energy (counter differences), busy
+ * GPU-hours (an integral, linear in util), and every label that events decide (steps,
+ * phases, requests: productive, wasted, checkpoint, ...). What does not: the kernel-
+ * activity timeline is one entry per minute, so in time no event labels the split
+ * between idle_allocated and other (a threshold on util, not linear) and, for a job
+ * without progress events, readiness (the first sample above the threshold) are at
+ * one-minute precision, and so is busy time in a minute where one allocation of the job
+ * starts or ends while another is read from a rollup. On a shared GPU the job's share
+ * needs per-process SM shares, which are not rolled up, so a job with a shared GPU keeps
+ * reading raw rows. Tests:
+ * tests/unit/test_job_summary_rollup.c.
+ *
  * The state resets itself (a full reload) when the past it folded may have changed: the
  * window start moved (rows older than the store's first arrived; retention does not move
  * it, the store's start being read from the rollups, which retention keeps), an allocation was
@@ -167,6 +189,8 @@ struct gp_job_acct {
     double nb_sig[3];       /* neighbour_sig at the last update */
     int64_t opt_t0, opt_t1; /* 0/0: whole history */
     gp_slo opt_slo;
+    int64_t opt_rollup_min; /* gp_summary_opts.rollup_min_ns resolved: < 0 never */
+    int rolled;             /* long: whole minutes of the raw window from rollups */
     int started;
     int64_t t0, t1; /* the window of the last update */
     acct_alloc *al;
@@ -197,7 +221,9 @@ gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
         a->opt_t0 = o->t0_ns;
         a->opt_t1 = o->t1_ns;
         a->opt_slo = o->slo;
+        a->opt_rollup_min = o->rollup_min_ns;
     }
+    if (a->opt_rollup_min == 0) a->opt_rollup_min = GP_SUMMARY_ROLLUP_MIN_NS;
     return a;
 }
 
@@ -351,20 +377,21 @@ static int64_t raw_boundary(sqlite3 *db, const char *uuid, int64_t cursor_ns) {
     return q * GP_ROLLUP_1M_NS;
 }
 
-/* Folds allocation k's 1-minute rollup rows of buckets that end after the cursor and by
- * the raw boundary rb, and start before b: each row is one interval from the cursor to
+/* Folds allocation k's 1-minute rollup rows of buckets that end after lo (>= the cursor)
+ * and by the raw boundary rb, and start before b: each row is one interval from the cursor to
  * its end (clipped at b) with the bucket's mean gauges; the energy counter is the
  * bucket's last one. Per-process SM shares are not rolled up, so on a GPU other jobs
  * hold too the job's activity before the raw window is the even split among the
  * holders at the bucket's end (gp_util_attributed with shares unknown), and so is its
  * energy there (e_roll, see acct_update). A bucket's means include samples of it that
  * lie outside the allocation: within a minute at each end, the rollup's precision. */
-static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t b, int64_t rb, int n_hold,
-                        act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
+static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t lo, int64_t b, int64_t rb,
+                        int n_hold, act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
     int64_t hi = b / GP_ROLLUP_1M_NS + (b % GP_ROLLUP_1M_NS > 0);
     hi *= GP_ROLLUP_1M_NS;
     if (rb < hi) hi = rb;
-    if (hi <= x->cursor) return 0;
+    if (lo < x->cursor) lo = x->cursor;
+    if (hi <= lo) return 0;
     char sql[1024];
     snprintf(sql, sizeof sql,
              "SELECT t1_ns, gpu_util_sum / gpu_util_n, sm_active_sum / sm_active_n,"
@@ -378,7 +405,7 @@ static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t b, int64_t rb
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return -1;
     sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, x->cursor);
+    sqlite3_bind_int64(st, 2, lo);
     sqlite3_bind_int64(st, 3, hi);
     if (n_hold > 1) sqlite3_bind_int64(st, 4, b);
     int rc = 0;
@@ -413,19 +440,14 @@ static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t b, int64_t rb
     return rc;
 }
 
-/* Folds the samples of allocation k in (cursor, b] into its sums; appends activity.
- * Before the device's raw window (retention deleted the rows there) the 1-minute
- * rollups stand in (fold_rollups), then the raw rows after them. */
-static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, const char *job_id,
-                        act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
+/* Folds the raw samples of allocation k in (cursor, b] into its sums; appends activity.
+ * On a GPU other jobs hold too (n_hold > 1), the job's activity is its share of the
+ * kernels (gp_util_attributed): the per-process SM shares and the number of jobs holding
+ * the GPU at each sample come along. (Another job's allocation stored later with a start
+ * in the past is not re-applied to samples already folded.) */
+static int fold_raw(gp_store *s, acct_alloc *x, int k, int64_t b, int n_hold, const char *job_id,
+                    act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
     sqlite3_stmt *st;
-    /* On a GPU other jobs hold too, the job's activity is its share of the kernels
-     * (gp_util_attributed): the per-process SM shares and the number of jobs holding the
-     * GPU at each sample come along. (Another job's allocation stored later with a start
-     * in the past is not re-applied to samples already folded.) */
-    int n_hold = holders(s, x->al.uuid, x->a, b);
-    int64_t rb = raw_boundary(gp_store_db(s), x->al.uuid, x->cursor);
-    if (rb > x->cursor && fold_rollups(s, x, k, b, rb, n_hold, nw, nn, cap, rows) != 0) return -1;
     if (x->cursor >= b) return 0;
     /* Only the columns the summary reads (the row has 24). */
     if (sqlite3_prepare_v2(gp_store_db(s),
@@ -489,6 +511,43 @@ static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, const char
     }
     sqlite3_finalize(st);
     return rc;
+}
+
+/* A long allocation alone on its GPU (fold_long, see the top of the file): the raw rows
+ * of the minute after the cursor (the first minute: its first energy counter and time
+ * weight are the raw ones; later, the rest of the minute a previous update's raw tail
+ * began), then the 1-minute rollups of the whole minutes up to the last one that ends by
+ * b, then the raw rows after it. The device's rollups must exist (the store writes them
+ * with every sample, rollup.h); without any the raw rows answer. */
+static int fold_long(gp_store *s, acct_alloc *x, int k, int64_t b, const char *job_id, act_new **nw,
+                     size_t *nn, size_t *cap, uint64_t *rows) {
+    const int64_t m = GP_ROLLUP_1M_NS;
+    int64_t edge = (x->cursor >= 0 ? x->cursor / m : (x->cursor - m + 1) / m) * m + m;
+    int64_t whole = (b >= 0 ? b / m : (b - m + 1) / m) * m;
+    if (edge < whole &&
+        device_scalar(gp_store_db(s), "SELECT 1 FROM rollup_1m WHERE uuid = ?1 LIMIT 1",
+                      x->al.uuid) == 1) {
+        if (fold_raw(s, x, k, edge, 1, job_id, nw, nn, cap, rows) != 0) return -1;
+        /* Buckets ending in (edge, whole]: the one ending at edge was just read raw, even
+         * when its last sample is missing and the cursor stopped short of it. */
+        if (fold_rollups(s, x, k, edge, b, whole, 1, nw, nn, cap, rows) != 0) return -1;
+    }
+    return fold_raw(s, x, k, b, 1, job_id, nw, nn, cap, rows);
+}
+
+/* Folds the samples of allocation k in (cursor, b] into its sums; appends activity.
+ * Before the device's raw window (retention deleted the rows there) the 1-minute
+ * rollups stand in (fold_rollups), then the raw rows after them, or for a long
+ * allocation alone on its GPU the rollups of its whole minutes (fold_long). */
+static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, int rolled,
+                        const char *job_id, act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
+    int n_hold = holders(s, x->al.uuid, x->a, b);
+    int64_t rb = raw_boundary(gp_store_db(s), x->al.uuid, x->cursor);
+    if (rb > x->cursor && fold_rollups(s, x, k, x->cursor, b, rb, n_hold, nw, nn, cap, rows) != 0)
+        return -1;
+    if (x->cursor >= b) return 0;
+    if (rolled) return fold_long(s, x, k, b, job_id, nw, nn, cap, rows);
+    return fold_raw(s, x, k, b, n_hold, job_id, nw, nn, cap, rows);
 }
 
 /* One pass over the per-process rows of an allocation's device with ts < hi not yet
@@ -675,6 +734,25 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
     return 0;
 }
 
+/* Whether the job's allocations read the rollups of their whole minutes (fold_long): one
+ * of them is folded over at least opt_rollup_min and none shares its GPU with another
+ * job. All or none: the merged activity timeline takes entries of one resolution (an
+ * instant's entries are merged, but a minute's entry would overlap another GPU's 1 s
+ * entries, and the overlap would count twice). */
+static int job_is_long(const gp_job_acct *a, gp_store *s, const gp_alloc *al, size_t na, int64_t t0,
+                       int64_t t1) {
+    if (a->opt_rollup_min <= 0) return 0;
+    int is_long = 0;
+    for (size_t i = 0; i < na; i++) {
+        int64_t lo = al[i].from_ns > t0 ? al[i].from_ns : t0;
+        int64_t b = al[i].to_ns < 0 || al[i].to_ns > t1 ? t1 : al[i].to_ns;
+        if (b <= lo) continue;
+        if (holders(s, al[i].uuid, lo, b) > 1) return 0;
+        if (b - lo >= a->opt_rollup_min) is_long = 1;
+    }
+    return is_long;
+}
+
 /* Is the folded past still what the store says? Allocations may gain an end or be
  * appended; anything else means a reload. */
 static int allocs_compatible(const gp_job_acct *a, const gp_alloc *al, size_t na, int64_t t1) {
@@ -741,8 +819,11 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     neighbour_sig(s, a->job_id, sig);
     int neighbours_moved = a->started && memcmp(sig, a->nb_sig, sizeof sig) != 0;
     memcpy(a->nb_sig, sig, sizeof sig);
-    if (a->started &&
-        (neighbours_moved || t0 != a->t0 || t1 < a->t1 || !allocs_compatible(a, allocs, na, t1))) {
+    /* A job that grew long reads rollups from its start: a fresh fold then gives what
+     * gp_job_summary_compute gives. */
+    int rolled = job_is_long(a, s, allocs, na, t0, t1);
+    if (a->started && (neighbours_moved || t0 != a->t0 || t1 < a->t1 || rolled != a->rolled ||
+                       !allocs_compatible(a, allocs, na, t1))) {
         const gp_job_acct *keep = a->borrow;
         acct_reset(a);
         a->borrow = keep;
@@ -764,6 +845,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         }
         a->n_al = na;
     }
+    a->rolled = rolled;
     a->started = 1;
     a->t0 = t0;
     a->t1 = t1;
@@ -786,7 +868,8 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         if (!dup) out->n_gpus++;
         int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
         if (b <= x->a) continue;
-        rc = fold_samples(s, x, (int)i, b, a->job_id, &nw, &nn, &cap_nw, &a->stats.sample_rows);
+        rc = fold_samples(s, x, (int)i, b, a->rolled, a->job_id, &nw, &nn, &cap_nw,
+                          &a->stats.sample_rows);
         if (rc == 0 && !proc_st &&
             sqlite3_prepare_v2(gp_store_db(s), proc_rows_sql, -1, &proc_st, NULL) != SQLITE_OK)
             rc = -1;
@@ -924,7 +1007,8 @@ int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns
         rc = -1;
     }
     if (rc == 0) {
-        gp_summary_opts o = {.t0_ns = t0_ns, .t1_ns = t1_ns, .slo = a->opt_slo};
+        gp_summary_opts o = {
+            .t0_ns = t0_ns, .t1_ns = t1_ns, .slo = a->opt_slo, .rollup_min_ns = a->opt_rollup_min};
         gp_job_acct *w = gp_job_acct_new(a->job_id, &o);
         if (!w) {
             snprintf(err, errlen, "out of memory summarising job '%s'", a->job_id);

@@ -33,7 +33,14 @@ typedef struct gp_job_summary {
 typedef struct gp_summary_opts {
     int64_t t0_ns, t1_ns; /* 0/0 = whole history; open allocations end at the last sample */
     gp_slo slo;
+    /* An allocation folded over at least this long (after clipping to the window) reads
+     * its device's 1-minute rollups for the whole minutes inside the raw window too, when
+     * no other job holds the GPU then (job_summary.c says what that changes): 0 = the
+     * default GP_SUMMARY_ROLLUP_MIN_NS, < 0 = raw rows wherever they exist. */
+    int64_t rollup_min_ns;
 } gp_summary_opts;
+
+#define GP_SUMMARY_ROLLUP_MIN_NS (6 * 3600 * 1000000000LL)
 
 int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opts *o,
                            gp_job_summary *out, char *err, size_t errlen);
