@@ -289,8 +289,11 @@ static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out) {
         acct_drop(s, j->id); /* grew past the bound while running: stop keeping it */
         if (s->n_big < SRV_MAX_ACCTS) snprintf(s->big[s->n_big++], sizeof s->big[0], "%s", j->id);
     } else if (a) {
-        /* Keep the states' memory bounded: evict the least recently used ones (they are
-         * rebuilt from the store when next needed) until all fit the budget. */
+        /* Keep the states' memory bounded. A state just built that does not fit is not
+         * kept: a scrape visits every job in turn, so evicting the least recently used
+         * state for it would evict the one the next job needs, and every job would be
+         * rebuilt from the store on every scrape (LRU under a cyclic scan). A state already
+         * held that grew past the budget evicts the least recently used others. */
         for (;;) {
             uint64_t total = 0;
             int lru = -1;
@@ -300,7 +303,12 @@ static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out) {
                 if (s->accts[i].a != a && (lru < 0 || s->accts[i].used < s->accts[lru].used))
                     lru = i;
             }
-            if (total <= SRV_ACCT_BUDGET_EVENTS || lru < 0) break;
+            if (total <= SRV_ACCT_BUDGET_EVENTS) break;
+            if (!have_state) {
+                acct_drop(s, j->id);
+                break;
+            }
+            if (lru < 0) break;
             gp_job_acct_free(s->accts[lru].a);
             s->accts[lru].a = NULL;
             s->accts[lru].used = 0;

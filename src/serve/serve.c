@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -559,6 +560,15 @@ static int read_token(gp_serve *s, const char *path, char *err, size_t errlen) {
 
 int gp_serve_start(const gp_serve_opts *o, gp_serve **out, char *err, size_t errlen) {
     *out = NULL;
+#ifdef __GLIBC__
+    /* A running job's accounting update allocates and frees arrays of a few MiB each
+     * time; with glibc's default thresholds each one is an mmap/munmap pair or a heap trim,
+     * which cost a 1-hour job's scrape as much as the accounting itself (bench/RESULTS.md,
+     * serve). A long-lived server keeps that memory for the next update instead: the
+     * peak RSS is unchanged, only its release is deferred. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
     gp_serve *s = calloc(1, sizeof *s);
     if (!s) return -1;
     s->o = *o;

@@ -25,7 +25,7 @@
 #define SRV_MAX_RANGE_S (31 * 86400.0) /* series range per request */
 #define SRV_MAX_ACCTS 64               /* running jobs with incremental accounting */
 #define SRV_ACCT_MAX_EVENTS 250000     /* per state (~24 MiB of compact events) */
-#define SRV_ACCT_BUDGET_EVENTS 400000  /* all states together (~38 MiB); LRU states go first */
+#define SRV_ACCT_BUDGET_EVENTS 400000  /* all states together (~75 MiB); see summary_full */
 #define SRV_PIPE_CACHE 32              /* jobs whose pipeline section is kept */
 #define SRV_MAX_SPAN_QUEUE 50000       /* OTLP spans waiting for the agent (~20 MiB) */
 #define SRV_THREADS 4                  /* libmicrohttpd worker threads */
