@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,7 +38,7 @@ static int64_t wall_ns(void) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: goodput attrib owner [--json] PID...\n"
+    fprintf(f, "usage: goodput attrib owner [--json] [--wide] PID...\n"
                "       goodput attrib slurm-poll --db PATH [options]\n"
                "       goodput attrib jobs --db PATH [--json] [--wide]\n\n"
                "owner: the job a process belongs to, from /proc/PID/cgroup (Slurm, Kubernetes,\n"
@@ -58,10 +59,14 @@ static void usage(FILE *f) {
 }
 
 static int cmd_owner(int argc, char **argv) {
-    int json = 0, rc = GP_EXIT_OK;
+    int json = 0, wide = 0, rc = GP_EXIT_OK;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) {
             json = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--wide")) {
+            wide = 1;
             continue;
         }
         char *e;
@@ -81,19 +86,33 @@ static int cmd_owner(int argc, char **argv) {
             rc = GP_EXIT_FAIL;
             continue;
         }
-        if (json)
-            printf("{\"pid\":%ld,\"job\":\"%s\",\"origin\":\"%s\",\"kind\":\"%s\",\"slurm_job\":\"%"
-                   "s\","
-                   "\"slurm_step\":\"%s\",\"pod_uid\":\"%s\",\"qos\":\"%s\",\"container\":\"%s\","
-                   "\"runtime\":\"%s\",\"unit\":\"%s\",\"cuda_visible_devices\":\"%s\"}\n",
-                   pid, o.job_id, gp_origin_name(o.origin), gp_cg_kind_name(o.cg_kind), o.slurm_job,
-                   o.slurm_step, o.pod_uid, o.k8s_qos, o.container_id, o.runtime, o.unit,
-                   o.env_cuda_visible);
-        else
-            printf("%ld job=%s origin=%s cgroup=%s%s%s%s%s%s%s\n", pid, o.job_id,
-                   gp_origin_name(o.origin), o.cgroup[0] ? o.cgroup : "-",
-                   o.slurm_step[0] ? " step=" : "", o.slurm_step, o.unit[0] ? " unit=" : "", o.unit,
-                   o.env_cuda_visible[0] ? " CUDA_VISIBLE_DEVICES=" : "", o.env_cuda_visible);
+        if (json) {
+            /* job ids and cgroup names come from the process (its environment, its
+             * cgroup path): jansson escapes them */
+            json_t *j = json_pack(
+                "{sI ss ss ss ss ss ss ss ss ss ss ss ss}", "pid", (json_int_t)pid, "job", o.job_id,
+                "origin", gp_origin_name(o.origin), "kind", gp_cg_kind_name(o.cg_kind), "slurm_job",
+                o.slurm_job, "slurm_step", o.slurm_step, "pod_uid", o.pod_uid, "qos", o.k8s_qos,
+                "container", o.container_id, "runtime", o.runtime, "unit", o.unit,
+                "cuda_visible_devices", o.env_cuda_visible, "cgroup", o.cgroup);
+            if (!j) {
+                fprintf(stderr,
+                        "goodput attrib: owner: pid %ld: not valid UTF-8 or out of memory\n", pid);
+                rc = GP_EXIT_FAIL;
+                continue;
+            }
+            json_dumpf(j, stdout, JSON_COMPACT);
+            fputc('\n', stdout);
+            json_decref(j);
+        } else {
+            /* one paragraph per process: a long cgroup path (Kubernetes pods) wraps to
+             * its own indented line */
+            gp_wrap_printf(
+                stdout, 2, gp_text_width(wide), "%ld job=%s origin=%s cgroup=%s%s%s%s%s%s%s", pid,
+                o.job_id, gp_origin_name(o.origin), o.cgroup[0] ? o.cgroup : "-",
+                o.slurm_step[0] ? " step=" : "", o.slurm_step, o.unit[0] ? " unit=" : "", o.unit,
+                o.env_cuda_visible[0] ? " CUDA_VISIBLE_DEVICES=" : "", o.env_cuda_visible);
+        }
     }
     return rc;
 }
