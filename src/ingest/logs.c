@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "ingest/log_profiles.h"
+#include "util/progress.h"
 
 #define NS_PER_S 1000000000LL
 
@@ -541,7 +542,7 @@ int gp_log_read_file(const char *path, const gp_log_profile *p, const char *job_
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    struct stat st;
+    struct stat st = {0};
     int64_t mtime_ns =
         fstat(fileno(f), &st) == 0 ? (int64_t)st.st_mtim.tv_sec * NS_PER_S + st.st_mtim.tv_nsec : 0;
     gp_log_reader r;
@@ -558,8 +559,14 @@ int gp_log_read_file(const char *path, const gp_log_profile *p, const char *job_
         if (gp_log_parse_timestamp(line, (size_t)len, &t)) saw_ts = 1, r.clock_ns = t;
     }
     rewind(f);
-    while ((len = getline(&line, &cap, f)) > 0)
+    gp_progress bar; /* stderr only, on a terminal, past 2 s (a multi-GB log) */
+    gp_progress_start(&bar, "reading log", (double)st.st_size, 0);
+    double done_bytes = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
         gp_log_reader_line(&r, line, (size_t)len, -1, push, &x);
+        gp_progress_update(&bar, done_bytes += (double)len);
+    }
+    gp_progress_end(&bar);
     gp_log_reader_finish(&r, push, &x);
     free(line);
     int rd_err = ferror(f);

@@ -190,6 +190,8 @@ tty_run "'$GOODPUT' cluster auto '$DATA/cluster/v2026_genai' >/dev/null" >"$tmp/
 grep -q 'reading pod_gpu_' "$tmp/bar-cl.txt" || fail "no progress bar for the cluster reader on a terminal"
 tty_run "'$GOODPUT' sim '$SRC/examples/scenarios/demo.conf' --summary >/dev/null" >"$tmp/bar-sim.txt"
 grep -q 'simulating \[' "$tmp/bar-sim.txt" || fail "no progress bar for sim on a terminal"
+tty_run "'$GOODPUT' logs '$SRC/tests/data/logs/megatron.log' --profile megatron >/dev/null" >"$tmp/bar-logs.txt"
+grep -q 'reading log \[' "$tmp/bar-logs.txt" || fail "no progress bar for logs on a terminal"
 tty_run "'$GOODPUT' trace '$DATA/kineto/hta_df_index_resolver' --json >/dev/null" >"$tmp/bar-json.txt"
 ! grep -q 'reading traces' "$tmp/bar-json.txt" || fail "progress bar with --json"
 "$GOODPUT" trace "$DATA/kineto/hta_df_index_resolver" >"$tmp/piped.txt" 2>&1
