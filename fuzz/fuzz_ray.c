@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gp_ray_stats *s = malloc(sizeof *s);
         if (s && gp_ray_stats_parse(text, len, s, err, sizeof err) == 0) {
             gp_ray_analyze(s);
-            gp_ray_report_text(s, null);
+            gp_ray_report_text(s, null, data[0] & 4 ? 0 : 100); /* --wide or 100 columns */
             json_t *j = gp_ray_report_json(s);
             char *d = json_dumps(j, 0);
             free(d);
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gp_ray_metrics *m = malloc(sizeof *m);
         if (m && gp_ray_metrics_parse(text, len, m, err, sizeof err) == 0) {
             gp_ray_metrics_analyze(m);
-            gp_ray_metrics_report_text(m, data[0] & 2, null);
+            gp_ray_metrics_report_text(m, data[0] & 2, null, data[0] & 4 ? 0 : 100);
             json_t *j = gp_ray_metrics_report_json(m);
             char *d = json_dumps(j, 0);
             free(d);

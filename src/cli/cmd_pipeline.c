@@ -197,6 +197,14 @@ static int ray_read(const char *path, const char *what, char **buf, size_t *len)
     return 0;
 }
 
+/* Prints a Ray report's JSON with the file it came from; takes the reference. */
+static void print_json_from(json_t *root, const char *path) {
+    json_object_set_new(root, "source", json_string(path));
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
+    fputc('\n', stdout);
+    json_decref(root);
+}
+
 /* --ray-metrics: a scrape of Ray's /metrics, analysed without a store. */
 static int ray_metrics(const char *path, int json, int verbose, int width) {
     char *buf;
@@ -214,11 +222,7 @@ static int ray_metrics(const char *path, int json, int verbose, int width) {
     }
     gp_ray_metrics_analyze(m);
     if (json) {
-        json_t *root = gp_ray_metrics_report_json(m);
-        json_object_set_new(root, "source", json_string(path));
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
-        fputc('\n', stdout);
-        json_decref(root);
+        print_json_from(gp_ray_metrics_report_json(m), path);
     } else {
         gp_ray_metrics_report_text(m, verbose, stdout, width);
     }
@@ -243,11 +247,7 @@ static int ray_stats(const char *path, int json, int width) {
     }
     gp_ray_analyze(st);
     if (json) {
-        json_t *root = gp_ray_report_json(st);
-        json_object_set_new(root, "source", json_string(path));
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(13));
-        fputc('\n', stdout);
-        json_decref(root);
+        print_json_from(gp_ray_report_json(st), path);
     } else {
         gp_ray_report_text(st, stdout, width);
     }

@@ -60,14 +60,20 @@ static void note_unknown(gp_ray_stats *s, const char *line) {
 }
 
 /* "Operator 2 MapBatches(ResnetModel): 14 tasks executed, 48 blocks produced in 27.43s" */
-static int parse_header(const char *line, gp_ray_op *op) {
+void gp_ray_op_init(gp_ray_op *op, const char *name, int index) {
     memset(op, 0, sizeof *op);
+    snprintf(op->name, sizeof op->name, "%s", name);
+    op->index = index;
     op->tasks = op->blocks = op->nodes = -1;
     op->exec_s = op->wall_total_s = op->cpu_total_s = op->udf_total_s = -1;
     op->rows = op->bytes = op->rows_per_s = -1;
     op->concurrency = op->cpu_efficiency = op->bytes_per_s = -1;
     op->tasks_running = op->backpressure_s = op->queued_blocks = -1;
     op->cpu_cores = op->gpu_cores = -1;
+}
+
+static int parse_header(const char *line, gp_ray_op *op) {
+    gp_ray_op_init(op, "", 0);
     char *e;
     op->index = (int)strtol(line + 9, &e, 10);
     if (e == line + 9 || *e != ' ') return -1;

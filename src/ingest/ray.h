@@ -64,6 +64,8 @@ typedef struct gp_ray_stats {
 } gp_ray_stats;
 
 /* Parses stats() text. Returns 0, or -1 with err ("line N: ...") when no operator is found. */
+/* An operator with every figure unknown (-1) and the name and index of tag. */
+void gp_ray_op_init(gp_ray_op *op, const char *name, int index);
 int gp_ray_stats_parse(const char *text, size_t len, gp_ray_stats *out, char *err, size_t errlen);
 void gp_ray_analyze(gp_ray_stats *s);
 void gp_ray_report_text(const gp_ray_stats *s, FILE *out, int width); /* 0: no limit */

@@ -109,14 +109,8 @@ static void split_operator(const char *tag, char *name, size_t cap, int *index) 
 }
 
 static void init_op(gp_ray_op *op, const char *tag) {
-    memset(op, 0, sizeof *op);
+    gp_ray_op_init(op, "", 0);
     split_operator(tag, op->name, sizeof op->name, &op->index);
-    op->tasks = op->blocks = op->nodes = -1;
-    op->exec_s = op->wall_total_s = op->cpu_total_s = op->udf_total_s = -1;
-    op->rows = op->bytes = op->rows_per_s = -1;
-    op->concurrency = op->cpu_efficiency = op->bytes_per_s = -1;
-    op->tasks_running = op->backpressure_s = op->queued_blocks = -1;
-    op->cpu_cores = op->gpu_cores = -1;
 }
 
 static int find_dataset(gp_ray_metrics *m, const char *name) {
