@@ -24,8 +24,8 @@
 #define SRV_MAX_POINTS 5000            /* series points per request */
 #define SRV_MAX_RANGE_S (31 * 86400.0) /* series range per request */
 #define SRV_MAX_ACCTS 64               /* running jobs with incremental accounting */
-#define SRV_ACCT_MAX_EVENTS 250000     /* per state (~24 MiB of compact events) */
-#define SRV_ACCT_BUDGET_EVENTS 400000  /* all states together (~75 MiB); see summary_full */
+#define SRV_ACCT_MAX_EVENTS 150000     /* per state (~27 MiB with its compact events) */
+#define SRV_ACCT_BUDGET_EVENTS 200000  /* all states together (~36 MiB); see summary_full */
 #define SRV_PIPE_CACHE 32              /* jobs whose pipeline section is kept */
 #define SRV_MAX_SPAN_QUEUE 50000       /* OTLP spans waiting for the agent (~20 MiB) */
 #define SRV_THREADS 4                  /* libmicrohttpd worker threads */
@@ -35,7 +35,9 @@
 #define SRV_REQUEST_DEADLINE_S 30.0    /* headers to response sent, body included */
 #define SRV_RENDER_DEADLINE_S 10.0     /* one render (store reads): then 503 */
 #define SRV_COLD_BUDGET_S 0.25         /* per /metrics render, see cold_until_s */
-#define SRV_COLD_MIN 8                 /* first summaries a render makes whatever the time */
+#define SRV_COLD_MIN 2                 /* first summaries a render makes whatever the time:
+                                        * progress on a slow machine, bounded memory under
+                                        * a flood of large new jobs (reliability_overload) */
 
 typedef struct srv_buf {
     char *p;
