@@ -323,7 +323,7 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
         break;
     }
     default: { /* grey zone: 0.8x or 1.2x of one threshold */
-        int g = (kind - 21) / 2, hi = (kind - 21) % 2;
+        int g = (kind - 21) / 2, hi = (kind - 21) % 2; /* hi: 1.2x (then the truth) */
         double k = hi ? 1.2 : 0.8;
         st->grey = g + 1;
         st->grey_hi = hi;
@@ -392,6 +392,19 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
                 double t_mem = t->flops_per_step / (peak * achieved);
                 t->hbm_bytes_per_step = t_mem * hbm_bw * 0.8;
             }
+            /* truth from the physics (the roofline the simulator documents), not from the
+             * intent: the side of the threshold the kernels' real activity lies on */
+            double t_flops = t->flops_per_step / (peak * t->efficiency), tb = t_flops;
+            if (t->hbm_bytes_per_step >= 0 && t->hbm_bytes_per_step / (hbm_bw * 0.8) > tb)
+                tb = t->hbm_bytes_per_step / (hbm_bw * 0.8);
+            double dram = t->hbm_bytes_per_step >= 0 ? t->hbm_bytes_per_step / (hbm_bw * tb) : 0;
+            double tens = 0.95 * t_flops * t->efficiency / tb;
+            int problem = g == 7   ? t->sm_fill < gp_th(GP_TH_SM_ACTIVE_LOW)
+                          : g == 8 ? dram >= gp_th(GP_TH_DRAM_ACTIVE_HIGH) &&
+                                         tens < gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY)
+                                   : tens < gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY) &&
+                                         dram >= gp_th(GP_TH_DRAM_ACTIVE_HIGH);
+            hi = st->grey_hi = problem != grey_low[g];
             st->grey_share = 0; /* headroom, not badput: no minor finding is asked for */
         } else { /* power-capped for k x 10% of the run: clocks held down while computing */
             sc->power_limit_w = 300;
