@@ -73,7 +73,6 @@ typedef struct sim_job {
     /* training */
     int64_t step, last_ckpt, next_restart;
     double prev_gpu_s, prod_since_ckpt;
-    double wait_since_ckpt; /* data-wait seconds of the steps completed since the checkpoint */
     int64_t steps_since_ckpt;
     /* inference */
     int64_t *arr_t; /* arrivals (relative ns), trace mode */

@@ -190,15 +190,14 @@ static void on_cut(gp_sim *s, sim_job *j, double partial_prod) {
         finish(s, j);
         return;
     }
-    /* failure: the steps since the last checkpoint and the cut step are lost. The data
-     * waits inside those steps are lost with them: a redone step's whole span is wasted
-     * progress, which outranks data_wait (docs/goodput.md, "Labelling time") */
+    /* failure: the computation of the steps since the last checkpoint and of the cut step
+     * is lost. The data waits inside those steps keep their bucket: the failure lost the
+     * steps' computation, not the wait the job would have spent without it (docs/goodput.md,
+     * wasted_progress: "a blocking phase inside a lost step keeps its own label", as the
+     * accounting labels them) */
     double lost = j->prod_since_ckpt + partial_prod;
     j->truth.productive_s -= lost;
     j->truth.wasted_s += lost;
-    j->truth.data_wait_s -= j->wait_since_ckpt;
-    j->truth.wasted_s += j->wait_since_ckpt;
-    j->wait_since_ckpt = 0;
     j->truth.steps_redone += j->step - j->last_ckpt;
     j->truth.restarts++;
     j->prod_since_ckpt = 0;
@@ -317,16 +316,13 @@ static void train_step(gp_sim *s, sim_job *j) {
         pn.rx = pn.tx = bw;
 
     int64_t step_start = j->gen;
-    double partial = 0, step_wait = 0;
+    double partial = 0;
     int phase = wait > 1e-3;
     int64_t w_ns = s_to_ns(wait);
     if (w_ns > 0) {
         int ok = span(s, j, w_ns, phase ? B_DATA_WAIT : B_PRODUCTIVE, &P_IDLE,
                       phase ? "data_wait" : NULL, mem, 1);
-        if (!phase)
-            partial += sim_held_s(j, step_start, j->gen);
-        else
-            step_wait = sim_held_s(j, step_start, j->gen);
+        if (!phase) partial += sim_held_s(j, step_start, j->gen);
         if (!ok) {
             on_cut(s, j, partial);
             return;
@@ -400,7 +396,6 @@ static void train_step(gp_sim *s, sim_job *j) {
     j->step++;
     j->truth.steps_done++;
     j->prod_since_ckpt += partial;
-    j->wait_since_ckpt += step_wait;
     if (j->truth.ready_s < 0) j->truth.ready_s = ns_to_s(j->gen);
     if (c->per_rank_steps)
         emit_rank_steps(s, j, step_start, compute_t0, compute_ns, slow, j->gen);
@@ -425,7 +420,6 @@ static void train_step(gp_sim *s, sim_job *j) {
         }
         j->last_ckpt = j->step;
         j->prod_since_ckpt = 0;
-        j->wait_since_ckpt = 0;
     }
 }
 
