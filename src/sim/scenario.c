@@ -78,6 +78,8 @@ void gp_scenario_job_defaults(gp_scenario_job *j, gp_sjob_kind kind) {
     j->small_kernels = 0;
     j->kernels_per_step = 20000;
     j->launch_overhead_s = 10e-6;
+    j->hbm_bytes_per_step = -1;
+    j->sm_fill = -1;
     j->step_noise = 0.03;
     j->max_steps = 0;
     j->per_rank_steps = 0;
@@ -753,6 +755,11 @@ static int job_key(pctx *c, gp_scenario *sc, gp_scenario_job *j, const char *k, 
         if (gp_parse_duration_ns(v, &ns) < 0 || ns < 0)
             return perr(c, k, "expected a duration like 10us");
         j->launch_overhead_s = (double)ns / 1e9;
+    } else if (!strcmp(k, "hbm_bytes"))
+        BYTES(hbm_bytes_per_step);
+    else if (!strcmp(k, "sm_fill")) {
+        RATIO(sm_fill);
+        if (j->sm_fill <= 0) return perr(c, k, "expected a number in (0, 1]");
     } else if (!strcmp(k, "step_noise"))
         RATIO(step_noise);
     else if (!strcmp(k, "max_steps")) {
@@ -1046,6 +1053,8 @@ int gp_scenario_write(const gp_scenario *sc, FILE *f) {
         fprintf(f, "small_kernels = %s\n", j->small_kernels ? "yes" : "no");
         w_i(f, "kernels_per_step", j->kernels_per_step);
         w_ns(f, "launch_overhead", (int64_t)llround(j->launch_overhead_s * 1e9));
+        if (j->hbm_bytes_per_step >= 0) w_d(f, "hbm_bytes", j->hbm_bytes_per_step);
+        if (j->sm_fill > 0) w_d(f, "sm_fill", j->sm_fill);
         w_d(f, "step_noise", j->step_noise);
         w_i(f, "max_steps", (long long)j->max_steps);
         if (j->per_rank_steps) fprintf(f, "per_rank_steps = yes\n");

@@ -79,8 +79,12 @@ typedef struct gp_scenario_job {
     int small_kernels;   /* 1: host-bound, many small kernels */
     int kernels_per_step;
     double launch_overhead_s; /* host time to launch one kernel */
-    double step_noise;        /* lognormal sigma of step times */
-    int64_t max_steps;        /* stop after this step (0 = no limit) */
+    /* kernel profile (roofline): HBM bytes the compute kernels move per step (< 0: the
+     * default mix) and the fraction of the SMs a kernel's grid keeps busy (< 0: default) */
+    double hbm_bytes_per_step;
+    double sm_fill;
+    double step_noise; /* lognormal sigma of step times */
+    int64_t max_steps; /* stop after this step (0 = no limit) */
 
     /* per-rank step events and a straggler rank (synchronous data parallelism) */
     int per_rank_steps;         /* 1: step and phase events for every rank, with rank= */

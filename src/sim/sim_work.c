@@ -34,6 +34,10 @@ typedef struct prof {
 
 static const prof P_IDLE = {0};
 
+/* Share of the spec's HBM bandwidth that streaming kernels reach (DCGM DRAM activity
+ * peaks near 0.8 in practice). */
+#define HBM_ACHIEVABLE 0.8
+
 static double peak_flops(const gp_gpu_spec *sp) {
     return sp->bf16_flops > 0 ? sp->bf16_flops : sp->fp16_flops;
 }
@@ -186,10 +190,11 @@ static void on_cut(gp_sim *s, sim_job *j, double partial_prod) {
         finish(s, j);
         return;
     }
-    /* failure: the steps since the last checkpoint and the cut step are lost. The data
-     * waits inside those steps stay data_wait: the crash lost the computation, not the
-     * wait for data (docs/goodput.md, "Labelling time": data_wait outranks
-     * wasted_progress) */
+    /* failure: the computation of the steps since the last checkpoint and of the cut step
+     * is lost. The data waits inside those steps keep their bucket: the failure lost the
+     * steps' computation, not the wait the job would have spent without it (docs/goodput.md,
+     * wasted_progress: "a blocking phase inside a lost step keeps its own label", as the
+     * accounting labels them) */
     double lost = j->prod_since_ckpt + partial_prod;
     j->truth.productive_s -= lost;
     j->truth.wasted_s += lost;
@@ -247,12 +252,23 @@ static void train_step(gp_sim *s, sim_job *j) {
     double copy_bytes = c->batch_samples * c->sample_bytes;
     double copy = copy_bytes / sp->pcie_bytes_s;
     double e = c->efficiency;
-    double compute = c->flops_per_step / (peak_flops(sp) * e) * noise * contention(s, j, j->gen);
+    /* roofline: the kernels take the longer of their math (at `efficiency` of peak) and
+     * their HBM traffic (at HBM_ACHIEVABLE of the spec's bandwidth); the profile follows
+     * from the same two numbers, so a scenario sets physics, never the counters */
+    double t_flops = c->flops_per_step / (peak_flops(sp) * e), base = t_flops, dram_frac = -1;
+    if (c->hbm_bytes_per_step >= 0 && sp->hbm_bytes_s > 0) {
+        double t_mem = c->hbm_bytes_per_step / (sp->hbm_bytes_s * HBM_ACHIEVABLE);
+        if (t_mem > base) base = t_mem;
+        dram_frac = c->hbm_bytes_per_step / (sp->hbm_bytes_s * base);
+    }
+    double achieved = e * t_flops / base; /* fraction of peak FLOP/s reached */
+    double compute = base * noise * contention(s, j, j->gen);
+    double sm_def = 0.6 + 0.35 * e, occ = 0.3 + 0.25 * e;
     prof pc = {1,
-               (float)(0.6 + 0.35 * e),
-               (float)(0.3 + 0.25 * e),
-               (float)(0.95 * e),
-               (float)(0.2 + 0.25 * (1 - e)),
+               (float)(c->sm_fill > 0 ? c->sm_fill : sm_def),
+               (float)(c->sm_fill > 0 ? occ * c->sm_fill / sm_def : occ),
+               (float)(0.95 * achieved),
+               (float)(dram_frac >= 0 ? dram_frac : 0.2 + 0.25 * (1 - e)),
                0.04f,
                0.06f,
                0,
@@ -264,10 +280,10 @@ static void train_step(gp_sim *s, sim_job *j) {
         double u = kt / per;
         compute = per * c->kernels_per_step;
         pc = (prof){(float)u,
-                    (float)(0.3 * u),
+                    (float)((c->sm_fill > 0 ? c->sm_fill : 0.3) * u),
                     0.08f,
-                    (float)(0.4 * e * u),
-                    (float)(0.2 * u),
+                    (float)(0.4 * achieved * u),
+                    (float)((dram_frac >= 0 ? dram_frac : 0.2) * u),
                     0.02f,
                     (float)(0.05 * u),
                     0,

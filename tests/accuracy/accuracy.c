@@ -23,16 +23,20 @@
  *   grey-zone runs < grey-min, worst waste error > waste-max points, any finding on a
  *   healthy job, a missed SLO or a straggler not located.
  *
- * Run kinds (i % 35): 0-18 clear problems and mixtures (the values sit far from the
+ * Run kinds (i % 41): 0-18 clear problems and mixtures (the values sit far from the
  * thresholds), 19-20 mixtures (starved AND comm-bound; interference on a starved job),
- * 21-34 grey zone: data_wait_share, checkpoint_share, not_ready (floor and share),
- * interference loss, straggler ratio, interconnect peak share (an exposed all-reduce) and
- * throttle share (a power cap over part of the run) at 0.8x and 1.2x of the threshold
- * (0.8x of a ratio threshold means 0.8x its excess: 1.2 for 1.25). Below a threshold the
- * class must not be reported as a finding, but when the loss is >= 5% of the job's time
- * it must be a minor finding (issue 19 item 6). Thresholds the scenario language cannot
- * place a job beside (sm/dram/tensor activity: the simulator's kernel profiles fix them,
- * harvest gaps) are only exercised by the clear runs.
+ * 21-40 grey zone: data_wait_share, checkpoint_share, not_ready (floor and share),
+ * interference loss, straggler ratio, interconnect peak share (an exposed all-reduce),
+ * throttle share (a power cap over part of the run), SM activity (kernels whose grids fill
+ * k x 0.5 of the SMs: host_bound below), DRAM activity (latency-bound kernels moving k x 0.6
+ * of the HBM bandwidth: memory_bound above) and tensor activity (HBM-bound kernels whose
+ * arithmetic intensity keeps the tensor pipes k x 0.3 busy: memory_bound below) at 0.8x
+ * and 1.2x of the threshold (0.8x of a ratio threshold means 0.8x its excess: 1.2 for
+ * 1.25). The kernel profiles are set as physics (scenario keys sm_fill and hbm_bytes, a
+ * roofline in the simulator); the agent sees them only as DCGM profiling fields. On the
+ * problem-free side the class must not be reported as a finding, but when the loss is >= 5%
+ * of the job's time it must be a minor finding (issue 19 item 6). Harvest gaps are only
+ * exercised by the clear runs.
  *
  * Variation: GPU counts, efficiencies, step noise (lognormal sigma up to 0.35: signal
  * noise), run length (10 to 20 minutes), DCGM profiling fields present or missing
@@ -88,12 +92,16 @@ typedef struct {
     int noisy;                 /* step noise sigma >= 0.25 */
 } gen_info;
 
-#define N_GREY 7
-static const char *grey_name[N_GREY] = {
-    "data_wait_share", "checkpoint_share",        "not_ready",     "interference_ratio",
-    "straggler_ratio", "interconnect_peak_share", "throttle_share"};
-static const int grey_label[N_GREY] = {1, 2, 5, 11, 12, 3, 13}; /* L_ indices, set below */
-#define N_KINDS 35
+#define N_GREY 10
+static const char *grey_name[N_GREY] = {"data_wait_share", "checkpoint_share",
+                                        "not_ready",       "interference_ratio",
+                                        "straggler_ratio", "interconnect_peak_share",
+                                        "throttle_share",  "sm_active",
+                                        "dram_active",     "tensor_active"};
+static const int grey_label[N_GREY] = {1, 2, 5, 11, 12, 3, 13, 4, 7, 7}; /* L_ indices */
+/* 1: the problem lies below the threshold (SMs or tensor pipes too idle) */
+static const int grey_low[N_GREY] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 1};
+#define N_KINDS 41
 
 typedef struct {
     uint64_t s;
@@ -315,7 +323,7 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
         break;
     }
     default: { /* grey zone: 0.8x or 1.2x of one threshold */
-        int g = (kind - 21) / 2, hi = (kind - 21) % 2;
+        int g = (kind - 21) / 2, hi = (kind - 21) % 2; /* hi: 1.2x (then the truth) */
         double k = hi ? 1.2 : 0.8;
         st->grey = g + 1;
         st->grey_hi = hi;
@@ -365,6 +373,39 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
             /* the loss is productive time (headroom); telemetry alone cannot split exposed
              * from overlapped traffic, so no minor finding is asked for under 25% */
             st->grey_share = 0;
+        } else if (g >= 7) { /* the kernels' own profile, set as physics (sm_fill: how many
+                              * SMs a kernel's grid keeps busy; hbm_bytes: its HBM traffic,
+                              * a roofline against its FLOPs), never as counters */
+            needs_profiling = 1;
+            double hbm_bw = 3350e9, peak = 989.5e12;
+            if (g == 7) { /* small grids: SMs active k x 0.5 while a kernel runs */
+                t->sm_fill = k * gp_th(GP_TH_SM_ACTIVE_LOW);
+            } else if (g == 8) { /* latency-bound kernels (tensor pipes under 0.25) moving
+                                  * k x 0.6 of the HBM bandwidth: still under the roofline */
+                t->efficiency = uni(&r, 0.12, 0.25);
+                double t_flops = t->flops_per_step / (peak * t->efficiency);
+                t->hbm_bytes_per_step = k * gp_th(GP_TH_DRAM_ACTIVE_HIGH) * hbm_bw * t_flops;
+            } else { /* memory-bound kernels (HBM streaming at 0.8) whose arithmetic
+                      * intensity keeps the tensor pipes busy k x 0.3 of the time */
+                t->efficiency = uni(&r, 0.5, 0.7);
+                double achieved = k * gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY) / 0.95;
+                double t_mem = t->flops_per_step / (peak * achieved);
+                t->hbm_bytes_per_step = t_mem * hbm_bw * 0.8;
+            }
+            /* truth from the physics (the roofline the simulator documents), not from the
+             * intent: the side of the threshold the kernels' real activity lies on */
+            double t_flops = t->flops_per_step / (peak * t->efficiency), tb = t_flops;
+            if (t->hbm_bytes_per_step >= 0 && t->hbm_bytes_per_step / (hbm_bw * 0.8) > tb)
+                tb = t->hbm_bytes_per_step / (hbm_bw * 0.8);
+            double dram = t->hbm_bytes_per_step >= 0 ? t->hbm_bytes_per_step / (hbm_bw * tb) : 0;
+            double tens = 0.95 * t_flops * t->efficiency / tb;
+            int problem = g == 7   ? t->sm_fill < gp_th(GP_TH_SM_ACTIVE_LOW)
+                          : g == 8 ? dram >= gp_th(GP_TH_DRAM_ACTIVE_HIGH) &&
+                                         tens < gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY)
+                                   : tens < gp_th(GP_TH_TENSOR_ACTIVE_HEALTHY) &&
+                                         dram >= gp_th(GP_TH_DRAM_ACTIVE_HIGH);
+            hi = st->grey_hi = problem != grey_low[g];
+            st->grey_share = 0; /* headroom, not badput: no minor finding is asked for */
         } else { /* power-capped for k x 10% of the run: clocks held down while computing */
             sc->power_limit_w = 300;
             sc->power_limit_from_ns = (int64_t)(0.3 * dur_s * S);
@@ -373,7 +414,7 @@ static unsigned generate(int i, uint64_t seed, gp_scenario *sc, gen_info *st) {
             /* the loss: the throttled share x the classifier's 20% slowdown, under 5% */
             st->grey_share = k * gp_th(GP_TH_THROTTLE_SHARE) * 0.2;
         }
-        lab = hi ? 1u << grey_label[g] : 1u << L_COMPUTE;
+        lab = hi != grey_low[g] ? 1u << grey_label[g] : 1u << L_COMPUTE;
         break;
     }
     case 11: /* interference: a neighbour shares the GPUs for part of the run */

@@ -253,6 +253,48 @@ static void test_allreduce_util_high_sm_low(void **st) {
     run_free(&r);
 }
 
+/* ---------------------------------------------------------------- kernel profile (roofline) */
+
+/* hbm_bytes and sm_fill set physics; the counters follow. mb: 25T FLOPs at efficiency 0.5
+ * (0.0505 s of math) but 1072 GB of HBM traffic (0.4 s at 0.8 x 3.35 TB/s): memory bound,
+ * dram 0.8, tensor 0.95 x 25T / (989.5T x 0.4) = 0.060, steps of 0.4 s. cb: the same math
+ * with traffic 0.3 x the bandwidth over the math time: compute bound, dram 0.3, tensor
+ * 0.475. sf: grids filling 40% of the SMs: sm_active 0.4 at gpu_util 1. */
+static void test_roofline_profile(void **st) {
+    (void)st;
+    const char *text = "[node]\ngpus = 3\nmodel = H100-SXM\nduration = 2m\nseed = 4\n"
+                       "[job mb]\nkind = training\ngpus = 0\nbatch = 8\nstep_noise = 0\n"
+                       "flops_per_step = 25T ; efficiency = 0.5 ; hbm_bytes = 1.072e12\n"
+                       "[job cb]\nkind = training\ngpus = 1\nbatch = 8\nstep_noise = 0\n"
+                       "flops_per_step = 25T ; efficiency = 0.5 ; hbm_bytes = 5.0773e10\n"
+                       "[job sf]\nkind = training\ngpus = 2\nbatch = 8\nsm_fill = 0.4\n";
+    run r = simulate(text, NS, 0);
+    double dram[3] = {0}, ten[3] = {0}, sm[3] = {0}, util[3] = {0};
+    size_t n = 0;
+    for (size_t k = 5; k < r.n_samples; k++, n++)
+        for (int g = 0; g < 3; g++) {
+            dram[g] += S(&r, k, g)->dram_active;
+            ten[g] += S(&r, k, g)->tensor_active;
+            sm[g] += S(&r, k, g)->sm_active;
+            util[g] += S(&r, k, g)->gpu_util;
+        }
+    for (int g = 0; g < 3; g++) {
+        dram[g] /= (double)n, ten[g] /= (double)n, sm[g] /= (double)n, util[g] /= (double)n;
+        print_message("gpu %d: dram %.3f tensor %.3f sm %.3f util %.3f\n", g, dram[g], ten[g],
+                      sm[g], util[g]);
+    }
+    assert_near(dram[0], 0.8, 0.03);
+    assert_near(ten[0], 0.95 * 25e12 / (989.5e12 * 0.4), 0.02);
+    /* the step lasts as long as its memory traffic: 120 s / (0.4 s + the 8-sample copy) */
+    double copy = 8 * 602112 / gp_spec_lookup("H100-SXM")->pcie_bytes_s;
+    assert_near((double)r.truth[0].steps_done, 120 / (0.4 + copy), 3);
+    assert_near(dram[1], 0.3, 0.03);
+    assert_near(ten[1], 0.95 * 0.5, 0.03);
+    assert_near(sm[2], 0.4, 0.03);
+    assert_true(util[2] > 0.95);
+    run_free(&r);
+}
+
 /* ---------------------------------------------------------------- determinism */
 
 static void test_same_seed_same_output(void **st) {
@@ -604,6 +646,7 @@ int main(void) {
         cmocka_unit_test(test_decode_memory_bound),
         cmocka_unit_test(test_starved_gaps_match_data_wait),
         cmocka_unit_test(test_allreduce_util_high_sm_low),
+        cmocka_unit_test(test_roofline_profile),
         cmocka_unit_test(test_same_seed_same_output),
         cmocka_unit_test(test_no_profiling_leaves_fields_unknown),
         cmocka_unit_test(test_restart_redoes_steps),

@@ -97,6 +97,10 @@ static void test_parse_errors_name_line_and_key(void **st) {
     expect_error("[node]\ngpus = 2\n[job x]\ngpus = 0\n[job x]\ngpus = 1\n",
                  "t.conf:5:", "defined twice");
     expect_error("[node]\ngpus = 2\n[job x]\nkind = training\n", "t.conf:3:", "key 'gpus'");
+    expect_error("[node]\ngpus = 2\n[job x]\ngpus = 0 ; sm_fill = 0\n",
+                 "t.conf:4:", "key 'sm_fill'");
+    expect_error("[node]\ngpus = 2\n[job x]\ngpus = 0 ; hbm_bytes = -1GB\n",
+                 "t.conf:4:", "key 'hbm_bytes'");
 
     gp_scenario sc;
     char err[256];
@@ -195,6 +199,8 @@ static void test_write_round_trip(void **st) {
         fail_msg("%s", err);
     a.jobs[0].mem_frac = 0.55;
     a.jobs[1].checkpoint_bytes = 3e9;
+    a.jobs[1].hbm_bytes_per_step = 1.5e12; /* memory bound: changes step times */
+    a.jobs[1].sm_fill = 0.45;
     a.power_limit_w = 350;
     a.power_limit_from_ns = 60 * 1000000000LL;
     a.power_limit_until_ns = 90 * 1000000000LL;
@@ -216,6 +222,8 @@ static void test_write_round_trip(void **st) {
         assert_true(a.jobs[i].ready_after_ns == b.jobs[i].ready_after_ns);
         assert_int_equal(a.jobs[i].n_restarts, b.jobs[i].n_restarts);
         assert_near(a.jobs[i].mem_frac, b.jobs[i].mem_frac, 1e-12);
+        assert_near(a.jobs[i].hbm_bytes_per_step, b.jobs[i].hbm_bytes_per_step, 1);
+        assert_near(a.jobs[i].sm_fill, b.jobs[i].sm_fill, 1e-12);
     }
     static double ua[16 * 600], ub[16 * 600];
     char *ea = run_events(&a, ua, 16 * 600), *eb = run_events(&b, ub, 16 * 600);
