@@ -35,9 +35,9 @@
 #define SRV_REQUEST_DEADLINE_S 30.0    /* headers to response sent, body included */
 #define SRV_RENDER_DEADLINE_S 10.0     /* one render (store reads): then 503 */
 #define SRV_COLD_BUDGET_S 0.25         /* per /metrics render, see cold_until_s */
-#define SRV_COLD_MIN 2                 /* first summaries a render makes whatever the time:
-                                        * progress on a slow machine, bounded memory under
-                                        * a flood of large new jobs (reliability_overload) */
+/* First summaries a render makes whatever its time budget: progress on a slow machine,
+ * bounded memory under a flood of large new jobs (reliability_overload). */
+#define SRV_COLD_MIN 2
 
 typedef struct srv_buf {
     char *p;
