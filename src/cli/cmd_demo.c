@@ -267,7 +267,7 @@ int gp_cmd_demo(int argc, char **argv) {
            "  goodput serve --db %s\n"
            "      the dashboard over this run (http://127.0.0.1:9464/)\n"
            "  goodput report --db %s --json\n"
-           "      the same numbers for scripts (docs/report.md)\n",
+           "      the same numbers for scripts (fields: docs/api.md, docs/goodput.md)\n",
            db, db, db);
     gp_demo_end(stdout);
     return rr;
