@@ -40,7 +40,7 @@ as_reader=()
 if [ "$(id -u)" = 0 ]; then # root may write anywhere: read as nobody
   command -v setpriv >/dev/null || { echo "skip: setpriv missing (needed to drop root)"; exit 77; }
   as_reader=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-  chmod 0755 "$(dirname "$GOODPUT")" 2>/dev/null || true
+  chmod 0755 "$(dirname "$GOODPUT")" || fail "cannot let the reader reach $GOODPUT"
 fi
 "${as_reader[@]}" test ! -w "$tmp/ro" || fail "the directory is writable to the reader"
 ls -l --time-style=full-iso "$tmp/ro" >"$tmp/ls.before"

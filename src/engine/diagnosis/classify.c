@@ -269,16 +269,25 @@ static int strag_detect(const gp_worker_obs *obs, size_t n_obs, const gp_feature
 
 /* A minor finding: a share of the job's time under the class's threshold but at least
  * GP_TH_MINOR_SHARE. Its evidence line says which side of both it is on. */
-static gp_finding *add_minor(gp_finding *out, size_t cap, size_t *n, gp_finding_class c,
-                             const char *job_id, const gp_features *f, gp_threshold_id id,
-                             double share, const char *src) {
+/* A minor finding: a share of the job's time lost to one cause, at least
+ * GP_TH_MINOR_SHARE but under the class's threshold id. It claims that share of the
+ * job's alloc_gpu_s from bucket b ("if fix, ..."); doing says what the job did ("waited
+ * for input"), bound names the class as an adjective ("input bound"). */
+static void add_minor(gp_finding *out, size_t cap, size_t *n, gp_finding_class c,
+                      const char *job_id, const gp_features *f, gp_threshold_id id, double share,
+                      double alloc_gpu_s, gp_bucket b, const char *fix, const char *doing,
+                      const char *bound, const char *advice) {
     gp_finding *x = add(out, cap, n, c, job_id, f, 0.6);
-    if (!x) return NULL;
+    if (!x) return;
     x->minor = 1;
     const gp_threshold *t = gp_threshold_get(id);
-    gp_finding_add_evidence(x, t->name, share, "<", t->value, src);
-    ev(x, GP_TH_MINOR_SHARE, share, src);
-    return x;
+    gp_finding_add_evidence(x, t->name, share, "<", t->value, "events");
+    ev(x, GP_TH_MINOR_SHARE, share, "events");
+    badput(x, b, share * alloc_gpu_s, fix);
+    snprintf(x->summary, sizeof x->summary,
+             "Minor: %s %s %.1f%% of its time (under the %.0f%% that makes it %s).", job_id, doing,
+             100 * share, 100 * t->value, bound);
+    snprintf(x->recommendation, sizeof x->recommendation, "%s", advice);
 }
 
 static int is_minor_share(double share, gp_threshold_id id) {
@@ -435,16 +444,10 @@ static int rule_input_bound(const char *job_id, const gp_features *f, gp_finding
         }
         explained = 1;
     } else if (is_minor_share(f->data_wait_share, GP_TH_DATA_WAIT_SHARE)) {
-        if ((x = add_minor(out, cap, &n, GP_FC_INPUT_BOUND, job_id, f, GP_TH_DATA_WAIT_SHARE,
-                           f->data_wait_share, "events"))) {
-            badput(x, GP_B_DATA_WAIT, f->data_wait_share * A, "input never blocked the GPUs");
-            snprintf(x->summary, sizeof x->summary,
-                     "Minor: %s waited for input %.1f%% of its time (under the %.0f%% that "
-                     "makes it input bound).",
-                     job_id, 100 * f->data_wait_share, 100 * gp_th(GP_TH_DATA_WAIT_SHARE));
-            snprintf(x->recommendation, sizeof x->recommendation,
-                     "Add a DataLoader worker or two, or raise prefetch_factor.");
-        }
+        add_minor(out, cap, &n, GP_FC_INPUT_BOUND, job_id, f, GP_TH_DATA_WAIT_SHARE,
+                  f->data_wait_share, A, GP_B_DATA_WAIT, "input never blocked the GPUs",
+                  "waited for input", "input bound",
+                  "Add a DataLoader worker or two, or raise prefetch_factor.");
     }
     *np = n;
     return explained;
@@ -474,17 +477,10 @@ static int rule_checkpoint_bound(const char *job_id, const gp_features *f, gp_fi
         }
         explained = 1;
     } else if (is_minor_share(f->checkpoint_share, GP_TH_CHECKPOINT_SHARE)) {
-        if ((x = add_minor(out, cap, &n, GP_FC_CHECKPOINT_BOUND, job_id, f, GP_TH_CHECKPOINT_SHARE,
-                           f->checkpoint_share, "events"))) {
-            badput(x, GP_B_CHECKPOINT, f->checkpoint_share * A,
-                   "checkpoints were saved asynchronously");
-            snprintf(x->summary, sizeof x->summary,
-                     "Minor: %s spent %.1f%% of its time blocked on checkpoints (under the "
-                     "%.0f%% that makes it checkpoint bound).",
-                     job_id, 100 * f->checkpoint_share, 100 * gp_th(GP_TH_CHECKPOINT_SHARE));
-            snprintf(x->recommendation, sizeof x->recommendation,
-                     "Checkpoint asynchronously or less often.");
-        }
+        add_minor(out, cap, &n, GP_FC_CHECKPOINT_BOUND, job_id, f, GP_TH_CHECKPOINT_SHARE,
+                  f->checkpoint_share, A, GP_B_CHECKPOINT, "checkpoints were saved asynchronously",
+                  "was blocked on checkpoints", "checkpoint bound",
+                  "Checkpoint asynchronously or less often.");
     }
     *np = n;
     return explained;
@@ -535,16 +531,10 @@ static int rule_communication_bound(const char *job_id, const gp_features *f, gp
         }
         explained = 1;
     } else if (is_minor_share(f->comm_share, GP_TH_COMM_SHARE)) {
-        if ((x = add_minor(out, cap, &n, GP_FC_COMMUNICATION_BOUND, job_id, f, GP_TH_COMM_SHARE,
-                           f->comm_share, "events"))) {
-            badput(x, GP_B_OTHER, f->comm_share * A, "communication overlapped compute fully");
-            snprintf(x->summary, sizeof x->summary,
-                     "Minor: %s waited on collectives %.1f%% of its time (under the %.0f%% that "
-                     "makes it communication bound).",
-                     job_id, 100 * f->comm_share, 100 * gp_th(GP_TH_COMM_SHARE));
-            snprintf(x->recommendation, sizeof x->recommendation,
-                     "Overlap communication with compute (DDP bucket_cap_mb, FSDP prefetch).");
-        }
+        add_minor(out, cap, &n, GP_FC_COMMUNICATION_BOUND, job_id, f, GP_TH_COMM_SHARE,
+                  f->comm_share, A, GP_B_OTHER, "communication overlapped compute fully",
+                  "waited on collectives", "communication bound",
+                  "Overlap communication with compute (DDP bucket_cap_mb, FSDP prefetch).");
     }
     *np = n;
     return explained;
