@@ -7,7 +7,7 @@
 #   - the report's buckets sum to its allocated GPU-seconds within 0.1%;
 #   - `goodput diagnose --json` findings' badput per bucket <= the job's bucket;
 #   - per GPU: the sum over jobs of allocated GPU-seconds on it <= the GPU's seconds.
-# Prints the worst deviation per bucket. examples/scenarios/large.conf (1,000 GPUs) is left
+# Prints the worst deviation per bucket. Also tests/data/scenarios/*.conf. examples/scenarios/large.conf (1,000 GPUs) is left
 # out: one agent run of it takes minutes, over this script's budget.
 # Every deviation beyond 2 points fails: the allowance once made for services' not_ready/
 # idle_allocated/other and restarts' recovery/startup is gone since both sides were fixed
@@ -22,7 +22,9 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 acc="$BUILD/tests/accuracy"
 [ -x "$acc" ] || { echo "FAIL: $acc not built (make BUILD=$BUILD $acc)"; exit 1; }
 "$acc" -n "$N" -s "${ACCOUNTING_TRUTH_SEED:-7}" --dump "$tmp"
-for f in "$src"/examples/scenarios/*.conf; do
+# tests/data/scenarios/long.conf: a 6.5-hour trainer, whose summary reads the 1-minute
+# rollups (allocations of 6 h or more), beside a short one read raw.
+for f in "$src"/examples/scenarios/*.conf "$src"/tests/data/scenarios/*.conf; do
   case "$(basename "$f")" in large.conf) continue ;; esac
   cp "$f" "$tmp/shipped-$(basename "$f")"
 done
