@@ -26,7 +26,7 @@ static void usage(FILE *f) {
             "                        [--what-if STAGE=N,...] [--wide] [options]\n"
             "       goodput pipeline --otlp FILE... [--gpu-stage NAMES] [options]\n"
             "       goodput pipeline --db PATH --spans [--gpu-stage NAMES] [options]\n"
-            "       goodput pipeline --ray-stats FILE [--json] [--wide]\n"
+            "       goodput pipeline --ray-stats FILE [--json] [--wide] [--verbose]\n"
             "       goodput pipeline --ray-metrics FILE [--json] [--verbose]\n\n"
             "For each job with stage events (docs/pipelines.md): per stage throughput, service\n"
             "times, utilization = busy / (workers x time), starved time (workers idle, input\n"
@@ -41,7 +41,8 @@ static void usage(FILE *f) {
             "  --ray-metrics FILE     read a scrape of Ray's metrics (ray_data_*, ray_train_*;\n"
             "                         FILE or -): the same per dataset, with backpressure\n"
             "                         and queued blocks; Ray Train runs' workers (docs/ray.md)\n"
-            "  --verbose              with --ray-metrics: list the families not read\n"
+            "  --verbose              with --ray-stats / --ray-metrics: list each kind of line\n"
+            "                         or family not read, once\n"
             "  --otlp FILE...         read the stages from OpenTelemetry spans (OTLP/JSON export\n"
             "                         files): each trace is an item, its root span names the\n"
             "                         pipeline, the root's children are the stages it visits\n"
@@ -231,7 +232,7 @@ static int ray_metrics(const char *path, int json, int verbose, int width) {
 }
 
 /* --ray-stats: Ray Data's own per-operator summary, analysed without a store. */
-static int ray_stats(const char *path, int json, int width) {
+static int ray_stats(const char *path, int json, int verbose, int width) {
     char *buf;
     size_t len;
     int rd = ray_read(path, "a Dataset.stats() text", &buf, &len);
@@ -249,7 +250,7 @@ static int ray_stats(const char *path, int json, int width) {
     if (json) {
         print_json_from(gp_ray_report_json(st), path);
     } else {
-        gp_ray_report_text(st, stdout, width);
+        gp_ray_report_text_v(st, stdout, width, verbose);
     }
     free(st);
     return GP_EXIT_OK;
@@ -398,7 +399,7 @@ int gp_cmd_pipeline(int argc, char **argv) {
             fprintf(stderr, "goodput pipeline: --ray-stats reads a file; no --db or --html\n");
             return GP_EXIT_USAGE;
         }
-        return ray_stats(ray_path, json, o.width);
+        return ray_stats(ray_path, json, verbose, o.width);
     }
     if (!db && !n_files) {
         fprintf(stderr, "goodput pipeline: --db PATH or --otlp FILE is required (see --help)\n");

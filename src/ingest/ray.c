@@ -53,10 +53,98 @@ static double total_number(const char *line) {
     return p ? strtod(p, NULL) : -1;
 }
 
+/* The kind of a line: its label before the first ':' ("UDF time: 1s ..." -> "UDF time"), or
+ * the whole line. Lines not understood are listed once per kind. */
+static size_t label_len(const char *line) {
+    const char *c = strchr(line, ':');
+    return c ? (size_t)(c - line) : strlen(line);
+}
+
 static void note_unknown(gp_ray_stats *s, const char *line) {
-    if (s->nunknown < GP_RAY_MAX_UNKNOWN)
-        snprintf(s->unknown[s->nunknown], sizeof s->unknown[0], "%s", line);
     s->nunknown++;
+    size_t n = label_len(line);
+    if (n > sizeof s->unknown[0] - 1) n = sizeof s->unknown[0] - 1; /* as stored */
+    for (int k = 0; k < s->nunknown_kinds && k < GP_RAY_MAX_UNKNOWN; k++) {
+        if (label_len(s->unknown[k]) == n && !strncmp(s->unknown[k], line, n)) {
+            s->unknown_lines[k]++;
+            return;
+        }
+    }
+    if (s->nunknown_kinds < GP_RAY_MAX_UNKNOWN) {
+        snprintf(s->unknown[s->nunknown_kinds], sizeof s->unknown[0], "%s", line);
+        s->unknown_lines[s->nunknown_kinds] = 1;
+    }
+    s->nunknown_kinds++;
+}
+
+/* Ray's logger: "2025-10-10 18:57:35,316\tINFO streaming_executor.py:264 -- MESSAGE"
+ * (ray/_private/ray_logging default format). Returns MESSAGE, or NULL for another line. */
+static const char *log_message(const char *l) {
+    static const char shape[] = "dddd-dd-dd dd:dd:dd,";
+    for (size_t k = 0; k < sizeof shape - 1; k++) {
+        if (shape[k] == 'd' ? !isdigit((unsigned char)l[k]) : l[k] != shape[k]) return NULL;
+    }
+    const char *m = strstr(l, " -- ");
+    return m && m - l < 160 ? m + 4 : NULL;
+}
+
+/* "(RayTrainWorker pid=25517) * Remote wall time: ..." -> "* Remote wall time: ...": Ray
+ * prefixes what a worker prints with the process that printed it. */
+static const char *strip_worker_prefix(const char *l) {
+    if (*l != '(') return l;
+    const char *close = strstr(l, ") ");
+    const char *pid = strstr(l, "pid=");
+    return close && pid && pid < close ? close + 2 : l;
+}
+
+/* "'key': 12.5" inside [a, b): the number, or -1 when the key is absent. */
+static double dict_number(const char *a, const char *b, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "'%s': ", key);
+    size_t pn = strlen(pat);
+    for (const char *p = a; p + pn <= b; p++) {
+        if (*p == '\'' && !strncmp(p, pat, pn)) {
+            char *e;
+            double v = strtod(p + pn, &e);
+            return e == p + pn ? -1 : v;
+        }
+    }
+    return -1;
+}
+
+/* "* Extra metrics: {...}" (verbose stats): the dict may run over several physical lines.
+ * Reads the keys that match a ray_data_* gauge of ray_metrics.c; returns the offset in text
+ * just past the line that closes the dict. */
+static size_t read_extra_metrics(const char *text, size_t len, size_t open, gp_ray_op *op) {
+    int depth = 0;
+    char quote = 0;
+    size_t k = open;
+    for (; k < len; k++) {
+        char c = text[k];
+        if (quote) {
+            if (c == quote) quote = 0;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == '{') {
+            depth++;
+        } else if (c == '}' && --depth == 0) {
+            break;
+        }
+    }
+    const char *a = text + open, *b = text + (k < len ? k : len);
+    if (op) {
+        double v;
+        if ((v = dict_number(a, b, "task_submission_backpressure_time")) >= 0)
+            op->backpressure_s = v;
+        if ((v = dict_number(a, b, "obj_store_mem_internal_inqueue_blocks")) >= 0)
+            op->queued_blocks = v;
+        if ((v = dict_number(a, b, "num_tasks_running")) >= 0) op->tasks_running = v;
+        if ((v = dict_number(a, b, "cpu_usage")) >= 0) op->cpu_cores = v;
+        if ((v = dict_number(a, b, "gpu_usage")) >= 0) op->gpu_cores = v;
+    }
+    while (k < len && text[k] != '\n')
+        k++;
+    return k + 1;
 }
 
 /* "Operator 2 MapBatches(ResnetModel): 14 tasks executed, 48 blocks produced in 27.43s" */
@@ -96,76 +184,130 @@ static int parse_header(const char *line, gp_ray_op *op) {
     return 0;
 }
 
+static void reset_dataset(gp_ray_stats *out) {
+    out->nops = 0;
+    out->dataset_rows_per_s = out->iter_total_s = out->iter_blocked_s = -1;
+    out->dataset[0] = 0;
+}
+
 int gp_ray_stats_parse(const char *text, size_t len, gp_ray_stats *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    out->dataset_rows_per_s = out->iter_total_s = out->iter_blocked_s = -1;
+    reset_dataset(out);
     out->bottleneck = -1;
     gp_ray_op *op = NULL;
-    int in_dataset = 0; /* inside "Dataset throughput:" */
-    char line[1024];
+    enum { IN_OP, IN_DATASET, IN_ITER, IN_RUNTIME } sec = IN_OP;
+    int dataset_done = 0; /* the current dataset's summary ended: an Operator starts the next */
+    static const size_t cap = 4096;
+    char line[4096];
     size_t i = 0;
-    long lineno = 0;
     while (i < len) {
-        size_t j = i;
+        size_t ls = i, j = i;
         while (j < len && text[j] != '\n')
             j++;
-        size_t n = j - i < sizeof line - 1 ? j - i : sizeof line - 1;
+        size_t n = j - i < cap - 1 ? j - i : cap - 1;
         memcpy(line, text + i, n);
         line[n] = 0;
         i = j + 1;
-        lineno++;
         while (n && (line[n - 1] == '\r' || isspace((unsigned char)line[n - 1])))
             line[--n] = 0;
         const char *l = line;
         while (*l == ' ' || *l == '\t')
             l++;
         if (!*l || *l == '#') continue;
+        l = strip_worker_prefix(l);
+        const char *msg = log_message(l);
+        if (msg) {
+            const char *fin = strstr(msg, " execution finished in ");
+            const char *ds = strstr(msg, "Dataset ");
+            if (strncmp(msg, "Operator ", 9) != 0) {
+                if (fin && ds && ds < fin) {
+                    if (out->nops)
+                        snprintf(out->dataset, sizeof out->dataset, "%.*s", (int)(fin - ds - 8),
+                                 ds + 8);
+                    dataset_done = 1;
+                    op = NULL;
+                } else {
+                    out->nlog_other++;
+                }
+                continue;
+            }
+            l = msg;
+        }
         if (!strncmp(l, "Operator ", 9) && strstr(l, ": ")) {
+            gp_ray_op tmp;
+            if (parse_header(l, &tmp) != 0) {
+                note_unknown(out, l);
+                op = NULL;
+                continue;
+            }
+            if (out->ndatasets == 0 || dataset_done ||
+                (out->nops && tmp.index <= out->ops[out->nops - 1].index)) {
+                reset_dataset(out);
+                out->ndatasets++;
+                dataset_done = 0;
+            }
+            sec = IN_OP;
             if (out->nops == GP_RAY_MAX_OPS) {
                 note_unknown(out, l);
                 op = NULL;
                 continue;
             }
-            op = &out->ops[out->nops];
-            if (parse_header(l, op) == 0) {
-                out->nops++;
-                in_dataset = 0;
-            } else {
-                note_unknown(out, l);
-                op = NULL;
-            }
+            op = &out->ops[out->nops++];
+            *op = tmp;
             continue;
         }
         if (!strncmp(l, "Dataset throughput:", 19)) {
-            in_dataset = 1;
+            sec = IN_DATASET;
+            dataset_done = 1;
             op = NULL;
             continue;
         }
         if (!strncmp(l, "Dataset iterator time breakdown:", 32)) {
-            in_dataset = 0;
+            sec = IN_ITER;
+            dataset_done = 1;
+            op = NULL;
+            continue;
+        }
+        if (!strncmp(l, "Runtime Metrics:", 16)) {
+            sec = IN_RUNTIME;
+            dataset_done = 1;
             op = NULL;
             continue;
         }
         if (*l == '*') l++;
-        while (*l == ' ')
+        while (*l == ' ' || *l == '\t')
             l++;
         if (!strncmp(l, "Ray Data throughput:", 20)) {
             double v = strtod(l + 20, NULL);
-            if (in_dataset)
+            if (sec == IN_DATASET)
                 out->dataset_rows_per_s = v;
             else if (op)
                 op->rows_per_s = v;
+            else
+                note_unknown(out, l);
             continue;
         }
-        if (!strncmp(l, "Total time overall:", 19)) {
-            out->iter_total_s = parse_duration(l + 20, NULL);
-            continue;
+        if (!strncmp(l, "Estimated single node throughput", 32) ||
+            !strncmp(l, "Optimal single node throughput", 30))
+            continue; /* Ray's what-if without its cluster: not what the run did */
+        if (sec == IN_ITER) {
+            if (!strncmp(l, "Total time overall:", 19)) {
+                out->iter_total_s = parse_duration(l + 20, NULL);
+                continue;
+            }
+            if (!strncmp(l, "Total time user thread is blocked by Ray Data iter_batches:", 59)) {
+                out->iter_blocked_s = parse_duration(l + 60, NULL);
+                continue;
+            }
+            /* read, not used: initialisation, user-thread time, the prefetch breakdown */
+            if (!strncmp(l, "Total time in", 13) || !strncmp(l, "Total execution time", 20) ||
+                !strncmp(l, "Batch iteration time breakdown", 30) || !strncmp(l, "In ", 3) ||
+                !strncmp(l, "Num blocks ", 11))
+                continue;
         }
-        if (!strncmp(l, "Total time user thread is blocked by Ray Data iter_batches:", 59)) {
-            out->iter_blocked_s = parse_duration(l + 60, NULL);
-            continue;
-        }
-        if (op) {
+        if (sec == IN_RUNTIME && n > 2 && line[n - 1] == ')' && line[n - 2] == '%')
+            continue; /* "* NAME: 9.49s (46.909%)": each operator's share of the run */
+        if (op && sec == IN_OP) {
             if (!strncmp(l, "Remote wall time:", 17)) {
                 op->wall_total_s = total_duration(l);
                 continue;
@@ -191,15 +333,18 @@ int gp_ray_stats_parse(const char *text, size_t len, gp_ray_stats *out, char *er
                 if (k) op->nodes = strtol(k + 2, NULL, 10);
                 continue;
             }
+            if (!strncmp(l, "Extra metrics:", 14) && strchr(l, '{')) {
+                size_t open = ls + (size_t)(strchr(l, '{') - line);
+                i = read_extra_metrics(text, len, open, op);
+                continue;
+            }
             /* read and deliberately not used: they do not change the analysis */
             if (!strncmp(l, "Peak heap memory", 16) || !strncmp(l, "Output rows per task", 20) ||
-                !strncmp(l, "Operator throughput:", 20) ||
-                !strncmp(l, "Estimated single node throughput", 32) ||
+                !strncmp(l, "Operator throughput:", 20) || !strncmp(l, "Input prep:", 11) ||
+                !strncmp(l, "Function body:", 14) || !strncmp(l, "Output block build:", 19) ||
                 !strncmp(l, "Suboperator", 11) || !strcmp(l, "..."))
                 continue;
         }
-        if (in_dataset && !strncmp(l, "Estimated single node throughput", 32)) continue;
-        if (!strncmp(l, "Total time in", 13) || !strncmp(l, "Total execution time", 20)) continue;
         note_unknown(out, l);
     }
     if (out->nops == 0) {
@@ -249,12 +394,20 @@ static void num(char *b, size_t cap, const char *fmt, double v) {
 }
 
 void gp_ray_report_text(const gp_ray_stats *s, FILE *out, int width) {
+    gp_ray_report_text_v(s, out, width, 0);
+}
+
+void gp_ray_report_text_v(const gp_ray_stats *s, FILE *out, int width, int verbose) {
     /* 100 columns: a 28-column operator name (shortened in the middle) and the bottleneck
      * marked '*' after its number; --wide: whole names and "<- bottleneck" */
     int nw = width > 0 ? 28 : 40;
     fprintf(out, "Ray Data operators (%s; the slowest rows/s owns the run%s):\n",
             s->from_metrics ? "ray_data_* metrics, rows/s at the tasks running" : "Dataset.stats()",
             width > 0 ? "; * bottleneck" : "");
+    if (s->ndatasets > 1)
+        gp_wrap_printf(
+            out, 2, width, "The input holds the stats of %d datasets; this is the last%s%s%s.",
+            s->ndatasets, s->dataset[0] ? " (" : "", s->dataset, s->dataset[0] ? ")" : "");
     fprintf(out, "  %-3s %-*s %6s %9s %10s %10s %8s %6s %*s\n", "#", nw, "OPERATOR", "TASKS",
             "WALL_S", "ROWS", "ROWS/S", "MB/S", "CONC", width > 0 ? 8 : 10, "CPU/WALL");
     for (int i = 0; i < s->nops; i++) {
@@ -291,7 +444,10 @@ void gp_ray_report_text(const gp_ray_stats *s, FILE *out, int width) {
                            b->concurrency, s->from_metrics ? "at the scrape" : "on average",
                            s->suggested_concurrency);
     }
-    if (s->from_metrics) {
+    int extra = s->from_metrics; /* else only verbose stats' "Extra metrics" carry these */
+    for (int i = 0; i < s->nops; i++)
+        if (s->ops[i].backpressure_s >= 0 || s->ops[i].queued_blocks >= 0) extra = 1;
+    if (extra) {
         fprintf(out, "\n  %-40s %8s %12s %14s %6s %6s\n", "OPERATOR", "RUNNING", "QUEUED_BLKS",
                 "BACKPRESSURE_S", "CPUS", "GPUS");
         for (int i = 0; i < s->nops; i++) {
@@ -309,9 +465,20 @@ void gp_ray_report_text(const gp_ray_stats *s, FILE *out, int width) {
         gp_wrap_printf(out, 2, width,
                        "Consumer: blocked waiting for batches %.1f s of %.1f s (%.0f%%).",
                        s->iter_blocked_s, s->iter_total_s, s->consumer_blocked * 100);
-    if (s->nunknown)
-        gp_wrap_printf(out, 2, width, "Not read: %d line(s), first: \"%s\"", s->nunknown,
-                       s->unknown[0]);
+    if (s->nunknown && !verbose)
+        gp_wrap_printf(out, 2, width,
+                       "Not read: %d line(s) of %d kind(s), first: \"%s\" (--verbose lists them)",
+                       s->nunknown, s->nunknown_kinds, s->unknown[0]);
+    if (s->nunknown && verbose) {
+        fprintf(out, "  Not read: %d line(s) of %d kind(s), each kind once:\n", s->nunknown,
+                s->nunknown_kinds);
+        for (int k = 0; k < s->nunknown_kinds && k < GP_RAY_MAX_UNKNOWN; k++)
+            fprintf(out, "    %4d x %s\n", s->unknown_lines[k], s->unknown[k]);
+        if (s->nunknown_kinds > GP_RAY_MAX_UNKNOWN)
+            fprintf(out, "    ... and %d more kind(s)\n", s->nunknown_kinds - GP_RAY_MAX_UNKNOWN);
+    }
+    if (verbose && s->nlog_other)
+        fprintf(out, "  Log lines around the stats (not stats, skipped): %d\n", s->nlog_other);
 }
 
 static json_t *jnull_or(double v) {
@@ -345,8 +512,12 @@ json_t *gp_ray_report_json(const gp_ray_stats *s) {
         json_object_set_new(j, "gpu_cores", jnull_or(o->gpu_cores));
         json_array_append_new(ops, j);
     }
-    for (int i = 0; i < s->nunknown && i < GP_RAY_MAX_UNKNOWN; i++)
-        json_array_append_new(unk, json_string(s->unknown[i]));
+    for (int i = 0; i < s->nunknown_kinds && i < GP_RAY_MAX_UNKNOWN; i++) {
+        json_t *u = json_object();
+        json_object_set_new(u, "first_line", json_string(s->unknown[i]));
+        json_object_set_new(u, "lines", json_integer(s->unknown_lines[i]));
+        json_array_append_new(unk, u);
+    }
     json_object_set_new(root, "operators", ops);
     json_object_set_new(root, "bottleneck",
                         s->bottleneck < 0 ? json_null() : json_string(s->ops[s->bottleneck].name));
@@ -359,6 +530,9 @@ json_t *gp_ray_report_json(const gp_ray_stats *s) {
     json_object_set_new(root, "consumer_blocked_s", jnull_or(s->iter_blocked_s));
     json_object_set_new(root, "consumer_blocked_ratio", jnull_or(s->consumer_blocked));
     json_object_set_new(root, "lines_not_read", json_integer(s->nunknown));
-    json_object_set_new(root, "lines_not_read_first", unk);
+    json_object_set_new(root, "lines_not_read_kinds", unk);
+    json_object_set_new(root, "datasets_in_input", json_integer(s->ndatasets));
+    json_object_set_new(root, "dataset", s->dataset[0] ? json_string(s->dataset) : json_null());
+    json_object_set_new(root, "log_lines_other", json_integer(s->nlog_other));
     return root;
 }

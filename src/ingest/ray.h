@@ -6,7 +6,13 @@
  * node: ...; K nodes used", "* Ray Data throughput: R rows/s") and, when a consumer iterated
  * the dataset, an iterator breakdown ("Total time overall", "... blocked by Ray Data
  * iter_batches"). Durations carry Ray's units (us, ms, s). Lines not understood are counted
- * and the first few remembered (gp_ray_stats.unknown), never silently dropped.
+ * and each kind remembered once (gp_ray_stats.unknown), never silently dropped.
+ *
+ * Real outputs differ from the docs (tests/data/ray/): the streaming executor logs the same
+ * text behind a log prefix ("2025-10-10 18:57:35,316\tINFO streaming_executor.py:264 --
+ * Operator 2 ..."), one block per finished dataset; sub-lines are tab-indented; verbose stats
+ * add "* Extra metrics: {...}" (a Python dict, read for backpressure time, queued input blocks,
+ * tasks running and CPU/GPU slots), "Runtime Metrics:" and the block transform breakdown.
  *
  * Analysis (docs/ray.md): in a streaming pipeline every operator sees the same rows, so the
  * one with the lowest rows/s owns the run. concurrency = remote wall total / operator wall
@@ -28,7 +34,7 @@
 #include <stdio.h>
 
 #define GP_RAY_MAX_OPS 32
-#define GP_RAY_MAX_UNKNOWN 8
+#define GP_RAY_MAX_UNKNOWN 32 /* distinct kinds of line not understood */
 
 typedef struct gp_ray_op {
     int index;
@@ -51,10 +57,18 @@ typedef struct gp_ray_op {
 typedef struct gp_ray_stats {
     int nops;
     gp_ray_op ops[GP_RAY_MAX_OPS];
-    double dataset_rows_per_s;           /* -1 unknown */
-    double iter_total_s, iter_blocked_s; /* consumer side; -1 unknown */
-    int nunknown;                        /* lines not understood */
-    char unknown[GP_RAY_MAX_UNKNOWN][96];
+    double dataset_rows_per_s;             /* -1 unknown */
+    double iter_total_s, iter_blocked_s;   /* consumer side; -1 unknown */
+    int nunknown;                          /* lines not understood */
+    int nunknown_kinds;                    /* distinct labels among them ("Foo: ..." -> "Foo") */
+    char unknown[GP_RAY_MAX_UNKNOWN][96];  /* each kind once, first line of its kind */
+    int unknown_lines[GP_RAY_MAX_UNKNOWN]; /* lines of each kind */
+    /* A log (Ray prints the stats of every dataset it finishes through its logger when
+     * DataContext.enable_auto_log_stats is on) may hold several datasets: only the last is
+     * kept, and ndatasets says how many there were. */
+    int ndatasets;
+    char dataset[64]; /* "dataset_228_0" from "Dataset NAME execution finished"; "" unknown */
+    int nlog_other;   /* log lines ("DATE TIME,ms LEVEL file.py:N -- ...") that are not stats */
     /* derived by gp_ray_analyze */
     int bottleneck;            /* op index into ops, -1 none */
     double bottleneck_share;   /* its rows/s relative to the next slowest (< 1) */
@@ -68,7 +82,9 @@ typedef struct gp_ray_stats {
 void gp_ray_op_init(gp_ray_op *op, const char *name, int index);
 int gp_ray_stats_parse(const char *text, size_t len, gp_ray_stats *out, char *err, size_t errlen);
 void gp_ray_analyze(gp_ray_stats *s);
+/* verbose: every kind of line not read, once each with its count (else the first only) */
 void gp_ray_report_text(const gp_ray_stats *s, FILE *out, int width); /* 0: no limit */
+void gp_ray_report_text_v(const gp_ray_stats *s, FILE *out, int width, int verbose);
 json_t *gp_ray_report_json(const gp_ray_stats *s);
 
 #endif

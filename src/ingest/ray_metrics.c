@@ -372,7 +372,9 @@ json_t *gp_ray_metrics_report_json(const gp_ray_metrics *m) {
         json_object_set_new(j, "dataset", json_string(m->dataset[d]));
         /* lines_not_read is the stats-text notion; the metrics' is families_not_read */
         json_object_del(j, "lines_not_read");
-        json_object_del(j, "lines_not_read_first");
+        json_object_del(j, "lines_not_read_kinds");
+        json_object_del(j, "datasets_in_input");
+        json_object_del(j, "log_lines_other");
         json_array_append_new(ds, j);
     }
     for (int i = 0; i < m->nruns; i++) {

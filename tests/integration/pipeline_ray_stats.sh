@@ -23,6 +23,30 @@ assert abs(r["consumer_blocked_ratio"] - 19.76 / 38.53) < 1e-9
 PY
 "$GOODPUT" pipeline --ray-stats - <"$cap" >"$tmp/r.txt"
 grep -q '^Bottleneck: MapBatches(ResnetModel) at 345.2 rows/s' "$tmp/r.txt"
+# Ray 2.50.0's own log of three finished datasets (a real notebook's stderr): the last one is
+# reported and the report says so; log lines around the stats are not "not read".
+etl="$SRC/tests/data/ray/etl_ray2.50_autolog.stderr.txt"
+"$GOODPUT" pipeline --ray-stats "$etl" --json >"$tmp/e.json"
+/usr/bin/python3 - "$tmp/e.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["datasets_in_input"] == 3 and r["dataset"] == "dataset_228_0", r
+assert [o["name"] for o in r["operators"]] == ["limit=25"], r["operators"]
+assert r["operators"][0]["output_bytes"] == 1594
+assert abs(r["dataset_rows_per_s"] - 13.58305853827714) < 1e-9
+assert r["consumer_total_s"] is None  # nobody iterated it
+assert r["lines_not_read"] == 0 and r["log_lines_other"] == 6, r
+PY
+"$GOODPUT" pipeline --ray-stats "$etl" >"$tmp/e.txt"
+grep -q 'stats of 3 datasets; this is the last (dataset_228_0)' "$tmp/e.txt"
+# A kind of line goodput does not read is counted, named once without --verbose, and listed
+# once (with its count) with --verbose.
+{ cat "$cap"; printf '* Spill time: 1s min, 2s max, 1.5s mean, 3s total\n* Spill time: 4s\n'; } >"$tmp/u.txt"
+"$GOODPUT" pipeline --ray-stats "$tmp/u.txt" --wide >"$tmp/u.out"
+grep -q 'Not read: 2 line(s) of 1 kind(s), first: "Spill time: 1s min, 2s max, 1.5s mean, 3s total" (--verbose lists them)' "$tmp/u.out"
+"$GOODPUT" pipeline --ray-stats "$tmp/u.txt" --verbose >"$tmp/uv.out"
+[ "$(grep -c 'Spill time' "$tmp/uv.out")" -eq 1 ] || { echo "kind not listed exactly once"; exit 1; }
+grep -q '^       2 x Spill time: 1s min' "$tmp/uv.out"
 printf 'not ray\n' >"$tmp/bad.txt"
 set +e
 "$GOODPUT" pipeline --ray-stats "$tmp/bad.txt" 2>"$tmp/err"; rc=$?
