@@ -304,6 +304,19 @@ int gp_ray_metrics_parse(const char *text, size_t len, gp_ray_metrics *out, char
             }
         }
     }
+    if (out->ndatasets == 0 && out->nruns == 0 && out->nunknown) {
+        /* a real scrape can hold only families goodput does not read (Ray 3.0.0.dev0's
+         * ray_data_task_completion_time histogram, tests/data/ray/): say so, naming them */
+        int k = snprintf(err, errlen,
+                         "%d ray_data_/ray_train_ famil%s but none goodput reads (an operator "
+                         "gauge such as ray_data_output_rows or a ray_train_* run): ",
+                         out->nunknown, out->nunknown == 1 ? "y" : "ies");
+        for (int i = 0;
+             i < out->nunknown && i < GP_RAY_MAX_UNKNOWN_FAMILIES && k > 0 && (size_t)k < errlen;
+             i++)
+            k += snprintf(err + k, errlen - (size_t)k, "%s%s", i ? ", " : "", out->unknown[i]);
+        return -1;
+    }
     if (out->ndatasets == 0 && out->nruns == 0) {
         snprintf(err, errlen,
                  "no ray_data_* (labels dataset, operator) or ray_train_* sample: not a scrape "

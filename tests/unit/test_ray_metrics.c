@@ -153,8 +153,28 @@ static void test_errors(void **st) {
     free(m);
 }
 
+/* A real scrape (Ray 3.0.0.dev0, tests/data/ray/ray3.0dev_task_completion_time.prom) holding
+ * only a family goodput does not read: refused, and the refusal names the family (once), not
+ * "not a scrape of Ray's metrics". Its labels (Component, NodeAddress, SessionName, Version,
+ * WorkerId beside dataset and operator) are those of every Ray metric. */
+static void test_real_scrape_unread_family(void **st) {
+    (void)st;
+    char *t = slurp("tests/data/ray/ray3.0dev_task_completion_time.prom");
+    assert_non_null(t);
+    gp_ray_metrics *m = malloc(sizeof *m);
+    char err[300];
+    assert_int_equal(gp_ray_metrics_parse(t, strlen(t), m, err, sizeof err), -1);
+    assert_int_equal(m->nunknown, 1); /* three _bucket series, one family */
+    assert_string_equal(m->unknown[0], "ray_data_task_completion_time");
+    assert_non_null(strstr(err, "none goodput reads"));
+    assert_non_null(strstr(err, ": ray_data_task_completion_time"));
+    free(m);
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_real_scrape_unread_family),
         cmocka_unit_test(test_reconstructed_scrape),
         cmocka_unit_test(test_scrapes_and_forms),
         cmocka_unit_test(test_errors),
