@@ -649,7 +649,7 @@ static int write_serving(ctx_t *x, pod_t *p) {
         w.error_ratio = -1;
         w.prompt_tokens_per_s = d[2] >= 0 ? d[2] / sec : -1;
         w.generation_tokens_per_s = d[1] >= 0 ? d[1] / sec : -1;
-        gp_latency unk = {-1, -1, -1, -1, -1};
+        gp_latency unk = {-1, -1, -1, -1, -1, -1};
         w.ttft = w.itl = w.e2e = unk;
         w.running = isnan(run) ? -1 : run;
         w.waiting = -1;

@@ -120,6 +120,11 @@ typedef struct gp_latency {
     double count;  /* observations in the window; -1 unknown */
     double mean_s; /* sum delta / count delta */
     double p50_s, p90_s, p99_s;
+    /* The share of the window's observations above the largest finite bucket bound; -1
+     * unknown. A pXX with XX/100 > 1 - beyond_top is that bound, exactly as Prometheus'
+     * histogram_quantile answers, but only a floor: the SGLang docs' capture (tests/data/prom/)
+     * has 77% of its TTFTs above 30 s, a mean of 214 s and "p50 = 30 s". */
+    double beyond_top;
 } gp_latency;
 
 /* One engine's window. Ratios in [0, 1]; -1 unknown. */

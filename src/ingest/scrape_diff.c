@@ -106,12 +106,15 @@ static double hist_delta(const gp_hist *p, const gp_hist *c, int *reset, double 
 }
 
 static void latency(const gp_hist *p, const gp_hist *c, int *reset, gp_latency *out) {
-    out->count = out->mean_s = out->p50_s = out->p90_s = out->p99_s = -1;
+    out->count = out->mean_s = out->p50_s = out->p90_s = out->p99_s = out->beyond_top = -1;
     double d[GP_HIST_MAX_BUCKETS], dsum;
     double dcount = hist_delta(p, c, reset, d, &dsum);
     out->count = dcount;
     if (dcount <= 0) return;
     out->mean_s = dsum / dcount;
+    /* observations above the largest finite bound: a quantile whose rank falls among them is
+     * that bound (histogram_quantile's answer), a floor, not a reading */
+    if (c->n >= 2 && d[c->n - 1] > 0) out->beyond_top = (d[c->n - 1] - d[c->n - 2]) / d[c->n - 1];
     out->p50_s = gp_hist_quantile(0.50, c->le, d, c->n);
     out->p90_s = gp_hist_quantile(0.90, c->le, d, c->n);
     out->p99_s = gp_hist_quantile(0.99, c->le, d, c->n);
@@ -236,7 +239,7 @@ void gp_scrape_diff_slo(const gp_scrape_snapshot *prev, const gp_scrape_snapshot
         int r = 0;
         diff_values(pv ? pv : &blank, &s->v, dt, slo_ttft_s, slo_itl_s, &r, e);
         if (!pv) { /* no baseline: histograms were counted from zero; say unknown instead */
-            gp_latency unk = {-1, -1, -1, -1, -1};
+            gp_latency unk = {-1, -1, -1, -1, -1, -1};
             e->ttft = e->itl = e->e2e = e->queue = e->prefill = e->decode = unk;
             e->slo_ttft_frac = e->slo_itl_frac = e->slo_ok_per_s = -1;
         }

@@ -607,8 +607,147 @@ static void test_triton(void **st) {
     free(w);
 }
 
+/* SGLang's own /metrics capture (tests/data/prom/sglang_docs_llama31_8b.txt, from its docs):
+ * _sum before _bucket, a histogram labelled name= instead of model_name=, and most TTFTs above
+ * the largest finite bucket. Read as a window since the server started (every counter from 0),
+ * the figures are the capture's; quantiles are histogram_quantile's, worked by hand. */
+static void test_sglang_docs_capture(void **st) {
+    (void)st;
+    char *t = read_file("tests/data/prom/sglang_docs_llama31_8b.txt");
+    assert_non_null(t);
+    gp_scrape_snapshot *c = malloc(sizeof *c), *p = malloc(sizeof *p);
+    gp_scrape_window *w = malloc(sizeof *w);
+    char err[200];
+    assert_int_equal(gp_scrape_parse(t, strlen(t), c, err, sizeof err), 0);
+    assert_int_equal(c->flavor, GP_SCRAPE_SGLANG);
+    assert_int_equal(c->nseries, 1);
+    assert_string_equal(c->series[0].model, "meta-llama/Llama-3.1-8B-Instruct");
+    assert_near(c->all.counter[GP_SC_PROMPT], 8.128902e6, 0);
+    assert_near(c->all.counter[GP_SC_GEN], 7.557572e6, 0);
+    assert_near(c->all.gauge[GP_SG_RUNNING], 162, 0);
+    assert_near(c->all.gauge[GP_SG_WAITING], 2826, 0);
+    assert_near(c->all.gauge[GP_SG_KV_USAGE], 0.28, 0);
+    /* families of SGLang goodput does not read: each named once */
+    assert_int_equal(c->nunknown, 4);
+    assert_string_equal(c->unknown[0], "sglang:cache_hit_rate");
+    assert_string_equal(c->unknown[1], "sglang:func_latency_seconds");
+    assert_string_equal(c->unknown[2], "sglang:num_used_tokens");
+    assert_string_equal(c->unknown[3], "sglang:gen_throughput");
+    /* the window since start: the same page with nothing counted yet */
+    *p = *c;
+    for (int k = 0; k <= c->nseries; k++) {
+        gp_scrape_values *v = k < c->nseries ? &p->series[k].v : &p->all;
+        for (int i = 0; i < GP_SC__COUNT; i++)
+            if (v->counter[i] > 0) v->counter[i] = 0;
+        for (int h = 0; h < GP_SH__COUNT; h++) {
+            memset(v->hist[h].cum, 0, sizeof v->hist[h].cum);
+            v->hist[h].count = v->hist[h].sum = 0;
+        }
+    }
+    p->ts_ns = 0;
+    c->ts_ns = 100 * SEC;
+    gp_scrape_diff(p, c, w);
+    assert_near(w->prompt_tokens_per_s, 81289.02, 1e-6);
+    assert_near(w->ttft.count, 11008, 0);
+    assert_near(w->ttft.mean_s, 2.3518979474117756e6 / 11008, 1e-9);
+    /* 8495 of 11008 TTFTs are above 30 s: histogram_quantile answers 30 for p50..p99, a floor
+     * that beyond_top marks (the mean is 214 s) */
+    assert_near(w->ttft.p50_s, 30, 0);
+    assert_near(w->ttft.p99_s, 30, 0);
+    assert_near(w->ttft.beyond_top, (11008.0 - 2513.0) / 11008.0, 1e-12);
+    /* ITL (time_per_output_token): 7400757 tokens.
+     * p50 rank 3700378.5 in (0.075, 0.1]: 433413 below, 4516782 inside
+     * p90 rank 6660681.3 in (0.1, 0.15]: 4950195 below, 2089240 inside
+     * p99 rank 7326749.43 in (0.5, 0.75]: 7312226 below, 27449 inside */
+    assert_near(w->itl.p50_s, 0.075 + 0.025 * (3700378.5 - 433413) / 4516782, 1e-12);
+    assert_near(w->itl.p90_s, 0.1 + 0.05 * (6660681.3 - 4950195) / 2089240, 1e-12);
+    assert_near(w->itl.p99_s, 0.5 + 0.25 * (7326749.43 - 7312226) / 27449, 1e-9);
+    assert_near(w->itl.beyond_top, (7400757.0 - 7389414.0) / 7400757.0, 1e-12);
+    /* e2e: 9715 of 11228 above 60 s */
+    assert_near(w->e2e.p50_s, 60, 0);
+    assert_near(w->e2e.beyond_top, (11228.0 - 1513.0) / 11228.0, 1e-12);
+    assert_near(w->running, 162, 0);
+    assert_near(w->kv_cache_usage, 0.28, 0);
+    free(w);
+    free(p);
+    free(c);
+    free(t);
+}
+
+/* The SGLang capture's window quantiles (test_sglang_docs_capture) against the real
+ * Prometheus: promtool evaluates histogram_quantile over the capture's buckets as a series
+ * that went from 0 to the captured counts in one minute. Includes the +Inf-bucket case. */
+static void test_sglang_capture_matches_prometheus(void **st) {
+    (void)st;
+    if (system("command -v promtool > /dev/null 2>&1") != 0)
+        fail_msg("promtool missing (scripts/install-deps installs Debian's prometheus)");
+    char *t = read_file("tests/data/prom/sglang_docs_llama31_8b.txt");
+    assert_non_null(t);
+    gp_scrape_snapshot *c = malloc(sizeof *c), *p = malloc(sizeof *p);
+    gp_scrape_window *w = malloc(sizeof *w);
+    char err[200], path[600], *tmpdir = gp_test_tmpdir();
+    assert_int_equal(gp_scrape_parse(t, strlen(t), c, err, sizeof err), 0);
+    *p = *c;
+    for (int h = 0; h < GP_SH__COUNT; h++) {
+        memset(p->all.hist[h].cum, 0, sizeof p->all.hist[h].cum);
+        p->all.hist[h].count = p->all.hist[h].sum = 0;
+    }
+    p->nseries = 0; /* the server's totals only */
+    p->ts_ns = 0;
+    c->ts_ns = 60 * SEC;
+    gp_scrape_diff(p, c, w);
+    snprintf(path, sizeof path, "%s/sg_test.yml", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "evaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n");
+    const int fam[2] = {GP_SH_TTFT, GP_SH_ITL};
+    const char *name[2] = {"ttft_bucket", "itl_bucket"};
+    for (int k = 0; k < 2; k++) {
+        const gp_hist *h = &c->all.hist[fam[k]];
+        for (int b = 0; b < h->n; b++) {
+            char le[32];
+            if (isinf(h->le[b]))
+                snprintf(le, sizeof le, "+Inf");
+            else
+                snprintf(le, sizeof le, "%.17g", h->le[b]);
+            fprintf(f, "      - series: '%s{le=\"%s\"}'\n        values: '0 %.17g'\n", name[k], le,
+                    h->cum[b]);
+        }
+    }
+    fprintf(f, "    promql_expr_test:\n");
+    const double q[3] = {0.5, 0.9, 0.99};
+    const gp_latency *lat[2] = {&w->ttft, &w->itl};
+    for (int k = 0; k < 2; k++) {
+        const double ours[3] = {lat[k]->p50_s, lat[k]->p90_s, lat[k]->p99_s};
+        for (int i = 0; i < 3; i++)
+            fprintf(
+                f,
+                "      - expr: histogram_quantile(%g, %s - %s offset 1m)\n        eval_time: "
+                "1m\n        exp_samples:\n          - labels: '{}'\n            value: %.17g\n",
+                q[i], name[k], name[k], ours[i]);
+    }
+    fclose(f);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "cd %s && promtool test rules sg_test.yml > out.txt 2>&1", tmpdir);
+    int rc = system(cmd);
+    if (rc != 0) {
+        snprintf(cmd, sizeof cmd, "cat %s/out.txt", tmpdir);
+        if (system(cmd) != 0) rc = -1;
+    }
+    assert_int_equal(rc, 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0) fail_msg("cannot remove %s", tmpdir);
+    free(tmpdir);
+    free(w);
+    free(p);
+    free(c);
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sglang_docs_capture),
+        cmocka_unit_test(test_sglang_capture_matches_prometheus),
         cmocka_unit_test(test_quantiles_match_prometheus),
         cmocka_unit_test(test_vllm_over_http),
         cmocka_unit_test(test_spec_errors),
