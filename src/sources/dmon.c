@@ -80,6 +80,7 @@ typedef struct {
     int64_t origin_ns, interval_ns, end_ns;
     double speed;
     int64_t wall0_ns;
+    char dcgmi_error[300]; /* dcgmi's own "Error ..." line, if it printed one */
 } dmon_state;
 
 static int64_t wall_ns(void) {
@@ -227,7 +228,7 @@ static int parse(dmon_state *st, const char *path, const char *buf, size_t len) 
     char line[4096];
     size_t pos = 0;
     while (pos < len) {
-        size_t e = pos;
+        size_t e = pos, ls = pos;
         while (e < len && buf[e] != '\n')
             e++;
         size_t n = e - pos < sizeof line - 1 ? e - pos : sizeof line - 1;
@@ -238,25 +239,55 @@ static int parse(dmon_state *st, const char *path, const char *buf, size_t len) 
         char *tok[MAXCOLS + 2];
         int nt = split_ws(line, tok, MAXCOLS + 2);
         if (nt == 0) continue;
-        if (!strcmp(tok[0], "#Entity")) {
-            int nc = nt - 1 < MAXCOLS ? nt - 1 : MAXCOLS;
+        /* "#Entity F1 F2 ..."; older dcgmi printed "# Entity" (DCGM issue 3, 2021) */
+        int hdr = !strcmp(tok[0], "#Entity")                                    ? 1
+                  : nt > 1 && !strcmp(tok[0], "#") && !strcmp(tok[1], "Entity") ? 2
+                                                                                : 0;
+        if (hdr) {
+            int nc = nt - hdr < MAXCOLS ? nt - hdr : MAXCOLS;
+            char unknown[512] = "";
+            int nunk = 0;
             for (int i = 0; i < nc; i++) {
                 cols[i] = K_IGNORE;
                 size_t k = 0;
                 for (; k < sizeof short_names / sizeof short_names[0]; k++)
-                    if (!strcmp(tok[i + 1], short_names[k].name)) break;
-                if (k < sizeof short_names / sizeof short_names[0])
+                    if (!strcmp(tok[i + hdr], short_names[k].name)) break;
+                if (k < sizeof short_names / sizeof short_names[0]) {
                     cols[i] = short_names[k].k;
-                else if (ncols < 0) /* once per file, not at every repeated header */
-                    warn(st, path, lineno,
-                         "column %s is not one goodput maps to a sample field; "
-                         "ignored",
-                         tok[i + 1]);
+                } else {
+                    size_t u = strlen(unknown);
+                    snprintf(unknown + u, sizeof unknown - u, "%s%s", nunk ? ", " : "",
+                             tok[i + hdr]);
+                    nunk++;
+                }
             }
+            if (nunk && ncols < 0) /* once per file, one line for all, not per header */
+                warn(st, path, lineno, "%s %s %s; ignored", nunk == 1 ? "column" : "columns",
+                     unknown,
+                     nunk == 1 ? "is not one goodput maps to a sample field"
+                               : "are not ones goodput maps to sample fields");
             ncols = nc;
             continue;
         }
-        if (ncols < 0 || !strcmp(tok[0], "ID") || tok[0][0] == '#') continue; /* unit line */
+        /* what dcgmi prints around its rows: an error instead of rows, and on Ctrl-C */
+        if (!strcmp(tok[0], "Error")) {
+            if (!st->dcgmi_error[0]) { /* the raw line: split_ws cut `line` into tokens */
+                while (ls < e && (buf[ls] == ' ' || buf[ls] == '\t'))
+                    ls++;
+                size_t m = e - ls;
+                while (m && (buf[ls + m - 1] == '\r' || buf[ls + m - 1] == ' '))
+                    m--;
+                if (m > sizeof st->dcgmi_error - 1) m = sizeof st->dcgmi_error - 1;
+                memcpy(st->dcgmi_error, buf + ls, m);
+                st->dcgmi_error[m] = 0;
+            }
+            continue;
+        }
+        if (!strcmp(tok[0], "^C") || (nt > 3 && !strcmp(tok[0], "dmon") && !strcmp(tok[1], "was") &&
+                                      !strcmp(tok[2], "stopped")))
+            continue;
+        if (ncols < 0 || !strcmp(tok[0], "ID") || !strcmp(tok[0], "Id") || tok[0][0] == '#')
+            continue; /* the unit line ("Id" before DCGM 2.x) */
         const char *group = tok[0];
         if (strcmp(group, "GPU") && strcmp(group, "GPU-I") && strcmp(group, "GPU-CI") &&
             strcmp(group, "vGPU") && strcmp(group, "Switch")) {
@@ -353,6 +384,13 @@ static int dmon_open(const char *arg, const gp_source_opts *opts, void **state, 
         fprintf(stderr, "%s\n", st->warnings[i]);
     if (st->nwarn > WARN_KEEP)
         fprintf(stderr, "dmon: %s: %zu more warnings like these\n", path, st->nwarn - WARN_KEEP);
+    if (rc == 0 && st->ns == 0 && st->dcgmi_error[0]) {
+        snprintf(err, errlen, "dmon: %s: no rows; dcgmi printed: %s", path, st->dcgmi_error);
+        free(st->dev);
+        free(st->s);
+        free(st);
+        return -1;
+    }
     if (rc < 0 || st->ns == 0) {
         snprintf(err, errlen, "dmon: %s: %s", path,
                  rc < 0 ? "out of memory"
