@@ -1,4 +1,5 @@
-/* test_dmon.c: `dcgmi dmon` log replay (src/sources/dmon.c). The logs are written here in
+/* test_dmon.c: `dcgmi dmon` log replay (src/sources/dmon.c). Real captures from NVIDIA/DCGM
+ * issue threads (tests/data/dmon/, tests/data/SOURCES.md) and logs written here in
  * the layout DCGM's dcgmi/DeviceMonitor.cpp prints (a "#Entity" header of field short names
  * padded to each field's width, a unit line "ID", rows "GPU 0 ...", "GPU-I 3 ...", "N/A"
  * for blank values, the header repeated every 14 iterations); short names and units from

@@ -744,10 +744,32 @@ static void test_sglang_capture_matches_prometheus(void **st) {
     free(t);
 }
 
+/* Triton's real page (tests/data/prom/triton_resnet50_failure_reasons.txt): failures split by
+ * a reason label the docs' examples lack; all of it read, one series per model. */
+static void test_triton_real_capture(void **st) {
+    (void)st;
+    char *t = read_file("tests/data/prom/triton_resnet50_failure_reasons.txt");
+    assert_non_null(t);
+    gp_scrape_snapshot *c = malloc(sizeof *c);
+    char err[200];
+    assert_int_equal(gp_scrape_parse(t, strlen(t), c, err, sizeof err), 0);
+    assert_int_equal(c->flavor, GP_SCRAPE_TRITON);
+    assert_near(c->all.counter[GP_SC_REQ_OK], 2, 0);
+    assert_near(c->all.counter[GP_SC_REQ_ERR], 0, 0); /* four reasons, each 0: known, zero */
+    assert_near(c->all.counter[GP_SC_INFER], 2, 0);
+    assert_near(c->all.counter[GP_SC_EXEC], 2, 0);
+    assert_int_equal(c->nseries, 1);
+    assert_string_equal(c->series[0].model, "resnet_50");
+    assert_int_equal(c->nunknown, 0);
+    free(c);
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sglang_docs_capture),
         cmocka_unit_test(test_sglang_capture_matches_prometheus),
+        cmocka_unit_test(test_triton_real_capture),
         cmocka_unit_test(test_quantiles_match_prometheus),
         cmocka_unit_test(test_vllm_over_http),
         cmocka_unit_test(test_spec_errors),
