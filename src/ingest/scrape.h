@@ -127,6 +127,13 @@ typedef struct gp_latency {
     double beyond_top;
 } gp_latency;
 
+/* Whether the q-quantile (0.5 for p50) of a histogram with beyond_top of its observations
+ * above the largest finite bound is that bound as a floor (the true value is >= it): 1 when
+ * its rank falls above the bound (beyond_top > 1 - q), 0 when it lies inside the buckets, -1
+ * when beyond_top is unknown (< 0: windows stored before it was kept). Reports keep
+ * Prometheus' number and print it as ">= 30s"; JSON adds a *_is_floor boolean beside it. */
+int gp_latency_is_floor(double beyond_top, double q);
+
 /* One engine's window. Ratios in [0, 1]; -1 unknown. */
 typedef struct gp_scrape_engine {
     char engine[32];
@@ -143,7 +150,9 @@ typedef struct gp_scrape_engine {
     double compute_mean_s;         /* Triton: compute time per request */
     /* SLO: the fraction of TTFT (ITL) observations at or under the target, read off the
      * histogram as gp_hist_fraction_below does; slo_ok_per_s the requests per second that
-     * met both, at least (see gp_scrape_diff_slo). -1 without a target or observations. */
+     * met both, at least (see gp_scrape_diff_slo). -1 without a target or observations, and
+     * when a target lies above the largest finite bucket while some observations do too
+     * (whether those met it is not known). */
     double slo_ttft_frac, slo_itl_frac, slo_ok_per_s;
 } gp_scrape_engine;
 
@@ -171,7 +180,9 @@ double gp_hist_quantile(double q, const double *le, const double *cum, int n);
 /* The inverse of gp_hist_quantile: the fraction of observations <= x, interpolated linearly
  * inside the bucket holding x exactly as histogram_quantile interpolates (so
  * gp_hist_quantile(gp_hist_fraction_below(x)) == x inside a populated finite bucket).
- * Observations in the +Inf bucket count as above any x (conservative). -1: no answer. */
+ * Observations in the +Inf bucket are above any x up to the largest finite bound; for an x
+ * above that bound they may or may not be under it, so the answer is -1 (unknown) when the
+ * +Inf bucket holds any (1 when it holds none). -1: no answer. */
 double gp_hist_fraction_below(double x, const double *le, const double *cum, int n);
 
 /* Parses a /metrics document into a snapshot (pure; ts_ns stamped by the caller). Returns 0,

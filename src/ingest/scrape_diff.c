@@ -11,9 +11,11 @@
  *
  * SLO fractions run the same interpolation backwards (gp_hist_fraction_below): the share of
  * observations at or under a target x is (count below the bucket holding x + the bucket's
- * count * (x - lower) / (upper - lower)) / total. Observations in the +Inf bucket are taken
- * to miss every finite target, the conservative reading (histogram_quantile instead pins
- * them to the largest finite bound).
+ * count * (x - lower) / (upper - lower)) / total. Observations in the +Inf bucket miss every
+ * target up to the largest finite bound; a target above that bound has no answer when any
+ * observation lies beyond it (they may or may not meet it), so SLO goodput is unknown there
+ * rather than counted (histogram_quantile instead pins them to the largest finite bound, and
+ * gp_latency_is_floor marks such a percentile as a floor).
  *
  * Counter resets (the server restarted) are handled as Prometheus' rate() does: a counter
  * that went down is taken to have restarted from zero, so its increase is its current value.
@@ -66,12 +68,21 @@ double gp_hist_fraction_below(double x, const double *le, const double *cum, int
     int b = 0;
     while (b < n - 1 && le[b] < x)
         b++;
-    if (b == n - 1) return c[n - 2] / total; /* x above every finite bound */
+    if (b == n - 1) /* x above every finite bound: unknown unless nothing lies beyond it */
+        return c[n - 1] > c[n - 2] ? -1 : c[n - 2] / total;
     double lower = b > 0 ? le[b - 1] : 0, below = b > 0 ? c[b - 1] : 0;
     if (b == 0 && le[0] <= 0) return x >= le[0] ? c[0] / total : 0;
     if (x <= lower) return below / total;
     double in = c[b] - below;
     return (below + in * (x - lower) / (le[b] - lower)) / total;
+}
+
+int gp_latency_is_floor(double beyond_top, double q) {
+    if (beyond_top < 0 || isnan(beyond_top)) return -1;
+    /* histogram_quantile lands in the +Inf bucket when the count below the top bound is under
+     * q * total, i.e. beyond_top > 1 - q; the margin keeps a rank that falls exactly on the
+     * bound (an interpolated, exact answer) from reading as a floor through rounding */
+    return beyond_top > 1 - q + 1e-9;
 }
 
 /* Increase of a counter between two scrapes; a decrease means the server restarted and the

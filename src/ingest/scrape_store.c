@@ -5,6 +5,15 @@
  * p50s and p99 the worst window's p99 (a percentile of percentiles would be wrong; these
  * two are bounds a reader can trust and are labelled as such). Unknown stays null.
  *
+ * A window's percentile whose rank falls above the histogram's largest finite bucket is
+ * Prometheus' answer (that bound) but only a floor (gp_latency_is_floor, from the
+ * beyond_top columns of migration 12). The median or worst over windows is a floor when a
+ * window it is taken from is one: text prints it ">= 30s", JSON keeps the number with a
+ * *_is_floor boolean beside it (null for windows stored before migration 12). SLO goodput
+ * over windows is unknown when any window's target lay above the largest bucket with
+ * observations beyond it (gp_hist_fraction_below): counting the known windows alone would
+ * understate it.
+ *
  * Each service also lists its engines (scrape_engine_windows: one row per window and
  * (engine, model) label pair) with SLO goodput, queue time, preemptions and prefix-cache
  * hits, so a data-parallel engine that lags is visible instead of averaged away. */
@@ -22,7 +31,7 @@ static void bind_opt(sqlite3_stmt *st, int i, double v) {
         sqlite3_bind_double(st, i, v);
 }
 
-#define ENGINE_COLS 39
+#define ENGINE_COLS 43 /* 39, and 4 beyond_top columns of migration 12 */
 static int store_engine(gp_store *s, const gp_scrape_window *w, const gp_scrape_engine *e) {
     sqlite3_stmt *st;
     char sql[512];
@@ -69,7 +78,11 @@ static int store_engine(gp_store *s, const gp_scrape_window *w, const gp_scrape_
                         e->compute_mean_s,
                         e->slo_ttft_frac,
                         e->slo_itl_frac,
-                        e->slo_ok_per_s};
+                        e->slo_ok_per_s,
+                        e->ttft.beyond_top,
+                        e->itl.beyond_top,
+                        e->e2e.beyond_top,
+                        e->queue.beyond_top};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         bind_opt(st, 7 + (int)i, v[i]);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
@@ -89,7 +102,7 @@ int gp_scrape_store_window(gp_store *s, const gp_scrape_window *w) {
     if (sqlite3_prepare_v2(gp_store_db(s),
                            "INSERT OR REPLACE INTO scrape_windows VALUES(?1,?2,?3,?4,?5,?6,?7,?8,"
                            "?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
-                           "?26,?27,?28,?29)",
+                           "?26,?27,?28,?29,?30,?31,?32)",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, w->job_id, -1, SQLITE_TRANSIENT);
@@ -114,6 +127,8 @@ int gp_scrape_store_window(gp_store *s, const gp_scrape_window *w) {
     bind_opt(st, 27, w->waiting);
     bind_opt(st, 28, w->kv_cache_usage);
     sqlite3_bind_int(st, 29, w->counter_reset);
+    for (int k = 0; k < 3; k++) /* migration 12 */
+        bind_opt(st, 30 + k, lat[k]->beyond_top);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(st);
     for (int i = 0; rc == 0 && i < w->n_engines && i < GP_SCRAPE_MAX_SERIES; i++)
@@ -121,38 +136,84 @@ int gp_scrape_store_window(gp_store *s, const gp_scrape_window *w) {
     return rc;
 }
 
+/* A percentile over windows: seconds (-1 unknown) and whether it is a floor (1), a reading
+ * (0) or not known to be either (-1: windows stored before migration 12). */
+typedef struct {
+    double s;
+    int floor;
+} pct_s;
+
 typedef struct {
     char job[GP_JOB_ID_MAX];
     char flavor[16];
     int windows;
-    double span_s, req_per_s, ok_per_s, err_ratio, gen_tok_s, prompt_tok_s;
-    double ttft_p50, ttft_p99, itl_p50, itl_p99, e2e_p50, e2e_p99, kv_last;
+    double span_s, req_per_s, ok_per_s, err_ratio, gen_tok_s, prompt_tok_s, kv_last;
+    pct_s ttft_p50, ttft_p99, itl_p50, itl_p99, e2e_p50, e2e_p99;
 } service_row;
 
-/* Median over windows of a column (SQLite has no median: fetch sorted and pick). */
-static double median_col(sqlite3 *db, const char *job, const char *col) {
-    char sql[256];
+/* Floors sort after readings of the same value, unknowns between: the element picked at a
+ * tie is a floor only when no reading of that value is left to pick. */
+static int floor_rank(int f) {
+    return f == 1 ? 2 : f < 0 ? 1 : 0;
+}
+
+static int cmp_pct(const void *a, const void *b) {
+    const pct_s *x = a, *y = b;
+    if (x->s != y->s) return x->s < y->s ? -1 : 1;
+    return floor_rank(x->floor) - floor_rank(y->floor);
+}
+
+/* Two flags as one: a floor if either is, else unknown if either is. */
+static int floor_join(int a, int b) {
+    return a == 1 || b == 1 ? 1 : a < 0 || b < 0 ? -1 : 0;
+}
+
+/* The median (median = 1) or the largest over windows of one percentile (lat "ttft", pctl
+ * 50) of a service (engine NULL) or of one engine, with its floor flag. SQLite has no
+ * median: fetch and pick. */
+static pct_s window_pct(sqlite3 *db, const char *job, const char *engine, const char *model,
+                        const char *lat, int pctl, int median) {
+    pct_s r = {-1, -1};
+    char sql[320];
     snprintf(sql, sizeof sql,
-             "SELECT %s FROM scrape_windows WHERE job_id = ?1 AND %s IS NOT NULL ORDER BY %s", col,
-             col, col);
+             "SELECT %s_p%d_s, %s_beyond_top FROM %s WHERE job_id = ?1 AND %s_p%d_s IS NOT NULL%s",
+             lat, pctl, lat, engine ? "scrape_engine_windows" : "scrape_windows", lat, pctl,
+             engine ? " AND engine = ?2 AND model = ?3" : "");
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return r;
     sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
-    double *v = NULL;
+    if (engine) {
+        sqlite3_bind_text(st, 2, engine, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 3, model, -1, SQLITE_TRANSIENT);
+    }
+    pct_s *v = NULL;
     size_t n = 0, cap = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
-            double *p = realloc(v, cap * sizeof *v);
+            pct_s *p = realloc(v, cap * sizeof *v);
             if (!p) break;
             v = p;
         }
-        v[n++] = sqlite3_column_double(st, 0);
+        double beyond =
+            sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_double(st, 1);
+        v[n].s = sqlite3_column_double(st, 0);
+        v[n++].floor = gp_latency_is_floor(beyond, pctl / 100.0);
     }
     sqlite3_finalize(st);
-    double m = n == 0 ? -1 : (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+    if (n > 0) {
+        qsort(v, n, sizeof *v, cmp_pct);
+        if (!median) {
+            r = v[n - 1];
+        } else if (n % 2) {
+            r = v[n / 2];
+        } else { /* either middle a floor: the true median may be higher */
+            r.s = (v[n / 2 - 1].s + v[n / 2].s) / 2;
+            r.floor = floor_join(v[n / 2 - 1].floor, v[n / 2].floor);
+        }
+    }
     free(v);
-    return m;
+    return r;
 }
 
 static double col_or_unknown(sqlite3_stmt *st, int i) {
@@ -169,7 +230,6 @@ static size_t load_services(gp_store *s, const char *job_id, service_row **out) 
         " sum(errors_per_s * (t1_ns - t0_ns) / 1e9),"
         " sum(generation_tokens_per_s * (t1_ns - t0_ns) / 1e9),"
         " sum(prompt_tokens_per_s * (t1_ns - t0_ns) / 1e9),"
-        " max(ttft_p99_s), max(itl_p99_s), max(e2e_p99_s),"
         " (SELECT kv_cache_usage FROM scrape_windows w2 WHERE w2.job_id = w.job_id"
         "  ORDER BY t1_ns DESC LIMIT 1)"
         " FROM scrape_windows w WHERE ?1 IS NULL OR job_id = ?1 GROUP BY job_id ORDER BY job_id";
@@ -198,16 +258,17 @@ static size_t load_services(gp_store *s, const char *job_id, service_row **out) 
         r->err_ratio = (req > 0 && err >= 0) ? err / req : -1;
         r->gen_tok_s = gen >= 0 && r->span_s > 0 ? gen / r->span_s : -1;
         r->prompt_tok_s = prompt >= 0 && r->span_s > 0 ? prompt / r->span_s : -1;
-        r->ttft_p99 = col_or_unknown(st, 9);
-        r->itl_p99 = col_or_unknown(st, 10);
-        r->e2e_p99 = col_or_unknown(st, 11);
-        r->kv_last = col_or_unknown(st, 12);
+        r->kv_last = col_or_unknown(st, 9);
     }
     sqlite3_finalize(st);
     for (size_t i = 0; i < n; i++) {
-        rows[i].ttft_p50 = median_col(db, rows[i].job, "ttft_p50_s");
-        rows[i].itl_p50 = median_col(db, rows[i].job, "itl_p50_s");
-        rows[i].e2e_p50 = median_col(db, rows[i].job, "e2e_p50_s");
+        service_row *r = &rows[i];
+        r->ttft_p50 = window_pct(db, r->job, NULL, NULL, "ttft", 50, 1);
+        r->itl_p50 = window_pct(db, r->job, NULL, NULL, "itl", 50, 1);
+        r->e2e_p50 = window_pct(db, r->job, NULL, NULL, "e2e", 50, 1);
+        r->ttft_p99 = window_pct(db, r->job, NULL, NULL, "ttft", 99, 0);
+        r->itl_p99 = window_pct(db, r->job, NULL, NULL, "itl", 99, 0);
+        r->e2e_p99 = window_pct(db, r->job, NULL, NULL, "e2e", 99, 0);
     }
     *out = rows;
     return n;
@@ -215,15 +276,21 @@ static size_t load_services(gp_store *s, const char *job_id, service_row **out) 
 
 /* One engine over all windows: rates are time-weighted, latency means weighted by their
  * observation counts (exact), p99 the worst window's, SLO fractions weighted by counts
- * (exact: counts add across windows). */
+ * (exact: counts add across windows; unknown when one window's is, see the top). */
 typedef struct {
     char engine[32], model[96];
     int windows;
     double span_s, req_per_s, ok_per_s, gen_tok_s, slo_ok_per_s, slo_ttft_frac, slo_itl_frac;
-    double ttft_mean, ttft_p99, itl_mean, itl_p99, e2e_mean, e2e_p99, queue_mean, queue_p99;
+    double ttft_mean, itl_mean, e2e_mean, queue_mean;
+    pct_s ttft_p99, itl_p99, e2e_p99, queue_p99;
     double prefill_mean, decode_mean, preempt_per_s, prefix_hit, spec_accept, batch, kv_last;
     double running_last, waiting_last;
 } engine_row;
+
+/* A window whose SLO fraction is unknown although it has observations and the target is set
+ * (other windows have a fraction): the target lay above the largest finite bucket. */
+#define SLO_UNKNOWN(x)                                                                             \
+    "(max(slo_" x "_frac IS NULL AND " x "_count > 0) AND count(slo_" x "_frac) > 0)"
 
 static size_t load_engines(sqlite3 *db, const char *job, engine_row **out) {
     *out = NULL;
@@ -231,30 +298,50 @@ static size_t load_engines(sqlite3 *db, const char *job, engine_row **out) {
         "SELECT engine, model, count(*), sum((t1_ns - t0_ns) / 1e9),"
         " sum(requests_per_s * (t1_ns - t0_ns) / 1e9), sum(ok_per_s * (t1_ns - t0_ns) / 1e9),"
         " sum(generation_tokens_per_s * (t1_ns - t0_ns) / 1e9),"
-        " sum(slo_ok_per_s * (t1_ns - t0_ns) / 1e9),"
-        " sum(slo_ttft_frac * ttft_count) / sum(CASE WHEN slo_ttft_frac IS NOT NULL"
-        "   THEN ttft_count END),"
-        " sum(slo_itl_frac * itl_count) / sum(CASE WHEN slo_itl_frac IS NOT NULL"
-        "   THEN itl_count END),"
-        " sum(ttft_mean_s * ttft_count) / sum(CASE WHEN ttft_mean_s IS NOT NULL"
-        "   THEN ttft_count END), max(ttft_p99_s),"
-        " sum(itl_mean_s * itl_count) / sum(CASE WHEN itl_mean_s IS NOT NULL"
-        "   THEN itl_count END), max(itl_p99_s),"
-        " sum(e2e_mean_s * e2e_count) / sum(CASE WHEN e2e_mean_s IS NOT NULL"
-        "   THEN e2e_count END), max(e2e_p99_s),"
-        " sum(queue_mean_s * queue_count) / sum(CASE WHEN queue_mean_s IS NOT NULL"
-        "   THEN queue_count END), max(queue_p99_s),"
-        " avg(prefill_mean_s), avg(decode_mean_s),"
-        " sum(preemptions_per_s * (t1_ns - t0_ns) / 1e9),"
-        " avg(prefix_cache_hit_ratio), avg(spec_accept_ratio), avg(batch_size),"
-        " (SELECT kv_cache_usage FROM scrape_engine_windows x WHERE x.job_id = w.job_id AND"
-        "  x.engine = w.engine AND x.model = w.model ORDER BY t1_ns DESC LIMIT 1),"
-        " (SELECT running FROM scrape_engine_windows x WHERE x.job_id = w.job_id AND"
-        "  x.engine = w.engine AND x.model = w.model ORDER BY t1_ns DESC LIMIT 1),"
-        " (SELECT waiting FROM scrape_engine_windows x WHERE x.job_id = w.job_id AND"
-        "  x.engine = w.engine AND x.model = w.model ORDER BY t1_ns DESC LIMIT 1)"
-        " FROM scrape_engine_windows w WHERE job_id = ?1 GROUP BY engine, model"
-        " ORDER BY engine, model";
+        " CASE WHEN " SLO_UNKNOWN("ttft") " OR " SLO_UNKNOWN(
+            "itl") " THEN NULL"
+                   "   ELSE sum(slo_ok_per_s * (t1_ns - t0_ns) / 1e9) END,"
+                   " CASE WHEN " SLO_UNKNOWN(
+                       "ttft") " THEN NULL ELSE"
+                               "   sum(slo_ttft_frac * ttft_count) / sum(CASE WHEN slo_ttft_frac "
+                               "IS NOT NULL"
+                               "   THEN ttft_count END) END,"
+                               " CASE WHEN " SLO_UNKNOWN(
+                                   "itl") " THEN NULL ELSE"
+                                          "   sum(slo_itl_frac * itl_count) / sum(CASE WHEN "
+                                          "slo_itl_frac IS NOT NULL"
+                                          "   THEN itl_count END) END,"
+                                          " sum(ttft_mean_s * ttft_count) / sum(CASE WHEN "
+                                          "ttft_mean_s IS NOT NULL"
+                                          "   THEN ttft_count END), max(ttft_p99_s),"
+                                          " sum(itl_mean_s * itl_count) / sum(CASE WHEN itl_mean_s "
+                                          "IS NOT NULL"
+                                          "   THEN itl_count END), max(itl_p99_s),"
+                                          " sum(e2e_mean_s * e2e_count) / sum(CASE WHEN e2e_mean_s "
+                                          "IS NOT NULL"
+                                          "   THEN e2e_count END), max(e2e_p99_s),"
+                                          " sum(queue_mean_s * queue_count) / sum(CASE WHEN "
+                                          "queue_mean_s IS NOT NULL"
+                                          "   THEN queue_count END), max(queue_p99_s),"
+                                          " avg(prefill_mean_s), avg(decode_mean_s),"
+                                          " sum(preemptions_per_s * (t1_ns - t0_ns) / 1e9),"
+                                          " avg(prefix_cache_hit_ratio), avg(spec_accept_ratio), "
+                                          "avg(batch_size),"
+                                          " (SELECT kv_cache_usage FROM scrape_engine_windows x "
+                                          "WHERE x.job_id = w.job_id AND"
+                                          "  x.engine = w.engine AND x.model = w.model ORDER BY "
+                                          "t1_ns DESC LIMIT 1),"
+                                          " (SELECT running FROM scrape_engine_windows x WHERE "
+                                          "x.job_id = w.job_id AND"
+                                          "  x.engine = w.engine AND x.model = w.model ORDER BY "
+                                          "t1_ns DESC LIMIT 1),"
+                                          " (SELECT waiting FROM scrape_engine_windows x WHERE "
+                                          "x.job_id = w.job_id AND"
+                                          "  x.engine = w.engine AND x.model = w.model ORDER BY "
+                                          "t1_ns DESC LIMIT 1)"
+                                          " FROM scrape_engine_windows w WHERE job_id = ?1 GROUP "
+                                          "BY engine, model"
+                                          " ORDER BY engine, model";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return 0;
     sqlite3_bind_text(st, 1, job, -1, SQLITE_TRANSIENT);
@@ -283,13 +370,9 @@ static size_t load_engines(sqlite3 *db, const char *job, engine_row **out) {
         r->slo_ttft_frac = col_or_unknown(st, 8);
         r->slo_itl_frac = col_or_unknown(st, 9);
         r->ttft_mean = col_or_unknown(st, 10);
-        r->ttft_p99 = col_or_unknown(st, 11);
         r->itl_mean = col_or_unknown(st, 12);
-        r->itl_p99 = col_or_unknown(st, 13);
         r->e2e_mean = col_or_unknown(st, 14);
-        r->e2e_p99 = col_or_unknown(st, 15);
         r->queue_mean = col_or_unknown(st, 16);
-        r->queue_p99 = col_or_unknown(st, 17);
         r->prefill_mean = col_or_unknown(st, 18);
         r->decode_mean = col_or_unknown(st, 19);
         double pre = col_or_unknown(st, 20);
@@ -302,6 +385,13 @@ static size_t load_engines(sqlite3 *db, const char *job, engine_row **out) {
         r->waiting_last = col_or_unknown(st, 26);
     }
     sqlite3_finalize(st);
+    for (size_t i = 0; i < n; i++) { /* the worst p99s again, with their floor flags */
+        engine_row *r = &rows[i];
+        r->ttft_p99 = window_pct(db, job, r->engine, r->model, "ttft", 99, 0);
+        r->itl_p99 = window_pct(db, job, r->engine, r->model, "itl", 99, 0);
+        r->e2e_p99 = window_pct(db, job, r->engine, r->model, "e2e", 99, 0);
+        r->queue_p99 = window_pct(db, job, r->engine, r->model, "queue", 99, 0);
+    }
     *out = rows;
     return n;
 }
@@ -314,6 +404,19 @@ static void fmt_ms(char *b, size_t cap, double s) {
         snprintf(b, cap, "%.0fms", s * 1e3);
 }
 
+/* A percentile: as fmt_ms, or ">= 30s" when it is a floor (the largest finite bucket bound;
+ * seconds from 1 s on, so it fits the same columns: ">= 250ms", ">= 2.5s", ">= 1200s"). */
+static void fmt_pct(char *b, size_t cap, pct_s p) {
+    if (p.floor != 1 || p.s < 0 || !isfinite(p.s))
+        fmt_ms(b, cap, p.s);
+    else if (p.s >= 100)
+        snprintf(b, cap, ">= %.0fs", p.s);
+    else if (p.s >= 1)
+        snprintf(b, cap, ">= %.3gs", p.s);
+    else
+        snprintf(b, cap, ">= %.3gms", p.s * 1e3);
+}
+
 static void fmt_num(char *b, size_t cap, const char *fmt, double v) {
     if (v < 0 || !isfinite(v))
         snprintf(b, cap, "-");
@@ -321,13 +424,15 @@ static void fmt_num(char *b, size_t cap, const char *fmt, double v) {
         snprintf(b, cap, fmt, v);
 }
 
-/* Per-engine lines under a service: printed when the server labels engines or models. */
-static void engines_text(sqlite3 *db, const char *job, FILE *out) {
+/* Per-engine lines under a service: printed when the server labels engines or models.
+ * Returns 1 when a floor was printed. */
+static int engines_text(sqlite3 *db, const char *job, FILE *out) {
     engine_row *e;
     size_t n = load_engines(db, job, &e);
+    int floors = 0;
     if (n == 0 || (n == 1 && !e[0].engine[0])) {
         free(e);
-        return;
+        return 0;
     }
     /* 97 columns: short heads for the times (means unless _P99), names shortened in the
      * middle */
@@ -342,10 +447,11 @@ static void engines_text(sqlite3 *db, const char *job, FILE *out) {
         fmt_num(req, sizeof req, "%.2f", r->req_per_s);
         fmt_num(good, sizeof good, "%.2f", r->slo_ok_per_s);
         fmt_ms(t1, sizeof t1, r->ttft_mean);
-        fmt_ms(t2, sizeof t2, r->ttft_p99);
+        fmt_pct(t2, sizeof t2, r->ttft_p99);
         fmt_ms(i1, sizeof i1, r->itl_mean);
         fmt_ms(q1, sizeof q1, r->queue_mean);
-        fmt_ms(q2, sizeof q2, r->queue_p99);
+        fmt_pct(q2, sizeof q2, r->queue_p99);
+        floors |= r->ttft_p99.floor == 1 || r->queue_p99.floor == 1;
         fmt_num(pre, sizeof pre, "%.3f", r->preempt_per_s);
         fmt_num(hit, sizeof hit, "%.0f", r->prefix_hit < 0 ? -1 : r->prefix_hit * 100);
         fmt_num(kv, sizeof kv, "%.0f", r->kv_last < 0 ? -1 : r->kv_last * 100);
@@ -354,6 +460,7 @@ static void engines_text(sqlite3 *db, const char *job, FILE *out) {
                 gp_ellipsize(name, 14, nm, sizeof nm), req, good, t1, t2, i1, q1, q2, pre, hit, kv);
     }
     free(e);
+    return floors;
 }
 
 void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
@@ -365,13 +472,16 @@ void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
         "\nInference servers (scraped /metrics; p50 = median of windows, p99 = worst window):\n");
     fprintf(out, "  %-16s %-6s %7s %7s %9s %5s %8s %8s %8s %8s %4s\n", "JOB", "SERVER", "WINDOWS",
             "REQ/S", "GEN_TOK/S", "ERR%", "TTFT_P50", "TTFT_P99", "ITL_P50", "ITL_P99", "KV%");
+    int floors = 0;
     for (size_t i = 0; i < n; i++) {
         service_row *r = &rows[i];
         char a[16], b[16], c[16], d[16], req[16], tok[16], er[16], kv[16];
-        fmt_ms(a, sizeof a, r->ttft_p50);
-        fmt_ms(b, sizeof b, r->ttft_p99);
-        fmt_ms(c, sizeof c, r->itl_p50);
-        fmt_ms(d, sizeof d, r->itl_p99);
+        floors |= r->ttft_p50.floor == 1 || r->ttft_p99.floor == 1 || r->itl_p50.floor == 1 ||
+                  r->itl_p99.floor == 1;
+        fmt_pct(a, sizeof a, r->ttft_p50);
+        fmt_pct(b, sizeof b, r->ttft_p99);
+        fmt_pct(c, sizeof c, r->itl_p50);
+        fmt_pct(d, sizeof d, r->itl_p99);
         snprintf(req, sizeof req, r->req_per_s < 0 ? "-" : "%.2f", r->req_per_s);
         snprintf(tok, sizeof tok, r->gen_tok_s < 0 ? "-" : "%.1f", r->gen_tok_s);
         snprintf(er, sizeof er, r->err_ratio < 0 ? "-" : "%.2f", r->err_ratio * 100);
@@ -380,13 +490,27 @@ void gp_scrape_report_text(gp_store *s, const char *job_id, FILE *out) {
         fprintf(out, "  %-16s %-6s %7d %7s %9s %5s %8s %8s %8s %8s %4s\n",
                 gp_ellipsize(r->job, 16, jb, sizeof jb), r->flavor, r->windows, req, tok, er, a, b,
                 c, d, kv);
-        engines_text(gp_store_db(s), r->job, out);
+        floors |= engines_text(gp_store_db(s), r->job, out);
     }
+    if (floors)
+        fprintf(out, "  >= : above the server's largest finite histogram bucket; the true value is "
+                     "at least this\n");
     free(rows);
 }
 
 static json_t *jnum(double v) {
     return v < 0 || !isfinite(v) ? json_null() : json_real(v);
+}
+
+/* A percentile as two members: NAME_s (Prometheus' number) and NAME_is_floor (true when the
+ * number is the largest finite bucket bound and the true value is at least it; null when not
+ * known or when the number is). */
+static void jpct(json_t *o, const char *name, pct_s p) {
+    char key[96];
+    snprintf(key, sizeof key, "%s_s", name);
+    json_object_set_new(o, key, jnum(p.s));
+    snprintf(key, sizeof key, "%s_is_floor", name);
+    json_object_set_new(o, key, p.s < 0 || p.floor < 0 ? json_null() : json_boolean(p.floor));
 }
 
 static json_t *engines_json(sqlite3 *db, const char *job) {
@@ -407,13 +531,13 @@ static json_t *engines_json(sqlite3 *db, const char *job) {
         json_object_set_new(o, "slo_ttft_fraction", jnum(r->slo_ttft_frac));
         json_object_set_new(o, "slo_itl_fraction", jnum(r->slo_itl_frac));
         json_object_set_new(o, "ttft_mean_s", jnum(r->ttft_mean));
-        json_object_set_new(o, "ttft_p99_worst_s", jnum(r->ttft_p99));
+        jpct(o, "ttft_p99_worst", r->ttft_p99);
         json_object_set_new(o, "itl_mean_s", jnum(r->itl_mean));
-        json_object_set_new(o, "itl_p99_worst_s", jnum(r->itl_p99));
+        jpct(o, "itl_p99_worst", r->itl_p99);
         json_object_set_new(o, "e2e_mean_s", jnum(r->e2e_mean));
-        json_object_set_new(o, "e2e_p99_worst_s", jnum(r->e2e_p99));
+        jpct(o, "e2e_p99_worst", r->e2e_p99);
         json_object_set_new(o, "queue_mean_s", jnum(r->queue_mean));
-        json_object_set_new(o, "queue_p99_worst_s", jnum(r->queue_p99));
+        jpct(o, "queue_p99_worst", r->queue_p99);
         json_object_set_new(o, "prefill_mean_s", jnum(r->prefill_mean));
         json_object_set_new(o, "decode_mean_s", jnum(r->decode_mean));
         json_object_set_new(o, "preemptions_per_s", jnum(r->preempt_per_s));
@@ -446,12 +570,12 @@ void gp_scrape_report_json(gp_store *s, const char *job_id, json_t *root) {
         json_object_set_new(o, "error_ratio", jnum(r->err_ratio));
         json_object_set_new(o, "generation_tokens_per_s", jnum(r->gen_tok_s));
         json_object_set_new(o, "prompt_tokens_per_s", jnum(r->prompt_tok_s));
-        json_object_set_new(o, "ttft_p50_median_s", jnum(r->ttft_p50));
-        json_object_set_new(o, "ttft_p99_worst_s", jnum(r->ttft_p99));
-        json_object_set_new(o, "itl_p50_median_s", jnum(r->itl_p50));
-        json_object_set_new(o, "itl_p99_worst_s", jnum(r->itl_p99));
-        json_object_set_new(o, "e2e_p50_median_s", jnum(r->e2e_p50));
-        json_object_set_new(o, "e2e_p99_worst_s", jnum(r->e2e_p99));
+        jpct(o, "ttft_p50_median", r->ttft_p50);
+        jpct(o, "ttft_p99_worst", r->ttft_p99);
+        jpct(o, "itl_p50_median", r->itl_p50);
+        jpct(o, "itl_p99_worst", r->itl_p99);
+        jpct(o, "e2e_p50_median", r->e2e_p50);
+        jpct(o, "e2e_p99_worst", r->e2e_p99);
         json_object_set_new(o, "kv_cache_usage_last", jnum(r->kv_last));
         json_object_set_new(o, "engines", engines_json(gp_store_db(s), r->job));
         json_array_append_new(arr, o);

@@ -264,7 +264,50 @@ static const char *const migrations[] = {
     "  tokens REAL, good_tokens REAL, serving_gpu_s REAL, items INTEGER, busy_gpu_s REAL)"
     "  WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS allocations_uuid ON allocations(uuid, from_ns);",
+    /* 12: per scrape window and latency, the share of observations above the histogram's
+     * largest finite bucket (gp_latency.beyond_top): a percentile whose rank falls there is
+     * Prometheus' floor, not a reading, and the report says so. Added as columns (the
+     * added_columns list below, so a store rebuilt by hand as an older version migrates
+     * too); rows stored before have NULL, read as "not known whether a floor". */
+    "",
 };
+
+/* Columns a migration adds. ALTER TABLE ADD COLUMN has no IF NOT EXISTS: each is added only
+ * where missing, as migration 11's IF NOT EXISTS does for its table. */
+static const struct {
+    int version;
+    const char *table, *column;
+} added_columns[] = {
+    {12, "scrape_windows", "ttft_beyond_top"},
+    {12, "scrape_windows", "itl_beyond_top"},
+    {12, "scrape_windows", "e2e_beyond_top"},
+    {12, "scrape_engine_windows", "ttft_beyond_top"},
+    {12, "scrape_engine_windows", "itl_beyond_top"},
+    {12, "scrape_engine_windows", "e2e_beyond_top"},
+    {12, "scrape_engine_windows", "queue_beyond_top"},
+};
+
+/* Adds migration `version`'s columns (REAL, NULL for existing rows) that the table lacks. */
+static int add_columns(sqlite3 *db, int version, char **msg) {
+    for (size_t i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
+        if (added_columns[i].version != version) continue;
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2", -1,
+                               &st, NULL) != SQLITE_OK)
+            return SQLITE_ERROR;
+        sqlite3_bind_text(st, 1, added_columns[i].table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, added_columns[i].column, -1, SQLITE_STATIC);
+        int have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+        sqlite3_finalize(st);
+        if (have) continue;
+        char sql[160];
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s REAL", added_columns[i].table,
+                 added_columns[i].column);
+        int rc = sqlite3_exec(db, sql, NULL, NULL, msg);
+        if (rc != SQLITE_OK) return rc;
+    }
+    return SQLITE_OK;
+}
 
 int gp_schema_latest(void) {
     return (int)(sizeof migrations / sizeof migrations[0]);
@@ -287,6 +330,7 @@ int gp_schema_migrate(sqlite3 *db, char *err, size_t errlen) {
         char *msg = NULL;
         if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(db, migrations[v], NULL, NULL, &msg) != SQLITE_OK ||
+            add_columns(db, v + 1, &msg) != SQLITE_OK ||
             sqlite3_exec(db, bump, NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
             snprintf(err, errlen, "store migration to version %d failed: %s", v + 1,

@@ -545,7 +545,12 @@ static void test_fraction_inverts_quantile(void **st) {
         if (x >= 0.25 && x <= 0.5) continue; /* an empty bucket: quantile jumps over it */
         assert_near(gp_hist_fraction_below(x, le, cum, 5), q, 1e-9);
     }
-    assert_near(gp_hist_fraction_below(5.0, le, cum, 5), 19.0 / 20, 1e-12); /* +Inf misses */
+    /* at the largest finite bound the +Inf bucket's observations miss: exact */
+    assert_near(gp_hist_fraction_below(1.0, le, cum, 5), 19.0 / 20, 1e-12);
+    /* above it, whether they met the target is unknown (issue 21: never counted) */
+    assert_true(gp_hist_fraction_below(5.0, le, cum, 5) < 0);
+    const double within[] = {3, 8, 8, 20, 20}; /* nothing beyond: every one is under 5 s */
+    assert_near(gp_hist_fraction_below(5.0, le, within, 5), 1, 0);
     assert_near(gp_hist_fraction_below(0.0, le, cum, 5), 0, 0);
     const double none[] = {0, 0, 0, 0, 0};
     assert_true(gp_hist_fraction_below(0.2, le, none, 5) < 0);
