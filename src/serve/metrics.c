@@ -98,13 +98,18 @@ void srv_accts_free(gp_serve *s) {
 }
 
 /* 1 with the job's events' count and last time when it holds no GPU (no allocation row);
- * 0 when it holds one; -1 on a store error. Index lookups only. */
+ * 0 when it holds one; -1 on a store error. Index lookups only; the count (a walk of the
+ * job's index entries: 86,400 for a day-long job at a step per second, on every scrape)
+ * only for a job without allocations. */
 static int quiet_key(gp_serve *s, const char *id, long long *n_events, long long *last_ts_ns) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gp_store_db(s->store),
-                           "SELECT EXISTS(SELECT 1 FROM allocations WHERE job_id = ?1),"
-                           " (SELECT count(*) FROM events WHERE job_id = ?1),"
-                           " (SELECT max(ts_ns) FROM events WHERE job_id = ?1)",
+                           "SELECT held, CASE WHEN held THEN 0 ELSE"
+                           " (SELECT count(*) FROM events WHERE job_id = ?1) END,"
+                           " CASE WHEN held THEN 0 ELSE"
+                           " (SELECT max(ts_ns) FROM events WHERE job_id = ?1) END"
+                           " FROM (SELECT EXISTS(SELECT 1 FROM allocations WHERE job_id = ?1)"
+                           " AS held)",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);

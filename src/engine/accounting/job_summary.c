@@ -974,6 +974,9 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     free(pieces);
     if (grc == 1) { /* the frozen past went stale: everything again from the store */
         a->stats.stale_freezes++;
+        /* A job whose past keeps going stale (events stored late, restarts reaching far
+         * back) freezes further behind: each time is a reload from the store. */
+        if (a->freeze_lag < 3600 * 1000000000LL) a->freeze_lag *= 2;
         free(allocs);
         const gp_job_acct *keep = a->borrow;
         acct_reset(a);
@@ -1042,17 +1045,19 @@ static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck) {
     size_t d = 0;
     while (d < a->n_ev && a->ev[d].ts <= a->ck.ev_cut_ns)
         d++;
-    memmove(a->ev, a->ev + d, (a->n_ev - d) * sizeof *a->ev);
+    if (d) memmove(a->ev, a->ev + d, (a->n_ev - d) * sizeof *a->ev);
     a->n_ev -= d;
     a->ev = shrink(a->ev, &a->cap_ev, a->n_ev, sizeof *a->ev);
     size_t q = 0;
     while (q < a->n_act && a->act[q].ts_ns <= a->ck.t_ns)
         q++;
     size_t left = a->n_act - q;
-    memmove(a->act, a->act + q, left * sizeof *a->act);
-    memmove(a->act_sum, a->act_sum + q, left * sizeof *a->act_sum);
-    memmove(a->act_n, a->act_n + q, left * sizeof *a->act_n);
-    memmove(a->act_owner, a->act_owner + q, left * sizeof *a->act_owner);
+    if (q) {
+        memmove(a->act, a->act + q, left * sizeof *a->act);
+        memmove(a->act_sum, a->act_sum + q, left * sizeof *a->act_sum);
+        memmove(a->act_n, a->act_n + q, left * sizeof *a->act_n);
+        memmove(a->act_owner, a->act_owner + q, left * sizeof *a->act_owner);
+    }
     a->n_act = left;
     if (a->cap_act > 2 * left + 1024) { /* four arrays of one capacity */
         size_t c = left + left / 2 + 256;
