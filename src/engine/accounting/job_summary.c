@@ -1097,6 +1097,10 @@ int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     return rc;
 }
 
+int gp_job_acct_frozen(const gp_job_acct *a) {
+    return a->ck.valid;
+}
+
 gp_job_acct_stats gp_job_acct_get_stats(const gp_job_acct *a) {
     gp_job_acct_stats st = a->stats;
     st.held_events = a->n_ev;

@@ -75,10 +75,14 @@ typedef struct gp_job_acct_stats {
 } gp_job_acct_stats;
 gp_job_acct_stats gp_job_acct_get_stats(const gp_job_acct *a);
 void gp_job_acct_free(gp_job_acct *a);
+/* Whether the state holds a frozen labelled past (and so not the events before it). */
+int gp_job_acct_frozen(const gp_job_acct *a);
 int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err, size_t errlen);
 /* The summary over [t0_ns, t1_ns) (as gp_job_summary_compute with those bounds), reusing
  * a's events (folding in only new ones), so n windows read the job's events once, not n
- * times. Reads the window's samples only. */
+ * times. Reads the window's samples only. A state that froze its past (below) no longer
+ * holds the events before it: each window then reads the job's events itself, so a caller
+ * with many windows should use a state of its own (gp_job_acct_new, never updated). */
 int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns,
                        gp_job_summary *out, char *err, size_t errlen);
 /* The store's time span: first and last sample or event. */
