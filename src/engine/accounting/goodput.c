@@ -7,6 +7,8 @@
  * the allocation's share of one). O(n log n) in events. */
 #include "engine/accounting/goodput.h"
 
+#include "engine/accounting/goodput_ckpt.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,30 +321,6 @@ static void add_allocs(const gp_goodput_in *in, gp_goodput *out, edges *E, int64
     }
 }
 
-/* The allocation pieces before t (the window's start to min(end, t), share): a
- * checkpoint's held GPUs are right while these stay the same. *n = 0 and NULL when none;
- * -1 on OOM. */
-static int alloc_print(const gp_goodput_in *in, int64_t t, int64_t **out, size_t *n) {
-    *out = NULL;
-    *n = 0;
-    int64_t *v = malloc((3 * in->n_allocs + 1) * sizeof *v);
-    if (!v) return -1;
-    for (size_t i = 0; i < in->n_allocs; i++) {
-        int64_t a = in->allocs[i].from_ns,
-                b = in->allocs[i].to_ns < 0 ? in->t1_ns : in->allocs[i].to_ns;
-        if (a < in->t0_ns) a = in->t0_ns;
-        if (b > in->t1_ns) b = in->t1_ns;
-        if (b <= a || a >= t) continue;
-        double share = in->allocs[i].share > 0 && in->allocs[i].share < 1 ? in->allocs[i].share : 1;
-        v[3 * *n] = a;
-        v[3 * *n + 1] = b < t ? b : t;
-        memcpy(&v[3 * *n + 2], &share, sizeof share);
-        (*n)++;
-    }
-    *out = v;
-    return 0;
-}
-
 /* Phases: pair begin/end per (name, rank); an unclosed begin runs to the window end. */
 static void add_phases(const gp_goodput_in *in, const gp_acct_event **ev, edges *E) {
     for (size_t i = 0; i < in->n_events; i++) {
@@ -574,93 +552,6 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
  * When one of these breaks, gp_goodput_compute_ckpt says so and the caller computes
  * everything again: correct first, fast when nothing reaches back. */
 
-/* Sorted merge of a[0..na) and sorted-in-place b[0..nb) into a new array; NULL on OOM. */
-static double *merge_sorted(const double *a, size_t na, double *b, size_t nb) {
-    qsort(b, nb, sizeof *b, cmp_double);
-    double *m = malloc((na + nb + 1) * sizeof *m);
-    if (!m) return NULL;
-    size_t i = 0, j = 0, k = 0;
-    while (i < na || j < nb)
-        m[k++] = (j >= nb || (i < na && a[i] <= b[j])) ? a[i++] : b[j++];
-    return m;
-}
-
-/* The k-th smallest (from 0) of two sorted arrays together. */
-static double kth_of_two(const double *a, size_t na, const double *b, size_t nb, size_t k) {
-    size_t lo = k + 1 > nb ? k + 1 - nb : 0, hi = k + 1 < na ? k + 1 : na;
-    while (lo < hi) { /* the fewest taken from a such that a[i] >= b[j - 1] */
-        size_t i = lo + (hi - lo) / 2, j = k + 1 - i;
-        if (j > 0 && i < na && a[i] < b[j - 1])
-            lo = i + 1;
-        else
-            hi = i;
-    }
-    size_t i = lo, j = k + 1 - lo;
-    double x = i > 0 ? a[i - 1] : -INFINITY, y = j > 0 ? b[j - 1] : -INFINITY;
-    return x > y ? x : y;
-}
-
-/* The median of the checkpoint's durations and these (unsorted; sorted here). */
-static double median_with(const gp_goodput_ckpt *c, double *v, size_t n) {
-    size_t tot = c->n_durs + n;
-    qsort(v, n, sizeof *v, cmp_double);
-    if (tot == 0) return -1;
-    if (tot % 2) return kth_of_two(c->durs, c->n_durs, v, n, tot / 2);
-    return (kth_of_two(c->durs, c->n_durs, v, n, tot / 2 - 1) +
-            kth_of_two(c->durs, c->n_durs, v, n, tot / 2)) /
-           2;
-}
-
-/* How many of the sorted gaps are at most max_gap. */
-static size_t gaps_within(const int64_t *g, size_t n, int64_t max_gap) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (g[mid] <= max_gap)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-typedef struct {
-    const char *name;
-    int64_t rank;
-    int open;
-} phase_key;
-
-/* ok[i]: after the events ev[0..i], no phase is open, and none ever ran to the window's
- * end (a begin followed by another begin of the same name and rank). NULL on OOM. */
-static char *phases_closed(const gp_goodput_in *in, const gp_acct_event **ev) {
-    char *ok = malloc(in->n_events + 1);
-    if (!ok) return NULL;
-    phase_key key[64];
-    int nk = 0, n_open = 0, broken = 0;
-    for (size_t i = 0; i < in->n_events; i++) {
-        const gp_acct_event *e = ev[i];
-        if (e->kind == GP_EV_PHASE) {
-            int k = 0;
-            while (k < nk && (key[k].rank != e->rank || strcmp(key[k].name, e->name)))
-                k++;
-            if (k == nk) {
-                if (nk == 64)
-                    broken = 1; /* too many kinds to follow: no cut */
-                else
-                    key[nk++] = (phase_key){e->name, e->rank, 0};
-            }
-            if (k < nk && e->edge == GP_PH_BEGIN) {
-                if (key[k].open) broken = 1;
-                key[k].open = 1, n_open++;
-            } else if (k < nk && e->edge == GP_PH_END && key[k].open) {
-                key[k].open = 0, n_open--;
-            }
-        }
-        ok[i] = !broken && n_open == 0;
-    }
-    return ok;
-}
-
 /* The new cut: the latest step k (k >= min_steps) that ended by freeze_by and where the
  * prefix before its start is final (the list at the top of this section). 0 = none. */
 static size_t choose_cut(const gp_goodput_in *in, const gp_acct_event **ev, const step_list *sl,
@@ -669,7 +560,7 @@ static size_t choose_cut(const gp_goodput_in *in, const gp_acct_event **ev, cons
     const gp_acct_event **st = sl->st;
     if (ns < 2 || ck->min_steps >= ns) return 0;
     int64_t *smin = malloc(ns * sizeof *smin), *sst = malloc(ns * sizeof *sst);
-    char *ok = phases_closed(in, ev);
+    char *ok = gp_ckpt_phases_closed(ev, in->n_events);
     if (!smin || !sst || !ok) goto out;
     for (size_t k = ns; k-- > 0;) { /* smallest id and start from k on */
         smin[k] = k + 1 < ns && smin[k + 1] < st[k]->step ? smin[k + 1] : st[k]->step;
@@ -724,8 +615,8 @@ static int resumed_breaks(const gp_goodput_in *in, const gp_acct_event **ev, con
     if (sl->n == 0 || sl->start[0] != c->t_ns || sl->st[0]->ts_ns != c->late_ns) return 1;
     for (size_t k = 0; k < sl->n; k++)
         if (sl->st[k]->step <= c->max_step) return 1;
-    return gaps_within(c->gaps, c->n_gaps, max_gap) !=
-           gaps_within(c->gaps, c->n_gaps, c->max_gap_ns);
+    return gp_ckpt_gaps_within(c->gaps, c->n_gaps, max_gap) !=
+           gp_ckpt_gaps_within(c->gaps, c->n_gaps, c->max_gap_ns);
 }
 
 /* Training: productive time is the span between consecutive starts of kept steps, minus
@@ -751,7 +642,7 @@ static int label_training(const gp_goodput_in *in, const gp_acct_event **ev, siz
     if (from) {
         if (!(durs = malloc((sl.n + 1) * sizeof *durs))) goto out;
         memcpy(durs, sl.durs, sl.n * sizeof *durs);
-        out->median_step_s = median_with(from, durs, sl.n); /* durs now sorted */
+        out->median_step_s = gp_ckpt_median(from, durs, sl.n); /* durs now sorted */
     } else {
         out->median_step_s = sl.n ? median_of(sl.durs, sl.n) : -1;
     }
@@ -777,7 +668,8 @@ static int label_training(const gp_goodput_in *in, const gp_acct_event **ev, siz
             double *cd = malloc((c + 1) * sizeof *cd);
             if (cd) memcpy(cd, sl.durs, c * sizeof *cd);
             t->durs =
-                cd ? merge_sorted(from ? from->durs : NULL, from ? from->n_durs : 0, cd, c) : NULL;
+                cd ? gp_ckpt_merge_durs(from ? from->durs : NULL, from ? from->n_durs : 0, cd, c)
+                   : NULL;
             free(cd);
             if (!t->gaps || !t->durs) goto out;
             t->n_durs = (from ? from->n_durs : 0) + c;
@@ -1002,12 +894,6 @@ static void split_serving(gp_goodput *out) {
     out->bucket_gpu_s[GP_B_OTHER] += serving_s * (1 - frac);
 }
 
-void gp_goodput_ckpt_free(gp_goodput_ckpt *c) {
-    if (!c) return;
-    free(c->durs), free(c->gaps), free(c->allocs);
-    memset(c, 0, sizeof *c);
-}
-
 int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
     return gp_goodput_compute_ckpt(in, NULL, 0, 0, NULL, out);
 }
@@ -1033,7 +919,7 @@ int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from
     if (from) { /* the held GPUs before the checkpoint must be what they were */
         int64_t *ap;
         size_t nap;
-        if (alloc_print(in, from->t_ns, &ap, &nap) != 0) goto out;
+        if (gp_ckpt_alloc_print(in, from->t_ns, &ap, &nap) != 0) goto out;
         ck.broken = c.steps == 0 || from->t_ns >= in->t1_ns || nap != from->n_allocs ||
                     (nap && memcmp(ap, from->allocs, 3 * nap * sizeof *ap) != 0);
         free(ap);
@@ -1063,7 +949,7 @@ int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from
         ck.broken = 1;
         goto out;
     }
-    if (ck.cut && alloc_print(in, ck.cut_t, &to->allocs, &to->n_allocs) != 0) goto out;
+    if (ck.cut && gp_ckpt_alloc_print(in, ck.cut_t, &to->allocs, &to->n_allocs) != 0) goto out;
     sweep(in, &E, out, &ck);
     if (out->kind == GP_JK_INFERENCE) split_serving(out);
     if (out->allocated_gpu_s > 0 && out->kind != GP_JK_ACTIVITY_ONLY && out->kind != GP_JK_UNKNOWN)
