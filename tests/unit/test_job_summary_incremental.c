@@ -911,6 +911,15 @@ static void test_sim_demo(void **state) {
     assert_true(checks > 30);
     assert_true(redone > 0); /* train-allreduce's failure redid steps */
     assert_true(infer > 0);
+    /* With the default lag (5 min) the training jobs froze their past along the hour. */
+    uint64_t freezes = 0, stale = 0;
+    for (int q = 0; q < nacct; q++) {
+        freezes += gp_job_acct_get_stats(acct[q]).freezes;
+        stale += gp_job_acct_get_stats(acct[q]).stale_freezes;
+    }
+    print_message("sim demo: %llu freezes, %llu stale\n", (unsigned long long)freezes,
+                  (unsigned long long)stale);
+    assert_true(freezes > 0);
     for (int q = 0; q < nacct; q++)
         gp_job_acct_free(acct[q]);
     st_close(s, dir);
