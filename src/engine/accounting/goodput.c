@@ -546,7 +546,7 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
  *    breaks the checkpoint; so does a step of a lower rank. Between steps k-1 and k there
  *    is no event but steps.
  *  - allocations and kernel activity: the pieces held before T must stay the same
- *    (alloc_print), and freeze_by (the caller's) keeps the cut where every GPU's
+ *    (gp_ckpt_alloc_print), and freeze_by (the caller's) keeps the cut where every GPU's
  *    activity is final.
  *  - every interval labelled after the cut starts at or after T (the edges' floor).
  * When one of these breaks, gp_goodput_compute_ckpt says so and the caller computes
