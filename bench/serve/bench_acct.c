@@ -100,13 +100,18 @@ int main(int argc, char **argv) {
                fabs(inc.allocated_gpu_h - full.allocated_gpu_h) <= 1e-9 * full.allocated_gpu_h &&
                fabs(inc.busy_gpu_h - full.busy_gpu_h) <= 1e-9 * full.busy_gpu_h &&
                inc.gp.steps == full.gp.steps;
+    for (int b = 0; b < GP_B__COUNT; b++)
+        same = same && fabs(inc.gp.bucket_gpu_s[b] - full.gp.bucket_gpu_s[b]) <=
+                           1e-9 * full.allocated_gpu_h * 3600 + 1e-9;
     printf("%-10s %10s %10s %10s %10s  %s\n", "job", "full ms", "first ms", "refresh ms", "idle ms",
            "incremental == full");
     printf("%-10s %10.1f %10.1f %10.2f %10.2f  %s (%llu sample rows, %llu event rows read, "
-           "%llu reloads)\n",
+           "%llu reloads; %llu freezes; holds %llu events, %.2f MiB)\n",
            job, 1e3 * t_full, 1e3 * t_first, 1e3 * t_refresh / (rounds ? rounds : 1), 1e3 * t_idle,
            same ? "yes" : "NO", (unsigned long long)st.sample_rows,
-           (unsigned long long)st.event_rows, (unsigned long long)st.reloads);
+           (unsigned long long)st.event_rows, (unsigned long long)st.reloads,
+           (unsigned long long)st.freezes, (unsigned long long)st.held_events,
+           st.held_bytes / 1048576.0);
     gp_job_acct_free(a);
     gp_store_close(s);
     return same ? 0 : 1;

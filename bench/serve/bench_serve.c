@@ -6,6 +6,11 @@
  *                                 each with a step per second
  *   bench_serve fill-day DB       one job on one GPU for 24 h at 1-second samples and one
  *                                 step per second (86,400 of each), still running
+ *   bench_serve append DB         what the agent adds to a fleet or day store while it is
+ *                                 served: every wall second, the next second's sample of
+ *                                 each GPU and the next step of each running job (one
+ *                                 transaction), until SIGTERM; so scrapes see the running
+ *                                 jobs move, as they would live
  *   bench_serve serve DB PORT     serve DB on 127.0.0.1:PORT until SIGTERM
  *   bench_serve latency DB N      p50/p95/max wall latency over HTTP (libcurl, keep-alive)
  *                                 of the dashboard's job-view requests, N times each
@@ -147,6 +152,67 @@ static void on_term(int sig) {
     stop = 1;
 }
 
+/* From the newest sample's time of the store, for its running jobs from their last step. */
+static int append(const char *db) {
+    char err[256];
+    gp_store *s;
+    if (gp_store_open(db, 0, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    signal(SIGTERM, on_term);
+    signal(SIGINT, on_term);
+    sqlite3 *h = gp_store_db(s);
+    sqlite3_stmt *st;
+    int64_t last = 0;
+    int ndev = 0;
+    if (sqlite3_prepare_v2(h, "SELECT max(ts_ns), count(DISTINCT uuid) FROM samples", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        last = sqlite3_column_int64(st, 0);
+        ndev = sqlite3_column_int(st, 1);
+    }
+    sqlite3_finalize(st);
+    struct {
+        char id[64];
+        int64_t step;
+    } run[64];
+    int nrun = 0;
+    if (sqlite3_prepare_v2(h,
+                           "SELECT j.id, (SELECT max(step) FROM events e WHERE"
+                           " e.job_id = j.id) FROM jobs j WHERE j.ended_ns IS NULL"
+                           " OR j.ended_ns <= 0",
+                           -1, &st, NULL) == SQLITE_OK)
+        while (nrun < 64 && sqlite3_step(st) == SQLITE_ROW) {
+            snprintf(run[nrun].id, sizeof run[nrun].id, "%s", sqlite3_column_text(st, 0));
+            run[nrun++].step = sqlite3_column_int64(st, 1);
+        }
+    sqlite3_finalize(st);
+    fprintf(stderr, "append: %d GPUs, %d running jobs, from +%lld s\n", ndev, nrun,
+            (long long)((last - T0) / SEC));
+    while (!stop) {
+        last += SEC;
+        gp_store_begin(s);
+        for (int d = 0; d < ndev; d++)
+            put_sample(s, d, last, 0.5 + 0.4 * ((last / SEC + d) % 7) / 7.0);
+        for (int k = 0; k < nrun; k++) {
+            gp_event e;
+            gp_event_init(&e, GP_EV_STEP);
+            snprintf(e.job_id, sizeof e.job_id, "%.63s", run[k].id);
+            e.ts_ns = last;
+            e.step_start_ns = last - SEC;
+            e.step = ++run[k].step;
+            e.units = 256;
+            e.rank = 0;
+            gp_store_put_event(s, &e);
+        }
+        gp_store_commit(s);
+        sleep(1);
+    }
+    gp_store_close(s);
+    return 0;
+}
+
 static int serve(const char *db, const char *port) {
     char listen[64], err[256];
     snprintf(listen, sizeof listen, "127.0.0.1:%s", port);
@@ -233,13 +299,16 @@ int main(int argc, char **argv) {
         fill_fleet(argv[2], argc >= 4 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 1);
     else if (argc >= 3 && !strcmp(argv[1], "fill-day"))
         fill_day(argv[2]);
+    else if (argc >= 3 && !strcmp(argv[1], "append"))
+        return append(argv[2]);
     else if (argc >= 4 && !strcmp(argv[1], "serve"))
         return serve(argv[2], argv[3]);
     else if (argc >= 4 && !strcmp(argv[1], "latency"))
         return latency(argv[2], atoi(argv[3]));
     else {
         fprintf(stderr,
-                "usage: bench_serve fill-fleet DB | fill-day DB | serve DB PORT | latency DB N\n");
+                "usage: bench_serve fill-fleet DB | fill-day DB | append DB | serve DB PORT |"
+                " latency DB N\n");
         return 2;
     }
     return 0;

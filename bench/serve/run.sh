@@ -4,7 +4,12 @@
 #      1-second samples and steps each, then the same 24 hours old: AGES="1 24"), side by side with Debian's
 #      prometheus-node-exporter scraped the same way on the same machine. CPU = utime +
 #      stime of the serving process from /proc/PID/stat across SCRAPES scrapes (curl's own
-#      CPU is not counted for either).
+#      CPU is not counted for either). While goodput is scraped, `bench_serve append` adds
+#      what an agent would (every second a sample per GPU and a step per running job), so
+#      every scrape refreshes the running jobs with new rows; the row's last column shows
+#      running-0's allocated GPU-seconds at the first and the last measured scrape (they
+#      must differ: the scrapes saw the job move). SETTLE seconds after the warm-up
+#      scrapes let the server's reuse of a costly first summary (10x its cost) run out.
 #   2. Wall latency (p50/p95/max over N requests, HTTP keep-alive) of the dashboard's
 #      job-view requests for a 24-hour job at 1-second samples (target p95 < 50 ms).
 # Usage: bench/serve/run.sh [BUILD]    (needs BUILD/libgoodput.a)
@@ -28,9 +33,12 @@ freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
+alloc_s() { curl -sf "$1" | awk '/^goodput_job_allocated_gpu_seconds_total\{job_id="running-0"/ {print $2}'; }
+
 # $1 name, $2 pid, $3 url
 measure() {
   for i in 1 2 3; do curl -sf "$3" >/dev/null; done # warm (goodput caches ended jobs' summaries)
+  sleep "${4:-0}"
   local bytes; bytes=$(curl -sf "$3" | wc -c)
   local series; series=$(curl -sf "$3" | grep -vc '^#')
   local c0; c0=$(cpu_ticks "$2")
@@ -38,8 +46,10 @@ measure() {
   for i in $(seq "$SCRAPES"); do curl -sf "$3" >/dev/null; sleep "$GAP"; done
   local t1; t1=$(date +%s.%N)
   local c1; c1=$(cpu_ticks "$2")
-  awk -v n="$SCRAPES" -v c="$((c1 - c0))" -v hz="$hz" -v w="$(echo "$t1 - $t0" | bc)" -v b="$bytes" -v s="$series" -v name="$1" -v gap="$GAP" \
-    'BEGIN { printf "| %s | %d | %d | %.2f ms | %.1f ms |\n", name, s, b, 1000 * c / hz / n, 1000 * (w / n - gap) }' | tee -a "$OUT/serve.txt"
+  local moved=-
+  [ -n "${5:-}" ] && moved="$5 -> $(alloc_s "$3")"
+  awk -v n="$SCRAPES" -v c="$((c1 - c0))" -v hz="$hz" -v w="$(echo "$t1 - $t0" | bc)" -v b="$bytes" -v s="$series" -v name="$1" -v gap="$GAP" -v m="$moved" \
+    'BEGIN { printf "| %s | %d | %d | %.2f ms | %.1f ms | %s |\n", name, s, b, 1000 * c / hz / n, 1000 * (w / n - gap), m }' | tee -a "$OUT/serve.txt"
 }
 
 if [ "${SKIP_METRICS:-0}" != 1 ]; then
@@ -48,8 +58,8 @@ if command -v prometheus-node-exporter >/dev/null; then
   prometheus-node-exporter --web.listen-address="127.0.0.1:$NE" >/dev/null 2>&1 & pids+=($!); nepid=$!
 else nepid=; fi
 log ""
-log "| /metrics of | series | bytes | CPU per scrape | wall per scrape |"
-log "|---|---|---|---|---|"
+log "| /metrics of | series | bytes | CPU per scrape | wall per scrape | running-0 allocated GPU-s, first -> last scrape |"
+log "|---|---|---|---|---|---|"
 # The same fleet with its 8 running jobs 1 h old, then AGES' other ages (flat as they age?),
 # node_exporter between them.
 for age in ${AGES:-1 24}; do
@@ -57,8 +67,11 @@ for age in ${AGES:-1 24}; do
   GP=$(freeport)
   "$BIN" serve "$tmp/fleet-$age.db" "$GP" & pids+=($!); gpid=$!
   sleep 1
-  measure "goodput (8 GPUs, 50 jobs, running ${age} h)" "$gpid" "http://127.0.0.1:$GP/metrics"
-  kill "$gpid"
+  "$BIN" append "$tmp/fleet-$age.db" & pids+=($!); apid=$!
+  url="http://127.0.0.1:$GP/metrics"
+  curl -sf "$url" >/dev/null; sleep "${SETTLE:-12}"
+  measure "goodput (8 GPUs, 50 jobs, running ${age} h)" "$gpid" "$url" 0 "$(alloc_s "$url")"
+  kill "$gpid" "$apid"
   [ -n "$nepid" ] && measure "prometheus-node-exporter (defaults)" "$nepid" "http://127.0.0.1:$NE/metrics"
 done
 fi

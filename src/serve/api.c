@@ -562,9 +562,11 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
     json_object_set_new(o, "span", json_pack("{s:f, s:f}", "from_s", a / 1e9, "to_s", b / 1e9));
     json_t *wa = json_array();
     int nw = (int)windows;
-    /* Windows share the job's events: the running job's accounting state, or (ended job)
-     * one made for this request, so n windows read the events once. */
+    /* Windows share the job's events: the running job's accounting state, or (ended job,
+     * or a running one whose state froze its past and dropped its old events) one made for
+     * this request, so n windows read the events once. */
     gp_job_acct *acct = nw > 0 ? srv_job_acct(s, j) : NULL, *tmp_acct = NULL;
+    if (acct && gp_job_acct_frozen(acct)) acct = NULL;
     if (nw > 0 && !acct) acct = tmp_acct = gp_job_acct_new(j->id, NULL);
     /* Windows sit on a fixed grid from the job's start with a round width (1 min .. 1 day),
      * so a window wholly in the past never changes and is computed once. */

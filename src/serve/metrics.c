@@ -37,11 +37,12 @@ static double mono_s(void) {
 }
 
 /* Ended jobs: see ended_summary below. A running job keeps an incremental accounting
- * state (engine/accounting/job_summary.h), so a summary reads only the samples and events stored
- * since the previous one and relabels the job's time in memory (at one step per second,
- * ~4 ms for an hour-long job instead of ~100 ms re-reading its history, ~0.2 s for a
- * day-long one instead of ~1 s). The result is still reused for ten times what it cost
- * (at most 60 s) when that is long, which now only happens for long jobs. */
+ * state (engine/accounting/job_summary.h), so a summary reads only the samples and events
+ * stored since the previous one and labels in memory only the time after the job's frozen
+ * past (a training job's; others relabel their history), so a refresh costs about the
+ * same at any age (bench/RESULTS.md, "serve"). The result is still reused for ten times
+ * what it cost (at most 60 s) when that is long: a first summary, or a job whose past
+ * cannot freeze. */
 long long srv_job_event_count(gp_serve *s, const char *job_id) {
     sqlite3_stmt *st;
     long long n = 0;
@@ -97,13 +98,18 @@ void srv_accts_free(gp_serve *s) {
 }
 
 /* 1 with the job's events' count and last time when it holds no GPU (no allocation row);
- * 0 when it holds one; -1 on a store error. Index lookups only. */
+ * 0 when it holds one; -1 on a store error. Index lookups only; the count (a walk of the
+ * job's index entries: 86,400 for a day-long job at a step per second, on every scrape)
+ * only for a job without allocations. */
 static int quiet_key(gp_serve *s, const char *id, long long *n_events, long long *last_ts_ns) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gp_store_db(s->store),
-                           "SELECT EXISTS(SELECT 1 FROM allocations WHERE job_id = ?1),"
-                           " (SELECT count(*) FROM events WHERE job_id = ?1),"
-                           " (SELECT max(ts_ns) FROM events WHERE job_id = ?1)",
+                           "SELECT held, CASE WHEN held THEN 0 ELSE"
+                           " (SELECT count(*) FROM events WHERE job_id = ?1) END,"
+                           " CASE WHEN held THEN 0 ELSE"
+                           " (SELECT max(ts_ns) FROM events WHERE job_id = ?1) END"
+                           " FROM (SELECT EXISTS(SELECT 1 FROM allocations WHERE job_id = ?1)"
+                           " AS held)",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -285,11 +291,15 @@ static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out) {
           : gp_job_summary_compute(s->store, j->id, &o, out, err, sizeof err) != 0)
         return -1;
     double cost = mono_s() - now;
-    if (a && gp_job_acct_get_stats(a).event_rows > SRV_ACCT_MAX_EVENTS) {
-        acct_drop(s, j->id); /* grew past the bound while running: stop keeping it */
+    if (a && gp_job_acct_get_stats(a).held_events > SRV_ACCT_MAX_EVENTS) {
+        /* Holds that many events (a past it could not freeze, job_summary.c "Checkpoints")
+         * and grew past the bound while running: stop keeping it. */
+        acct_drop(s, j->id);
         if (s->n_big < SRV_MAX_ACCTS) snprintf(s->big[s->n_big++], sizeof s->big[0], "%s", j->id);
     } else if (a) {
-        /* Keep the states' memory bounded. A state just built that does not fit is not
+        /* Keep the states' memory bounded (bytes held: a training job that froze its past
+         * holds ~8 bytes per old step and the events of the last minutes, a day-long job
+         * at one step per second under 1 MiB). A state just built that does not fit is not
          * kept: a scrape visits every job in turn, so evicting the least recently used
          * state for it would evict the one the next job needs, and every job would be
          * rebuilt from the store on every scrape (LRU under a cyclic scan). A state already
@@ -299,11 +309,11 @@ static int summary_full(gp_serve *s, const gp_job *j, gp_job_summary *out) {
             int lru = -1;
             for (int i = 0; i < SRV_MAX_ACCTS; i++) {
                 if (!s->accts[i].a) continue;
-                total += gp_job_acct_get_stats(s->accts[i].a).event_rows;
+                total += gp_job_acct_get_stats(s->accts[i].a).held_bytes;
                 if (s->accts[i].a != a && (lru < 0 || s->accts[i].used < s->accts[lru].used))
                     lru = i;
             }
-            if (total <= SRV_ACCT_BUDGET_EVENTS) break;
+            if (total <= SRV_ACCT_BUDGET_BYTES) break;
             if (!have_state) {
                 acct_drop(s, j->id);
                 break;

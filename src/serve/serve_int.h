@@ -19,22 +19,22 @@
 #include "store/store.h"
 
 #define SRV_MAX_PARAMS 16
-#define SRV_MAX_BODY (1u << 20)        /* 1 MiB per POST */
-#define SRV_MAX_QUEUE (8u << 20)       /* POSTed lines waiting for the agent */
-#define SRV_MAX_POINTS 5000            /* series points per request */
-#define SRV_MAX_RANGE_S (31 * 86400.0) /* series range per request */
-#define SRV_MAX_ACCTS 64               /* running jobs with incremental accounting */
-#define SRV_ACCT_MAX_EVENTS 150000     /* per state (~27 MiB with its compact events) */
-#define SRV_ACCT_BUDGET_EVENTS 200000  /* all states together (~36 MiB); see summary_full */
-#define SRV_PIPE_CACHE 32              /* jobs whose pipeline section is kept */
-#define SRV_MAX_SPAN_QUEUE 50000       /* OTLP spans waiting for the agent (~20 MiB) */
-#define SRV_THREADS 4                  /* libmicrohttpd worker threads */
-#define SRV_MAX_CONNS 256              /* open connections, all clients together */
-#define SRV_MAX_WAITING 192            /* of which waiting for headers (conns.h) */
-#define SRV_HEADER_DEADLINE_S 5.0      /* connect (or last response) to complete headers */
-#define SRV_REQUEST_DEADLINE_S 30.0    /* headers to response sent, body included */
-#define SRV_RENDER_DEADLINE_S 10.0     /* one render (store reads): then 503 */
-#define SRV_COLD_BUDGET_S 0.25         /* per /metrics render, see cold_until_s */
+#define SRV_MAX_BODY (1u << 20)           /* 1 MiB per POST */
+#define SRV_MAX_QUEUE (8u << 20)          /* POSTed lines waiting for the agent */
+#define SRV_MAX_POINTS 5000               /* series points per request */
+#define SRV_MAX_RANGE_S (31 * 86400.0)    /* series range per request */
+#define SRV_MAX_ACCTS 64                  /* running jobs with incremental accounting */
+#define SRV_ACCT_MAX_EVENTS 150000        /* per state (~27 MiB with its compact events) */
+#define SRV_ACCT_BUDGET_BYTES (48u << 20) /* all states together; see summary_full */
+#define SRV_PIPE_CACHE 32                 /* jobs whose pipeline section is kept */
+#define SRV_MAX_SPAN_QUEUE 50000          /* OTLP spans waiting for the agent (~20 MiB) */
+#define SRV_THREADS 4                     /* libmicrohttpd worker threads */
+#define SRV_MAX_CONNS 256                 /* open connections, all clients together */
+#define SRV_MAX_WAITING 192               /* of which waiting for headers (conns.h) */
+#define SRV_HEADER_DEADLINE_S 5.0         /* connect (or last response) to complete headers */
+#define SRV_REQUEST_DEADLINE_S 30.0       /* headers to response sent, body included */
+#define SRV_RENDER_DEADLINE_S 10.0        /* one render (store reads): then 503 */
+#define SRV_COLD_BUDGET_S 0.25            /* per /metrics render, see cold_until_s */
 /* First summaries a render makes whatever its time budget: progress on a slow machine,
  * bounded memory under a flood of large new jobs (reliability_overload). */
 #define SRV_COLD_MIN 2

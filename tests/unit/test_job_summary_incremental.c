@@ -395,14 +395,19 @@ static void ev_phase(gp_store *s, const char *job, const char *name, int edge, i
     gp_store_put_event(s, &e);
 }
 
-static void ev_restart(gp_store *s, const char *job, int64_t from_step, int64_t ts) {
+static void ev_restart_rank(gp_store *s, const char *job, int64_t rank, int64_t from_step,
+                            int64_t ts) {
     gp_event e;
     gp_event_init(&e, GP_EV_RESTART);
     snprintf(e.job_id, sizeof e.job_id, "%s", job);
-    e.rank = 0;
+    e.rank = rank;
     e.step = from_step;
     e.ts_ns = ts;
     gp_store_put_event(s, &e);
+}
+
+static void ev_restart(gp_store *s, const char *job, int64_t from_step, int64_t ts) {
+    ev_restart_rank(s, job, 0, from_step, ts);
 }
 
 static void ev_request(gp_store *s, const char *job, int64_t end, int64_t k) {
@@ -473,6 +478,15 @@ static void fill_second(gp_store *s, int t) {
      * 1.5 s gaps after a while, which relabels every earlier gap as productive. */
     if (t >= 10 && t < 20) ev_step(s, "gappy", 0, t - 9, ts, -1);
     if (t >= 24 && t % 4 == 0) ev_step(s, "gappy", 0, t, ts, ts - 5 * S / 2);
+    /* flip: 1 s steps with a 1.5 s gap every ten seconds (longer than the median: not
+     * productive), then from 40 s 2 s steps: the median passes 1.5 s (near 100 s) and
+     * relabels the early gaps as productive, behind any frozen prefix that holds them. */
+    if (t >= 10 && t < 40 && t % 10 != 5) /* step 20 is reported twice (at 20 s and 21 s) */
+        ev_step(s, "flip", 0, t == 21 ? 20 : t, ts, t % 10 == 6 ? ts - S / 2 : -1);
+    /* ... and a restart of rank 1 at 20 s, stored at 60 s: evidence that the first step 20
+     * was redone (wasted_progress), which only the late event itself can show. */
+    if (t == 60) ev_restart_rank(s, "flip", 1, 19, T_BASE + 20 * S);
+    if (t >= 40 && t % 2 == 0) ev_step(s, "flip", 0, t, ts, -1);
     /* pipe: a CPU stage feeding a GPU stage, items with gaps between them */
     if (t == 12) {
         ev_stage(s, "pipe", "decode", 4, GP_STAGE_CPU, -1, -1, ts);
@@ -519,6 +533,8 @@ static void setup_jobs(gp_store *s) {
     put_alloc(s, "pipe", "GPU-4", 11, -1);
     put_job(s, "gappy", 9, 0, 0);
     put_alloc(s, "gappy", "GPU-4", 9, -1);
+    put_job(s, "flip", 8, 0, 0);
+    put_alloc(s, "flip", "GPU-4", 8, -1);
 }
 
 static void near(double a, double b, const char *what, const char *ctx) {
@@ -566,18 +582,24 @@ static void same(const gp_job_summary *x, const gp_job_summary *y, const char *c
     near(g->busy_gpu_s, h->busy_gpu_s, "busy_gpu_s", ctx);
 }
 
-static const char *const JOBS[] = {"train", "infer", "side", "late", "gappy", "pipe"};
-#define N_JOBS 6
+static const char *const JOBS[] = {"train", "infer", "side", "late", "gappy", "pipe", "flip"};
+#define N_JOBS 7
 
-static void test_incremental_equals_full(void **state) {
-    (void)state;
+/* What the frozen-past run saw (test_frozen_equals_full). */
+typedef struct {
+    int resumed[N_JOBS]; /* updates that labelled only the time after a frozen prefix */
+    gp_job_acct_stats st[N_JOBS];
+    size_t events[N_JOBS];
+} frozen_seen;
+
+static void run_incremental(const gp_summary_opts *o, frozen_seen *fz) {
     char *dir;
     gp_store *s = st_open(&dir);
     setup_jobs(s);
     train_step = 0, train_prev_end = -1;
     gp_job_acct *acct[N_JOBS];
     for (int k = 0; k < N_JOBS; k++)
-        assert_non_null(acct[k] = gp_job_acct_new(JOBS[k], NULL));
+        assert_non_null(acct[k] = gp_job_acct_new(JOBS[k], o));
     int checks = 0, restarts_seen = 0, late_closed_seen = 0, median_past_gap = 0;
     char err[256], ctx[96];
     for (int t = 1; t <= T_END; t++) {
@@ -589,7 +611,10 @@ static void test_incremental_equals_full(void **state) {
         for (int k = 0; k < N_JOBS; k++) {
             gp_job_summary inc, full, ref;
             snprintf(ctx, sizeof ctx, "job %s at t=%d", JOBS[k], t);
+            gp_job_acct_stats before = gp_job_acct_get_stats(acct[k]);
             assert_int_equal(gp_job_acct_update(acct[k], s, &inc, err, sizeof err), 0);
+            gp_job_acct_stats after = gp_job_acct_get_stats(acct[k]);
+            if (fz && before.freezes > 0 && after.reloads == before.reloads) fz->resumed[k]++;
             assert_int_equal(gp_job_summary_compute(s, JOBS[k], NULL, &full, err, sizeof err), 0);
             assert_int_equal(ref_summary_compute(s, JOBS[k], NULL, &ref, err, sizeof err), 0);
             same(&full, &ref, ctx);
@@ -633,6 +658,19 @@ static void test_incremental_equals_full(void **state) {
      * activity splits between them. */
     gp_job_acct_stats tr = gp_job_acct_get_stats(acct[0]), in = gp_job_acct_get_stats(acct[1]),
                       lt = gp_job_acct_get_stats(acct[3]);
+    if (fz) { /* the frozen run: its own assertions (test_frozen_equals_full) */
+        for (int k = 0; k < N_JOBS; k++) {
+            fz->st[k] = gp_job_acct_get_stats(acct[k]);
+            gp_event *all = NULL;
+            size_t n = 0;
+            assert_int_equal(gp_store_job_events(s, JOBS[k], 0, &all, &n), 0);
+            free(all);
+            fz->events[k] = n;
+            gp_job_acct_free(acct[k]);
+        }
+        st_close(s, dir);
+        return;
+    }
     assert_int_equal(tr.reloads, 1);
     assert_int_equal(in.reloads, 0);
     assert_true(lt.reloads >= 1);
@@ -651,6 +689,42 @@ static void test_incremental_equals_full(void **state) {
     st_close(s, dir);
 }
 
+static void test_incremental_equals_full(void **state) {
+    (void)state;
+    run_incremental(NULL, NULL); /* 160 s of data: the default lag (5 min) freezes nothing */
+}
+
+/* The same history and cut points with states that freeze their labelled past 3 s behind
+ * the newest data, at least 2 steps at a time: every update still equals the full
+ * computation and the reference, through each way a frozen past goes stale (train: the
+ * late eval phase at 33-35 s delivered at 75 s, the restart at 90 s that resumes from
+ * step 60, before the frozen prefix; flip: a late restart of another rank turns a step
+ * reported twice into a redone one, the median passing 1.5 s relabels the long gaps
+ * before it), and the states did resume from their frozen past in between and hold fewer
+ * events than the job has. */
+static void test_frozen_equals_full(void **state) {
+    (void)state;
+    gp_summary_opts o = {.freeze_lag_ns = 3 * S, .freeze_steps = 2};
+    frozen_seen fz = {0};
+    run_incremental(&o, &fz);
+    const int train = 0, infer = 1, flip = 6;
+    for (int k = 0; k < N_JOBS; k++)
+        print_message(
+            "%s: freezes %llu stale %llu reloads %llu resumed %d held %llu of %zu events\n",
+            JOBS[k], (unsigned long long)fz.st[k].freezes,
+            (unsigned long long)fz.st[k].stale_freezes, (unsigned long long)fz.st[k].reloads,
+            fz.resumed[k], (unsigned long long)fz.st[k].held_events, fz.events[k]);
+    assert_true(fz.st[train].freezes > 3);
+    assert_true(fz.st[train].stale_freezes >= 2); /* the late phase, the restart */
+    assert_true(fz.resumed[train] > 10);
+    assert_true(fz.st[flip].freezes > 3);
+    assert_true(fz.st[flip].stale_freezes >= 2); /* the late restart, the median flip */
+    assert_true(fz.resumed[flip] > 10);
+    assert_true(fz.st[flip].held_events * 4 < fz.events[flip]);
+    assert_true(fz.st[train].held_events * 2 < fz.events[train]);
+    assert_int_equal(fz.st[infer].freezes, 0); /* only training jobs freeze */
+}
+
 /* Windows reuse the job's events; each must equal the reference over its bounds, at
  * several moments of a running job (the last window is still open). */
 static void test_windows_equal_reference(void **state) {
@@ -661,18 +735,25 @@ static void test_windows_equal_reference(void **state) {
     train_step = 0, train_prev_end = -1;
     gp_job_acct *a = gp_job_acct_new("train", NULL);
     gp_job_acct *b = gp_job_acct_new("infer", NULL);
+    /* A state that froze its past (and dropped its early events): windows read their own. */
+    gp_summary_opts fo = {.freeze_lag_ns = 3 * S, .freeze_steps = 2};
+    gp_job_acct *f = gp_job_acct_new("train", &fo);
     char err[256], ctx[96];
     for (int t = 1; t <= T_END; t++) {
         fill_second(s, t);
         if (t % 40) continue;
         gp_job_summary js;
         assert_int_equal(gp_job_acct_update(a, s, &js, err, sizeof err), 0);
+        assert_int_equal(gp_job_acct_update(f, s, &js, err, sizeof err), 0);
         for (int w = 0; w * 25 < t; w++) {
             gp_summary_opts o = {.t0_ns = T_BASE + w * 25 * S, .t1_ns = T_BASE + (w + 1) * 25 * S};
             gp_job_summary x, y;
             snprintf(ctx, sizeof ctx, "train window %d at t=%d", w, t);
             assert_int_equal(gp_job_acct_window(a, s, o.t0_ns, o.t1_ns, &x, err, sizeof err), 0);
             assert_int_equal(ref_summary_compute(s, "train", &o, &y, err, sizeof err), 0);
+            same(&x, &y, ctx);
+            snprintf(ctx, sizeof ctx, "frozen train window %d at t=%d", w, t);
+            assert_int_equal(gp_job_acct_window(f, s, o.t0_ns, o.t1_ns, &x, err, sizeof err), 0);
             same(&x, &y, ctx);
             /* A state never updated loads the events itself. */
             snprintf(ctx, sizeof ctx, "infer window %d at t=%d", w, t);
@@ -681,8 +762,10 @@ static void test_windows_equal_reference(void **state) {
             same(&x, &y, ctx);
         }
     }
+    assert_true(gp_job_acct_get_stats(f).freezes > 0);
     gp_job_acct_free(a);
     gp_job_acct_free(b);
+    gp_job_acct_free(f);
     st_close(s, dir);
 }
 
@@ -828,6 +911,15 @@ static void test_sim_demo(void **state) {
     assert_true(checks > 30);
     assert_true(redone > 0); /* train-allreduce's failure redid steps */
     assert_true(infer > 0);
+    /* With the default lag (5 min) the training jobs froze their past along the hour. */
+    uint64_t freezes = 0, stale = 0;
+    for (int q = 0; q < nacct; q++) {
+        freezes += gp_job_acct_get_stats(acct[q]).freezes;
+        stale += gp_job_acct_get_stats(acct[q]).stale_freezes;
+    }
+    print_message("sim demo: %llu freezes, %llu stale\n", (unsigned long long)freezes,
+                  (unsigned long long)stale);
+    assert_true(freezes > 0);
     for (int q = 0; q < nacct; q++)
         gp_job_acct_free(acct[q]);
     st_close(s, dir);
@@ -835,11 +927,9 @@ static void test_sim_demo(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_incremental_equals_full),
-        cmocka_unit_test(test_windows_equal_reference),
-        cmocka_unit_test(test_time_span),
-        cmocka_unit_test(test_retention_keeps_state),
-        cmocka_unit_test(test_sim_demo),
+        cmocka_unit_test(test_incremental_equals_full), cmocka_unit_test(test_frozen_equals_full),
+        cmocka_unit_test(test_windows_equal_reference), cmocka_unit_test(test_time_span),
+        cmocka_unit_test(test_retention_keeps_state),   cmocka_unit_test(test_sim_demo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

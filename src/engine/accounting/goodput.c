@@ -7,6 +7,8 @@
  * the allocation's share of one). O(n log n) in events. */
 #include "engine/accounting/goodput.h"
 
+#include "engine/accounting/goodput_ckpt.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,9 @@ static const gp_bucket label_bucket[L__COUNT] = {
     GP_B_RECOVERY,   GP_B_OTHER,     GP_B_PRODUCTIVE,      GP_B_NOT_READY,
 };
 
+/* The least gap threshold: max_gap = max(1 s, median step). */
+#define GAP_MIN_NS 1000000000LL
+
 typedef struct {
     int64_t t;
     int label;    /* L_* or L_ALLOC */
@@ -47,10 +52,27 @@ typedef struct {
     edge *v;
     size_t n, cap;
     int oom;
+    int64_t floor; /* resuming after a checkpoint: no interval may start before it */
+    int below;     /* one did: the checkpoint is stale */
 } edges;
+
+static int edges_reserve(edges *e, size_t more) {
+    if (e->n + more > e->cap) {
+        size_t nc = e->cap ? e->cap * 2 : 256;
+        edge *p = realloc(e->v, nc * sizeof *p);
+        if (!p) {
+            e->oom = 1;
+            return -1;
+        }
+        e->v = p;
+        e->cap = nc;
+    }
+    return 0;
+}
 
 static void add_interval_w(edges *e, int64_t a, int64_t b, int label, double share) {
     if (b <= a) return;
+    if (a < e->floor) e->below = 1;
     if (e->n + 2 > e->cap) {
         size_t nc = e->cap ? e->cap * 2 : 256;
         edge *p = realloc(e->v, nc * sizeof *p);
@@ -276,8 +298,9 @@ static const gp_acct_event **sort_events(const gp_goodput_in *in, event_counts *
 }
 
 /* Allocations clipped to the window: allocated GPU-seconds, the first one's start, and the
- * held-GPU edges of the sweep. */
-static void add_allocs(const gp_goodput_in *in, gp_goodput *out, edges *E) {
+ * held-GPU edges of the sweep. Resuming after a checkpoint at `from` (else INT64_MIN), the
+ * edges before it are in the checkpoint's sweep state, closes at `from` included. */
+static void add_allocs(const gp_goodput_in *in, gp_goodput *out, edges *E, int64_t from) {
     for (size_t i = 0; i < in->n_allocs; i++) {
         int64_t a = in->allocs[i].from_ns,
                 b = in->allocs[i].to_ns < 0 ? in->t1_ns : in->allocs[i].to_ns;
@@ -287,7 +310,14 @@ static void add_allocs(const gp_goodput_in *in, gp_goodput *out, edges *E) {
         if (out->first_alloc_ns < 0 || a < out->first_alloc_ns) out->first_alloc_ns = a;
         double share = in->allocs[i].share > 0 && in->allocs[i].share < 1 ? in->allocs[i].share : 1;
         out->allocated_gpu_s += (b - a) / 1e9 * share;
-        add_interval_w(E, a, b, L_ALLOC, share);
+        if (a >= from) {
+            int64_t fl = E->floor;
+            E->floor = INT64_MIN;
+            add_interval_w(E, a, b, L_ALLOC, share);
+            E->floor = fl;
+        } else if (b > from && edges_reserve(E, 1) == 0) {
+            E->v[E->n++] = (edge){b, L_ALLOC, -1, share};
+        }
     }
 }
 
@@ -316,18 +346,40 @@ typedef struct {
     const gp_acct_event **st;
     int64_t *start;
     double *durs;
+    size_t *pos; /* index in the sorted events */
     size_t n;
+    int64_t rank0;
 } step_list;
+
+/* Checkpoints of one computation (gp_goodput_compute_ckpt). */
+typedef struct ck_ctx {
+    const gp_goodput_ckpt *from; /* resume after this frozen prefix; NULL: from the start */
+    gp_goodput_ckpt *to;         /* freeze a new one here when a cut is found; NULL: none */
+    int64_t freeze_by;           /* the new cut's first step ends by this */
+    size_t min_steps;            /* ... with at least this many steps before it */
+    int broken;                  /* `from` no longer holds */
+    size_t cut;                  /* the new cut: index of its first step; 0 = none */
+    int64_t cut_t;               /* its start: where the sweep state is taken */
+    int snapped;                 /* the sweep reached cut_t */
+} ck_ctx;
 
 /* Collects steps of the lowest rank that reports steps (all ranks progress in lockstep;
  * counting each rank would multiply progress). A step without a start starts at the
- * previous step's end (not across a restart), else at its own end. */
-static void collect_rank_steps(const gp_goodput_in *in, const gp_acct_event **ev, step_list *sl) {
+ * previous step's end (not across a restart), else at its own end. After a checkpoint its
+ * rank and last step's end carry on; a step of a lower rank breaks it. */
+static void collect_rank_steps(const gp_goodput_in *in, const gp_acct_event **ev, step_list *sl,
+                               ck_ctx *ck) {
     int64_t rank0 = INT64_MAX;
     for (size_t i = 0; i < in->n_events; i++)
         if (ev[i]->kind == GP_EV_STEP && ev[i]->rank < rank0) rank0 = ev[i]->rank;
-    size_t ns = 0;
     int64_t prev_end = -1;
+    if (ck->from) {
+        if (rank0 < ck->from->rank0) ck->broken = 1;
+        rank0 = ck->from->rank0;
+        prev_end = ck->from->prev_end_ns;
+    }
+    sl->rank0 = rank0;
+    size_t ns = 0;
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_acct_event *e = ev[i];
         if (e->kind == GP_EV_RESTART && e->rank <= rank0) prev_end = -1;
@@ -339,6 +391,7 @@ static void collect_rank_steps(const gp_goodput_in *in, const gp_acct_event **ev
         sl->st[ns] = e;
         sl->start[ns] = s;
         sl->durs[ns] = (e->ts_ns - s) / 1e9;
+        sl->pos[ns] = i;
         ns++;
         prev_end = e->ts_ns;
     }
@@ -426,10 +479,16 @@ static int mark_redone(const step_list *sl, const int64_t *restored, size_t nres
  * the job's). */
 static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const char *kept,
                            const int64_t *restarts, size_t nr, int64_t max_gap, gp_goodput *out,
-                           edges *E) {
+                           edges *E, ck_ctx *ck) {
     size_t ns = sl->n;
     const gp_acct_event **st = sl->st;
     for (size_t k = 0; k < ns; k++) {
+        if (ck->cut && k == ck->cut) { /* the new checkpoint's counts: the steps before it */
+            ck->to->steps = out->steps;
+            ck->to->kept_steps = out->kept_steps;
+            ck->to->redone_steps = out->redone_steps;
+            ck->to->units = out->units;
+        }
         int64_t next_start = k + 1 < ns ? sl->start[k + 1] : st[k]->ts_ns;
         size_t lo = 0, hi = nr; /* first restart at or after this step's end */
         while (lo < hi) {
@@ -440,6 +499,10 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
                 hi = mid;
         }
         int restart_between = lo < nr && restarts[lo] <= next_start;
+        /* A gap the median decides, before the new cut: the checkpoint keeps its length. */
+        if (ck->cut && k + 1 < ck->cut && !restart_between &&
+            next_start - st[k]->ts_ns > GAP_MIN_NS)
+            ck->to->gaps[ck->to->n_gaps++] = next_start - st[k]->ts_ns;
         int64_t span_end = st[k]->ts_ns;
         if (!restart_between && next_start - st[k]->ts_ns <= max_gap) span_end = next_start;
         add_interval(E, sl->start[k], span_end, kept[k] ? L_PRODUCTIVE : L_WASTED);
@@ -457,34 +520,189 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
     }
 }
 
+/* ---- checkpoints ----
+ *
+ * A running training job's refresh labels only the time after a frozen prefix, so its
+ * cost follows what is new, not the job's age. The prefix ends at the start T of a step
+ * k (the cut): the sweep's state there (open labels, held GPUs, bucket sums, busy time)
+ * and the counts of the steps before k are kept, with what the labelling of the later
+ * time needs from before T: the lowest rank, the last step's end (a step without a start
+ * starts there), readiness, the largest step id, every step duration (the median) and
+ * the long gaps. The prefix is final while nothing new can relabel it, which the cut's
+ * choice (choose_cut) and every later computation (the checks in label_training,
+ * alloc_print, the edges' floor) ensure:
+ *  - restarts: a step before the cut is wasted_progress only when a later step has a
+ *    smaller id or repeats its id after restart evidence. Every step after the cut has an
+ *    id above all before it (else: recompute), and the evidence of a repeat before the
+ *    cut lies before it too. No restart lies between steps k-1 and k.
+ *  - the median: a gap longer than 1 s (the least gap threshold) between steps before
+ *    the cut is labelled by the median; each one's length is kept, and a later median
+ *    that puts one on the other side of the threshold breaks the checkpoint. The gap
+ *    between steps k-1 and k is at most 1 s: productive whatever the median.
+ *  - phases: none is open at the cut (each begin before it met its end before it; a
+ *    begin followed by a second begin runs to the window's end, so no cut after it).
+ *  - late events: the caller drops the events up to step k-1's end, and a new event up
+ *    to step k's end (other than a step of a higher rank, which the accounting ignores)
+ *    breaks the checkpoint; so does a step of a lower rank. Between steps k-1 and k there
+ *    is no event but steps.
+ *  - allocations and kernel activity: the pieces held before T must stay the same
+ *    (gp_ckpt_alloc_print), and freeze_by (the caller's) keeps the cut where every GPU's
+ *    activity is final.
+ *  - every interval labelled after the cut starts at or after T (the edges' floor).
+ * When one of these breaks, gp_goodput_compute_ckpt says so and the caller computes
+ * everything again: correct first, fast when nothing reaches back. */
+
+/* The new cut: the latest step k (k >= min_steps) that ended by freeze_by and where the
+ * prefix before its start is final (the list at the top of this section). 0 = none. */
+static size_t choose_cut(const gp_goodput_in *in, const gp_acct_event **ev, const step_list *sl,
+                         const int64_t *restarts, size_t nr, int64_t ready, const ck_ctx *ck) {
+    size_t ns = sl->n, cut = 0;
+    const gp_acct_event **st = sl->st;
+    if (ns < 2 || ck->min_steps >= ns) return 0;
+    int64_t *smin = malloc(ns * sizeof *smin), *sst = malloc(ns * sizeof *sst);
+    char *ok = gp_ckpt_phases_closed(ev, in->n_events);
+    if (!smin || !sst || !ok) goto out;
+    for (size_t k = ns; k-- > 0;) { /* smallest id and start from k on */
+        smin[k] = k + 1 < ns && smin[k + 1] < st[k]->step ? smin[k + 1] : st[k]->step;
+        sst[k] = k + 1 < ns && sst[k + 1] < sl->start[k] ? sst[k + 1] : sl->start[k];
+    }
+    int64_t pmax = ck->from ? ck->from->max_step : INT64_MIN; /* largest id before k */
+    size_t first = ck->min_steps > 1 ? ck->min_steps : 1;
+    for (size_t k = 0; k < first; k++)
+        if (st[k]->step > pmax) pmax = st[k]->step;
+    for (size_t k = first; k < ns && st[k]->ts_ns <= ck->freeze_by; k++) {
+        const gp_acct_event *p = st[k - 1], *q = st[k];
+        int64_t t = sl->start[k];
+        int good = q->ts_ns > p->ts_ns && t >= p->ts_ns && t - p->ts_ns <= GAP_MIN_NS &&
+                   q->ts_ns > t && pmax < smin[k] && sst[k] >= t && ready <= t && t < in->t1_ns;
+        if (good) { /* no restart from step k-1's end to step k's end */
+            size_t lo = 0, hi = nr;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (restarts[mid] < p->ts_ns)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            good = !(lo < nr && restarts[lo] <= q->ts_ns);
+        }
+        size_t i = sl->pos[k - 1]; /* no phase open after step k-1's instant */
+        while (i + 1 < in->n_events && ev[i + 1]->ts_ns == p->ts_ns)
+            i++;
+        good = good && ok[i];
+        for (size_t j = i + 1; good && j < in->n_events && ev[j]->ts_ns <= q->ts_ns; j++)
+            good = ev[j]->kind == GP_EV_STEP; /* nothing but steps in between */
+        if (good) cut = k;
+        if (q->step > pmax) pmax = q->step;
+    }
+out:
+    free(smin), free(sst), free(ok);
+    return cut;
+}
+
+/* In a computation that resumes after a checkpoint: events it must not see (one at or
+ * before the checkpoint's last instant, other than a higher rank's step or the first
+ * later step), or a steps' start, ids or median that reach into the frozen prefix. */
+static int resumed_breaks(const gp_goodput_in *in, const gp_acct_event **ev, const step_list *sl,
+                          int64_t max_gap, const gp_goodput_ckpt *c) {
+    for (size_t i = 0; i < in->n_events; i++) {
+        const gp_acct_event *e = ev[i];
+        if (e->ts_ns > c->late_ns) break;
+        int fine = e->kind == GP_EV_STEP &&
+                   (e->rank > c->rank0 || (e->rank == c->rank0 && e->ts_ns == c->late_ns));
+        if (!fine) return 1;
+    }
+    if (sl->n == 0 || sl->start[0] != c->t_ns || sl->st[0]->ts_ns != c->late_ns) return 1;
+    for (size_t k = 0; k < sl->n; k++)
+        if (sl->st[k]->step <= c->max_step) return 1;
+    return gp_ckpt_gaps_within(c->gaps, c->n_gaps, max_gap) !=
+           gp_ckpt_gaps_within(c->gaps, c->n_gaps, c->max_gap_ns);
+}
+
 /* Training: productive time is the span between consecutive starts of kept steps, minus
  * the blocking phases inside it (they rank above it in the sweep). *ready: the first
  * step's start. Returns -1 on OOM. */
 static int label_training(const gp_goodput_in *in, const gp_acct_event **ev, size_t n_steps,
-                          gp_goodput *out, edges *E, int64_t *ready) {
+                          gp_goodput *out, edges *E, int64_t *ready, ck_ctx *ck) {
     out->kind = GP_JK_TRAINING;
-    step_list sl = {malloc(n_steps * sizeof *sl.st), malloc(n_steps * sizeof *sl.start),
-                    malloc(n_steps * sizeof *sl.durs), 0};
+    step_list sl = {malloc(n_steps * sizeof *sl.st),
+                    malloc(n_steps * sizeof *sl.start),
+                    malloc(n_steps * sizeof *sl.durs),
+                    malloc(n_steps * sizeof *sl.pos),
+                    0,
+                    0};
     int64_t *restarts = malloc((in->n_events + 1) * sizeof *restarts);
     int64_t *restored = malloc((in->n_events + 1) * sizeof *restored);
     char *kept = malloc(n_steps + 1);
+    double *durs = NULL;
     int rc = -1;
-    if (!sl.st || !sl.start || !sl.durs || !restarts || !restored || !kept) goto out;
-    collect_rank_steps(in, ev, &sl);
-    out->median_step_s = median_of(sl.durs, sl.n);
+    if (!sl.st || !sl.start || !sl.durs || !sl.pos || !restarts || !restored || !kept) goto out;
+    collect_rank_steps(in, ev, &sl, ck);
+    const gp_goodput_ckpt *from = ck->from;
+    if (from) {
+        if (!(durs = malloc((sl.n + 1) * sizeof *durs))) goto out;
+        memcpy(durs, sl.durs, sl.n * sizeof *durs);
+        out->median_step_s = gp_ckpt_median(from, durs, sl.n); /* durs now sorted */
+    } else {
+        out->median_step_s = sl.n ? median_of(sl.durs, sl.n) : -1;
+    }
     int64_t max_gap = (int64_t)(fmax(1.0, out->median_step_s) * 1e9);
-    *ready = sl.start[0];
+    if (from && resumed_breaks(in, ev, &sl, max_gap, from)) {
+        ck->broken = 1;
+        rc = 0;
+        goto out;
+    }
+    *ready = from ? from->ready_ns : sl.start[0];
+    if (from) { /* the frozen steps' counts; this computation's add to them */
+        out->steps = from->steps, out->kept_steps = from->kept_steps;
+        out->redone_steps = from->redone_steps, out->units = from->units;
+    }
     size_t nrest = 0, nr = restart_times(in, ev, restarts, restored, &nrest);
     if (mark_redone(&sl, restored, nrest, kept) != 0) goto out;
-    add_step_spans(in, &sl, kept, restarts, nr, max_gap, out, E);
+    if (ck->to) {
+        ck->cut = choose_cut(in, ev, &sl, restarts, nr, *ready, ck);
+        if (ck->cut) {
+            gp_goodput_ckpt *t = ck->to;
+            size_t c = ck->cut;
+            t->gaps = malloc((c + (from ? from->n_gaps : 0) + 1) * sizeof *t->gaps);
+            double *cd = malloc((c + 1) * sizeof *cd);
+            if (cd) memcpy(cd, sl.durs, c * sizeof *cd);
+            t->durs =
+                cd ? gp_ckpt_merge_durs(from ? from->durs : NULL, from ? from->n_durs : 0, cd, c)
+                   : NULL;
+            free(cd);
+            if (!t->gaps || !t->durs) goto out;
+            t->n_durs = (from ? from->n_durs : 0) + c;
+            t->n_gaps = 0;
+            ck->cut_t = sl.start[c];
+            t->t_ns = sl.start[c];
+            t->ev_cut_ns = sl.st[c - 1]->ts_ns;
+            t->late_ns = sl.st[c]->ts_ns;
+            t->rank0 = sl.rank0;
+            t->prev_end_ns = sl.st[c - 1]->ts_ns;
+            t->ready_ns = *ready;
+            t->max_gap_ns = max_gap;
+            t->max_step = from ? from->max_step : INT64_MIN;
+            for (size_t k = 0; k < c; k++)
+                if (sl.st[k]->step > t->max_step) t->max_step = sl.st[k]->step;
+        }
+    }
+    add_step_spans(in, &sl, kept, restarts, nr, max_gap, out, E, ck);
+    if (ck->cut) { /* the prefix's long gaps: the checkpoint's and the new ones, sorted */
+        gp_goodput_ckpt *t = ck->to;
+        if (from && from->n_gaps)
+            memcpy(t->gaps + t->n_gaps, from->gaps, from->n_gaps * sizeof *t->gaps);
+        t->n_gaps += from ? from->n_gaps : 0;
+        qsort(t->gaps, t->n_gaps, sizeof *t->gaps, cmp_i64);
+    }
     /* A restart after the last step: recovery until the window ends. */
     for (size_t i = 0; i < in->n_events; i++)
         if (ev[i]->kind == GP_EV_RESTART && sl.n > 0 && ev[i]->ts_ns >= sl.st[sl.n - 1]->ts_ns)
             add_interval(E, sl.st[sl.n - 1]->ts_ns, in->t1_ns, L_RECOVERY);
     rc = 0;
 out:
-    free(restarts), free(restored), free(kept);
-    free(sl.st), free(sl.start), free(sl.durs);
+    free(restarts), free(restored), free(kept), free(durs);
+    free(sl.st), free(sl.start), free(sl.durs), free(sl.pos);
     return rc;
 }
 
@@ -614,15 +832,40 @@ static void fold_segment(const gp_goodput_in *in, const int *open, int64_t a, in
 
 /* Sweeps all edges in time order, keeping a count of open intervals per label and of
  * held GPUs; each elementary segment inside the window goes to fold_segment. */
-static void sweep(const gp_goodput_in *in, edges *E, gp_goodput *out) {
+_Static_assert(L__COUNT == GP_CKPT_LABELS, "gp_goodput_ckpt.open holds one count per label");
+
+/* The sweep's state at a new checkpoint's instant: every edge before it and the closes at
+ * it are folded. */
+static void snap(gp_goodput_ckpt *t, const int *open, double held, int n_held, double busy,
+                 int busy_known, const gp_goodput *out) {
+    memcpy(t->open, open, sizeof t->open);
+    t->held = held;
+    t->n_held = n_held;
+    memcpy(t->bucket_gpu_s, out->bucket_gpu_s, sizeof t->bucket_gpu_s);
+    t->busy_gpu_s = busy;
+    t->busy_known = busy_known;
+}
+
+static void sweep(const gp_goodput_in *in, edges *E, gp_goodput *out, ck_ctx *ck) {
     if (E->n) qsort(E->v, E->n, sizeof *E->v, cmp_edge); /* E->v is NULL when empty */
     int open[L__COUNT] = {0};
     double held = 0; /* GPUs held, fractional where a shared GPU was split */
     int n_held = 0;  /* open allocations (the float sum is not trusted to reach 0) */
     double busy = 0;
     int busy_known = 0;
+    if (ck->from) { /* resume: the frozen prefix's state at its instant */
+        const gp_goodput_ckpt *f = ck->from;
+        memcpy(open, f->open, sizeof open);
+        held = f->held, n_held = f->n_held;
+        busy = f->busy_gpu_s, busy_known = f->busy_known;
+        memcpy(out->bucket_gpu_s, f->bucket_gpu_s, sizeof out->bucket_gpu_s);
+    }
     for (size_t i = 0; i < E->n; i++) {
         edge *e = &E->v[i];
+        if (ck->cut && !ck->snapped && (e->t > ck->cut_t || (e->t == ck->cut_t && e->delta > 0))) {
+            snap(ck->to, open, held, n_held, busy, busy_known, out);
+            ck->snapped = 1;
+        }
         if (e->label == L_ALLOC) {
             held += e->delta * e->share;
             n_held += e->delta;
@@ -652,46 +895,73 @@ static void split_serving(gp_goodput *out) {
 }
 
 int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out) {
+    return gp_goodput_compute_ckpt(in, NULL, 0, 0, NULL, out);
+}
+
+int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from,
+                            int64_t freeze_by_ns, size_t min_steps, gp_goodput_ckpt *to,
+                            gp_goodput *out) {
     memset(out, 0, sizeof *out);
     out->goodput = -1;
     out->ready_ns = -1;
     out->first_alloc_ns = -1;
     out->median_step_s = -1;
     out->busy_gpu_s = -1;
+    if (from && !from->valid) from = NULL;
+    if (to) memset(to, 0, sizeof *to);
+    ck_ctx ck = {.from = from, .to = to, .freeze_by = freeze_by_ns, .min_steps = min_steps};
     event_counts c;
     gp_acct_event *copy;
     const gp_acct_event **ev = sort_events(in, &c, &copy);
     if (!ev) return -1;
-    edges E = {0};
-    add_allocs(in, out, &E);
+    edges E = {.floor = from ? from->t_ns : INT64_MIN};
+    int rc = -1;
+    if (from) { /* the held GPUs before the checkpoint must be what they were */
+        int64_t *ap;
+        size_t nap;
+        if (gp_ckpt_alloc_print(in, from->t_ns, &ap, &nap) != 0) goto out;
+        ck.broken = c.steps == 0 || from->t_ns >= in->t1_ns || nap != from->n_allocs ||
+                    (nap && memcmp(ap, from->allocs, 3 * nap * sizeof *ap) != 0);
+        free(ap);
+        if (ck.broken) goto out;
+    }
+    add_allocs(in, out, &E, from ? from->t_ns : INT64_MIN);
     add_phases(in, ev, &E);
 
     int64_t ready = -1;
     if (c.steps > 0) {
-        if (label_training(in, ev, c.steps, out, &E, &ready) != 0) {
-            free(ev), free(copy), free(E.v);
-            return -1;
-        }
-    } else if (c.requests > 0) {
-        label_inference(in, ev, out, &E, &ready);
-    } else if (c.stage_items > 0) {
-        label_pipeline(in, ev, out, &E, &ready);
+        if (label_training(in, ev, c.steps, out, &E, &ready, &ck) != 0 || ck.broken) goto out;
     } else {
-        label_activity_only(in, ev, c.phases, out, &ready);
+        ck.to = NULL; /* only training jobs freeze a prefix */
+        if (c.requests > 0) {
+            label_inference(in, ev, out, &E, &ready);
+        } else if (c.stage_items > 0) {
+            label_pipeline(in, ev, out, &E, &ready);
+        } else {
+            label_activity_only(in, ev, c.phases, out, &ready);
+        }
     }
     out->ready_ns = ready;
-    if (out->kind != GP_JK_UNKNOWN && out->first_alloc_ns >= 0)
+    if (out->kind != GP_JK_UNKNOWN && out->first_alloc_ns >= 0 && !from)
         add_interval(&E, out->first_alloc_ns, ready >= 0 ? ready : in->t1_ns, L_NOT_READY);
-    if (E.oom) {
-        free(E.v), free(ev), free(copy);
-        return -1;
+    if (E.oom) goto out;
+    if (E.below) { /* something after the checkpoint labels time before it */
+        ck.broken = 1;
+        goto out;
     }
-    sweep(in, &E, out);
+    if (ck.cut && gp_ckpt_alloc_print(in, ck.cut_t, &to->allocs, &to->n_allocs) != 0) goto out;
+    sweep(in, &E, out, &ck);
     if (out->kind == GP_JK_INFERENCE) split_serving(out);
     if (out->allocated_gpu_s > 0 && out->kind != GP_JK_ACTIVITY_ONLY && out->kind != GP_JK_UNKNOWN)
         out->goodput = out->bucket_gpu_s[GP_B_PRODUCTIVE] / out->allocated_gpu_s;
+    rc = 0;
+out:
+    if (to && (rc != 0 || ck.broken || !ck.snapped))
+        gp_goodput_ckpt_free(to);
+    else if (to)
+        to->valid = 1;
     free(E.v);
     free(ev);
     free(copy);
-    return 0;
+    return ck.broken ? 1 : rc;
 }

@@ -111,6 +111,47 @@ typedef struct gp_goodput {
 } gp_goodput;
 
 int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out);
+
+/* A frozen, labelled prefix of a training job's time, so that a running job's refresh
+ * labels only what came after it (goodput.c, "Checkpoints", says when a prefix is final
+ * and what breaks it). Made by gp_goodput_compute_ckpt; owned by the caller. */
+#define GP_CKPT_LABELS 8
+typedef struct gp_goodput_ckpt {
+    int valid;
+    int64_t t_ns;      /* the sweep is folded up to here: the start of the first later step */
+    int64_t ev_cut_ns; /* events at or before this are folded in: the caller may drop them */
+    int64_t late_ns;   /* an event at or before this (other than a step of a rank above
+                        * rank0, or the first later step itself) means the prefix is stale */
+    int64_t rank0, max_step, prev_end_ns, ready_ns;
+    int64_t steps, kept_steps, redone_steps;
+    double units;
+    int64_t max_gap_ns; /* the gap threshold the prefix was labelled with */
+    double *durs;       /* the prefix's step durations, sorted (the median needs them) */
+    size_t n_durs;
+    int64_t *gaps; /* the prefix's gaps longer than 1 s between steps (no restart), sorted */
+    size_t n_gaps;
+    int64_t *allocs; /* allocation pieces before t_ns: (from, min(to, t_ns), share bits) */
+    size_t n_allocs;
+    /* the sweep's state at t_ns */
+    int open[GP_CKPT_LABELS];
+    double held;
+    int n_held;
+    double bucket_gpu_s[GP_B__COUNT];
+    double busy_gpu_s;
+    int busy_known;
+} gp_goodput_ckpt;
+
+void gp_goodput_ckpt_free(gp_goodput_ckpt *c);
+/* gp_goodput_compute resuming after `from` (NULL: from the start; in->events then need
+ * only the events after from->ev_cut_ns), and, when `to` is set, freezing a new prefix
+ * into it (to->valid) at a step that ended by freeze_by_ns with at least min_steps steps
+ * of this computation before it. The result equals gp_goodput_compute over all events.
+ * Returns 0, -1 on OOM, 1 when `from` no longer holds (a late or restored event reaches
+ * into it, the median flips one of its gaps, an allocation before it changed): then
+ * compute again without it. */
+int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from,
+                            int64_t freeze_by_ns, size_t min_steps, gp_goodput_ckpt *to,
+                            gp_goodput *out);
 /* The part of a GPU's kernel activity that belongs to one job when `holders` jobs hold
  * it: by the job's per-process SM share at that instant when the source reports shares
  * (mine / all), evenly otherwise. With one holder, all of it. */

@@ -17,16 +17,20 @@
  *    stage, restart), compact (~100 bytes each, not gp_event's ~700), in the store's
  *    order (ts, id), extended by the rows inserted since the last update (events.id > the
  *    cursor, a rowid range: cost follows what is new).
- * What it does not keep: the labelling of time (goodput.c). It is recomputed from the
- * in-memory arrays on every update, because the labels of old time are decided
- * retroactively: a restart that redoes step N turns an earlier kept step into
- * wasted_progress; the median step time (the gap threshold) moves with every step; a
- * phase begin is open until its end arrives; the window end moves. A checkpoint of
- * finalized buckets would have to prove none of those can reach back past it, which no
- * rule about workloads guarantees (a restart may resume from any step), so we keep the
- * inputs, not the labels: the sweep costs O(n log n) in memory (at one step per second,
- * ~4 ms for an hour-long job and ~0.2 s for a day-long one on the bench VM), with no
- * SQLite reads or row decoding of the past (bench/RESULTS.md, "serve").
+ * Checkpoints: the labels of old time are decided retroactively (a restart that redoes
+ * step N turns an earlier kept step into wasted_progress; the median step time, the gap
+ * threshold, moves with every step; a phase begin is open until its end arrives), so a
+ * training job's state freezes only a prefix that nothing seen so far can relabel
+ * (gp_goodput_ckpt, goodput.c "Checkpoints", which also lists what breaks one) and that
+ * lies at least freeze_lag_ns behind the newest data, where every GPU's kernel activity
+ * is folded (freeze_by). The state then drops the events and activity entries before it
+ * and each update labels only the time after it, so a refresh costs what is new, not the
+ * job's age; the frozen prefix keeps 8 bytes per step (its durations, for the median).
+ * When something new breaks the prefix (a late event before it, a restart that goes back
+ * past it, a median that flips one of its long gaps, an allocation before it that
+ * changed), the state reloads in full from the store, as on its first update: the result
+ * is always what a full computation gives. Other kinds (inference, pipelines) relabel
+ * their whole history in memory on each update.
  *
  * Samples: raw rows where they exist; before a device's raw window (rows retention
  * deleted) its 1-minute rollups, each row one interval of a minute with its mean values
@@ -210,6 +214,9 @@ struct gp_job_acct {
     const gp_job_acct *borrow; /* windows: events are this state's */
     gp_acct_event *xev;        /* goodput.c's view of the events, rebuilt per update */
     size_t cap_xev;
+    gp_goodput_ckpt ck; /* the frozen labelled past (ck.valid) */
+    int64_t freeze_lag; /* < 0: never freeze (one-shot summaries, windows) */
+    size_t freeze_steps;
     gp_job_acct_stats stats;
 };
 
@@ -222,8 +229,13 @@ gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
         a->opt_t1 = o->t1_ns;
         a->opt_slo = o->slo;
         a->opt_rollup_min = o->rollup_min_ns;
+        a->freeze_lag = o->freeze_lag_ns;
+        a->freeze_steps = o->freeze_steps > 0 ? (size_t)o->freeze_steps : 0;
     }
     if (a->opt_rollup_min == 0) a->opt_rollup_min = GP_SUMMARY_ROLLUP_MIN_NS;
+    if (a->freeze_lag == 0) a->freeze_lag = GP_SUMMARY_FREEZE_LAG_NS;
+    if (a->freeze_steps == 0) a->freeze_steps = GP_SUMMARY_FREEZE_STEPS;
+    if (a->opt_t0 != 0 || a->opt_t1 != 0) a->freeze_lag = -1; /* a fixed window: no refresh */
     return a;
 }
 
@@ -231,6 +243,7 @@ static void acct_reset(gp_job_acct *a) {
     if (a->started) a->stats.reloads++;
     free(a->al), free(a->act), free(a->act_sum), free(a->act_n), free(a->act_owner);
     free(a->ev), free(a->names), free(a->xev);
+    gp_goodput_ckpt_free(&a->ck);
     a->xev = NULL, a->cap_xev = 0;
     a->al = NULL, a->act = NULL, a->act_sum = NULL, a->act_n = NULL, a->act_owner = NULL;
     a->ev = NULL, a->names = NULL;
@@ -789,6 +802,9 @@ static void set_err(char *err, size_t errlen, gp_store *s, const char *job_id, c
     snprintf(err, errlen, "store: %s while %s job '%s'", gp_store_errmsg(s), what, job_id);
 }
 
+static int64_t freeze_by(const gp_job_acct *a, const gp_alloc *al, size_t na, int64_t t1);
+static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck);
+
 /* The update proper (inside a read transaction when the caller has none open). */
 static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -951,8 +967,23 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (a->opt_slo.ttft_s > 0) in.slo.ttft_s = a->opt_slo.ttft_s;
     if (a->opt_slo.tpot_s > 0) in.slo.tpot_s = a->opt_slo.tpot_s;
     if (a->opt_slo.e2e_s > 0) in.slo.e2e_s = a->opt_slo.e2e_s;
-    int grc = gp_goodput_compute(&in, &out->gp);
+    int64_t by = freeze_by(a, allocs, na, t1);
+    gp_goodput_ckpt nck;
+    int grc = gp_goodput_compute_ckpt(&in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
+                                      by > INT64_MIN ? &nck : NULL, &out->gp);
     free(pieces);
+    if (grc == 1) { /* the frozen past went stale: everything again from the store */
+        a->stats.stale_freezes++;
+        /* A job whose past keeps going stale (events stored late, restarts reaching far
+         * back) freezes further behind: each time is a reload from the store. */
+        if (a->freeze_lag < 3600 * 1000000000LL) a->freeze_lag *= 2;
+        free(allocs);
+        const gp_job_acct *keep = a->borrow;
+        acct_reset(a);
+        a->borrow = keep;
+        return acct_update(a, s, out, err, errlen); /* no checkpoint now: no second pass */
+    }
+    if (grc == 0 && by > INT64_MIN && nck.valid) freeze(a, &nck);
     if (grc != 0) {
         snprintf(err, errlen, "out of memory computing goodput for job '%s'", a->job_id);
         free(allocs);
@@ -974,6 +1005,79 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     return 0;
 }
 
+/* Where a new checkpoint's step must have ended by (INT64_MIN: freeze nothing): freeze_lag
+ * behind the window's end, and where every allocation's kernel activity is final: a new
+ * sample of allocation i lies after its cursor and covers back to it, so entries before
+ * the least cursor of the allocations still open cannot change, and neither can the
+ * entries after it that do not reach back before the limit. An allocation that ended
+ * before the limit does not hold it back (its device's later samples are past its end;
+ * samples of a device arrive in time order). */
+static int64_t freeze_by(const gp_job_acct *a, const gp_alloc *al, size_t na, int64_t t1) {
+    if (a->freeze_lag < 0 || a->borrow) return INT64_MIN;
+    int64_t lim = t1 - a->freeze_lag, minc = INT64_MAX;
+    for (size_t i = 0; i < na && i < a->n_al; i++) {
+        int64_t b = al[i].to_ns < 0 || al[i].to_ns > t1 ? t1 : al[i].to_ns;
+        if (b <= a->al[i].a || b <= lim) continue;
+        if (a->al[i].cursor < minc) minc = a->al[i].cursor;
+    }
+    if (minc < lim) lim = minc;
+    for (size_t k = a->n_act; k-- > 0 && a->act[k].ts_ns > lim;)
+        if (a->act[k].ts_ns - a->act[k].dur_ns < lim) lim = a->act[k].ts_ns - a->act[k].dur_ns;
+    return lim;
+}
+
+/* Shrinks an array's capacity to fit n (plus room) when it holds far less. */
+static void *shrink(void *p, size_t *cap, size_t n, size_t size) {
+    if (*cap <= 2 * n + 1024) return p;
+    size_t c = n + n / 2 + 256;
+    void *q = realloc(p, c * size);
+    if (!q) return p;
+    *cap = c;
+    return q;
+}
+
+/* Keeps a new checkpoint: the events it folded and the activity before its instant are
+ * no longer needed (later updates label only the time after it). */
+static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck) {
+    gp_goodput_ckpt_free(&a->ck);
+    a->ck = *nck;
+    a->stats.freezes++;
+    size_t d = 0;
+    while (d < a->n_ev && a->ev[d].ts <= a->ck.ev_cut_ns)
+        d++;
+    if (d) memmove(a->ev, a->ev + d, (a->n_ev - d) * sizeof *a->ev);
+    a->n_ev -= d;
+    a->ev = shrink(a->ev, &a->cap_ev, a->n_ev, sizeof *a->ev);
+    size_t q = 0;
+    while (q < a->n_act && a->act[q].ts_ns <= a->ck.t_ns)
+        q++;
+    size_t left = a->n_act - q;
+    if (q) {
+        memmove(a->act, a->act + q, left * sizeof *a->act);
+        memmove(a->act_sum, a->act_sum + q, left * sizeof *a->act_sum);
+        memmove(a->act_n, a->act_n + q, left * sizeof *a->act_n);
+        memmove(a->act_owner, a->act_owner + q, left * sizeof *a->act_owner);
+    }
+    a->n_act = left;
+    if (a->cap_act > 2 * left + 1024) { /* four arrays of one capacity */
+        size_t c = left + left / 2 + 256;
+        gp_activity *p = realloc(a->act, c * sizeof *p);
+        if (p) a->act = p;
+        double *su = realloc(a->act_sum, c * sizeof *su);
+        if (su) a->act_sum = su;
+        int *n = realloc(a->act_n, c * sizeof *n);
+        if (n) a->act_n = n;
+        int *o = realloc(a->act_owner, c * sizeof *o);
+        if (o) a->act_owner = o;
+        if (p && su && n && o) a->cap_act = c;
+    }
+    if (a->cap_xev > 2 * a->n_ev + 1024) { /* rebuilt at the next update */
+        free(a->xev);
+        a->xev = NULL;
+        a->cap_xev = 0;
+    }
+}
+
 /* One snapshot for all the reads of an update, so rows committed meanwhile are seen by
  * all of them or by none. Inside the caller's transaction, that one is the snapshot. */
 static int read_begin(sqlite3 *db) {
@@ -993,8 +1097,19 @@ int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     return rc;
 }
 
+int gp_job_acct_frozen(const gp_job_acct *a) {
+    return a->ck.valid;
+}
+
 gp_job_acct_stats gp_job_acct_get_stats(const gp_job_acct *a) {
-    return a->stats;
+    gp_job_acct_stats st = a->stats;
+    st.held_events = a->n_ev;
+    st.held_bytes = sizeof *a + a->cap_ev * sizeof *a->ev + a->cap_xev * sizeof *a->xev +
+                    a->cap_act * (sizeof *a->act + sizeof *a->act_sum + 2 * sizeof(int)) +
+                    a->n_names * sizeof *a->names + a->n_al * sizeof *a->al +
+                    a->ck.n_durs * sizeof *a->ck.durs + a->ck.n_gaps * sizeof *a->ck.gaps +
+                    a->ck.n_allocs * 3 * sizeof *a->ck.allocs;
+    return st;
 }
 
 int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns,
@@ -1002,7 +1117,10 @@ int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns
     sqlite3 *db = gp_store_db(s);
     int own_tx = read_begin(db);
     int rc = 0;
-    if (fold_events(a, s) != 0) {
+    /* A state that froze its past no longer holds the events before it: the window reads
+     * its own. */
+    int lend = !a->ck.valid;
+    if (lend && fold_events(a, s) != 0) {
         set_err(err, errlen, s, a->job_id, "reading events of");
         rc = -1;
     }
@@ -1014,7 +1132,7 @@ int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns
             snprintf(err, errlen, "out of memory summarising job '%s'", a->job_id);
             rc = -1;
         } else {
-            w->borrow = a;
+            w->borrow = lend ? a : NULL;
             rc = acct_update(w, s, out, err, errlen);
             gp_job_acct_free(w);
         }
@@ -1031,6 +1149,7 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
         snprintf(err, errlen, "out of memory summarising job '%s'", job_id);
         return -1;
     }
+    a->freeze_lag = -1; /* one update: nothing to freeze for */
     int rc = gp_job_acct_update(a, s, out, err, errlen);
     gp_job_acct_free(a);
     return rc;

@@ -38,7 +38,17 @@ typedef struct gp_summary_opts {
      * no other job holds the GPU then (job_summary.c says what that changes): 0 = the
      * default GP_SUMMARY_ROLLUP_MIN_NS, < 0 = raw rows wherever they exist. */
     int64_t rollup_min_ns;
+    /* Incremental states (gp_job_acct) of a training job freeze the labelled past that lies
+     * at least this far behind the newest sample or event (job_summary.c, "Checkpoints"):
+     * 0 = the default GP_SUMMARY_FREEZE_LAG_NS, < 0 = never. */
+    int64_t freeze_lag_ns;
+    /* ... once at least this many steps are past the previous freeze: 0 = the default
+     * GP_SUMMARY_FREEZE_STEPS. */
+    int freeze_steps;
 } gp_summary_opts;
+
+#define GP_SUMMARY_FREEZE_LAG_NS (300 * 1000000000LL)
+#define GP_SUMMARY_FREEZE_STEPS 256
 
 #define GP_SUMMARY_ROLLUP_MIN_NS (6 * 3600 * 1000000000LL)
 
@@ -55,16 +65,24 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
  * job_summary.c for the rule). Not thread-safe: one state, one thread at a time. */
 typedef struct gp_job_acct gp_job_acct;
 gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o); /* NULL: OOM */
-/* What a state has read so far: rows decoded and full reloads (for tests and benches). */
+/* What a state has read so far: rows decoded and full reloads (for tests and benches);
+ * what it holds now: events and bytes; how often it froze its labelled past and how often
+ * a frozen past went stale (a full reload followed; counted in reloads too). */
 typedef struct gp_job_acct_stats {
     uint64_t sample_rows, event_rows, reloads;
+    uint64_t held_events, held_bytes;
+    uint64_t freezes, stale_freezes;
 } gp_job_acct_stats;
 gp_job_acct_stats gp_job_acct_get_stats(const gp_job_acct *a);
 void gp_job_acct_free(gp_job_acct *a);
+/* Whether the state holds a frozen labelled past (and so not the events before it). */
+int gp_job_acct_frozen(const gp_job_acct *a);
 int gp_job_acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err, size_t errlen);
 /* The summary over [t0_ns, t1_ns) (as gp_job_summary_compute with those bounds), reusing
  * a's events (folding in only new ones), so n windows read the job's events once, not n
- * times. Reads the window's samples only. */
+ * times. Reads the window's samples only. A state that froze its past (below) no longer
+ * holds the events before it: each window then reads the job's events itself, so a caller
+ * with many windows should use a state of its own (gp_job_acct_new, never updated). */
 int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns,
                        gp_job_summary *out, char *err, size_t errlen);
 /* The store's time span: first and last sample or event. */

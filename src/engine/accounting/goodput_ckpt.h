@@ -1,0 +1,24 @@
+/* goodput_ckpt.h: helpers of goodput.c's frozen labelled prefixes (gp_goodput_ckpt);
+ * internal to engine/accounting. */
+#ifndef GP_ENGINE_GOODPUT_CKPT_H
+#define GP_ENGINE_GOODPUT_CKPT_H
+
+#include "engine/accounting/goodput.h"
+
+/* Sorted merge of a[0..na) (sorted) and b[0..nb) (sorted here, in place) into a new
+ * array; NULL on OOM. */
+double *gp_ckpt_merge_durs(const double *a, size_t na, double *b, size_t nb);
+/* The median of c's durations and v[0..n) (sorted here, in place); < 0 when none: what a
+ * sort of all of them gives, exactly. */
+double gp_ckpt_median(const gp_goodput_ckpt *c, double *v, size_t n);
+/* How many of the sorted gaps are at most max_gap. */
+size_t gp_ckpt_gaps_within(const int64_t *g, size_t n, int64_t max_gap);
+/* ok[i]: after the events ev[0..i] (sorted), no phase is open, and none ever ran to the
+ * window's end (a begin followed by another begin of the same name and rank). NULL on
+ * OOM; the caller frees. */
+char *gp_ckpt_phases_closed(const gp_acct_event *const *ev, size_t n);
+/* The allocation pieces of in before t (window start to min(end, t), share bits): a
+ * prefix's held GPUs are right while these stay the same. -1 on OOM. */
+int gp_ckpt_alloc_print(const gp_goodput_in *in, int64_t t, int64_t **out, size_t *n);
+
+#endif
