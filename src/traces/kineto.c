@@ -101,6 +101,24 @@ static void vec_push(gp_trow_vec *v, const gp_trow *row) {
     v->v[v->n++] = *row;
 }
 
+void gp_kineto_reserve(gp_trace_rank *r, uint64_t json_bytes) {
+    /* Kineto spends 250+ bytes of JSON per event, so no vector can need more rows than
+     * this. Reserving is address space only (malloc touches no page, so RSS grows with the
+     * rows written, as before) and spares the doubling copies, each of which faulted in a
+     * fresh copy of the rows. Capped: a larger trace grows past it as before. */
+    if (json_bytes < (4u << 20)) return; /* small: the first 4,096 rows hold most of it */
+    size_t rows = (size_t)(json_bytes / 250) + 4096;
+    if (rows > ((size_t)64 << 20) / sizeof(gp_trow)) rows = ((size_t)64 << 20) / sizeof(gp_trow);
+    gp_trow_vec *v[3] = {&r->gpu, &r->cpu, &r->host};
+    for (int i = 0; i < 3; i++) {
+        if (v[i]->cap >= rows) continue;
+        gp_trow *p = realloc(v[i]->v, rows * sizeof *p);
+        if (!p) return; /* only a hint */
+        v[i]->v = p;
+        v[i]->cap = rows;
+    }
+}
+
 void gp_trace_rank_free(gp_trace_rank *r) {
     if (!r) return;
     free(r->gpu.v);

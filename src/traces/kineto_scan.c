@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -1139,6 +1140,15 @@ static int read_scan(const char *path, gp_trace_rank *out, gp_trace_progress_fn 
     size_t whole_n = 0, whole_mapped = 0;
     uint64_t raw_bytes = 0;
     int gzip = mn == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    struct stat fst;
+    if (fstat(fd, &fst) == 0) {
+        /* the JSON's size: the file's, or for gzip its trailer's (mod 2^32, last member) */
+        uint64_t json_bytes = (uint64_t)fst.st_size;
+        unsigned char t[4];
+        if (gzip && fst.st_size >= 18 && pread(fd, t, 4, fst.st_size - 4) == 4)
+            json_bytes = t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 | (uint64_t)t[3] << 24;
+        gp_kineto_reserve(out, json_bytes);
+    }
     if (gzip &&
         inflate_whole(fd, s->max_inflate, &whole, &whole_mapped, &whole_n, &raw_bytes) == 0) {
         close(fd);
