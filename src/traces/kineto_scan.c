@@ -837,53 +837,21 @@ static void scan_object(scan *s, member_fn member) {
  * long to keep (the reference reader ignored those). The usual case (no exponent, at most
  * 19 digits, inside the buffer) is read in place in one pass; anything else takes the
  * validating copy in scan_number. */
-/* Eight ASCII digits at q as their value, or -1 when they are not all digits (SWAR, as
- * simdjson does: a 16-digit Kineto timestamp takes two steps instead of sixteen). */
-static inline int64_t eight_digits(const unsigned char *q) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint64_t v;
-    memcpy(&v, q, 8);
-    if (((v & 0xF0F0F0F0F0F0F0F0ull) |
-         (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) != 0x3333333333333333ull)
-        return -1;
-    v -= 0x3030303030303030ull;
-    v = (v * 10) + (v >> 8);
-    v = (((v & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
-         (((v >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
-        32;
-    return (int64_t)v;
-#else
-    (void)q;
-    return -1;
-#endif
-}
-
-/* Digits at *qp into *m (m * 10^k + digits), eight at a time while the buffer allows. */
-static inline void digits(const unsigned char **qp, const unsigned char *end, uint64_t *m) {
-    const unsigned char *q = *qp;
-    int64_t d8;
-    while (end - q >= 8 && (d8 = eight_digits(q)) >= 0) {
-        *m = *m * 100000000u + (uint64_t)d8; /* wraps past 19 digits: the slow path decides */
-        q += 8;
-    }
-    while (is_digit(*q))
-        *m = *m * 10 + (uint64_t)(*q++ - '0');
-    *qp = q;
-}
-
 static int scan_num(scan *s, double *val, int *is_float) {
     const unsigned char *q = s->p;
     int neg = *q == '-';
     q += neg;
     const unsigned char *d0 = q;
     uint64_t m = 0;
-    digits(&q, s->end, &m);
+    while (is_digit(*q))
+        m = m * 10 + (uint64_t)(*q++ - '0');
     size_t nint = (size_t)(q - d0), frac = 0;
     int dot = *q == '.';
     if (nint == 0 || (nint > 1 && *d0 == '0')) goto slow;
     if (dot) {
         const unsigned char *f0 = ++q;
-        digits(&q, s->end, &m);
+        while (is_digit(*q))
+            m = m * 10 + (uint64_t)(*q++ - '0');
         frac = (size_t)(q - f0);
         if (!frac) goto slow;
     }
