@@ -294,11 +294,16 @@ int gp_cmd_trace(int argc, char **argv) {
                  np, np == 1 ? "" : "s");
     }
 #ifdef __GLIBC__
-    /* Row vectors grow to many MB and are freed rank by rank: serve them with mmap (realloc
-     * becomes mremap, free returns the pages) instead of letting glibc raise its mmap
-     * threshold and keep freed rows in per-thread arenas (about 25 MB more peak RSS on the
-     * 200 MB synthetic benchmark). */
-    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    /* Every fresh page costs a fault (~9-18 us on the bench VM, which pages through its
+     * hypervisor), and rows and the analyses' index arrays are many MB a rank. So freed
+     * memory stays in the heap for the next rank or analysis to reuse: large blocks come
+     * from the heap, not from mmap (which munmaps them on free), and the heap is not trimmed
+     * below 128 MiB. On the 210 MB 8-rank synthetic set that is 13,000 faults instead of
+     * 49,000 and about half the CPU, for 55 instead of 39 MB peak RSS; memory still grows
+     * with the largest rank per thread, never with the number of ranks (bench/RESULTS.md,
+     * "traces"). */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 128 << 20);
 #endif
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -99,6 +99,8 @@ const char *gp_store_errmsg(gp_store *s) {
 /* Oldest schema a read-only open can read without migrating: later migrations only add
  * what readers do not select (5: events.dedup_key; 4 added finding columns readers use). */
 #define MIN_READABLE_SCHEMA 4
+/* SQLite page cache of a read-only open, KiB (the default is 2,000). */
+#define GP_STORE_RO_CACHE_KIB 256
 
 /* Whether we may create files beside path (SQLite's -wal and -shm need it). */
 static int dir_writable(const char *path) {
@@ -280,6 +282,17 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
             gp_store_close(s);
             return -1;
         }
+    }
+    if (flags & GP_STORE_READONLY) {
+        /* A reader walks each table once in index order, so SQLite's default 2,000 KiB page
+         * cache mostly keeps pages that are never read again; the kernel's page cache
+         * serves a re-read. A small cache keeps `goodput report` within its memory budget
+         * (docs/benchmarks.md, "Start-up and libraries"); GOODPUT_RO_CACHE_KIB sets another
+         * size, for benchmarks that compare. */
+        const char *kib = getenv("GOODPUT_RO_CACHE_KIB");
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA cache_size=-%d", kib ? atoi(kib) : GP_STORE_RO_CACHE_KIB);
+        sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     }
     if (!(flags & GP_STORE_READONLY) && !(s->rollup = gp_rollup_new(s->db))) {
         snprintf(err, errlen, "store '%s': rollups: %s", path, sqlite3_errmsg(s->db));
@@ -664,6 +677,23 @@ static int grow(void **arr, size_t *cap, size_t need, size_t sz) {
     return 0;
 }
 
+/* Sizes *arr for the rows the count statement st (prepared and bound; finalized here) says
+ * there are, so a long list is allocated once at its size instead of doubling (a doubling
+ * array peaks at up to three times the rows while realloc copies). A writer may add rows
+ * between the count and the read: the caller still grows past cap. 0, or -1 when out of
+ * memory. */
+static int presize(sqlite3_stmt *st, void **arr, size_t *cap, size_t sz) {
+    if (!st) return 0;
+    sqlite3_int64 rows = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (rows <= 0) return 0;
+    void *p = malloc((size_t)rows * sz);
+    if (!p) return -1;
+    *arr = p;
+    *cap = (size_t)rows;
+    return 0;
+}
+
 /* Frees a list a query could not finish and reports the failure. */
 static int list_failed(void **out, size_t *n) {
     free(*out);
@@ -860,7 +890,15 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
         return -1;
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, kind);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    sqlite3_stmt *cnt = NULL;
+    if (sqlite3_prepare_v2(
+            s->db, "SELECT count(*) FROM events WHERE job_id = ?1 AND (?2 = 0 OR kind = ?2)", -1,
+            &cnt, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(cnt, 1, job_id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int(cnt, 2, kind);
+    }
+    if (presize(cnt, (void **)out, &cap, sizeof **out)) oom = 1;
+    while (!oom && sqlite3_step(st) == SQLITE_ROW) {
         if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
             oom = 1;
             break;
@@ -904,7 +942,13 @@ int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_
                       " ORDER BY ts_ns",
                       uuid, t0_ns, t1_ns);
     if (!st) return -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    if (presize(device_range(s,
+                             "SELECT count(*) FROM samples WHERE uuid = ?1 AND ts_ns >= ?2"
+                             " AND ts_ns < ?3",
+                             uuid, t0_ns, t1_ns),
+                (void **)out, &cap, sizeof **out))
+        oom = 1;
+    while (!oom && sqlite3_step(st) == SQLITE_ROW) {
         if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
             oom = 1;
             break;
@@ -967,7 +1011,13 @@ int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t 
                       " WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 ORDER BY ts_ns, pid",
                       uuid, t0_ns, t1_ns);
     if (!st) return -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    if (presize(device_range(s,
+                             "SELECT count(*) FROM proc_samples WHERE uuid = ?1 AND ts_ns >= ?2"
+                             " AND ts_ns < ?3",
+                             uuid, t0_ns, t1_ns),
+                (void **)out, &cap, sizeof **out))
+        oom = 1;
+    while (!oom && sqlite3_step(st) == SQLITE_ROW) {
         if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
             oom = 1;
             break;

@@ -176,27 +176,80 @@ static double np_round(double x, int dec) {
     return rint(x * m) / m;
 }
 
-/* ---- correlation map ---- */
+/* ---- correlation map ----
+ * Kineto's correlation ids count up from some base, so they are usually dense: then the map is
+ * a plain array indexed by id - lo (8 bytes a slot, looked up in id order, cache- and
+ * page-friendly); otherwise an open-addressed hash. Every fresh page costs a fault, which on a
+ * virtual machine with shadow paging is ~18 us (bench/RESULTS.md, "traces"), so the map's
+ * size counts as much as its probes. */
 typedef struct {
-    int64_t key;
-    int64_t last; /* position of the last CPU-side row with this id (in cpu vec), -1 none */
-    int64_t kept; /* CPU-side rows kept by the filter */
-    int used;
+    int32_t last; /* position of the last CPU-side row with this id (in cpu vec), -1 none */
+    int32_t kept; /* CPU-side rows kept by the filter */
 } cslot;
 typedef struct {
-    cslot *s;
+    int64_t key;
+    cslot v;
+} hslot; /* v.kept == -1: empty */
+typedef struct {
+    cslot *dense; /* ids lo .. lo + span - 1 */
+    int64_t lo;
+    uint64_t span;
+    hslot *s; /* the hash, when ids are sparse */
     size_t cap;
 } cmap;
 
+static void cmap_init(cmap *m, const gp_trow_vec *cpu) {
+    memset(m, 0, sizeof *m);
+    size_t n = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < cpu->n; i++) {
+        const gp_trow *c = &cpu->v[i];
+        if ((c->flags & GP_TR_GPU_SIDE) || c->corr == -1) continue;
+        n++;
+        if (c->corr < lo) lo = c->corr;
+        if (c->corr > hi) hi = c->corr;
+    }
+    if (cpu->n >= INT32_MAX) abort(); /* positions are int32: 2^31 rows in one rank */
+    uint64_t span = n ? (uint64_t)hi - (uint64_t)lo + 1 : 0;
+    if (n && span >= 1 && span <= 6 * (uint64_t)n + 1024) {
+        m->dense = malloc(span * sizeof *m->dense);
+        if (!m->dense) abort();
+        for (uint64_t i = 0; i < span; i++)
+            m->dense[i] = (cslot){.last = -1, .kept = 0};
+        m->lo = lo;
+        m->span = span;
+        return;
+    }
+    m->cap = 64;
+    while (m->cap < n * 2 + 64)
+        m->cap *= 2;
+    m->s = malloc(m->cap * sizeof *m->s);
+    if (!m->s) abort();
+    for (size_t i = 0; i < m->cap; i++)
+        m->s[i].v.kept = -1;
+}
+
+static void cmap_free(cmap *m) {
+    free(m->dense);
+    free(m->s);
+}
+
+/* The slot of key, created (last -1, kept 0) when create; NULL when absent. */
 static cslot *cmap_get(cmap *m, int64_t key, int create) {
+    if (m->dense || !m->s) {
+        uint64_t off = (uint64_t)key - (uint64_t)m->lo;
+        if (off >= m->span) return NULL;
+        cslot *s = &m->dense[off];
+        return create || s->last >= 0 ? s : NULL; /* created slots get a position at once */
+    }
     uint64_t h = ((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 20;
     for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->s[i].used) {
+        if (m->s[i].v.kept < 0) {
             if (!create) return NULL;
-            m->s[i] = (cslot){.key = key, .last = -1, .used = 1};
-            return &m->s[i];
+            m->s[i] = (hslot){.key = key, .v = {.last = -1, .kept = 0}};
+            return &m->s[i].v;
         }
-        if (m->s[i].key == key) return &m->s[i];
+        if (m->s[i].key == key) return &m->s[i].v;
     }
 }
 
@@ -236,6 +289,22 @@ static void round_rows(gp_trow_vec *v) {
     }
 }
 
+/* Whether HTA's step filter would repeat a row: a GPU-side row is kept once per kept CPU
+ * row with its correlation id (pandas' merge), so two such CPU rows make two copies. */
+static int repeats(const gp_trace_rank *r, cmap *m) {
+    for (size_t i = 0; i < r->gpu.n; i++)
+        if (r->gpu.v[i].flags & GP_TR_GPU_SIDE) {
+            const cslot *s = cmap_get(m, r->gpu.v[i].corr, 0);
+            if (s && s->kept > 1) return 1;
+        }
+    for (size_t i = 0; i < r->cpu.n; i++)
+        if (r->cpu.v[i].flags & GP_TR_GPU_SIDE) {
+            const cslot *s = cmap_get(m, r->cpu.v[i].corr, 0);
+            if (s && s->kept > 1) return 1;
+        }
+    return 0;
+}
+
 void gp_trace_prepare(gp_trace_rank *r, int filter) {
     if (r->ts_float) {
         round_rows(&r->gpu);
@@ -243,13 +312,8 @@ void gp_trace_prepare(gp_trace_rank *r, int filter) {
         r->ts_float = 0;
         r->rounded = 1;
     }
-    int64_t total = (int64_t)(r->gpu.n + r->cpu.n);
-    cmap m = {0};
-    m.cap = 64;
-    while ((int64_t)m.cap < total * 2 + 64)
-        m.cap *= 2;
-    m.s = calloc(m.cap, sizeof *m.s);
-    if (!m.s) abort();
+    cmap m;
+    cmap_init(&m, &r->cpu);
     if (r->n_cpu_side == 0) filter = 0; /* HTA leaves a rank without CPU events alone */
     double last_start = -INFINITY;
     if (filter) {
@@ -266,7 +330,7 @@ void gp_trace_prepare(gp_trace_rank *r, int filter) {
         gp_trow *c = &r->cpu.v[i];
         if ((c->flags & GP_TR_GPU_SIDE) || c->corr == -1) continue;
         cslot *s = cmap_get(&m, c->corr, 1);
-        s->last = (int64_t)i;
+        s->last = (int32_t)i;
         if (CPU_KEPT(*c)) s->kept++;
     }
     /* event 0 as HTA's row label 0 */
@@ -299,7 +363,39 @@ void gp_trace_prepare(gp_trace_rank *r, int filter) {
         } else
             g->link_ts = ev0_ts;
     }
-    if (filter) {
+    if (filter && !repeats(r, &m)) {
+        /* every row is kept at most once: compact in place, in HTA's order (GPU-side rows,
+         * then the others), without a second copy of the rows to fault in */
+        size_t n_other = 0, w = 0;
+        for (size_t i = 0; i < r->gpu.n; i++)
+            n_other += !(r->gpu.v[i].flags & GP_TR_GPU_SIDE) && r->gpu.v[i].ts < last_start;
+        gp_trow *other = n_other ? malloc(n_other * sizeof *other) : NULL;
+        if (n_other && !other) abort();
+        n_other = 0;
+        for (size_t i = 0; i < r->gpu.n; i++) {
+            const gp_trow *g = &r->gpu.v[i];
+            if (g->flags & GP_TR_GPU_SIDE) {
+                const cslot *s = cmap_get(&m, g->corr, 0);
+                if (s && s->kept) r->gpu.v[w++] = *g;
+            } else if (g->ts < last_start)
+                other[n_other++] = *g;
+        }
+        if (n_other) memcpy(r->gpu.v + w, other, n_other * sizeof *other);
+        r->gpu.n = w + n_other;
+        free(other);
+        w = 0;
+        for (size_t i = 0; i < r->cpu.n; i++) {
+            const gp_trow *c = &r->cpu.v[i];
+            int keep;
+            if (c->flags & GP_TR_GPU_SIDE) {
+                const cslot *s = cmap_get(&m, c->corr, 0);
+                keep = s && s->kept;
+            } else
+                keep = c->ts < last_start;
+            if (keep) r->cpu.v[w++] = *c;
+        }
+        r->cpu.n = w;
+    } else if (filter) {
         gp_trow_vec ng = {0}, nc = {0};
         for (int pass = 0; pass < 2; pass++)
             for (size_t i = 0; i < r->gpu.n; i++) {
@@ -345,12 +441,14 @@ void gp_trace_prepare(gp_trace_rank *r, int filter) {
         free(r->cpu.v);
         r->gpu = ng;
         r->cpu = nc;
+    }
+    if (filter) {
         size_t kept = 0; /* host ops (attribution only) follow the CPU rule */
         for (size_t i = 0; i < r->host.n; i++)
             if (r->host.v[i].ts < last_start) r->host.v[kept++] = r->host.v[i];
         r->host.n = kept;
     }
-    free(m.s);
+    cmap_free(&m);
 }
 
 /* ---- interval helpers ---- */

@@ -40,6 +40,8 @@ void gp_kineto_set_stream_text(gp_kev *e, const char *s, size_t n);
 void gp_kineto_set_corr_text(gp_kev *e, const char *s, size_t n);
 /* Sets the fields a reader leaves unknown (pid, base time, ...) after zeroing the rank. */
 void gp_kineto_rank_init(gp_trace_rank *r);
+/* Reserves row capacity for a trace of json_bytes uncompressed bytes (a hint). */
+void gp_kineto_reserve(gp_trace_rank *r, uint64_t json_bytes);
 /* Top-level baseTimeNanoseconds and distributedInfo.world_size. */
 void gp_kineto_set_base_time(gp_trace_rank *r, double d);
 void gp_kineto_set_world_size(gp_trace_rank *r, double d);

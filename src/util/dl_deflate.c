@@ -18,12 +18,14 @@ static struct {
                    size_t out_nbytes_avail, size_t *actual_in_nbytes_ret,
                    size_t *actual_out_nbytes_ret);
     void (*free_d)(struct libdeflate_decompressor *d);
+    uint32_t (*crc32)(uint32_t crc, const void *buf, size_t len);
 } fn;
 
 static const gp_dl_sym syms[] = {
     {"libdeflate_alloc_decompressor", &fn.alloc},
     {"libdeflate_gzip_decompress_ex", &fn.gzip_ex},
     {"libdeflate_free_decompressor", &fn.free_d},
+    {"libdeflate_crc32", &fn.crc32},
 };
 
 static gp_dl_lib lib = {
@@ -63,4 +65,8 @@ int gp_gunzip_whole(const void *in, size_t in_len, void *out, size_t cap, size_t
     if (rc == 0 && used == 0) rc = -1; /* empty input: not a gzip file */
     *out_len = made;
     return rc;
+}
+
+gp_crc32_fn gp_dl_deflate_crc32(void) {
+    return gp_dl_deflate_load() == 0 ? fn.crc32 : NULL;
 }

@@ -11,6 +11,7 @@
 #define GP_UTIL_DL_DEFLATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* 0 when libdeflate is usable, -1 when not (no message). */
 int gp_dl_deflate_load(void);
@@ -21,5 +22,10 @@ int gp_dl_deflate_load(void);
  * available. On any failure the caller reads the file with zlib instead, which reports
  * what exactly is wrong as it always did. */
 int gp_gunzip_whole(const void *in, size_t in_len, void *out, size_t cap, size_t *out_len);
+
+/* libdeflate's CRC-32 (gzip's, the same values as zlib's crc32; carry-less multiply where the
+ * CPU has it, several times zlib 1.2's speed), or NULL when libdeflate is not available. */
+typedef uint32_t (*gp_crc32_fn)(uint32_t crc, const void *buf, size_t len);
+gp_crc32_fn gp_dl_deflate_crc32(void);
 
 #endif

@@ -184,11 +184,70 @@ static void test_crash_safety(void **st) {
     free(path), free(dir);
 }
 
+/* A read-only open keeps SQLite's page cache small (report's memory budget), and the lists
+ * it reads, sized by a count first, hold every row in order: whole, by range, by kind. */
+static void test_readonly_lists(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), *path = db_path(dir, "r.db"), err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    assert_int_equal(gp_store_begin(s), 0);
+    for (int i = 0; i < 700; i++) {
+        gp_sample x = {0};
+        strcpy(x.uuid, "GPU-r");
+        x.ts_ns = 1000 + i;
+        x.valid = GP_F_GPU_UTIL;
+        x.gpu_util = i / 1000.0;
+        assert_int_equal(gp_store_put_sample(s, &x), 0);
+        gp_event e;
+        gp_event_init(&e, i % 3 ? GP_EV_STEP : GP_EV_STAGE);
+        strcpy(e.job_id, "job-r");
+        e.step = i;
+        e.ts_ns = 5000 + i;
+        assert_int_equal(gp_store_put_event(s, &e), 0);
+    }
+    assert_int_equal(gp_store_commit(s), 0);
+    gp_store_close(s);
+    assert_int_equal(gp_store_open(path, GP_STORE_READONLY, &s, err, sizeof err), 0);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s), "PRAGMA cache_size", -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_true(sqlite3_column_int(q, 0) < 0 && sqlite3_column_int(q, 0) >= -512); /* KiB */
+    sqlite3_finalize(q);
+    gp_sample *x;
+    size_t n;
+    assert_int_equal(gp_store_device_samples(s, "GPU-r", 0, INT64_MAX, &x, &n), 0);
+    assert_int_equal(n, 700);
+    for (size_t i = 0; i < n; i++)
+        assert_true(x[i].ts_ns == (int64_t)(1000 + i) && x[i].gpu_util == (double)i / 1000.0);
+    free(x);
+    assert_int_equal(gp_store_device_samples(s, "GPU-r", 1100, 1200, &x, &n), 0);
+    assert_int_equal(n, 100);
+    assert_true(x[0].ts_ns == 1100 && x[99].ts_ns == 1199);
+    free(x);
+    gp_event *ev;
+    assert_int_equal(gp_store_job_events(s, "job-r", 0, &ev, &n), 0);
+    assert_int_equal(n, 700);
+    for (size_t i = 0; i < n; i++)
+        assert_true(ev[i].ts_ns == (int64_t)(5000 + i) && ev[i].step == (int64_t)i);
+    free(ev);
+    assert_int_equal(gp_store_job_events(s, "job-r", GP_EV_STAGE, &ev, &n), 0);
+    assert_int_equal(n, 234); /* i % 3 == 0 for i < 700 */
+    free(ev);
+    assert_int_equal(gp_store_job_events(s, "job-none", 0, &ev, &n), 0);
+    assert_true(n == 0 && ev == NULL);
+    gp_store_close(s);
+    unlink(path);
+    free(path);
+    rmdir(dir);
+    free(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_bad_files),
-        cmocka_unit_test(test_schema_version),
+        cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_readonly_lists),
+        cmocka_unit_test(test_bad_files),    cmocka_unit_test(test_schema_version),
         cmocka_unit_test(test_crash_safety),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -153,6 +153,78 @@ static void test_inflate_libdeflate_same_as_zlib(void **s) {
     free(d);
 }
 
+/* Reads p with zlib's inflate and libdeflate's CRC (the default when libdeflate is there)
+ * and with gzread alone (GOODPUT_INFLATE=zlib): same outcome, rows, offsets, error text. */
+static void same_fast_and_gzread(const char *p) {
+    char e1[512] = "", e2[512] = "";
+    gp_trace_rank a, b;
+    int r1 = gp_kineto_read(p, &a, NULL, NULL, e1, sizeof e1);
+    setenv("GOODPUT_INFLATE", "zlib", 1);
+    int r2 = gp_kineto_read(p, &b, NULL, NULL, e2, sizeof e2);
+    unsetenv("GOODPUT_INFLATE");
+    assert_int_equal(r1, r2);
+    if (r1 == 0) {
+        assert_int_equal(a.gpu.n, b.gpu.n);
+        assert_true(a.bytes == b.bytes);
+        for (size_t i = 0; i < a.gpu.n; i++)
+            assert_true(a.gpu.v[i].ts == b.gpu.v[i].ts && a.gpu.v[i].corr == b.gpu.v[i].corr);
+        gp_trace_rank_free(&a);
+        gp_trace_rank_free(&b);
+    } else {
+        assert_string_equal(e1, e2);
+    }
+}
+
+/* Flips one bit of the byte at offset off from the end of the file. */
+static void flip_from_end(const char *p, long off) {
+    FILE *f = fopen(p, "r+");
+    assert_non_null(f);
+    fseek(f, -off, SEEK_END);
+    int c = fgetc(f);
+    fseek(f, -off, SEEK_END);
+    fputc(c ^ 1, f);
+    fclose(f);
+}
+
+/* The fast gzip path hands anything odd to gzread, so a bad CRC or length in a trailer, a
+ * cut stream, concatenated members and trailing garbage read exactly as with gzread. */
+static void test_inflate_fast_crc_same_as_gzread(void **s) {
+    (void)s;
+    assert_int_equal(gp_dl_deflate_load(), 0); /* libdeflate0: scripts/deps.d/traces.txt */
+    char *d = gp_test_tmpdir(), p[1024];
+    snprintf(p, sizeof p, "%s/t.json.gz", d);
+    write_gz_members(p, 30000, 30000);
+    same_fast_and_gzread(p);
+    flip_from_end(p, 8); /* the CRC-32 */
+    same_fast_and_gzread(p);
+    char err[512];
+    gp_trace_rank r;
+    assert_int_equal(gp_kineto_read(p, &r, NULL, NULL, err, sizeof err), -1);
+    write_gz_members(p, 30000, 30000);
+    flip_from_end(p, 4); /* the length */
+    same_fast_and_gzread(p);
+    assert_int_equal(gp_kineto_read(p, &r, NULL, NULL, err, sizeof err), -1);
+    write_gz_members(p, 30000, 7000);
+    same_fast_and_gzread(p);
+    flip_from_end(p, 1);
+    same_fast_and_gzread(p);
+    write_gz_members(p, 30000, 30000);
+    FILE *f = fopen(p, "r+");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    assert_int_equal(ftruncate(fileno(f), n - 5), 0); /* inside the trailer */
+    fclose(f);
+    same_fast_and_gzread(p);
+    write_gz_members(p, 500, 500);
+    f = fopen(p, "ab");
+    fputs("\x1f", f);
+    fclose(f);
+    same_fast_and_gzread(p);
+    unlink(p);
+    rmdir(d);
+    free(d);
+}
+
 static void test_truncated_gzip(void **s) {
     (void)s;
     char *d = gp_test_tmpdir(), err[512], p[1024];
@@ -312,6 +384,7 @@ int main(void) {
         cmocka_unit_test(test_counts_warnings),
         cmocka_unit_test(test_invalid_json_offset),
         cmocka_unit_test(test_truncated_gzip),
+        cmocka_unit_test(test_inflate_fast_crc_same_as_gzread),
         cmocka_unit_test(test_inflate_libdeflate_same_as_zlib),
         cmocka_unit_test(test_not_nsys),
         cmocka_unit_test(test_nsys_exports),
