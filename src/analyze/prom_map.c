@@ -755,7 +755,11 @@ static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int k
         const char *agg = fams[f].agg == A_AVG    ? "avg_over_time"
                           : fams[f].agg == A_LAST ? "last_over_time"
                                                   : "max_over_time";
-        snprintf(q, sizeof q, "%s(%s%s[%ldms])", agg, fams[f].name, s, win_ms);
+        /* XID: a step without an error is no XID (on_gpu_series drops zeros), and errors
+         * are rare: asking only for the steps with one keeps the server from evaluating
+         * and sending a zero per GPU and step (1/9 of dcgm-exporter's default points). */
+        snprintf(q, sizeof q, "%s(%s%s[%ldms])%s", agg, fams[f].name, s, win_ms,
+                 fams[f].kind == K_XID ? " > 0" : "");
         int rc = query(x, q, on_gpu_series);
         if (rc != 0) return rc;
         if (x->o->progress) x->o->progress(x->o->progress_ctx, (double)++*qdone / (double)qtotal);

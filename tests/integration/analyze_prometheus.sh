@@ -47,8 +47,24 @@ CT=$((T0 + 86400))
     done
     echo "# EOF"
 } > "$D/conflict.om"
+# (three days later) XIDs 79 and 48 on one GPU among zeros: goodput asks only for the
+# steps with an error (`> 0`); the store must hold exactly those, the zeros as no XID
+XT=$((T0 + 3 * 86400))
+{
+    echo "# TYPE DCGM_FI_DEV_GPU_UTIL gauge"
+    for k in $(seq 0 19); do
+        echo "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-xid\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"nodeX\"} 50 $((XT + k * 30))"
+    done
+    echo "# TYPE DCGM_FI_DEV_XID_ERRORS gauge"
+    for k in $(seq 0 19); do
+        v=0; [ "$k" = 5 ] && v=79; [ "$k" = 12 ] && v=48
+        echo "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-xid\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"nodeX\"} $v $((XT + k * 30))"
+    done
+    echo "# EOF"
+} > "$D/xid.om"
 promtool tsdb create-blocks-from openmetrics "$D/c.om" "$D/data" >/dev/null
 promtool tsdb create-blocks-from openmetrics "$D/conflict.om" "$D/data" >/dev/null
+promtool tsdb create-blocks-from openmetrics "$D/xid.om" "$D/data" >/dev/null
 cp -r "$D/data" "$D/data_small"
 P=$(free_port)
 start_prom "$D/data" "$P"
@@ -117,6 +133,16 @@ head -1 "$D/r.txt" | grep -q "^Prometheus $URL, 2024-06-01T00:00:00Z to .*, step
 python3 -c "
 import json,sys; r=json.load(open('$D/nb.json')); ids=[j['id'] for j in r['jobs']]
 assert ids and all(i.startswith('nb/notebook-') for i in ids), ids"
+
+# XIDs: exactly the two planted steps carry one
+"$GOODPUT" analyze --prometheus "$URL" --from $XT --to $((XT + 570)) --json --db "$D/xid.db" > /dev/null
+python3 - "$D/xid.db" $XT <<'PY'
+import sqlite3, sys
+db, xt = sqlite3.connect(sys.argv[1]), int(sys.argv[2])
+rows = db.execute("SELECT ts_ns, xid FROM samples WHERE uuid = 'GPU-xid' ORDER BY ts_ns").fetchall()
+got = {(ts // 10**9 - xt): x for ts, x in rows if x is not None}
+assert len(rows) == 20 and got == {150: 79, 360: 48}, (len(rows), got)
+PY
 
 # 2. bad input: one line on stderr, non-zero exit, nothing on stdout
 expect_fail() { # CODE PATTERN -- args
