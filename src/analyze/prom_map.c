@@ -1,8 +1,9 @@
 /* prom_map.c: Prometheus families -> store rows (see prom_map.h).
  *
- * Per chunk of steps: one range query per present GPU family fills a grid of samples
- * (GPU x step), written to the store in one transaction; owner runs, pods and serving
- * counters carry across chunks in small tables (a few hundred bytes per GPU or pod), so
+ * Per chunk of steps: one range query per present GPU family fills a grid of cells
+ * (GPU x step, only the present families' fields: ctx_t.cell_bytes), written to the store
+ * one GPU after another (so its inserts append in key order) in one transaction; owner runs, pods
+ * and serving counters carry across chunks in small tables (a few hundred bytes per GPU or pod), so
  * memory does not grow with the length of the range. */
 #include "analyze/prom_map.h"
 
