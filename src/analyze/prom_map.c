@@ -161,6 +161,7 @@ typedef struct {
     size_t field_off[32];    /* field bit -> offset in gp_sample */
     size_t cell_bytes;
     int owner_labels; /* some GPU series carry owner labels: the others are free GPUs */
+    int raw; /* GPU families read as raw samples, aggregated per step here (gp_prom_map_run) */
 } ctx_t;
 
 static double cpu_s(void) {
@@ -365,6 +366,19 @@ static void put_u(unsigned char *slot, uint64_t v) {
     memcpy(slot, &v, sizeof v); /* int64 xid: same bits */
 }
 
+/* NaN, infinities and DCGM's blank sentinels (2^47 and up; 2^31 - 16 .. 2^31 - 1 for
+ * 32-bit fields): unknown. */
+static int blank(const family *f, double v) {
+    if (isnan(v) || isinf(v) || v >= 140737488355328.0 * (f->kind == K_U64 ? 65536.0 : 1.0))
+        return 1;
+    return f->kind != K_U64 && f->kind != K_XID && v >= 2147483632.0 && v <= 2147483647.0;
+}
+
+/* The step whose window (end - step, end] holds a time d_ms after the first step's end. */
+static int64_t step_of(int64_t d_ms, int64_t step_ms) {
+    return d_ms > 0 ? (d_ms + step_ms - 1) / step_ms : -(-d_ms / step_ms);
+}
+
 static int on_gpu_series(void *ctx, json_t *m, const gp_prom_point *pts, size_t npts) {
     ctx_t *x = ctx;
     const char *uuid = lab(m, "UUID");
@@ -424,17 +438,34 @@ static int on_gpu_series(void *ctx, json_t *m, const gp_prom_point *pts, size_t 
     }
     const family *f = x->fam;
     int bit = __builtin_ctz(f->field);
-    int64_t step_ns = x->o->step_s * NS;
-    for (size_t i = 0; i < npts; i++) {
-        double t = pts[i].t_s, v = pts[i].v;
-        int64_t ts = (int64_t)llround(t * 1e3) * 1000000LL;
-        int64_t k = (ts - x->c0 * NS) / step_ns;
+    int64_t step_ns = x->o->step_s * NS, step_ms = x->o->step_s * 1000, c0_ms = x->c0 * 1000;
+    for (size_t i = 0; i < npts;) {
+        double v;
+        int64_t ts, k;
+        if (!x->raw) { /* one point per step, already the step's mean, last or max */
+            v = pts[i].v;
+            ts = (int64_t)llround(pts[i].t_s * 1e3) * 1000000LL;
+            k = (ts - x->c0 * NS) / step_ns;
+            i++;
+        } else { /* raw samples: step k holds (c0 + (k - 1) step, c0 + k step] */
+            k = step_of(llround(pts[i].t_s * 1e3) - c0_ms, step_ms);
+            double acc = 0;
+            size_t n = 0;
+            for (; i < npts && step_of(llround(pts[i].t_s * 1e3) - c0_ms, step_ms) == k; i++) {
+                double pv = pts[i].v;
+                if (blank(f, pv)) continue;
+                acc = f->agg == A_AVG    ? acc + pv
+                      : f->agg == A_LAST ? pv
+                      : n == 0           ? pv
+                                         : fmax(acc, pv);
+                n++;
+            }
+            v = n == 0 ? NAN : f->agg == A_AVG ? acc / (double)n : acc;
+            ts = (x->c0 + k * x->o->step_s) * NS;
+        }
         if (k < 0 || k >= x->nsteps) continue;
         if (job >= 0 && owner_point(x, d, job, ts) != 0) return -1;
-        if (isnan(v) || isinf(v) || v >= 140737488355328.0 * (f->kind == K_U64 ? 65536.0 : 1.0))
-            continue; /* DCGM blank sentinels: unknown */
-        if (f->kind != K_U64 && f->kind != K_XID && v >= 2147483632.0 && v <= 2147483647.0)
-            continue;
+        if (blank(f, v)) continue; /* DCGM blank sentinels: unknown */
         unsigned char *cell = d->row + (size_t)k * x->cell_bytes;
         uint32_t valid;
         memcpy(&valid, cell, sizeof valid);
@@ -785,9 +816,16 @@ static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int k
         /* XID: a step without an error is no XID (on_gpu_series drops zeros), and errors
          * are rare: asking only for the steps with one keeps the server from evaluating
          * and sending a zero per GPU and step (1/9 of dcgm-exporter's default points). */
-        snprintf(q, sizeof q, "%s(%s%s[%ldms])%s", agg, fams[f].name, s, win_ms,
-                 fams[f].kind == K_XID ? " > 0" : "");
-        int rc = query(x, q, on_gpu_series);
+        int rc;
+        if (x->raw && fams[f].kind != K_XID) {
+            snprintf(q, sizeof q, "%s%s", fams[f].name, s);
+            rc = gp_prom_query_raw(x->c, q, x->c0, x->c0 + (x->nsteps - 1) * x->o->step_s,
+                                   x->o->step_s, on_gpu_series, x, x->err, x->errlen);
+        } else {
+            snprintf(q, sizeof q, "%s(%s%s[%ldms])%s", agg, fams[f].name, s, win_ms,
+                     fams[f].kind == K_XID ? " > 0" : "");
+            rc = query(x, q, on_gpu_series);
+        }
         if (rc != 0) return rc;
         if (x->o->progress) x->o->progress(x->o->progress_ctx, (double)++*qdone / (double)qtotal);
     }
@@ -835,6 +873,34 @@ static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int k
         }
     }
     return 0;
+}
+
+static int on_count(void *ctx, json_t *m, const gp_prom_point *pts, size_t n) {
+    (void)m;
+    double *c = ctx; /* [0] samples, [1] series */
+    if (n > 0 && !isnan(pts[n - 1].v)) c[0] += pts[n - 1].v;
+    c[1] += 1;
+    return 0;
+}
+
+/* Raw samples or per-step functions? When the GPU series hold about one sample a step
+ * (scrape interval = step, the usual 30 s), asking for the raw samples (promql_client.h
+ * gp_prom_query_raw) gives the same points for a third to a quarter of the server's CPU,
+ * and the step's mean, last value or max is taken here. With a scrape interval shorter
+ * than the step, raw answers would be several times longer: the server's *_over_time
+ * then. Decided once from the sample count of the first (up to) 20 steps of the utilization
+ * family; a probe that fails (sample limit, anything) means no raw reading, and a real
+ * problem shows in the next query. GOODPUT_ANALYZE_RAW=0 turns raw reading off. */
+static int probe_raw(ctx_t *x, const char *match, int64_t chunk) {
+    const char *e = getenv("GOODPUT_ANALYZE_RAW");
+    if (e && !strcmp(e, "0")) return 0;
+    int64_t n = chunk < 20 ? chunk : 20, step = x->o->step_s;
+    char q[700], perr[256];
+    snprintf(q, sizeof q, "count_over_time(%s[%" PRId64 "ms])", match, n * step * 1000 - 1);
+    double cnt[2] = {0, 0};
+    int64_t t = x->o->t0_s + (n - 1) * step;
+    if (gp_prom_query_range(x->c, q, t, t, step, on_count, cnt, perr, sizeof perr) != 0) return 0;
+    return cnt[1] > 0 && cnt[0] / cnt[1] <= 1.25 * (double)n;
 }
 
 int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
@@ -936,6 +1002,7 @@ int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
     int64_t chunk = (int64_t)(budget / (nseries ? nseries : 1));
     if (chunk < 1) chunk = 1;
     if (chunk > total_steps) chunk = total_steps;
+    x.raw = r->raw_samples = probe_raw(&x, match, chunk);
     size_t nq = 0;
     for (size_t f = 0; f < NFAMS; f++)
         nq += present[f] != 0;

@@ -53,6 +53,7 @@ typedef struct gp_prom_map_result {
     size_t devices, jobs, samples, allocations, request_windows, chunks;
     char gpu_source[32]; /* "dcgm-exporter", "nvidia_gpu_exporter" */
     int kube_state, serving;
+    int raw_samples; /* GPU families read as raw samples (one a step), not per-step functions */
     char notes[GP_PROM_MAX_NOTES][240];
     int n_notes;
     double store_cpu_s; /* CPU seconds writing rows to the store (for the benchmark) */

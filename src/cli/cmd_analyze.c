@@ -99,6 +99,7 @@ static json_t *header_json(const char *url, int64_t t0, int64_t t1, int64_t step
     json_object_set_new(h, "requests", json_integer(gp_prom_requests(cl)));
     json_object_set_new(h, "split_queries", json_integer(gp_prom_splits(cl)));
     json_object_set_new(h, "chunks", json_integer((json_int_t)r->chunks));
+    json_object_set_new(h, "raw_samples", json_boolean(r->raw_samples));
     json_t *n = json_array();
     for (int i = 0; i < r->n_notes; i++)
         json_array_append_new(n, json_string(r->notes[i]));

@@ -123,6 +123,16 @@ a = {j["id"]: j["allocated_gpu_h"] for j in json.load(open(sys.argv[1]))["jobs"]
 b = {j["id"]: j["allocated_gpu_h"] for j in json.load(open(sys.argv[2]))["jobs"]}
 assert a == b, (a, b)
 PY
+# raw samples (one a step here) against the server's per-step functions: same report
+GOODPUT_ANALYZE_RAW=0 "$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --json > "$D/perstep.json"
+python3 - "$D/r.json" "$D/perstep.json" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["source"]["raw_samples"] is True and b["source"]["raw_samples"] is False, (a["source"], b["source"])
+key = lambda r: {j["id"]: (round(j["allocated_gpu_h"], 9), j["goodput"], round(j["busy_gpu_h"], 9), j["energy_kwh"]) for j in r["jobs"]}
+assert key(a) == key(b), (key(a), key(b))
+assert [f["class"] for f in a["findings"]] == [f["class"] for f in b["findings"]]
+PY
 # chunked reading (a grid of 100 cells: a dozen steps a chunk, owner runs, counters and
 # serving windows carried across ~20 chunks) gives the same report as one chunk
 GOODPUT_ANALYZE_CELLS=100 "$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --json > "$D/chunked.json"
@@ -193,7 +203,7 @@ start_prom "$D/data_small" "$P2" --query.max-samples=400
 python3 - "$D/r.json" "$D/small.json" <<'PY'
 import json, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-assert b["source"]["split_queries"] > 0, b["source"]
+assert b["source"]["split_queries"] > 0 and b["source"]["raw_samples"], b["source"]
 ja = {j["id"]: (j["allocated_gpu_h"], j["goodput"], j["busy_gpu_h"]) for j in a["jobs"]}
 jb = {j["id"]: (j["allocated_gpu_h"], j["goodput"], j["busy_gpu_h"]) for j in b["jobs"]}
 assert ja == jb, (ja, jb)
