@@ -16,7 +16,8 @@
 # Environment: GOODPUT (binary), GEN_OM (bench/analyze/gen_om.c built), KEEP=DIR keeps the
 # backfilled TSDB in DIR/tsdb-N-H and resumes an interrupted backfill there (a 1,000-GPU
 # week is 181 M samples: ~2.5 CPU-minutes of promtool per day of it); GOODPUT_ARGS extra
-# arguments for goodput analyze (e.g. --compress).
+# arguments for goodput analyze (e.g. --compress); REPORT_OUT=FILE keeps the JSON report (to
+# compare two builds' figures).
 set -euo pipefail
 N=${1:-64}; H=${2:-24}; AH=${3:-$H}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -68,5 +69,6 @@ GOODPUT_ANALYZE_PROFILE=1 /usr/bin/time -f "goodput analyze: %e s wall, %U s use
     "$GOODPUT" analyze --prometheus "http://127.0.0.1:$PORT" --from $T0 --to $((T0 + AH * 3600)) \
     --json ${GOODPUT_ARGS:-} > "$D/r.json"
 awk -v a="$P0" -v b="$(cpu)" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "prometheus: %.2f s CPU answering it\n", (b - a) / t }'
+if [ -n "${REPORT_OUT:-}" ]; then cp "$D/r.json" "$REPORT_OUT"; fi
 if grep -q 'msg="compact blocks"' "$D/p.log"; then echo "warning: Prometheus compacted blocks during the run"; fi
 python3 -c "import json; s=json.load(open('$D/r.json'))['source']; print('N', $N, 'hours', $AH, 'devices', s['devices'], 'samples', s['samples'], 'requests', s['requests'], 'chunks', s['chunks'])"

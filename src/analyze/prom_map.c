@@ -1,8 +1,9 @@
 /* prom_map.c: Prometheus families -> store rows (see prom_map.h).
  *
- * Per chunk of steps: one range query per present GPU family fills a grid of samples
- * (GPU x step), written to the store in one transaction; owner runs, pods and serving
- * counters carry across chunks in small tables (a few hundred bytes per GPU or pod), so
+ * Per chunk of steps: one range query per present GPU family fills a grid of cells
+ * (GPU x step, only the present families' fields: ctx_t.cell_bytes), written to the store
+ * one GPU after another (so its inserts append in key order) in one transaction; owner runs, pods
+ * and serving counters carry across chunks in small tables (a few hundred bytes per GPU or pod), so
  * memory does not grow with the length of the range. */
 #include "analyze/prom_map.h"
 
@@ -112,8 +113,8 @@ static const struct {
 
 typedef struct {
     gp_device dev;
-    gp_sample *row; /* this chunk's steps; NULL when not seen in the chunk */
-    double acc[4];  /* PCIe/NVLink rates integrated into byte counters */
+    unsigned char *row; /* this chunk's cells (see ctx_t.cell_bytes); NULL when not seen */
+    double acc[4];      /* PCIe/NVLink rates integrated into byte counters */
     int run_job[MAX_RUNS];
     int64_t run_first[MAX_RUNS], run_last[MAX_RUNS];
     int nrun;
@@ -151,7 +152,16 @@ typedef struct {
     int primary;        /* this family carries owners */
     int serving_slot, serving_flavor;
     unsigned char prio[32];
+    /* The grid holds, per GPU and step, only the fields of the families present: a cell is
+     * the valid bits (8 bytes with padding) and one 8-byte slot per present field (a
+     * double, or a uint64/int64 as gp_sample keeps it), 80 bytes for dcgm-exporter's
+     * default 9 families instead of a 288-byte gp_sample: 3.6 times the steps per chunk
+     * in the same memory, so fewer, longer queries (docs/benchmarks.md). */
+    signed char slot_of[32]; /* field bit -> slot, -1 when no present family has it */
+    size_t field_off[32];    /* field bit -> offset in gp_sample */
+    size_t cell_bytes;
     int owner_labels; /* some GPU series carry owner labels: the others are free GPUs */
+    int raw; /* GPU families read as raw samples, aggregated per step here (gp_prom_map_run) */
 } ctx_t;
 
 static double cpu_s(void) {
@@ -349,6 +359,26 @@ static int conflict(ctx_t *x, const char *uuid, const char *label, const char *a
     return -3;
 }
 
+static void put_d(unsigned char *slot, double v) {
+    memcpy(slot, &v, sizeof v);
+}
+static void put_u(unsigned char *slot, uint64_t v) {
+    memcpy(slot, &v, sizeof v); /* int64 xid: same bits */
+}
+
+/* NaN, infinities and DCGM's blank sentinels (2^47 and up; 2^31 - 16 .. 2^31 - 1 for
+ * 32-bit fields): unknown. */
+static int blank(const family *f, double v) {
+    if (isnan(v) || isinf(v) || v >= 140737488355328.0 * (f->kind == K_U64 ? 65536.0 : 1.0))
+        return 1;
+    return f->kind != K_U64 && f->kind != K_XID && v >= 2147483632.0 && v <= 2147483647.0;
+}
+
+/* The step whose window (end - step, end] holds a time d_ms after the first step's end. */
+static int64_t step_of(int64_t d_ms, int64_t step_ms) {
+    return d_ms > 0 ? (d_ms + step_ms - 1) / step_ms : -(-d_ms / step_ms);
+}
+
 static int on_gpu_series(void *ctx, json_t *m, const gp_prom_point *pts, size_t npts) {
     ctx_t *x = ctx;
     const char *uuid = lab(m, "UUID");
@@ -386,7 +416,7 @@ static int on_gpu_series(void *ctx, json_t *m, const gp_prom_point *pts, size_t 
         d->dev.mig_mode = 1;
     }
     if (!d->row) {
-        d->row = calloc((size_t)x->nsteps, sizeof *d->row);
+        d->row = calloc((size_t)x->nsteps, x->cell_bytes);
         if (!d->row) {
             snprintf(x->err, x->errlen, "out of memory");
             return -1;
@@ -408,55 +438,75 @@ static int on_gpu_series(void *ctx, json_t *m, const gp_prom_point *pts, size_t 
     }
     const family *f = x->fam;
     int bit = __builtin_ctz(f->field);
-    int64_t step_ns = x->o->step_s * NS;
-    for (size_t i = 0; i < npts; i++) {
-        double t = pts[i].t_s, v = pts[i].v;
-        int64_t ts = (int64_t)llround(t * 1e3) * 1000000LL;
-        int64_t k = (ts - x->c0 * NS) / step_ns;
+    int64_t step_ns = x->o->step_s * NS, step_ms = x->o->step_s * 1000, c0_ms = x->c0 * 1000;
+    for (size_t i = 0; i < npts;) {
+        double v;
+        int64_t ts, k;
+        if (!x->raw) { /* one point per step, already the step's mean, last or max */
+            v = pts[i].v;
+            ts = (int64_t)llround(pts[i].t_s * 1e3) * 1000000LL;
+            k = (ts - x->c0 * NS) / step_ns;
+            i++;
+        } else { /* raw samples: step k holds (c0 + (k - 1) step, c0 + k step] */
+            k = step_of(llround(pts[i].t_s * 1e3) - c0_ms, step_ms);
+            double acc = 0;
+            size_t n = 0;
+            for (; i < npts && step_of(llround(pts[i].t_s * 1e3) - c0_ms, step_ms) == k; i++) {
+                double pv = pts[i].v;
+                if (blank(f, pv)) continue;
+                acc = f->agg == A_AVG    ? acc + pv
+                      : f->agg == A_LAST ? pv
+                      : n == 0           ? pv
+                                         : fmax(acc, pv);
+                n++;
+            }
+            v = n == 0 ? NAN : f->agg == A_AVG ? acc / (double)n : acc;
+            ts = (x->c0 + k * x->o->step_s) * NS;
+        }
         if (k < 0 || k >= x->nsteps) continue;
         if (job >= 0 && owner_point(x, d, job, ts) != 0) return -1;
-        if (isnan(v) || isinf(v) || v >= 140737488355328.0 * (f->kind == K_U64 ? 65536.0 : 1.0))
-            continue; /* DCGM blank sentinels: unknown */
-        if (f->kind != K_U64 && f->kind != K_XID && v >= 2147483632.0 && v <= 2147483647.0)
-            continue;
-        gp_sample *smp = &d->row[k];
-        if ((smp->valid & f->field) && x->prio[bit] > f->prio) continue;
-        char *slot = (char *)smp + f->off;
+        if (blank(f, v)) continue; /* DCGM blank sentinels: unknown */
+        unsigned char *cell = d->row + (size_t)k * x->cell_bytes;
+        uint32_t valid;
+        memcpy(&valid, cell, sizeof valid);
+        if ((valid & f->field) && x->prio[bit] > f->prio) continue;
+        unsigned char *slot = cell + 8 + 8 * (size_t)x->slot_of[bit];
         switch (f->kind) {
         case K_PCT:
         case K_RATIO: {
             double r = f->kind == K_PCT ? v / 100 : v;
             if (r < 0 || r > 1.0000001) continue;
-            *(double *)slot = r > 1 ? 1 : r;
+            put_d(slot, r > 1 ? 1 : r);
             break;
         }
         case K_DOUBLE:
-            *(double *)slot = v;
+            put_d(slot, v);
             break;
         case K_HZ:
-            *(double *)slot = v / 1e6;
+            put_d(slot, v / 1e6);
             break;
         case K_MIB:
         case K_BYTES:
             if (v < 0) continue;
-            *(uint64_t *)slot = (uint64_t)llround(f->kind == K_MIB ? v * MIB : v);
+            put_u(slot, (uint64_t)llround(f->kind == K_MIB ? v * MIB : v));
             break;
         case K_U64:
         case K_MASK:
             if (v < 0) continue;
-            *(uint64_t *)slot = (uint64_t)llround(v);
+            put_u(slot, (uint64_t)llround(v));
             break;
         case K_XID:
             if (v <= 0) continue; /* 0: no error in the step */
-            *(int64_t *)slot = (int64_t)llround(v);
+            put_u(slot, (uint64_t)llround(v));
             break;
         case K_RATE:
             if (v < 0) continue;
             /* a rate (bytes/s) over the step: integrate into the counter gp_sample keeps */
-            *(double *)slot = v; /* converted when the chunk is written */
+            put_d(slot, v); /* converted when the chunk is written */
             break;
         }
-        smp->valid |= f->field;
+        valid |= f->field;
+        memcpy(cell, &valid, sizeof valid);
     }
     x->prio[bit] = (unsigned char)(x->prio[bit] > f->prio ? x->prio[bit] : f->prio);
     return 0;
@@ -680,10 +730,18 @@ static int write_chunk(ctx_t *x) {
         static const size_t rate_off[4] = {
             offsetof(gp_sample, pcie_tx_bytes), offsetof(gp_sample, pcie_rx_bytes),
             offsetof(gp_sample, nvlink_tx_bytes), offsetof(gp_sample, nvlink_rx_bytes)};
+        gp_sample one; /* fields not valid in a step are never read (store, rollups) */
+        memset(&one, 0, sizeof one);
+        gp_sample *smp = &one;
+        scopy(smp->uuid, sizeof smp->uuid, d->dev.uuid);
         for (int64_t k = 0; k < x->nsteps; k++) {
-            gp_sample *smp = &d->row[k];
+            const unsigned char *cell = d->row + (size_t)k * x->cell_bytes;
+            memcpy(&smp->valid, cell, sizeof smp->valid);
             if (!smp->valid) continue;
-            scopy(smp->uuid, sizeof smp->uuid, d->dev.uuid);
+            for (uint32_t v = smp->valid; v; v &= v - 1) {
+                int bit = __builtin_ctz(v);
+                memcpy((char *)smp + x->field_off[bit], cell + 8 + 8 * (size_t)x->slot_of[bit], 8);
+            }
             if ((smp->valid & GP_F_MEM_USED) && !(smp->valid & GP_F_MEM_TOTAL) &&
                 d->dev.memory_total_bytes) { /* dcgm-exporter's defaults omit FB_TOTAL */
                 smp->mem_total_bytes = d->dev.memory_total_bytes;
@@ -755,8 +813,19 @@ static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int k
         const char *agg = fams[f].agg == A_AVG    ? "avg_over_time"
                           : fams[f].agg == A_LAST ? "last_over_time"
                                                   : "max_over_time";
-        snprintf(q, sizeof q, "%s(%s%s[%ldms])", agg, fams[f].name, s, win_ms);
-        int rc = query(x, q, on_gpu_series);
+        /* XID: a step without an error is no XID (on_gpu_series drops zeros), and errors
+         * are rare: asking only for the steps with one keeps the server from evaluating
+         * and sending a zero per GPU and step (1/9 of dcgm-exporter's default points). */
+        int rc;
+        if (x->raw && fams[f].kind != K_XID) {
+            snprintf(q, sizeof q, "%s%s", fams[f].name, s);
+            rc = gp_prom_query_raw(x->c, q, x->c0, x->c0 + (x->nsteps - 1) * x->o->step_s,
+                                   x->o->step_s, on_gpu_series, x, x->err, x->errlen);
+        } else {
+            snprintf(q, sizeof q, "%s(%s%s[%ldms])%s", agg, fams[f].name, s, win_ms,
+                     fams[f].kind == K_XID ? " > 0" : "");
+            rc = query(x, q, on_gpu_series);
+        }
         if (rc != 0) return rc;
         if (x->o->progress) x->o->progress(x->o->progress_ctx, (double)++*qdone / (double)qtotal);
     }
@@ -804,6 +873,34 @@ static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int k
         }
     }
     return 0;
+}
+
+static int on_count(void *ctx, json_t *m, const gp_prom_point *pts, size_t n) {
+    (void)m;
+    double *c = ctx; /* [0] samples, [1] series */
+    if (n > 0 && !isnan(pts[n - 1].v)) c[0] += pts[n - 1].v;
+    c[1] += 1;
+    return 0;
+}
+
+/* Raw samples or per-step functions? When the GPU series hold about one sample a step
+ * (scrape interval = step, the usual 30 s), asking for the raw samples (promql_client.h
+ * gp_prom_query_raw) gives the same points for a third to a quarter of the server's CPU,
+ * and the step's mean, last value or max is taken here. With a scrape interval shorter
+ * than the step, raw answers would be several times longer: the server's *_over_time
+ * then. Decided once from the sample count of the first (up to) 20 steps of the utilization
+ * family; a probe that fails (sample limit, anything) means no raw reading, and a real
+ * problem shows in the next query. GOODPUT_ANALYZE_RAW=0 turns raw reading off. */
+static int probe_raw(ctx_t *x, const char *match, int64_t chunk) {
+    const char *e = getenv("GOODPUT_ANALYZE_RAW");
+    if (e && !strcmp(e, "0")) return 0;
+    int64_t n = chunk < 20 ? chunk : 20, step = x->o->step_s;
+    char q[700], perr[256];
+    snprintf(q, sizeof q, "count_over_time(%s[%" PRId64 "ms])", match, n * step * 1000 - 1);
+    double cnt[2] = {0, 0};
+    int64_t t = x->o->t0_s + (n - 1) * step;
+    if (gp_prom_query_range(x->c, q, t, t, step, on_count, cnt, perr, sizeof perr) != 0) return 0;
+    return cnt[1] > 0 && cnt[0] / cnt[1] <= 1.25 * (double)n;
 }
 
 int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
@@ -889,11 +986,23 @@ int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
     size_t nseries = 0;
     if (gp_prom_series_count(c, match, o->t0_s, o->t1_s, &nseries, err, errlen) != 0) return -1;
 
-    size_t budget = o->cell_budget ? o->cell_budget : 100000;
+    /* grid cells: only fields of present families (ctx_t.slot_of) */
+    memset(x.slot_of, -1, sizeof x.slot_of);
+    int nslots = 0;
+    for (size_t f = 0; f < NFAMS; f++) {
+        if (!present[f]) continue;
+        int bit = __builtin_ctz(fams[f].field);
+        if (x.slot_of[bit] < 0) x.slot_of[bit] = (signed char)nslots++;
+        x.field_off[bit] = fams[f].off;
+    }
+    x.cell_bytes = 8 + 8 * (size_t)nslots;
+    /* default: the memory 100,000 whole gp_samples took (28.8 MB), whatever the cell size */
+    size_t budget = o->cell_budget ? o->cell_budget : GP_PROM_GRID_BYTES / x.cell_bytes;
     int64_t total_steps = (o->t1_s - o->t0_s) / o->step_s + 1;
     int64_t chunk = (int64_t)(budget / (nseries ? nseries : 1));
     if (chunk < 1) chunk = 1;
     if (chunk > total_steps) chunk = total_steps;
+    x.raw = r->raw_samples = probe_raw(&x, match, chunk);
     size_t nq = 0;
     for (size_t f = 0; f < NFAMS; f++)
         nq += present[f] != 0;

@@ -37,11 +37,14 @@
 #include "store/store.h"
 
 #define GP_PROM_MAX_NOTES 12
+#define GP_PROM_GRID_BYTES (100000 * sizeof(gp_sample)) /* one chunk's grid, ~28.8 MB */
 
 typedef struct gp_prom_map_opts {
     int64_t t0_s, t1_s, step_s;
     const char *selector; /* "{...}" added to every query; NULL or "" none */
-    size_t cell_budget;   /* GPU x step cells per chunk; 0 = 100000 */
+    size_t cell_budget;   /* GPU x step cells per chunk; 0 = as many as fit in
+                           * GP_PROM_GRID_BYTES (a cell is 8 bytes plus 8 per field of
+                           * the families present: 80 bytes for dcgm-exporter's default 9) */
     void (*progress)(void *ctx, double done);
     void *progress_ctx;
 } gp_prom_map_opts;
@@ -50,6 +53,7 @@ typedef struct gp_prom_map_result {
     size_t devices, jobs, samples, allocations, request_windows, chunks;
     char gpu_source[32]; /* "dcgm-exporter", "nvidia_gpu_exporter" */
     int kube_state, serving;
+    int raw_samples; /* GPU families read as raw samples (one a step), not per-step functions */
     char notes[GP_PROM_MAX_NOTES][240];
     int n_notes;
     double store_cpu_s; /* CPU seconds writing rows to the store (for the benchmark) */

@@ -533,21 +533,30 @@ static size_t json_points(json_t *values, gp_prom_point **pts, size_t *cap) {
     return n;
 }
 
-static int range_once(gp_prom_client *c, const char *promql, int64_t t0, int64_t t1, int64_t step,
-                      gp_prom_series_fn fn, void *ctx, int depth, char *err, size_t errlen) {
-    size_t qcap = strlen(promql) * 3 + 128;
+/* raw: promql is a series selector, asked for as the instant query promql[W] at t1 with W
+ * covering (t0 - step, t1] (Prometheus 2.x range selectors include both ends: W is a
+ * millisecond short), so the answer is the raw samples; else a query_range. */
+static int range_once(gp_prom_client *c, const char *promql, int raw, int64_t t0, int64_t t1,
+                      int64_t step, gp_prom_series_fn fn, void *ctx, int depth, char *err,
+                      size_t errlen) {
+    size_t qcap = strlen(promql) * 3 + 192;
     char *q = malloc(qcap);
     if (!q) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    const char *path = raw ? "/api/v1/query" : "/api/v1/query_range";
     strcpy(q, "query=");
     gp_prom_urlencode(promql, q, qcap);
     size_t l = strlen(q);
-    snprintf(q + l, qcap - l, "&start=%" PRId64 "&end=%" PRId64 "&step=%" PRId64, t0, t1, step);
+    if (raw)
+        snprintf(q + l, qcap - l, "%%5B%" PRId64 "ms%%5D&time=%" PRId64,
+                 (t1 - t0 + step) * 1000 - 1, t1);
+    else
+        snprintf(q + l, qcap - l, "&start=%" PRId64 "&end=%" PRId64 "&step=%" PRId64, t0, t1, step);
     json_t *data = NULL;
     long status;
-    int rc = fetch(c, "/api/v1/query_range", q, &status, err, errlen);
+    int rc = fetch(c, path, q, &status, err, errlen);
     free(q);
     if (rc != 0) return -1;
     if (status < 400) {
@@ -556,7 +565,7 @@ static int range_once(gp_prom_client *c, const char *promql, int64_t t0, int64_t
         c->parse_cpu_s += clock_s(CLOCK_PROCESS_CPUTIME_ID) - p0;
         if (rc != 1) return rc;
     }
-    rc = interpret(c, "/api/v1/query_range", status, &data, err, errlen);
+    rc = interpret(c, path, status, &data, err, errlen);
     if (rc == -2) {
         int64_t nsteps = (t1 - t0) / step;
         if (nsteps < 1 || depth > 40) {
@@ -569,16 +578,16 @@ static int range_once(gp_prom_client *c, const char *promql, int64_t t0, int64_t
         }
         c->splits++;
         int64_t mid = t0 + (nsteps / 2) * step;
-        int r = range_once(c, promql, t0, mid, step, fn, ctx, depth + 1, err, errlen);
+        int r = range_once(c, promql, raw, t0, mid, step, fn, ctx, depth + 1, err, errlen);
         if (r != 0) return r;
-        return range_once(c, promql, mid + step, t1, step, fn, ctx, depth + 1, err, errlen);
+        return range_once(c, promql, raw, mid + step, t1, step, fn, ctx, depth + 1, err, errlen);
     }
     if (rc != 0) return -1;
     json_t *res = json_object_get(data, "result");
     const char *type = json_string_value(json_object_get(data, "resultType"));
     if (!json_is_array(res) || !type || strcmp(type, "matrix") != 0) {
-        snprintf(err, errlen, "Prometheus at %s: query_range for %s did not answer a matrix",
-                 c->base, promql);
+        snprintf(err, errlen, "Prometheus at %s: %s for %s did not answer a matrix", c->base, path,
+                 promql);
         json_decref(data);
         return -1;
     }
@@ -603,7 +612,16 @@ int gp_prom_query_range(gp_prom_client *c, const char *promql, int64_t t0_s, int
         snprintf(err, errlen, "query_range: empty range or step");
         return -1;
     }
-    return range_once(c, promql, t0_s, t1_s, step_s, fn, ctx, 0, err, errlen);
+    return range_once(c, promql, 0, t0_s, t1_s, step_s, fn, ctx, 0, err, errlen);
+}
+
+int gp_prom_query_raw(gp_prom_client *c, const char *selector, int64_t t0_s, int64_t t1_s,
+                      int64_t step_s, gp_prom_series_fn fn, void *ctx, char *err, size_t errlen) {
+    if (step_s <= 0 || t1_s < t0_s) {
+        snprintf(err, errlen, "query: empty range or step");
+        return -1;
+    }
+    return range_once(c, selector, 1, t0_s, t1_s, step_s, fn, ctx, 0, err, errlen);
 }
 
 static int list_get(gp_prom_client *c, const char *path, const char *match, int64_t t0, int64_t t1,

@@ -36,6 +36,12 @@ static double cpu_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static double wall_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 static void usage(FILE *f) {
     fprintf(
         f, "usage: goodput analyze --prometheus URL --from T --to T [--step 30s]\n"
@@ -93,6 +99,7 @@ static json_t *header_json(const char *url, int64_t t0, int64_t t1, int64_t step
     json_object_set_new(h, "requests", json_integer(gp_prom_requests(cl)));
     json_object_set_new(h, "split_queries", json_integer(gp_prom_splits(cl)));
     json_object_set_new(h, "chunks", json_integer((json_int_t)r->chunks));
+    json_object_set_new(h, "raw_samples", json_boolean(r->raw_samples));
     json_t *n = json_array();
     for (int i = 0; i < r->n_notes; i++)
         json_array_append_new(n, json_string(r->notes[i]));
@@ -363,7 +370,7 @@ int gp_cmd_analyze(int argc, char **argv) {
     const char *cb = getenv("GOODPUT_ANALYZE_CELLS"); /* tests: force small chunks */
     if (cb) mo.cell_budget = (size_t)strtoul(cb, NULL, 10);
     gp_prom_map_result r;
-    double cpu0 = cpu_s(), cpu_read = 0, cpu_diag = 0;
+    double cpu0 = cpu_s(), cpu_read = 0, cpu_diag = 0, wall0 = wall_s(), wall_read = 0;
     int mrc = gp_prom_map_run(cl, &mo, s, &r, err, sizeof err);
     gp_progress_end(&prog);
     if (mrc != 0) {
@@ -372,6 +379,7 @@ int gp_cmd_analyze(int argc, char **argv) {
         goto out;
     }
     cpu_read = cpu_s();
+    wall_read = wall_s() - wall0;
     /* Findings are stored for a kept --db (diagnose, compare) and for the HTML page, which
      * reads them from the store; the text and JSON reports diagnose for themselves, so with
      * a temporary store this pass would only double the engine's time. */
@@ -440,9 +448,9 @@ int gp_cmd_analyze(int argc, char **argv) {
         double wait_s, parse_s;
         gp_prom_times(cl, &wait_s, &parse_s);
         fprintf(stderr,
-                "analyze profile: read %.2f s CPU (answers %.2f, store %.2f), waiting on the "
-                "server %.2f s wall; diagnose %.2f s CPU; report %.2f s CPU\n",
-                cpu_read - cpu0, parse_s, r.store_cpu_s, wait_s, cpu_diag - cpu_read,
+                "analyze profile: read %.2f s CPU (answers %.2f, store %.2f) in %.2f s wall, "
+                "waiting on the server %.2f s wall; diagnose %.2f s CPU; report %.2f s CPU\n",
+                cpu_read - cpu0, parse_s, r.store_cpu_s, wall_read, wait_s, cpu_diag - cpu_read,
                 cpu_s() - cpu_diag);
     }
 out:

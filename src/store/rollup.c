@@ -179,7 +179,10 @@ static int write_bucket(gp_rollup *r, int k, const char *uuid, bucket *b) {
 
 static device_acc *find_device(gp_rollup *r, const char *uuid) {
     /* A source reports its devices in the same order every tick: try the one after the
-     * last match first. */
+     * last match first. A bulk load (analyze) writes one device's steps in a row: try the
+     * last match itself before that (else each sample would compare every UUID). */
+    if (r->hint > 0 && r->hint <= r->n_dev && !strcmp(r->dev[r->hint - 1].uuid, uuid))
+        return &r->dev[r->hint - 1];
     for (size_t i = 0; i < r->n_dev; i++) {
         size_t k = (r->hint + i) % r->n_dev;
         if (!strcmp(r->dev[k].uuid, uuid)) {

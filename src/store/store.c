@@ -84,10 +84,43 @@ struct gp_store {
     char fatal_msg[128]; /* SQLite's message for it */
     gp_rollup *rollup;   /* 1 min / 1 h rollups of samples (writable stores) */
     gp_store_commit_hist commits;
+    /* gp_store_span_memo_*: the time span and the content version it was read at */
+    int span_known;
+    int64_t span_t0_ns, span_t1_ns;
+    sqlite3_int64 span_changes, span_dv, pend_changes, pend_dv;
 };
 
 sqlite3 *gp_store_db(gp_store *s) {
     return s->db;
+}
+
+/* PRAGMA data_version: changes when another connection commits; -1 unknown. */
+static sqlite3_int64 data_version(sqlite3 *db) {
+    sqlite3_stmt *st;
+    sqlite3_int64 v = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &st, NULL) != SQLITE_OK) return -1;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int gp_store_span_memo_get(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
+    s->pend_dv = data_version(s->db);
+    s->pend_changes = sqlite3_total_changes64(s->db);
+    if (!s->span_known || s->pend_dv < 0 || s->pend_dv != s->span_dv ||
+        s->pend_changes != s->span_changes)
+        return 0;
+    *t0_ns = s->span_t0_ns;
+    *t1_ns = s->span_t1_ns;
+    return 1;
+}
+
+void gp_store_span_memo_set(gp_store *s, int64_t t0_ns, int64_t t1_ns) {
+    s->span_known = s->pend_dv >= 0;
+    s->span_dv = s->pend_dv;
+    s->span_changes = s->pend_changes;
+    s->span_t0_ns = t0_ns;
+    s->span_t1_ns = t1_ns;
 }
 const char *gp_store_path(const gp_store *s) {
     return s->path;

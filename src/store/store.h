@@ -30,6 +30,14 @@ enum { GP_STORE_READONLY = 1 };
 int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen);
 void gp_store_close(gp_store *s);
 sqlite3 *gp_store_db(gp_store *s); /* for modules with queries of their own */
+/* A memo of the store's time span (engine/accounting/job_summary.h gp_store_time_span,
+ * which seeks the first and last row of every device: ~25 ms at 1,000 GPUs, asked for by
+ * every job of a report). _get returns 1 with the span set when it was stored at the same
+ * content version (no row changed through this connection, sqlite3_total_changes64, and
+ * no commit by another, PRAGMA data_version), else 0 and notes the version now; _set
+ * stores a span read after that _get under the version _get noted. */
+int gp_store_span_memo_get(gp_store *s, int64_t *t0_ns, int64_t *t1_ns);
+void gp_store_span_memo_set(gp_store *s, int64_t t0_ns, int64_t t1_ns);
 const char *gp_store_path(const gp_store *s);
 
 /* Sizes SQLite's page cache for a node of n_devices: each device appends to its own

@@ -47,8 +47,24 @@ CT=$((T0 + 86400))
     done
     echo "# EOF"
 } > "$D/conflict.om"
+# (three days later) XIDs 79 and 48 on one GPU among zeros: goodput asks only for the
+# steps with an error (`> 0`); the store must hold exactly those, the zeros as no XID
+XT=$((T0 + 3 * 86400))
+{
+    echo "# TYPE DCGM_FI_DEV_GPU_UTIL gauge"
+    for k in $(seq 0 19); do
+        echo "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-xid\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"nodeX\"} 50 $((XT + k * 30))"
+    done
+    echo "# TYPE DCGM_FI_DEV_XID_ERRORS gauge"
+    for k in $(seq 0 19); do
+        v=0; [ "$k" = 5 ] && v=79; [ "$k" = 12 ] && v=48
+        echo "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-xid\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"nodeX\"} $v $((XT + k * 30))"
+    done
+    echo "# EOF"
+} > "$D/xid.om"
 promtool tsdb create-blocks-from openmetrics "$D/c.om" "$D/data" >/dev/null
 promtool tsdb create-blocks-from openmetrics "$D/conflict.om" "$D/data" >/dev/null
+promtool tsdb create-blocks-from openmetrics "$D/xid.om" "$D/data" >/dev/null
 cp -r "$D/data" "$D/data_small"
 P=$(free_port)
 start_prom "$D/data" "$P"
@@ -107,6 +123,26 @@ a = {j["id"]: j["allocated_gpu_h"] for j in json.load(open(sys.argv[1]))["jobs"]
 b = {j["id"]: j["allocated_gpu_h"] for j in json.load(open(sys.argv[2]))["jobs"]}
 assert a == b, (a, b)
 PY
+# raw samples (one a step here) against the server's per-step functions: same report
+GOODPUT_ANALYZE_RAW=0 "$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --json > "$D/perstep.json"
+python3 - "$D/r.json" "$D/perstep.json" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["source"]["raw_samples"] is True and b["source"]["raw_samples"] is False, (a["source"], b["source"])
+key = lambda r: {j["id"]: (round(j["allocated_gpu_h"], 9), j["goodput"], round(j["busy_gpu_h"], 9), j["energy_kwh"]) for j in r["jobs"]}
+assert key(a) == key(b), (key(a), key(b))
+assert [f["class"] for f in a["findings"]] == [f["class"] for f in b["findings"]]
+PY
+# chunked reading (a grid of 100 cells: a dozen steps a chunk, owner runs, counters and
+# serving windows carried across ~20 chunks) gives the same report as one chunk
+GOODPUT_ANALYZE_CELLS=100 "$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --json > "$D/chunked.json"
+python3 - "$D/r.json" "$D/chunked.json" <<'PY'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert b["source"]["chunks"] > 10 and a["source"]["chunks"] == 1, (a["source"], b["source"])
+key = lambda r: {j["id"]: (round(j["allocated_gpu_h"], 9), j["goodput"], round(j["busy_gpu_h"], 9), j["energy_kwh"]) for j in r["jobs"]}
+assert key(a) == key(b), (key(a), key(b))
+PY
 # text output: the header names the Prometheus, range and step
 "$GOODPUT" analyze --prometheus "$URL" --from 2024-06-01T00:00:00Z --to "now-$(( ($(date +%s) - T1) / 60 ))m" \
     --step 1m > "$D/r.txt"
@@ -117,6 +153,16 @@ head -1 "$D/r.txt" | grep -q "^Prometheus $URL, 2024-06-01T00:00:00Z to .*, step
 python3 -c "
 import json,sys; r=json.load(open('$D/nb.json')); ids=[j['id'] for j in r['jobs']]
 assert ids and all(i.startswith('nb/notebook-') for i in ids), ids"
+
+# XIDs: exactly the two planted steps carry one
+"$GOODPUT" analyze --prometheus "$URL" --from $XT --to $((XT + 570)) --json --db "$D/xid.db" > /dev/null
+python3 - "$D/xid.db" $XT <<'PY'
+import sqlite3, sys
+db, xt = sqlite3.connect(sys.argv[1]), int(sys.argv[2])
+rows = db.execute("SELECT ts_ns, xid FROM samples WHERE uuid = 'GPU-xid' ORDER BY ts_ns").fetchall()
+got = {(ts // 10**9 - xt): x for ts, x in rows if x is not None}
+assert len(rows) == 20 and got == {150: 79, 360: 48}, (len(rows), got)
+PY
 
 # 2. bad input: one line on stderr, non-zero exit, nothing on stdout
 expect_fail() { # CODE PATTERN -- args
@@ -157,7 +203,7 @@ start_prom "$D/data_small" "$P2" --query.max-samples=400
 python3 - "$D/r.json" "$D/small.json" <<'PY'
 import json, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-assert b["source"]["split_queries"] > 0, b["source"]
+assert b["source"]["split_queries"] > 0 and b["source"]["raw_samples"], b["source"]
 ja = {j["id"]: (j["allocated_gpu_h"], j["goodput"], j["busy_gpu_h"]) for j in a["jobs"]}
 jb = {j["id"]: (j["allocated_gpu_h"], j["goodput"], j["busy_gpu_h"]) for j in b["jobs"]}
 assert ja == jb, (ja, jb)

@@ -106,6 +106,7 @@
 int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
     sqlite3_stmt *st;
     *t0_ns = *t1_ns = -1;
+    if (gp_store_span_memo_get(s, t0_ns, t1_ns)) return 0; /* no row changed since */
     const char *sql =
         "WITH RECURSIVE" SPAN_RAW ","
         " ru(u) AS (SELECT (SELECT min(uuid) FROM rollup_1m) UNION ALL"
@@ -125,7 +126,8 @@ int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
         *t0_ns = sqlite3_column_int64(st, 0);
         *t1_ns = sqlite3_column_int64(st, 1);
     }
-    sqlite3_finalize(st);
+    int rc = sqlite3_finalize(st);
+    if (rc == SQLITE_OK) gp_store_span_memo_set(s, *t0_ns, *t1_ns);
     return 0;
 }
 
