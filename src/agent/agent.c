@@ -82,16 +82,13 @@ static double cpu_s(void) {
 static void write_pending(gp_agent *a) {
     if (!a->n_pend_s && !a->n_pend_p) return;
     gp_store_begin(a->store);
-    for (size_t i = 0; i < a->n_pend_s; i++)
-        if (gp_store_put_sample(a->store, &a->pend_s[i]) != 0) {
-            a->stats.store_errors++;
-            a->stats.samples--; /* counted when taken; samples counts rows stored */
-        }
-    for (size_t i = 0; i < a->n_pend_p; i++)
-        if (gp_store_put_proc(a->store, &a->pend_p[i]) != 0) {
-            a->stats.store_errors++;
-            a->stats.proc_samples--;
-        }
+    /* Counted when taken; samples counts rows stored. */
+    int failed = gp_store_put_samples(a->store, a->pend_s, a->n_pend_s);
+    a->stats.store_errors += (uint64_t)failed;
+    a->stats.samples -= (uint64_t)failed;
+    failed = gp_store_put_procs(a->store, a->pend_p, a->n_pend_p);
+    a->stats.store_errors += (uint64_t)failed;
+    a->stats.proc_samples -= (uint64_t)failed;
     a->n_pend_s = a->n_pend_p = 0;
 }
 
@@ -285,7 +282,9 @@ static void attribute(gp_agent *a, gp_proc_sample *procs, size_t np) {
         gp_presence_proc(a->presence, o, procs[i].uuid, external);
         /* The stored row names its owner: the engine splits a shared GPU's kernels and
          * energy by the SM share of each owner's processes. */
-        snprintf(procs[i].job_id, sizeof procs[i].job_id, "%s", o->job_id);
+        size_t len = strnlen(o->job_id, sizeof procs[i].job_id - 1);
+        memcpy(procs[i].job_id, o->job_id, len); /* not snprintf: this runs per row per tick */
+        procs[i].job_id[len] = '\0';
     }
     gp_presence_end(a->presence, feed_line, a);
     if (a->stats.ticks % 64 == 0) gp_resolver_sweep(a->resolver, a->now_ns - 16 * a->o.interval_ns);

@@ -41,6 +41,7 @@ static const char *uuid_for(const char *name, const gp_device *devs, size_t n_de
 
 typedef struct file {
     char name[80];
+    char uuid[GP_UUID_MAX]; /* the GPU the name maps to, as of the last full scan */
     int64_t mtime_ns, size, ino;
     char *ids; /* the valid ids, each followed by '\n' */
     int seen;
@@ -50,10 +51,12 @@ struct gp_jobmap {
     char *dir;
     file *f;
     size_t n, cap;
-    int ifd;        /* inotify descriptor; -1 none (every scan is a full one) */
-    int wd;         /* the watch on dir; -1 none */
-    int valid;      /* the last full scan succeeded and nothing changed since */
-    unsigned since; /* scans answered from memory since the last full one */
+    int ifd;               /* inotify descriptor; -1 none (every scan is a full one) */
+    int wd;                /* the watch on dir; -1 none */
+    int valid;             /* the last full scan succeeded and nothing changed since */
+    unsigned since;        /* scans answered from memory since the last full one */
+    const gp_device *devs; /* the device list the last full scan mapped names with */
+    size_t n_devs;
     gp_jobmap_stats stats;
 };
 
@@ -111,16 +114,15 @@ static int drain(gp_jobmap *m) {
 }
 
 /* Calls fn for each pair of the cached listing, in the order of the last full scan. */
-static int replay(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn, void *ctx) {
+static int replay(gp_jobmap *m, gp_jobmap_fn fn, void *ctx) {
     int pairs = 0;
     for (size_t i = 0; i < m->n; i++) {
         file *f = &m->f[i];
-        const char *uuid = uuid_for(f->name, devs, n_devs);
-        if (!uuid || !f->ids) continue;
+        if (!f->ids) continue;
         for (char *p = f->ids; *p;) {
             char *nl = strchr(p, '\n');
             *nl = '\0';
-            fn(ctx, p, uuid, f->mtime_ns);
+            fn(ctx, p, f->uuid, f->mtime_ns);
             *nl = '\n';
             p = nl + 1;
             pairs++;
@@ -182,10 +184,11 @@ static file *lookup(gp_jobmap *m, const char *name, size_t hint) {
 }
 
 int gp_jobmap_scan(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn, void *ctx) {
-    if (m->valid && m->wd >= 0 && m->since + 1 < GP_JOBMAP_RESCAN_EVERY && !drain(m)) {
+    if (m->valid && m->wd >= 0 && m->since + 1 < GP_JOBMAP_RESCAN_EVERY && devs == m->devs &&
+        n_devs == m->n_devs && !drain(m)) {
         m->since++;
         m->stats.cached++;
-        return replay(m, devs, n_devs, fn, ctx);
+        return replay(m, fn, ctx);
     }
     m->since = 0;
     m->valid = 0;
@@ -220,6 +223,7 @@ int gp_jobmap_scan(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap
             continue;
         }
         f->seen = 1;
+        snprintf(f->uuid, sizeof f->uuid, "%s", uuid);
         int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
         if (mt != f->mtime_ns || (int64_t)sb.st_size != f->size || (int64_t)sb.st_ino != f->ino ||
             !f->ids) {
@@ -253,5 +257,7 @@ int gp_jobmap_scan(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap
     }
     m->n = w;
     m->valid = clean;
+    m->devs = devs;
+    m->n_devs = n_devs;
     return pairs;
 }
