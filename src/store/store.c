@@ -84,8 +84,6 @@ struct gp_store {
     char fatal_msg[128]; /* SQLite's message for it */
     gp_rollup *rollup;   /* 1 min / 1 h rollups of samples (writable stores) */
     gp_store_commit_hist commits;
-    /* gp_store_put_samples/procs: GP_STORE_BATCH rows a statement, prepared on first use. */
-    sqlite3_stmt *batch_sample, *batch_proc;
 };
 
 sqlite3 *gp_store_db(gp_store *s) {
@@ -299,8 +297,6 @@ void gp_store_close(gp_store *s) {
     gp_rollup_free(s->rollup);
     for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(s->st[i]);
-    sqlite3_finalize(s->batch_sample);
-    sqlite3_finalize(s->batch_proc);
     sqlite3_close(s->db);
     free(s);
 }
@@ -392,105 +388,58 @@ int gp_store_put_device(gp_store *s, const gp_device *d) {
     return run(s, st);
 }
 
-/* The 24 columns of one sample row, from parameter b+1 on. */
-#define SAMPLE_COLS 24
-static void bind_sample(sqlite3_stmt *st, int b, const gp_sample *x) {
-    uint32_t v = x->valid;
-    bind_text(st, b + 1, x->uuid);
-    sqlite3_bind_int64(st, b + 2, x->ts_ns);
-    bind_d_known(st, b + 3, x->gpu_util, v & GP_F_GPU_UTIL);
-    bind_d_known(st, b + 4, x->sm_active, v & GP_F_SM_ACTIVE);
-    bind_d_known(st, b + 5, x->sm_occupancy, v & GP_F_SM_OCCUPANCY);
-    bind_d_known(st, b + 6, x->tensor_active, v & GP_F_TENSOR_ACTIVE);
-    bind_d_known(st, b + 7, x->dram_active, v & GP_F_DRAM_ACTIVE);
-    bind_d_known(st, b + 8, x->mem_util, v & GP_F_MEM_UTIL);
-    bind_d_known(st, b + 9, x->fp16_active, v & GP_F_FP16_ACTIVE);
-    bind_d_known(st, b + 10, x->fp32_active, v & GP_F_FP32_ACTIVE);
-    bind_d_known(st, b + 11, x->fp64_active, v & GP_F_FP64_ACTIVE);
-    bind_i64_known(st, b + 12, (int64_t)x->mem_used_bytes, v & GP_F_MEM_USED);
-    bind_i64_known(st, b + 13, (int64_t)x->mem_total_bytes, v & GP_F_MEM_TOTAL);
-    bind_d_known(st, b + 14, x->power_w, v & GP_F_POWER);
-    bind_i64_known(st, b + 15, (int64_t)x->energy_mj, v & GP_F_ENERGY);
-    bind_d_known(st, b + 16, x->sm_clock_mhz, v & GP_F_SM_CLOCK);
-    bind_d_known(st, b + 17, x->mem_clock_mhz, v & GP_F_MEM_CLOCK);
-    bind_i64_known(st, b + 18, (int64_t)x->pcie_tx_bytes, v & GP_F_PCIE_TX);
-    bind_i64_known(st, b + 19, (int64_t)x->pcie_rx_bytes, v & GP_F_PCIE_RX);
-    bind_i64_known(st, b + 20, (int64_t)x->nvlink_tx_bytes, v & GP_F_NVLINK_TX);
-    bind_i64_known(st, b + 21, (int64_t)x->nvlink_rx_bytes, v & GP_F_NVLINK_RX);
-    bind_d_known(st, b + 22, x->temp_c, v & GP_F_TEMP);
-    bind_i64_known(st, b + 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
-    bind_i64_known(st, b + 24, x->xid, v & GP_F_XID);
-}
-
 int gp_store_put_sample(gp_store *s, const gp_sample *x) {
     sqlite3_stmt *st = s->st[ST_SAMPLE];
-    bind_sample(st, 0, x);
+    uint32_t v = x->valid;
+    bind_text(st, 1, x->uuid);
+    sqlite3_bind_int64(st, 2, x->ts_ns);
+    bind_d_known(st, 3, x->gpu_util, v & GP_F_GPU_UTIL);
+    bind_d_known(st, 4, x->sm_active, v & GP_F_SM_ACTIVE);
+    bind_d_known(st, 5, x->sm_occupancy, v & GP_F_SM_OCCUPANCY);
+    bind_d_known(st, 6, x->tensor_active, v & GP_F_TENSOR_ACTIVE);
+    bind_d_known(st, 7, x->dram_active, v & GP_F_DRAM_ACTIVE);
+    bind_d_known(st, 8, x->mem_util, v & GP_F_MEM_UTIL);
+    bind_d_known(st, 9, x->fp16_active, v & GP_F_FP16_ACTIVE);
+    bind_d_known(st, 10, x->fp32_active, v & GP_F_FP32_ACTIVE);
+    bind_d_known(st, 11, x->fp64_active, v & GP_F_FP64_ACTIVE);
+    bind_i64_known(st, 12, (int64_t)x->mem_used_bytes, v & GP_F_MEM_USED);
+    bind_i64_known(st, 13, (int64_t)x->mem_total_bytes, v & GP_F_MEM_TOTAL);
+    bind_d_known(st, 14, x->power_w, v & GP_F_POWER);
+    bind_i64_known(st, 15, (int64_t)x->energy_mj, v & GP_F_ENERGY);
+    bind_d_known(st, 16, x->sm_clock_mhz, v & GP_F_SM_CLOCK);
+    bind_d_known(st, 17, x->mem_clock_mhz, v & GP_F_MEM_CLOCK);
+    bind_i64_known(st, 18, (int64_t)x->pcie_tx_bytes, v & GP_F_PCIE_TX);
+    bind_i64_known(st, 19, (int64_t)x->pcie_rx_bytes, v & GP_F_PCIE_RX);
+    bind_i64_known(st, 20, (int64_t)x->nvlink_tx_bytes, v & GP_F_NVLINK_TX);
+    bind_i64_known(st, 21, (int64_t)x->nvlink_rx_bytes, v & GP_F_NVLINK_RX);
+    bind_d_known(st, 22, x->temp_c, v & GP_F_TEMP);
+    bind_i64_known(st, 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
+    bind_i64_known(st, 24, x->xid, v & GP_F_XID);
     if (run(s, st) != 0) return -1;
     return s->rollup ? gp_rollup_add(s->rollup, x) : 0;
 }
 
-#define PROC_COLS 6
-static void bind_proc(sqlite3_stmt *st, int b, const gp_proc_sample *p) {
-    bind_text(st, b + 1, p->uuid);
-    sqlite3_bind_int64(st, b + 2, p->ts_ns);
-    sqlite3_bind_int64(st, b + 3, p->pid);
-    bind_d_known(st, b + 4, p->sm_share, p->valid & GP_P_SM_SHARE);
-    bind_i64_known(st, b + 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
-    bind_text(st, b + 6, p->job_id);
-}
-
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
     sqlite3_stmt *st = s->st[ST_PROC];
-    bind_proc(st, 0, p);
+    bind_text(st, 1, p->uuid);
+    sqlite3_bind_int64(st, 2, p->ts_ns);
+    sqlite3_bind_int64(st, 3, p->pid);
+    bind_d_known(st, 4, p->sm_share, p->valid & GP_P_SM_SHARE);
+    bind_i64_known(st, 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
+    bind_text(st, 6, p->job_id);
     return run(s, st);
-}
-
-/* "INSERT OR REPLACE INTO table VALUES(?,...),(?,...)..." for GP_STORE_BATCH rows. */
-static sqlite3_stmt *prepare_batch(gp_store *s, const char *table, int cols) {
-    char sql[8192];
-    size_t len = (size_t)snprintf(sql, sizeof sql, "INSERT OR REPLACE INTO %s VALUES", table);
-    for (int r = 0; r < GP_STORE_BATCH && len < sizeof sql; r++)
-        for (int c = 0; c < cols && len < sizeof sql; c++)
-            len += (size_t)snprintf(sql + len, sizeof sql - len, "%s?", c ? "," : r ? "),(" : "(");
-    if (len + 2 > sizeof sql) return NULL;
-    memcpy(sql + len, ")", 2);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
-        return NULL;
-    return st;
 }
 
 int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
     int failed = 0;
-    size_t i = 0;
-    if (n >= GP_STORE_BATCH && !s->batch_sample)
-        s->batch_sample = prepare_batch(s, "samples", SAMPLE_COLS);
-    for (; s->batch_sample && n - i >= GP_STORE_BATCH; i += GP_STORE_BATCH) {
-        for (int r = 0; r < GP_STORE_BATCH; r++)
-            bind_sample(s->batch_sample, r * SAMPLE_COLS, &x[i + r]);
-        if (run(s, s->batch_sample) != 0) {
-            failed += GP_STORE_BATCH;
-            continue;
-        }
-        for (int r = 0; r < GP_STORE_BATCH && s->rollup; r++)
-            if (gp_rollup_add(s->rollup, &x[i + r]) != 0) failed++; /* as put_sample says */
-    }
-    for (; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         if (gp_store_put_sample(s, &x[i]) != 0) failed++;
     return failed;
 }
 
 int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
     int failed = 0;
-    size_t i = 0;
-    if (n >= GP_STORE_BATCH && !s->batch_proc)
-        s->batch_proc = prepare_batch(s, "proc_samples", PROC_COLS);
-    for (; s->batch_proc && n - i >= GP_STORE_BATCH; i += GP_STORE_BATCH) {
-        for (int r = 0; r < GP_STORE_BATCH; r++)
-            bind_proc(s->batch_proc, r * PROC_COLS, &p[i + r]);
-        if (run(s, s->batch_proc) != 0) failed += GP_STORE_BATCH;
-    }
-    for (; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         if (gp_store_put_proc(s, &p[i]) != 0) failed++;
     return failed;
 }

@@ -43,10 +43,8 @@ int gp_store_commit(gp_store *s);
 int gp_store_put_device(gp_store *s, const gp_device *d);
 int gp_store_put_sample(gp_store *s, const gp_sample *x);
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
-/* The same as n calls of gp_store_put_sample / gp_store_put_proc in order (the same rows,
- * the same rollups), GP_STORE_BATCH rows a statement: the agent writes what it queued
- * between flushes this way. Returns the number of rows not stored (0 when all were). */
-#define GP_STORE_BATCH 8
+/* n calls of gp_store_put_sample / gp_store_put_proc in order (the agent writes what it
+ * queued between flushes this way). Returns the number of rows not stored (0: all were). */
 int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n);
 int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n);
 /* Stores the event; also updates jobs/allocations for hello, job, alloc, and sets a
