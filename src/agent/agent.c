@@ -5,10 +5,10 @@
  * one run just before anything reads or commits the store: the flush, the retention
  * pass, a hook, the close. The rows, their values and the transaction they commit in
  * are the same as when each tick wrote its own; what changes is that the inserts run
- * back to back with warm caches, once per flush instead of once per tick (at 8 GPUs an
- * idle agent's SQLite work per tick cost about as much as 5 ticks' worth in a row:
- * bench/agent_cost). The queue is bounded (PENDING_MAX_BYTES): past it, it is written at
- * once, so a long --flush on a large node does not grow memory. */
+ * back to back, once per flush instead of once per tick, so SQLite's code and pages are
+ * brought back into the caches once per flush rather than after every 1 s sleep
+ * (bench/agent_cost, docs/benchmarks.md). The queue is bounded (PENDING_MAX_BYTES): past
+ * it, it is written at once, so a long --flush on a large node does not grow memory. */
 #include "agent/agent.h"
 
 #include "attribution/jobmap.h"
