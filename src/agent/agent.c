@@ -1,5 +1,14 @@
 /* agent.c: the loop behind agent.h. One thread; poll() waits for event datagrams until
- * the next tick, so events are absorbed while the loop idles between samples. */
+ * the next tick, so events are absorbed while the loop idles between samples.
+ *
+ * A tick's device and process samples are kept in memory and written to the store in
+ * one run just before anything reads or commits the store: the flush, the retention
+ * pass, a hook, the close. The rows, their values and the transaction they commit in
+ * are the same as when each tick wrote its own; what changes is that the inserts run
+ * back to back, once per flush instead of once per tick, so SQLite's code and pages are
+ * brought back into the caches once per flush rather than after every 1 s sleep
+ * (bench/agent_cost, docs/benchmarks.md). The queue is bounded (PENDING_MAX_BYTES): past
+ * it, it is written at once, so a long --flush on a large node does not grow memory. */
 #include "agent/agent.h"
 
 #include "attribution/jobmap.h"
@@ -17,6 +26,7 @@
 
 #define MAX_DEVICES 4096
 #define MAX_PROCS 8192
+#define PENDING_MAX_BYTES (256 * 1024)
 
 struct gp_agent {
     gp_agent_opts o;
@@ -27,6 +37,10 @@ struct gp_agent {
     size_t n_devices;
     gp_sample *samples;
     gp_proc_sample *procs;
+    gp_sample *pend_s; /* samples taken, not yet written to the store */
+    size_t n_pend_s, cap_pend_s;
+    gp_proc_sample *pend_p; /* idem, process rows (owner stamped) */
+    size_t n_pend_p, cap_pend_p;
     gp_agent_stats stats;
     gp_resolver *resolver; /* NULL: attribution off */
     gp_presence *presence;
@@ -62,6 +76,36 @@ static double cpu_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Writes the queued samples into the store's open transaction (opening one if needed). */
+static void write_pending(gp_agent *a) {
+    if (!a->n_pend_s && !a->n_pend_p) return;
+    gp_store_begin(a->store);
+    /* Counted when taken; samples counts rows stored. */
+    int failed = gp_store_put_samples(a->store, a->pend_s, a->n_pend_s);
+    a->stats.store_errors += (uint64_t)failed;
+    a->stats.samples -= (uint64_t)failed;
+    failed = gp_store_put_procs(a->store, a->pend_p, a->n_pend_p);
+    a->stats.store_errors += (uint64_t)failed;
+    a->stats.proc_samples -= (uint64_t)failed;
+    a->n_pend_s = a->n_pend_p = 0;
+}
+
+/* Appends n rows of size sz to a queue; 0, or -1 when out of memory. */
+static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n, size_t sz) {
+    if (*n_q + n > *cap) {
+        size_t nc = *cap ? *cap : 16;
+        while (nc < *n_q + n)
+            nc *= 2;
+        void *p = realloc(*q, nc * sz);
+        if (!p) return -1;
+        *q = p;
+        *cap = nc;
+    }
+    memcpy((char *)*q + *n_q * sz, rows, n * sz);
+    *n_q += n;
+    return 0;
 }
 
 static void store_event(void *ctx, const gp_event *e) {
@@ -156,10 +200,15 @@ fail:
 
 void gp_agent_close(gp_agent *a) {
     if (!a) return;
-    if (a->store) gp_store_commit(a->store);
+    if (a->store) {
+        write_pending(a);
+        gp_store_commit(a->store);
+    }
     if (a->src.ops) gp_source_close(&a->src);
     gp_ingest_close(a->ingest);
     gp_store_close(a->store);
+    free(a->pend_s);
+    free(a->pend_p);
     free(a->devices);
     free(a->samples);
     free(a->procs);
@@ -180,6 +229,7 @@ int gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wa
 }
 
 gp_store *gp_agent_store(gp_agent *a) {
+    write_pending(a); /* whoever asks for the store may read it */
     return a->store;
 }
 gp_ingest *gp_agent_ingest(gp_agent *a) {
@@ -197,6 +247,7 @@ const gp_device *gp_agent_devices(const gp_agent *a, size_t *n) {
 }
 
 int gp_agent_flush(gp_agent *a) {
+    write_pending(a);
     int rc = gp_store_commit(a->store);
     if (rc != 0) {
         a->stats.store_errors++;
@@ -231,7 +282,9 @@ static void attribute(gp_agent *a, gp_proc_sample *procs, size_t np) {
         gp_presence_proc(a->presence, o, procs[i].uuid, external);
         /* The stored row names its owner: the engine splits a shared GPU's kernels and
          * energy by the SM share of each owner's processes. */
-        snprintf(procs[i].job_id, sizeof procs[i].job_id, "%s", o->job_id);
+        size_t len = strnlen(o->job_id, sizeof procs[i].job_id - 1);
+        memcpy(procs[i].job_id, o->job_id, len); /* not snprintf: this runs per row per tick */
+        procs[i].job_id[len] = '\0';
     }
     gp_presence_end(a->presence, feed_line, a);
     if (a->stats.ticks % 64 == 0) gp_resolver_sweep(a->resolver, a->now_ns - 16 * a->o.interval_ns);
@@ -247,12 +300,12 @@ static void attribute(gp_agent *a, gp_proc_sample *procs, size_t np) {
  * counted apart, so the overhead benchmark measures the agent path alone. A source error
  * is printed once per distinct message and the agent keeps running. */
 static void tick(gp_agent *a, char *err, size_t errlen) {
-    double c0 = cpu_s(), in_source = 0;
-    size_t n = 0;
+    /* Three CPU clock reads a tick (each a system call): the source's two calls run back
+     * to back, so one interval covers both. */
+    double c0 = cpu_s();
+    size_t n = 0, np = 0;
     gp_store_begin(a->store);
-    double s0 = cpu_s();
     int rc = a->src.ops->sample(a->src.state, a->now_ns, a->samples, MAX_DEVICES, &n, err, errlen);
-    in_source += cpu_s() - s0;
     if (rc != 0) {
         if (strcmp(err, a->last_error) != 0) {
             fprintf(stderr, "goodput agent: %s\n", err);
@@ -260,26 +313,37 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
         }
         n = 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (gp_store_put_sample(a->store, &a->samples[i]) != 0)
-            a->stats.store_errors++;
-        else
-            a->stats.samples++;
+    int prc = a->src.ops->list_processes
+                  ? a->src.ops->list_processes(a->src.state, a->procs, MAX_PROCS, &np, err, errlen)
+                  : 0;
+    if (prc != 0) np = 0;
+    double c1 = cpu_s();
+    if (queue((void **)&a->pend_s, &a->n_pend_s, &a->cap_pend_s, a->samples, n,
+              sizeof *a->samples) == 0) {
+        a->stats.samples += n;
+    } else { /* no room to queue: write them now */
+        for (size_t i = 0; i < n; i++) {
+            if (gp_store_put_sample(a->store, &a->samples[i]) != 0)
+                a->stats.store_errors++;
+            else
+                a->stats.samples++;
+        }
     }
     if (a->src.ops->list_processes) {
-        size_t np = 0;
-        s0 = cpu_s();
-        int prc = a->src.ops->list_processes(a->src.state, a->procs, MAX_PROCS, &np, err, errlen);
-        in_source += cpu_s() - s0;
-        if (prc != 0) np = 0;
         if (a->presence) attribute(a, a->procs, np); /* stamps each row with its owner */
-        for (size_t i = 0; i < np; i++)
-            if (gp_store_put_proc(a->store, &a->procs[i]) == 0) a->stats.proc_samples++;
+        if (queue((void **)&a->pend_p, &a->n_pend_p, &a->cap_pend_p, a->procs, np,
+                  sizeof *a->procs) == 0)
+            a->stats.proc_samples += np;
+        else
+            for (size_t i = 0; i < np; i++)
+                if (gp_store_put_proc(a->store, &a->procs[i]) == 0) a->stats.proc_samples++;
     }
+    if (a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p > PENDING_MAX_BYTES)
+        write_pending(a);
     if (a->src.ops->drain_events) a->src.ops->drain_events(a->src.state, a->now_ns, feed_line, a);
     a->stats.ticks++;
-    a->stats.source_cpu_s += in_source;
-    a->stats.collect_cpu_s += (cpu_s() - c0) - in_source;
+    a->stats.source_cpu_s += c1 - c0;
+    a->stats.collect_cpu_s += cpu_s() - c1;
 }
 
 int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t errlen) {
@@ -300,6 +364,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         if (t_stop >= 0 && next_tick > t_stop) break;
         /* Wait (absorbing events) until the tick is due. */
         if (!fast) {
+            int drained = 0;
             for (;;) {
                 int64_t wall = mono_ns();
                 int64_t due_wall = wall0 + (int64_t)((next_tick - t_start) / speed);
@@ -315,6 +380,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                  * the poll. */
                 if (ms > 1000) ms = 1000;
                 int pr = poll(nf ? fds : NULL, (nfds_t)nf, ms);
+                drained = pr == 0; /* nothing arrived up to now */
                 if (pr > 0) {
                     double c0 = cpu_s();
                     int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
@@ -327,8 +393,9 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 }
             }
             /* A late tick skips the wait above: still read what waits on the sockets, or
-             * a loop that runs behind (a loaded host, valgrind) would never read them. */
-            {
+             * a loop that runs behind (a loaded host, valgrind) would never read them. A
+             * wait that ended in a poll timing out has just seen them empty. */
+            if (!drained) {
                 double c0 = cpu_s();
                 int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
                 gp_store_begin(a->store);
@@ -366,6 +433,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         }
         if (gp_store_failed(a->store, err, errlen)) return GP_AGENT_STORE_FULL;
         if (a->o.retention_ns > 0 && wall - last_retain >= 60000000000LL) {
+            write_pending(a);
             gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
             last_retain = wall;
         }
@@ -374,6 +442,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 continue;
             /* Hooks share the agent's connection, so they see what is not yet committed;
              * readers on other connections (the HTTP thread) see each flush. */
+            write_pending(a);
             a->hooks[h].fn(a, a->hooks[h].ctx);
             a->hooks[h].last_wall = wall;
         }

@@ -16,7 +16,11 @@ typedef void (*gp_jobmap_fn)(void *ctx, const char *job_id, const char *uuid, in
 
 /* A reader that remembers each file's contents and reads a file again only when its
  * mtime, size or inode changed: a 1,000-GPU node's directory costs one stat per file per
- * scan instead of an open, a read and a close. */
+ * scan instead of an open, a read and a close. With inotify (Linux), a scan after which
+ * nothing in the directory changed lists it from memory without touching the disk; a
+ * full listing is made after any change and at least every GP_JOBMAP_RESCAN_EVERY scans
+ * (what inotify cannot see: a network file system written from another host). */
+#define GP_JOBMAP_RESCAN_EVERY 60
 typedef struct gp_jobmap gp_jobmap;
 gp_jobmap *gp_jobmap_new(const char *dir); /* NULL when out of memory */
 void gp_jobmap_free(gp_jobmap *m);
@@ -24,5 +28,10 @@ void gp_jobmap_free(gp_jobmap *m);
  * file for an index the node does not have is ignored). Returns the number of pairs, or
  * -1 when the directory cannot be read (errno set). */
 int gp_jobmap_scan(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn, void *ctx);
+/* Scans that listed the directory, and scans answered from memory. */
+typedef struct gp_jobmap_stats {
+    uint64_t full, cached;
+} gp_jobmap_stats;
+gp_jobmap_stats gp_jobmap_get_stats(const gp_jobmap *m);
 
 #endif

@@ -350,7 +350,7 @@ void gp_store_close(gp_store *s) {
 void gp_store_tune_for_devices(gp_store *s, size_t n_devices) {
     /* ~3 hot leaf pages per device (samples, proc_samples, an events share) of 4 KiB. */
     size_t kib = n_devices * 12;
-    if (kib < 2048) kib = 2048;
+    if (kib < 1024) kib = 1024;
     if (kib > 262144) kib = 262144;
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA cache_size=-%zu", kib);
@@ -474,6 +474,20 @@ int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
     bind_i64_known(st, 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
     bind_text(st, 6, p->job_id);
     return run(s, st);
+}
+
+int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
+    int failed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (gp_store_put_sample(s, &x[i]) != 0) failed++;
+    return failed;
+}
+
+int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
+    int failed = 0;
+    for (size_t i = 0; i < n; i++)
+        if (gp_store_put_proc(s, &p[i]) != 0) failed++;
+    return failed;
 }
 
 int gp_store_put_job(gp_store *s, const gp_job *j) {

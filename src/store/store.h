@@ -51,6 +51,10 @@ int gp_store_commit(gp_store *s);
 int gp_store_put_device(gp_store *s, const gp_device *d);
 int gp_store_put_sample(gp_store *s, const gp_sample *x);
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
+/* n calls of gp_store_put_sample / gp_store_put_proc in order (the agent writes what it
+ * queued between flushes this way). Returns the number of rows not stored (0: all were). */
+int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n);
+int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n);
 /* Stores the event; also updates jobs/allocations for hello, job, alloc, and sets a
  * job's ready time at its first progress event (step or request). Returns 0 stored,
  * 1 when the event was already stored (same job and gp_event_key: ignored and counted),

@@ -231,8 +231,58 @@ static void test_jobmap(void **st) {
     s.n = 0;
     assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 2);
     assert_false(has(&s, "456@"));
-    gp_jobmap_free(m);
+    /* Nothing changed: the same pairs, from memory (where inotify works), in order. */
+    gp_jobmap_stats js0 = gp_jobmap_get_stats(m);
+    s.n = 0;
+    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 2);
+    assert_true(has(&s, "123@GPU-zero") && has(&s, "789@GPU-one"));
+    gp_jobmap_stats js1 = gp_jobmap_get_stats(m);
+    assert_int_equal(js1.full + js1.cached, js0.full + js0.cached + 1);
+    /* A file created, one deleted, one touched in place (no directory change): each is
+     * seen by the very next scan, cached or not. */
     char cmd[600];
+    put(dir, "1", "321\n", 4);
+    s.n = 0;
+    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 3);
+    assert_true(has(&s, "321@GPU-one"));
+    snprintf(cmd, sizeof cmd, "%s/GPU-one", dir);
+    assert_int_equal(unlink(cmd), 0);
+    s.n = 0;
+    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 2);
+    assert_false(has(&s, "789@"));
+    usleep(20000);
+    snprintf(cmd, sizeof cmd, "%s/0", dir);
+    FILE *fa = fopen(cmd, "a");
+    assert_non_null(fa);
+    fputs("654\n", fa);
+    fclose(fa);
+    s.n = 0;
+    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 3);
+    assert_true(has(&s, "654@GPU-zero"));
+    /* The directory removed, then made again with other contents: read again. */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), -1);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    put(dir, "0", "42\n", 3);
+    s.n = 0;
+    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 1);
+    assert_true(has(&s, "42@GPU-zero"));
+    put(dir, "1", "43\n", 3);
+    s.n = 0;
+    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 2);
+    assert_true(has(&s, "43@GPU-one"));
+    /* Many scans without a change: most are answered from memory (inotify), and a full
+     * listing still comes at least every GP_JOBMAP_RESCAN_EVERY scans. */
+    js0 = gp_jobmap_get_stats(m);
+    for (int i = 0; i < 2 * GP_JOBMAP_RESCAN_EVERY; i++) {
+        s.n = 0;
+        assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 2);
+    }
+    js1 = gp_jobmap_get_stats(m);
+    assert_true(js1.full - js0.full >= 2);
+    assert_true(js1.cached - js0.cached >= 2 * GP_JOBMAP_RESCAN_EVERY - 3);
+    gp_jobmap_free(m);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
     free(dir);
