@@ -252,6 +252,19 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx) {
     return n;
 }
 
+/* curl's error text names how long the attempt took ("... after 3 ms: ..."): the agent
+ * says a source error once per distinct message, so the timing would make the same
+ * outage a new message on every scrape. */
+static void drop_elapsed(char *msg) {
+    char *p = strstr(msg, " after ");
+    if (!p) return;
+    char *q = p + 7;
+    while (*q >= '0' && *q <= '9')
+        q++;
+    if (q == p + 7 || strncmp(q, " ms", 3) != 0) return;
+    memmove(p, q + 3, strlen(q + 3) + 1);
+}
+
 /* One scrape; on success the device table holds this scrape's samples. */
 static int scrape(dcgm_state *st, int64_t now_ns, char *err, size_t errlen) {
     /* Work on a copy so a failed scrape changes nothing. */
@@ -283,6 +296,7 @@ static int scrape(dcgm_state *st, int64_t now_ns, char *err, size_t errlen) {
         snprintf(err, errlen, "dcgm: %s: body over %ld MiB refused", st->url, MAX_BODY >> 20);
         rc = -1;
     } else if (cc != CURLE_OK) {
+        drop_elapsed(st->curl_err);
         snprintf(err, errlen, "dcgm: %s: %s", st->url,
                  st->curl_err[0] ? st->curl_err : curl_easy_strerror(cc));
         rc = -1;
