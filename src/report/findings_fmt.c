@@ -327,8 +327,8 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
         json_object_set_new(tr, "restarts", json_integer(f.n_restarts));
         /* step-time deviation over time: 5-minute windows vs the ideal step time */
         gp_step_dev *sd = NULL;
-        int nsd = gp_step_deviation(in.events, in.n_events, f.t0_ns, f.t1_ns, 300LL * 1000000000LL,
-                                    f.ideal_step_s, &sd);
+        int nsd = gp_step_deviation_input(&in, f.t0_ns, f.t1_ns, 300LL * 1000000000LL,
+                                          f.ideal_step_s, &sd);
         json_t *dev = json_array();
         for (int i = 0; i < nsd; i++) {
             json_t *x = json_object();

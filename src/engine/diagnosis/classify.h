@@ -38,6 +38,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
 /* Per-rank step observations from step events (step time = ts - start, or the gap since
  * the rank's previous step). *out malloc'ed; returns count or -1. */
 int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out);
+/* The same over every step of a job input (its events and its compact steps). */
+int gp_step_obs_from_input(const gp_job_input *in, gp_worker_obs **out);
 
 /* Sorts findings: minor ones after the rest; then by badput explained (unknown last),
  * headroom, confidence. */
