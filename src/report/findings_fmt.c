@@ -173,21 +173,27 @@ json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top) {
     return arr;
 }
 
-static int diagnose_for_report(gp_store *s, const char *job_id, gp_finding **f, size_t *n,
-                               char *err, size_t errlen) {
+static int diagnose_for_report(gp_store *s, const char *job_id, const gp_report_acct *acct,
+                               gp_finding **f, size_t *n, char *err, size_t errlen) {
     gp_diag_opts o = {0};
     o.no_write = 1;
+    if (acct) { /* the report's own accounting: not computed a second time */
+        o.acct = acct->sum;
+        o.n_acct = acct->n;
+        o.acct_slo = acct->slo;
+    }
     return job_id ? gp_diagnose_job(s, job_id, &o, f, n, err, errlen)
                   : gp_diagnose_all(s, &o, f, n, err, errlen);
 }
 
-void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out, int width) {
+void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out, int width,
+                             const gp_report_acct *acct) {
     gp_finding *f = NULL;
     size_t n = 0;
     char err[256];
     fprintf(out, "\nFindings, ranked by badput explained, then headroom (goodput diagnose for "
                  "all of them):\n\n");
-    if (diagnose_for_report(s, job_id, &f, &n, err, sizeof err) != 0) {
+    if (diagnose_for_report(s, job_id, acct, &f, &n, err, sizeof err) != 0) {
         fprintf(out, "  (no diagnosis: %s)\n", err);
         return;
     }
@@ -195,11 +201,12 @@ void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out, int wid
     free(f);
 }
 
-void gp_findings_report_json(gp_store *s, const char *job_id, json_t *root) {
+void gp_findings_report_json(gp_store *s, const char *job_id, json_t *root,
+                             const gp_report_acct *acct) {
     gp_finding *f = NULL;
     size_t n = 0;
     char err[256];
-    if (diagnose_for_report(s, job_id, &f, &n, err, sizeof err) != 0) {
+    if (diagnose_for_report(s, job_id, acct, &f, &n, err, sizeof err) != 0) {
         json_object_set_new(root, "findings_error", json_string(err));
         return;
     }

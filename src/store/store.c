@@ -949,9 +949,12 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, kind);
     sqlite3_stmt *cnt = NULL;
-    if (sqlite3_prepare_v2(
-            s->db, "SELECT count(*) FROM events WHERE job_id = ?1 AND (?2 = 0 OR kind = ?2)", -1,
-            &cnt, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db,
+                           /* the time index: the planner's choice, the dedup index, visits the rows
+                            * in random order (4 s instead of 0.3 s for a day of 8 ranks' steps) */
+                           "SELECT count(*) FROM events INDEXED BY events_job_ts WHERE job_id = ?1"
+                           " AND (?2 = 0 OR kind = ?2)",
+                           -1, &cnt, NULL) == SQLITE_OK) {
         sqlite3_bind_text(cnt, 1, job_id, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int(cnt, 2, kind);
     }

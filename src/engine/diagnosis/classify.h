@@ -26,6 +26,13 @@ typedef struct gp_diag_opts {
     gp_slo slo;             /* inference SLOs; 0 = not set */
     double scale_bound;     /* 0 = GP_TH_SCALE_EFFICIENCY */
     int no_write;           /* 1: do not write findings to the store */
+    /* The accounting the caller already computed (gp_job_summary_compute with every
+     * option at its default but slo = acct_slo), one per job, any order; may be NULL. A
+     * job's findings are clipped to its entry instead of computing it again when
+     * acct_slo equals slo above (`goodput report` shows the same accounting). */
+    const struct gp_job_summary *acct;
+    size_t n_acct;
+    gp_slo acct_slo;
 } gp_diag_opts;
 
 /* Pure classification of one job. obs: per-rank step times (may be NULL). Writes at most

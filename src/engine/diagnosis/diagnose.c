@@ -229,13 +229,23 @@ static const gp_gpu_spec *job_spec(const gp_job_input *in) {
  * (job_summary.h), so a finding never explains more badput than the report lists. *acct:
  * that accounting; its kind is GP_JK_UNKNOWN with goodput < 0 when it could not be
  * computed, and then the findings' badput and headroom are unknown. */
-static void budget_job(gp_store *s, const char *job_id, const gp_slo *slo, double price,
-                       gp_finding *out, size_t n, gp_goodput *acct) {
+static void budget_job(gp_store *s, const char *job_id, const gp_slo *slo, const gp_diag_opts *o,
+                       double price, gp_finding *out, size_t n, gp_goodput *acct) {
     gp_job_summary js;
     gp_summary_opts so = {0};
     so.slo = *slo;
     char e[256];
-    if (gp_job_summary_compute(s, job_id, &so, &js, e, sizeof e) == 0) {
+    const gp_job_summary *given = NULL;
+    gp_slo none = {0, 0, 0};
+    const gp_slo *oslo = o ? &o->slo : &none;
+    for (size_t i = 0; o && o->acct && i < o->n_acct && !given; i++)
+        if (!strcmp(o->acct[i].job.id, job_id) && o->acct_slo.ttft_s == oslo->ttft_s &&
+            o->acct_slo.tpot_s == oslo->tpot_s && o->acct_slo.e2e_s == oslo->e2e_s)
+            given = &o->acct[i];
+    if (given) {
+        *acct = given->gp;
+        gp_findings_budget(out, n, acct, -1, price);
+    } else if (gp_job_summary_compute(s, job_id, &so, &js, e, sizeof e) == 0) {
         *acct = js.gp;
         gp_findings_budget(out, n, acct, -1, price);
     } else {
@@ -278,7 +288,7 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
         free(obs);
         obs = NULL;
         gp_job_input_free(&in);
-        budget_job(s, job_id, &slo, price, out, *n, acct);
+        budget_job(s, job_id, &slo, o, price, out, *n, acct);
         *price_out = price;
         if (!o || !o->no_write) {
             if (gp_store_begin(s) < 0 || gp_store_replace_findings(s, job_id, out, *n) < 0 ||
