@@ -320,6 +320,10 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
     json_object_set_new(tel, "throttle_share", num(f.throttle_share));
     json_object_set_new(tel, "interconnect_peak_share", num(f.interconnect_peak_share));
     json_object_set_new(tel, "energy_j", num(f.energy_j));
+    /* 60: the telemetry above came from 1-minute rollups (a long allocation, diagnose.c) */
+    json_object_set_new(tel, "rollup_s",
+                        in.samples_step_ns > 0 ? json_integer(in.samples_step_ns / 1000000000)
+                                               : json_null());
     json_object_set_new(o, "telemetry", tel);
     if (f.has_steps) {
         json_object_set_new(tr, "steps", json_integer(f.n_steps));
@@ -383,7 +387,23 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
     json_object_set_new(o, "economics", ec);
     /* rolling windows ending at the job's last data: 1 m, 5 m, 1 h */
     gp_rolling roll;
-    if (f.t1_ns > f.t0_ns && gp_features_rolling(&in, f.t1_ns, &roll, err, errlen) == 0) {
+    int roll_ok = 0;
+    if (f.t1_ns > f.t0_ns && in.samples_step_ns > 0) {
+        /* a long job read from 1-minute rollups: the windows read the last hour raw */
+        gp_job_input tail = in;
+        gp_sample *raw = NULL;
+        size_t nraw = 0;
+        int64_t from = f.t1_ns - 3600LL * 1000000000 - 60LL * 1000000000;
+        if (gp_job_input_raw_since(s, &in, from, &raw, &nraw) == 0) {
+            tail.samples = raw;
+            tail.n_samples = nraw;
+            tail.samples_step_ns = 0;
+            roll_ok = gp_features_rolling_with(&tail, f.t1_ns, &f, &roll, err, errlen) == 0;
+        }
+        free(raw);
+    } else if (f.t1_ns > f.t0_ns)
+        roll_ok = gp_features_rolling(&in, f.t1_ns, &roll, err, errlen) == 0;
+    if (roll_ok) {
         json_t *ro = json_object();
         const gp_features *rf[3] = {&roll.m1, &roll.m5, &roll.h1};
         static const char *names[3] = {"1m", "5m", "1h"};

@@ -60,10 +60,20 @@ int gp_diagnose_all(struct gp_store *s, const gp_diag_opts *o, gp_finding **out,
                     char *err, size_t errlen);
 
 /* Loads a job's input from the store (allocs, devices, samples, procs, events); free with
- * gp_job_input_free. */
+ * gp_job_input_free. Steps come as compact records (gp_job_input.steps); process rows
+ * only those of other jobs (the interference the features look for); a device the job
+ * held for GP_SUMMARY_ROLLUP_MIN_NS or more (6 h) is read from its 1-minute rollups, as
+ * the accounting does (diagnose.c says what that changes; GOODPUT_DIAG_RAW=1 turns it
+ * off). The _ex form with raw = 1 always reads raw samples (windows of minutes). */
 int gp_job_input_load(struct gp_store *s, const char *job_id, gp_job_input *in, char *err,
                       size_t errlen);
+int gp_job_input_load_ex(struct gp_store *s, const char *job_id, int raw, gp_job_input *in,
+                         char *err, size_t errlen);
 void gp_job_input_free(gp_job_input *in);
+/* Raw samples of the job's devices from from_ns on (a rolled-up input's recent minutes,
+ * for windows shorter than the job); *out malloc'ed. Returns 0 or -1. */
+int gp_job_input_raw_since(struct gp_store *s, const gp_job_input *in, int64_t from_ns,
+                           gp_sample **out, size_t *n);
 /* Sets each SLO of *slo that o sets (> 0): command-line SLOs over the declared ones. */
 void gp_slo_override(gp_slo *slo, const gp_slo *o);
 

@@ -99,11 +99,11 @@ static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi
  * gap shorter than a minute inside a busy minute is not seen (docs/benchmarks.md).
  * GOODPUT_DIAG_RAW=1 in the environment forces raw rows (to compare both paths).
  * Returns 0 or -1. */
-static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_t hi,
-                               gp_sample **out, size_t *n) {
-    const char *raw = getenv("GOODPUT_DIAG_RAW");
+static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
+                               gp_sample **out, size_t *n, int64_t *step_ns) {
+    const char *env = getenv("GOODPUT_DIAG_RAW");
     int64_t last = -1;
-    if (!(raw && raw[0] == '1')) {
+    if (!raw && !(env && env[0] == '1')) {
         last = last_raw_ns(s, uuid, lo, hi);
         int64_t end = hi != INT64_MAX ? hi : last;
         if (end >= 0 && end - lo >= GP_SUMMARY_ROLLUP_MIN_NS) {
@@ -115,6 +115,7 @@ static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_
                     (*out)[i].ts_ns = last > (*out)[i].ts_ns - GP_ROLLUP_1M_NS
                                           ? last
                                           : (*out)[i].ts_ns - GP_ROLLUP_1M_NS + 1;
+                *step_ns = GP_ROLLUP_1M_NS;
                 return 0;
             }
             free(*out); /* no rollups (older schema): the raw rows */
@@ -137,6 +138,11 @@ static size_t keep_foreign_procs(gp_proc_sample *p, size_t n, const char *job_id
 }
 
 int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *err, size_t errlen) {
+    return gp_job_input_load_ex(s, job_id, 0, in, err, errlen);
+}
+
+int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input *in, char *err,
+                         size_t errlen) {
     memset(in, 0, sizeof *in);
     in->job_id = strdup(job_id);
     gp_alloc *al = NULL;
@@ -185,7 +191,7 @@ int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *e
         gp_sample *x = NULL;
         gp_proc_sample *p = NULL;
         size_t nx = 0, np = 0;
-        int rc = load_device_samples(s, al[i].uuid, lo, hi, &x, &nx);
+        int rc = load_device_samples(s, al[i].uuid, lo, hi, raw, &x, &nx, &in->samples_step_ns);
         if (rc >= 0) rc = gp_store_device_procs(s, al[i].uuid, lo, hi, &p, &np);
         if (rc >= 0) np = keep_foreign_procs(p, np, job_id);
         if (rc >= 0) rc = append(&smp, &nsmp, x, nx, sizeof *x);
@@ -205,6 +211,32 @@ int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *e
     in->n_samples = nsmp;
     in->procs = prc;
     in->n_procs = nprc;
+    return 0;
+}
+
+int gp_job_input_raw_since(gp_store *s, const gp_job_input *in, int64_t from_ns, gp_sample **out,
+                           size_t *n) {
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < in->n_allocs; i++) {
+        int dup = 0;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(in->allocs[k].uuid, in->allocs[i].uuid)) dup = 1;
+        if (dup) continue;
+        gp_sample *x = NULL;
+        size_t nx = 0;
+        void *acc = *out;
+        int rc = gp_store_device_samples(s, in->allocs[i].uuid, from_ns, INT64_MAX, &x, &nx);
+        if (rc >= 0) rc = append(&acc, n, x, nx, sizeof *x);
+        *out = acc;
+        free(x);
+        if (rc < 0) {
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return -1;
+        }
+    }
     return 0;
 }
 

@@ -769,6 +769,21 @@ void gp_features_clip_ready(gp_features *w, const gp_features *whole) {
     w->not_ready_s = end > w->t0_ns ? (double)(end - w->t0_ns) / NS : 0;
 }
 
+int gp_features_rolling_with(const gp_job_input *in, int64_t t_end_ns, const gp_features *whole,
+                             gp_rolling *out, char *err, size_t errlen) {
+    gp_job_input w = *in;
+    static const int64_t spans[3] = {60LL * 1000000000, 300LL * 1000000000, 3600LL * 1000000000};
+    gp_features *dst[3] = {&out->m1, &out->m5, &out->h1};
+    out->whole = *whole;
+    for (int i = 0; i < 3; i++) {
+        w.t0_ns = t_end_ns - spans[i];
+        w.t1_ns = t_end_ns;
+        if (gp_features_compute(&w, dst[i], err, errlen) < 0) return -1;
+        gp_features_clip_ready(dst[i], whole);
+    }
+    return 0;
+}
+
 int gp_features_rolling(const gp_job_input *in, int64_t t_end_ns, gp_rolling *out, char *err,
                         size_t errlen) {
     gp_job_input w = *in;

@@ -40,6 +40,9 @@ typedef struct gp_job_input {
     size_t n_devices;
     const gp_sample *samples; /* samples of the job's devices, any order */
     size_t n_samples;
+    /* 0: samples are raw rows; else some device's are rollup rows of this step, each the
+     * means of (ts - step, ts] (gp_job_input_load, long allocations) */
+    int64_t samples_step_ns;
     const gp_proc_sample *procs; /* per-process rows of those devices; may be NULL */
     size_t n_procs;
     const gp_event *events; /* the job's events, any order */
@@ -130,6 +133,10 @@ typedef struct gp_rolling {
 } gp_rolling;
 int gp_features_rolling(const gp_job_input *in, int64_t t_end_ns, gp_rolling *out, char *err,
                         size_t errlen);
+/* The 1 m, 5 m and 1 h windows of in ending at t_end_ns, judged against whole (the job's
+ * features over all of its data, which in may not hold: a long job's raw tail). */
+int gp_features_rolling_with(const gp_job_input *in, int64_t t_end_ns, const gp_features *whole,
+                             gp_rolling *out, char *err, size_t errlen);
 /* A window that starts after the job's first allocation: not-ready time is judged by
  * the whole job (ready before the window: none; still not ready: only the part inside
  * the window), not by the first progress the window happens to see. */

@@ -113,7 +113,8 @@ int gp_diagnose_windows_as_of(gp_store *s, const char *job_id, const gp_diag_opt
         return -1;
     }
     gp_job_input in;
-    if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
+    /* raw samples: a window of minutes needs what happened inside its minutes */
+    if (gp_job_input_load_ex(s, job_id, 1, &in, err, errlen) < 0) return -1;
     if (as_of_ns > 0) clip_as_of(&in, as_of_ns);
     gp_slo_override(&in.slo, o ? &o->slo : NULL);
     gp_features whole;
