@@ -26,18 +26,70 @@ double gp_quantile(double *v, size_t n, double q) {
     return i + 1 < n ? v[i] * (1 - fr) + v[i + 1] * fr : v[n - 1];
 }
 
+/* The k-th smallest of v[0..n) (k < n), by selection: v is reordered so that v[k] holds
+ * it, with nothing larger before it and nothing smaller after. O(n) on average, where a
+ * sort is O(n log n): a day of 8 ranks' steps is ~1 M durations, and a job's gauges
+ * 86,400 samples per GPU-day. */
+static double kth(double *v, size_t n, size_t k) {
+    size_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        /* median of three as the pivot */
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo], b = v[mid], c = v[hi];
+        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < piv)
+                i++;
+            while (v[j] > piv)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        /* now v[lo..j] <= piv <= v[i..hi], and anything between equals piv */
+        if (j >= lo && k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+/* gp_quantile's value (linear interpolation between closest ranks) by selection; v is
+ * reordered, not sorted. */
+static double sel_quantile(double *v, size_t n, double q) {
+    if (n == 0) return -1;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double fr = pos - (double)i;
+    double a = kth(v, n, i);
+    if (i + 1 >= n) return a;
+    double b = v[i + 1]; /* the next rank: the smallest after i */
+    for (size_t k = i + 2; k < n; k++)
+        if (v[k] < b) b = v[k];
+    return a * (1 - fr) + b * fr;
+}
+
 double gp_robust_median(double *v, size_t n, double k) {
     if (n == 0) return -1;
-    double med = gp_quantile(v, n, 0.5);
+    double med = sel_quantile(v, n, 0.5);
     double *dev = malloc(n * sizeof *dev);
     if (!dev) return med;
     for (size_t i = 0; i < n; i++)
         dev[i] = fabs(v[i] - med);
-    double mad = gp_quantile(dev, n, 0.5);
+    double mad = sel_quantile(dev, n, 0.5);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (mad <= 0 || fabs(v[i] - med) <= k * mad) dev[m++] = v[i];
-    double r = m ? gp_quantile(dev, m, 0.5) : med;
+    double r = m ? sel_quantile(dev, m, 0.5) : med;
     free(dev);
     return r;
 }
@@ -70,11 +122,14 @@ static void acc_finish(acc *a, gp_stat *s) {
     s->known_s = a->wsum;
     if (a->n) {
         s->mean = a->wsum > 0 ? a->vwsum / a->wsum : 0;
-        s->p10 = gp_quantile(a->v, a->n, 0.1);
-        s->p50 = gp_quantile(a->v, a->n, 0.5);
-        s->p90 = gp_quantile(a->v, a->n, 0.9);
-        s->min = a->v[0];
-        s->max = a->v[a->n - 1];
+        s->min = s->max = a->v[0];
+        for (size_t i = 1; i < a->n; i++) {
+            if (a->v[i] < s->min) s->min = a->v[i];
+            if (a->v[i] > s->max) s->max = a->v[i];
+        }
+        s->p10 = sel_quantile(a->v, a->n, 0.1);
+        s->p50 = sel_quantile(a->v, a->n, 0.5);
+        s->p90 = sel_quantile(a->v, a->n, 0.9);
     }
     free(a->v);
     a->v = NULL;
@@ -603,10 +658,10 @@ static int events(const gp_job_input *in, gp_features *f) {
             size_t k1 = 0, k2 = 0;
             for (size_t i = 0; i < nd; i++)
                 if (dts[i] <= c1) tmp[k1++] = dur[i];
-            double early = k1 >= 3 ? gp_quantile(tmp, k1, 0.5) : -1;
+            double early = k1 >= 3 ? sel_quantile(tmp, k1, 0.5) : -1;
             for (size_t i = 0; i < nd; i++)
                 if (dts[i] >= c2) tmp[k2++] = dur[i];
-            double late = k2 >= 3 ? gp_quantile(tmp, k2, 0.5) : -1;
+            double late = k2 >= 3 ? sel_quantile(tmp, k2, 0.5) : -1;
             f->step_drift = early > 0 && late > 0 ? late / early : -1;
             free(tmp);
         }
@@ -623,18 +678,18 @@ static int events(const gp_job_input *in, gp_features *f) {
     if (ready >= 0 && f->units >= 0 && f->t1_ns > ready)
         f->units_per_s = f->units / ((double)(f->t1_ns - ready) / NS);
     if (nsh_d >= 5 && nal_d >= 5) {
-        double ms = gp_quantile(dsh, nsh_d, 0.5), ma = gp_quantile(dal, nal_d, 0.5);
+        double ms = sel_quantile(dsh, nsh_d, 0.5), ma = sel_quantile(dal, nal_d, 0.5);
         f->thr_shared = ms > 0 ? 1 / ms : -1;
         f->thr_alone = ma > 0 ? 1 / ma : -1;
     }
     if (nsh_d + nal_d > 0) f->shared_share = (double)nsh_d / (double)(nsh_d + nal_d);
     if (f->n_req) {
-        f->ttft_p50_s = gp_quantile(ttft, nt, 0.5);
-        f->ttft_p90_s = gp_quantile(ttft, nt, 0.9);
-        f->tpot_p50_s = gp_quantile(tpot, np, 0.5);
-        f->tpot_p90_s = gp_quantile(tpot, np, 0.9);
-        f->e2e_p50_s = gp_quantile(e2e, ne, 0.5);
-        f->e2e_p90_s = gp_quantile(e2e, ne, 0.9);
+        f->ttft_p50_s = sel_quantile(ttft, nt, 0.5);
+        f->ttft_p90_s = sel_quantile(ttft, nt, 0.9);
+        f->tpot_p50_s = sel_quantile(tpot, np, 0.5);
+        f->tpot_p90_s = sel_quantile(tpot, np, 0.9);
+        f->e2e_p50_s = sel_quantile(e2e, ne, 0.5);
+        f->e2e_p90_s = sel_quantile(e2e, ne, 0.9);
         double span = req_hi > req_lo ? (double)(req_hi - req_lo) / NS : 0;
         if (span > 0) {
             f->req_per_s = (double)f->n_req / span;

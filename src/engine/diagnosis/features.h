@@ -122,7 +122,8 @@ int gp_step_next(const gp_job_input *in, gp_step_iter *it, gp_step_ev *out);
 int gp_features_compute(const gp_job_input *in, gp_features *f, char *err, size_t errlen);
 
 /* Robust "ideal" of a series: the median after dropping values beyond k MADs of the
- * median (k = GP_TH_STEP_OUTLIER_MAD). Sorts v in place. < 0 when n == 0. */
+ * median (k = GP_TH_STEP_OUTLIER_MAD). Reorders v (selection, not a sort). < 0 when
+ * n == 0. */
 double gp_robust_median(double *v, size_t n, double k);
 /* Weighted quantile helper over (value, weight) pairs; sorts in place. */
 double gp_quantile(double *v, size_t n, double q);
