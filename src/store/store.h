@@ -98,6 +98,11 @@ int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_
                             gp_sample **out, size_t *n);
 int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                           gp_proc_sample **out, size_t *n);
+/* The rows of other jobs' processes using the device: a known owner other than job_id,
+ * an SM share above min_sm_share (interference; the job's own rows are most of them). */
+int gp_store_device_procs_foreign(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                                  const char *job_id, double min_sm_share, gp_proc_sample **out,
+                                  size_t *n);
 int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, size_t *n);
 
 const char *gp_store_errmsg(gp_store *s);

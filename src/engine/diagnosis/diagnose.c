@@ -126,16 +126,9 @@ static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_
     return gp_store_device_samples(s, uuid, lo, hi, out, n);
 }
 
-/* Keeps the process rows the features read: another job's process using the GPU
- * (interference). A day of 8 GPUs has ~700 k rows of the job's own processes. */
-static size_t keep_foreign_procs(gp_proc_sample *p, size_t n, const char *job_id) {
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (p[i].job_id[0] && strcmp(p[i].job_id, job_id) && gp_has(p[i].valid, GP_P_SM_SHARE) &&
-            p[i].sm_share > 0.05)
-            p[m++] = p[i];
-    return m;
-}
+/* The process rows the features read: another job's process using the GPU
+ * (interference, features.c). A day of 8 GPUs has ~700 k rows of the job's own. */
+#define FOREIGN_SM_SHARE 0.05
 
 int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *err, size_t errlen) {
     return gp_job_input_load_ex(s, job_id, 0, in, err, errlen);
@@ -192,8 +185,9 @@ int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input 
         gp_proc_sample *p = NULL;
         size_t nx = 0, np = 0;
         int rc = load_device_samples(s, al[i].uuid, lo, hi, raw, &x, &nx, &in->samples_step_ns);
-        if (rc >= 0) rc = gp_store_device_procs(s, al[i].uuid, lo, hi, &p, &np);
-        if (rc >= 0) np = keep_foreign_procs(p, np, job_id);
+        if (rc >= 0)
+            rc = gp_store_device_procs_foreign(s, al[i].uuid, lo, hi, job_id, FOREIGN_SM_SHARE, &p,
+                                               &np);
         if (rc >= 0) rc = append(&smp, &nsmp, x, nx, sizeof *x);
         if (rc >= 0) rc = append(&prc, &nprc, p, np, sizeof *p);
         free(x);
