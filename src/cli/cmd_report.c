@@ -13,6 +13,7 @@
 #include "report/html_report.h"
 #include "util/dl.h"
 #include "report/job_report.h"
+#include "report/findings_fmt.h"
 #include "report/report_hooks.h"
 
 static void usage(FILE *f) {
@@ -73,6 +74,7 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
         }
         ns++;
     }
+    gp_report_acct acct = {sum, ns, so.slo}; /* the findings reuse it */
     if (json) {
         json_t *root = json_object(), *arr = json_array();
         for (size_t i = 0; i < ns; i++)
@@ -80,7 +82,7 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
         json_object_set_new(root, "db", json_string(db));
         json_object_set_new(root, "jobs", arr);
         json_object_set_new(root, "owners", gp_report_owners_json(sum, ns));
-        gp_report_extend_json(s, job, root);
+        gp_report_extend_json(s, job, root, &acct);
         json_dumpf(root, out,
                    JSON_INDENT(2) | JSON_REAL_PRECISION(
                                         13) /* as the API (serve/api.c): one number, one text */);
@@ -93,7 +95,7 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
             gp_report_text(out, sum, ns, width);
             gp_report_owners_text(out, sum, ns, width);
         }
-        gp_report_extend_text(s, job, out, width);
+        gp_report_extend_text(s, job, out, width, &acct);
     }
     free(sum);
     free(jobs);

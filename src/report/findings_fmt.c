@@ -173,21 +173,27 @@ json_t *gp_findings_json(const gp_finding *f, size_t n, size_t top) {
     return arr;
 }
 
-static int diagnose_for_report(gp_store *s, const char *job_id, gp_finding **f, size_t *n,
-                               char *err, size_t errlen) {
+static int diagnose_for_report(gp_store *s, const char *job_id, const gp_report_acct *acct,
+                               gp_finding **f, size_t *n, char *err, size_t errlen) {
     gp_diag_opts o = {0};
     o.no_write = 1;
+    if (acct) { /* the report's own accounting: not computed a second time */
+        o.acct = acct->sum;
+        o.n_acct = acct->n;
+        o.acct_slo = acct->slo;
+    }
     return job_id ? gp_diagnose_job(s, job_id, &o, f, n, err, errlen)
                   : gp_diagnose_all(s, &o, f, n, err, errlen);
 }
 
-void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out, int width) {
+void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out, int width,
+                             const gp_report_acct *acct) {
     gp_finding *f = NULL;
     size_t n = 0;
     char err[256];
     fprintf(out, "\nFindings, ranked by badput explained, then headroom (goodput diagnose for "
                  "all of them):\n\n");
-    if (diagnose_for_report(s, job_id, &f, &n, err, sizeof err) != 0) {
+    if (diagnose_for_report(s, job_id, acct, &f, &n, err, sizeof err) != 0) {
         fprintf(out, "  (no diagnosis: %s)\n", err);
         return;
     }
@@ -195,11 +201,12 @@ void gp_findings_report_text(gp_store *s, const char *job_id, FILE *out, int wid
     free(f);
 }
 
-void gp_findings_report_json(gp_store *s, const char *job_id, json_t *root) {
+void gp_findings_report_json(gp_store *s, const char *job_id, json_t *root,
+                             const gp_report_acct *acct) {
     gp_finding *f = NULL;
     size_t n = 0;
     char err[256];
-    if (diagnose_for_report(s, job_id, &f, &n, err, sizeof err) != 0) {
+    if (diagnose_for_report(s, job_id, acct, &f, &n, err, sizeof err) != 0) {
         json_object_set_new(root, "findings_error", json_string(err));
         return;
     }
@@ -313,6 +320,10 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
     json_object_set_new(tel, "throttle_share", num(f.throttle_share));
     json_object_set_new(tel, "interconnect_peak_share", num(f.interconnect_peak_share));
     json_object_set_new(tel, "energy_j", num(f.energy_j));
+    /* 60: the telemetry above came from 1-minute rollups (a long allocation, diagnose.c) */
+    json_object_set_new(tel, "rollup_s",
+                        in.samples_step_ns > 0 ? json_integer(in.samples_step_ns / 1000000000)
+                                               : json_null());
     json_object_set_new(o, "telemetry", tel);
     if (f.has_steps) {
         json_object_set_new(tr, "steps", json_integer(f.n_steps));
@@ -327,8 +338,8 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
         json_object_set_new(tr, "restarts", json_integer(f.n_restarts));
         /* step-time deviation over time: 5-minute windows vs the ideal step time */
         gp_step_dev *sd = NULL;
-        int nsd = gp_step_deviation(in.events, in.n_events, f.t0_ns, f.t1_ns, 300LL * 1000000000LL,
-                                    f.ideal_step_s, &sd);
+        int nsd = gp_step_deviation_input(&in, f.t0_ns, f.t1_ns, 300LL * 1000000000LL,
+                                          f.ideal_step_s, &sd);
         json_t *dev = json_array();
         for (int i = 0; i < nsd; i++) {
             json_t *x = json_object();
@@ -376,7 +387,23 @@ json_t *gp_job_metrics_json(gp_store *s, const char *job_id, const gp_slo *slo,
     json_object_set_new(o, "economics", ec);
     /* rolling windows ending at the job's last data: 1 m, 5 m, 1 h */
     gp_rolling roll;
-    if (f.t1_ns > f.t0_ns && gp_features_rolling(&in, f.t1_ns, &roll, err, errlen) == 0) {
+    int roll_ok = 0;
+    if (f.t1_ns > f.t0_ns && in.samples_step_ns > 0) {
+        /* a long job read from 1-minute rollups: the windows read the last hour raw */
+        gp_job_input tail = in;
+        gp_sample *raw = NULL;
+        size_t nraw = 0;
+        int64_t from = f.t1_ns - 3600LL * 1000000000 - 60LL * 1000000000;
+        if (gp_job_input_raw_since(s, &in, from, &raw, &nraw) == 0) {
+            tail.samples = raw;
+            tail.n_samples = nraw;
+            tail.samples_step_ns = 0;
+            roll_ok = gp_features_rolling_with(&tail, f.t1_ns, &f, &roll, err, errlen) == 0;
+        }
+        free(raw);
+    } else if (f.t1_ns > f.t0_ns)
+        roll_ok = gp_features_rolling(&in, f.t1_ns, &roll, err, errlen) == 0;
+    if (roll_ok) {
         json_t *ro = json_object();
         const gp_features *rf[3] = {&roll.m1, &roll.m5, &roll.h1};
         static const char *names[3] = {"1m", "5m", "1h"};

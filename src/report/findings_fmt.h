@@ -28,9 +28,18 @@ json_t *gp_job_metrics_json(struct gp_store *s, const char *job_id, const gp_slo
 
 /* The report's findings section: diagnoses the job (or every job) without writing to
  * the store (the report opens it read-only) and prints the top findings per job. */
-void gp_findings_report_text(struct gp_store *s, const char *job_id, FILE *out, int width);
+/* acct (may be NULL): the accounting the report computed for its job table (every
+ * summary option at its default but slo), reused to clip the findings. */
+typedef struct gp_report_acct {
+    const struct gp_job_summary *sum;
+    size_t n;
+    gp_slo slo;
+} gp_report_acct;
+void gp_findings_report_text(struct gp_store *s, const char *job_id, FILE *out, int width,
+                             const gp_report_acct *acct);
 /* Adds "findings": [...] to the report's JSON root. */
-void gp_findings_report_json(struct gp_store *s, const char *job_id, json_t *root);
+void gp_findings_report_json(struct gp_store *s, const char *job_id, json_t *root,
+                             const gp_report_acct *acct);
 /* After the demo: diagnoses every job in the store at db, stores the findings, and
  * prints each job's top finding in one line. */
 void gp_findings_demo_summary(const char *db, FILE *out);

@@ -8,7 +8,11 @@
 
 #include "store/store.h"
 
-void gp_report_extend_text(gp_store *s, const char *job_id, FILE *out, int width);
-void gp_report_extend_json(gp_store *s, const char *job_id, json_t *root);
+/* acct: the report's accounting, for the findings section (findings_fmt.h); may be NULL */
+struct gp_report_acct;
+void gp_report_extend_text(gp_store *s, const char *job_id, FILE *out, int width,
+                           const struct gp_report_acct *acct);
+void gp_report_extend_json(gp_store *s, const char *job_id, json_t *root,
+                           const struct gp_report_acct *acct);
 
 #endif

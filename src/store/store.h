@@ -92,11 +92,21 @@ int gp_store_neighbour_allocs(gp_store *s, const char *job_id, gp_alloc **out, s
 int gp_store_open_alloc_exists(gp_store *s, const char *job_id, const char *uuid);
 /* kind 0 = all kinds; ordered by ts. */
 int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **out, size_t *n);
+/* Calls fn with each of the job's events in the same order, one at a time, so a caller
+ * keeps only what it needs (a long job's steps are millions of events). fn returns < 0
+ * to stop; the call then returns -1, as on a store error; else 0. */
+int gp_store_job_events_each(gp_store *s, const char *job_id,
+                             int (*fn)(void *ctx, const gp_event *e), void *ctx);
 /* Samples of one device with t0 <= ts < t1, ordered by ts. */
 int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                             gp_sample **out, size_t *n);
 int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                           gp_proc_sample **out, size_t *n);
+/* The rows of other jobs' processes using the device: a known owner other than job_id,
+ * an SM share above min_sm_share (interference; the job's own rows are most of them). */
+int gp_store_device_procs_foreign(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                                  const char *job_id, double min_sm_share, gp_proc_sample **out,
+                                  size_t *n);
 int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, size_t *n);
 
 const char *gp_store_errmsg(gp_store *s);

@@ -200,6 +200,38 @@ static void test_robust_median(void **state) {
     assert_true(gp_robust_median(NULL, 0, 3) < 0);
 }
 
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+/* the sorted median, independent of the code under test */
+static double sorted_median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* gp_robust_median selects instead of sorting: on many small series full of ties (the
+ * hard case for a partition) it equals the definition computed with sorts. */
+static void test_robust_median_selection(void **state) {
+    (void)state;
+    unsigned seed = 3;
+    for (int it = 0; it < 5000; it++) {
+        double v[48], w[48], d[48], x[48];
+        size_t n = 1 + (size_t)(rand_r(&seed) % 48);
+        for (size_t i = 0; i < n; i++)
+            v[i] = w[i] = (double)(rand_r(&seed) % 7) + (it % 2 ? 0.5 * (rand_r(&seed) % 3) : 0);
+        double med = sorted_median(w, n);
+        for (size_t i = 0; i < n; i++)
+            d[i] = fabs(w[i] - med);
+        double mad = sorted_median(d, n);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (mad <= 0 || fabs(w[i] - med) <= 3 * mad) x[m++] = w[i];
+        double want = m ? sorted_median(x, m) : med;
+        assert_true(gp_robust_median(v, n, 3) == want);
+    }
+}
+
 static void test_input_bound(void **state) {
     (void)state;
     job_t j;
@@ -933,6 +965,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_time_weighted_mean),
         cmocka_unit_test(test_robust_median),
+        cmocka_unit_test(test_robust_median_selection),
         cmocka_unit_test(test_input_bound),
         cmocka_unit_test(test_healthy_and_unknown_profiling),
         cmocka_unit_test(test_icse_boundaries),

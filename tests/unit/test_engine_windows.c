@@ -228,6 +228,69 @@ static void test_step_deviation(void **state) {
     free(d);
 }
 
+/* The store loader holds steps as compact records (gp_job_input.steps) and the rest as
+ * gp_events; hand-built inputs keep steps among the events. Both forms of one run must
+ * give the same features, per-rank observations and step deviation, exactly. */
+static void test_compact_steps_same(void **state) {
+    (void)state;
+    simrun r = simulate(STRAGGLER, 10 * NS);
+    gp_event *rest = calloc(r.e.n + 1, sizeof *rest);
+    gp_step_ev *st = calloc(r.e.n + 1, sizeof *st);
+    assert_true(rest && st);
+    size_t nr = 0, ns = 0;
+    for (size_t i = 0; i < r.e.n; i++) {
+        const gp_event *e = &r.e.ev[i];
+        if (e->kind == GP_EV_STEP)
+            st[ns++] = (gp_step_ev){e->ts_ns, e->step_start_ns, e->rank, e->step, e->units};
+        else
+            rest[nr++] = *e;
+    }
+    assert_true(ns > 1000); /* 4 ranks' steps over 6 minutes */
+    gp_job_input a, b;
+    memset(&a, 0, sizeof a);
+    a.job_id = "t";
+    a.events = r.e.ev;
+    a.n_events = r.e.n;
+    b = a;
+    b.events = rest;
+    b.n_events = nr;
+    b.steps = st;
+    b.n_steps = ns;
+    gp_features fa, fb;
+    char err[128];
+    assert_int_equal(gp_features_compute(&a, &fa, err, sizeof err), 0);
+    assert_int_equal(gp_features_compute(&b, &fb, err, sizeof err), 0);
+    assert_true(fa.has_steps && fa.n_steps == (int64_t)ns);
+    assert_int_equal(fb.n_steps, fa.n_steps);
+    assert_int_equal(fb.n_ranks, fa.n_ranks);
+    assert_int_equal(fb.t0_ns, fa.t0_ns);
+    assert_int_equal(fb.t1_ns, fa.t1_ns);
+    assert_int_equal(fb.ready_ns, fa.ready_ns);
+    assert_true(fb.ideal_step_s == fa.ideal_step_s && fb.mean_step_s == fa.mean_step_s);
+    assert_true(fb.step_cv == fa.step_cv && fb.step_drift == fa.step_drift);
+    assert_true(fb.units == fa.units && fb.units_per_s == fa.units_per_s);
+    assert_true(fb.checkpoint_share == fa.checkpoint_share &&
+                fb.data_wait_share == fa.data_wait_share && fb.comm_share == fa.comm_share);
+    gp_worker_obs *oa = NULL, *ob = NULL;
+    int na = gp_step_obs_from_events(r.e.ev, r.e.n, &oa), nb = gp_step_obs_from_input(&b, &ob);
+    assert_true(na > 1000);
+    assert_int_equal(nb, na);
+    for (int i = 0; i < na; i++) { /* field by field: the struct has padding */
+        assert_int_equal(ob[i].worker, oa[i].worker);
+        assert_int_equal(ob[i].iter, oa[i].iter);
+        assert_int_equal(ob[i].ts_ns, oa[i].ts_ns);
+        assert_true(ob[i].value == oa[i].value);
+    }
+    gp_step_dev *da = NULL, *db = NULL;
+    int wa = gp_step_deviation(r.e.ev, r.e.n, fa.t0_ns, fa.t1_ns, 60 * NS, fa.ideal_step_s, &da);
+    int wb = gp_step_deviation_input(&b, fa.t0_ns, fa.t1_ns, 60 * NS, fa.ideal_step_s, &db);
+    assert_true(wa > 0);
+    assert_int_equal(wb, wa);
+    assert_memory_equal(da, db, (size_t)wa * sizeof *da);
+    free(oa), free(ob), free(da), free(db), free(rest), free(st);
+    simrun_free(&r);
+}
+
 static void test_clip_ready(void **state) {
     (void)state;
     gp_features whole, w;
@@ -399,6 +462,7 @@ int main(void) {
         cmocka_unit_test(test_sim_straggler_signals),
         cmocka_unit_test(test_per_rank_steps_keep_signals),
         cmocka_unit_test(test_step_deviation),
+        cmocka_unit_test(test_compact_steps_same),
         cmocka_unit_test(test_clip_ready),
         cmocka_unit_test(test_slo_evidence),
         cmocka_unit_test(test_episodes_merge),

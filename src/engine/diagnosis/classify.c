@@ -880,10 +880,20 @@ static int cmp_obs_rank_ts(const void *a, const void *b) {
 }
 
 int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out) {
+    gp_job_input in;
+    memset(&in, 0, sizeof in);
+    in.events = ev;
+    in.n_events = n;
+    return gp_step_obs_from_input(&in, out);
+}
+
+int gp_step_obs_from_input(const gp_job_input *in, gp_worker_obs **out) {
     *out = NULL;
     size_t ns = 0;
-    for (size_t i = 0; i < n; i++)
-        if (ev[i].kind == GP_EV_STEP && ev[i].rank >= 0) ns++;
+    gp_step_iter it = {0, 0};
+    gp_step_ev ev;
+    while (gp_step_next(in, &it, &ev))
+        if (ev.rank >= 0) ns++;
     if (!ns) return 0;
     gp_worker_obs *o = malloc(ns * sizeof *o);
     if (!o) return -1;
@@ -891,9 +901,10 @@ int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out) {
     int64_t ranks[256], prev[256];
     int nr = 0;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const gp_event *e = &ev[i];
-        if (e->kind != GP_EV_STEP || e->rank < 0) continue;
+    it = (gp_step_iter){0, 0};
+    while (gp_step_next(in, &it, &ev)) {
+        const gp_step_ev *e = &ev;
+        if (e->rank < 0) continue;
         int r = 0;
         while (r < nr && ranks[r] != e->rank)
             r++;

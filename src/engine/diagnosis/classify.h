@@ -26,6 +26,13 @@ typedef struct gp_diag_opts {
     gp_slo slo;             /* inference SLOs; 0 = not set */
     double scale_bound;     /* 0 = GP_TH_SCALE_EFFICIENCY */
     int no_write;           /* 1: do not write findings to the store */
+    /* The accounting the caller already computed (gp_job_summary_compute with every
+     * option at its default but slo = acct_slo), one per job, any order; may be NULL. A
+     * job's findings are clipped to its entry instead of computing it again when
+     * acct_slo equals slo above (`goodput report` shows the same accounting). */
+    const struct gp_job_summary *acct;
+    size_t n_acct;
+    gp_slo acct_slo;
 } gp_diag_opts;
 
 /* Pure classification of one job. obs: per-rank step times (may be NULL). Writes at most
@@ -38,6 +45,8 @@ size_t gp_classify(const char *job_id, const gp_features *f, const gp_worker_obs
 /* Per-rank step observations from step events (step time = ts - start, or the gap since
  * the rank's previous step). *out malloc'ed; returns count or -1. */
 int gp_step_obs_from_events(const gp_event *ev, size_t n, gp_worker_obs **out);
+/* The same over every step of a job input (its events and its compact steps). */
+int gp_step_obs_from_input(const gp_job_input *in, gp_worker_obs **out);
 
 /* Sorts findings: minor ones after the rest; then by badput explained (unknown last),
  * headroom, confidence. */
@@ -51,10 +60,20 @@ int gp_diagnose_all(struct gp_store *s, const gp_diag_opts *o, gp_finding **out,
                     char *err, size_t errlen);
 
 /* Loads a job's input from the store (allocs, devices, samples, procs, events); free with
- * gp_job_input_free. */
+ * gp_job_input_free. Steps come as compact records (gp_job_input.steps); process rows
+ * only those of other jobs (the interference the features look for); a device the job
+ * held for GP_SUMMARY_ROLLUP_MIN_NS or more (6 h) is read from its 1-minute rollups, as
+ * the accounting does (diagnose.c says what that changes; GOODPUT_DIAG_RAW=1 turns it
+ * off). The _ex form with raw = 1 always reads raw samples (windows of minutes). */
 int gp_job_input_load(struct gp_store *s, const char *job_id, gp_job_input *in, char *err,
                       size_t errlen);
+int gp_job_input_load_ex(struct gp_store *s, const char *job_id, int raw, gp_job_input *in,
+                         char *err, size_t errlen);
 void gp_job_input_free(gp_job_input *in);
+/* Raw samples of the job's devices from from_ns on (a rolled-up input's recent minutes,
+ * for windows shorter than the job); *out malloc'ed. Returns 0 or -1. */
+int gp_job_input_raw_since(struct gp_store *s, const gp_job_input *in, int64_t from_ns,
+                           gp_sample **out, size_t *n);
 /* Sets each SLO of *slo that o sets (> 0): command-line SLOs over the declared ones. */
 void gp_slo_override(gp_slo *slo, const gp_slo *o);
 

@@ -13,7 +13,10 @@
 #include "engine/pipeline/pipeline.h"
 #include "engine/diagnosis/scaling.h"
 #include "engine/diagnosis/thresholds.h"
+#include "store/rollup.h"
 #include "store/store.h"
+
+#include <sqlite3.h>
 
 void gp_job_input_free(gp_job_input *in) {
     free((void *)in->allocs);
@@ -21,6 +24,7 @@ void gp_job_input_free(gp_job_input *in) {
     free((void *)in->samples);
     free((void *)in->procs);
     free((void *)in->events);
+    free((void *)in->steps);
     free((void *)in->job_id);
     memset(in, 0, sizeof *in);
 }
@@ -35,29 +39,127 @@ static int append(void **dst, size_t *n, const void *src, size_t m, size_t sz) {
     return 0;
 }
 
+/* The job's events as one read: steps as compact records (gp_step_ev), the rest as
+ * gp_events, each list in the store's order (time, then id). */
+typedef struct ev_split {
+    gp_event *ev;
+    size_t nev, cap_ev;
+    gp_step_ev *st;
+    size_t nst, cap_st;
+} ev_split;
+
+static int split_one(void *ctx, const gp_event *e) {
+    ev_split *x = ctx;
+    if (e->kind == GP_EV_STEP) {
+        if (x->nst == x->cap_st) {
+            size_t c = x->cap_st ? 2 * x->cap_st : 1024;
+            gp_step_ev *p = realloc(x->st, c * sizeof *p);
+            if (!p) return -1;
+            x->st = p;
+            x->cap_st = c;
+        }
+        x->st[x->nst++] = (gp_step_ev){e->ts_ns, e->step_start_ns, e->rank, e->step, e->units};
+        return 0;
+    }
+    if (x->nev == x->cap_ev) {
+        size_t c = x->cap_ev ? 2 * x->cap_ev : 64;
+        gp_event *p = realloc(x->ev, c * sizeof *p);
+        if (!p) return -1;
+        x->ev = p;
+        x->cap_ev = c;
+    }
+    x->ev[x->nev++] = *e;
+    return 0;
+}
+
+/* Last raw sample of a device in [lo, hi); -1 when none is kept. */
+static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi) {
+    sqlite3_stmt *st;
+    int64_t t = -1;
+    if (sqlite3_prepare_v2(gp_store_db(s),
+                           "SELECT max(ts_ns) FROM samples WHERE uuid = ?1 AND ts_ns >= ?2"
+                           " AND ts_ns < ?3",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, lo);
+    sqlite3_bind_int64(st, 3, hi);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        t = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return t;
+}
+
+/* Samples of one device for the job's span [lo, hi) of it. A span of
+ * GP_SUMMARY_ROLLUP_MIN_NS or more (the accounting's rule for long jobs, job_summary.h)
+ * is read from the 1-minute rollups, as the accounting does: ~60x fewer rows, each the
+ * means of its minute, covering (end - 1 min, end]. The features built from them keep
+ * means and time shares exact up to the minute at each end; quantiles of a gauge
+ * (gp_stat p10/p50/p90, which no rule reads) are quantiles of minute means, and an idle
+ * gap shorter than a minute inside a busy minute is not seen (docs/benchmarks.md).
+ * GOODPUT_DIAG_RAW=1 in the environment forces raw rows (to compare both paths).
+ * Returns 0 or -1. */
+static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
+                               gp_sample **out, size_t *n, int64_t *step_ns) {
+    const char *env = getenv("GOODPUT_DIAG_RAW");
+    int64_t last = -1;
+    if (!raw && !(env && env[0] == '1')) {
+        last = last_raw_ns(s, uuid, lo, hi);
+        int64_t end = hi != INT64_MAX ? hi : last;
+        if (end >= 0 && end - lo >= GP_SUMMARY_ROLLUP_MIN_NS) {
+            int64_t t1 = hi > INT64_MAX - GP_ROLLUP_1M_NS ? INT64_MAX : hi + GP_ROLLUP_1M_NS;
+            if (gp_rollup_read(gp_store_db(s), GP_ROLLUP_1M_NS, uuid, lo, t1, out, NULL, n) == 0 &&
+                *n > 0) {
+                /* the last bucket ends at its minute, not at the last sample in it */
+                for (size_t i = *n; i-- > 0 && last >= 0 && (*out)[i].ts_ns > last;)
+                    (*out)[i].ts_ns = last > (*out)[i].ts_ns - GP_ROLLUP_1M_NS
+                                          ? last
+                                          : (*out)[i].ts_ns - GP_ROLLUP_1M_NS + 1;
+                *step_ns = GP_ROLLUP_1M_NS;
+                return 0;
+            }
+            free(*out); /* no rollups (older schema): the raw rows */
+            *out = NULL;
+            *n = 0;
+        }
+    }
+    return gp_store_device_samples(s, uuid, lo, hi, out, n);
+}
+
+/* The process rows the features read: another job's process using the GPU
+ * (interference, features.c). A day of 8 GPUs has ~700 k rows of the job's own. */
+#define FOREIGN_SM_SHARE 0.05
+
 int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *err, size_t errlen) {
+    return gp_job_input_load_ex(s, job_id, 0, in, err, errlen);
+}
+
+int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input *in, char *err,
+                         size_t errlen) {
     memset(in, 0, sizeof *in);
     in->job_id = strdup(job_id);
     gp_alloc *al = NULL;
     size_t nal = 0;
-    gp_event *ev = NULL;
-    size_t nev = 0;
+    ev_split ev = {0};
     gp_device *dev = NULL;
     size_t ndev = 0;
     if (!in->job_id || gp_store_job_allocs(s, job_id, &al, &nal) < 0 ||
-        gp_store_job_events(s, job_id, 0, &ev, &nev) < 0 ||
+        gp_store_job_events_each(s, job_id, split_one, &ev) < 0 ||
         gp_store_list_devices(s, &dev, &ndev) < 0) {
         snprintf(err, errlen, "job %s: cannot read the store: %s", job_id, gp_store_errmsg(s));
         free(al);
-        free(ev);
+        free(ev.ev);
+        free(ev.st);
         free(dev);
         gp_job_input_free(in);
         return -1;
     }
     in->allocs = al;
     in->n_allocs = nal;
-    in->events = ev;
-    in->n_events = nev;
+    in->events = ev.ev;
+    in->n_events = ev.nev;
+    in->steps = ev.st;
+    in->n_steps = ev.nst;
     in->devices = dev;
     in->n_devices = ndev;
     gp_job rec;
@@ -82,8 +184,10 @@ int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *e
         gp_sample *x = NULL;
         gp_proc_sample *p = NULL;
         size_t nx = 0, np = 0;
-        int rc = gp_store_device_samples(s, al[i].uuid, lo, hi, &x, &nx);
-        if (rc >= 0) rc = gp_store_device_procs(s, al[i].uuid, lo, hi, &p, &np);
+        int rc = load_device_samples(s, al[i].uuid, lo, hi, raw, &x, &nx, &in->samples_step_ns);
+        if (rc >= 0)
+            rc = gp_store_device_procs_foreign(s, al[i].uuid, lo, hi, job_id, FOREIGN_SM_SHARE, &p,
+                                               &np);
         if (rc >= 0) rc = append(&smp, &nsmp, x, nx, sizeof *x);
         if (rc >= 0) rc = append(&prc, &nprc, p, np, sizeof *p);
         free(x);
@@ -101,6 +205,32 @@ int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *e
     in->n_samples = nsmp;
     in->procs = prc;
     in->n_procs = nprc;
+    return 0;
+}
+
+int gp_job_input_raw_since(gp_store *s, const gp_job_input *in, int64_t from_ns, gp_sample **out,
+                           size_t *n) {
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < in->n_allocs; i++) {
+        int dup = 0;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(in->allocs[k].uuid, in->allocs[i].uuid)) dup = 1;
+        if (dup) continue;
+        gp_sample *x = NULL;
+        size_t nx = 0;
+        void *acc = *out;
+        int rc = gp_store_device_samples(s, in->allocs[i].uuid, from_ns, INT64_MAX, &x, &nx);
+        if (rc >= 0) rc = append(&acc, n, x, nx, sizeof *x);
+        *out = acc;
+        free(x);
+        if (rc < 0) {
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -125,13 +255,23 @@ static const gp_gpu_spec *job_spec(const gp_job_input *in) {
  * (job_summary.h), so a finding never explains more badput than the report lists. *acct:
  * that accounting; its kind is GP_JK_UNKNOWN with goodput < 0 when it could not be
  * computed, and then the findings' badput and headroom are unknown. */
-static void budget_job(gp_store *s, const char *job_id, const gp_slo *slo, double price,
-                       gp_finding *out, size_t n, gp_goodput *acct) {
+static void budget_job(gp_store *s, const char *job_id, const gp_slo *slo, const gp_diag_opts *o,
+                       double price, gp_finding *out, size_t n, gp_goodput *acct) {
     gp_job_summary js;
     gp_summary_opts so = {0};
     so.slo = *slo;
     char e[256];
-    if (gp_job_summary_compute(s, job_id, &so, &js, e, sizeof e) == 0) {
+    const gp_job_summary *given = NULL;
+    gp_slo none = {0, 0, 0};
+    const gp_slo *oslo = o ? &o->slo : &none;
+    for (size_t i = 0; o && o->acct && i < o->n_acct && !given; i++)
+        if (!strcmp(o->acct[i].job.id, job_id) && o->acct_slo.ttft_s == oslo->ttft_s &&
+            o->acct_slo.tpot_s == oslo->tpot_s && o->acct_slo.e2e_s == oslo->e2e_s)
+            given = &o->acct[i];
+    if (given) {
+        *acct = given->gp;
+        gp_findings_budget(out, n, acct, -1, price);
+    } else if (gp_job_summary_compute(s, job_id, &so, &js, e, sizeof e) == 0) {
         *acct = js.gp;
         gp_findings_budget(out, n, acct, -1, price);
     } else {
@@ -152,7 +292,7 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
     gp_slo_override(&in.slo, o ? &o->slo : NULL);
     int rc = gp_features_compute(&in, feat, err, errlen);
     gp_worker_obs *obs = NULL;
-    int nobs = rc == 0 ? gp_step_obs_from_events(in.events, in.n_events, &obs) : 0;
+    int nobs = rc == 0 ? gp_step_obs_from_input(&in, &obs) : 0;
     if (rc == 0) {
         double price = gp_price_per_gpu_h(job_spec(&in), o ? o->price_per_gpu_h : 0);
         *n = gp_classify(job_id, feat, obs, nobs > 0 ? (size_t)nobs : 0, price, out, MAX_PER_JOB);
@@ -168,7 +308,13 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
                      "if the bottleneck stage kept the GPU stage fed, the GPU-time it waits "
                      "would be useful work");
         }
-        budget_job(s, job_id, &in.slo, price, out, *n, acct);
+        /* the accounting reads the job again its own way: free this copy first, so the
+         * two never share the peak */
+        gp_slo slo = in.slo;
+        free(obs);
+        obs = NULL;
+        gp_job_input_free(&in);
+        budget_job(s, job_id, &slo, o, price, out, *n, acct);
         *price_out = price;
         if (!o || !o->no_write) {
             if (gp_store_begin(s) < 0 || gp_store_replace_findings(s, job_id, out, *n) < 0 ||

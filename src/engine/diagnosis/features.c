@@ -26,18 +26,70 @@ double gp_quantile(double *v, size_t n, double q) {
     return i + 1 < n ? v[i] * (1 - fr) + v[i + 1] * fr : v[n - 1];
 }
 
+/* The k-th smallest of v[0..n) (k < n), by selection: v is reordered so that v[k] holds
+ * it, with nothing larger before it and nothing smaller after. O(n) on average, where a
+ * sort is O(n log n): a day of 8 ranks' steps is ~1 M durations, and a job's gauges
+ * 86,400 samples per GPU-day. */
+static double kth(double *v, size_t n, size_t k) {
+    size_t lo = 0, hi = n - 1;
+    while (hi > lo) {
+        /* median of three as the pivot */
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo], b = v[mid], c = v[hi];
+        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < piv)
+                i++;
+            while (v[j] > piv)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        /* now v[lo..j] <= piv <= v[i..hi], and anything between equals piv */
+        if (j >= lo && k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+/* gp_quantile's value (linear interpolation between closest ranks) by selection; v is
+ * reordered, not sorted. */
+static double sel_quantile(double *v, size_t n, double q) {
+    if (n == 0) return -1;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double fr = pos - (double)i;
+    double a = kth(v, n, i);
+    if (i + 1 >= n) return a;
+    double b = v[i + 1]; /* the next rank: the smallest after i */
+    for (size_t k = i + 2; k < n; k++)
+        if (v[k] < b) b = v[k];
+    return a * (1 - fr) + b * fr;
+}
+
 double gp_robust_median(double *v, size_t n, double k) {
     if (n == 0) return -1;
-    double med = gp_quantile(v, n, 0.5);
+    double med = sel_quantile(v, n, 0.5);
     double *dev = malloc(n * sizeof *dev);
     if (!dev) return med;
     for (size_t i = 0; i < n; i++)
         dev[i] = fabs(v[i] - med);
-    double mad = gp_quantile(dev, n, 0.5);
+    double mad = sel_quantile(dev, n, 0.5);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (mad <= 0 || fabs(v[i] - med) <= k * mad) dev[m++] = v[i];
-    double r = m ? gp_quantile(dev, m, 0.5) : med;
+    double r = m ? sel_quantile(dev, m, 0.5) : med;
     free(dev);
     return r;
 }
@@ -70,11 +122,14 @@ static void acc_finish(acc *a, gp_stat *s) {
     s->known_s = a->wsum;
     if (a->n) {
         s->mean = a->wsum > 0 ? a->vwsum / a->wsum : 0;
-        s->p10 = gp_quantile(a->v, a->n, 0.1);
-        s->p50 = gp_quantile(a->v, a->n, 0.5);
-        s->p90 = gp_quantile(a->v, a->n, 0.9);
-        s->min = a->v[0];
-        s->max = a->v[a->n - 1];
+        s->min = s->max = a->v[0];
+        for (size_t i = 1; i < a->n; i++) {
+            if (a->v[i] < s->min) s->min = a->v[i];
+            if (a->v[i] > s->max) s->max = a->v[i];
+        }
+        s->p10 = sel_quantile(a->v, a->n, 0.1);
+        s->p50 = sel_quantile(a->v, a->n, 0.5);
+        s->p90 = sel_quantile(a->v, a->n, 0.9);
     }
     free(a->v);
     a->v = NULL;
@@ -156,6 +211,10 @@ static void window_of(const gp_job_input *in, int64_t *t0, int64_t *t1) {
         if (e->kind == GP_EV_JOB || e->kind == GP_EV_ALLOC || e->kind == GP_EV_HELLO) continue;
         if (in->n_allocs == 0 && e->ts_ns < lo) lo = e->ts_ns;
         if (e->ts_ns > hi) hi = e->ts_ns;
+    }
+    for (size_t i = 0; in->steps && i < in->n_steps; i++) {
+        if (in->n_allocs == 0 && in->steps[i].ts_ns < lo) lo = in->steps[i].ts_ns;
+        if (in->steps[i].ts_ns > hi) hi = in->steps[i].ts_ns;
     }
     *t0 = in->t0_ns || in->t1_ns ? in->t0_ns : (lo == INT64_MAX ? 0 : lo);
     *t1 = in->t0_ns || in->t1_ns ? in->t1_ns : (hi == INT64_MIN ? *t0 : hi);
@@ -340,19 +399,80 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     return rc ? -1 : 0;
 }
 
+int gp_step_next(const gp_job_input *in, gp_step_iter *it, gp_step_ev *out) {
+    for (; it->i < in->n_events; it->i++) {
+        const gp_event *e = &in->events[it->i];
+        if (e->kind != GP_EV_STEP) continue;
+        *out = (gp_step_ev){e->ts_ns, e->step_start_ns, e->rank, e->step, e->units};
+        it->i++;
+        return 1;
+    }
+    if (!in->steps || it->k >= in->n_steps) return 0;
+    *out = in->steps[it->k++];
+    return 1;
+}
+
+static int step_before(const gp_step_ev *a, const gp_step_ev *b) {
+    return a->rank != b->rank ? a->rank < b->rank : a->ts_ns < b->ts_ns;
+}
+
+/* Stable merge sort of the indices ord[0..n) of sv by (rank, time): steps of one rank at
+ * one time keep their order, which decides which is "the previous step". */
+static int sort_steps(const gp_step_ev *sv, size_t *ord, size_t n) {
+    size_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp) return -1;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                tmp[k++] = step_before(&sv[ord[b]], &sv[ord[a]]) ? ord[b++] : ord[a++];
+            while (a < mid)
+                tmp[k++] = ord[a++];
+            while (b < hi)
+                tmp[k++] = ord[b++];
+        }
+        memcpy(ord, tmp, n * sizeof *ord);
+    }
+    free(tmp);
+    return 0;
+}
+
 static int events(const gp_job_input *in, gp_features *f) {
-    size_t n = in->n_events;
+    /* Steps are most of a training job's events: they are walked as compact records
+     * (gp_step_ev), in (rank, time) order through an index, merged with the other events
+     * sorted as pointers; the loader never expands them into gp_events. */
+    size_t n = 0, n_ev_steps = 0;
+    for (size_t i = 0; i < in->n_events; i++)
+        in->events[i].kind == GP_EV_STEP ? n_ev_steps++ : n++;
+    size_t ns = n_ev_steps + (in->steps ? in->n_steps : 0);
+    gp_step_ev *sv_own = NULL;
+    const gp_step_ev *sv = in->steps;
+    if (n_ev_steps) { /* hand-built input with steps among the events: one array of both */
+        sv_own = malloc(ns * sizeof *sv_own);
+        if (!sv_own) return -1;
+        gp_step_iter it = {0, 0};
+        size_t k = 0;
+        while (k < ns && gp_step_next(in, &it, &sv_own[k]))
+            k++;
+        sv = sv_own;
+    }
+    size_t *ord = malloc((ns ? ns : 1) * sizeof *ord);
     const gp_event **e = malloc((n ? n : 1) * sizeof *e);
-    double *dur = malloc((n ? n : 1) * sizeof *dur);
-    int64_t *dts = malloc((n ? n : 1) * sizeof *dts);
+    double *dur = malloc((ns ? ns : 1) * sizeof *dur);
+    int64_t *dts = malloc((ns ? ns : 1) * sizeof *dts);
     double *ttft = malloc((n ? n : 1) * sizeof *ttft), *tpot = malloc((n ? n : 1) * sizeof *tpot);
     double *e2e = malloc((n ? n : 1) * sizeof *e2e);
     int64_t *shared_ts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *shared_ts);
+    double *dsh = NULL, *dal = NULL;
     int rc = -1;
-    if (!e || !dur || !dts || !ttft || !tpot || !e2e || !shared_ts) goto out;
+    if (!ord || !e || !dur || !dts || !ttft || !tpot || !e2e || !shared_ts) goto out;
+    for (size_t k = 0; k < ns; k++)
+        ord[k] = k;
+    if (sort_steps(sv, ord, ns) < 0) goto out;
     size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        e[m++] = &in->events[i];
+    for (size_t i = 0; i < in->n_events; i++)
+        if (in->events[i].kind != GP_EV_STEP) e[m++] = &in->events[i];
     qsort(e, m, sizeof *e, cmp_ev_ptr);
     int64_t ready = -1, submitted = in->submitted_ns > 0 ? in->submitted_ns : -1,
             req_lo = INT64_MAX, req_hi = INT64_MIN;
@@ -369,77 +489,85 @@ static int events(const gp_job_input *in, gp_features *f) {
             shared_ts[nsh++] = p->ts_ns;
     }
     qsort(shared_ts, nsh, sizeof *shared_ts, cmp_i64);
-    double *dsh = malloc((n ? n : 1) * sizeof *dsh), *dal = malloc((n ? n : 1) * sizeof *dal);
+    dsh = malloc((ns ? ns : 1) * sizeof *dsh);
+    dal = malloc((ns ? ns : 1) * sizeof *dal);
     size_t nsh_d = 0, nal_d = 0;
-    if (!dsh || !dal) {
-        free(dsh);
-        free(dal);
-        goto out;
-    }
-    for (size_t i = 0; i <= m; i++) {
-        const gp_event *x = i < m ? e[i] : NULL;
-        if (!x || x->rank != cur_rank) {
+    if (!dsh || !dal) goto out;
+    /* one walk in (rank, time) order over both: the next of the other events or of the
+     * steps, the event first when they tie (they touch different state) */
+    for (size_t i = 0, k = 0;;) {
+        const gp_event *x = NULL;
+        const gp_step_ev *sp = NULL;
+        if (i < m &&
+            (k >= ns || !step_before(&sv[ord[k]], &(gp_step_ev){e[i]->ts_ns, 0, e[i]->rank, 0, 0})))
+            x = e[i++];
+        else if (k < ns)
+            sp = &sv[ord[k++]];
+        int have = x || sp;
+        int64_t x_rank = x ? x->rank : sp ? sp->rank : 0, x_ts = x ? x->ts_ns : sp ? sp->ts_ns : 0;
+        gp_event_kind kind = x ? x->kind : GP_EV_STEP;
+        if (!have || x_rank != cur_rank) {
             if (cur_rank != INT64_MIN && rank_hi > rank_lo) {
                 rank_time += (double)(rank_hi - rank_lo) / NS;
                 f->n_ranks++;
             }
-            if (!x) break;
-            cur_rank = x->rank;
+            if (!have) break;
+            cur_rank = x_rank;
             rank_lo = INT64_MAX;
             rank_hi = INT64_MIN;
             open_dw = open_ck = open_in = open_cm = prev_end = -1;
         }
-        if (x->ts_ns < f->t0_ns || x->ts_ns > f->t1_ns) continue;
-        if (x->kind == GP_EV_JOB) {
-            if (!strcmp(x->name, "submitted")) submitted = x->ts_ns;
+        if (x_ts < f->t0_ns || x_ts > f->t1_ns) continue;
+        if (kind == GP_EV_JOB) {
+            if (!strcmp(x->name, "submitted")) submitted = x_ts;
             continue;
         }
-        if (x->kind == GP_EV_ALLOC || x->kind == GP_EV_HELLO) continue;
+        if (kind == GP_EV_ALLOC || kind == GP_EV_HELLO) continue;
         f->has_events = 1;
-        int64_t lo = x->ts_ns;
-        if (x->kind == GP_EV_STEP) {
-            int64_t st = x->step_start_ns >= 0 ? x->step_start_ns : prev_end;
+        int64_t lo = x_ts;
+        if (sp) {
+            int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : prev_end;
             if (st >= 0 && st < lo) lo = st;
         }
         if (lo < rank_lo) rank_lo = lo;
-        if (x->ts_ns > rank_hi) rank_hi = x->ts_ns;
-        switch (x->kind) {
-        case GP_EV_STEP: {
+        if (x_ts > rank_hi) rank_hi = x_ts;
+        if (sp) {
             f->has_steps = 1;
             f->n_steps++;
-            if (ready < 0 || x->ts_ns < ready) ready = x->ts_ns;
-            int64_t st = x->step_start_ns >= 0 ? x->step_start_ns : prev_end;
-            if (st >= 0 && x->ts_ns > st) {
-                double d = (double)(x->ts_ns - st) / NS;
+            if (ready < 0 || sp->ts_ns < ready) ready = sp->ts_ns;
+            int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : prev_end;
+            if (st >= 0 && sp->ts_ns > st) {
+                double d = (double)(sp->ts_ns - st) / NS;
                 dur[nd] = d;
-                dts[nd++] = x->ts_ns;
+                dts[nd++] = sp->ts_ns;
                 int shared = 0;
                 if (nsh) { /* nearest foreign-process row within 2 s */
                     size_t lo2 = 0, hi2 = nsh;
                     while (lo2 < hi2) {
                         size_t mid = (lo2 + hi2) / 2;
-                        if (shared_ts[mid] < x->ts_ns)
+                        if (shared_ts[mid] < sp->ts_ns)
                             lo2 = mid + 1;
                         else
                             hi2 = mid;
                     }
                     int64_t best = INT64_MAX;
-                    if (lo2 < nsh) best = llabs(shared_ts[lo2] - x->ts_ns);
-                    if (lo2 > 0 && llabs(shared_ts[lo2 - 1] - x->ts_ns) < best)
-                        best = llabs(shared_ts[lo2 - 1] - x->ts_ns);
+                    if (lo2 < nsh) best = llabs(shared_ts[lo2] - sp->ts_ns);
+                    if (lo2 > 0 && llabs(shared_ts[lo2 - 1] - sp->ts_ns) < best)
+                        best = llabs(shared_ts[lo2 - 1] - sp->ts_ns);
                     shared = best <= 2000000000LL;
                 }
                 if (shared) {
                     dsh[nsh_d++] = d;
                     if (!f->shared_t0_ns || st < f->shared_t0_ns) f->shared_t0_ns = st;
-                    if (x->ts_ns > f->shared_t1_ns) f->shared_t1_ns = x->ts_ns;
+                    if (sp->ts_ns > f->shared_t1_ns) f->shared_t1_ns = sp->ts_ns;
                 } else
                     dal[nal_d++] = d;
             }
-            if (x->units >= 0) f->units = (f->units < 0 ? 0 : f->units) + x->units;
-            prev_end = x->ts_ns;
-            break;
+            if (sp->units >= 0) f->units = (f->units < 0 ? 0 : f->units) + sp->units;
+            prev_end = sp->ts_ns;
+            continue;
         }
+        switch (kind) {
         case GP_EV_PHASE: {
             int64_t *slot =
                 !strcmp(x->name, "data_wait") ? &open_dw
@@ -530,10 +658,10 @@ static int events(const gp_job_input *in, gp_features *f) {
             size_t k1 = 0, k2 = 0;
             for (size_t i = 0; i < nd; i++)
                 if (dts[i] <= c1) tmp[k1++] = dur[i];
-            double early = k1 >= 3 ? gp_quantile(tmp, k1, 0.5) : -1;
+            double early = k1 >= 3 ? sel_quantile(tmp, k1, 0.5) : -1;
             for (size_t i = 0; i < nd; i++)
                 if (dts[i] >= c2) tmp[k2++] = dur[i];
-            double late = k2 >= 3 ? gp_quantile(tmp, k2, 0.5) : -1;
+            double late = k2 >= 3 ? sel_quantile(tmp, k2, 0.5) : -1;
             f->step_drift = early > 0 && late > 0 ? late / early : -1;
             free(tmp);
         }
@@ -550,20 +678,18 @@ static int events(const gp_job_input *in, gp_features *f) {
     if (ready >= 0 && f->units >= 0 && f->t1_ns > ready)
         f->units_per_s = f->units / ((double)(f->t1_ns - ready) / NS);
     if (nsh_d >= 5 && nal_d >= 5) {
-        double ms = gp_quantile(dsh, nsh_d, 0.5), ma = gp_quantile(dal, nal_d, 0.5);
+        double ms = sel_quantile(dsh, nsh_d, 0.5), ma = sel_quantile(dal, nal_d, 0.5);
         f->thr_shared = ms > 0 ? 1 / ms : -1;
         f->thr_alone = ma > 0 ? 1 / ma : -1;
     }
     if (nsh_d + nal_d > 0) f->shared_share = (double)nsh_d / (double)(nsh_d + nal_d);
-    free(dsh);
-    free(dal);
     if (f->n_req) {
-        f->ttft_p50_s = gp_quantile(ttft, nt, 0.5);
-        f->ttft_p90_s = gp_quantile(ttft, nt, 0.9);
-        f->tpot_p50_s = gp_quantile(tpot, np, 0.5);
-        f->tpot_p90_s = gp_quantile(tpot, np, 0.9);
-        f->e2e_p50_s = gp_quantile(e2e, ne, 0.5);
-        f->e2e_p90_s = gp_quantile(e2e, ne, 0.9);
+        f->ttft_p50_s = sel_quantile(ttft, nt, 0.5);
+        f->ttft_p90_s = sel_quantile(ttft, nt, 0.9);
+        f->tpot_p50_s = sel_quantile(tpot, np, 0.5);
+        f->tpot_p90_s = sel_quantile(tpot, np, 0.9);
+        f->e2e_p50_s = sel_quantile(e2e, ne, 0.5);
+        f->e2e_p90_s = sel_quantile(e2e, ne, 0.9);
         double span = req_hi > req_lo ? (double)(req_hi - req_lo) / NS : 0;
         if (span > 0) {
             f->req_per_s = (double)f->n_req / span;
@@ -592,6 +718,10 @@ static int events(const gp_job_input *in, gp_features *f) {
     }
     rc = 0;
 out:
+    free(dsh);
+    free(dal);
+    free(ord);
+    free(sv_own);
     free(e);
     free(dur);
     free(dts);
@@ -692,6 +822,21 @@ void gp_features_clip_ready(gp_features *w, const gp_features *whole) {
     /* still not ready when the window began: only the part inside the window counts */
     int64_t end = ready >= 0 && ready < w->t1_ns ? ready : w->t1_ns;
     w->not_ready_s = end > w->t0_ns ? (double)(end - w->t0_ns) / NS : 0;
+}
+
+int gp_features_rolling_with(const gp_job_input *in, int64_t t_end_ns, const gp_features *whole,
+                             gp_rolling *out, char *err, size_t errlen) {
+    gp_job_input w = *in;
+    static const int64_t spans[3] = {60LL * 1000000000, 300LL * 1000000000, 3600LL * 1000000000};
+    gp_features *dst[3] = {&out->m1, &out->m5, &out->h1};
+    out->whole = *whole;
+    for (int i = 0; i < 3; i++) {
+        w.t0_ns = t_end_ns - spans[i];
+        w.t1_ns = t_end_ns;
+        if (gp_features_compute(&w, dst[i], err, errlen) < 0) return -1;
+        gp_features_clip_ready(dst[i], whole);
+    }
+    return 0;
 }
 
 int gp_features_rolling(const gp_job_input *in, int64_t t_end_ns, gp_rolling *out, char *err,

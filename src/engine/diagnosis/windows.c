@@ -82,6 +82,11 @@ static void clip_as_of(gp_job_input *in, int64_t as_of_ns) {
     for (size_t i = 0; i < in->n_events; i++)
         if (ev[i].ts_ns <= as_of_ns) ev[m++] = ev[i];
     in->n_events = m;
+    gp_step_ev *sv = (gp_step_ev *)in->steps;
+    m = 0;
+    for (size_t i = 0; sv && i < in->n_steps; i++)
+        if (sv[i].ts_ns <= as_of_ns) sv[m++] = sv[i];
+    in->n_steps = m;
     gp_alloc *al = (gp_alloc *)in->allocs;
     m = 0;
     for (size_t i = 0; i < in->n_allocs; i++) {
@@ -108,7 +113,8 @@ int gp_diagnose_windows_as_of(gp_store *s, const char *job_id, const gp_diag_opt
         return -1;
     }
     gp_job_input in;
-    if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
+    /* raw samples: a window of minutes needs what happened inside its minutes */
+    if (gp_job_input_load_ex(s, job_id, 1, &in, err, errlen) < 0) return -1;
     if (as_of_ns > 0) clip_as_of(&in, as_of_ns);
     gp_slo_override(&in.slo, o ? &o->slo : NULL);
     gp_features whole;
@@ -117,7 +123,7 @@ int gp_diagnose_windows_as_of(gp_store *s, const char *job_id, const gp_diag_opt
     size_t nw = 0;
     int rc = -1;
     if (gp_features_compute(&in, &whole, err, errlen) < 0) goto done;
-    int nobs = gp_step_obs_from_events(in.events, in.n_events, &obs);
+    int nobs = gp_step_obs_from_input(&in, &obs);
     if (nobs < 0 || !(scratch = malloc(((size_t)(nobs > 0 ? nobs : 1)) * sizeof *scratch))) {
         snprintf(err, errlen, "out of memory");
         goto done;
@@ -332,20 +338,30 @@ static int cmp_d(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int cmp_step(const void *a, const void *b) {
-    const gp_event *x = *(const gp_event *const *)a, *y = *(const gp_event *const *)b;
+int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns, int64_t window_ns,
+                      double ideal_s, gp_step_dev **out) {
+    gp_job_input in;
+    memset(&in, 0, sizeof in);
+    in.events = ev;
+    in.n_events = n;
+    return gp_step_deviation_input(&in, t0_ns, t1_ns, window_ns, ideal_s, out);
+}
+
+static int cmp_step_ev(const void *a, const void *b) {
+    const gp_step_ev *x = a, *y = b;
     if (x->rank != y->rank) return (x->rank > y->rank) - (x->rank < y->rank);
     return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
 }
 
-int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns, int64_t window_ns,
-                      double ideal_s, gp_step_dev **out) {
+int gp_step_deviation_input(const gp_job_input *in, int64_t t0_ns, int64_t t1_ns, int64_t window_ns,
+                            double ideal_s, gp_step_dev **out) {
     *out = NULL;
     if (window_ns <= 0 || t1_ns <= t0_ns) return 0;
     size_t nw = (size_t)((t1_ns - t0_ns + window_ns - 1) / window_ns);
     if (nw > 100000) nw = 100000;
+    size_t n = in->n_events + (in->steps ? in->n_steps : 0);
     /* step durations (end - start, or the gap since the same rank's previous step) */
-    const gp_event **st = malloc((n ? n : 1) * sizeof *st);
+    gp_step_ev *st = malloc((n ? n : 1) * sizeof *st);
     double *dur = malloc((n ? n : 1) * sizeof *dur), *v = malloc((n ? n : 1) * sizeof *v);
     int64_t *end = malloc((n ? n : 1) * sizeof *end);
     gp_step_dev *d = calloc(nw, sizeof *d);
@@ -354,16 +370,17 @@ int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns
         return -1;
     }
     size_t ns = 0, nd = 0;
-    for (size_t i = 0; i < n; i++)
-        if (ev[i].kind == GP_EV_STEP) st[ns++] = &ev[i];
-    qsort(st, ns, sizeof *st, cmp_step);
+    gp_step_iter it = {0, 0};
+    while (ns < n && gp_step_next(in, &it, &st[ns]))
+        ns++;
+    qsort(st, ns, sizeof *st, cmp_step_ev);
     for (size_t i = 0; i < ns; i++) {
-        int64_t s0 = st[i]->step_start_ns >= 0                 ? st[i]->step_start_ns
-                     : i > 0 && st[i - 1]->rank == st[i]->rank ? st[i - 1]->ts_ns
-                                                               : -1;
-        if (s0 < 0 || st[i]->ts_ns <= s0) continue;
-        dur[nd] = (double)(st[i]->ts_ns - s0) / 1e9;
-        end[nd++] = st[i]->ts_ns;
+        int64_t s0 = st[i].step_start_ns >= 0                ? st[i].step_start_ns
+                     : i > 0 && st[i - 1].rank == st[i].rank ? st[i - 1].ts_ns
+                                                             : -1;
+        if (s0 < 0 || st[i].ts_ns <= s0) continue;
+        dur[nd] = (double)(st[i].ts_ns - s0) / 1e9;
+        end[nd++] = st[i].ts_ns;
     }
     for (size_t k = 0; k < nw; k++) {
         int64_t a = t0_ns + (int64_t)k * window_ns;

@@ -74,5 +74,8 @@ typedef struct gp_step_dev {
 } gp_step_dev;
 int gp_step_deviation(const gp_event *ev, size_t n, int64_t t0_ns, int64_t t1_ns, int64_t window_ns,
                       double ideal_s, gp_step_dev **out);
+/* The same over every step of a job input (its events and its compact steps). */
+int gp_step_deviation_input(const gp_job_input *in, int64_t t0_ns, int64_t t1_ns, int64_t window_ns,
+                            double ideal_s, gp_step_dev **out);
 
 #endif
