@@ -506,6 +506,10 @@ static void fill_second(gp_store *s, int t) {
         ev_stage(s, "pipe", "decode", 4, GP_STAGE_CPU, -1, -1, ts);
         ev_stage(s, "pipe", "infer", 1, GP_STAGE_GPU, -1, -1, ts);
     }
+    /* ... an infer item of 40 s stored at 85 s (late), and decode declared on the GPU at
+     * 100 s: both reach into a frozen past (decode's earlier items turn productive) */
+    if (t == 85) ev_stage(s, "pipe", "infer", -1, 0, 40, T_BASE + 39 * S + S / 2, T_BASE + 40 * S);
+    if (t == 100) ev_stage(s, "pipe", "decode", 4, GP_STAGE_GPU, -1, -1, ts);
     if (t > 12 && t % 3 != 1) {
         ev_stage(s, "pipe", "decode", -1, 0, t, ts - S / 2, ts);
         ev_stage(s, "pipe", "infer", -1, 0, t, ts - (int64_t)(0.7 * noise(t, 30) * S), ts);
@@ -752,7 +756,12 @@ static void test_frozen_equals_full(void **state) {
     assert_int_equal(fz.st[infer].stale_freezes, 2);
     assert_true(fz.resumed[infer] > 10);
     assert_true(fz.st[infer].held_events * 2 < fz.events[infer]);
-    assert_int_equal(fz.st[5].freezes, 0); /* pipelines freeze nothing */
+    /* pipe: the late item and the stage declared on the GPU later go stale */
+    const int pipe = 5;
+    assert_true(fz.st[pipe].freezes > 3);
+    assert_int_equal(fz.st[pipe].stale_freezes, 2);
+    assert_true(fz.resumed[pipe] > 10);
+    assert_true(fz.st[pipe].held_events * 4 < fz.events[pipe]);
 }
 
 /* Windows reuse the job's events; each must equal the reference over its bounds, at

@@ -112,14 +112,15 @@ typedef struct gp_goodput {
 
 int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out);
 
-/* A frozen, labelled prefix of a training or inference job's time, so that a running
+/* A frozen, labelled prefix of a training, inference or pipeline job's time, so that a running
  * job's refresh labels only what came after it (goodput.c, "Checkpoints", says when a
  * prefix is final and what breaks it). Made by gp_goodput_compute_ckpt; owned by the
  * caller. */
 #define GP_CKPT_LABELS 8
+#define GP_CKPT_STAGES 16 /* the GPU stages a pipeline's labelling follows */
 typedef struct gp_goodput_ckpt {
     int valid;
-    gp_job_kind kind; /* GP_JK_TRAINING or GP_JK_INFERENCE: the labelling it froze */
+    gp_job_kind kind; /* GP_JK_TRAINING, _INFERENCE or _PIPELINE: the labelling it froze */
     gp_slo slo;       /* what it was labelled with: another breaks it */
     double idle_util;
     int64_t t_ns;      /* the sweep is folded up to here: the start of the first later step */
@@ -142,6 +143,11 @@ typedef struct gp_goodput_ckpt {
     double tokens, good_tokens;
     int64_t *span;
     size_t n_span;
+    /* pipeline: the items of its GPU stages that ended by t_ns (spans as for requests),
+     * and the stages declared on the GPU (none: every stage), in declaration order */
+    int64_t items;
+    char gpu_stage[GP_CKPT_STAGES][GP_NAME_MAX];
+    int n_gpu_stage;
     /* the sweep's state at t_ns */
     int open[GP_CKPT_LABELS];
     double held;
@@ -155,11 +161,11 @@ void gp_goodput_ckpt_free(gp_goodput_ckpt *c);
 /* gp_goodput_compute resuming after `from` (NULL: from the start; in->events then need
  * only the events after from->ev_cut_ns), and, when `to` is set, freezing a new prefix
  * into it (to->valid): for training at a step that ended by freeze_by_ns with at least
- * min_steps steps of this computation before it, for inference at the arrival (by
- * freeze_by_ns) of a request in flight after it. The result equals gp_goodput_compute over all
- * events. Returns 0, -1 on OOM, 1 when `from` no longer holds (a late or restored event reaches
- * into it, the median flips one of its gaps, an allocation before it changed): then
- * compute again without it. */
+ * min_steps steps of this computation before it, for inference (pipelines) at the
+ * arrival (start) by freeze_by_ns of a request (GPU stage item) in flight after it. The result
+ * equals gp_goodput_compute over all events. Returns 0, -1 on OOM, 1 when `from` no longer holds (a
+ * late or restored event reaches into it, the median flips one of its gaps, an allocation before it
+ * changed): then compute again without it. */
 int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from,
                             int64_t freeze_by_ns, size_t min_steps, gp_goodput_ckpt *to,
                             gp_goodput *out);

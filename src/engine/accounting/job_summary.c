@@ -20,20 +20,21 @@
  * Checkpoints: the labels of old time are decided retroactively (a restart that redoes
  * step N turns an earlier kept step into wasted_progress; the median step time, the gap
  * threshold, moves with every step; a phase begin is open until its end arrives), so a
- * training or inference job's state freezes only a prefix that nothing seen so far can
- * relabel (gp_goodput_ckpt, goodput.c "Checkpoints", which also lists what breaks one)
- * and that lies at least freeze_lag_ns behind the job's newest data (a request is stored
- * when it ends: one in flight across the cut but stored after it means a reload), where
- * every GPU's kernel activity is folded (freeze_by). The state then drops the events and
- * activity entries before it and each update labels only the time after it, so a
- * refresh costs what is new, not the
- * job's age; a training prefix keeps 8 bytes per step (its durations, for the median),
- * an inference prefix its request counts and the requests in flight across its end.
- * When something new breaks the prefix (a late event before it, a restart that goes back
- * past it, a median that flips one of its long gaps, an allocation before it that
- * changed, a request stored after it that started before it), the state reloads in full from the
- * store, as on its first update: the result is always what a full computation gives. Pipelines and
- * activity-only jobs relabel their whole history in memory on each update.
+ * training, inference or pipeline job's state freezes only a prefix that nothing seen so
+ * far can relabel (gp_goodput_ckpt, goodput.c "Checkpoints", which also lists what breaks
+ * one) and that lies at least freeze_lag_ns behind the job's newest data (a request is
+ * stored when it ends: one in flight across the cut but stored after it means a reload),
+ * where every GPU's kernel activity is folded (freeze_by). The state then drops the
+ * events and activity entries before it and each update labels only the time after it,
+ * so a refresh costs what is new, not the job's age; a training prefix keeps 8 bytes per
+ * step (its durations, for the median), an inference (pipeline) prefix its request (item)
+ * counts and the requests (GPU stage items) in flight across its end. When something new
+ * breaks the prefix (a late event before it, a restart that goes back past it, a median
+ * that flips one of its long gaps, an allocation before it that changed, a request stored
+ * after it that started before it, a stage declared on the GPU after it), the state
+ * reloads in full from the store, as on its first update: the result is always what a
+ * full computation gives. Activity-only jobs relabel their whole history in memory on
+ * each update (their events are few).
  *
  * Samples: raw rows where they exist; before a device's raw window (rows retention
  * deleted) its 1-minute rollups, each row one interval of a minute with its mean values
