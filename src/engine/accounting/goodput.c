@@ -822,7 +822,8 @@ static int busy_cut(const gp_goodput_in *in, const gp_acct_event **ev, const bus
     }
     if (T == INT64_MIN) return 0;
     for (size_t i = 0; i < in->n_events; i++) /* sorted by time */
-        if (ev[i]->ts_ns == T && (ev[i]->kind != kind || ev[i]->step >= 0)) return 0;
+        if (ev[i]->ts_ns == T && (ev[i]->kind != kind || (r->pipeline && ev[i]->step >= 0)))
+            return 0; /* a declaration at T would be dropped */
     gp_goodput_ckpt *t = ck->to;
     if (busy_across(in, ev, r, T, &t->span, &t->n_span) != 0) return -1;
     if (t->n_span > GP_CKPT_SPAN_MAX) {
