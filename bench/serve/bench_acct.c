@@ -1,9 +1,11 @@
 /* bench_acct.c: cost of summarising a running job (engine/accounting/job_summary.h), the work
  * behind every /metrics scrape and dashboard refresh of a running job.
  *
- *   bench_acct DB JOB UUID ROUNDS
+ *   bench_acct DB JOB UUID ROUNDS [infer]
  * DB is a store made by `bench_serve fill-day` (one job, one GPU, 24 h of 1-second samples
- * and one step per second). Prints, in ms of CPU time:
+ * and one step per second; with `infer`, `bench_serve fill-day DB infer`: an inference
+ * server with about a request a second, and the refreshes append its requests). Prints,
+ * in ms of CPU time:
  *   full       gp_job_summary_compute: the whole history read from the store
  *   first      the first update of an incremental state (the same work, plus keeping it)
  *   refresh    an update after 15 s more samples and steps were stored (what a scrape
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_requests.h"
 #include "engine/accounting/job_summary.h"
 #include "store/store.h"
 
@@ -30,7 +33,7 @@ static double mono(void) {
 }
 
 static void append(gp_store *s, const char *job, const char *uuid, int64_t from, int n,
-                   int64_t *step) {
+                   int64_t *step, int infer) {
     gp_store_begin(s);
     for (int i = 1; i <= n; i++) {
         int64_t ts = from + i * SEC;
@@ -44,6 +47,10 @@ static void append(gp_store *s, const char *job, const char *uuid, int64_t from,
         x.mem_total_bytes = 80ull << 30;
         x.energy_mj = (uint64_t)(ts / 1000000 % 1000000000000LL) * 400;
         gp_store_put_sample(s, &x);
+        if (infer) {
+            br_put_requests(s, job, 0, ts - SEC, ts);
+            continue;
+        }
         gp_event e;
         gp_event_init(&e, GP_EV_STEP);
         snprintf(e.job_id, sizeof e.job_id, "%s", job);
@@ -59,11 +66,11 @@ static void append(gp_store *s, const char *job, const char *uuid, int64_t from,
 
 int main(int argc, char **argv) {
     if (argc < 5) {
-        fprintf(stderr, "usage: bench_acct DB JOB UUID ROUNDS\n");
+        fprintf(stderr, "usage: bench_acct DB JOB UUID ROUNDS [infer]\n");
         return 2;
     }
     const char *job = argv[2], *uuid = argv[3];
-    int rounds = atoi(argv[4]);
+    int rounds = atoi(argv[4]), infer = argc > 5 && !strcmp(argv[5], "infer");
     char err[256];
     gp_store *s;
     if (gp_store_open(argv[1], 0, &s, err, sizeof err) != 0) {
@@ -88,7 +95,7 @@ int main(int argc, char **argv) {
     gp_store_time_span(s, &t_lo, &t_hi);
     double t_refresh = 0;
     for (int r = 0; r < rounds; r++) {
-        append(s, job, uuid, t_hi, 15, &step);
+        append(s, job, uuid, t_hi, 15, &step, infer);
         t_hi += 15 * SEC;
         t0 = mono();
         gp_job_acct_update(a, s, &inc, err, sizeof err);
@@ -99,7 +106,9 @@ int main(int argc, char **argv) {
     int same = fabs(inc.gp.goodput - full.gp.goodput) <= 1e-9 &&
                fabs(inc.allocated_gpu_h - full.allocated_gpu_h) <= 1e-9 * full.allocated_gpu_h &&
                fabs(inc.busy_gpu_h - full.busy_gpu_h) <= 1e-9 * full.busy_gpu_h &&
-               inc.gp.steps == full.gp.steps;
+               inc.gp.steps == full.gp.steps && inc.gp.requests == full.gp.requests &&
+               inc.gp.good_requests == full.gp.good_requests &&
+               fabs(inc.gp.good_tokens - full.gp.good_tokens) <= 1e-9 * (full.gp.tokens + 1);
     for (int b = 0; b < GP_B__COUNT; b++)
         same = same && fabs(inc.gp.bucket_gpu_s[b] - full.gp.bucket_gpu_s[b]) <=
                            1e-9 * full.allocated_gpu_h * 3600 + 1e-9;

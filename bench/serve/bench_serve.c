@@ -1,16 +1,21 @@
 /* bench_serve.c: benchmarks for src/serve (driven by bench/serve/run.sh).
  *
- *   bench_serve fill-fleet DB [H] 8 GPUs, 50 jobs, 1 + H h of 1-second samples: 42 jobs
+ *   bench_serve fill-fleet DB [H [infer]]
+ *                                 8 GPUs, 50 jobs, 1 + H h of 1-second samples: 42 jobs
  *                                 ended (1 GPU each, about 10 min, back to back, in the
  *                                 first hour), 8 running for the last H hours (default 1),
- *                                 each with a step per second
- *   bench_serve fill-day DB       one job on one GPU for 24 h at 1-second samples and one
- *                                 step per second (86,400 of each), still running
+ *                                 each with a step per second, or with `infer` each an
+ *                                 inference server receiving about a request a second
+ *                                 (bench_requests.h)
+ *   bench_serve fill-day DB [infer] one job on one GPU for 24 h at 1-second samples and one
+ *                                 step per second (86,400 of each), or with `infer` about
+ *                                 a request a second, still running
  *   bench_serve append DB         what the agent adds to a fleet or day store while it is
  *                                 served: every wall second, the next second's sample of
- *                                 each GPU and the next step of each running job (one
- *                                 transaction), until SIGTERM; so scrapes see the running
- *                                 jobs move, as they would live
+ *                                 each GPU and the next step of each running training job
+ *                                 or the requests that ended in that second of each
+ *                                 running server (one transaction), until SIGTERM; so
+ *                                 scrapes see the running jobs move, as they would live
  *   bench_serve serve DB PORT     serve DB on 127.0.0.1:PORT until SIGTERM
  *   bench_serve latency DB N      p50/p95/max wall latency over HTTP (libcurl, keep-alive)
  *                                 of the dashboard's job-view requests, N times each
@@ -23,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_requests.h"
 #include "serve/serve.h"
 #include "store/store.h"
 
@@ -58,7 +64,8 @@ static void put_sample(gp_store *s, int dev, int64_t ts, double u) {
     gp_store_put_sample(s, &x);
 }
 
-static void put_job(gp_store *s, const char *id, int dev, int64_t from, int64_t to, int ended) {
+static void put_job(gp_store *s, const char *id, int dev, int64_t from, int64_t to, int ended,
+                    int infer) {
     gp_job j = {0};
     snprintf(j.id, sizeof j.id, "%s", id);
     snprintf(j.name, sizeof j.name, "%s", id);
@@ -78,6 +85,10 @@ static void put_job(gp_store *s, const char *id, int dev, int64_t from, int64_t 
     a.from_ns = from;
     a.to_ns = ended ? to : -1;
     gp_store_put_alloc(s, &a);
+    if (infer) { /* ready 30 s in; requests stored as they end, up to `to` */
+        br_put_requests(s, id, from + 30 * SEC, from, to);
+        return;
+    }
     int64_t step = 0;
     for (int64_t t = from + 30 * SEC; t < to; t += SEC) {
         gp_event e;
@@ -103,7 +114,7 @@ static gp_store *open_new(const char *db) {
     return s;
 }
 
-static void fill_fleet(const char *db, int hours) {
+static void fill_fleet(const char *db, int hours, int infer) {
     gp_store *s = open_new(db);
     gp_store_begin(s);
     const int64_t span = (1 + (int64_t)hours) * 3600 * SEC;
@@ -119,31 +130,32 @@ static void fill_fleet(const char *db, int hours) {
         int dev = k % 8, slot = k / 8;
         int64_t from = T0 + slot * 11 * 60 * SEC, to = from + 10 * 60 * SEC;
         snprintf(id, sizeof id, "ended-%02d", k);
-        put_job(s, id, dev, from, to, 1);
+        put_job(s, id, dev, from, to, 1, 0);
         n++;
     }
     for (int d = 0; d < 8; d++) {
         snprintf(id, sizeof id, "running-%d", d);
-        put_job(s, id, d, T0 + 3600 * SEC, T0 + span, 0);
+        put_job(s, id, d, T0 + 3600 * SEC, T0 + span, 0, infer);
         n++;
     }
     gp_store_commit(s);
     gp_store_close(s);
-    printf("fleet store: 8 GPUs, %d jobs, %lld samples, running jobs %d h old\n", n,
-           8LL * (int64_t)(span / SEC), hours);
+    printf("fleet store: 8 GPUs, %d jobs, %lld samples, running jobs %d h old%s\n", n,
+           8LL * (int64_t)(span / SEC), hours, infer ? ", inference servers" : "");
 }
 
-static void fill_day(const char *db) {
+static void fill_day(const char *db, int infer) {
     gp_store *s = open_new(db);
     gp_store_begin(s);
     put_device(s, 0);
     const int64_t span = 24 * 3600 * SEC;
     for (int64_t t = T0 + SEC; t <= T0 + span; t += SEC)
         put_sample(s, 0, t, 0.6 + 0.3 * ((t / SEC) % 11) / 11.0);
-    put_job(s, "day-job", 0, T0, T0 + span, 0);
+    put_job(s, "day-job", 0, T0, T0 + span, 0, infer);
     gp_store_commit(s);
     gp_store_close(s);
-    printf("day store: 1 GPU, 1 job, 86400 samples, 86400 steps\n");
+    printf("day store: 1 GPU, 1 job, 86400 samples, %s\n",
+           infer ? "about 86400 requests" : "86400 steps");
 }
 
 static volatile sig_atomic_t stop;
@@ -176,15 +188,19 @@ static int append(const char *db) {
     struct {
         char id[64];
         int64_t step;
+        int infer; /* an inference server: requests, not steps */
     } run[64];
     int nrun = 0;
     if (sqlite3_prepare_v2(h,
                            "SELECT j.id, (SELECT max(step) FROM events e WHERE"
-                           " e.job_id = j.id) FROM jobs j WHERE j.ended_ns IS NULL"
-                           " OR j.ended_ns <= 0",
-                           -1, &st, NULL) == SQLITE_OK)
+                           " e.job_id = j.id), EXISTS(SELECT 1 FROM events e WHERE"
+                           " e.job_id = j.id AND e.kind = ?1) FROM jobs j WHERE"
+                           " j.ended_ns IS NULL OR j.ended_ns <= 0",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_int(st, 1, GP_EV_REQUEST) == SQLITE_OK)
         while (nrun < 64 && sqlite3_step(st) == SQLITE_ROW) {
             snprintf(run[nrun].id, sizeof run[nrun].id, "%s", sqlite3_column_text(st, 0));
+            run[nrun].infer = sqlite3_column_int(st, 2);
             run[nrun++].step = sqlite3_column_int64(st, 1);
         }
     sqlite3_finalize(st);
@@ -196,6 +212,10 @@ static int append(const char *db) {
         for (int d = 0; d < ndev; d++)
             put_sample(s, d, last, 0.5 + 0.4 * ((last / SEC + d) % 7) / 7.0);
         for (int k = 0; k < nrun; k++) {
+            if (run[k].infer) {
+                br_put_requests(s, run[k].id, 0, last - SEC, last);
+                continue;
+            }
             gp_event e;
             gp_event_init(&e, GP_EV_STEP);
             snprintf(e.job_id, sizeof e.job_id, "%.63s", run[k].id);
@@ -296,9 +316,10 @@ static int latency(const char *db, int n) {
 
 int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "fill-fleet"))
-        fill_fleet(argv[2], argc >= 4 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 1);
+        fill_fleet(argv[2], argc >= 4 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 1,
+                   argc >= 5 && !strcmp(argv[4], "infer"));
     else if (argc >= 3 && !strcmp(argv[1], "fill-day"))
-        fill_day(argv[2]);
+        fill_day(argv[2], argc >= 4 && !strcmp(argv[3], "infer"));
     else if (argc >= 3 && !strcmp(argv[1], "append"))
         return append(argv[2]);
     else if (argc >= 4 && !strcmp(argv[1], "serve"))
@@ -307,8 +328,8 @@ int main(int argc, char **argv) {
         return latency(argv[2], atoi(argv[3]));
     else {
         fprintf(stderr,
-                "usage: bench_serve fill-fleet DB | fill-day DB | append DB | serve DB PORT |"
-                " latency DB N\n");
+                "usage: bench_serve fill-fleet DB [H [infer]] | fill-day DB [infer] | append DB |"
+                " serve DB PORT | latency DB N\n");
         return 2;
     }
     return 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/serve/run.sh: costs of the HTTP server (src/serve).
 #   1. CPU per /metrics scrape, 8 GPUs and 50 jobs (42 ended, 8 running with an hour of
-#      1-second samples and steps each, then the same 24 hours old: AGES="1 24"), side by side with Debian's
+#      1-second samples and steps each, then the same 24 hours old: AGES="1 24"; then the
+#      same with the 8 running jobs inference servers: KINDS="train infer"), side by side with Debian's
 #      prometheus-node-exporter scraped the same way on the same machine. CPU = utime +
 #      stime of the serving process from /proc/PID/stat across SCRAPES scrapes (curl's own
 #      CPU is not counted for either). While goodput is scraped, `bench_serve append` adds
@@ -62,17 +63,23 @@ log "| /metrics of | series | bytes | CPU per scrape | wall per scrape | running
 log "|---|---|---|---|---|---|"
 # The same fleet with its 8 running jobs 1 h old, then AGES' other ages (flat as they age?),
 # node_exporter between them.
+# KINDS: the running jobs train (a step a second) or serve (inference servers, about a
+# request a second arriving during the scrapes, bench_requests.h).
+for kind in ${KINDS:-train infer}; do
 for age in ${AGES:-1 24}; do
-  "$BIN" fill-fleet "$tmp/fleet-$age.db" "$age" | tee -a "$OUT/serve.txt"
+  db="$tmp/fleet-$kind-$age.db"
+  "$BIN" fill-fleet "$db" "$age" "$kind" | tee -a "$OUT/serve.txt"
   GP=$(freeport)
-  "$BIN" serve "$tmp/fleet-$age.db" "$GP" & pids+=($!); gpid=$!
+  "$BIN" serve "$db" "$GP" & pids+=($!); gpid=$!
   sleep 1
-  "$BIN" append "$tmp/fleet-$age.db" & pids+=($!); apid=$!
+  "$BIN" append "$db" & pids+=($!); apid=$!
   url="http://127.0.0.1:$GP/metrics"
   curl -sf "$url" >/dev/null; sleep "${SETTLE:-12}"
-  measure "goodput (8 GPUs, 50 jobs, running ${age} h)" "$gpid" "$url" 0 "$(alloc_s "$url")"
+  measure "goodput (8 GPUs, 50 jobs, running ${age} h, $kind)" "$gpid" "$url" 0 "$(alloc_s "$url")"
   kill "$gpid" "$apid"
+  rm -f "$db"
   [ -n "$nepid" ] && measure "prometheus-node-exporter (defaults)" "$nepid" "http://127.0.0.1:$NE/metrics"
+done
 done
 fi
 

@@ -218,6 +218,185 @@ static void test_inference_slo(void **st) {
     assert_false(gp_request_good(&ev[0], &tpot));
 }
 
+/* Two computations equal at 1e-9: every bucket and count. */
+static void same_gp(const gp_goodput *x, const gp_goodput *y) {
+    assert_int_equal(x->kind, y->kind);
+    for (int b = 0; b < GP_B__COUNT; b++)
+        assert_near(x->bucket_gpu_s[b], y->bucket_gpu_s[b], 1e-9);
+    assert_near(x->allocated_gpu_s, y->allocated_gpu_s, 1e-9);
+    assert_near(x->serving_gpu_s, y->serving_gpu_s, 1e-9);
+    assert_near(x->busy_gpu_s, y->busy_gpu_s, 1e-9);
+    assert_near(x->goodput, y->goodput, 1e-9);
+    assert_near(x->tokens, y->tokens, 1e-9);
+    assert_near(x->good_tokens, y->good_tokens, 1e-9);
+    assert_int_equal(x->requests, y->requests);
+    assert_int_equal(x->good_requests, y->good_requests);
+    assert_int_equal(x->failed_requests, y->failed_requests);
+    assert_int_equal(x->ready_ns, y->ready_ns);
+}
+
+/* An inference job's frozen past: requests of 5 s every 3 s (one is always in flight
+ * across a cut), a quiet stretch, some missing the TTFT SLO, kernel activity between
+ * requests. Resuming from the checkpoint with only the later events and activity gives
+ * the full computation; a late request, a request in flight across the cut that it did
+ * not hold, or another SLO says the checkpoint is stale. */
+static void test_inference_checkpoint(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, -1);
+    enum { NR = 60, NA = 300 };
+    gp_event ev[NR + 2];
+    int n = 0;
+    for (int i = 0; i < NR; i++) {
+        int64_t arr = (10 + 3 * i + (i >= 30 ? 20 : 0)) * S; /* quiet 97-117 s */
+        gp_event_init(&ev[n], GP_EV_REQUEST);
+        strcpy(ev[n].job_id, "j");
+        ev[n].arrival_ns = i % 7 == 3 ? -1 : arr; /* then from the first token */
+        ev[n].first_token_ns = arr + (i % 5 == 2 ? 2 * S : S / 10);
+        ev[n].ts_ns = arr + 5 * S;
+        ev[n].output_tokens = 20 + i;
+        ev[n].ok = i % 11 != 4;
+        n++;
+    }
+    gp_activity act[NA];
+    for (int k = 0; k < NA; k++)
+        act[k] = (gp_activity){(k + 1) * S, S, k % 4 == 0 ? 0.01 : 0.6};
+    gp_goodput_in in = {.allocs = &a,
+                        .n_allocs = 1,
+                        .events = ev,
+                        .n_events = (size_t)n,
+                        .act = act,
+                        .n_act = NA,
+                        .t0_ns = 0,
+                        .t1_ns = 250 * S,
+                        .slo = {.ttft_s = 1.0}};
+    gp_goodput full, g;
+    assert_int_equal(gp_goodput_compute(&in, &full), 0);
+    assert_int_equal(full.kind, GP_JK_INFERENCE);
+    assert_true(full.good_requests > 0 && full.good_requests < full.requests);
+    assert_true(full.bucket_gpu_s[GP_B_IDLE_ALLOCATED] > 0);
+    gp_goodput_ckpt ck;
+    assert_int_equal(gp_goodput_compute_ckpt(&in, NULL, 90 * S, 0, &ck, &g), 0);
+    same_gp(&g, &full);
+    assert_true(ck.valid);
+    assert_int_equal(ck.kind, GP_JK_INFERENCE);
+    assert_true(ck.t_ns > 80 * S && ck.t_ns <= 90 * S);
+    assert_int_equal(ck.n_span, 1); /* the request before the cut's own is still in flight */
+    /* Resume with what the caller keeps: events after ev_cut, activity after t_ns. */
+    gp_event later[NR + 2];
+    size_t nl = 0;
+    for (int i = 0; i < n; i++)
+        if (ev[i].ts_ns > ck.ev_cut_ns) later[nl++] = ev[i];
+    size_t skip = 0;
+    while (skip < NA && act[skip].ts_ns <= ck.t_ns)
+        skip++;
+    gp_goodput_in rin = in;
+    rin.events = later, rin.n_events = nl;
+    rin.act = act + skip, rin.n_act = NA - skip;
+    assert_true(nl + 20 < (size_t)n); /* those that ended by the cut are dropped */
+    gp_goodput_ckpt ck2;
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 200 * S, 0, &ck2, &g), 0);
+    same_gp(&g, &full);
+    assert_true(ck2.valid && ck2.t_ns > 150 * S); /* and freezes further on from it */
+    gp_goodput_ckpt_free(&ck2);
+    /* A later window end: still equal. */
+    rin.t1_ns = in.t1_ns = 260 * S;
+    assert_int_equal(gp_goodput_compute(&in, &full), 0);
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 0);
+    same_gp(&g, &full);
+    /* Stale: a request that ended before the cut, stored late. */
+    later[nl] = ev[0];
+    later[nl].ts_ns = ck.t_ns - S;
+    later[nl].arrival_ns = ck.t_ns - 2 * S;
+    rin.n_events = nl + 1;
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 1);
+    /* ... one in flight across the cut that it did not hold */
+    later[nl].ts_ns = ck.t_ns + 30 * S;
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 1);
+    /* ... another SLO */
+    rin.n_events = nl;
+    rin.slo.ttft_s = 2.0;
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 1);
+    gp_goodput_ckpt_free(&ck);
+}
+
+static gp_event stage_ev(const char *name, int64_t decl, int res, int64_t start, int64_t end) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_STAGE);
+    strcpy(e.job_id, "p");
+    snprintf(e.name, sizeof e.name, "%s", name);
+    e.step = decl;
+    e.edge = res;
+    e.start_ns = start;
+    e.ts_ns = end;
+    return e;
+}
+
+/* A pipeline's frozen past: "infer" declared on the GPU, items of 2 s every 1.5 s (one in
+ * flight across a cut), "decode" items on the CPU before them. Resuming equals the full
+ * computation; declaring decode on the GPU later (it relabels decode's earlier items) or
+ * an item that starts before the cut and was not held says the checkpoint is stale. */
+static void test_pipeline_checkpoint(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, -1);
+    gp_event ev[210];
+    int n = 0;
+    ev[n++] = stage_ev("decode", 4, GP_STAGE_CPU, -1, S);
+    ev[n++] = stage_ev("infer", 1, GP_STAGE_GPU, -1, S);
+    for (int i = 0; i < 100; i++) {
+        int64_t t = 5 * S + i * 3 * S / 2;
+        ev[n++] = stage_ev("decode", -1, 0, t - S, t - S / 2);
+        if (i % 9 != 4) ev[n++] = stage_ev("infer", -1, 0, t, t + 2 * S);
+    }
+    gp_activity act[200];
+    for (int k = 0; k < 200; k++)
+        act[k] = (gp_activity){(k + 1) * S, S, k % 5 == 0 ? 0.0 : 0.7};
+    gp_goodput_in in = {.allocs = &a,
+                        .n_allocs = 1,
+                        .events = ev,
+                        .n_events = (size_t)n,
+                        .act = act,
+                        .n_act = 200,
+                        .t0_ns = 0,
+                        .t1_ns = 200 * S};
+    gp_goodput full, g;
+    assert_int_equal(gp_goodput_compute(&in, &full), 0);
+    assert_int_equal(full.kind, GP_JK_PIPELINE);
+    gp_goodput_ckpt ck;
+    assert_int_equal(gp_goodput_compute_ckpt(&in, NULL, 100 * S, 0, &ck, &g), 0);
+    same_gp(&g, &full);
+    assert_int_equal(g.items, full.items);
+    assert_true(ck.valid);
+    assert_int_equal(ck.kind, GP_JK_PIPELINE);
+    assert_int_equal(ck.n_gpu_stage, 1);
+    assert_int_equal(ck.n_span, 1);
+    gp_event later[212];
+    size_t nl = 0;
+    for (int i = 0; i < n; i++)
+        if (ev[i].ts_ns > ck.ev_cut_ns) later[nl++] = ev[i];
+    size_t skip = 0;
+    while (skip < 200 && act[skip].ts_ns <= ck.t_ns)
+        skip++;
+    gp_goodput_in rin = in;
+    rin.events = later, rin.n_events = nl;
+    rin.act = act + skip, rin.n_act = 200 - skip;
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 0);
+    same_gp(&g, &full);
+    assert_int_equal(g.items, full.items);
+    /* decode declared on the GPU after the cut: stale (the full computation moves) */
+    later[nl] = stage_ev("decode", 4, GP_STAGE_GPU, -1, 190 * S);
+    rin.n_events = nl + 1;
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 1);
+    ev[n] = later[nl];
+    in.n_events = (size_t)n + 1;
+    gp_goodput moved;
+    assert_int_equal(gp_goodput_compute(&in, &moved), 0);
+    assert_true(moved.bucket_gpu_s[GP_B_PRODUCTIVE] > full.bucket_gpu_s[GP_B_PRODUCTIVE] + 1);
+    /* an infer item from before the cut, stored after it */
+    later[nl] = stage_ev("infer", -1, 0, ck.t_ns - S / 2, 190 * S);
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 1);
+    gp_goodput_ckpt_free(&ck);
+}
+
 /* No events at all: activity-only, goodput unknown. */
 static void test_activity_only(void **st) {
     (void)st;
@@ -688,6 +867,8 @@ int main(void) {
         cmocka_unit_test(test_never_ready),
         cmocka_unit_test(test_idle_after_last_step),
         cmocka_unit_test(test_inference_slo),
+        cmocka_unit_test(test_inference_checkpoint),
+        cmocka_unit_test(test_pipeline_checkpoint),
         cmocka_unit_test(test_activity_only),
         cmocka_unit_test(test_pipeline_gpu_stage),
         cmocka_unit_test(test_inference_sparse_requests),

@@ -423,6 +423,20 @@ static void ev_request(gp_store *s, const char *job, int64_t end, int64_t k) {
     gp_store_put_event(s, &e);
 }
 
+/* An infer request with the given times (-1: not reported), 20 output tokens, ok. */
+static void ev_request_at(gp_store *s, int64_t end, int64_t arrival, int64_t first_token) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_REQUEST);
+    snprintf(e.job_id, sizeof e.job_id, "infer");
+    e.ts_ns = end;
+    e.arrival_ns = arrival;
+    e.first_token_ns = first_token;
+    e.prompt_tokens = 100;
+    e.output_tokens = 20;
+    e.ok = 1;
+    gp_store_put_event(s, &e);
+}
+
 static void ev_stage(gp_store *s, const char *job, const char *name, int64_t decl_pool,
                      int resource, int64_t item, int64_t start, int64_t end) {
     gp_event e;
@@ -492,15 +506,28 @@ static void fill_second(gp_store *s, int t) {
         ev_stage(s, "pipe", "decode", 4, GP_STAGE_CPU, -1, -1, ts);
         ev_stage(s, "pipe", "infer", 1, GP_STAGE_GPU, -1, -1, ts);
     }
+    /* ... an infer item of 40 s stored at 85 s (late), and decode declared on the GPU at
+     * 100 s: both reach into a frozen past (decode's earlier items turn productive) */
+    if (t == 85) ev_stage(s, "pipe", "infer", -1, 0, 40, T_BASE + 39 * S + S / 2, T_BASE + 40 * S);
+    if (t == 100) ev_stage(s, "pipe", "decode", 4, GP_STAGE_GPU, -1, -1, ts);
     if (t > 12 && t % 3 != 1) {
         ev_stage(s, "pipe", "decode", -1, 0, t, ts - S / 2, ts);
         ev_stage(s, "pipe", "infer", -1, 0, t, ts - (int64_t)(0.7 * noise(t, 30) * S), ts);
     }
     /* infer */
     if (t == 8) ev_phase(s, "infer", "init", GP_PH_END, ts);
-    if (t >= 10)
+    if (t >= 10 && (t < 140 || t >= 150))
         for (int k = 0; k < 3; k++)
             if ((t * 3 + k) % 4) ev_request(s, "infer", ts - k * (S / 3), t * 3 + k);
+    /* ... a request that ended at 50 s, stored at 80 s (a late request: before any frozen
+     * past by then); one in flight from 100 s to 118 s, stored when it ends (it was open
+     * across the cuts chosen meanwhile, unseen); requests without an arrival (from the
+     * first token) or without either (only their end); a quiet stretch 140-150 s with no
+     * request in flight (kernel activity decides idle vs other there). */
+    if (t == 80) ev_request(s, "infer", T_BASE + 50 * S, 1001);
+    if (t == 118) ev_request_at(s, ts, T_BASE + 100 * S, -1);
+    if (t % 13 == 0) ev_request_at(s, ts - S / 4, -1, ts - S);
+    if (t % 17 == 0) ev_request_at(s, ts - S / 5, -1, -1);
     /* late: held GPU-0 from 100; closed at 130 in the past (noticed at 135) */
     if (t == 135) {
         put_alloc(s, "late", "GPU-0", 100, 130);
@@ -606,7 +633,7 @@ static void run_incremental(const gp_summary_opts *o, frozen_seen *fz) {
         fill_second(s, t);
         /* Cut points: irregular, dense around the restart and the late event. */
         int cut = t % 7 == 0 || t % 11 == 0 || (t >= 88 && t <= 95) || t == 75 || t == 76 ||
-                  t == 135 || t == T_END;
+                  t == 80 || t == 118 || t == 135 || t == T_END;
         if (!cut) continue;
         for (int k = 0; k < N_JOBS; k++) {
             gp_job_summary inc, full, ref;
@@ -722,7 +749,19 @@ static void test_frozen_equals_full(void **state) {
     assert_true(fz.resumed[flip] > 10);
     assert_true(fz.st[flip].held_events * 4 < fz.events[flip]);
     assert_true(fz.st[train].held_events * 2 < fz.events[train]);
-    assert_int_equal(fz.st[infer].freezes, 0); /* only training jobs freeze */
+    /* infer: the requests in flight across each cut are held in it; exactly two things
+     * reach into a frozen past: the late request (ended 50 s, stored at 80 s) and the one
+     * in flight from 100 s, stored when it ended at 118 s (after cuts 3-6 s behind). */
+    assert_true(fz.st[infer].freezes > 3);
+    assert_int_equal(fz.st[infer].stale_freezes, 2);
+    assert_true(fz.resumed[infer] > 10);
+    assert_true(fz.st[infer].held_events * 2 < fz.events[infer]);
+    /* pipe: the late item and the stage declared on the GPU later go stale */
+    const int pipe = 5;
+    assert_true(fz.st[pipe].freezes > 3);
+    assert_int_equal(fz.st[pipe].stale_freezes, 2);
+    assert_true(fz.resumed[pipe] > 10);
+    assert_true(fz.st[pipe].held_events * 4 < fz.events[pipe]);
 }
 
 /* Windows reuse the job's events; each must equal the reference over its bounds, at

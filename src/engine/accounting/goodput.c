@@ -361,6 +361,7 @@ typedef struct ck_ctx {
     size_t cut;                  /* the new cut: index of its first step; 0 = none */
     int64_t cut_t;               /* its start: where the sweep state is taken */
     int snapped;                 /* the sweep reached cut_t */
+    int snap_bad;                /* ... with labels open there that the new one does not hold */
 } ck_ctx;
 
 /* Collects steps of the lowest rank that reports steps (all ranks progress in lockstep;
@@ -522,15 +523,14 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
 
 /* ---- checkpoints ----
  *
- * A running training job's refresh labels only the time after a frozen prefix, so its
- * cost follows what is new, not the job's age. The prefix ends at the start T of a step
- * k (the cut): the sweep's state there (open labels, held GPUs, bucket sums, busy time)
- * and the counts of the steps before k are kept, with what the labelling of the later
- * time needs from before T: the lowest rank, the last step's end (a step without a start
- * starts there), readiness, the largest step id, every step duration (the median) and
- * the long gaps. The prefix is final while nothing new can relabel it, which the cut's
- * choice (choose_cut) and every later computation (the checks in label_training,
- * alloc_print, the edges' floor) ensure:
+ * A running training, inference or pipeline job's refresh labels only the time after a
+ * frozen prefix, so its cost follows what is new, not the job's age. Training: The prefix ends at
+ * the start T of a step k (the cut): the sweep's state there (open labels, held GPUs, bucket sums,
+ * busy time) and the counts of the steps before k are kept, with what the labelling of the later
+ * time needs from before T: the lowest rank, the last step's end (a step without a start starts
+ * there), readiness, the largest step id, every step duration (the median) and the long gaps. The
+ * prefix is final while nothing new can relabel it, which the cut's choice (choose_cut) and every
+ * later computation (the checks in label_training, alloc_print, the edges' floor) ensure:
  *  - restarts: a step before the cut is wasted_progress only when a later step has a
  *    smaller id or repeats its id after restart evidence. Every step after the cut has an
  *    id above all before it (else: recompute), and the evidence of a repeat before the
@@ -549,6 +549,28 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
  *    (gp_ckpt_alloc_print), and freeze_by (the caller's) keeps the cut where every GPU's
  *    activity is final.
  *  - every interval labelled after the cut starts at or after T (the edges' floor).
+ * Inference (busy_cut, label_inference): a ready server's time is serving while a
+ * request is in flight (the union of [start, end]), else idle or other by kernel
+ * activity, and the serving GPU-seconds split by good tokens at the end. Nothing there
+ * is decided retroactively but by events that reach back, so the prefix ends at the
+ * arrival T (an open edge of the sweep) of a request that ends after it:
+ *  - the counts (requests, tokens, good and failed ones) of the requests that ended by T
+ *    are sums: kept; the split by good tokens is taken over the totals after the sweep.
+ *  - a request in flight across T has its open in the sweep's state: the (start, end)
+ *    pairs of those are kept, and a later computation adds only their closes. A request
+ *    that starts before T must be one of them: one stored after the cut (it was in
+ *    flight, unseen, or it is late) breaks the checkpoint.
+ *  - late events: the caller drops the events up to T; any event at or before T breaks
+ *    it (a late request or phase), and so does another SLO or idle threshold (they
+ *    decide the counts and the labels of the prefix) or a step (the job's kind changes).
+ *  - phases: none but the requests' label is open at T (checked at the snapshot), and
+ *    no event other than requests is stamped at T. Readiness lies at or before T.
+ *  - allocations and kernel activity: as for training.
+ * Pipelines (label_pipeline) freeze by the same rule, their GPU stages' items in place of
+ * requests (the item count is kept). Which stages are on the GPU is decided by
+ * declarations at any time, so the checkpoint keeps the declared GPU stages and a stage
+ * newly declared on the GPU after it breaks it (it would relabel that stage's earlier
+ * items), as does an item that starts before its readiness.
  * When one of these breaks, gp_goodput_compute_ckpt says so and the caller computes
  * everything again: correct first, fast when nothing reaches back. */
 
@@ -675,6 +697,7 @@ static int label_training(const gp_goodput_in *in, const gp_acct_event **ev, siz
             t->n_durs = (from ? from->n_durs : 0) + c;
             t->n_gaps = 0;
             ck->cut_t = sl.start[c];
+            t->kind = GP_JK_TRAINING;
             t->t_ns = sl.start[c];
             t->ev_cut_ns = sl.st[c - 1]->ts_ns;
             t->late_ns = sl.st[c]->ts_ns;
@@ -708,27 +731,192 @@ out:
 
 /* ---- inference, pipelines, activity only ---- */
 
+/* A request's start: in flight from arrival to its end (a work-conserving server starts a
+ * request's prefill at arrival unless it is busy with others, so the union of
+ * [arrival, end] over requests is the time at least one request is in prefill or decode).
+ * Without an arrival, from the first token; else only its end. */
+static int64_t request_start(const gp_acct_event *e) {
+    int64_t arr = e->arrival_ns >= 0       ? e->arrival_ns
+                  : e->first_token_ns >= 0 ? e->first_token_ns
+                                           : e->ts_ns;
+    return arr > e->ts_ns ? e->ts_ns : arr;
+}
+
+static int cmp_pair(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* What makes a ready job's time productive outside training: a request in flight
+ * (inference), or an item in one of its GPU stages (pipelines: those declared
+ * resource=gpu, every stage when none is). */
+typedef struct busy_rule {
+    int pipeline;
+    char (*gpu)[GP_NAME_MAX];
+    int n_gpu;
+} busy_rule;
+
+/* Is e one of the job's productive intervals? *start: where it starts (it ends at ts). */
+static int busy_interval(const busy_rule *r, const gp_acct_event *e, int64_t *start) {
+    if (!r->pipeline) {
+        if (e->kind != GP_EV_REQUEST) return 0;
+        *start = request_start(e);
+        return 1;
+    }
+    if (e->kind != GP_EV_STAGE || e->step >= 0) return 0; /* step >= 0: a declaration */
+    int on_gpu = r->n_gpu == 0;
+    for (int k = 0; k < r->n_gpu && !on_gpu; k++)
+        on_gpu = !strcmp(r->gpu[k], e->name);
+    *start = e->start_ns >= 0 ? e->start_ns : e->ts_ns;
+    return on_gpu;
+}
+
+/* The intervals in flight across t (start < t < end) as sorted (start, end) pairs in
+ * *span (NULL when none); -1 on OOM. */
+static int busy_across(const gp_goodput_in *in, const gp_acct_event **ev, const busy_rule *r,
+                       int64_t t, int64_t **span, size_t *n) {
+    *span = NULL;
+    *n = 0;
+    int64_t *v = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < in->n_events; i++) {
+        const gp_acct_event *e = ev[i];
+        int64_t a;
+        if (!busy_interval(r, e, &a) || e->ts_ns <= t || a >= t) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *p = realloc(v, 2 * cap * sizeof *p);
+            if (!p) {
+                free(v);
+                return -1;
+            }
+            v = p;
+        }
+        v[2 * *n] = a;
+        v[2 * *n + 1] = e->ts_ns;
+        (*n)++;
+    }
+    if (*n) qsort(v, *n, 2 * sizeof *v, cmp_pair);
+    *span = v;
+    return 0;
+}
+
+/* A new inference or pipeline cut (see "Checkpoints"): the latest start T by freeze_by
+ * of a productive interval that ends after it (its open edge at T is where the sweep's
+ * state is taken), after the window's start, readiness and the previous cut, with no
+ * event but intervals of the same kind stamped at T (the caller drops the events up to
+ * T). The intervals in flight across T are kept; at most GP_CKPT_SPAN_MAX of them, else
+ * no cut. Returns 0 (cut or none), -1 on OOM. */
+#define GP_CKPT_SPAN_MAX 4096
+static int busy_cut(const gp_goodput_in *in, const gp_acct_event **ev, const busy_rule *r,
+                    int64_t ready, ck_ctx *ck) {
+    int64_t T = INT64_MIN;
+    int64_t lo = ck->from ? ck->from->t_ns : in->t0_ns;
+    int kind = r->pipeline ? GP_EV_STAGE : GP_EV_REQUEST;
+    for (size_t i = 0; i < in->n_events; i++) {
+        int64_t a;
+        if (busy_interval(r, ev[i], &a) && a < ev[i]->ts_ns && a > T && a <= ck->freeze_by &&
+            a > lo && a >= ready && a < in->t1_ns)
+            T = a;
+    }
+    if (T == INT64_MIN) return 0;
+    for (size_t i = 0; i < in->n_events; i++) /* sorted by time */
+        if (ev[i]->ts_ns == T && (ev[i]->kind != kind || (r->pipeline && ev[i]->step >= 0)))
+            return 0; /* a declaration at T would be dropped */
+    gp_goodput_ckpt *t = ck->to;
+    if (busy_across(in, ev, r, T, &t->span, &t->n_span) != 0) return -1;
+    if (t->n_span > GP_CKPT_SPAN_MAX) {
+        free(t->span);
+        t->span = NULL;
+        t->n_span = 0;
+        return 0;
+    }
+    t->kind = r->pipeline ? GP_JK_PIPELINE : GP_JK_INFERENCE;
+    t->t_ns = t->ev_cut_ns = t->late_ns = T;
+    t->ready_ns = ready;
+    for (int k = 0; k < r->n_gpu; k++)
+        memcpy(t->gpu_stage[k], r->gpu[k], GP_NAME_MAX);
+    t->n_gpu_stage = r->n_gpu;
+    for (size_t i = 0; i < in->n_events && ev[i]->ts_ns <= T; i++) {
+        const gp_acct_event *e = ev[i];
+        int64_t a;
+        if (r->pipeline) {
+            t->items += busy_interval(r, e, &a);
+            continue;
+        }
+        if (e->kind != GP_EV_REQUEST || !in_window(e->ts_ns, in->t0_ns, in->t1_ns)) continue;
+        double tok = e->output_tokens > 0 ? (double)e->output_tokens : 0;
+        t->requests++;
+        t->tokens += tok;
+        if (!e->ok) t->failed_requests++;
+        if (request_good(e, &in->slo)) {
+            t->good_requests++;
+            t->good_tokens += tok;
+        }
+    }
+    if (ck->from) { /* the frozen counts carry on */
+        const gp_goodput_ckpt *f = ck->from;
+        t->requests += f->requests, t->failed_requests += f->failed_requests;
+        t->good_requests += f->good_requests;
+        t->tokens += f->tokens, t->good_tokens += f->good_tokens;
+        t->items += f->items;
+    }
+    ck->cut = 1;
+    ck->cut_t = T;
+    return 0;
+}
+
+/* Resuming after an inference or pipeline checkpoint at T: an event at or before T breaks
+ * it, and the intervals that start before T must be the ones in flight across T that it
+ * holds (their open edge is in its sweep state: only their close is added). */
+static int busy_resume_breaks(const gp_goodput_in *in, const gp_acct_event **ev, const busy_rule *r,
+                              const gp_goodput_ckpt *f, int *broken) {
+    int64_t *span;
+    size_t n;
+    *broken = 1;
+    if (in->n_events && ev[0]->ts_ns <= f->late_ns) return 0; /* a late event */
+    if (busy_across(in, ev, r, f->t_ns, &span, &n) != 0) return -1;
+    *broken = n != f->n_span || (n && memcmp(span, f->span, 2 * n * sizeof *span) != 0);
+    free(span);
+    return 0;
+}
+
+/* One productive interval: opened in the checkpoint's state when it starts before it. */
+static void add_busy(edges *E, const gp_goodput_ckpt *from, int64_t a, int64_t b) {
+    if (from && a < from->t_ns) {
+        if (edges_reserve(E, 1) == 0) E->v[E->n++] = (edge){b, L_PRODUCTIVE, -1, 1};
+    } else {
+        add_interval(E, a, b, L_PRODUCTIVE);
+    }
+}
+
 /* Inference: serving time is the union of requests' [arrival, end]; ready at the first
- * arrival or the end of a startup phase when earlier. */
-static void label_inference(const gp_goodput_in *in, const gp_acct_event **ev, gp_goodput *out,
-                            edges *E, int64_t *ready) {
+ * arrival or the end of a startup phase when earlier. Resuming after a checkpoint, its
+ * counts and readiness carry on (busy_resume_breaks says when it no longer holds).
+ * Returns -1 on OOM. */
+static int label_inference(const gp_goodput_in *in, const gp_acct_event **ev, gp_goodput *out,
+                           edges *E, int64_t *ready, ck_ctx *ck) {
     out->kind = GP_JK_INFERENCE;
+    const gp_goodput_ckpt *from = ck->from;
+    busy_rule r = {0};
+    if (from) {
+        if (busy_resume_breaks(in, ev, &r, from, &ck->broken) != 0) return -1;
+        if (ck->broken) return 0;
+        *ready = from->ready_ns;
+        out->requests = from->requests, out->good_requests = from->good_requests;
+        out->failed_requests = from->failed_requests;
+        out->tokens = from->tokens, out->good_tokens = from->good_tokens;
+    }
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_acct_event *e = ev[i];
         if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END && phase_label(e->name) == L_STARTUP &&
             (*ready < 0 || e->ts_ns < *ready))
             *ready = e->ts_ns;
         if (e->kind != GP_EV_REQUEST) continue;
-        /* In flight from arrival to its end: a work-conserving server starts a request's
-         * prefill at arrival unless it is busy with others, so the union of
-         * [arrival, end] over requests is the time at least one request is in prefill
-         * or decode. Without an arrival, from the first token; else only its end. */
-        int64_t arr = e->arrival_ns >= 0       ? e->arrival_ns
-                      : e->first_token_ns >= 0 ? e->first_token_ns
-                                               : e->ts_ns;
-        if (arr > e->ts_ns) arr = e->ts_ns;
+        int64_t arr = request_start(e);
         if (*ready < 0 || arr < *ready) *ready = arr;
-        add_interval(E, arr, e->ts_ns, L_PRODUCTIVE); /* serving; split by good tokens */
+        add_busy(E, from, arr, e->ts_ns); /* serving; split by good tokens */
         if (!in_window(e->ts_ns, in->t0_ns, in->t1_ns)) continue; /* counted where it ended */
         out->requests++;
         double tok = e->output_tokens > 0 ? (double)e->output_tokens : 0;
@@ -739,32 +927,59 @@ static void label_inference(const gp_goodput_in *in, const gp_acct_event **ev, g
             out->good_tokens += tok;
         }
     }
+    return ck->to ? busy_cut(in, ev, &r, *ready, ck) : 0;
 }
 
 /* Pipelines: productive while the GPU stage(s) process items (declared resource=gpu; else
- * all of them); ready at the first item's start. */
-static void label_pipeline(const gp_goodput_in *in, const gp_acct_event **ev, gp_goodput *out,
-                           edges *E, int64_t *ready) {
+ * all of them); ready at the first item's start. Resuming after a checkpoint, its GPU
+ * stages, item count and readiness carry on; a stage newly declared on the GPU (it would
+ * relabel that stage's earlier items) or an item that starts before its readiness breaks
+ * it. Returns -1 on OOM. */
+static int label_pipeline(const gp_goodput_in *in, const gp_acct_event **ev, gp_goodput *out,
+                          edges *E, int64_t *ready, ck_ctx *ck) {
     out->kind = GP_JK_PIPELINE;
-    char gpu_stage[16][GP_NAME_MAX];
-    int n_gpu_stage = 0;
+    char gpu_stage[GP_CKPT_STAGES][GP_NAME_MAX];
+    busy_rule r = {.pipeline = 1, .gpu = gpu_stage, .n_gpu = 0};
+    const gp_goodput_ckpt *from = ck->from;
+    if (from) {
+        memcpy(gpu_stage, from->gpu_stage, sizeof gpu_stage);
+        r.n_gpu = from->n_gpu_stage;
+        *ready = from->ready_ns;
+        out->items = from->items;
+    }
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_acct_event *e = ev[i];
-        if (e->kind == GP_EV_STAGE && e->step >= 0 && e->edge == GP_STAGE_GPU && n_gpu_stage < 16)
-            snprintf(gpu_stage[n_gpu_stage++], GP_NAME_MAX, "%s", e->name);
+        if (e->kind != GP_EV_STAGE || e->step < 0 || e->edge != GP_STAGE_GPU ||
+            r.n_gpu == GP_CKPT_STAGES)
+            continue;
+        int known = 0;
+        for (int k = 0; k < r.n_gpu && !known; k++)
+            known = !strcmp(gpu_stage[k], e->name);
+        if (from && !known) {
+            ck->broken = 1;
+            return 0;
+        }
+        snprintf(gpu_stage[r.n_gpu++], GP_NAME_MAX, "%s", e->name);
+    }
+    if (from) {
+        if (busy_resume_breaks(in, ev, &r, from, &ck->broken) != 0) return -1;
+        if (ck->broken) return 0;
     }
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_acct_event *e = ev[i];
         if (e->kind != GP_EV_STAGE || e->step >= 0) continue; /* declarations */
-        int on_gpu = n_gpu_stage == 0;
-        for (int k = 0; k < n_gpu_stage && !on_gpu; k++)
-            on_gpu = !strcmp(gpu_stage[k], e->name);
-        int64_t st0 = e->start_ns >= 0 ? e->start_ns : e->ts_ns;
+        int64_t st0;
+        int on_gpu = busy_interval(&r, e, &st0);
+        if (from && st0 < from->ready_ns) {
+            ck->broken = 1; /* an item before readiness: it moves */
+            return 0;
+        }
         if (*ready < 0 || st0 < *ready) *ready = st0;
         if (!on_gpu) continue;
         out->items++;
-        add_interval(E, st0, e->ts_ns, L_PRODUCTIVE);
+        add_busy(E, from, st0, e->ts_ns);
     }
+    return ck->to ? busy_cut(in, ev, &r, *ready, ck) : 0;
 }
 
 /* No progress events: readiness is the first kernel activity (issue: attribution). A job
@@ -865,6 +1080,9 @@ static void sweep(const gp_goodput_in *in, edges *E, gp_goodput *out, ck_ctx *ck
         if (ck->cut && !ck->snapped && (e->t > ck->cut_t || (e->t == ck->cut_t && e->delta > 0))) {
             snap(ck->to, open, held, n_held, busy, busy_known, out);
             ck->snapped = 1;
+            if (ck->to->kind != GP_JK_TRAINING) /* only its intervals in flight are open */
+                for (int l = 0; l < L__COUNT; l++)
+                    if (open[l] != (l == L_PRODUCTIVE ? (int)ck->to->n_span : 0)) ck->snap_bad = 1;
         }
         if (e->label == L_ALLOC) {
             held += e->delta * e->share;
@@ -920,7 +1138,12 @@ int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from
         int64_t *ap;
         size_t nap;
         if (gp_ckpt_alloc_print(in, from->t_ns, &ap, &nap) != 0) goto out;
-        ck.broken = c.steps == 0 || from->t_ns >= in->t1_ns || nap != from->n_allocs ||
+        int kind_changed = from->kind == GP_JK_TRAINING    ? c.steps == 0
+                           : from->kind == GP_JK_INFERENCE ? c.steps > 0
+                                                           : c.steps > 0 || c.requests > 0;
+        ck.broken = kind_changed || from->t_ns >= in->t1_ns || nap != from->n_allocs ||
+                    memcmp(&from->slo, &in->slo, sizeof in->slo) != 0 ||
+                    from->idle_util != in->idle_util ||
                     (nap && memcmp(ap, from->allocs, 3 * nap * sizeof *ap) != 0);
         free(ap);
         if (ck.broken) goto out;
@@ -931,15 +1154,13 @@ int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from
     int64_t ready = -1;
     if (c.steps > 0) {
         if (label_training(in, ev, c.steps, out, &E, &ready, &ck) != 0 || ck.broken) goto out;
+    } else if (c.requests > 0 || (from && from->kind == GP_JK_INFERENCE)) {
+        if (label_inference(in, ev, out, &E, &ready, &ck) != 0 || ck.broken) goto out;
+    } else if (c.stage_items > 0 || from) { /* from: a pipeline's (the kind checked above) */
+        if (label_pipeline(in, ev, out, &E, &ready, &ck) != 0 || ck.broken) goto out;
     } else {
-        ck.to = NULL; /* only training jobs freeze a prefix */
-        if (c.requests > 0) {
-            label_inference(in, ev, out, &E, &ready);
-        } else if (c.stage_items > 0) {
-            label_pipeline(in, ev, out, &E, &ready);
-        } else {
-            label_activity_only(in, ev, c.phases, out, &ready);
-        }
+        ck.to = NULL; /* activity-only jobs freeze nothing */
+        label_activity_only(in, ev, c.phases, out, &ready);
     }
     out->ready_ns = ready;
     if (out->kind != GP_JK_UNKNOWN && out->first_alloc_ns >= 0 && !from)
@@ -956,10 +1177,13 @@ int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from
         out->goodput = out->bucket_gpu_s[GP_B_PRODUCTIVE] / out->allocated_gpu_s;
     rc = 0;
 out:
-    if (to && (rc != 0 || ck.broken || !ck.snapped))
+    if (to && (rc != 0 || ck.broken || !ck.snapped || ck.snap_bad)) {
         gp_goodput_ckpt_free(to);
-    else if (to)
+    } else if (to) {
         to->valid = 1;
+        to->slo = in->slo;
+        to->idle_util = in->idle_util;
+    }
     free(E.v);
     free(ev);
     free(copy);

@@ -112,12 +112,17 @@ typedef struct gp_goodput {
 
 int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out);
 
-/* A frozen, labelled prefix of a training job's time, so that a running job's refresh
- * labels only what came after it (goodput.c, "Checkpoints", says when a prefix is final
- * and what breaks it). Made by gp_goodput_compute_ckpt; owned by the caller. */
+/* A frozen, labelled prefix of a training, inference or pipeline job's time, so that a running
+ * job's refresh labels only what came after it (goodput.c, "Checkpoints", says when a
+ * prefix is final and what breaks it). Made by gp_goodput_compute_ckpt; owned by the
+ * caller. */
 #define GP_CKPT_LABELS 8
+#define GP_CKPT_STAGES 16 /* the GPU stages a pipeline's labelling follows */
 typedef struct gp_goodput_ckpt {
     int valid;
+    gp_job_kind kind; /* GP_JK_TRAINING, _INFERENCE or _PIPELINE: the labelling it froze */
+    gp_slo slo;       /* what it was labelled with: another breaks it */
+    double idle_util;
     int64_t t_ns;      /* the sweep is folded up to here: the start of the first later step */
     int64_t ev_cut_ns; /* events at or before this are folded in: the caller may drop them */
     int64_t late_ns;   /* an event at or before this (other than a step of a rank above
@@ -132,6 +137,17 @@ typedef struct gp_goodput_ckpt {
     size_t n_gaps;
     int64_t *allocs; /* allocation pieces before t_ns: (from, min(to, t_ns), share bits) */
     size_t n_allocs;
+    /* inference: the counts of the requests that ended by t_ns, and the requests in
+     * flight across t_ns (arrival < t_ns < end) as (arrival, end) pairs, sorted */
+    int64_t requests, good_requests, failed_requests;
+    double tokens, good_tokens;
+    int64_t *span;
+    size_t n_span;
+    /* pipeline: the items of its GPU stages that ended by t_ns (spans as for requests),
+     * and the stages declared on the GPU (none: every stage), in declaration order */
+    int64_t items;
+    char gpu_stage[GP_CKPT_STAGES][GP_NAME_MAX];
+    int n_gpu_stage;
     /* the sweep's state at t_ns */
     int open[GP_CKPT_LABELS];
     double held;
@@ -144,11 +160,12 @@ typedef struct gp_goodput_ckpt {
 void gp_goodput_ckpt_free(gp_goodput_ckpt *c);
 /* gp_goodput_compute resuming after `from` (NULL: from the start; in->events then need
  * only the events after from->ev_cut_ns), and, when `to` is set, freezing a new prefix
- * into it (to->valid) at a step that ended by freeze_by_ns with at least min_steps steps
- * of this computation before it. The result equals gp_goodput_compute over all events.
- * Returns 0, -1 on OOM, 1 when `from` no longer holds (a late or restored event reaches
- * into it, the median flips one of its gaps, an allocation before it changed): then
- * compute again without it. */
+ * into it (to->valid): for training at a step that ended by freeze_by_ns with at least
+ * min_steps steps of this computation before it, for inference (pipelines) at the
+ * arrival (start) by freeze_by_ns of a request (GPU stage item) in flight after it. The result
+ * equals gp_goodput_compute over all events. Returns 0, -1 on OOM, 1 when `from` no longer holds (a
+ * late or restored event reaches into it, the median flips one of its gaps, an allocation before it
+ * changed): then compute again without it. */
 int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from,
                             int64_t freeze_by_ns, size_t min_steps, gp_goodput_ckpt *to,
                             gp_goodput *out);

@@ -126,6 +126,6 @@ int gp_ckpt_alloc_print(const gp_goodput_in *in, int64_t t, int64_t **out, size_
 
 void gp_goodput_ckpt_free(gp_goodput_ckpt *c) {
     if (!c) return;
-    free(c->durs), free(c->gaps), free(c->allocs);
+    free(c->durs), free(c->gaps), free(c->allocs), free(c->span);
     memset(c, 0, sizeof *c);
 }

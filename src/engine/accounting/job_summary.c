@@ -20,17 +20,21 @@
  * Checkpoints: the labels of old time are decided retroactively (a restart that redoes
  * step N turns an earlier kept step into wasted_progress; the median step time, the gap
  * threshold, moves with every step; a phase begin is open until its end arrives), so a
- * training job's state freezes only a prefix that nothing seen so far can relabel
- * (gp_goodput_ckpt, goodput.c "Checkpoints", which also lists what breaks one) and that
- * lies at least freeze_lag_ns behind the newest data, where every GPU's kernel activity
- * is folded (freeze_by). The state then drops the events and activity entries before it
- * and each update labels only the time after it, so a refresh costs what is new, not the
- * job's age; the frozen prefix keeps 8 bytes per step (its durations, for the median).
- * When something new breaks the prefix (a late event before it, a restart that goes back
- * past it, a median that flips one of its long gaps, an allocation before it that
- * changed), the state reloads in full from the store, as on its first update: the result
- * is always what a full computation gives. Other kinds (inference, pipelines) relabel
- * their whole history in memory on each update.
+ * training, inference or pipeline job's state freezes only a prefix that nothing seen so
+ * far can relabel (gp_goodput_ckpt, goodput.c "Checkpoints", which also lists what breaks
+ * one) and that lies at least freeze_lag_ns behind the job's newest data (a request is
+ * stored when it ends: one in flight across the cut but stored after it means a reload),
+ * where every GPU's kernel activity is folded (freeze_by). The state then drops the
+ * events and activity entries before it and each update labels only the time after it,
+ * so a refresh costs what is new, not the job's age; a training prefix keeps 8 bytes per
+ * step (its durations, for the median), an inference (pipeline) prefix its request (item)
+ * counts and the requests (GPU stage items) in flight across its end. When something new
+ * breaks the prefix (a late event before it, a restart that goes back past it, a median
+ * that flips one of its long gaps, an allocation before it that changed, a request stored
+ * after it that started before it, a stage declared on the GPU after it), the state
+ * reloads in full from the store, as on its first update: the result is always what a
+ * full computation gives. Activity-only jobs relabel their whole history in memory on
+ * each update (their events are few).
  *
  * Samples: raw rows where they exist; before a device's raw window (rows retention
  * deleted) its 1-minute rollups, each row one interval of a minute with its mean values
@@ -1008,15 +1012,21 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
 }
 
 /* Where a new checkpoint's step must have ended by (INT64_MIN: freeze nothing): freeze_lag
- * behind the window's end, and where every allocation's kernel activity is final: a new
- * sample of allocation i lies after its cursor and covers back to it, so entries before
- * the least cursor of the allocations still open cannot change, and neither can the
- * entries after it that do not reach back before the limit. An allocation that ended
- * before the limit does not hold it back (its device's later samples are past its end;
- * samples of a device arrive in time order). */
+ * behind the job's newest data (and the window's end), and where every allocation's kernel activity
+ * is final: a new sample of allocation i lies after its cursor and covers back to it, so entries
+ * before the least cursor of the allocations still open cannot change, and neither can the entries
+ * after it that do not reach back before the limit. An allocation that ended before the limit does
+ * not hold it back (its device's later samples are past its end; samples of a device arrive in time
+ * order). */
 static int64_t freeze_by(const gp_job_acct *a, const gp_alloc *al, size_t na, int64_t t1) {
     if (a->freeze_lag < 0 || a->borrow) return INT64_MIN;
-    int64_t lim = t1 - a->freeze_lag, minc = INT64_MAX;
+    /* Behind the job's newest data, not only the window's end: the store's span can end
+     * later (another job's allocation that starts ahead), and a request in flight is
+     * stored only when it ends, so the lag must trail what this job has reported. */
+    int64_t newest = a->n_act ? a->act[a->n_act - 1].ts_ns : INT64_MIN;
+    if (a->n_ev && a->ev[a->n_ev - 1].ts > newest) newest = a->ev[a->n_ev - 1].ts;
+    if (newest == INT64_MIN || newest > t1) newest = t1;
+    int64_t lim = newest - a->freeze_lag, minc = INT64_MAX;
     for (size_t i = 0; i < na && i < a->n_al; i++) {
         int64_t b = al[i].to_ns < 0 || al[i].to_ns > t1 ? t1 : al[i].to_ns;
         if (b <= a->al[i].a || b <= lim) continue;
