@@ -20,6 +20,7 @@ void gp_progress_start(gp_progress *p, const char *label, double total, int quie
     p->total = total;
     p->enabled = !quiet && isatty(STDERR_FILENO);
     p->drawn = 0;
+    p->fill = -1;
     p->start_ns = mono_ns();
     p->last_ns = 0;
     p->after_ns = (int64_t)GP_PROGRESS_AFTER_MS * 1000000;
@@ -31,17 +32,20 @@ void gp_progress_update(gp_progress *p, double done) {
     if (!p->enabled) return;
     int64_t now = mono_ns();
     if (now - p->start_ns < p->after_ns) return;
-    if (p->drawn && now - p->last_ns < 200000000) return;
+    int width = 30;
+    double frac = p->total > 0 ? done / p->total : 0;
+    if (frac < 0) frac = 0;
+    if (frac > 1) frac = 1;
+    int fill = (int)(frac * width);
+    /* Redrawn 5 times a second, and whenever the bar gains a cell: a short run still
+     * shows it move (at most 30 more writes of 80 bytes). */
+    if (p->drawn && now - p->last_ns < 200000000 && (p->total <= 0 || fill == p->fill)) return;
     p->last_ns = now;
+    p->fill = fill;
     char lab[32]; /* a long file name shortened in the middle: the bar stays under 80 columns */
     const char *l = gp_ellipsize(p->label, 28, lab, sizeof lab);
     char bar[31];
-    int width = 30;
     if (p->total > 0) {
-        double frac = done / p->total;
-        if (frac < 0) frac = 0;
-        if (frac > 1) frac = 1;
-        int fill = (int)(frac * width);
         for (int i = 0; i < width; i++)
             bar[i] = i < fill ? '#' : ' ';
         bar[width] = 0;

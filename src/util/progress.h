@@ -15,6 +15,7 @@ typedef struct {
     double total;      /* units of work (bytes, rows, ns of simulated time); <= 0: unknown */
     int enabled;       /* stderr is a terminal and the caller did not turn it off */
     int drawn;         /* a bar is on screen (to erase) */
+    int fill;          /* '#' cells on screen: a new cell is drawn at once */
     int64_t start_ns, last_ns, after_ns;
 } gp_progress;
 
