@@ -56,8 +56,9 @@ struct gp_agent {
     } hooks[GP_AGENT_MAX_HOOKS]; /* the demo's table, the HTTP server's pump, ... */
     int n_hooks;
     int store_error_said;
-    int lock_fd; /* held for the agent's life: one agent per store */
-    char last_error[256];
+    int lock_fd;                /* held for the agent's life: one agent per store */
+    char last_error[256];       /* the source's failure said last; empty while it answers */
+    int64_t last_error_wall_ns; /* when it was said */
 };
 
 int64_t gp_wall_ns(void) {
@@ -297,8 +298,8 @@ static void attribute(gp_agent *a, gp_proc_sample *procs, size_t np) {
 }
 
 /* One tick: sample, store, drain simulated events. CPU inside the source's own calls is
- * counted apart, so the overhead benchmark measures the agent path alone. A source error
- * is printed once per distinct message and the agent keeps running. */
+ * counted apart, so the overhead benchmark measures the agent path alone. A source that
+ * fails is said once (and when it answers again); the agent keeps running. */
 static void tick(gp_agent *a, char *err, size_t errlen) {
     /* Three CPU clock reads a tick (each a system call): the source's two calls run back
      * to back, so one interval covers both. */
@@ -307,11 +308,19 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
     gp_store_begin(a->store);
     int rc = a->src.ops->sample(a->src.state, a->now_ns, a->samples, MAX_DEVICES, &n, err, errlen);
     if (rc != 0) {
-        if (strcmp(err, a->last_error) != 0) {
+        /* An outage is said when it starts and again only in other words a minute later:
+         * one outage often changes its words (a reset connection, then a refused one). */
+        int64_t w = gp_wall_ns();
+        if (!a->last_error[0] ||
+            (strcmp(err, a->last_error) != 0 && w - a->last_error_wall_ns >= 60000000000LL)) {
             fprintf(stderr, "goodput agent: %s\n", err);
             snprintf(a->last_error, sizeof a->last_error, "%s", err);
+            a->last_error_wall_ns = w;
         }
         n = 0;
+    } else if (a->last_error[0]) {
+        fprintf(stderr, "goodput agent: source %s answers again\n", a->src.ops->name);
+        a->last_error[0] = 0;
     }
     int prc = a->src.ops->list_processes
                   ? a->src.ops->list_processes(a->src.state, a->procs, MAX_PROCS, &np, err, errlen)

@@ -95,6 +95,26 @@ wait "$ag" || fail "agent stopped when the exporter went away: $(cat "$tmp/dcgm2
   fail "exporter down not said once: $(cat "$tmp/dcgm2.err")"
 one_line_error "dcgm: http://127.0.0.1:$port/metrics: " \
   "$GOODPUT" agent --source "dcgm=http://127.0.0.1:$port/metrics" --db "$tmp/x.db" --no-socket
+# down for a while, then back: the outage said once, its end once, samples stored after
+/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$tmp/www" "$port" >/dev/null 2>&1 &
+srv=$!
+for _ in $(seq 50); do /usr/bin/python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/metrics')" 2>/dev/null && break; sleep 0.1; done
+"$GOODPUT" agent --source "dcgm=http://127.0.0.1:$port/metrics" --db "$tmp/dcgm3.db" --no-socket \
+  --interval 100ms --duration 3s --quiet 2>"$tmp/dcgm3.err" &
+ag=$!
+sleep 0.5
+kill "$srv"; wait "$srv" 2>/dev/null || true
+sleep 0.7
+/usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$tmp/www" "$port" >/dev/null 2>&1 &
+srv=$!
+wait "$ag" || fail "agent stopped while the exporter was down: $(cat "$tmp/dcgm3.err")"
+kill "$srv"; wait "$srv" 2>/dev/null || true; srv=""
+[ "$(grep -c "dcgm: http://127.0.0.1:$port/metrics" "$tmp/dcgm3.err")" -eq 1 ] ||
+  fail "outage not said once: $(cat "$tmp/dcgm3.err")"
+[ "$(grep -c 'source dcgm answers again' "$tmp/dcgm3.err")" -eq 1 ] ||
+  fail "return not said once: $(cat "$tmp/dcgm3.err")"
+back=$(sqlite3 "$tmp/dcgm3.db" "select count(*) from samples where ts_ns > (select min(ts_ns) from samples) + 1500000000")
+[ "$back" -gt 0 ] || fail "no samples after the return"
 
 # --- smi replay of a real capture, to its end
 cap="$DATA/smi/nvidia_gpu_exporter/linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"
