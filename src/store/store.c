@@ -1078,24 +1078,9 @@ int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_
     return oom ? list_failed((void **)out, n) : 0;
 }
 
-int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
-                          gp_proc_sample **out, size_t *n) {
-    sqlite3_stmt *st;
-    *out = NULL;
-    *n = 0;
-    size_t cap = 0;
-    int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
-    st = device_range(s,
-                      "SELECT uuid, ts_ns, pid, sm_share, mem_bytes, job_id FROM proc_samples"
-                      " WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 ORDER BY ts_ns, pid",
-                      uuid, t0_ns, t1_ns);
-    if (!st) return -1;
-    if (presize(device_range(s,
-                             "SELECT count(*) FROM proc_samples WHERE uuid = ?1 AND ts_ns >= ?2"
-                             " AND ts_ns < ?3",
-                             uuid, t0_ns, t1_ns),
-                (void **)out, &cap, sizeof **out))
-        oom = 1;
+/* Reads the rows of st (uuid, ts_ns, pid, sm_share, mem_bytes, job_id) onto *out and
+ * finalizes it; cap: *out's room (presized or 0). */
+static int proc_rows(sqlite3_stmt *st, gp_proc_sample **out, size_t *n, size_t cap, int oom) {
     while (!oom && sqlite3_step(st) == SQLITE_ROW) {
         if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
             oom = 1;
@@ -1120,13 +1105,32 @@ int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t 
     return oom ? list_failed((void **)out, n) : 0;
 }
 
+int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                          gp_proc_sample **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    sqlite3_stmt *st =
+        device_range(s,
+                     "SELECT uuid, ts_ns, pid, sm_share, mem_bytes, job_id FROM proc_samples"
+                     " WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 ORDER BY ts_ns, pid",
+                     uuid, t0_ns, t1_ns);
+    if (!st) return -1;
+    /* a list cut short by memory is an error, never a shorter answer */
+    int oom =
+        presize(device_range(s,
+                             "SELECT count(*) FROM proc_samples WHERE uuid = ?1 AND ts_ns >= ?2"
+                             " AND ts_ns < ?3",
+                             uuid, t0_ns, t1_ns),
+                (void **)out, &cap, sizeof **out) != 0;
+    return proc_rows(st, out, n, cap, oom);
+}
+
 int gp_store_device_procs_foreign(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                                   const char *job_id, double min_sm_share, gp_proc_sample **out,
                                   size_t *n) {
     *out = NULL;
     *n = 0;
-    size_t cap = 0;
-    int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
     sqlite3_stmt *st = device_range(
         s,
         "SELECT uuid, ts_ns, pid, sm_share, mem_bytes, job_id FROM proc_samples"
@@ -1136,26 +1140,7 @@ int gp_store_device_procs_foreign(gp_store *s, const char *uuid, int64_t t0_ns, 
     if (!st) return -1;
     sqlite3_bind_text(st, 4, job_id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_double(st, 5, min_sm_share);
-    while (!oom && sqlite3_step(st) == SQLITE_ROW) {
-        if (grow((void **)out, &cap, *n + 1, sizeof **out)) {
-            oom = 1;
-            break;
-        }
-        gp_proc_sample *p = &(*out)[(*n)++];
-        memset(p, 0, sizeof *p);
-        col_text(st, 0, p->uuid, sizeof p->uuid);
-        p->ts_ns = sqlite3_column_int64(st, 1);
-        p->pid = sqlite3_column_int64(st, 2);
-        p->sm_share = sqlite3_column_double(st, 3);
-        p->valid |= GP_P_SM_SHARE;
-        if (col_known(st, 4)) {
-            p->mem_bytes = (uint64_t)sqlite3_column_int64(st, 4);
-            p->valid |= GP_P_MEM;
-        }
-        col_text(st, 5, p->job_id, sizeof p->job_id);
-    }
-    sqlite3_finalize(st);
-    return oom ? list_failed((void **)out, n) : 0;
+    return proc_rows(st, out, n, 0, 0);
 }
 
 int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, size_t *n) {
