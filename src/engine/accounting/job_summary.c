@@ -220,6 +220,10 @@ struct gp_job_acct {
     const gp_job_acct *borrow; /* windows: events are this state's */
     gp_acct_event *xev;        /* goodput.c's view of the events, rebuilt per update */
     size_t cap_xev;
+    /* One update then freed (gp_job_summary_compute): the events are read straight into
+     * xev (n_xev of them) and no compact copy is kept, halving the peak for a long job. */
+    int oneshot;
+    size_t n_xev;
     gp_goodput_ckpt ck; /* the frozen labelled past (ck.valid) */
     int64_t freeze_lag; /* < 0: never freeze (one-shot summaries, windows) */
     size_t freeze_steps;
@@ -250,7 +254,7 @@ static void acct_reset(gp_job_acct *a) {
     free(a->al), free(a->act), free(a->act_sum), free(a->act_n), free(a->act_owner);
     free(a->ev), free(a->names), free(a->xev);
     gp_goodput_ckpt_free(&a->ck);
-    a->xev = NULL, a->cap_xev = 0;
+    a->xev = NULL, a->cap_xev = a->n_xev = 0;
     a->al = NULL, a->act = NULL, a->act_sum = NULL, a->act_n = NULL, a->act_owner = NULL;
     a->ev = NULL, a->names = NULL;
     a->n_names = 0;
@@ -668,6 +672,69 @@ static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from) {
     return v;
 }
 
+/* The columns fold_events and fold_events_direct read, in this order. */
+#define EV_COLS                                                                                    \
+    "SELECT id, ts_ns, kind, rank, step, units, start_ns, name, edge,"                             \
+    " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok"                                \
+    " FROM events WHERE "
+
+/* A one-shot summary's events: all of the job's, read in (ts, id) order straight into
+ * goodput.c's form (a->xev, a->n_xev). Names are kept as indices while a->names may still
+ * move, then pointed into it. Same rows and values as fold_events then expand_events. */
+static int fold_events_direct(gp_job_acct *a, gp_store *s) {
+    sqlite3 *db = gp_store_db(s);
+    sqlite3_stmt *st;
+    const char *sql = EV_COLS "job_id = ?1 AND kind IN (1, 2, 3, 4, 5, 6) ORDER BY ts_ns, id";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, a->job_id, -1, SQLITE_STATIC);
+    int32_t *nm = NULL; /* name index per event, -1 = "" */
+    size_t n = 0;
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == a->cap_xev) {
+            size_t c = a->cap_xev ? a->cap_xev * 2 : 256;
+            gp_acct_event *p = realloc(a->xev, c * sizeof *p);
+            int32_t *q = p ? realloc(nm, c * sizeof *q) : NULL;
+            if (p) a->xev = p;
+            if (!p || !q) {
+                rc = -1;
+                break;
+            }
+            nm = q;
+            a->cap_xev = c;
+        }
+        int kind = sqlite3_column_int(st, 2), stage = kind == GP_EV_STAGE;
+        int64_t start = col_time(st, 6);
+        nm[n] = name_index(a, sqlite3_column_text(st, 7));
+        if (nm[n] < -1) {
+            rc = -1;
+            break;
+        }
+        a->xev[n] = (gp_acct_event){.ts_ns = sqlite3_column_int64(st, 1),
+                                    .rank = col_time(st, 3),
+                                    .step = col_time(st, 4),
+                                    .step_start_ns = stage ? -1 : start,
+                                    .start_ns = stage ? start : -1,
+                                    .arrival_ns = col_time(st, 9),
+                                    .first_token_ns = col_time(st, 10),
+                                    .output_tokens = col_time(st, 12),
+                                    .units = col_known(st, 5) ? sqlite3_column_double(st, 5) : -1,
+                                    .kind = kind,
+                                    .edge = col_known(st, 8) ? sqlite3_column_int(st, 8) : 0,
+                                    .ok = sqlite3_column_int(st, 13),
+                                    .name = ""};
+        n++;
+        a->stats.event_rows++;
+    }
+    sqlite3_finalize(st);
+    if (rc == 0)
+        for (size_t i = 0; i < n; i++)
+            if (nm[i] >= 0) a->xev[i].name = a->names[nm[i]];
+    free(nm);
+    a->n_xev = n;
+    return rc;
+}
+
 /* Reads the job's events with id in (ev_cursor, max id] (all of them on the first call)
  * and merges them into the (ts, id)-ordered array. */
 static int fold_events(gp_job_acct *a, gp_store *s) {
@@ -680,9 +747,7 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
     if (a->ev_loaded && top <= a->ev_cursor) return 0;
     /* First load: the (job_id, ts_ns) index. Later: the rowid range of new rows, whatever
      * job they belong to (+job_id keeps the planner off the index). */
-    const char *cols = "SELECT id, ts_ns, kind, rank, step, units, start_ns, name, edge,"
-                       " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok"
-                       " FROM events WHERE ";
+    const char *cols = EV_COLS;
     const char *cond_all = "job_id = ?1 AND id <= ?3 AND kind IN (1, 2, 3, 4, 5, 6)"
                            " ORDER BY ts_ns, id";
     const char *cond_new = "id > ?2 AND id <= ?3 AND +job_id = ?1 AND kind IN (1, 2, 3, 4, 5, 6)"
@@ -901,7 +966,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (rc == 0) rc = act_merge(a, nw, nn);
     free(nw);
     const gp_job_acct *evs = a->borrow ? a->borrow : a;
-    if (rc == 0 && !a->borrow) rc = fold_events(a, s);
+    if (rc == 0 && !a->borrow) rc = a->oneshot ? fold_events_direct(a, s) : fold_events(a, s);
     if (rc) {
         set_err(err, errlen, s, a->job_id, "summarising");
         free(allocs);
@@ -941,8 +1006,9 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         }
     }
 
-    gp_acct_event *ev = expand_events(a, evs);
-    if (!ev) {
+    gp_acct_event *ev = a->oneshot ? a->xev : expand_events(a, evs);
+    size_t n_ev = a->oneshot ? a->n_xev : evs->n_ev;
+    if (!ev && n_ev) {
         snprintf(err, errlen, "out of memory summarising job '%s'", a->job_id);
         free(allocs);
         return -1;
@@ -963,7 +1029,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     gp_goodput_in in = {.allocs = pieces,
                         .n_allocs = n_pieces,
                         .acct_events = ev,
-                        .n_events = evs->n_ev,
+                        .n_events = n_ev,
                         .act = a->act,
                         .n_act = a->n_act,
                         .t0_ns = t0,
@@ -1162,6 +1228,7 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
         return -1;
     }
     a->freeze_lag = -1; /* one update: nothing to freeze for */
+    a->oneshot = 1;
     int rc = gp_job_acct_update(a, s, out, err, errlen);
     gp_job_acct_free(a);
     return rc;
