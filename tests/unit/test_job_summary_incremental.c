@@ -645,6 +645,18 @@ static void run_incremental(const gp_summary_opts *o, frozen_seen *fz) {
             assert_int_equal(gp_job_summary_compute(s, JOBS[k], NULL, &full, err, sizeof err), 0);
             assert_int_equal(ref_summary_compute(s, JOBS[k], NULL, &ref, err, sizeof err), 0);
             same(&full, &ref, ctx);
+            /* A one-shot summary that reads the events a few at a time, freezing 3 s behind
+             * the newest read (ties of a timestamp split across slices at size 1). */
+            static const int64_t slices[] = {1, 7, 40};
+            for (int z = 0; z < 3; z++) {
+                gp_summary_opts so = {
+                    .freeze_lag_ns = 3 * S, .freeze_steps = 2, .slice_events = slices[z]};
+                gp_job_summary sl;
+                assert_int_equal(gp_job_summary_compute(s, JOBS[k], &so, &sl, err, sizeof err), 0);
+                snprintf(ctx, sizeof ctx, "sliced %d: job %s at t=%d", (int)slices[z], JOBS[k], t);
+                same(&sl, &ref, ctx);
+            }
+            snprintf(ctx, sizeof ctx, "job %s at t=%d", JOBS[k], t);
             ctx[0] = 'J'; /* "Job ...": the incremental state's turn */
             same(&inc, &ref, ctx);
             checks++;

@@ -224,8 +224,12 @@ struct gp_job_acct {
      * xev (n_xev of them) and no compact copy is kept, halving the peak for a long job. */
     int oneshot;
     size_t n_xev;
-    gp_goodput_ckpt ck; /* the frozen labelled past (ck.valid) */
-    int64_t freeze_lag; /* < 0: never freeze (one-shot summaries, windows) */
+    int32_t *xnm;             /* per xev entry: its name's index, -1 = "" */
+    int64_t xcur_ts, xcur_id; /* events up to (ts, id) have been read into xev */
+    int64_t slice_events;     /* one-shot: read this many at a time, freezing; 0 = all */
+    int64_t slice_lag;        /* ... freezing this far behind the newest event read */
+    gp_goodput_ckpt ck;       /* the frozen labelled past (ck.valid) */
+    int64_t freeze_lag;       /* < 0: never freeze (one-shot summaries, windows) */
     size_t freeze_steps;
     gp_job_acct_stats stats;
 };
@@ -244,8 +248,15 @@ gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
     }
     if (a->opt_rollup_min == 0) a->opt_rollup_min = GP_SUMMARY_ROLLUP_MIN_NS;
     if (a->freeze_lag == 0) a->freeze_lag = GP_SUMMARY_FREEZE_LAG_NS;
+    a->slice_lag = a->freeze_lag > 0 ? a->freeze_lag : GP_SUMMARY_FREEZE_LAG_NS;
+    a->slice_events = o && o->slice_events ? o->slice_events : GP_SUMMARY_SLICE_EVENTS;
+    if (a->slice_events < 0) a->slice_events = 0;
+    a->xcur_ts = INT64_MIN;
     if (a->freeze_steps == 0) a->freeze_steps = GP_SUMMARY_FREEZE_STEPS;
-    if (a->opt_t0 != 0 || a->opt_t1 != 0) a->freeze_lag = -1; /* a fixed window: no refresh */
+    if (a->opt_t0 != 0 || a->opt_t1 != 0) { /* a fixed window: no refresh, no slices */
+        a->freeze_lag = -1;
+        a->slice_events = 0;
+    }
     return a;
 }
 
@@ -254,7 +265,9 @@ static void acct_reset(gp_job_acct *a) {
     free(a->al), free(a->act), free(a->act_sum), free(a->act_n), free(a->act_owner);
     free(a->ev), free(a->names), free(a->xev);
     gp_goodput_ckpt_free(&a->ck);
-    a->xev = NULL, a->cap_xev = a->n_xev = 0;
+    free(a->xnm);
+    a->xev = NULL, a->xnm = NULL, a->cap_xev = a->n_xev = 0;
+    a->xcur_ts = INT64_MIN, a->xcur_id = 0;
     a->al = NULL, a->act = NULL, a->act_sum = NULL, a->act_n = NULL, a->act_owner = NULL;
     a->ev = NULL, a->names = NULL;
     a->n_names = 0;
@@ -678,36 +691,41 @@ static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from) {
     " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok"                                \
     " FROM events WHERE "
 
-/* A one-shot summary's events: all of the job's, read in (ts, id) order straight into
- * goodput.c's form (a->xev, a->n_xev). Names are kept as indices while a->names may still
- * move, then pointed into it. Same rows and values as fold_events then expand_events. */
-static int fold_events_direct(gp_job_acct *a, gp_store *s) {
+/* A one-shot summary's events, read in (ts, id) order straight into goodput.c's form and
+ * appended to a->xev: the next `limit` of them after (xcur_ts, xcur_id) (0: all). Names
+ * are kept as indices (a->xnm) while a->names may still move; xev_names points them.
+ * Same rows and values as fold_events then expand_events. The rows read, or -1. */
+static int64_t fold_events_direct(gp_job_acct *a, gp_store *s, int64_t limit) {
     sqlite3 *db = gp_store_db(s);
     sqlite3_stmt *st;
-    const char *sql = EV_COLS "job_id = ?1 AND kind IN (1, 2, 3, 4, 5, 6) ORDER BY ts_ns, id";
+    const char *sql = EV_COLS "job_id = ?1 AND kind IN (1, 2, 3, 4, 5, 6)"
+                              " AND ts_ns >= ?2 AND (ts_ns > ?2 OR id > ?3)"
+                              " ORDER BY ts_ns, id LIMIT ?4";
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
     sqlite3_bind_text(st, 1, a->job_id, -1, SQLITE_STATIC);
-    int32_t *nm = NULL; /* name index per event, -1 = "" */
-    size_t n = 0;
-    int rc = 0;
+    sqlite3_bind_int64(st, 2, a->xcur_ts);
+    sqlite3_bind_int64(st, 3, a->xcur_id);
+    sqlite3_bind_int64(st, 4, limit > 0 ? limit : -1);
+    size_t n = a->n_xev;
+    int64_t got = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (n == a->cap_xev) {
             size_t c = a->cap_xev ? a->cap_xev * 2 : 256;
             gp_acct_event *p = realloc(a->xev, c * sizeof *p);
-            int32_t *q = p ? realloc(nm, c * sizeof *q) : NULL;
             if (p) a->xev = p;
+            int32_t *q = p ? realloc(a->xnm, c * sizeof *q) : NULL;
+            if (q) a->xnm = q;
             if (!p || !q) {
-                rc = -1;
+                got = -1;
                 break;
             }
-            nm = q;
             a->cap_xev = c;
         }
         int kind = sqlite3_column_int(st, 2), stage = kind == GP_EV_STAGE;
         int64_t start = col_time(st, 6);
-        nm[n] = name_index(a, sqlite3_column_text(st, 7));
-        if (nm[n] < -1) {
-            rc = -1;
+        a->xnm[n] = name_index(a, sqlite3_column_text(st, 7));
+        if (a->xnm[n] < -1) {
+            got = -1;
             break;
         }
         a->xev[n] = (gp_acct_event){.ts_ns = sqlite3_column_int64(st, 1),
@@ -723,16 +741,20 @@ static int fold_events_direct(gp_job_acct *a, gp_store *s) {
                                     .edge = col_known(st, 8) ? sqlite3_column_int(st, 8) : 0,
                                     .ok = sqlite3_column_int(st, 13),
                                     .name = ""};
+        a->xcur_ts = a->xev[n].ts_ns;
+        a->xcur_id = sqlite3_column_int64(st, 0);
         n++;
+        got++;
         a->stats.event_rows++;
     }
     sqlite3_finalize(st);
-    if (rc == 0)
-        for (size_t i = 0; i < n; i++)
-            if (nm[i] >= 0) a->xev[i].name = a->names[nm[i]];
-    free(nm);
     a->n_xev = n;
-    return rc;
+    return got;
+}
+
+static void xev_names(gp_job_acct *a) {
+    for (size_t i = 0; i < a->n_xev; i++)
+        a->xev[i].name = a->xnm[i] >= 0 ? a->names[a->xnm[i]] : "";
 }
 
 /* Reads the job's events with id in (ev_cursor, max id] (all of them on the first call)
@@ -876,6 +898,30 @@ static void set_err(char *err, size_t errlen, gp_store *s, const char *job_id, c
 static int64_t freeze_by(const gp_job_acct *a, const gp_alloc *al, size_t na, int64_t t1);
 static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck);
 
+/* A one-shot summary in slices: the events read a slice at a time in time order, each
+ * slice labelled after the frozen past and frozen slice_lag behind its newest event, as a
+ * running job's refreshes would be; the activity is all folded already. The last slice's
+ * result is the summary. gp_goodput_compute_ckpt's return (1: a slice reached into the
+ * frozen past; the caller computes again all at once). */
+static int compute_sliced(gp_job_acct *a, gp_store *s, gp_goodput_in *in, gp_goodput *out) {
+    for (;;) {
+        int64_t got = fold_events_direct(a, s, a->slice_events);
+        if (got < 0) return -1;
+        xev_names(a);
+        int last = got < a->slice_events;
+        int64_t by = last || !a->n_xev ? INT64_MIN : a->xev[a->n_xev - 1].ts_ns - a->slice_lag;
+        in->acct_events = a->xev;
+        in->n_events = a->n_xev;
+        in->act = a->act;
+        in->n_act = a->n_act;
+        gp_goodput_ckpt nck;
+        int grc = gp_goodput_compute_ckpt(in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
+                                          by > INT64_MIN ? &nck : NULL, out);
+        if (grc != 0 || last) return grc;
+        if (nck.valid) freeze(a, &nck);
+    }
+}
+
 /* The update proper (inside a read transaction when the caller has none open). */
 static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -966,7 +1012,15 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (rc == 0) rc = act_merge(a, nw, nn);
     free(nw);
     const gp_job_acct *evs = a->borrow ? a->borrow : a;
-    if (rc == 0 && !a->borrow) rc = a->oneshot ? fold_events_direct(a, s) : fold_events(a, s);
+    int sliced = a->oneshot && a->slice_events > 0 && !a->borrow;
+    if (rc == 0 && !a->borrow && !sliced) {
+        if (!a->oneshot)
+            rc = fold_events(a, s);
+        else if (fold_events_direct(a, s, 0) < 0)
+            rc = -1;
+        else
+            xev_names(a);
+    }
     if (rc) {
         set_err(err, errlen, s, a->job_id, "summarising");
         free(allocs);
@@ -1041,14 +1095,17 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (a->opt_slo.e2e_s > 0) in.slo.e2e_s = a->opt_slo.e2e_s;
     int64_t by = freeze_by(a, allocs, na, t1);
     gp_goodput_ckpt nck;
-    int grc = gp_goodput_compute_ckpt(&in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
-                                      by > INT64_MIN ? &nck : NULL, &out->gp);
+    int grc = sliced
+                  ? compute_sliced(a, s, &in, &out->gp)
+                  : gp_goodput_compute_ckpt(&in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
+                                            by > INT64_MIN ? &nck : NULL, &out->gp);
     free(pieces);
     if (grc == 1) { /* the frozen past went stale: everything again from the store */
         a->stats.stale_freezes++;
         /* A job whose past keeps going stale (events stored late, restarts reaching far
          * back) freezes further behind: each time is a reload from the store. */
         if (a->freeze_lag < 3600 * 1000000000LL) a->freeze_lag *= 2;
+        a->slice_events = 0; /* slices went stale too: all at once */
         free(allocs);
         const gp_job_acct *keep = a->borrow;
         acct_reset(a);
@@ -1120,6 +1177,16 @@ static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck) {
     gp_goodput_ckpt_free(&a->ck);
     a->ck = *nck;
     a->stats.freezes++;
+    if (a->oneshot) { /* a slice: the events read so far are in xev */
+        size_t d = 0;
+        while (d < a->n_xev && a->xev[d].ts_ns <= a->ck.ev_cut_ns)
+            d++;
+        if (d) {
+            memmove(a->xev, a->xev + d, (a->n_xev - d) * sizeof *a->xev);
+            memmove(a->xnm, a->xnm + d, (a->n_xev - d) * sizeof *a->xnm);
+        }
+        a->n_xev -= d;
+    }
     size_t d = 0;
     while (d < a->n_ev && a->ev[d].ts <= a->ck.ev_cut_ns)
         d++;
@@ -1149,7 +1216,7 @@ static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck) {
         if (o) a->act_owner = o;
         if (p && su && n && o) a->cap_act = c;
     }
-    if (a->cap_xev > 2 * a->n_ev + 1024) { /* rebuilt at the next update */
+    if (!a->oneshot && a->cap_xev > 2 * a->n_ev + 1024) { /* rebuilt at the next update */
         free(a->xev);
         a->xev = NULL;
         a->cap_xev = 0;
