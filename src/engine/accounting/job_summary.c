@@ -228,6 +228,7 @@ struct gp_job_acct {
     int64_t xcur_ts, xcur_id; /* events up to (ts, id) have been read into xev */
     int64_t slice_events;     /* one-shot: read this many at a time, freezing; 0 = all */
     int64_t slice_lag;        /* ... freezing this far behind the newest event read */
+    int64_t slice_top;        /* a running state's first load in parts: ids up to this */
     gp_goodput_ckpt ck;       /* the frozen labelled past (ck.valid) */
     int64_t freeze_lag;       /* < 0: never freeze (one-shot summaries, windows) */
     size_t freeze_steps;
@@ -759,19 +760,36 @@ static void xev_names(gp_job_acct *a) {
 
 /* Reads the job's events with id in (ev_cursor, max id] (all of them on the first call)
  * and merges them into the (ts, id)-ordered array. */
+static int fold_events_part(gp_job_acct *a, gp_store *s, int64_t limit, int64_t *got);
 static int fold_events(gp_job_acct *a, gp_store *s) {
+    int64_t got;
+    return fold_events_part(a, s, 0, &got);
+}
+
+/* fold_events, where the first load may come in parts: the next `limit` events (0: all) in
+ * (ts, id) order after (xcur_ts, xcur_id) among those with id <= the top seen by the first
+ * part; ev_loaded once the last part is read. *got: the rows read. */
+static int fold_events_part(gp_job_acct *a, gp_store *s, int64_t limit, int64_t *got) {
     sqlite3 *db = gp_store_db(s);
     sqlite3_stmt *st;
     int64_t top = 0;
-    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM events", -1, &st, NULL) != SQLITE_OK) return -1;
-    if (sqlite3_step(st) == SQLITE_ROW) top = col_time(st, 0);
-    sqlite3_finalize(st);
+    *got = 0;
+    if (!a->ev_loaded && a->xcur_ts > INT64_MIN) {
+        top = a->slice_top; /* a later part of the first load */
+    } else {
+        if (sqlite3_prepare_v2(db, "SELECT max(id) FROM events", -1, &st, NULL) != SQLITE_OK)
+            return -1;
+        if (sqlite3_step(st) == SQLITE_ROW) top = col_time(st, 0);
+        sqlite3_finalize(st);
+        a->slice_top = top;
+    }
     if (a->ev_loaded && top <= a->ev_cursor) return 0;
     /* First load: the (job_id, ts_ns) index. Later: the rowid range of new rows, whatever
      * job they belong to (+job_id keeps the planner off the index). */
     const char *cols = EV_COLS;
     const char *cond_all = "job_id = ?1 AND id <= ?3 AND kind IN (1, 2, 3, 4, 5, 6)"
-                           " ORDER BY ts_ns, id";
+                           " AND ts_ns >= ?4 AND (ts_ns > ?4 OR id > ?5)"
+                           " ORDER BY ts_ns, id LIMIT ?6";
     const char *cond_new = "id > ?2 AND id <= ?3 AND +job_id = ?1 AND kind IN (1, 2, 3, 4, 5, 6)"
                            " ORDER BY ts_ns, id";
     char sql[512];
@@ -780,6 +798,11 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
     sqlite3_bind_text(st, 1, a->job_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, a->ev_cursor);
     sqlite3_bind_int64(st, 3, top);
+    if (!a->ev_loaded) {
+        sqlite3_bind_int64(st, 4, a->xcur_ts);
+        sqlite3_bind_int64(st, 5, a->xcur_id);
+        sqlite3_bind_int64(st, 6, limit > 0 ? limit : -1);
+    }
     size_t first_new = a->n_ev;
     int rc = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -814,9 +837,16 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
         e->ok = sqlite3_column_int(st, 13);
         a->n_ev++;
         a->stats.event_rows++;
+        (*got)++;
     }
     sqlite3_finalize(st);
     if (rc) return rc;
+    if (!a->ev_loaded && limit > 0 && *got == limit) { /* more parts to come */
+        a->xcur_ts = a->ev[a->n_ev - 1].ts;
+        a->xcur_id = a->ev[a->n_ev - 1].id;
+        return 0;
+    }
+    a->xcur_ts = INT64_MIN, a->xcur_id = 0;
     a->ev_cursor = top;
     a->ev_loaded = 1;
     /* New rows arrive sorted among themselves; usually all after the old ones. */
@@ -897,28 +927,45 @@ static void set_err(char *err, size_t errlen, gp_store *s, const char *job_id, c
 
 static int64_t freeze_by(const gp_job_acct *a, const gp_alloc *al, size_t na, int64_t t1);
 static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck);
+static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from);
 
-/* A one-shot summary in slices: the events read a slice at a time in time order, each
- * slice labelled after the frozen past and frozen slice_lag behind its newest event, as a
- * running job's refreshes would be; the activity is all folded already. The last slice's
- * result is the summary. gp_goodput_compute_ckpt's return (1: a slice reached into the
- * frozen past; the caller computes again all at once). */
-static int compute_sliced(gp_job_acct *a, gp_store *s, gp_goodput_in *in, gp_goodput *out) {
+/* A one-shot summary, or a running state's first update, in slices: the events read a
+ * slice at a time in time order, each slice labelled after the frozen past and frozen
+ * slice_lag behind its newest event (for a running state, also no later than freeze_by),
+ * as a running job's refreshes would be; the activity is all folded already. The last
+ * slice's result is the summary (a running state freezes there by freeze_by, as an update
+ * all at once would). gp_goodput_compute_ckpt's return (1: a slice reached into the frozen
+ * past; the caller computes again all at once). */
+static int compute_sliced(gp_job_acct *a, gp_store *s, gp_goodput_in *in, const gp_alloc *al,
+                          size_t na, int64_t t1, gp_goodput *out) {
     for (;;) {
-        int64_t got = fold_events_direct(a, s, a->slice_events);
-        if (got < 0) return -1;
-        xev_names(a);
+        int64_t got;
+        if (a->oneshot) {
+            got = fold_events_direct(a, s, a->slice_events);
+            if (got < 0) return -1;
+            xev_names(a);
+            in->acct_events = a->xev;
+            in->n_events = a->n_xev;
+        } else {
+            if (fold_events_part(a, s, a->slice_events, &got) != 0) return -1;
+            if (!(in->acct_events = expand_events(a, a))) return -1;
+            in->n_events = a->n_ev;
+        }
         int last = got < a->slice_events;
-        int64_t by = last || !a->n_xev ? INT64_MIN : a->xev[a->n_xev - 1].ts_ns - a->slice_lag;
-        in->acct_events = a->xev;
-        in->n_events = a->n_xev;
+        int64_t newest = in->n_events ? in->acct_events[in->n_events - 1].ts_ns : INT64_MIN;
+        int64_t by = a->oneshot ? INT64_MIN : freeze_by(a, al, na, t1);
+        if (!last) {
+            int64_t cap = newest > INT64_MIN ? newest - a->slice_lag : INT64_MIN;
+            if (a->oneshot || cap < by) by = cap;
+        }
         in->act = a->act;
         in->n_act = a->n_act;
         gp_goodput_ckpt nck;
         int grc = gp_goodput_compute_ckpt(in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
                                           by > INT64_MIN ? &nck : NULL, out);
-        if (grc != 0 || last) return grc;
-        if (nck.valid) freeze(a, &nck);
+        if (grc != 0) return grc;
+        if (by > INT64_MIN && nck.valid) freeze(a, &nck);
+        if (last) return 0;
     }
 }
 
@@ -1012,7 +1059,8 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (rc == 0) rc = act_merge(a, nw, nn);
     free(nw);
     const gp_job_acct *evs = a->borrow ? a->borrow : a;
-    int sliced = a->oneshot && a->slice_events > 0 && !a->borrow;
+    int sliced =
+        a->slice_events > 0 && !a->borrow && (a->oneshot || (a->freeze_lag >= 0 && !a->ev_loaded));
     if (rc == 0 && !a->borrow && !sliced) {
         if (!a->oneshot)
             rc = fold_events(a, s);
@@ -1060,8 +1108,8 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         }
     }
 
-    gp_acct_event *ev = a->oneshot ? a->xev : expand_events(a, evs);
-    size_t n_ev = a->oneshot ? a->n_xev : evs->n_ev;
+    gp_acct_event *ev = a->oneshot || sliced ? a->xev : expand_events(a, evs);
+    size_t n_ev = a->oneshot ? a->n_xev : sliced ? 0 : evs->n_ev;
     if (!ev && n_ev) {
         snprintf(err, errlen, "out of memory summarising job '%s'", a->job_id);
         free(allocs);
@@ -1096,7 +1144,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     int64_t by = freeze_by(a, allocs, na, t1);
     gp_goodput_ckpt nck;
     int grc = sliced
-                  ? compute_sliced(a, s, &in, &out->gp)
+                  ? compute_sliced(a, s, &in, allocs, na, t1, &out->gp)
                   : gp_goodput_compute_ckpt(&in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
                                             by > INT64_MIN ? &nck : NULL, &out->gp);
     free(pieces);
@@ -1112,7 +1160,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         a->borrow = keep;
         return acct_update(a, s, out, err, errlen); /* no checkpoint now: no second pass */
     }
-    if (grc == 0 && by > INT64_MIN && nck.valid) freeze(a, &nck);
+    if (grc == 0 && !sliced && by > INT64_MIN && nck.valid) freeze(a, &nck);
     if (grc != 0) {
         snprintf(err, errlen, "out of memory computing goodput for job '%s'", a->job_id);
         free(allocs);
