@@ -36,6 +36,12 @@
  * full computation gives. Activity-only jobs relabel their whole history in memory on
  * each update (their events are few).
  *
+ * Slices: a one-shot summary of a whole history (gp_job_summary_compute) and a state's
+ * first update (or reload) read the events slice_events at a time in (ts, id) order and
+ * freeze after each slice, as refreshes of a running job would (compute_sliced), so the
+ * peak is a slice plus the frozen state, not every event; a slice that breaks the prefix
+ * makes that update compute again all at once. The activity is folded whole first.
+ *
  * Samples: raw rows where they exist; before a device's raw window (rows retention
  * deleted) its 1-minute rollups, each row one interval of a minute with its mean values
  * and its last energy counter (fold_rollups). A state that folded raw rows keeps them
