@@ -617,6 +617,7 @@ typedef struct {
     int resumed[N_JOBS]; /* updates that labelled only the time after a frozen prefix */
     gp_job_acct_stats st[N_JOBS];
     size_t events[N_JOBS];
+    gp_job_acct_stats fresh[N_JOBS]; /* a state made at the end: its first update */
 } frozen_seen;
 
 static void run_incremental(const gp_summary_opts *o, frozen_seen *fz) {
@@ -645,6 +646,18 @@ static void run_incremental(const gp_summary_opts *o, frozen_seen *fz) {
             assert_int_equal(gp_job_summary_compute(s, JOBS[k], NULL, &full, err, sizeof err), 0);
             assert_int_equal(ref_summary_compute(s, JOBS[k], NULL, &ref, err, sizeof err), 0);
             same(&full, &ref, ctx);
+            /* A one-shot summary that reads the events a few at a time, freezing 3 s behind
+             * the newest read (ties of a timestamp split across slices at size 1). */
+            static const int64_t slices[] = {1, 7, 40};
+            for (int z = 0; z < 3; z++) {
+                gp_summary_opts so = {
+                    .freeze_lag_ns = 3 * S, .freeze_steps = 2, .slice_events = slices[z]};
+                gp_job_summary sl;
+                assert_int_equal(gp_job_summary_compute(s, JOBS[k], &so, &sl, err, sizeof err), 0);
+                snprintf(ctx, sizeof ctx, "sliced %d: job %s at t=%d", (int)slices[z], JOBS[k], t);
+                same(&sl, &ref, ctx);
+            }
+            snprintf(ctx, sizeof ctx, "job %s at t=%d", JOBS[k], t);
             ctx[0] = 'J'; /* "Job ...": the incremental state's turn */
             same(&inc, &ref, ctx);
             checks++;
@@ -686,6 +699,17 @@ static void run_incremental(const gp_summary_opts *o, frozen_seen *fz) {
     gp_job_acct_stats tr = gp_job_acct_get_stats(acct[0]), in = gp_job_acct_get_stats(acct[1]),
                       lt = gp_job_acct_get_stats(acct[3]);
     if (fz) { /* the frozen run: its own assertions (test_frozen_equals_full) */
+        for (int k = 0; k < N_JOBS; k++) { /* a first update over the whole history */
+            gp_job_acct *f = gp_job_acct_new(JOBS[k], o);
+            assert_non_null(f);
+            gp_job_summary fs, ref;
+            assert_int_equal(gp_job_acct_update(f, s, &fs, err, sizeof err), 0);
+            assert_int_equal(ref_summary_compute(s, JOBS[k], NULL, &ref, err, sizeof err), 0);
+            snprintf(ctx, sizeof ctx, "fresh state of job %s at the end", JOBS[k]);
+            same(&fs, &ref, ctx);
+            fz->fresh[k] = gp_job_acct_get_stats(f);
+            gp_job_acct_free(f);
+        }
         for (int k = 0; k < N_JOBS; k++) {
             fz->st[k] = gp_job_acct_get_stats(acct[k]);
             gp_event *all = NULL;
@@ -762,6 +786,29 @@ static void test_frozen_equals_full(void **state) {
     assert_int_equal(fz.st[pipe].stale_freezes, 2);
     assert_true(fz.resumed[pipe] > 10);
     assert_true(fz.st[pipe].held_events * 4 < fz.events[pipe]);
+}
+
+/* The same with states whose first update (and each reload) reads the events 3 at a time,
+ * freezing after each slice: every update still equals the full computation and the
+ * reference, and the states froze and resumed as before. */
+static void test_frozen_sliced_equals_full(void **state) {
+    (void)state;
+    gp_summary_opts o = {.freeze_lag_ns = 3 * S, .freeze_steps = 2, .slice_events = 3};
+    frozen_seen fz = {0};
+    run_incremental(&o, &fz);
+    for (int k = 0; k < N_JOBS; k++)
+        print_message("sliced %s: freezes %llu stale %llu reloads %llu resumed %d\n", JOBS[k],
+                      (unsigned long long)fz.st[k].freezes,
+                      (unsigned long long)fz.st[k].stale_freezes,
+                      (unsigned long long)fz.st[k].reloads, fz.resumed[k]);
+    const int train = 0, infer = 1, pipe = 5;
+    /* A first update over the whole history froze slice after slice (all at once: once). */
+    assert_true(fz.fresh[train].freezes > 3);
+    assert_true(fz.fresh[infer].freezes > 3);
+    assert_true(fz.fresh[pipe].freezes > 3);
+    assert_true(fz.st[train].freezes > 3 && fz.resumed[train] > 10);
+    assert_true(fz.st[infer].freezes > 3 && fz.resumed[infer] > 10);
+    assert_true(fz.st[pipe].freezes > 3 && fz.resumed[pipe] > 10);
 }
 
 /* Windows reuse the job's events; each must equal the reference over its bounds, at
@@ -966,9 +1013,13 @@ static void test_sim_demo(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_incremental_equals_full), cmocka_unit_test(test_frozen_equals_full),
-        cmocka_unit_test(test_windows_equal_reference), cmocka_unit_test(test_time_span),
-        cmocka_unit_test(test_retention_keeps_state),   cmocka_unit_test(test_sim_demo),
+        cmocka_unit_test(test_incremental_equals_full),
+        cmocka_unit_test(test_frozen_equals_full),
+        cmocka_unit_test(test_frozen_sliced_equals_full),
+        cmocka_unit_test(test_windows_equal_reference),
+        cmocka_unit_test(test_time_span),
+        cmocka_unit_test(test_retention_keeps_state),
+        cmocka_unit_test(test_sim_demo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

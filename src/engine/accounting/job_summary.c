@@ -36,6 +36,12 @@
  * full computation gives. Activity-only jobs relabel their whole history in memory on
  * each update (their events are few).
  *
+ * Slices: a one-shot summary of a whole history (gp_job_summary_compute) and a state's
+ * first update (or reload) read the events slice_events at a time in (ts, id) order and
+ * freeze after each slice, as refreshes of a running job would (compute_sliced), so the
+ * peak is a slice plus the frozen state, not every event; a slice that breaks the prefix
+ * makes that update compute again all at once. The activity is folded whole first.
+ *
  * Samples: raw rows where they exist; before a device's raw window (rows retention
  * deleted) its 1-minute rollups, each row one interval of a minute with its mean values
  * and its last energy counter (fold_rollups). A state that folded raw rows keeps them
@@ -220,8 +226,17 @@ struct gp_job_acct {
     const gp_job_acct *borrow; /* windows: events are this state's */
     gp_acct_event *xev;        /* goodput.c's view of the events, rebuilt per update */
     size_t cap_xev;
-    gp_goodput_ckpt ck; /* the frozen labelled past (ck.valid) */
-    int64_t freeze_lag; /* < 0: never freeze (one-shot summaries, windows) */
+    /* One update then freed (gp_job_summary_compute): the events are read straight into
+     * xev (n_xev of them) and no compact copy is kept, halving the peak for a long job. */
+    int oneshot;
+    size_t n_xev;
+    int32_t *xnm;             /* per xev entry: its name's index, -1 = "" */
+    int64_t xcur_ts, xcur_id; /* events up to (ts, id) have been read into xev */
+    int64_t slice_events;     /* one-shot: read this many at a time, freezing; 0 = all */
+    int64_t slice_lag;        /* ... freezing this far behind the newest event read */
+    int64_t slice_top;        /* a running state's first load in parts: ids up to this */
+    gp_goodput_ckpt ck;       /* the frozen labelled past (ck.valid) */
+    int64_t freeze_lag;       /* < 0: never freeze (one-shot summaries, windows) */
     size_t freeze_steps;
     gp_job_acct_stats stats;
 };
@@ -240,8 +255,15 @@ gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
     }
     if (a->opt_rollup_min == 0) a->opt_rollup_min = GP_SUMMARY_ROLLUP_MIN_NS;
     if (a->freeze_lag == 0) a->freeze_lag = GP_SUMMARY_FREEZE_LAG_NS;
+    a->slice_lag = a->freeze_lag > 0 ? a->freeze_lag : GP_SUMMARY_FREEZE_LAG_NS;
+    a->slice_events = o && o->slice_events ? o->slice_events : GP_SUMMARY_SLICE_EVENTS;
+    if (a->slice_events < 0) a->slice_events = 0;
+    a->xcur_ts = INT64_MIN;
     if (a->freeze_steps == 0) a->freeze_steps = GP_SUMMARY_FREEZE_STEPS;
-    if (a->opt_t0 != 0 || a->opt_t1 != 0) a->freeze_lag = -1; /* a fixed window: no refresh */
+    if (a->opt_t0 != 0 || a->opt_t1 != 0) { /* a fixed window: no refresh, no slices */
+        a->freeze_lag = -1;
+        a->slice_events = 0;
+    }
     return a;
 }
 
@@ -250,7 +272,9 @@ static void acct_reset(gp_job_acct *a) {
     free(a->al), free(a->act), free(a->act_sum), free(a->act_n), free(a->act_owner);
     free(a->ev), free(a->names), free(a->xev);
     gp_goodput_ckpt_free(&a->ck);
-    a->xev = NULL, a->cap_xev = 0;
+    free(a->xnm);
+    a->xev = NULL, a->xnm = NULL, a->cap_xev = a->n_xev = 0;
+    a->xcur_ts = INT64_MIN, a->xcur_id = 0;
     a->al = NULL, a->act = NULL, a->act_sum = NULL, a->act_n = NULL, a->act_owner = NULL;
     a->ev = NULL, a->names = NULL;
     a->n_names = 0;
@@ -668,23 +692,110 @@ static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from) {
     return v;
 }
 
+/* The columns fold_events and fold_events_direct read, in this order. */
+#define EV_COLS                                                                                    \
+    "SELECT id, ts_ns, kind, rank, step, units, start_ns, name, edge,"                             \
+    " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok"                                \
+    " FROM events WHERE "
+
+/* A one-shot summary's events, read in (ts, id) order straight into goodput.c's form and
+ * appended to a->xev: the next `limit` of them after (xcur_ts, xcur_id) (0: all). Names
+ * are kept as indices (a->xnm) while a->names may still move; xev_names points them.
+ * Same rows and values as fold_events then expand_events. The rows read, or -1. */
+static int64_t fold_events_direct(gp_job_acct *a, gp_store *s, int64_t limit) {
+    sqlite3 *db = gp_store_db(s);
+    sqlite3_stmt *st;
+    const char *sql = EV_COLS "job_id = ?1 AND kind IN (1, 2, 3, 4, 5, 6)"
+                              " AND ts_ns >= ?2 AND (ts_ns > ?2 OR id > ?3)"
+                              " ORDER BY ts_ns, id LIMIT ?4";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, a->job_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, a->xcur_ts);
+    sqlite3_bind_int64(st, 3, a->xcur_id);
+    sqlite3_bind_int64(st, 4, limit > 0 ? limit : -1);
+    size_t n = a->n_xev;
+    int64_t got = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == a->cap_xev) {
+            size_t c = a->cap_xev ? a->cap_xev * 2 : 256;
+            gp_acct_event *p = realloc(a->xev, c * sizeof *p);
+            if (p) a->xev = p;
+            int32_t *q = p ? realloc(a->xnm, c * sizeof *q) : NULL;
+            if (q) a->xnm = q;
+            if (!p || !q) {
+                got = -1;
+                break;
+            }
+            a->cap_xev = c;
+        }
+        int kind = sqlite3_column_int(st, 2), stage = kind == GP_EV_STAGE;
+        int64_t start = col_time(st, 6);
+        a->xnm[n] = name_index(a, sqlite3_column_text(st, 7));
+        if (a->xnm[n] < -1) {
+            got = -1;
+            break;
+        }
+        a->xev[n] = (gp_acct_event){.ts_ns = sqlite3_column_int64(st, 1),
+                                    .rank = col_time(st, 3),
+                                    .step = col_time(st, 4),
+                                    .step_start_ns = stage ? -1 : start,
+                                    .start_ns = stage ? start : -1,
+                                    .arrival_ns = col_time(st, 9),
+                                    .first_token_ns = col_time(st, 10),
+                                    .output_tokens = col_time(st, 12),
+                                    .units = col_known(st, 5) ? sqlite3_column_double(st, 5) : -1,
+                                    .kind = kind,
+                                    .edge = col_known(st, 8) ? sqlite3_column_int(st, 8) : 0,
+                                    .ok = sqlite3_column_int(st, 13),
+                                    .name = ""};
+        a->xcur_ts = a->xev[n].ts_ns;
+        a->xcur_id = sqlite3_column_int64(st, 0);
+        n++;
+        got++;
+        a->stats.event_rows++;
+    }
+    sqlite3_finalize(st);
+    a->n_xev = n;
+    return got;
+}
+
+static void xev_names(gp_job_acct *a) {
+    for (size_t i = 0; i < a->n_xev; i++)
+        a->xev[i].name = a->xnm[i] >= 0 ? a->names[a->xnm[i]] : "";
+}
+
 /* Reads the job's events with id in (ev_cursor, max id] (all of them on the first call)
  * and merges them into the (ts, id)-ordered array. */
+static int fold_events_part(gp_job_acct *a, gp_store *s, int64_t limit, int64_t *got);
 static int fold_events(gp_job_acct *a, gp_store *s) {
+    int64_t got;
+    return fold_events_part(a, s, 0, &got);
+}
+
+/* fold_events, where the first load may come in parts: the next `limit` events (0: all) in
+ * (ts, id) order after (xcur_ts, xcur_id) among those with id <= the top seen by the first
+ * part; ev_loaded once the last part is read. *got: the rows read. */
+static int fold_events_part(gp_job_acct *a, gp_store *s, int64_t limit, int64_t *got) {
     sqlite3 *db = gp_store_db(s);
     sqlite3_stmt *st;
     int64_t top = 0;
-    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM events", -1, &st, NULL) != SQLITE_OK) return -1;
-    if (sqlite3_step(st) == SQLITE_ROW) top = col_time(st, 0);
-    sqlite3_finalize(st);
+    *got = 0;
+    if (!a->ev_loaded && a->xcur_ts > INT64_MIN) {
+        top = a->slice_top; /* a later part of the first load */
+    } else {
+        if (sqlite3_prepare_v2(db, "SELECT max(id) FROM events", -1, &st, NULL) != SQLITE_OK)
+            return -1;
+        if (sqlite3_step(st) == SQLITE_ROW) top = col_time(st, 0);
+        sqlite3_finalize(st);
+        a->slice_top = top;
+    }
     if (a->ev_loaded && top <= a->ev_cursor) return 0;
     /* First load: the (job_id, ts_ns) index. Later: the rowid range of new rows, whatever
      * job they belong to (+job_id keeps the planner off the index). */
-    const char *cols = "SELECT id, ts_ns, kind, rank, step, units, start_ns, name, edge,"
-                       " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok"
-                       " FROM events WHERE ";
+    const char *cols = EV_COLS;
     const char *cond_all = "job_id = ?1 AND id <= ?3 AND kind IN (1, 2, 3, 4, 5, 6)"
-                           " ORDER BY ts_ns, id";
+                           " AND ts_ns >= ?4 AND (ts_ns > ?4 OR id > ?5)"
+                           " ORDER BY ts_ns, id LIMIT ?6";
     const char *cond_new = "id > ?2 AND id <= ?3 AND +job_id = ?1 AND kind IN (1, 2, 3, 4, 5, 6)"
                            " ORDER BY ts_ns, id";
     char sql[512];
@@ -693,6 +804,11 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
     sqlite3_bind_text(st, 1, a->job_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, a->ev_cursor);
     sqlite3_bind_int64(st, 3, top);
+    if (!a->ev_loaded) {
+        sqlite3_bind_int64(st, 4, a->xcur_ts);
+        sqlite3_bind_int64(st, 5, a->xcur_id);
+        sqlite3_bind_int64(st, 6, limit > 0 ? limit : -1);
+    }
     size_t first_new = a->n_ev;
     int rc = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -727,9 +843,16 @@ static int fold_events(gp_job_acct *a, gp_store *s) {
         e->ok = sqlite3_column_int(st, 13);
         a->n_ev++;
         a->stats.event_rows++;
+        (*got)++;
     }
     sqlite3_finalize(st);
     if (rc) return rc;
+    if (!a->ev_loaded && limit > 0 && *got == limit) { /* more parts to come */
+        a->xcur_ts = a->ev[a->n_ev - 1].ts;
+        a->xcur_id = a->ev[a->n_ev - 1].id;
+        return 0;
+    }
+    a->xcur_ts = INT64_MIN, a->xcur_id = 0;
     a->ev_cursor = top;
     a->ev_loaded = 1;
     /* New rows arrive sorted among themselves; usually all after the old ones. */
@@ -810,6 +933,47 @@ static void set_err(char *err, size_t errlen, gp_store *s, const char *job_id, c
 
 static int64_t freeze_by(const gp_job_acct *a, const gp_alloc *al, size_t na, int64_t t1);
 static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck);
+static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from);
+
+/* A one-shot summary, or a running state's first update, in slices: the events read a
+ * slice at a time in time order, each slice labelled after the frozen past and frozen
+ * slice_lag behind its newest event (for a running state, also no later than freeze_by),
+ * as a running job's refreshes would be; the activity is all folded already. The last
+ * slice's result is the summary (a running state freezes there by freeze_by, as an update
+ * all at once would). gp_goodput_compute_ckpt's return (1: a slice reached into the frozen
+ * past; the caller computes again all at once). */
+static int compute_sliced(gp_job_acct *a, gp_store *s, gp_goodput_in *in, const gp_alloc *al,
+                          size_t na, int64_t t1, gp_goodput *out) {
+    for (;;) {
+        int64_t got;
+        if (a->oneshot) {
+            got = fold_events_direct(a, s, a->slice_events);
+            if (got < 0) return -1;
+            xev_names(a);
+            in->acct_events = a->xev;
+            in->n_events = a->n_xev;
+        } else {
+            if (fold_events_part(a, s, a->slice_events, &got) != 0) return -1;
+            if (!(in->acct_events = expand_events(a, a))) return -1;
+            in->n_events = a->n_ev;
+        }
+        int last = got < a->slice_events;
+        int64_t newest = in->n_events ? in->acct_events[in->n_events - 1].ts_ns : INT64_MIN;
+        int64_t by = a->oneshot ? INT64_MIN : freeze_by(a, al, na, t1);
+        if (!last) {
+            int64_t cap = newest > INT64_MIN ? newest - a->slice_lag : INT64_MIN;
+            if (a->oneshot || cap < by) by = cap;
+        }
+        in->act = a->act;
+        in->n_act = a->n_act;
+        gp_goodput_ckpt nck;
+        int grc = gp_goodput_compute_ckpt(in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
+                                          by > INT64_MIN ? &nck : NULL, out);
+        if (grc != 0) return grc;
+        if (by > INT64_MIN && nck.valid) freeze(a, &nck);
+        if (last) return 0;
+    }
+}
 
 /* The update proper (inside a read transaction when the caller has none open). */
 static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *err, size_t errlen) {
@@ -901,7 +1065,16 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (rc == 0) rc = act_merge(a, nw, nn);
     free(nw);
     const gp_job_acct *evs = a->borrow ? a->borrow : a;
-    if (rc == 0 && !a->borrow) rc = fold_events(a, s);
+    int sliced =
+        a->slice_events > 0 && !a->borrow && (a->oneshot || (a->freeze_lag >= 0 && !a->ev_loaded));
+    if (rc == 0 && !a->borrow && !sliced) {
+        if (!a->oneshot)
+            rc = fold_events(a, s);
+        else if (fold_events_direct(a, s, 0) < 0)
+            rc = -1;
+        else
+            xev_names(a);
+    }
     if (rc) {
         set_err(err, errlen, s, a->job_id, "summarising");
         free(allocs);
@@ -941,8 +1114,9 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         }
     }
 
-    gp_acct_event *ev = expand_events(a, evs);
-    if (!ev) {
+    gp_acct_event *ev = a->oneshot || sliced ? a->xev : expand_events(a, evs);
+    size_t n_ev = a->oneshot ? a->n_xev : sliced ? 0 : evs->n_ev;
+    if (!ev && n_ev) {
         snprintf(err, errlen, "out of memory summarising job '%s'", a->job_id);
         free(allocs);
         return -1;
@@ -963,7 +1137,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     gp_goodput_in in = {.allocs = pieces,
                         .n_allocs = n_pieces,
                         .acct_events = ev,
-                        .n_events = evs->n_ev,
+                        .n_events = n_ev,
                         .act = a->act,
                         .n_act = a->n_act,
                         .t0_ns = t0,
@@ -975,21 +1149,24 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
     if (a->opt_slo.e2e_s > 0) in.slo.e2e_s = a->opt_slo.e2e_s;
     int64_t by = freeze_by(a, allocs, na, t1);
     gp_goodput_ckpt nck;
-    int grc = gp_goodput_compute_ckpt(&in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
-                                      by > INT64_MIN ? &nck : NULL, &out->gp);
+    int grc = sliced
+                  ? compute_sliced(a, s, &in, allocs, na, t1, &out->gp)
+                  : gp_goodput_compute_ckpt(&in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
+                                            by > INT64_MIN ? &nck : NULL, &out->gp);
     free(pieces);
     if (grc == 1) { /* the frozen past went stale: everything again from the store */
         a->stats.stale_freezes++;
         /* A job whose past keeps going stale (events stored late, restarts reaching far
          * back) freezes further behind: each time is a reload from the store. */
         if (a->freeze_lag < 3600 * 1000000000LL) a->freeze_lag *= 2;
+        a->slice_events = 0; /* slices went stale too: all at once */
         free(allocs);
         const gp_job_acct *keep = a->borrow;
         acct_reset(a);
         a->borrow = keep;
         return acct_update(a, s, out, err, errlen); /* no checkpoint now: no second pass */
     }
-    if (grc == 0 && by > INT64_MIN && nck.valid) freeze(a, &nck);
+    if (grc == 0 && !sliced && by > INT64_MIN && nck.valid) freeze(a, &nck);
     if (grc != 0) {
         snprintf(err, errlen, "out of memory computing goodput for job '%s'", a->job_id);
         free(allocs);
@@ -1054,6 +1231,16 @@ static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck) {
     gp_goodput_ckpt_free(&a->ck);
     a->ck = *nck;
     a->stats.freezes++;
+    if (a->oneshot) { /* a slice: the events read so far are in xev */
+        size_t d = 0;
+        while (d < a->n_xev && a->xev[d].ts_ns <= a->ck.ev_cut_ns)
+            d++;
+        if (d) {
+            memmove(a->xev, a->xev + d, (a->n_xev - d) * sizeof *a->xev);
+            memmove(a->xnm, a->xnm + d, (a->n_xev - d) * sizeof *a->xnm);
+        }
+        a->n_xev -= d;
+    }
     size_t d = 0;
     while (d < a->n_ev && a->ev[d].ts <= a->ck.ev_cut_ns)
         d++;
@@ -1083,7 +1270,7 @@ static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck) {
         if (o) a->act_owner = o;
         if (p && su && n && o) a->cap_act = c;
     }
-    if (a->cap_xev > 2 * a->n_ev + 1024) { /* rebuilt at the next update */
+    if (!a->oneshot && a->cap_xev > 2 * a->n_ev + 1024) { /* rebuilt at the next update */
         free(a->xev);
         a->xev = NULL;
         a->cap_xev = 0;
@@ -1162,6 +1349,7 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
         return -1;
     }
     a->freeze_lag = -1; /* one update: nothing to freeze for */
+    a->oneshot = 1;
     int rc = gp_job_acct_update(a, s, out, err, errlen);
     gp_job_acct_free(a);
     return rc;

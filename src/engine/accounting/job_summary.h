@@ -45,7 +45,14 @@ typedef struct gp_summary_opts {
     /* ... once at least this many steps are past the previous freeze: 0 = the default
      * GP_SUMMARY_FREEZE_STEPS. */
     int freeze_steps;
+    /* gp_job_summary_compute of a whole history reads the job's events this many at a time
+     * in time order, freezing the labelled past as it goes (freeze_lag_ns behind the
+     * newest event read; freeze_steps), so it never holds them all: 0 = the default
+     * GP_SUMMARY_SLICE_EVENTS, < 0 = all at once. The result is the same. */
+    int64_t slice_events;
 } gp_summary_opts;
+
+#define GP_SUMMARY_SLICE_EVENTS 65536
 
 #define GP_SUMMARY_FREEZE_LAG_NS (300 * 1000000000LL)
 #define GP_SUMMARY_FREEZE_STEPS 256
