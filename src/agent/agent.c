@@ -95,6 +95,7 @@ static void write_pending(gp_agent *a) {
 
 /* Appends n rows of size sz to a queue; 0, or -1 when out of memory. */
 static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n, size_t sz) {
+    if (!n) return 0; /* a tick with no rows (a source down): nothing to copy, maybe no queue */
     if (*n_q + n > *cap) {
         size_t nc = *cap ? *cap : 16;
         while (nc < *n_q + n)
