@@ -348,9 +348,11 @@ void gp_store_close(gp_store *s) {
 }
 
 void gp_store_tune_for_devices(gp_store *s, size_t n_devices) {
-    /* ~3 hot leaf pages per device (samples, proc_samples, an events share) of 4 KiB. */
+    /* ~3 hot leaf pages per device (samples, proc_samples, an events share) of 4 KiB. The
+     * 2 MiB floor is for event floods: at 1 MiB the dedup index's misses made ticks
+     * 50-65 ms late (reliability_overload.sh; docs/benchmarks.md, agent cost item 4). */
     size_t kib = n_devices * 12;
-    if (kib < 1024) kib = 1024;
+    if (kib < 2048) kib = 2048;
     if (kib > 262144) kib = 262144;
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA cache_size=-%zu", kib);
