@@ -303,11 +303,10 @@ static int cmp_act_new(const void *x, const void *y) {
     return (p->owner > q->owner) - (p->owner < q->owner);
 }
 
-static int act_reserve(gp_job_acct *a, size_t n) {
-    if (n <= a->cap_act) return 0;
-    size_t cap = a->cap_act ? a->cap_act : 1024;
-    while (cap < n)
-        cap *= 2;
+/* Sets the four activity arrays' capacity to cap (>= n_act). On a failure the arrays that
+ * moved keep their new size, so the capacity kept is the smaller of old and new: every
+ * array has at least that room. */
+static int act_set_cap(gp_job_acct *a, size_t cap) {
     gp_activity *p = realloc(a->act, cap * sizeof *p);
     if (p) a->act = p;
     double *q = realloc(a->act_sum, cap * sizeof *q);
@@ -316,9 +315,20 @@ static int act_reserve(gp_job_acct *a, size_t n) {
     if (r) a->act_n = r;
     int *o = realloc(a->act_owner, cap * sizeof *o);
     if (o) a->act_owner = o;
-    if (!p || !q || !r || !o) return -1;
+    if (!p || !q || !r || !o) {
+        if (cap < a->cap_act) a->cap_act = cap;
+        return -1;
+    }
     a->cap_act = cap;
     return 0;
+}
+
+static int act_reserve(gp_job_acct *a, size_t n) {
+    if (n <= a->cap_act) return 0;
+    size_t cap = a->cap_act ? a->cap_act : 1024;
+    while (cap < n)
+        cap *= 2;
+    return act_set_cap(a, cap);
 }
 
 /* Merges sorted new entries into the timeline: entries at one instant become one, the
@@ -1258,18 +1268,8 @@ static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck) {
         memmove(a->act_owner, a->act_owner + q, left * sizeof *a->act_owner);
     }
     a->n_act = left;
-    if (a->cap_act > 2 * left + 1024) { /* four arrays of one capacity */
-        size_t c = left + left / 2 + 256;
-        gp_activity *p = realloc(a->act, c * sizeof *p);
-        if (p) a->act = p;
-        double *su = realloc(a->act_sum, c * sizeof *su);
-        if (su) a->act_sum = su;
-        int *n = realloc(a->act_n, c * sizeof *n);
-        if (n) a->act_n = n;
-        int *o = realloc(a->act_owner, c * sizeof *o);
-        if (o) a->act_owner = o;
-        if (p && su && n && o) a->cap_act = c;
-    }
+    if (a->cap_act > 2 * left + 1024) /* four arrays of one capacity */
+        act_set_cap(a, left + left / 2 + 256);
     if (!a->oneshot && a->cap_xev > 2 * a->n_ev + 1024) { /* rebuilt at the next update */
         free(a->xev);
         a->xev = NULL;
