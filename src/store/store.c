@@ -924,7 +924,13 @@ int gp_store_open_alloc_exists(gp_store *s, const char *job_id, const char *uuid
     return rc;
 }
 
-/* One row of the events queries below (their column order) into *e. */
+/* The events queries' columns, in the order event_row reads them. */
+#define EVENT_SELECT                                                                               \
+    "SELECT job_id, ts_ns, kind, rank, step, units, start_ns, name, edge, arrival_ns,"             \
+    " first_token_ns, prompt_tokens, output_tokens, ok, item, enqueue_ns, worker, bytes FROM "     \
+    "events"
+
+/* One row of an EVENT_SELECT query into *e. */
 static void event_row(sqlite3_stmt *st, gp_event *e) {
     gp_event_init(e, (gp_event_kind)sqlite3_column_int(st, 2));
     col_text(st, 0, e->job_id, sizeof e->job_id);
@@ -956,10 +962,8 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
     size_t cap = 0;
     int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT job_id, ts_ns, kind, rank, step, units, start_ns, name, edge,"
-                           " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
-                           " enqueue_ns, worker, bytes FROM events WHERE job_id = ?1"
-                           " AND (?2 = 0 OR kind = ?2) ORDER BY ts_ns, id",
+                           EVENT_SELECT " WHERE job_id = ?1"
+                                        " AND (?2 = 0 OR kind = ?2) ORDER BY ts_ns, id",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
@@ -990,10 +994,8 @@ int gp_store_job_events_each(gp_store *s, const char *job_id,
                              int (*fn)(void *ctx, const gp_event *e), void *ctx) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT job_id, ts_ns, kind, rank, step, units, start_ns, name, edge,"
-                           " arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
-                           " enqueue_ns, worker, bytes FROM events WHERE job_id = ?1"
-                           " ORDER BY ts_ns, id",
+                           EVENT_SELECT " WHERE job_id = ?1"
+                                        " ORDER BY ts_ns, id",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
