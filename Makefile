@@ -64,7 +64,7 @@ $(LIB): $(OBJS) $(GEN_OBJS)
 	ar rcs $@ $^
 
 $(BIN): $(BUILD)/obj/src/cli/main.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(BIN_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
