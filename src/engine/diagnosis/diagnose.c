@@ -25,6 +25,7 @@ void gp_job_input_free(gp_job_input *in) {
     free((void *)in->procs);
     free((void *)in->events);
     free((void *)in->steps);
+    free((void *)in->marks);
     free((void *)in->job_id);
     memset(in, 0, sizeof *in);
 }
@@ -39,13 +40,17 @@ static int append(void **dst, size_t *n, const void *src, size_t m, size_t sz) {
     return 0;
 }
 
-/* The job's events as one read: steps as compact records (gp_step_ev), the rest as
- * gp_events, each list in the store's order (time, then id). */
+/* The job's events as one read: steps, requests and phases as compact records
+ * (gp_step_ev, gp_mark_ev), the rest as gp_events, each list in the store's order (time,
+ * then id). A gp_event is ~700 bytes: held whole, an inference job's requests were most
+ * of `goodput report`'s peak RSS (docs/benchmarks.md, "Start-up and libraries"). */
 typedef struct ev_split {
     gp_event *ev;
     size_t nev, cap_ev;
     gp_step_ev *st;
     size_t nst, cap_st;
+    gp_mark_ev *mk;
+    size_t nmk, cap_mk;
 } ev_split;
 
 static int split_one(void *ctx, const gp_event *e) {
@@ -59,6 +64,18 @@ static int split_one(void *ctx, const gp_event *e) {
             x->cap_st = c;
         }
         x->st[x->nst++] = (gp_step_ev){e->ts_ns, e->step_start_ns, e->rank, e->step, e->units};
+        return 0;
+    }
+    gp_mark_ev m;
+    if (gp_mark_of(e, &m)) {
+        if (x->nmk == x->cap_mk) {
+            size_t c = x->cap_mk ? 2 * x->cap_mk : 256;
+            gp_mark_ev *p = realloc(x->mk, c * sizeof *p);
+            if (!p) return -1;
+            x->mk = p;
+            x->cap_mk = c;
+        }
+        x->mk[x->nmk++] = m;
         return 0;
     }
     if (x->nev == x->cap_ev) {
@@ -150,6 +167,7 @@ int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input 
         free(al);
         free(ev.ev);
         free(ev.st);
+        free(ev.mk);
         free(dev);
         gp_job_input_free(in);
         return -1;
@@ -160,6 +178,8 @@ int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input 
     in->n_events = ev.nev;
     in->steps = ev.st;
     in->n_steps = ev.nst;
+    in->marks = ev.mk;
+    in->n_marks = ev.nmk;
     in->devices = dev;
     in->n_devices = ndev;
     gp_job rec;

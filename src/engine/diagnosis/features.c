@@ -181,7 +181,23 @@ static int is_comm_phase(const char *n) {
            !strcmp(n, "nccl") || !strcmp(n, "collective") || !strcmp(n, "communication");
 }
 
-static int req_good(const gp_event *r, const gp_slo *slo) {
+int gp_mark_of(const gp_event *e, gp_mark_ev *out) {
+    if (e->kind != GP_EV_REQUEST && e->kind != GP_EV_PHASE) return 0;
+    gp_phase_slot slot = GP_PS_OTHER;
+    if (e->kind == GP_EV_PHASE)
+        slot = !strcmp(e->name, "data_wait") ? GP_PS_DATA_WAIT
+               : (!strcmp(e->name, "checkpoint_save") || !strcmp(e->name, "checkpoint_restore"))
+                   ? GP_PS_CHECKPOINT
+               : (!strcmp(e->name, "init") || !strcmp(e->name, "compile")) ? GP_PS_INIT
+               : is_comm_phase(e->name)                                    ? GP_PS_COMM
+                                                                           : GP_PS_OTHER;
+    *out = (gp_mark_ev){e->ts_ns,         e->rank,         e->arrival_ns,        e->first_token_ns,
+                        e->output_tokens, (int8_t)e->kind, (int8_t)(e->ok != 0), (int8_t)e->edge,
+                        (int8_t)slot};
+    return 1;
+}
+
+static int req_good(const gp_mark_ev *r, const gp_slo *slo) {
     if (!r->ok) return 0;
     double ttft = r->first_token_ns >= 0 && r->arrival_ns >= 0
                       ? (double)(r->first_token_ns - r->arrival_ns) / NS
@@ -215,6 +231,10 @@ static void window_of(const gp_job_input *in, int64_t *t0, int64_t *t1) {
     for (size_t i = 0; in->steps && i < in->n_steps; i++) {
         if (in->n_allocs == 0 && in->steps[i].ts_ns < lo) lo = in->steps[i].ts_ns;
         if (in->steps[i].ts_ns > hi) hi = in->steps[i].ts_ns;
+    }
+    for (size_t i = 0; in->marks && i < in->n_marks; i++) {
+        if (in->n_allocs == 0 && in->marks[i].ts_ns < lo) lo = in->marks[i].ts_ns;
+        if (in->marks[i].ts_ns > hi) hi = in->marks[i].ts_ns;
     }
     *t0 = in->t0_ns || in->t1_ns ? in->t0_ns : (lo == INT64_MAX ? 0 : lo);
     *t1 = in->t0_ns || in->t1_ns ? in->t1_ns : (hi == INT64_MIN ? *t0 : hi);
@@ -416,9 +436,21 @@ static int step_before(const gp_step_ev *a, const gp_step_ev *b) {
     return a->rank != b->rank ? a->rank < b->rank : a->ts_ns < b->ts_ns;
 }
 
-/* Stable merge sort of the indices ord[0..n) of sv by (rank, time): steps of one rank at
- * one time keep their order, which decides which is "the previous step". */
-static int sort_steps(const gp_step_ev *sv, size_t *ord, size_t n) {
+static int step_idx_before(const void *base, size_t a, size_t b) {
+    const gp_step_ev *sv = base;
+    return step_before(&sv[a], &sv[b]);
+}
+
+static int mark_idx_before(const void *base, size_t a, size_t b) {
+    const gp_mark_ev *x = &((const gp_mark_ev *)base)[a], *y = &((const gp_mark_ev *)base)[b];
+    return x->rank != y->rank ? x->rank < y->rank : x->ts_ns < y->ts_ns;
+}
+
+/* Stable merge sort of the indices ord[0..n) of base by before() (rank, time): steps of
+ * one rank at one time keep their order, which decides which is "the previous step";
+ * phase edges of one rank at one time keep theirs, which decides what a begin closes. */
+static int sort_idx(const void *base, int (*before)(const void *, size_t, size_t), size_t *ord,
+                    size_t n) {
     size_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     if (!tmp) return -1;
     for (size_t w = 1; w < n; w *= 2) {
@@ -426,7 +458,7 @@ static int sort_steps(const gp_step_ev *sv, size_t *ord, size_t n) {
             size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
             size_t a = lo, b = mid, k = lo;
             while (a < mid && b < hi)
-                tmp[k++] = step_before(&sv[ord[b]], &sv[ord[a]]) ? ord[b++] : ord[a++];
+                tmp[k++] = before(base, ord[b], ord[a]) ? ord[b++] : ord[a++];
             while (a < mid)
                 tmp[k++] = ord[a++];
             while (b < hi)
@@ -439,18 +471,42 @@ static int sort_steps(const gp_step_ev *sv, size_t *ord, size_t n) {
 }
 
 static int events(const gp_job_input *in, gp_features *f) {
-    /* Steps are most of a training job's events: they are walked as compact records
-     * (gp_step_ev), in (rank, time) order through an index, merged with the other events
-     * sorted as pointers; the loader never expands them into gp_events. */
-    size_t n = 0, n_ev_steps = 0;
-    for (size_t i = 0; i < in->n_events; i++)
-        in->events[i].kind == GP_EV_STEP ? n_ev_steps++ : n++;
+    /* Steps are most of a training job's events, requests and phase edges most of the
+     * rest: they are walked as compact records (gp_step_ev, gp_mark_ev), each kind in
+     * (rank, time) order through an index, merged with the other events sorted as
+     * pointers; the loader never expands them into gp_events. */
+    size_t n = 0, n_ev_steps = 0, n_ev_marks = 0;
+    gp_mark_ev mk_tmp;
+    for (size_t i = 0; i < in->n_events; i++) {
+        if (in->events[i].kind == GP_EV_STEP)
+            n_ev_steps++;
+        else if (gp_mark_of(&in->events[i], &mk_tmp))
+            n_ev_marks++;
+        else
+            n++;
+    }
+    size_t nm = n_ev_marks + (in->marks ? in->n_marks : 0);
+    gp_mark_ev *mv_own = NULL;
+    const gp_mark_ev *mv = in->marks;
+    if (n_ev_marks) { /* hand-built input with marks among the events: theirs, then in->marks */
+        mv_own = malloc(nm * sizeof *mv_own);
+        if (!mv_own) return -1;
+        size_t k = 0;
+        for (size_t i = 0; i < in->n_events; i++)
+            if (in->events[i].kind != GP_EV_STEP && gp_mark_of(&in->events[i], &mv_own[k])) k++;
+        for (size_t i = 0; in->marks && i < in->n_marks; i++)
+            mv_own[k++] = in->marks[i];
+        mv = mv_own;
+    }
     size_t ns = n_ev_steps + (in->steps ? in->n_steps : 0);
     gp_step_ev *sv_own = NULL;
     const gp_step_ev *sv = in->steps;
     if (n_ev_steps) { /* hand-built input with steps among the events: one array of both */
         sv_own = malloc(ns * sizeof *sv_own);
-        if (!sv_own) return -1;
+        if (!sv_own) {
+            free(mv_own);
+            return -1;
+        }
         gp_step_iter it = {0, 0};
         size_t k = 0;
         while (k < ns && gp_step_next(in, &it, &sv_own[k]))
@@ -458,21 +514,27 @@ static int events(const gp_job_input *in, gp_features *f) {
         sv = sv_own;
     }
     size_t *ord = malloc((ns ? ns : 1) * sizeof *ord);
+    size_t *ordm = malloc((nm ? nm : 1) * sizeof *ordm);
     const gp_event **e = malloc((n ? n : 1) * sizeof *e);
     double *dur = malloc((ns ? ns : 1) * sizeof *dur);
     int64_t *dts = malloc((ns ? ns : 1) * sizeof *dts);
-    double *ttft = malloc((n ? n : 1) * sizeof *ttft), *tpot = malloc((n ? n : 1) * sizeof *tpot);
-    double *e2e = malloc((n ? n : 1) * sizeof *e2e);
+    double *ttft = malloc((nm ? nm : 1) * sizeof *ttft),
+           *tpot = malloc((nm ? nm : 1) * sizeof *tpot);
+    double *e2e = malloc((nm ? nm : 1) * sizeof *e2e);
     int64_t *shared_ts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *shared_ts);
     double *dsh = NULL, *dal = NULL;
     int rc = -1;
-    if (!ord || !e || !dur || !dts || !ttft || !tpot || !e2e || !shared_ts) goto out;
+    if (!ord || !ordm || !e || !dur || !dts || !ttft || !tpot || !e2e || !shared_ts) goto out;
     for (size_t k = 0; k < ns; k++)
         ord[k] = k;
-    if (sort_steps(sv, ord, ns) < 0) goto out;
+    if (sort_idx(sv, step_idx_before, ord, ns) < 0) goto out;
+    for (size_t k = 0; k < nm; k++)
+        ordm[k] = k;
+    if (sort_idx(mv, mark_idx_before, ordm, nm) < 0) goto out;
     size_t m = 0;
     for (size_t i = 0; i < in->n_events; i++)
-        if (in->events[i].kind != GP_EV_STEP) e[m++] = &in->events[i];
+        if (in->events[i].kind != GP_EV_STEP && !gp_mark_of(&in->events[i], &mk_tmp))
+            e[m++] = &in->events[i];
     qsort(e, m, sizeof *e, cmp_ev_ptr);
     int64_t ready = -1, submitted = in->submitted_ns > 0 ? in->submitted_ns : -1,
             req_lo = INT64_MAX, req_hi = INT64_MIN;
@@ -493,19 +555,39 @@ static int events(const gp_job_input *in, gp_features *f) {
     dal = malloc((ns ? ns : 1) * sizeof *dal);
     size_t nsh_d = 0, nal_d = 0;
     if (!dsh || !dal) goto out;
-    /* one walk in (rank, time) order over both: the next of the other events or of the
-     * steps, the event first when they tie (they touch different state) */
-    for (size_t i = 0, k = 0;;) {
+    /* one walk in (rank, time) order over all three: the next of the other events, of the
+     * marks or of the steps; an event or mark first when it ties with a step, an event
+     * first when it ties with a mark (they touch different state) */
+    for (size_t i = 0, j = 0, k = 0;;) {
         const gp_event *x = NULL;
+        const gp_mark_ev *mk = NULL;
         const gp_step_ev *sp = NULL;
-        if (i < m &&
-            (k >= ns || !step_before(&sv[ord[k]], &(gp_step_ev){e[i]->ts_ns, 0, e[i]->rank, 0, 0})))
-            x = e[i++];
-        else if (k < ns)
+        int take_e = i < m && (j >= nm ||
+                               !(mv[ordm[j]].rank != e[i]->rank ? mv[ordm[j]].rank < e[i]->rank
+                                                                : mv[ordm[j]].ts_ns < e[i]->ts_ns));
+        int have_ev = i < m || j < nm;
+        gp_step_ev ev_key = {0, 0, 0, 0, 0};
+        if (have_ev) {
+            ev_key.ts_ns = take_e ? e[i]->ts_ns : mv[ordm[j]].ts_ns;
+            ev_key.rank = take_e ? e[i]->rank : mv[ordm[j]].rank;
+        }
+        if (have_ev && (k >= ns || !step_before(&sv[ord[k]], &ev_key))) {
+            if (take_e)
+                x = e[i++];
+            else
+                mk = &mv[ordm[j++]];
+        } else if (k < ns)
             sp = &sv[ord[k++]];
-        int have = x || sp;
-        int64_t x_rank = x ? x->rank : sp ? sp->rank : 0, x_ts = x ? x->ts_ns : sp ? sp->ts_ns : 0;
-        gp_event_kind kind = x ? x->kind : GP_EV_STEP;
+        int have = x || mk || sp;
+        int64_t x_rank = x    ? x->rank
+                         : mk ? mk->rank
+                         : sp ? sp->rank
+                              : 0,
+                x_ts = x    ? x->ts_ns
+                       : mk ? mk->ts_ns
+                       : sp ? sp->ts_ns
+                            : 0;
+        gp_event_kind kind = x ? x->kind : mk ? (gp_event_kind)mk->kind : GP_EV_STEP;
         if (!have || x_rank != cur_rank) {
             if (cur_rank != INT64_MIN && rank_hi > rank_lo) {
                 rank_time += (double)(rank_hi - rank_lo) / NS;
@@ -569,22 +651,20 @@ static int events(const gp_job_input *in, gp_features *f) {
         }
         switch (kind) {
         case GP_EV_PHASE: {
-            int64_t *slot =
-                !strcmp(x->name, "data_wait") ? &open_dw
-                : (!strcmp(x->name, "checkpoint_save") || !strcmp(x->name, "checkpoint_restore"))
-                    ? &open_ck
-                : (!strcmp(x->name, "init") || !strcmp(x->name, "compile")) ? &open_in
-                : is_comm_phase(x->name)                                    ? &open_cm
-                                                                            : NULL;
+            int64_t *slot = mk->slot == GP_PS_DATA_WAIT    ? &open_dw
+                            : mk->slot == GP_PS_CHECKPOINT ? &open_ck
+                            : mk->slot == GP_PS_INIT       ? &open_in
+                            : mk->slot == GP_PS_COMM       ? &open_cm
+                                                           : NULL;
             double *sum = slot == &open_dw   ? &dw
                           : slot == &open_ck ? &ck
                           : slot == &open_in ? &ini
                                              : &comm;
             if (!slot) break;
-            if (x->edge == GP_PH_BEGIN)
-                *slot = x->ts_ns;
+            if (mk->edge == GP_PH_BEGIN)
+                *slot = mk->ts_ns;
             else if (*slot >= 0) {
-                *sum += (double)(x->ts_ns - *slot) / NS;
+                *sum += (double)(mk->ts_ns - *slot) / NS;
                 *slot = -1;
             }
             break;
@@ -595,32 +675,32 @@ static int events(const gp_job_input *in, gp_features *f) {
             {
                 /* a server is ready when it first serves; a first request that waited
                  * long for its first token arrived before the server was ready */
-                int64_t cand = x->arrival_ns >= 0 ? x->arrival_ns : x->ts_ns;
-                int delayed = x->first_token_ns >= 0 && x->arrival_ns >= 0 &&
-                              x->first_token_ns - x->arrival_ns > 30LL * 1000000000LL;
-                if (delayed) cand = x->first_token_ns;
+                int64_t cand = mk->arrival_ns >= 0 ? mk->arrival_ns : mk->ts_ns;
+                int delayed = mk->first_token_ns >= 0 && mk->arrival_ns >= 0 &&
+                              mk->first_token_ns - mk->arrival_ns > 30LL * 1000000000LL;
+                if (delayed) cand = mk->first_token_ns;
                 if (ready < 0 || cand < ready) {
                     ready = cand;
                     f->first_request_delayed = delayed;
                 }
             }
-            if (x->ok) f->n_req_ok++;
-            int good = req_good(x, &in->slo);
+            if (mk->ok) f->n_req_ok++;
+            int good = req_good(mk, &in->slo);
             if (good) f->n_req_good++;
-            double out = x->output_tokens > 0 ? (double)x->output_tokens : 0;
+            double out = mk->output_tokens > 0 ? (double)mk->output_tokens : 0;
             f->tokens_out += out;
             if (good) f->good_tokens += out;
-            int64_t a0 = x->arrival_ns >= 0 ? x->arrival_ns : x->ts_ns;
+            int64_t a0 = mk->arrival_ns >= 0 ? mk->arrival_ns : mk->ts_ns;
             if (a0 < req_lo) req_lo = a0;
-            if (x->ts_ns > req_hi) req_hi = x->ts_ns;
-            if (x->arrival_ns >= 0) {
-                double ee = (double)(x->ts_ns - x->arrival_ns) / NS;
+            if (mk->ts_ns > req_hi) req_hi = mk->ts_ns;
+            if (mk->arrival_ns >= 0) {
+                double ee = (double)(mk->ts_ns - mk->arrival_ns) / NS;
                 e2e[ne++] = ee;
-                if (x->first_token_ns >= 0) {
-                    double tt = (double)(x->first_token_ns - x->arrival_ns) / NS;
+                if (mk->first_token_ns >= 0) {
+                    double tt = (double)(mk->first_token_ns - mk->arrival_ns) / NS;
                     ttft[nt++] = tt;
-                    if (x->output_tokens > 1)
-                        tpot[np++] = (ee - tt) / (double)(x->output_tokens - 1);
+                    if (mk->output_tokens > 1)
+                        tpot[np++] = (ee - tt) / (double)(mk->output_tokens - 1);
                 }
             }
             break;
@@ -702,9 +782,9 @@ static int events(const gp_job_input *in, gp_features *f) {
             size_t nb = (size_t)(span / 60) + 1;
             int *bins = calloc(nb, sizeof *bins);
             if (bins) {
-                for (size_t i = 0; i < m; i++)
-                    if (e[i]->kind == GP_EV_REQUEST && e[i]->ts_ns >= req_lo) {
-                        size_t b = (size_t)((double)(e[i]->ts_ns - req_lo) / NS / 60);
+                for (size_t i = 0; i < nm; i++)
+                    if (mv[i].kind == GP_EV_REQUEST && mv[i].ts_ns >= req_lo) {
+                        size_t b = (size_t)((double)(mv[i].ts_ns - req_lo) / NS / 60);
                         if (b < nb) bins[b]++;
                     }
                 int best = 0;
@@ -721,7 +801,9 @@ out:
     free(dsh);
     free(dal);
     free(ord);
+    free(ordm);
     free(sv_own);
+    free(mv_own);
     free(e);
     free(dur);
     free(dts);

@@ -32,6 +32,30 @@ typedef struct gp_step_ev {
     double units;                             /* < 0 unknown */
 } gp_step_ev;
 
+/* A request or phase event held compactly: 48 bytes instead of a gp_event's ~700, with
+ * only what the features read. An inference job's requests and a training job's phase
+ * edges are most of its other events; as gp_events they were most of `goodput report`'s
+ * peak memory (docs/benchmarks.md, "Start-up and libraries"). */
+typedef enum gp_phase_slot {
+    GP_PS_OTHER,      /* a phase no feature reads */
+    GP_PS_DATA_WAIT,  /* data_wait */
+    GP_PS_CHECKPOINT, /* checkpoint_save, checkpoint_restore */
+    GP_PS_INIT,       /* init, compile */
+    GP_PS_COMM        /* comm, allreduce, all_reduce, nccl, collective, communication */
+} gp_phase_slot;
+typedef struct gp_mark_ev {
+    int64_t ts_ns, rank;                /* as in gp_event */
+    int64_t arrival_ns, first_token_ns; /* request: as in gp_event; phase: unused */
+    int64_t output_tokens;              /* request */
+    int8_t kind;                        /* GP_EV_REQUEST or GP_EV_PHASE */
+    int8_t ok;                          /* request: 1 ok, 0 error */
+    int8_t edge;                        /* phase: gp_phase_edge */
+    int8_t slot;                        /* phase: gp_phase_slot of its name */
+} gp_mark_ev;
+
+/* 1 and *out filled when e is a request or a phase (what gp_mark_ev holds), else 0. */
+int gp_mark_of(const gp_event *e, gp_mark_ev *out);
+
 typedef struct gp_job_input {
     const char *job_id;
     const gp_alloc *allocs; /* the job's allocations; none: every sample counts */
@@ -52,6 +76,11 @@ typedef struct gp_job_input {
      * inputs may keep steps in events instead. Consumers see both (gp_step_next). */
     const gp_step_ev *steps;
     size_t n_steps;
+    /* Request and phase events held compactly (gp_mark_ev), in the store's order. The
+     * store loader puts every request and phase here and none in events; hand-built
+     * inputs may keep them in events instead. The features read both. */
+    const gp_mark_ev *marks;
+    size_t n_marks;
     int64_t t0_ns, t1_ns; /* window; 0, 0 = from the first allocation to the last data */
     gp_slo slo;           /* 0 fields: the SLOs the job declared in its hello, if any */
     int64_t submitted_ns; /* from the job record when lifecycle events are not in events;

@@ -87,6 +87,11 @@ static void clip_as_of(gp_job_input *in, int64_t as_of_ns) {
     for (size_t i = 0; sv && i < in->n_steps; i++)
         if (sv[i].ts_ns <= as_of_ns) sv[m++] = sv[i];
     in->n_steps = m;
+    gp_mark_ev *mv = (gp_mark_ev *)in->marks;
+    m = 0;
+    for (size_t i = 0; mv && i < in->n_marks; i++)
+        if (mv[i].ts_ns <= as_of_ns) mv[m++] = mv[i];
+    in->n_marks = m;
     gp_alloc *al = (gp_alloc *)in->allocs;
     m = 0;
     for (size_t i = 0; i < in->n_allocs; i++) {
