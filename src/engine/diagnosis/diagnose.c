@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 
 #include "engine/diagnosis/classify.h"
 #include "engine/accounting/cost.h"
@@ -334,6 +335,11 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
         free(obs);
         obs = NULL;
         gp_job_input_free(&in);
+        /* glibc keeps freed heap pages mapped: hand this job's input back before the
+         * accounting and the next job's input, so a report's peak is one job's input over
+         * what the report holds, not the sum of freed holes (docs/benchmarks.md, "Start-up
+         * and libraries") */
+        malloc_trim(0);
         budget_job(s, job_id, &slo, o, price, out, *n, acct);
         *price_out = price;
         if (!o || !o->no_write) {
