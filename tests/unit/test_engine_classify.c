@@ -961,6 +961,86 @@ static void test_rolling(void **state) {
     job_free(&j);
 }
 
+/* The store loader holds requests and phase edges as gp_mark_ev and steps as gp_step_ev
+ * (diagnose.c); hand-built inputs keep them among the events. Both must give the same
+ * features to the bit, ties included: a phase edge and a step at one instant, a request
+ * whose readiness candidate equals a step's end, edges of two phases at one instant. */
+static void test_compact_marks_same_features(void **state) {
+    (void)state;
+    job_t j;
+    job_init(&j, 2, 300);
+    prof p = {0.8, 0.5, 0.3, 0.4, 0.6, 1, 0, 0, 0};
+    fill(&j, &p);
+    for (int r = 0; r < 2; r++)
+        for (int64_t k = 0; k < 200; k++) {
+            int64_t t0 = T0 + (20 + k) * S, t1 = t0 + S;
+            if (r == 0 && k % 3 == 0) phase(&j, "data_wait", t0, t0 + S / 4);
+            if (r == 1 && k % 5 == 0) phase(&j, "allreduce", t1 - S / 2, t1); /* ends with it */
+            step(&j, k, k % 7 ? t0 + S / 4 : -1, t1, r);
+            j.ev[j.ne - 1].units = 16 + (double)(k % 4);
+        }
+    phase(&j, "checkpoint_save", T0 + 100 * S, T0 + 104 * S);
+    phase(&j, "eval", T0 + 104 * S, T0 + 110 * S); /* begins as the checkpoint ends */
+    phase(&j, "init", T0 + 2 * S, T0 + 20 * S);
+    for (int i = 0; i < 40; i++) {
+        int64_t a = T0 + (21 + i * 6) * S; /* the first arrives as rank 0's first step ends */
+        gp_event *e = ev(&j, GP_EV_REQUEST, a + (i % 3 + 1) * S / 2);
+        e->arrival_ns = i == 7 ? -1 : a;
+        e->first_token_ns = i % 4 ? a + S / 10 : -1;
+        e->output_tokens = 5 + i % 9;
+        e->ok = i % 11 != 3;
+    }
+    ev(&j, GP_EV_RESTART, T0 + 150 * S)->rank = 0;
+    /* the store's order: time, then arrival */
+    for (size_t a = 1; a < j.ne; a++)
+        for (size_t b = a; b > 0 && j.ev[b - 1].ts_ns > j.ev[b].ts_ns; b--) {
+            gp_event x = j.ev[b];
+            j.ev[b] = j.ev[b - 1];
+            j.ev[b - 1] = x;
+        }
+    gp_job_input in = input(&j);
+    in.slo.ttft_s = 0.2;
+    gp_features whole, compact;
+    char err[64];
+    assert_int_equal(gp_features_compute(&in, &whole, err, sizeof err), 0);
+
+    gp_event *rest = calloc(j.ne, sizeof *rest);
+    gp_step_ev *st = calloc(j.ne, sizeof *st);
+    gp_mark_ev *mk = calloc(j.ne, sizeof *mk);
+    size_t nr = 0, ns = 0, nm = 0;
+    for (size_t i = 0; i < j.ne; i++) {
+        const gp_event *e = &j.ev[i];
+        if (e->kind == GP_EV_STEP)
+            st[ns++] = (gp_step_ev){e->ts_ns, e->step_start_ns, e->rank, e->step, e->units};
+        else if (gp_mark_of(e, &mk[nm]))
+            nm++;
+        else
+            rest[nr++] = *e;
+    }
+    assert_int_equal(nm, 40 + 2 * (67 + 40 + 3));
+    assert_int_equal(nr, 1);
+    in.events = rest;
+    in.n_events = nr;
+    in.steps = st;
+    in.n_steps = ns;
+    in.marks = mk;
+    in.n_marks = nm;
+    assert_int_equal(gp_features_compute(&in, &compact, err, sizeof err), 0);
+    /* the features read what the test built */
+    assert_int_equal(whole.n_req, 40);
+    assert_int_equal(whole.n_steps, 400);
+    assert_int_equal(whole.n_restarts, 1);
+    assert_true(whole.data_wait_share > 0 && whole.comm_share > 0);
+    assert_true(whole.checkpoint_share > 0 && whole.init_share > 0);
+    assert_true(whole.n_req_good > 0 && whole.n_req_good < whole.n_req_ok);
+    /* and the compact input gives the same, bit for bit */
+    assert_memory_equal(&whole, &compact, sizeof whole);
+    free(rest);
+    free(st);
+    free(mk);
+    job_free(&j);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_time_weighted_mean),
@@ -986,6 +1066,7 @@ int main(void) {
         cmocka_unit_test(test_minor_near_threshold),
         cmocka_unit_test(test_minor_issue_examples),
         cmocka_unit_test(test_straggler_one_episode),
+        cmocka_unit_test(test_compact_marks_same_features),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
