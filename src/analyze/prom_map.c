@@ -116,7 +116,6 @@ static const struct {
 typedef struct {
     gp_device dev;
     unsigned char *row; /* this chunk's cells (see ctx_t.cell_bytes); NULL when not seen */
-    double acc[4];      /* PCIe/NVLink rates integrated into byte counters */
     int run_job[MAX_RUNS];
     int64_t run_first[MAX_RUNS], run_last[MAX_RUNS];
     int nrun;
