@@ -2,13 +2,15 @@
  *
  * Per chunk of steps: one range query per present GPU family fills a grid of cells
  * (GPU x step, only the present families' fields: ctx_t.cell_bytes), written to the store
- * one GPU after another (so its inserts append in key order) in one transaction; owner runs, pods
+ * one GPU after another (so its inserts append in key order) in one transaction, by a writer
+ * thread while the next chunk is read (writer_t); owner runs, pods
  * and serving counters carry across chunks in small tables (a few hundred bytes per GPU or pod), so
  * memory does not grow with the length of the range. */
 #include "analyze/prom_map.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +116,6 @@ static const struct {
 typedef struct {
     gp_device dev;
     unsigned char *row; /* this chunk's cells (see ctx_t.cell_bytes); NULL when not seen */
-    double acc[4];      /* PCIe/NVLink rates integrated into byte counters */
     int run_job[MAX_RUNS];
     int64_t run_first[MAX_RUNS], run_last[MAX_RUNS];
     int nrun;
@@ -162,13 +163,36 @@ typedef struct {
     size_t cell_bytes;
     int owner_labels; /* some GPU series carry owner labels: the others are free GPUs */
     int raw; /* GPU families read as raw samples, aggregated per step here (gp_prom_map_run) */
+    /* Allocations closed while a chunk is read wait here for the store (the writer thread
+     * may be storing the previous chunk's samples then): flush_allocs writes them. */
+    gp_alloc *pend;
+    size_t npend, cappend;
 } ctx_t;
 
-static double cpu_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+/* One GPU's cells of a chunk, handed to the writer (write_rows) with the device's row. */
+typedef struct {
+    size_t idx; /* ctx_t.dev index: the slot of its rate accumulators (writer_t.acc) */
+    gp_device dev;
+    unsigned char *row;
+} wdev_t;
+
+/* The sample rows of one chunk and what storing them needs, owned by the writer thread
+ * between pthread_create and pthread_join (gp_prom_map_run): the main thread meanwhile
+ * reads the next chunk from the server and touches neither the store nor this. */
+typedef struct {
+    const ctx_t *x; /* read only: o, s, slot_of, field_off, cell_bytes (fixed during the run) */
+    wdev_t *d;
+    size_t nd, capd;
+    double (*acc)[4]; /* per device: PCIe/NVLink rates integrated into byte counters */
+    size_t capacc;
+    int64_t c0, nsteps;
+    size_t samples; /* rows stored by this chunk */
+    double cpu_s;   /* the writer's CPU time for it */
+    int rc;
+    char err[512];
+    pthread_t th;
+    int running;
+} writer_t;
 
 static void note(gp_prom_map_result *r, const char *fmt, const char *a) {
     if (r->n_notes >= GP_PROM_MAX_NOTES) return;
@@ -319,10 +343,28 @@ static int close_run(ctx_t *x, dev_t_ *d, int i) {
     d->run_first[i] = d->run_first[d->nrun];
     d->run_last[i] = d->run_last[d->nrun];
     x->r->allocations++;
-    if (gp_store_put_alloc(x->s, &a) != 0) {
-        snprintf(x->err, x->errlen, "cannot store an allocation: %s", gp_store_errmsg(x->s));
-        return -1;
+    if (x->npend == x->cappend) {
+        size_t nc = x->cappend ? x->cappend * 2 : 64;
+        gp_alloc *p = realloc(x->pend, nc * sizeof *p);
+        if (!p) {
+            snprintf(x->err, x->errlen, "out of memory");
+            return -1;
+        }
+        x->pend = p;
+        x->cappend = nc;
     }
+    x->pend[x->npend++] = a;
+    return 0;
+}
+
+/* Stores the allocations closed since the last call, in the order they closed. */
+static int flush_allocs(ctx_t *x) {
+    for (size_t i = 0; i < x->npend; i++)
+        if (gp_store_put_alloc(x->s, &x->pend[i]) != 0) {
+            snprintf(x->err, x->errlen, "cannot store an allocation: %s", gp_store_errmsg(x->s));
+            return -1;
+        }
+    x->npend = 0;
     return 0;
 }
 
@@ -713,28 +755,27 @@ static int write_serving(ctx_t *x, pod_t *p) {
     return 0;
 }
 
-static int write_chunk(ctx_t *x) {
+/* The sample rows of one chunk (w->d, handed over by hand_over): each device once, then its
+ * steps in order. Runs on the writer thread or inline; reads only ctx_t's fixed fields. */
+static int write_rows(writer_t *w) {
+    const ctx_t *x = w->x;
     int64_t step_ns = x->o->step_s * NS;
-    for (size_t i = 0; i < x->ndev; i++) {
-        dev_t_ *d = &x->dev[i];
-        if (!d->row) continue;
-        if (d->dev.name[0] && !d->dev.spec) d->dev.spec = gp_spec_lookup(d->dev.name);
-        if (!d->dev.memory_total_bytes && d->dev.spec)
-            d->dev.memory_total_bytes = d->dev.spec->memory_bytes;
+    static const uint32_t rate_f[4] = {GP_F_PCIE_TX, GP_F_PCIE_RX, GP_F_NVLINK_TX, GP_F_NVLINK_RX};
+    static const size_t rate_off[4] = {
+        offsetof(gp_sample, pcie_tx_bytes), offsetof(gp_sample, pcie_rx_bytes),
+        offsetof(gp_sample, nvlink_tx_bytes), offsetof(gp_sample, nvlink_rx_bytes)};
+    for (size_t i = 0; i < w->nd; i++) {
+        wdev_t *d = &w->d[i];
+        double *acc = w->acc[d->idx];
         if (gp_store_put_device(x->s, &d->dev) != 0) {
-            snprintf(x->err, x->errlen, "cannot store a device: %s", gp_store_errmsg(x->s));
+            snprintf(w->err, sizeof w->err, "cannot store a device: %s", gp_store_errmsg(x->s));
             return -1;
         }
-        static const uint32_t rate_f[4] = {GP_F_PCIE_TX, GP_F_PCIE_RX, GP_F_NVLINK_TX,
-                                           GP_F_NVLINK_RX};
-        static const size_t rate_off[4] = {
-            offsetof(gp_sample, pcie_tx_bytes), offsetof(gp_sample, pcie_rx_bytes),
-            offsetof(gp_sample, nvlink_tx_bytes), offsetof(gp_sample, nvlink_rx_bytes)};
         gp_sample one; /* fields not valid in a step are never read (store, rollups) */
         memset(&one, 0, sizeof one);
         gp_sample *smp = &one;
         scopy(smp->uuid, sizeof smp->uuid, d->dev.uuid);
-        for (int64_t k = 0; k < x->nsteps; k++) {
+        for (int64_t k = 0; k < w->nsteps; k++) {
             const unsigned char *cell = d->row + (size_t)k * x->cell_bytes;
             memcpy(&smp->valid, cell, sizeof smp->valid);
             if (!smp->valid) continue;
@@ -747,24 +788,88 @@ static int write_chunk(ctx_t *x) {
                 smp->mem_total_bytes = d->dev.memory_total_bytes;
                 smp->valid |= GP_F_MEM_TOTAL;
             }
-            smp->ts_ns = x->c0 * NS + k * step_ns;
+            smp->ts_ns = w->c0 * NS + k * step_ns;
             for (int r = 0; r < 4; r++) {
                 if (!(smp->valid & rate_f[r])) continue;
                 double rate;
                 memcpy(&rate, (char *)smp + rate_off[r], sizeof rate);
-                d->acc[r] += rate * (double)x->o->step_s;
-                uint64_t cnt = (uint64_t)llround(d->acc[r]);
+                acc[r] += rate * (double)x->o->step_s;
+                uint64_t cnt = (uint64_t)llround(acc[r]);
                 memcpy((char *)smp + rate_off[r], &cnt, sizeof cnt);
             }
             if (gp_store_put_sample(x->s, smp) != 0) {
-                snprintf(x->err, x->errlen, "cannot store a sample: %s", gp_store_errmsg(x->s));
+                snprintf(w->err, sizeof w->err, "cannot store a sample: %s", gp_store_errmsg(x->s));
                 return -1;
             }
-            x->r->samples++;
+            w->samples++;
         }
         free(d->row);
         d->row = NULL;
     }
+    w->nd = 0;
+    return 0;
+}
+
+static double thread_cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The writer's part of a chunk: its sample rows, then the commit of the chunk's
+ * transaction (gp_prom_map_run began it and stored the allocations and serving rows). */
+static void *writer_main(void *arg) {
+    writer_t *w = arg;
+    double c0 = thread_cpu_s();
+    w->rc = write_rows(w);
+    if (gp_store_commit(w->x->s) != 0 && w->rc == 0) {
+        snprintf(w->err, sizeof w->err, "cannot write the store: %s", gp_store_errmsg(w->x->s));
+        w->rc = -1;
+    }
+    for (size_t i = 0; i < w->nd; i++) /* rows left by a failure */
+        free(w->d[i].row);
+    w->nd = 0;
+    w->cpu_s = thread_cpu_s() - c0;
+    return NULL;
+}
+
+/* Moves this chunk's device rows from ctx_t to the writer (ctx_t's rows are NULL after, so
+ * the next chunk's read allocates its own). 0, or -1 when out of memory. */
+static int hand_over(ctx_t *x, writer_t *w) {
+    if (w->capacc < x->ndev) {
+        size_t nc = x->ndev + 64;
+        double(*p)[4] = realloc(w->acc, nc * sizeof *p);
+        if (!p) return -1;
+        memset(p + w->capacc, 0, (nc - w->capacc) * sizeof *p);
+        w->acc = p;
+        w->capacc = nc;
+    }
+    if (w->capd < x->ndev) {
+        wdev_t *p = realloc(w->d, x->ndev * sizeof *p);
+        if (!p) return -1;
+        w->d = p;
+        w->capd = x->ndev;
+    }
+    w->nd = 0;
+    for (size_t i = 0; i < x->ndev; i++) {
+        dev_t_ *d = &x->dev[i];
+        if (!d->row) continue;
+        if (d->dev.name[0] && !d->dev.spec) d->dev.spec = gp_spec_lookup(d->dev.name);
+        if (!d->dev.memory_total_bytes && d->dev.spec)
+            d->dev.memory_total_bytes = d->dev.spec->memory_bytes;
+        w->d[w->nd++] = (wdev_t){i, d->dev, d->row};
+        d->row = NULL;
+    }
+    w->c0 = x->c0;
+    w->nsteps = x->nsteps;
+    w->samples = 0;
+    w->rc = 0;
+    w->err[0] = 0;
+    return 0;
+}
+
+/* The serving rows of this chunk (main thread, while the writer is idle). */
+static int write_serving_all(ctx_t *x) {
     for (size_t i = 0; i < x->npod; i++) {
         pod_t *p = &x->pod[i];
         if (!p->srv) continue;
@@ -795,6 +900,7 @@ static void free_ctx(ctx_t *x) {
     free(x->dhash);
     free(x->pod);
     free(x->phash);
+    free(x->pend);
 }
 
 static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int ks, size_t *qdone,
@@ -1012,30 +1118,80 @@ int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
         for (int k = 0; k < 4; k++)
             nq += (srv_present[f] >> k) & 1;
     size_t qtotal = nq * (size_t)((total_steps + chunk - 1) / chunk), qdone = 0;
+    /* Chunk k's sample rows are stored by a writer thread while chunk k + 1 is read: the
+     * server's answering and goodput's parsing overlap the SQLite inserts (on two cores, the
+     * read phase takes about the longer of the two instead of their sum). Allocations and
+     * serving rows are stored by this thread between the two, in the chunk's transaction. */
+    int threaded = !o->no_writer_thread;
+    writer_t w;
+    memset(&w, 0, sizeof w);
+    w.x = &x;
     int rc = 0;
     for (int64_t k0 = 0; k0 < total_steps && rc == 0; k0 += chunk) {
         x.c0 = o->t0_s + k0 * o->step_s;
         x.nsteps = total_steps - k0 < chunk ? total_steps - k0 : chunk;
+        rc = run_chunk(&x, present, srv_present, ks, &qdone, qtotal);
+        if (w.running) {
+            pthread_join(w.th, NULL);
+            w.running = 0;
+            r->store_cpu_s += w.cpu_s;
+            r->samples += w.samples;
+            if (w.rc != 0) {
+                if (rc == 0) snprintf(err, errlen, "%s", w.err);
+                rc = -1;
+            }
+        }
+        if (rc != 0) break;
+        double w0 = thread_cpu_s();
         if (gp_store_begin(s) != 0) {
             snprintf(err, errlen, "cannot write the store: %s", gp_store_errmsg(s));
             rc = -1;
             break;
         }
-        rc = run_chunk(&x, present, srv_present, ks, &qdone, qtotal);
-        double w0 = cpu_s();
-        if (rc == 0) rc = write_chunk(&x);
-        if (gp_store_commit(s) != 0 && rc == 0) {
+        rc = flush_allocs(&x);
+        if (rc == 0) rc = write_serving_all(&x);
+        if (rc == 0 && hand_over(&x, &w) != 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+        r->chunks++;
+        if (rc == 0 && threaded && pthread_create(&w.th, NULL, writer_main, &w) == 0) {
+            w.running = 1;
+            r->store_cpu_s += thread_cpu_s() - w0;
+            continue;
+        }
+        if (rc == 0) { /* no thread (or none could start): the same work inline */
+            writer_main(&w);
+            r->samples += w.samples;
+            if (w.rc != 0) {
+                snprintf(err, errlen, "%s", w.err);
+                rc = -1;
+            }
+        } else if (gp_store_commit(s) != 0 && rc == 0) {
             snprintf(err, errlen, "cannot write the store: %s", gp_store_errmsg(s));
             rc = -1;
         }
-        r->store_cpu_s += cpu_s() - w0;
-        r->chunks++;
+        r->store_cpu_s += thread_cpu_s() - w0;
     }
+    if (w.running) { /* the last chunk's rows (or a failed read of the next) */
+        pthread_join(w.th, NULL);
+        r->store_cpu_s += w.cpu_s;
+        r->samples += w.samples;
+        if (w.rc != 0 && rc == 0) {
+            snprintf(err, errlen, "%s", w.err);
+            rc = -1;
+        }
+    }
+    for (size_t i = 0; i < w.nd; i++)
+        free(w.d[i].row);
+    free(w.d);
+    free(w.acc);
     if (rc == 0) {
         if (gp_store_begin(s) != 0) rc = -1;
         for (size_t i = 0; i < x.ndev && rc == 0; i++)
             while (x.dev[i].nrun > 0 && rc == 0)
                 rc = close_run(&x, &x.dev[i], 0);
+        if (rc == 0) rc = flush_allocs(&x);
         size_t unplaced = 0;
         for (size_t i = 0; i < x.npod && rc == 0; i++) {
             pod_t *p = &x.pod[i];

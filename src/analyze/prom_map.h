@@ -20,7 +20,8 @@
  *                  scrape window with request and token rates (ingest/scrape_store.h).
  *
  * The range is read in chunks of steps sized so that one chunk's grid (GPUs x steps) and
- * one query's answer stay within a fixed budget, whatever the range. A family that is
+ * one query's answer stay within a fixed budget, whatever the range; a writer thread stores
+ * one chunk's samples while the next is read (two grids at most). A family that is
  * missing degrades the report and is said once in r->notes; nothing missing is an error
  * except that no GPU telemetry at all is (there is nothing to account).
  *
@@ -47,6 +48,8 @@ typedef struct gp_prom_map_opts {
                            * the families present: 80 bytes for dcgm-exporter's default 9) */
     void (*progress)(void *ctx, double done);
     void *progress_ctx;
+    int no_writer_thread; /* store each chunk before reading the next (default: a writer
+                           * thread stores chunk k while chunk k + 1 is read; same rows) */
 } gp_prom_map_opts;
 
 typedef struct gp_prom_map_result {

@@ -560,9 +560,10 @@ static int range_once(gp_prom_client *c, const char *promql, int raw, int64_t t0
     free(q);
     if (rc != 0) return -1;
     if (status < 400) {
-        double p0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        /* this thread's CPU: analyze's writer thread stores rows meanwhile (prom_map.c) */
+        double p0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
         rc = stream_matrix(c, promql, fn, ctx, err, errlen);
-        c->parse_cpu_s += clock_s(CLOCK_PROCESS_CPUTIME_ID) - p0;
+        c->parse_cpu_s += clock_s(CLOCK_THREAD_CPUTIME_ID) - p0;
         if (rc != 1) return rc;
     }
     rc = interpret(c, path, status, &data, err, errlen);

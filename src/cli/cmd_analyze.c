@@ -369,6 +369,8 @@ int gp_cmd_analyze(int argc, char **argv) {
                            .progress_ctx = &prog};
     const char *cb = getenv("GOODPUT_ANALYZE_CELLS"); /* tests: force small chunks */
     if (cb) mo.cell_budget = (size_t)strtoul(cb, NULL, 10);
+    const char *th = getenv("GOODPUT_ANALYZE_THREADS"); /* tests: 0 = no writer thread */
+    if (th && th[0] == '0') mo.no_writer_thread = 1;
     gp_prom_map_result r;
     double cpu0 = cpu_s(), cpu_read = 0, cpu_diag = 0, wall0 = wall_s(), wall_read = 0;
     int mrc = gp_prom_map_run(cl, &mo, s, &r, err, sizeof err);

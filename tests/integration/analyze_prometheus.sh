@@ -143,6 +143,31 @@ assert b["source"]["chunks"] > 10 and a["source"]["chunks"] == 1, (a["source"], 
 key = lambda r: {j["id"]: (round(j["allocated_gpu_h"], 9), j["goodput"], round(j["busy_gpu_h"], 9), j["energy_kwh"]) for j in r["jobs"]}
 assert key(a) == key(b), (key(a), key(b))
 PY
+# the writer thread (chunk k's samples stored while chunk k + 1 is read) stores the same
+# rows as storing each chunk before reading the next: over ~20 chunks, the same report and
+# the same store, table by table
+GOODPUT_ANALYZE_CELLS=100 "$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --json \
+    --db "$D/thr.db" > "$D/thr.json"
+GOODPUT_ANALYZE_THREADS=0 GOODPUT_ANALYZE_CELLS=100 "$GOODPUT" analyze --prometheus "$URL" \
+    --from $T0 --to $T1 --json --db "$D/nothr.db" > "$D/nothr.json"
+python3 - "$D/thr" "$D/nothr" <<'PY'
+import json, sqlite3, sys
+a, b = (json.load(open(p + ".json")) for p in sys.argv[1:])
+assert a["source"]["chunks"] > 10, a["source"]
+for r in (a, b):
+    r.pop("db")
+assert a == b, "report differs without the writer thread"
+ca, cb = (sqlite3.connect(p + ".db") for p in sys.argv[1:])
+tables = [t for (t,) in ca.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+assert "samples" in tables and "rollup_1m" in tables, tables
+rows = 0
+for t in tables:
+    ra, rb = (sorted(c.execute("SELECT * FROM \"%s\"" % t).fetchall(), key=repr) for c in (ca, cb))
+    assert ra == rb, "table %s differs without the writer thread" % t
+    rows += len(ra)
+assert rows > 1000, rows
+print("writer thread: same report and store (%d rows)" % rows)
+PY
 # text output: the header names the Prometheus, range and step
 "$GOODPUT" analyze --prometheus "$URL" --from 2024-06-01T00:00:00Z --to "now-$(( ($(date +%s) - T1) / 60 ))m" \
     --step 1m > "$D/r.txt"
