@@ -239,6 +239,14 @@ void gp_kineto_event_reset(gp_kev *e) {
 
 void gp_kineto_set_cat(gp_kev *e, gp_kcat_cache *cache, const char *c, size_t n) {
     e->has_cat = 1;
+    for (unsigned i = 0; i < cache->used; i++)
+        if (cache->way[i].len == n && !memcmp(cache->way[i].text, c, n)) {
+            e->cat_trace = cache->way[i].trace;
+            e->cat_k = cache->way[i].k;
+            e->cat_overhead = cache->way[i].overhead;
+            e->cat_known = cache->way[i].known;
+            return;
+        }
     e->cat_trace = (n == 5 && !memcmp(c, "Trace", 5));
     e->cat_k = (n == 6 && (!memcmp(c, "kernel", 6) || !memcmp(c, "Kernel", 6) ||
                            !memcmp(c, "Memset", 6) || !memcmp(c, "Memcpy", 6))) ||
@@ -247,10 +255,6 @@ void gp_kineto_set_cat(gp_kev *e, gp_kcat_cache *cache, const char *c, size_t n)
     e->cat_overhead = (n == 8 && (!memcmp(c, "overhead", 8) || !memcmp(c, "Overhead", 8))) ||
                       (n == 15 && !memcmp(c, "kineto_overhead", 15)) ||
                       (n == 23 && !memcmp(c, "Activity Buffer Request", 23));
-    if (n == cache->len && n < sizeof cache->last && !memcmp(cache->last, c, n)) {
-        e->cat_known = cache->known;
-        return;
-    }
     e->cat_known = 0;
     for (int i = 0; known_cats[i]; i++)
         if (n && known_cats[i][0] == c[0] && !strncmp(known_cats[i], c, n) &&
@@ -258,10 +262,14 @@ void gp_kineto_set_cat(gp_kev *e, gp_kcat_cache *cache, const char *c, size_t n)
             e->cat_known = 1;
             break;
         }
-    if (n < sizeof cache->last) {
-        memcpy(cache->last, c, n);
-        cache->len = n;
-        cache->known = e->cat_known;
+    if (n < sizeof cache->way[0].text) {
+        unsigned w = cache->used < GP_KCAT_WAYS ? cache->used++ : cache->next++ % GP_KCAT_WAYS;
+        memcpy(cache->way[w].text, c, n);
+        cache->way[w].len = (uint8_t)n;
+        cache->way[w].trace = (uint8_t)e->cat_trace;
+        cache->way[w].k = (uint8_t)e->cat_k;
+        cache->way[w].overhead = (uint8_t)e->cat_overhead;
+        cache->way[w].known = (uint8_t)e->cat_known;
     }
 }
 
