@@ -833,7 +833,7 @@ static int scan_key(scan *s) {
     return key_id(s->key.v ? s->key.v : "", s->key.n);
 }
 
-static void scan_object(scan *s, member_fn member) {
+static inline __attribute__((always_inline)) void scan_object(scan *s, member_fn member) {
     s->p++;
     int c = ws(s);
     if (c == '}') {
