@@ -27,7 +27,10 @@
  * unwind with longjmp to gp_kineto_read, which frees the scratch and the partial rank. No threads.
  * With libdeflate installed, gzip is inflated by zlib with libdeflate's CRC-32 (fz_read below).
  *
- * Inflate: zlib, streaming, by default. With GOODPUT_INFLATE=libdeflate in the environment a
+ * Inflate: streaming, by ISA-L's igzip when libisal2 is installed (util/dl_isal.h: 2.4x
+ * zlib's speed on the shared traces, same bounded buffer), else by zlib with libdeflate's
+ * CRC-32; either hands anything out of the ordinary to gzread (fz_read below), so errors
+ * and offsets are zlib's. With GOODPUT_INFLATE=libdeflate in the environment a
  * gzip file whose trailer says it holds at most WHOLE_MAX bytes (and at most the
  * --max-inflate cap) is read whole and inflated at once by libdeflate when it is installed
  * (util/dl_deflate.h); the scanner then walks that one buffer, memory being the file plus
@@ -54,6 +57,7 @@
 #include "traces/kineto_int.h"
 #include "traces/trace.h"
 #include "util/dl_deflate.h"
+#include "util/dl_isal.h"
 
 #define CHUNK                                                                                      \
     (512u << 10) /* bytes per read: large enough that syscalls and gzread calls cost little */
@@ -187,7 +191,8 @@ static void sb_put(sbuf *b, const void *src, size_t n) {
 
 typedef struct fastgz {
     int fd;
-    z_stream zs;
+    z_stream zs; /* zlib's inflate; with ISA-L only its next_in/avail_in are used */
+    gp_isal *isal; /* ISA-L's inflate (util/dl_isal.h), or NULL: zlib's */
     unsigned char *in;
     gp_crc32_fn crc32;
     uint32_t crc, isize; /* of the current member's output so far */
@@ -216,30 +221,37 @@ static int fz_member_start(fastgz *z) {
     while (z->zs.avail_in < 4 && !z->in_eof)
         if (fz_fill(z)) return 0;
     const unsigned char *p = z->zs.next_in;
-    return z->zs.avail_in >= 4 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 && !(p[3] & 2);
+    /* no FHCRC, no reserved flag bits (zlib rejects those: gzread says how) */
+    return z->zs.avail_in >= 4 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 && !(p[3] & 0xE2);
 }
 
 static void fz_free(fastgz *z) {
     if (!z) return;
     inflateEnd(&z->zs);
+    gp_isal_free(z->isal);
     free(z->in);
     free(z);
 }
 
-/* The fast reader for fd (at offset 0), or NULL when libdeflate is missing, the file does not
- * start like a plain gzip member, or GOODPUT_INFLATE=zlib (then gzread does it all). */
+/* The fast reader for fd (at offset 0): ISA-L's inflate when it is there, else zlib's with
+ * libdeflate's CRC-32; NULL when neither is, the file does not start like a plain gzip
+ * member, or GOODPUT_INFLATE=zlib (then gzread does it all). GOODPUT_INFLATE=zlib-inflate
+ * leaves ISA-L out (tests and benchmarks compare the engines). */
 static fastgz *fz_open(int fd) {
     const char *mode = getenv("GOODPUT_INFLATE"); /* "zlib": gzread alone (tests compare) */
     if (mode && !strcmp(mode, "zlib")) return NULL;
-    gp_crc32_fn crc = gp_dl_deflate_crc32();
-    if (!crc) return NULL;
+    gp_isal *isal = mode && !strcmp(mode, "zlib-inflate") ? NULL : gp_isal_new();
+    gp_crc32_fn crc = isal ? NULL : gp_dl_deflate_crc32();
+    if (!isal && !crc) return NULL;
     fastgz *z = calloc(1, sizeof *z);
     if (!z) abort();
     z->fd = fd;
+    z->isal = isal;
     z->crc32 = crc;
     z->in = malloc(FZ_IN);
     if (!z->in) abort();
     if (inflateInit2(&z->zs, 15 + 16) != Z_OK) {
+        gp_isal_free(isal);
         free(z->in);
         free(z);
         return NULL;
@@ -251,9 +263,40 @@ static fastgz *fz_open(int fd) {
     return z;
 }
 
+/* fz_read with ISA-L: it parses each member's header and checks its trailer itself; members
+ * follow one another as with zlib, and anything else is -1 (gzread takes over). */
+static long fz_read_isal(fastgz *z, unsigned char *out, size_t cap) {
+    size_t made = 0;
+    while (made < cap && !z->done) {
+        if (z->zs.avail_in == 0) {
+            if (fz_fill(z) || z->zs.avail_in == 0) return -1; /* read error or truncated */
+        }
+        const unsigned char *in = z->zs.next_in;
+        size_t n_in = z->zs.avail_in, before = made;
+        int ret = gp_isal_step(z->isal, &in, &n_in, out + made, cap - made, &made);
+        int moved = n_in != z->zs.avail_in || made != before;
+        z->zs.next_in = (unsigned char *)in;
+        z->zs.avail_in = (uInt)n_in;
+        if (ret == GP_ISAL_ERROR) return -1;
+        if (ret == GP_ISAL_MEMBER_END) {
+            if (z->zs.avail_in == 0 && fz_fill(z)) return -1;
+            if (z->zs.avail_in == 0 && z->in_eof) {
+                z->done = 1;
+                break;
+            }
+            if (!fz_member_start(z)) return -1;
+            gp_isal_reset(z->isal);
+        } else if (!moved) {
+            return -1; /* no progress: never loop */
+        }
+    }
+    return (long)made;
+}
+
 /* Up to cap bytes into out, as gzread would give them: >= 0 bytes (0 at the end), or -1
  * when gzread must take over from this chunk's start. */
 static long fz_read(fastgz *z, unsigned char *out, size_t cap) {
+    if (z->isal) return fz_read_isal(z, out, cap);
     size_t made = 0;
     while (made < cap && !z->done) {
         if (z->zs.avail_in == 0) {
