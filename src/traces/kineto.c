@@ -240,7 +240,8 @@ void gp_kineto_event_reset(gp_kev *e) {
 void gp_kineto_set_cat(gp_kev *e, gp_kcat_cache *cache, const char *c, size_t n) {
     e->has_cat = 1;
     for (unsigned i = 0; i < cache->used; i++)
-        if (cache->way[i].len == n && !memcmp(cache->way[i].text, c, n)) {
+        if (cache->way[i].len == n && (!n || cache->way[i].text[0] == c[0]) &&
+            !memcmp(cache->way[i].text, c, n)) {
             e->cat_trace = cache->way[i].trace;
             e->cat_k = cache->way[i].k;
             e->cat_overhead = cache->way[i].overhead;
