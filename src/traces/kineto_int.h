@@ -11,8 +11,9 @@
 
 #include "traces/trace.h"
 
-/* One event as read: only the fields HTA uses. name points into the reader's scratch
- * buffer (valid until the next event). */
+/* One event as read: only the fields HTA uses. name points into the reader's read buffer
+ * or its scratch buffer (valid until the next event: the scanner copies a name out of the
+ * read buffer before reading over it). */
 typedef struct gp_kev {
     int has_cat, has_ts, has_dur, ts_is_float, cat_trace, cat_k, cat_known, cat_overhead;
     double ts, dur;

@@ -358,6 +358,12 @@ static void fz_to_gzread(scan *s) {
 /* Reads the next chunk once p has reached end. Returns 0 at the end of the input. */
 static int refill(scan *s) {
     if (s->eof) return 0;
+    if (s->ev.name && (const unsigned char *)s->ev.name >= s->buf &&
+        (const unsigned char *)s->ev.name < s->end) { /* a name kept in place: copy it out */
+        s->name.n = 0;
+        sb_put(&s->name, s->ev.name, s->ev.name_len);
+        s->ev.name = s->name.v;
+    }
     s->base += (uint64_t)(s->end - s->buf);
     s->p = s->end = s->buf;
     long n;
@@ -998,6 +1004,15 @@ static void event_member(scan *s, int key, int c) {
     if (c == '"') {
         if (key == KEY_NAME) {
             s->p++;
+            /* nearly always plain text inside the buffer: kept in place, not copied (refill
+             * copies it out if the buffer moves on before the event ends) */
+            const unsigned char *q = skip_str_run(s->p);
+            if (*q == '"') {
+                s->ev.name = (const char *)s->p;
+                s->ev.name_len = (size_t)(q - s->p);
+                s->p = (unsigned char *)q + 1;
+                return;
+            }
             s->name.n = 0;
             sb_put(&s->name, "", 0);
             scan_string(s, &s->name);
@@ -1007,6 +1022,12 @@ static void event_member(scan *s, int key, int c) {
         }
         if (key == KEY_CAT) {
             s->p++;
+            const unsigned char *q = skip_str_run(s->p); /* plain text: used in place */
+            if (*q == '"') {
+                gp_kineto_set_cat(&s->ev, &s->cats, (const char *)s->p, (size_t)(q - s->p));
+                s->p = (unsigned char *)q + 1;
+                return;
+            }
             s->cat.n = 0;
             sb_put(&s->cat, "", 0);
             scan_string(s, &s->cat);
