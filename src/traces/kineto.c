@@ -24,9 +24,18 @@
 #define MAX_DUR_US 604800000000.0 /* 7 days: longer is a corrupt CUPTI timestamp */
 
 /* ---- name interning (open addressing) ---- */
+#define NAME_CACHE 256 /* direct-mapped, a power of 2 */
 typedef struct {
     uint32_t *slots; /* id + 1, 0 empty */
     uint32_t cap;
+    /* Names recur (a step's kernels and ops again and again): a name seen lately is found
+     * from its length and first and last 8 bytes, then confirmed with one memcmp, instead
+     * of hashing all of it (kernel names run to hundreds of bytes) and probing. */
+    struct {
+        uint64_t key;
+        size_t len;
+        uint32_t id1; /* id + 1, 0 empty */
+    } recent[NAME_CACHE];
 } name_index;
 
 /* Eight bytes a step (kernel names run to hundreds of bytes and every kept event's name is
@@ -45,6 +54,8 @@ static uint64_t name_hash(const char *s, size_t n) {
     return h ^ (h >> 29);
 }
 
+static uint32_t intern_slow(gp_trace_rank *r, name_index *ix, const char *s, size_t len);
+
 uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len) {
     const char *nul = memchr(s, 0, len); /* names are C strings: a \u0000 ends one */
     if (nul) len = (size_t)(nul - s);
@@ -54,6 +65,23 @@ uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len) {
         if (!ix) abort();
         r->name_index = ix;
     }
+    uint64_t head = 0, tail = 0;
+    memcpy(&head, s, len < 8 ? len : 8);
+    memcpy(&tail, s + (len < 8 ? 0 : len - 8), len < 8 ? len : 8);
+    uint64_t key = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ len) * 0xff51afd7ed558ccdull;
+    size_t slot = (size_t)(key >> 56) & (NAME_CACHE - 1);
+    if (ix->recent[slot].id1 && ix->recent[slot].key == key && ix->recent[slot].len == len &&
+        memcmp(r->names[ix->recent[slot].id1 - 1], s, len) == 0)
+        return ix->recent[slot].id1 - 1;
+    uint32_t id = intern_slow(r, ix, s, len);
+    ix->recent[slot].key = key;
+    ix->recent[slot].len = len;
+    ix->recent[slot].id1 = id + 1;
+    return id;
+}
+
+/* The interning itself (open addressing over every name of the rank). */
+static uint32_t intern_slow(gp_trace_rank *r, name_index *ix, const char *s, size_t len) {
     if ((r->n_names + 1) * 2 >= ix->cap) {
         uint32_t nc = ix->cap ? ix->cap * 2 : 1024;
         uint32_t *ns = calloc(nc, sizeof *ns);
