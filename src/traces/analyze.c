@@ -827,7 +827,7 @@ static void idle_breakdown(const gp_trace_rank *r, const gp_trace_options *o, gp
 /* ---- launch stats ---- */
 static int has_corr(const int64_t *set, size_t n, int64_t c) {
     if (!n || c < set[0] || c > set[n - 1]) return 0; /* most CPU ops: no id (-1) */
-    size_t lo = 0, hi = n; /* set is sorted: is c in it */
+    size_t lo = 0, hi = n;                            /* set is sorted: is c in it */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (set[mid] < c)

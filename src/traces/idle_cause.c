@@ -187,7 +187,6 @@ static int cmp_edge(const void *a, const void *b) {
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-
 /* Stable sorts in the order qsort gives with the comparators above (stable_sort.h). */
 #define HOP_LESS(a_, b_) (cmp_hop(a_, b_) < 0)
 #define HOP_NAME_LESS(a_, b_) (cmp_hop_name(a_, b_) < 0)

@@ -191,7 +191,7 @@ static void sb_put(sbuf *b, const void *src, size_t n) {
 
 typedef struct fastgz {
     int fd;
-    z_stream zs; /* zlib's inflate; with ISA-L only its next_in/avail_in are used */
+    z_stream zs;   /* zlib's inflate; with ISA-L only its next_in/avail_in are used */
     gp_isal *isal; /* ISA-L's inflate (util/dl_isal.h), or NULL: zlib's */
     unsigned char *in;
     gp_crc32_fn crc32;
@@ -1207,7 +1207,8 @@ static int inflate_whole(int fd, uint64_t max_inflate, unsigned char **out, size
     uint64_t want =
         tail[0] | (uint64_t)tail[1] << 8 | (uint64_t)tail[2] << 16 | (uint64_t)tail[3] << 24;
     if (want == 0 || want > WHOLE_MAX || want > max_inflate) return -1;
-    unsigned char *in = malloc((size_t)size), *buf = whole_alloc((size_t)want + 1 + SCAN_PAD, mapped);
+    unsigned char *in = malloc((size_t)size),
+                  *buf = whole_alloc((size_t)want + 1 + SCAN_PAD, mapped);
     size_t got = 0;
     while (in && buf && got < (size_t)size) {
         ssize_t r = pread(fd, in + got, (size_t)size - got, (off_t)got);

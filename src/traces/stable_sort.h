@@ -16,8 +16,8 @@
 #include <string.h>
 
 #define GP_STABLE_SORT(name, T, LESS)                                                              \
-    static void name##_rec(T *v, T *tmp, size_t n) {                                              \
-        if (n <= 16) { /* insertion sort: a row moves only past rows it is less than */           \
+    static void name##_rec(T *v, T *tmp, size_t n) {                                               \
+        if (n <= 16) { /* insertion sort: a row moves only past rows it is less than */            \
             for (size_t i = 1; i < n; i++) {                                                       \
                 T x = v[i];                                                                        \
                 size_t j = i;                                                                      \

@@ -60,8 +60,8 @@ void gp_isal_reset(gp_isal *z) {
     z->st.crc_flag = ISAL_GZIP;
 }
 
-int gp_isal_step(gp_isal *z, const unsigned char **in, size_t *n_in, unsigned char *out,
-                 size_t cap, size_t *made) {
+int gp_isal_step(gp_isal *z, const unsigned char **in, size_t *n_in, unsigned char *out, size_t cap,
+                 size_t *made) {
     struct inflate_state *st = &z->st;
     st->next_in = (uint8_t *)(uintptr_t)*in;
     st->avail_in = *n_in > UINT32_MAX ? UINT32_MAX : (uint32_t)*n_in;
@@ -88,8 +88,8 @@ void gp_isal_free(gp_isal *z) {
 void gp_isal_reset(gp_isal *z) {
     (void)z;
 }
-int gp_isal_step(gp_isal *z, const unsigned char **in, size_t *n_in, unsigned char *out,
-                 size_t cap, size_t *made) {
+int gp_isal_step(gp_isal *z, const unsigned char **in, size_t *n_in, unsigned char *out, size_t cap,
+                 size_t *made) {
     (void)z, (void)in, (void)n_in, (void)out, (void)cap, (void)made;
     return GP_ISAL_ERROR;
 }

@@ -27,7 +27,7 @@ enum { GP_ISAL_MORE = 0, GP_ISAL_MEMBER_END = 1, GP_ISAL_ERROR = -1 };
  * bytes written to *made. GP_ISAL_MORE: out is full or the input is used up (call again
  * with more); GP_ISAL_MEMBER_END: the member's trailer (CRC-32 and length) matched, the
  * input left is what follows it; GP_ISAL_ERROR: anything else (bad data, header, check). */
-int gp_isal_step(gp_isal *z, const unsigned char **in, size_t *n_in, unsigned char *out,
-                 size_t cap, size_t *made);
+int gp_isal_step(gp_isal *z, const unsigned char **in, size_t *n_in, unsigned char *out, size_t cap,
+                 size_t *made);
 
 #endif

@@ -210,16 +210,17 @@ static void write_gz_flags(const char *p, unsigned char flg) {
     assert_non_null(f);
     unsigned char hdr[10] = {0x1f, 0x8b, 8, flg, 0, 0, 0, 0, 0, 3};
     fwrite(hdr, 1, 10, f);
-    if (flg & 4) fwrite("\x04\x00"
-                           "ab\x01\x00",
-                           1, 6, f); /* FEXTRA: XLEN 4, one subfield */
-    if (flg & 8) fwrite("trace.json", 1, 11, f);        /* FNAME, with its NUL */
-    if (flg & 16) fwrite("a comment", 1, 10, f);        /* FCOMMENT */
+    if (flg & 4)
+        fwrite("\x04\x00"
+               "ab\x01\x00",
+               1, 6, f);                         /* FEXTRA: XLEN 4, one subfield */
+    if (flg & 8) fwrite("trace.json", 1, 11, f); /* FNAME, with its NUL */
+    if (flg & 16) fwrite("a comment", 1, 10, f); /* FCOMMENT */
     fwrite(def, 1, dn, f);
     uint32_t crc = (uint32_t)crc32(0, (const unsigned char *)json, (uInt)n), len = (uint32_t)n;
-    unsigned char t[8] = {(unsigned char)crc,        (unsigned char)(crc >> 8),
+    unsigned char t[8] = {(unsigned char)crc,         (unsigned char)(crc >> 8),
                           (unsigned char)(crc >> 16), (unsigned char)(crc >> 24),
-                          (unsigned char)len,        (unsigned char)(len >> 8),
+                          (unsigned char)len,         (unsigned char)(len >> 8),
                           (unsigned char)(len >> 16), (unsigned char)(len >> 24)};
     fwrite(t, 1, 8, f);
     fclose(f);
