@@ -72,8 +72,9 @@ for d in "$DATA"/kineto/*/; do
   stats "gp-$s"; gw=$W gr=$R gc=$C hw=nan hr=0 hc=nan
   if [ $hta_run = 1 ]; then stats "hta-$s"; hw=$W hr=$R hc=$C; fi
   awk -v s="$s" -v b="$bytes" -v gw="$gw" -v gr="$gr" -v gc="$gc" -v hw="$hw" -v hr="$hr" -v hc="$hc" 'BEGIN {
-    printf "| %s | %.1f | %.3f s | %.1f MB | %.3f s | %s s | %.1f MB | %s s | %s | %s | %s |\n", s, b/1e6,
-      gw, gr/1024, gc, hw, hr/1024, hc, (hw == "nan") ? "-" : sprintf("%.0fx", hw/gw),
+    printf "| %s | %.1f | %.3f s | %.1f MB | %.3f s | %s | %.1f MB | %s | %s | %s | %s |\n", s, b/1e6,
+      gw, gr/1024, gc, (hw == "nan") ? "-" : sprintf("%.2f s", hw), hr/1024,
+      (hc == "nan") ? "-" : sprintf("%.2f s", hc), (hw == "nan") ? "-" : sprintf("%.0fx", hw/gw),
       (hc == "nan") ? "-" : sprintf("%.0fx", hc/gc), (hr == 0) ? "-" : sprintf("1/%.1f", hr/gr) }'
 done
 
