@@ -297,6 +297,22 @@ static void op_totals(const gp_trace_rank *r, hop *h, size_t n, gp_rank_result *
             if (best[c][k].count) res->ops[res->n_ops++] = best[c][k];
 }
 
+/* The entry with this correlation id, found exactly as glibc's bsearch finds it (the same
+ * probes, so the same entry when ids repeat), without a call per comparison. */
+static const corr_tid *find_corr(const corr_tid *ct, size_t n, int64_t corr) {
+    size_t l = 0, u = n;
+    while (l < u) {
+        size_t idx = (l + u) / 2;
+        if (corr < ct[idx].corr)
+            u = idx;
+        else if (corr > ct[idx].corr)
+            l = idx + 1;
+        else
+            return &ct[idx];
+    }
+    return NULL;
+}
+
 /* What one attribution pass needs. */
 typedef struct {
     const gp_trace_rank *r;
@@ -310,22 +326,31 @@ typedef struct {
     int32_t main_tid;
     edge *ev;
     size_t evcap;
+    size_t gs_at; /* launcher_at's cursor: gaps come in time order */
+    double gs_t;  /* the t it was left at */
 } actx;
 
 /* The thread that launched the GPU op starting at t (main_tid when none is known). */
-static int32_t launcher_at(const actx *x, double t) {
-    size_t lo = 0, hi = x->r->gpu.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->gs[mid].ts < t)
-            lo = mid + 1;
-        else
-            hi = mid;
+static int32_t launcher_at(actx *x, double t) {
+    size_t lo = 0, n = x->r->gpu.n;
+    if (t >= x->gs_t) { /* the first start >= t, walked on from the last one */
+        lo = x->gs_at;
+        while (lo < n && x->gs[lo].ts < t)
+            lo++;
+    } else {
+        size_t hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (x->gs[mid].ts < t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
     }
-    for (size_t k = lo; k < x->r->gpu.n && x->gs[k].ts == t; k++) {
-        corr_tid key = {x->gs[k].corr, 0};
-        const corr_tid *m =
-            x->nct ? bsearch(&key, x->ct, x->nct, sizeof *x->ct, cmp_corr_tid) : NULL;
+    x->gs_at = lo;
+    x->gs_t = t;
+    for (size_t k = lo; k < n && x->gs[k].ts == t; k++) {
+        const corr_tid *m = find_corr(x->ct, x->nct, x->gs[k].corr);
         if (m) return m->tid;
     }
     return x->main_tid;
@@ -419,8 +444,7 @@ void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_
     size_t nls = 0;
     for (size_t i = 0; i < r->gpu.n; i++) {
         gs[i] = (gstart){r->gpu.v[i].ts, r->gpu.v[i].corr};
-        corr_tid key = {r->gpu.v[i].corr, 0};
-        const corr_tid *m = nct ? bsearch(&key, ct, nct, sizeof *ct, cmp_corr_tid) : NULL;
+        const corr_tid *m = find_corr(ct, nct, r->gpu.v[i].corr);
         if (m) ltid[nls++] = m->tid;
     }
     sort_gstart(gs, r->gpu.n);
@@ -471,7 +495,8 @@ void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_
               .gs = gs,
               .ct = ct,
               .nct = nct,
-              .main_tid = main_tid};
+              .main_tid = main_tid,
+              .gs_t = -INFINITY};
     for (size_t gi = 0; gi + 1 < nall; gi++)
         attribute_gap(&x, all[gi].end, all[gi + 1].ts, launcher_at(&x, all[gi + 1].ts), 1);
     if (nall && res->n_steps) {
