@@ -40,3 +40,13 @@ bench-inflate: $(BIN) $(BUILD)/bench/inflate_only
 	for f in $$(find ../shared/data/kineto -name '*.json.gz' -size +500k | sort); do \
 	  $(BUILD)/bench/inflate_only "$$f" 5; done
 	GOODPUT=$(BIN) bench/traces/inflate.sh 7
+# goodput trace beside HTA on every shared trace, runs alternating, CPU to the microsecond
+# (cpurun), plus the synthetic multi-rank set (bench/traces/run.sh; HTA checkout in HTA_DIR,
+# default /tmp/hta). Results in docs/benchmarks.md and bench/RESULTS.md ("traces").
+.PHONY: bench-traces
+bench: bench-traces
+$(BUILD)/bench/cpurun: bench/traces/cpurun.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $<
+bench-traces: $(BIN) $(BUILD)/bench/cpurun
+	GOODPUT=$(BIN) bench/traces/run.sh --reps 3

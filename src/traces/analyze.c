@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "traces/stable_sort.h"
 #include "traces/trace.h"
 
 /* ---- numpy's introsort argsort (npysort/quicksort.cpp), NaN sorted last ---- */
@@ -456,10 +457,8 @@ typedef struct {
     double ts, end;
 } ivl;
 
-static int cmp_ts(const void *a, const void *b) {
-    const ivl *x = a, *y = b;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
+#define IVL_LESS(a_, b_) ((a_)->ts < (b_)->ts)
+GP_STABLE_SORT(sort_ivl, ivl, IVL_LESS) /* a stable sort by start (stable_sort.h) */
 
 /* merges like HTA: sort by start; a new group starts when ts > max end seen before it */
 static size_t merge_ivls(ivl *v, size_t n) {
@@ -469,7 +468,7 @@ static size_t merge_ivls(ivl *v, size_t n) {
     size_t run = 1;
     while (run < n && v[run - 1].ts <= v[run].ts)
         run++;
-    if (run < n) qsort(v, n, sizeof *v, cmp_ts);
+    if (run < n) sort_ivl(v, n);
     size_t g = 0;
     double cummax = v[0].end;
     ivl cur = v[0];
@@ -528,6 +527,8 @@ static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
+#define D_LESS(a_, b_) (*(a_) < *(b_))
+GP_STABLE_SORT(sort_d, double, D_LESS) /* qsort's order with cmp_d: no NaN reaches it */
 
 /* numpy's linear interpolation (lerp with the t >= 0.5 form) over sorted values */
 static double quantile_sorted(const double *v, size_t n, double q) {
@@ -733,7 +734,7 @@ static void describe(double *gaps, size_t n, gp_idle_cat *c) {
     }
     double sum, mx, mn, mean, sd;
     stats(gaps, n, &sum, &mx, &mn, &mean, &sd);
-    qsort(gaps, n, sizeof *gaps, cmp_d);
+    sort_d(gaps, n);
     c->mean = np_round(mean, 2);
     c->std = np_round(sd, 2);
     c->min = np_round(mn, 2);
@@ -824,13 +825,17 @@ static void idle_breakdown(const gp_trace_rank *r, const gp_trace_options *o, gp
 }
 
 /* ---- launch stats ---- */
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int has_corr(const int64_t *set, size_t n, int64_t c) {
-    return n && bsearch(&c, set, n, sizeof *set, cmp_i64) != NULL;
+    if (!n || c < set[0] || c > set[n - 1]) return 0; /* most CPU ops: no id (-1) */
+    size_t lo = 0, hi = n;                            /* set is sorted: is c in it */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (set[mid] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && set[lo] == c;
 }
 
 typedef struct {
@@ -842,6 +847,10 @@ static int cmp_corrpos(const void *a, const void *b) {
     if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
+#define I64_LESS(a_, b_) (*(a_) < *(b_))
+#define CORRPOS_LESS(a_, b_) (cmp_corrpos(a_, b_) < 0)
+GP_STABLE_SORT(sort_i64, int64_t, I64_LESS) /* qsort's orders (stable_sort.h) */
+GP_STABLE_SORT(sort_corrpos, corrpos, CORRPOS_LESS)
 
 static void launch_stats(const gp_trace_rank *r, const gp_trace_options *o, gp_rank_result *res) {
     size_t n = 0;
@@ -851,13 +860,13 @@ static void launch_stats(const gp_trace_rank *r, const gp_trace_options *o, gp_r
         if (r->cpu.v[i].flags & (GP_TR_LAUNCH | GP_TR_MEMLAUNCH)) set[n++] = r->cpu.v[i].corr;
     for (size_t i = 0; i < r->gpu.n; i++)
         if (r->gpu.v[i].flags & (GP_TR_LAUNCH | GP_TR_MEMLAUNCH)) set[n++] = r->gpu.v[i].corr;
-    qsort(set, n, sizeof *set, cmp_i64);
+    sort_i64(set, n);
     corrpos *g = malloc((r->gpu.n + 1) * sizeof *g);
     if (!g) abort();
     size_t ngp = 0;
     for (size_t i = 0; i < r->gpu.n; i++)
         if (has_corr(set, n, r->gpu.v[i].corr)) g[ngp++] = (corrpos){r->gpu.v[i].corr, i};
-    qsort(g, ngp, sizeof *g, cmp_corrpos);
+    sort_corrpos(g, ngp);
     size_t cap = 0;
     double dsum = 0, csum = 0;
     for (size_t i = 0; i < r->cpu.n; i++) {

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "traces/stable_sort.h"
 #include "traces/trace.h"
 
 #define SYNC_TOL_US 1.0 /* a sync that returned within 1 µs of the drain caused it (rounding) */
@@ -186,10 +187,21 @@ static int cmp_edge(const void *a, const void *b) {
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static int cmp_i32(const void *a, const void *b) {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return x < y ? -1 : x > y;
-}
+/* Stable sorts in the order qsort gives with the comparators above (stable_sort.h). */
+#define HOP_LESS(a_, b_) (cmp_hop(a_, b_) < 0)
+#define HOP_NAME_LESS(a_, b_) (cmp_hop_name(a_, b_) < 0)
+#define SPAN_LESS(a_, b_) (cmp_span(a_, b_) < 0)
+#define CT_LESS(a_, b_) (cmp_corr_tid(a_, b_) < 0)
+#define GS_LESS(a_, b_) (cmp_gstart(a_, b_) < 0)
+#define EDGE_LESS(a_, b_) (cmp_edge(a_, b_) < 0)
+#define I32_LESS(a_, b_) (*(a_) < *(b_))
+GP_STABLE_SORT(sort_hop, hop, HOP_LESS)
+GP_STABLE_SORT(sort_hop_name, hop, HOP_NAME_LESS)
+GP_STABLE_SORT(sort_span, span, SPAN_LESS)
+GP_STABLE_SORT(sort_corr_tid, corr_tid, CT_LESS)
+GP_STABLE_SORT(sort_gstart, gstart, GS_LESS)
+GP_STABLE_SORT(sort_edge, edge, EDGE_LESS)
+GP_STABLE_SORT(sort_i32, int32_t, I32_LESS)
 
 /* Adds the piece [a, b) of cause c to the rank and to the steps it falls in. */
 static void add_piece(gp_rank_result *res, double a, double b, int c, int rank_too) {
@@ -236,7 +248,7 @@ static void resolve_copies(hop *h, size_t n) {
     ns = 0;
     for (size_t i = 0; i < n; i++)
         if (h[i].cause == GP_IC_SYNC) s[ns++] = h[i];
-    qsort(s, ns, sizeof *s, cmp_hop); /* by tid, then start */
+    sort_hop(s, ns); /* by tid, then start */
     for (size_t i = 0; i < n; i++) {
         if (h[i].cause != GP_IC__COUNT) continue;
         size_t lo = 0, hi = ns;
@@ -255,7 +267,7 @@ static void resolve_copies(hop *h, size_t n) {
 
 /* The top ops per cause by total time, for evidence. */
 static void op_totals(const gp_trace_rank *r, hop *h, size_t n, gp_rank_result *res) {
-    if (n) qsort(h, n, sizeof *h, cmp_hop_name);
+    sort_hop_name(h, n);
     gp_host_op best[GP_IC__COUNT][TOP_OPS];
     memset(best, 0, sizeof best);
     for (size_t i = 0; i < n;) {
@@ -285,6 +297,22 @@ static void op_totals(const gp_trace_rank *r, hop *h, size_t n, gp_rank_result *
             if (best[c][k].count) res->ops[res->n_ops++] = best[c][k];
 }
 
+/* The entry with this correlation id, found exactly as glibc's bsearch finds it (the same
+ * probes, so the same entry when ids repeat), without a call per comparison. */
+static const corr_tid *find_corr(const corr_tid *ct, size_t n, int64_t corr) {
+    size_t l = 0, u = n;
+    while (l < u) {
+        size_t idx = (l + u) / 2;
+        if (corr < ct[idx].corr)
+            u = idx;
+        else if (corr > ct[idx].corr)
+            l = idx + 1;
+        else
+            return &ct[idx];
+    }
+    return NULL;
+}
+
 /* What one attribution pass needs. */
 typedef struct {
     const gp_trace_rank *r;
@@ -298,22 +326,31 @@ typedef struct {
     int32_t main_tid;
     edge *ev;
     size_t evcap;
+    size_t gs_at; /* launcher_at's cursor: gaps come in time order */
+    double gs_t;  /* the t it was left at */
 } actx;
 
 /* The thread that launched the GPU op starting at t (main_tid when none is known). */
-static int32_t launcher_at(const actx *x, double t) {
-    size_t lo = 0, hi = x->r->gpu.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->gs[mid].ts < t)
-            lo = mid + 1;
-        else
-            hi = mid;
+static int32_t launcher_at(actx *x, double t) {
+    size_t lo = 0, n = x->r->gpu.n;
+    if (t >= x->gs_t) { /* the first start >= t, walked on from the last one */
+        lo = x->gs_at;
+        while (lo < n && x->gs[lo].ts < t)
+            lo++;
+    } else {
+        size_t hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (x->gs[mid].ts < t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
     }
-    for (size_t k = lo; k < x->r->gpu.n && x->gs[k].ts == t; k++) {
-        corr_tid key = {x->gs[k].corr, 0};
-        const corr_tid *m =
-            x->nct ? bsearch(&key, x->ct, x->nct, sizeof *x->ct, cmp_corr_tid) : NULL;
+    x->gs_at = lo;
+    x->gs_t = t;
+    for (size_t k = lo; k < n && x->gs[k].ts == t; k++) {
+        const corr_tid *m = find_corr(x->ct, x->nct, x->gs[k].corr);
         if (m) return m->tid;
     }
     return x->main_tid;
@@ -362,7 +399,7 @@ static void attribute_gap(actx *x, double g0, double g1, int32_t tid, int rank_t
             x->ev[ne++] = (edge){fmin(v[k].end, g1), -1, prio[p]};
         }
     }
-    if (ne) qsort(x->ev, ne, sizeof *x->ev, cmp_edge);
+    sort_edge(x->ev, ne);
     int cover[GP_IC__COUNT] = {0};
     double cur = g0;
     for (size_t k = 0; k <= ne; k++) {
@@ -400,21 +437,20 @@ void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_
         if (!(c->flags & GP_TR_GPU_SIDE) && c->corr >= 0 && c->hclass == GP_HC_LAUNCH)
             ct[nct++] = (corr_tid){c->corr, c->tid};
     }
-    qsort(ct, nct, sizeof *ct, cmp_corr_tid);
+    sort_corr_tid(ct, nct);
     gstart *gs = malloc((r->gpu.n + 1) * sizeof *gs);
     int32_t *ltid = malloc((r->gpu.n + 1) * sizeof *ltid);
     if (!gs || !ltid) abort();
     size_t nls = 0;
     for (size_t i = 0; i < r->gpu.n; i++) {
         gs[i] = (gstart){r->gpu.v[i].ts, r->gpu.v[i].corr};
-        corr_tid key = {r->gpu.v[i].corr, 0};
-        const corr_tid *m = nct ? bsearch(&key, ct, nct, sizeof *ct, cmp_corr_tid) : NULL;
+        const corr_tid *m = find_corr(ct, nct, r->gpu.v[i].corr);
         if (m) ltid[nls++] = m->tid;
     }
-    qsort(gs, r->gpu.n, sizeof *gs, cmp_gstart);
+    sort_gstart(gs, r->gpu.n);
     int32_t main_tid = 0;
     if (nls) { /* the thread that launched the most GPU ops */
-        qsort(ltid, nls, sizeof *ltid, cmp_i32);
+        sort_i32(ltid, nls);
         size_t best = 0;
         for (size_t i = 0; i < nls;) {
             size_t j = i;
@@ -433,7 +469,7 @@ void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_
     if (!sorted || !sp || !grp) abort();
     if (nh) {
         memcpy(sorted, h, nh * sizeof *h);
-        qsort(sorted, nh, sizeof *sorted, cmp_hop);
+        sort_hop(sorted, nh);
     }
     size_t ng = 0, nsp = 0;
     for (size_t i = 0; i < nh;) {
@@ -459,7 +495,8 @@ void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_
               .gs = gs,
               .ct = ct,
               .nct = nct,
-              .main_tid = main_tid};
+              .main_tid = main_tid,
+              .gs_t = -INFINITY};
     for (size_t gi = 0; gi + 1 < nall; gi++)
         attribute_gap(&x, all[gi].end, all[gi + 1].ts, launcher_at(&x, all[gi + 1].ts), 1);
     if (nall && res->n_steps) {
@@ -473,7 +510,7 @@ void gp_trace_attribute_idle(const gp_trace_rank *r, const double *all_se, size_
     size_t nd = 0;
     for (size_t i = 0; i < nh; i++)
         if (h[i].cause == GP_IC_DATA) sp[nd++] = (span){h[i].ts, h[i].end};
-    qsort(sp, nd, sizeof *sp, cmp_span);
+    sort_span(sp, nd);
     nd = merge_sorted(sp, nd);
     double step_us = 0, data_us = 0;
     for (size_t k = 0; k < res->n_steps; k++) {

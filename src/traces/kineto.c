@@ -24,9 +24,18 @@
 #define MAX_DUR_US 604800000000.0 /* 7 days: longer is a corrupt CUPTI timestamp */
 
 /* ---- name interning (open addressing) ---- */
+#define NAME_CACHE 256 /* direct-mapped, a power of 2 */
 typedef struct {
     uint32_t *slots; /* id + 1, 0 empty */
     uint32_t cap;
+    /* Names recur (a step's kernels and ops again and again): a name seen lately is found
+     * from its length and first and last 8 bytes, then confirmed with one memcmp, instead
+     * of hashing all of it (kernel names run to hundreds of bytes) and probing. */
+    struct {
+        uint64_t key;
+        size_t len;
+        uint32_t id1; /* id + 1, 0 empty */
+    } recent[NAME_CACHE];
 } name_index;
 
 /* Eight bytes a step (kernel names run to hundreds of bytes and every kept event's name is
@@ -45,6 +54,8 @@ static uint64_t name_hash(const char *s, size_t n) {
     return h ^ (h >> 29);
 }
 
+static uint32_t intern_slow(gp_trace_rank *r, name_index *ix, const char *s, size_t len);
+
 uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len) {
     const char *nul = memchr(s, 0, len); /* names are C strings: a \u0000 ends one */
     if (nul) len = (size_t)(nul - s);
@@ -54,6 +65,23 @@ uint32_t gp_trace_intern(gp_trace_rank *r, const char *s, size_t len) {
         if (!ix) abort();
         r->name_index = ix;
     }
+    uint64_t head = 0, tail = 0;
+    memcpy(&head, s, len < 8 ? len : 8);
+    memcpy(&tail, s + (len < 8 ? 0 : len - 8), len < 8 ? len : 8);
+    uint64_t key = (head ^ (tail * 0x9E3779B97F4A7C15ull) ^ len) * 0xff51afd7ed558ccdull;
+    size_t slot = (size_t)(key >> 56) & (NAME_CACHE - 1);
+    if (ix->recent[slot].id1 && ix->recent[slot].key == key && ix->recent[slot].len == len &&
+        memcmp(r->names[ix->recent[slot].id1 - 1], s, len) == 0)
+        return ix->recent[slot].id1 - 1;
+    uint32_t id = intern_slow(r, ix, s, len);
+    ix->recent[slot].key = key;
+    ix->recent[slot].len = len;
+    ix->recent[slot].id1 = id + 1;
+    return id;
+}
+
+/* The interning itself (open addressing over every name of the rank). */
+static uint32_t intern_slow(gp_trace_rank *r, name_index *ix, const char *s, size_t len) {
     if ((r->n_names + 1) * 2 >= ix->cap) {
         uint32_t nc = ix->cap ? ix->cap * 2 : 1024;
         uint32_t *ns = calloc(nc, sizeof *ns);
@@ -239,6 +267,15 @@ void gp_kineto_event_reset(gp_kev *e) {
 
 void gp_kineto_set_cat(gp_kev *e, gp_kcat_cache *cache, const char *c, size_t n) {
     e->has_cat = 1;
+    for (unsigned i = 0; i < cache->used; i++)
+        if (cache->way[i].len == n && (!n || cache->way[i].text[0] == c[0]) &&
+            !memcmp(cache->way[i].text, c, n)) {
+            e->cat_trace = cache->way[i].trace;
+            e->cat_k = cache->way[i].k;
+            e->cat_overhead = cache->way[i].overhead;
+            e->cat_known = cache->way[i].known;
+            return;
+        }
     e->cat_trace = (n == 5 && !memcmp(c, "Trace", 5));
     e->cat_k = (n == 6 && (!memcmp(c, "kernel", 6) || !memcmp(c, "Kernel", 6) ||
                            !memcmp(c, "Memset", 6) || !memcmp(c, "Memcpy", 6))) ||
@@ -247,10 +284,6 @@ void gp_kineto_set_cat(gp_kev *e, gp_kcat_cache *cache, const char *c, size_t n)
     e->cat_overhead = (n == 8 && (!memcmp(c, "overhead", 8) || !memcmp(c, "Overhead", 8))) ||
                       (n == 15 && !memcmp(c, "kineto_overhead", 15)) ||
                       (n == 23 && !memcmp(c, "Activity Buffer Request", 23));
-    if (n == cache->len && n < sizeof cache->last && !memcmp(cache->last, c, n)) {
-        e->cat_known = cache->known;
-        return;
-    }
     e->cat_known = 0;
     for (int i = 0; known_cats[i]; i++)
         if (n && known_cats[i][0] == c[0] && !strncmp(known_cats[i], c, n) &&
@@ -258,10 +291,14 @@ void gp_kineto_set_cat(gp_kev *e, gp_kcat_cache *cache, const char *c, size_t n)
             e->cat_known = 1;
             break;
         }
-    if (n < sizeof cache->last) {
-        memcpy(cache->last, c, n);
-        cache->len = n;
-        cache->known = e->cat_known;
+    if (n < sizeof cache->way[0].text) {
+        unsigned w = cache->used < GP_KCAT_WAYS ? cache->used++ : cache->next++ % GP_KCAT_WAYS;
+        memcpy(cache->way[w].text, c, n);
+        cache->way[w].len = (uint8_t)n;
+        cache->way[w].trace = (uint8_t)e->cat_trace;
+        cache->way[w].k = (uint8_t)e->cat_k;
+        cache->way[w].overhead = (uint8_t)e->cat_overhead;
+        cache->way[w].known = (uint8_t)e->cat_known;
     }
 }
 

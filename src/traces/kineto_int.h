@@ -11,8 +11,9 @@
 
 #include "traces/trace.h"
 
-/* One event as read: only the fields HTA uses. name points into the reader's scratch
- * buffer (valid until the next event). */
+/* One event as read: only the fields HTA uses. name points into the reader's read buffer
+ * or its scratch buffer (valid until the next event: the scanner copies a name out of the
+ * read buffer before reading over it). */
 typedef struct gp_kev {
     int has_cat, has_ts, has_dur, ts_is_float, cat_trace, cat_k, cat_known, cat_overhead;
     double ts, dur;
@@ -22,11 +23,15 @@ typedef struct gp_kev {
     size_t name_len;
 } gp_kev;
 
-/* Categories repeat: the last one looked up is remembered. */
+/* Categories repeat (a trace has a handful, interleaved: cpu_op, cuda_runtime, kernel, ac2g):
+ * the last GP_KCAT_WAYS looked up are remembered with what they decide. */
+#define GP_KCAT_WAYS 8
 typedef struct gp_kcat_cache {
-    char last[64];
-    size_t len;
-    int known;
+    struct {
+        char text[32];
+        uint8_t len, trace, k, overhead, known;
+    } way[GP_KCAT_WAYS];
+    unsigned used, next;
 } gp_kcat_cache;
 
 void gp_kineto_event_reset(gp_kev *e);

@@ -27,7 +27,10 @@
  * unwind with longjmp to gp_kineto_read, which frees the scratch and the partial rank. No threads.
  * With libdeflate installed, gzip is inflated by zlib with libdeflate's CRC-32 (fz_read below).
  *
- * Inflate: zlib, streaming, by default. With GOODPUT_INFLATE=libdeflate in the environment a
+ * Inflate: streaming, by ISA-L's igzip when libisal2 is installed (util/dl_isal.h: 2.4x
+ * zlib's speed on the shared traces, same bounded buffer), else by zlib with libdeflate's
+ * CRC-32; either hands anything out of the ordinary to gzread (fz_read below), so errors
+ * and offsets are zlib's. With GOODPUT_INFLATE=libdeflate in the environment a
  * gzip file whose trailer says it holds at most WHOLE_MAX bytes (and at most the
  * --max-inflate cap) is read whole and inflated at once by libdeflate when it is installed
  * (util/dl_deflate.h); the scanner then walks that one buffer, memory being the file plus
@@ -54,6 +57,7 @@
 #include "traces/kineto_int.h"
 #include "traces/trace.h"
 #include "util/dl_deflate.h"
+#include "util/dl_isal.h"
 
 #define CHUNK                                                                                      \
     (512u << 10) /* bytes per read: large enough that syscalls and gzread calls cost little */
@@ -104,18 +108,51 @@ static void init_tables(void) {
     }
 }
 
-/* The byte loops at the heart of the scanner. (16-byte SSE2 versions were measured slower:
- * the runs in trace JSON, a few spaces or a short name, are too short to pay for them.) */
+/* The byte loops at the heart of the scanner. Whitespace: a loop that takes indentation two
+ * spaces a step (16-byte and 8-byte-word versions measured slower: indents are short and
+ * regular, so the loop's exits predict well, while a bit scan makes each next position wait
+ * for the last). Strings: with SSE2 (every x86-64) a run is found 16 bytes at a time and its
+ * end located with a bit scan: names and keys have irregular lengths, and a byte loop pays a
+ * mispredicted exit for each. Every buffer the scanner walks keeps SCAN_PAD readable bytes
+ * past its sentinel, so a load that starts at or before the sentinel never leaves the
+ * allocation; the loops stop at the sentinel (0 ends every run), so bytes past it never
+ * matter. */
+#define SCAN_PAD 16
 static inline const unsigned char *skip_ws_run(const unsigned char *q) {
+    if (!is_ws[*q]) return q;
+    q++;
+    for (;;) { /* indentation: spaces two at a time (a SCAN_PAD byte may be read) */
+        uint16_t w;
+        memcpy(&w, q, 2);
+        if (w != 0x2020) break;
+        q += 2;
+    }
     while (is_ws[*q])
         q++;
     return q;
 }
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline const unsigned char *skip_str_run(const unsigned char *q) {
+    /* str_class as a vector test: '"', '\\', and (signed) < 0x20, which is both the control
+     * characters and the bytes >= 0x80 */
+    const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x20);
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+        __m128i w = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)),
+                                 _mm_cmplt_epi8(v, ctl));
+        unsigned m = (unsigned)_mm_movemask_epi8(w);
+        if (m) return q + __builtin_ctz(m);
+        q += 16;
+    }
+}
+#else
 static inline const unsigned char *skip_str_run(const unsigned char *q) {
     while (!str_class[*q])
         q++;
     return q;
 }
+#endif
 
 static uint64_t offset_of(const scan *s) {
     return s->base + (uint64_t)(s->p - s->buf);
@@ -160,7 +197,8 @@ static void sb_put(sbuf *b, const void *src, size_t n) {
 
 typedef struct fastgz {
     int fd;
-    z_stream zs;
+    z_stream zs;   /* zlib's inflate; with ISA-L only its next_in/avail_in are used */
+    gp_isal *isal; /* ISA-L's inflate (util/dl_isal.h), or NULL: zlib's */
     unsigned char *in;
     gp_crc32_fn crc32;
     uint32_t crc, isize; /* of the current member's output so far */
@@ -189,30 +227,37 @@ static int fz_member_start(fastgz *z) {
     while (z->zs.avail_in < 4 && !z->in_eof)
         if (fz_fill(z)) return 0;
     const unsigned char *p = z->zs.next_in;
-    return z->zs.avail_in >= 4 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 && !(p[3] & 2);
+    /* no FHCRC, no reserved flag bits (zlib rejects those: gzread says how) */
+    return z->zs.avail_in >= 4 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 && !(p[3] & 0xE2);
 }
 
 static void fz_free(fastgz *z) {
     if (!z) return;
     inflateEnd(&z->zs);
+    gp_isal_free(z->isal);
     free(z->in);
     free(z);
 }
 
-/* The fast reader for fd (at offset 0), or NULL when libdeflate is missing, the file does not
- * start like a plain gzip member, or GOODPUT_INFLATE=zlib (then gzread does it all). */
+/* The fast reader for fd (at offset 0): ISA-L's inflate when it is there, else zlib's with
+ * libdeflate's CRC-32; NULL when neither is, the file does not start like a plain gzip
+ * member, or GOODPUT_INFLATE=zlib (then gzread does it all). GOODPUT_INFLATE=zlib-inflate
+ * leaves ISA-L out (tests and benchmarks compare the engines). */
 static fastgz *fz_open(int fd) {
     const char *mode = getenv("GOODPUT_INFLATE"); /* "zlib": gzread alone (tests compare) */
     if (mode && !strcmp(mode, "zlib")) return NULL;
-    gp_crc32_fn crc = gp_dl_deflate_crc32();
-    if (!crc) return NULL;
+    gp_isal *isal = mode && !strcmp(mode, "zlib-inflate") ? NULL : gp_isal_new();
+    gp_crc32_fn crc = isal ? NULL : gp_dl_deflate_crc32();
+    if (!isal && !crc) return NULL;
     fastgz *z = calloc(1, sizeof *z);
     if (!z) abort();
     z->fd = fd;
+    z->isal = isal;
     z->crc32 = crc;
     z->in = malloc(FZ_IN);
     if (!z->in) abort();
     if (inflateInit2(&z->zs, 15 + 16) != Z_OK) {
+        gp_isal_free(isal);
         free(z->in);
         free(z);
         return NULL;
@@ -224,9 +269,40 @@ static fastgz *fz_open(int fd) {
     return z;
 }
 
+/* fz_read with ISA-L: it parses each member's header and checks its trailer itself; members
+ * follow one another as with zlib, and anything else is -1 (gzread takes over). */
+static long fz_read_isal(fastgz *z, unsigned char *out, size_t cap) {
+    size_t made = 0;
+    while (made < cap && !z->done) {
+        if (z->zs.avail_in == 0) {
+            if (fz_fill(z) || z->zs.avail_in == 0) return -1; /* read error or truncated */
+        }
+        const unsigned char *in = z->zs.next_in;
+        size_t n_in = z->zs.avail_in, before = made;
+        int ret = gp_isal_step(z->isal, &in, &n_in, out + made, cap - made, &made);
+        int moved = n_in != z->zs.avail_in || made != before;
+        z->zs.next_in = (unsigned char *)in;
+        z->zs.avail_in = (uInt)n_in;
+        if (ret == GP_ISAL_ERROR) return -1;
+        if (ret == GP_ISAL_MEMBER_END) {
+            if (z->zs.avail_in == 0 && fz_fill(z)) return -1;
+            if (z->zs.avail_in == 0 && z->in_eof) {
+                z->done = 1;
+                break;
+            }
+            if (!fz_member_start(z)) return -1;
+            gp_isal_reset(z->isal);
+        } else if (!moved) {
+            return -1; /* no progress: never loop */
+        }
+    }
+    return (long)made;
+}
+
 /* Up to cap bytes into out, as gzread would give them: >= 0 bytes (0 at the end), or -1
  * when gzread must take over from this chunk's start. */
 static long fz_read(fastgz *z, unsigned char *out, size_t cap) {
+    if (z->isal) return fz_read_isal(z, out, cap);
     size_t made = 0;
     while (made < cap && !z->done) {
         if (z->zs.avail_in == 0) {
@@ -288,6 +364,12 @@ static void fz_to_gzread(scan *s) {
 /* Reads the next chunk once p has reached end. Returns 0 at the end of the input. */
 static int refill(scan *s) {
     if (s->eof) return 0;
+    if (s->ev.name && (const unsigned char *)s->ev.name >= s->buf &&
+        (const unsigned char *)s->ev.name < s->end) { /* a name kept in place: copy it out */
+        s->name.n = 0;
+        sb_put(&s->name, s->ev.name, s->ev.name_len);
+        s->ev.name = s->name.v;
+    }
     s->base += (uint64_t)(s->end - s->buf);
     s->p = s->end = s->buf;
     long n;
@@ -655,7 +737,30 @@ static void skip_literal(scan *s, const char *lit) {
     }
 }
 
-static int scan_num(scan *s, double *val, int *is_float);
+/* Skips a number at p that nothing reads: the same validation as scan_num without
+ * computing the value (an ignored args member, most of a kernel's args). The usual case is
+ * checked in place; anything else (an exponent, the end of the buffer, a bad number) takes
+ * scan_number, which validates and fails exactly as scan_num does. */
+static void skip_num(scan *s) {
+    const unsigned char *q = s->p;
+    q += *q == '-';
+    const unsigned char *d0 = q;
+    while (is_digit(*q))
+        q++;
+    if (q == d0 || (q - d0 > 1 && *d0 == '0')) goto slow;
+    if (*q == '.') {
+        const unsigned char *f0 = ++q;
+        while (is_digit(*q))
+            q++;
+        if (q == f0) goto slow;
+    }
+    if (*q == 'e' || *q == 'E' || q == s->end) goto slow;
+    s->p = (unsigned char *)q;
+    return;
+slow:;
+    num x;
+    scan_number(s, &x);
+}
 
 static void skip_scalar(scan *s, int c) {
     switch (c) {
@@ -674,9 +779,7 @@ static void skip_scalar(scan *s, int c) {
         return;
     default:
         if (c == '-' || is_digit(c)) {
-            double d;
-            int f;
-            scan_num(s, &d, &f);
+            skip_num(s);
             return;
         }
         fail(s, "expected a value");
@@ -806,7 +909,7 @@ static int scan_key(scan *s) {
     return key_id(s->key.v ? s->key.v : "", s->key.n);
 }
 
-static void scan_object(scan *s, member_fn member) {
+static inline __attribute__((always_inline)) void scan_object(scan *s, member_fn member) {
     s->p++;
     int c = ws(s);
     if (c == '}') {
@@ -907,6 +1010,15 @@ static void event_member(scan *s, int key, int c) {
     if (c == '"') {
         if (key == KEY_NAME) {
             s->p++;
+            /* nearly always plain text inside the buffer: kept in place, not copied (refill
+             * copies it out if the buffer moves on before the event ends) */
+            const unsigned char *q = skip_str_run(s->p);
+            if (*q == '"') {
+                s->ev.name = (const char *)s->p;
+                s->ev.name_len = (size_t)(q - s->p);
+                s->p = (unsigned char *)q + 1;
+                return;
+            }
             s->name.n = 0;
             sb_put(&s->name, "", 0);
             scan_string(s, &s->name);
@@ -916,6 +1028,12 @@ static void event_member(scan *s, int key, int c) {
         }
         if (key == KEY_CAT) {
             s->p++;
+            const unsigned char *q = skip_str_run(s->p); /* plain text: used in place */
+            if (*q == '"') {
+                gp_kineto_set_cat(&s->ev, &s->cats, (const char *)s->p, (size_t)(q - s->p));
+                s->p = (unsigned char *)q + 1;
+                return;
+            }
             s->cat.n = 0;
             sb_put(&s->cat, "", 0);
             scan_string(s, &s->cat);
@@ -1095,7 +1213,8 @@ static int inflate_whole(int fd, uint64_t max_inflate, unsigned char **out, size
     uint64_t want =
         tail[0] | (uint64_t)tail[1] << 8 | (uint64_t)tail[2] << 16 | (uint64_t)tail[3] << 24;
     if (want == 0 || want > WHOLE_MAX || want > max_inflate) return -1;
-    unsigned char *in = malloc((size_t)size), *buf = whole_alloc((size_t)want + 1, mapped);
+    unsigned char *in = malloc((size_t)size),
+                  *buf = whole_alloc((size_t)want + 1 + SCAN_PAD, mapped);
     size_t got = 0;
     while (in && buf && got < (size_t)size) {
         ssize_t r = pread(fd, in + got, (size_t)size - got, (off_t)got);
@@ -1175,7 +1294,7 @@ static int read_scan(const char *path, gp_trace_rank *out, gp_trace_progress_fn 
     }
     s->chunk = chunk ? chunk : CHUNK;
     if (!whole) {
-        s->buf = malloc(s->chunk + 1);
+        s->buf = calloc(1, s->chunk + 1 + SCAN_PAD);
         if (!s->buf) abort();
         s->p = s->end = s->buf;
         *s->end = 0;

@@ -9,6 +9,7 @@
 
 #include "traces/trace.h"
 #include "util/dl_deflate.h"
+#include "util/dl_isal.h"
 
 static char *write_file(const char *dir, const char *name, const char *text) {
     char *p = malloc(1024);
@@ -153,11 +154,13 @@ static void test_inflate_libdeflate_same_as_zlib(void **s) {
     free(d);
 }
 
-/* Reads p with zlib's inflate and libdeflate's CRC (the default when libdeflate is there)
- * and with gzread alone (GOODPUT_INFLATE=zlib): same outcome, rows, offsets, error text. */
-static void same_fast_and_gzread(const char *p) {
+/* Reads p with a fast engine (fast: NULL, the default: ISA-L's inflate when it is there;
+ * "zlib-inflate": zlib's inflate with libdeflate's CRC) and with gzread alone
+ * (GOODPUT_INFLATE=zlib): same outcome, rows, offsets, error text. */
+static void same_engine_and_gzread(const char *p, const char *fast) {
     char e1[512] = "", e2[512] = "";
     gp_trace_rank a, b;
+    if (fast) setenv("GOODPUT_INFLATE", fast, 1);
     int r1 = gp_kineto_read(p, &a, NULL, NULL, e1, sizeof e1);
     setenv("GOODPUT_INFLATE", "zlib", 1);
     int r2 = gp_kineto_read(p, &b, NULL, NULL, e2, sizeof e2);
@@ -173,6 +176,80 @@ static void same_fast_and_gzread(const char *p) {
     } else {
         assert_string_equal(e1, e2);
     }
+}
+
+/* Both fast engines against gzread. */
+static void same_fast_and_gzread(const char *p) {
+    same_engine_and_gzread(p, NULL);
+    same_engine_and_gzread(p, "zlib-inflate");
+}
+
+/* One gzip member written by hand with header flags flg (FEXTRA, FNAME, FCOMMENT, or a
+ * reserved bit) around a raw deflate stream of a small trace. */
+static void write_gz_flags(const char *p, unsigned char flg) {
+    char json[8192];
+    int n = snprintf(json, sizeof json, "{\"traceEvents\": [");
+    for (int i = 0; i < 40; i++)
+        n += snprintf(json + n, sizeof json - (size_t)n,
+                      "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", \"ts\": %d, "
+                      "\"dur\": 3, \"args\": {\"stream\": 7, \"correlation\": %d}}",
+                      i ? "," : "", i, i * 10, i);
+    n += snprintf(json + n, sizeof json - (size_t)n, "]}");
+    assert_true(n < (int)sizeof json);
+    unsigned char def[8192];
+    z_stream zs = {0};
+    assert_int_equal(deflateInit2(&zs, 9, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    zs.next_in = (unsigned char *)json;
+    zs.avail_in = (uInt)n;
+    zs.next_out = def;
+    zs.avail_out = sizeof def;
+    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    size_t dn = sizeof def - zs.avail_out;
+    deflateEnd(&zs);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    unsigned char hdr[10] = {0x1f, 0x8b, 8, flg, 0, 0, 0, 0, 0, 3};
+    fwrite(hdr, 1, 10, f);
+    if (flg & 4)
+        fwrite("\x04\x00"
+               "ab\x01\x00",
+               1, 6, f);                         /* FEXTRA: XLEN 4, one subfield */
+    if (flg & 8) fwrite("trace.json", 1, 11, f); /* FNAME, with its NUL */
+    if (flg & 16) fwrite("a comment", 1, 10, f); /* FCOMMENT */
+    fwrite(def, 1, dn, f);
+    uint32_t crc = (uint32_t)crc32(0, (const unsigned char *)json, (uInt)n), len = (uint32_t)n;
+    unsigned char t[8] = {(unsigned char)crc,         (unsigned char)(crc >> 8),
+                          (unsigned char)(crc >> 16), (unsigned char)(crc >> 24),
+                          (unsigned char)len,         (unsigned char)(len >> 8),
+                          (unsigned char)(len >> 16), (unsigned char)(len >> 24)};
+    fwrite(t, 1, 8, f);
+    fclose(f);
+}
+
+/* Header fields the engines parse themselves (ISA-L reads the gzip header on its own) read
+ * as gzread reads them; a reserved flag bit, which zlib refuses, fails with gzread's error. */
+static void test_inflate_header_flags_same_as_gzread(void **s) {
+    (void)s;
+    gp_isal *isal = gp_isal_new(); /* libisal2 and libisal-dev: scripts/deps.d/traces.txt */
+    assert_non_null(isal);
+    gp_isal_free(isal);
+    char *d = gp_test_tmpdir(), p[1024], err[512];
+    snprintf(p, sizeof p, "%s/t.json.gz", d);
+    const unsigned char flags[] = {0, 1, 4, 8, 16, 4 | 8 | 16, 0x20};
+    for (size_t i = 0; i < sizeof flags; i++) {
+        write_gz_flags(p, flags[i]);
+        same_fast_and_gzread(p);
+        gp_trace_rank r;
+        int rc = gp_kineto_read(p, &r, NULL, NULL, err, sizeof err);
+        assert_int_equal(rc, flags[i] == 0x20 ? -1 : 0);
+        if (rc == 0) {
+            assert_int_equal(r.gpu.n, 40);
+            gp_trace_rank_free(&r);
+        }
+    }
+    unlink(p);
+    rmdir(d);
+    free(d);
 }
 
 /* Flips one bit of the byte at offset off from the end of the file. */
@@ -379,6 +456,32 @@ static void test_np_argsort_matches_sort(void **s) {
     free(ix);
 }
 
+/* numpy's own order, ties and NaN included: the fingerprints are numpy 1.24.2's
+ * np.argsort(v, kind="quicksort") on the same generated arrays (h = h * 1000003 + index
+ * over the result, mod 2^64), which is what pandas' sort_values gives HTA. */
+static void test_np_argsort_numpy_order(void **s) {
+    (void)s;
+    enum { N = 5000 };
+    const uint64_t want[3] = {0xf2ef4779478322aULL, 0x7ed0ebcbb6a586ecULL, 0x712112bb1f667e72ULL};
+    double *v = malloc(N * sizeof *v);
+    size_t *ix = malloc(N * sizeof *ix);
+    for (int kind = 0; kind < 3; kind++) { /* ties; reversed runs of ties; ties and NaN */
+        uint32_t x = 12345;
+        for (int i = 0; i < N; i++) {
+            x = x * 1103515245u + 12345u;
+            double r = (double)((x >> 16) % 100);
+            v[i] = kind == 0 ? r : kind == 1 ? (double)((N - i) / 3) : (i % 7 ? r : NAN);
+        }
+        gp_np_argsort(v, ix, N);
+        uint64_t h = 0;
+        for (int i = 0; i < N; i++)
+            h = h * 1000003u + ix[i];
+        assert_true(h == want[kind]);
+    }
+    free(v);
+    free(ix);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_warnings),
@@ -386,10 +489,12 @@ int main(void) {
         cmocka_unit_test(test_truncated_gzip),
         cmocka_unit_test(test_inflate_fast_crc_same_as_gzread),
         cmocka_unit_test(test_inflate_libdeflate_same_as_zlib),
+        cmocka_unit_test(test_inflate_header_flags_same_as_gzread),
         cmocka_unit_test(test_not_nsys),
         cmocka_unit_test(test_nsys_exports),
         cmocka_unit_test(test_kernel_types),
         cmocka_unit_test(test_np_argsort_matches_sort),
+        cmocka_unit_test(test_np_argsort_numpy_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
