@@ -698,9 +698,11 @@ int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
     /* Events are kept: a report of a job longer than the window needs all its steps,
      * and samples are answered from the rollups (written in the same transaction as the
      * samples, so every row deleted here is rolled up). Spans go with the samples. */
-    static const char *const sql[] = {"DELETE FROM samples WHERE ts_ns < ?1",
-                                      "DELETE FROM proc_samples WHERE ts_ns < ?1",
-                                      "DELETE FROM spans WHERE end_ns < ?1"};
+    /* A stored job result that read a raw sample deleted here would no longer be what
+     * computing it gives (engine/results/job_results.h): it goes first. */
+    static const char *const sql[] = {
+        "DELETE FROM job_results WHERE raw_t0_ns < ?1", "DELETE FROM samples WHERE ts_ns < ?1",
+        "DELETE FROM proc_samples WHERE ts_ns < ?1", "DELETE FROM spans WHERE end_ns < ?1"};
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
         if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) != SQLITE_OK) return -1;
         sqlite3_bind_int64(st, 1, cutoff_ns);
