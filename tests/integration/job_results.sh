@@ -11,7 +11,8 @@
 #     that job's result (and those of jobs whose time range holds it, no other), and the
 #     report still equals the computed one;
 #   - another price (GOODPUT_PRICE_PER_GPU_HOUR) or SLO is not served from the results;
-#   - an older store (schema 12, no table) still reports, the same;
+#   - an older store (schema 12, no table; the report migrates a writable one, store.c)
+#     still reports, the same;
 #   - the report never writes the store.
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
