@@ -20,3 +20,12 @@ $(ENGINE_VERSION_OBJ): $(ENGINE_VERSION_C)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-variable-declarations -c $< -o $@
 
 $(LIB): $(ENGINE_VERSION_OBJ)
+
+# bench/store_month/results.sh: `goodput report` on a multi-day store with workload events,
+# with and without stored results (docs/benchmarks.md, "Store over a month").
+$(BUILD)/bench/seal_results: bench/store_month/seal_results.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+.PHONY: bench-results
+bench-results: $(BIN) $(BUILD)/bench/seal_results
+	bench/store_month/results.sh $(BIN) $(BUILD)/bench/seal_results

@@ -28,7 +28,9 @@ int gp_agent_results_attach(gp_agent_results *r, gp_agent *a) {
     memset(r, 0, sizeof *r);
     r->w = gp_job_results_writer_new();
     if (!r->w) return -1;
-    return gp_agent_set_hook(a, results_hook, r, 0);
+    /* Every minute of wall time too: the agent writes its queued samples before each hook
+     * (agent.c), so a hook called every tick would undo its once-per-flush batching. */
+    return gp_agent_set_hook(a, results_hook, r, GP_AGENT_RESULTS_EVERY_NS);
 }
 
 void gp_agent_results_finish(gp_agent_results *r, gp_agent *a) {

@@ -13,7 +13,9 @@ typedef struct gp_agent_results {
     int said;             /* a store error was said */
 } gp_agent_results;
 
-/* Registers the hook: one pass per GP_AGENT_RESULTS_EVERY_NS of source time, spending at
+/* Registers the hook: one pass per GP_AGENT_RESULTS_EVERY_NS of source and wall time
+ * (a run faster than real time passes once a wall minute; the last pass catches up),
+ * spending at
  * most GP_AGENT_RESULTS_CPU_S per pass (at least one job), so a tick is late by at most
  * about one job's computation. 0, or -1 (hook table full or out of memory). */
 #define GP_AGENT_RESULTS_EVERY_NS (60LL * 1000000000LL)

@@ -39,15 +39,21 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_SAMPLE] = "INSERT OR REPLACE INTO samples VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
                   "?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
     [ST_PROC] = "INSERT OR REPLACE INTO proc_samples VALUES(?1,?2,?3,?4,?5,?6)",
-    /* A duplicate (same job and key) is ignored; the caller learns it from changes(). */
-    [ST_EVENT] = "INSERT INTO events(job_id, ts_ns, kind, rank, step, units, start_ns, name,"
-                 " edge, arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
-                 " enqueue_ns, worker, bytes, dedup_key)"
-                 " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
-                 " ON CONFLICT(job_id, dedup_key) DO NOTHING",
+    /* A duplicate (same job and key) is ignored; the caller learns it from changes().
+     * OR FAIL (here and in the other one-row upserts below): a one-row statement has nothing
+     * to roll back but its row, so FAIL is ABORT for it, and SQLite then needs no
+     * statement journal for the job_results triggers (schema.c, migration 13), which cost
+     * ~2.5 us per event with one. */
+    [ST_EVENT] =
+        "INSERT OR FAIL INTO events(job_id, ts_ns, kind, rank, step, units, start_ns, name,"
+        " edge, arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
+        " enqueue_ns, worker, bytes, dedup_key)"
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
+        " ON CONFLICT(job_id, dedup_key) DO NOTHING",
     /* Upsert that only overwrites a column when the new value is known. */
     [ST_JOB_UPSERT] =
-        "INSERT INTO jobs(id, name, user, origin, submitted_ns, allocated_ns, ready_ns, ended_ns,"
+        "INSERT OR FAIL INTO jobs(id, name, user, origin, submitted_ns, allocated_ns, ready_ns, "
+        "ended_ns,"
         " exit_state, exit_code, unit_name, flops_per_unit, bytes_per_unit, slo_ttft_s,"
         " slo_tpot_s, slo_e2e_s)"
         " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
@@ -60,7 +66,7 @@ static const char *const stmt_sql[ST__COUNT] = {
         " flops_per_unit=COALESCE(?12,flops_per_unit), bytes_per_unit=COALESCE(?13,bytes_per_unit),"
         " slo_ttft_s=COALESCE(?14,slo_ttft_s), slo_tpot_s=COALESCE(?15,slo_tpot_s),"
         " slo_e2e_s=COALESCE(?16,slo_e2e_s)",
-    [ST_ALLOC] = "INSERT INTO allocations(job_id, uuid, from_ns, to_ns) VALUES(?1,?2,?3,?4)"
+    [ST_ALLOC] = "INSERT OR FAIL INTO allocations(job_id, uuid, from_ns, to_ns) VALUES(?1,?2,?3,?4)"
                  " ON CONFLICT(job_id, uuid, from_ns) DO UPDATE SET"
                  " to_ns=MIN(COALESCE(?4,to_ns),COALESCE(to_ns,?4))", /* the earliest end wins */
     /* A job's end closes what it still holds (not rows that start after it: a requeued
@@ -69,7 +75,7 @@ static const char *const stmt_sql[ST__COUNT] = {
                        " AND from_ns <= ?2",
     /* Readiness is the first progress: keep the earliest. */
     [ST_JOB_READY] =
-        "INSERT INTO jobs(id, ready_ns) VALUES(?1,?2) ON CONFLICT(id) DO UPDATE SET"
+        "INSERT OR FAIL INTO jobs(id, ready_ns) VALUES(?1,?2) ON CONFLICT(id) DO UPDATE SET"
         " ready_ns=CASE WHEN ready_ns IS NULL OR ready_ns > ?2 THEN ?2 ELSE ready_ns END",
 };
 
