@@ -11,7 +11,8 @@
 # the outputs compared byte for byte. OLD_GOODPUT=PATH (a build from before stored results)
 # adds a third copy, downgraded to schema 12, reported by that build. Never a timed test.
 set -euo pipefail
-goodput=$1 seal=$2 runs=${3:-3}
+goodput=$(realpath "$1") seal=$(realpath "$2") runs=${3:-3}
+[ -z "${OLD_GOODPUT:-}" ] || OLD_GOODPUT=$(realpath "$OLD_GOODPUT")
 src=$(cd "$(dirname "$0")/../.." && pwd)
 db=${KEEP_DB:-${TMPDIR:-/tmp}/goodput-bench-days.db}
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT

@@ -277,7 +277,11 @@ static const char *const migrations[] = {
      * any row it depends on arrives or changes after it was computed (the job's events,
      * allocations or job row; any sample, process row, allocation or rollup minute inside
      * its range), whoever writes it, so a result is never served over data it has not
-     * seen; retention deletes those whose raw samples it prunes (store.c). */
+     * seen; retention deletes those whose raw samples it prunes (store.c). events_stage:
+     * the stage events (kind 5) alone, so a report's pipeline section finds a trainer's
+     * none without visiting its million steps (the one part of a report of ended jobs
+     * the stored results leave; an index only stage events pay for). */
+    "CREATE INDEX IF NOT EXISTS events_stage ON events(job_id, ts_ns) WHERE kind = 5;"
     "CREATE TABLE IF NOT EXISTS job_results ("
     "  job_id TEXT PRIMARY KEY, sum_fp TEXT NOT NULL, diag_fp TEXT NOT NULL,"
     "  t0_ns INTEGER NOT NULL, t1_ns INTEGER NOT NULL, raw_t0_ns INTEGER,"

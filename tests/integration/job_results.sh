@@ -72,7 +72,7 @@ check() { # check NAME SCENARIO DURATION MIN_RESULTS
 
   # A late event of one ended job, from another writer: that result goes, the others stay.
   local job; job=$(sqlite3 "$d/with/s.db" "SELECT job_id FROM job_results ORDER BY job_id LIMIT 1")
-  local late="INSERT INTO events(job_id, ts_ns, kind, name, edge) SELECT '$job', t1_ns - 1000000000, 2, 'eval', 1 FROM job_results WHERE job_id = '$job'"
+  local late="INSERT INTO events(job_id, ts_ns, kind, name, edge) SELECT '$job', t1_ns - 1000000000, 3, 'eval', 1 FROM job_results WHERE job_id = '$job'"
   mkdir -p "$d/late"; cp "$d/with/s.db" "$d/late/s.db"; sqlite3 "$d/late/s.db" "$late"
   # results whose range holds the event's time go too (conservative); the others stay
   local keep; keep=$(sqlite3 "$d/with/s.db" "SELECT count(*) FROM job_results r,
