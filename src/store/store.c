@@ -68,15 +68,18 @@ static const char *const stmt_sql[ST__COUNT] = {
         " slo_e2e_s=COALESCE(?16,slo_e2e_s)",
     [ST_ALLOC] = "INSERT OR FAIL INTO allocations(job_id, uuid, from_ns, to_ns) VALUES(?1,?2,?3,?4)"
                  " ON CONFLICT(job_id, uuid, from_ns) DO UPDATE SET"
-                 " to_ns=MIN(COALESCE(?4,to_ns),COALESCE(to_ns,?4))", /* the earliest end wins */
+                 " to_ns=MIN(COALESCE(?4,to_ns),COALESCE(to_ns,?4))" /* the earliest end wins */
+                 /* an unchanged row is not updated: no job_results trigger runs for it */
+                 " WHERE to_ns IS NOT MIN(COALESCE(?4,to_ns),COALESCE(to_ns,?4))",
     /* A job's end closes what it still holds (not rows that start after it: a requeued
      * job's next run). */
     [ST_ALLOC_CLOSE] = "UPDATE allocations SET to_ns = ?2 WHERE job_id = ?1 AND to_ns IS NULL"
                        " AND from_ns <= ?2",
-    /* Readiness is the first progress: keep the earliest. */
+    /* Readiness is the first progress: keep the earliest. Run for every step and request,
+     * so a row is updated only when it changes (a job_results trigger runs per update). */
     [ST_JOB_READY] =
         "INSERT OR FAIL INTO jobs(id, ready_ns) VALUES(?1,?2) ON CONFLICT(id) DO UPDATE SET"
-        " ready_ns=CASE WHEN ready_ns IS NULL OR ready_ns > ?2 THEN ?2 ELSE ready_ns END",
+        " ready_ns=?2 WHERE ready_ns IS NULL OR ready_ns > ?2",
 };
 
 struct gp_store {
