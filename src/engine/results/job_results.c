@@ -170,6 +170,31 @@ static int64_t raw_first(sqlite3 *db, const char *id, int64_t t0, int64_t t1) {
     return best;
 }
 
+/* 1 when retention has pruned the raw samples of one of the job's devices up to a point
+ * inside the job's range (its first raw sample left is after the device's first rollup
+ * and inside [t0 - RAW_MARGIN_NS, t1]): every later pruning would change the result again
+ * (gp_store_retain deletes it), so the job is computed on read until the pruning has
+ * passed it. */
+static int straddles_retention(sqlite3 *db, const char *id, int64_t t0, int64_t t1) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT 1 FROM (SELECT DISTINCT uuid FROM allocations WHERE job_id = ?1) a,"
+            " (SELECT (SELECT min(ts_ns) FROM samples s WHERE s.uuid = a2.uuid) AS raw0,"
+            "   (SELECT min(first_ts_ns) FROM rollup_1m r WHERE r.uuid = a2.uuid) AS roll0, uuid"
+            "  FROM (SELECT DISTINCT uuid FROM allocations WHERE job_id = ?1) a2) d"
+            " WHERE d.uuid = a.uuid AND d.roll0 < d.raw0 AND d.raw0 >= ?2 AND d.raw0 <= ?3"
+            " LIMIT 1",
+            -1, &st, NULL) != SQLITE_OK)
+        return 0; /* no rollups (an older store): nothing is pruned under a result */
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, t0 - RAW_MARGIN_NS);
+    sqlite3_bind_int64(st, 3, t1);
+    int r = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return r;
+}
+
 /* Computes and stores one job's result. 1 stored, 0 its computation failed, -1 store
  * error. */
 static int seal_one(gp_store *s, const gp_job *j, int64_t t0, int64_t t1, const char *sum_fp,
@@ -279,7 +304,7 @@ int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, d
             stored = -1;
             break;
         }
-        if (!sealed) continue;
+        if (!sealed || straddles_retention(db, j.id, t0, t1)) continue;
         int k = seal_one(s, &j, t0, t1, sum_fp, diag_fp, err, errlen);
         if (k < 0) {
             stored = -1;

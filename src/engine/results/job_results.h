@@ -23,7 +23,9 @@
  * within GP_SUMMARY_FREEZE_LAG_NS of the writer's clock (the delay after which the
  * accounting already treats the past as frozen, job_summary.h), so the last samples and
  * late events are in. What arrives later anyway deletes the result (triggers) and the
- * next pass computes it again. */
+ * next pass computes it again. A job whose raw samples retention is pruning (the raw
+ * boundary inside its range) is not stored until the pruning has passed it: each pruning
+ * would change its result again. */
 #ifndef GP_ENGINE_JOB_RESULTS_H
 #define GP_ENGINE_JOB_RESULTS_H
 
