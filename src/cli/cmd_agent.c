@@ -9,6 +9,7 @@
 #include "agent/agent.h"
 #include "cli/agent_live.h"
 #include "cli/agent_logs.h"
+#include "cli/agent_results.h"
 #include "cli/exit_codes.h"
 #include "attribution/slurm.h"
 #include "fleet/ledger.h"
@@ -487,7 +488,12 @@ int gp_cmd_agent(int argc, char **argv) {
     if (live_on && gp_agent_live_attach(&live, a) != 0) {
         fprintf(stderr, "goodput agent: too many hooks; no live findings\n");
     }
+    gp_agent_results results; /* ended jobs' results, stored once (agent_results.h) */
+    if (gp_agent_results_attach(&results, a) != 0)
+        fprintf(stderr, "goodput agent: too many hooks; ended jobs' results not stored\n");
     int rc = gp_agent_run(a, &stop_flag, err, sizeof err);
+    if (rc == 0) gp_agent_results_finish(&results, a);
+    gp_agent_results_free(&results);
     if (ledger && gp_ledger_drain(ledger, 60000000000LL, err, sizeof err) != 0)
         fprintf(stderr,
                 "goodput agent: ledger not caught up at exit (%s); the rows stay spooled in %s\n",

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/exit_codes.h"
+#include "engine/results/job_results.h"
 #include "util/term.h"
 #include "engine/diagnosis/classify.h"
 #include "report/findings_fmt.h"
@@ -337,8 +338,13 @@ int gp_cmd_diagnose(int argc, char **argv) {
     }
     gp_finding *f = NULL;
     size_t n = 0;
+    /* Ended jobs' stored diagnoses, where they are what computing gives (job_results.h). */
+    gp_job_results *stored = gp_job_results_open(s, NULL, &o);
+    gp_job_results_use(&o, stored);
     int rc = job ? gp_diagnose_job(s, job, &o, &f, &n, err, sizeof err)
                  : gp_diagnose_all(s, &o, &f, &n, err, sizeof err);
+    gp_job_results_close(stored);
+    o.stored = NULL;
     if (rc != 0) {
         fprintf(stderr, "goodput diagnose: %s\n", err);
         gp_store_close(s);

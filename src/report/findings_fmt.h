@@ -30,10 +30,12 @@ json_t *gp_job_metrics_json(struct gp_store *s, const char *job_id, const gp_slo
  * the store (the report opens it read-only) and prints the top findings per job. */
 /* acct (may be NULL): the accounting the report computed for its job table (every
  * summary option at its default but slo), reused to clip the findings. */
+struct gp_job_results;
 typedef struct gp_report_acct {
     const struct gp_job_summary *sum;
     size_t n;
     gp_slo slo;
+    struct gp_job_results *stored; /* ended jobs' stored results to use; may be NULL */
 } gp_report_acct;
 void gp_findings_report_text(struct gp_store *s, const char *job_id, FILE *out, int width,
                              const gp_report_acct *acct);

@@ -2,6 +2,7 @@
  * tokens, body limits, routing, the POST queue, and the pump that runs on the agent's
  * thread. See serve.h for the threading model; metrics.c and api.c render documents. */
 #include "serve/serve_int.h"
+#include "engine/results/job_results.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -639,6 +640,7 @@ void gp_serve_stop(gp_serve *s) {
     if (s->d) MHD_stop_daemon(s->d);
     srv_conns_free(s->conns);
     gp_summary_reader_free(s->sum_reader); /* its statement first: then the store closes */
+    gp_job_results_close(s->results);
     gp_store_close(s->store);
     free(s->queue.p);
     free(s->sumq);

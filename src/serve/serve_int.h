@@ -137,6 +137,9 @@ struct gp_serve {
      * is seen (with no agent to write it, `serve --db`, for the server's life). */
     gp_summary_reader *sum_reader;
     double sum_reader_retry_s; /* monotonic: no table yet (older store); try again then */
+    /* ... and first from the agent's stored results (engine/results/job_results.h), the
+     * very bytes `goodput report` prints from, when they are for this engine */
+    struct gp_job_results *results;
     srv_job_cache *ended;
     size_t n_ended, cap_ended;
     /* Running jobs that hold no GPU: their summary changes only with their events, so it is

@@ -270,6 +270,51 @@ static const char *const migrations[] = {
      * added_columns list below, so a store rebuilt by hand as an older version migrates
      * too); rows stored before have NULL, read as "not known whether a floor". */
     "",
+    /* 13: ended jobs' results (summary and diagnosis), computed once by the agent and read
+     * by every reader (engine/results/job_results.h). sum_fp and diag_fp say which engine
+     * and options a result is for; [t0_ns, t1_ns] is the job's time range and raw_t0_ns
+     * the first raw sample the result read (NULL: none). The triggers delete a result when
+     * any row it depends on arrives or changes after it was computed (the job's events,
+     * allocations or job row; any sample, process row, allocation or rollup minute inside
+     * its range), whoever writes it, so a result is never served over data it has not
+     * seen; retention deletes those whose raw samples it prunes (store.c). events_stage:
+     * the stage events (kind 5) alone, so a report's pipeline section finds a trainer's
+     * none without visiting its million steps (the one part of a report of ended jobs
+     * the stored results leave; an index only stage events pay for). */
+    "CREATE INDEX IF NOT EXISTS events_stage ON events(job_id, ts_ns) WHERE kind = 5;"
+    "CREATE TABLE IF NOT EXISTS job_results ("
+    "  job_id TEXT PRIMARY KEY, sum_fp TEXT NOT NULL, diag_fp TEXT NOT NULL,"
+    "  t0_ns INTEGER NOT NULL, t1_ns INTEGER NOT NULL, raw_t0_ns INTEGER,"
+    "  summary BLOB NOT NULL, diag BLOB NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS job_results_t1 ON job_results(t1_ns);"
+    "CREATE TRIGGER IF NOT EXISTS job_results_ev AFTER INSERT ON events"
+    "  WHEN NEW.ts_ns <= (SELECT max(t1_ns) FROM job_results)"
+    "   OR EXISTS (SELECT 1 FROM job_results WHERE job_id = NEW.job_id) BEGIN"
+    "  DELETE FROM job_results WHERE job_id = NEW.job_id"
+    "   OR (t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns); END;"
+    "CREATE TRIGGER IF NOT EXISTS job_results_sample AFTER INSERT ON samples"
+    "  WHEN NEW.ts_ns <= (SELECT max(t1_ns) FROM job_results) BEGIN"
+    "  DELETE FROM job_results WHERE t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_results_proc AFTER INSERT ON proc_samples"
+    "  WHEN NEW.ts_ns <= (SELECT max(t1_ns) FROM job_results) BEGIN"
+    "  DELETE FROM job_results WHERE t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_results_alloc AFTER INSERT ON allocations BEGIN"
+    "  DELETE FROM job_results WHERE job_id = NEW.job_id OR (t1_ns >= NEW.from_ns"
+    "   AND (NEW.to_ns IS NULL OR t0_ns <= NEW.to_ns)); END;"
+    "CREATE TRIGGER IF NOT EXISTS job_results_alloc_up AFTER UPDATE ON allocations BEGIN"
+    "  DELETE FROM job_results WHERE job_id = NEW.job_id OR job_id = OLD.job_id"
+    "   OR (t1_ns >= min(NEW.from_ns, OLD.from_ns) AND (NEW.to_ns IS NULL OR OLD.to_ns IS NULL"
+    "   OR t0_ns <= max(NEW.to_ns, OLD.to_ns))); END;"
+    "CREATE TRIGGER IF NOT EXISTS job_results_job AFTER INSERT ON jobs BEGIN"
+    "  DELETE FROM job_results WHERE job_id = NEW.id; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_results_job_up AFTER UPDATE ON jobs BEGIN"
+    "  DELETE FROM job_results WHERE job_id = NEW.id OR job_id = OLD.id; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_results_r1m AFTER INSERT ON rollup_1m BEGIN"
+    "  DELETE FROM job_results WHERE t1_ns > NEW.t1_ns - 60000000000"
+    "   AND t0_ns <= NEW.t1_ns; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_results_r1m_up AFTER UPDATE ON rollup_1m BEGIN"
+    "  DELETE FROM job_results WHERE t1_ns > NEW.t1_ns - 60000000000"
+    "   AND t0_ns <= NEW.t1_ns; END;",
 };
 
 /* Columns a migration adds. ALTER TABLE ADD COLUMN has no IF NOT EXISTS: each is added only

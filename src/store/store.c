@@ -39,15 +39,21 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_SAMPLE] = "INSERT OR REPLACE INTO samples VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
                   "?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
     [ST_PROC] = "INSERT OR REPLACE INTO proc_samples VALUES(?1,?2,?3,?4,?5,?6)",
-    /* A duplicate (same job and key) is ignored; the caller learns it from changes(). */
-    [ST_EVENT] = "INSERT INTO events(job_id, ts_ns, kind, rank, step, units, start_ns, name,"
-                 " edge, arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
-                 " enqueue_ns, worker, bytes, dedup_key)"
-                 " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
-                 " ON CONFLICT(job_id, dedup_key) DO NOTHING",
+    /* A duplicate (same job and key) is ignored; the caller learns it from changes().
+     * OR FAIL (here and in the other one-row upserts below): a one-row statement has nothing
+     * to roll back but its row, so FAIL is ABORT for it, and SQLite then needs no
+     * statement journal for the job_results triggers (schema.c, migration 13), which cost
+     * ~2.5 us per event with one. */
+    [ST_EVENT] =
+        "INSERT OR FAIL INTO events(job_id, ts_ns, kind, rank, step, units, start_ns, name,"
+        " edge, arrival_ns, first_token_ns, prompt_tokens, output_tokens, ok, item,"
+        " enqueue_ns, worker, bytes, dedup_key)"
+        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)"
+        " ON CONFLICT(job_id, dedup_key) DO NOTHING",
     /* Upsert that only overwrites a column when the new value is known. */
     [ST_JOB_UPSERT] =
-        "INSERT INTO jobs(id, name, user, origin, submitted_ns, allocated_ns, ready_ns, ended_ns,"
+        "INSERT OR FAIL INTO jobs(id, name, user, origin, submitted_ns, allocated_ns, ready_ns, "
+        "ended_ns,"
         " exit_state, exit_code, unit_name, flops_per_unit, bytes_per_unit, slo_ttft_s,"
         " slo_tpot_s, slo_e2e_s)"
         " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)"
@@ -60,17 +66,20 @@ static const char *const stmt_sql[ST__COUNT] = {
         " flops_per_unit=COALESCE(?12,flops_per_unit), bytes_per_unit=COALESCE(?13,bytes_per_unit),"
         " slo_ttft_s=COALESCE(?14,slo_ttft_s), slo_tpot_s=COALESCE(?15,slo_tpot_s),"
         " slo_e2e_s=COALESCE(?16,slo_e2e_s)",
-    [ST_ALLOC] = "INSERT INTO allocations(job_id, uuid, from_ns, to_ns) VALUES(?1,?2,?3,?4)"
+    [ST_ALLOC] = "INSERT OR FAIL INTO allocations(job_id, uuid, from_ns, to_ns) VALUES(?1,?2,?3,?4)"
                  " ON CONFLICT(job_id, uuid, from_ns) DO UPDATE SET"
-                 " to_ns=MIN(COALESCE(?4,to_ns),COALESCE(to_ns,?4))", /* the earliest end wins */
+                 " to_ns=MIN(COALESCE(?4,to_ns),COALESCE(to_ns,?4))" /* the earliest end wins */
+                 /* an unchanged row is not updated: no job_results trigger runs for it */
+                 " WHERE to_ns IS NOT MIN(COALESCE(?4,to_ns),COALESCE(to_ns,?4))",
     /* A job's end closes what it still holds (not rows that start after it: a requeued
      * job's next run). */
     [ST_ALLOC_CLOSE] = "UPDATE allocations SET to_ns = ?2 WHERE job_id = ?1 AND to_ns IS NULL"
                        " AND from_ns <= ?2",
-    /* Readiness is the first progress: keep the earliest. */
+    /* Readiness is the first progress: keep the earliest. Run for every step and request,
+     * so a row is updated only when it changes (a job_results trigger runs per update). */
     [ST_JOB_READY] =
-        "INSERT INTO jobs(id, ready_ns) VALUES(?1,?2) ON CONFLICT(id) DO UPDATE SET"
-        " ready_ns=CASE WHEN ready_ns IS NULL OR ready_ns > ?2 THEN ?2 ELSE ready_ns END",
+        "INSERT OR FAIL INTO jobs(id, ready_ns) VALUES(?1,?2) ON CONFLICT(id) DO UPDATE SET"
+        " ready_ns=?2 WHERE ready_ns IS NULL OR ready_ns > ?2",
 };
 
 struct gp_store {
@@ -698,9 +707,11 @@ int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
     /* Events are kept: a report of a job longer than the window needs all its steps,
      * and samples are answered from the rollups (written in the same transaction as the
      * samples, so every row deleted here is rolled up). Spans go with the samples. */
-    static const char *const sql[] = {"DELETE FROM samples WHERE ts_ns < ?1",
-                                      "DELETE FROM proc_samples WHERE ts_ns < ?1",
-                                      "DELETE FROM spans WHERE end_ns < ?1"};
+    /* A stored job result that read a raw sample deleted here would no longer be what
+     * computing it gives (engine/results/job_results.h): it goes first. */
+    static const char *const sql[] = {
+        "DELETE FROM job_results WHERE raw_t0_ns < ?1", "DELETE FROM samples WHERE ts_ns < ?1",
+        "DELETE FROM proc_samples WHERE ts_ns < ?1", "DELETE FROM spans WHERE end_ns < ?1"};
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
         if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) != SQLITE_OK) return -1;
         sqlite3_bind_int64(st, 1, cutoff_ns);
@@ -961,10 +972,19 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
     *n = 0;
     size_t cap = 0;
     int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
-    if (sqlite3_prepare_v2(s->db,
-                           EVENT_SELECT " WHERE job_id = ?1"
-                                        " AND (?2 = 0 OR kind = ?2) ORDER BY ts_ns, id",
-                           -1, &st, NULL) != SQLITE_OK)
+    /* Stage events (every report looks for them in every job) through their partial index
+     * (schema 13): a trainer's million steps are then not visited twice to find none. A
+     * store without the index (older, read as is) falls back to the job's time index. */
+    _Static_assert(GP_EV_STAGE == 5, "events_stage is the partial index WHERE kind = 5");
+    int stage = kind == GP_EV_STAGE &&
+                sqlite3_prepare_v2(s->db,
+                                   EVENT_SELECT " INDEXED BY events_stage WHERE job_id = ?1"
+                                                " AND kind = 5 AND ?2 = ?2 ORDER BY ts_ns, id",
+                                   -1, &st, NULL) == SQLITE_OK;
+    if (!stage && sqlite3_prepare_v2(s->db,
+                                     EVENT_SELECT " WHERE job_id = ?1"
+                                                  " AND (?2 = 0 OR kind = ?2) ORDER BY ts_ns, id",
+                                     -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 2, kind);
@@ -972,8 +992,10 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
     if (sqlite3_prepare_v2(s->db,
                            /* the time index: the planner's choice, the dedup index, visits the rows
                             * in random order (4 s instead of 0.3 s for a day of 8 ranks' steps) */
-                           "SELECT count(*) FROM events INDEXED BY events_job_ts WHERE job_id = ?1"
-                           " AND (?2 = 0 OR kind = ?2)",
+                           stage ? "SELECT count(*) FROM events INDEXED BY events_stage"
+                                   " WHERE job_id = ?1 AND kind = 5 AND ?2 = ?2"
+                                 : "SELECT count(*) FROM events INDEXED BY events_job_ts"
+                                   " WHERE job_id = ?1 AND (?2 = 0 OR kind = ?2)",
                            -1, &cnt, NULL) == SQLITE_OK) {
         sqlite3_bind_text(cnt, 1, job_id, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int(cnt, 2, kind);

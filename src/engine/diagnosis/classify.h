@@ -33,7 +33,16 @@ typedef struct gp_diag_opts {
     const struct gp_job_summary *acct;
     size_t n_acct;
     gp_slo acct_slo;
+    /* Stored results of ended jobs (engine/results/job_results.h): when set and it answers
+     * 1 for a job, the job's findings (at most cap), features, accounting and price are
+     * taken from it instead of computed; they are what computing gives. NULL: compute. */
+    int (*stored)(void *ctx, const char *job_id, gp_finding *out, size_t cap, size_t *n,
+                  gp_features *feat, gp_goodput *acct, double *price);
+    void *stored_ctx;
 } gp_diag_opts;
+
+/* The most findings one job gets. */
+#define GP_DIAG_MAX_PER_JOB 32
 
 /* Pure classification of one job. obs: per-rank step times (may be NULL). Writes at most
  * cap findings to out, ranked by badput then headroom (then confidence); returns how many.
@@ -55,6 +64,12 @@ void gp_findings_rank(gp_finding *f, size_t n);
 /* Reads the job from the store, diagnoses it, stores and returns its findings. */
 int gp_diagnose_job(struct gp_store *s, const char *job_id, const gp_diag_opts *o, gp_finding **out,
                     size_t *n, char *err, size_t errlen);
+/* One job's findings (out: room for GP_DIAG_MAX_PER_JOB), features, accounting and price,
+ * as gp_diagnose_job and gp_diagnose_all compute them for that job (what stored results
+ * keep, engine/results/job_results.h); writes the findings unless o->no_write. */
+int gp_diagnose_one(struct gp_store *s, const char *job_id, const gp_diag_opts *o, gp_finding *out,
+                    size_t *n, gp_features *feat, gp_goodput *acct, double *price, char *err,
+                    size_t errlen);
 /* Every job, plus cross-job findings (scale_inefficient, scheduling_gap). */
 int gp_diagnose_all(struct gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t *n,
                     char *err, size_t errlen);

@@ -270,7 +270,7 @@ static const gp_gpu_spec *job_spec(const gp_job_input *in) {
     return NULL;
 }
 
-#define MAX_PER_JOB 32
+#define MAX_PER_JOB GP_DIAG_MAX_PER_JOB
 
 /* Clips the job's findings to its buckets with the accounting every output shows
  * (job_summary.h), so a finding never explains more badput than the report lists. *acct:
@@ -305,9 +305,22 @@ static void budget_job(gp_store *s, const char *job_id, const gp_slo *slo, const
     gp_findings_rank(out, n);
 }
 
+static int write_findings(gp_store *s, const char *job_id, const gp_finding *f, size_t n, char *err,
+                          size_t errlen) {
+    if (gp_store_begin(s) < 0 || gp_store_replace_findings(s, job_id, f, n) < 0 ||
+        gp_store_commit(s) < 0) {
+        snprintf(err, errlen, "job %s: cannot write findings: %s", job_id, gp_store_errmsg(s));
+        return -1;
+    }
+    return 0;
+}
+
 static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, gp_finding *out,
                         size_t *n, gp_features *feat, gp_goodput *acct, double *price_out,
                         char *err, size_t errlen) {
+    if (o && o->stored &&
+        o->stored(o->stored_ctx, job_id, out, MAX_PER_JOB, n, feat, acct, price_out) == 1)
+        return o->no_write ? 0 : write_findings(s, job_id, out, *n, err, errlen);
     gp_job_input in;
     if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
     gp_slo_override(&in.slo, o ? &o->slo : NULL);
@@ -342,18 +355,18 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
         malloc_trim(0);
         budget_job(s, job_id, &slo, o, price, out, *n, acct);
         *price_out = price;
-        if (!o || !o->no_write) {
-            if (gp_store_begin(s) < 0 || gp_store_replace_findings(s, job_id, out, *n) < 0 ||
-                gp_store_commit(s) < 0) {
-                snprintf(err, errlen, "job %s: cannot write findings: %s", job_id,
-                         gp_store_errmsg(s));
-                rc = -1;
-            }
-        }
+        if ((!o || !o->no_write) && write_findings(s, job_id, out, *n, err, errlen) != 0) rc = -1;
     }
     free(obs);
     gp_job_input_free(&in);
     return rc;
+}
+
+int gp_diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, gp_finding *out,
+                    size_t *n, gp_features *feat, gp_goodput *acct, double *price, char *err,
+                    size_t errlen) {
+    *n = 0;
+    return diagnose_one(s, job_id, o, out, n, feat, acct, price, err, errlen);
 }
 
 int gp_diagnose_job(gp_store *s, const char *job_id, const gp_diag_opts *o, gp_finding **out,

@@ -1,0 +1,351 @@
+/* test_job_results.c: ended jobs' stored results (engine/results/job_results.h), on a store
+ * the agent wrote from tests/data/scenarios/results_restarts.conf (a trainer that crashes
+ * twice, one of tiny kernels, one never ready, one that ends too late to be sealed):
+ *  - the writer stores exactly the sealed jobs, and what a reader gets back is what
+ *    computing gives: the report's JSON of every summary and every finding, byte for byte;
+ *  - any later row of the job's input deletes its result (event, sample, job row, a
+ *    neighbour's allocation), whoever writes it; retention deletes results whose raw
+ *    samples it prunes;
+ *  - other options (SLO, price, the engine's environment, a window) are never served;
+ *  - a store without the table (older) gives no reader, and the report of an older store
+ *    prints the same. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_run.h"
+#include "engine/results/job_results.h"
+#include "report/findings_fmt.h"
+#include "report/job_report.h"
+
+#define S 1000000000LL
+#define SCENARIO "tests/data/scenarios/results_restarts.conf"
+
+int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out,
+                  int width); /* cmd_report.c */
+
+static void exec_sql(sqlite3 *db, const char *sql) {
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", sql, msg);
+}
+
+static char *g_dir;
+static char g_base[512]; /* the agent's store, copied by each test */
+
+static int setup(void **state) {
+    (void)state;
+    g_dir = gp_test_tmpdir();
+    snprintf(g_base, sizeof g_base, "%s/base.db", g_dir);
+    char err[256];
+    if (gp_test_agent_run(SCENARIO, g_base, err, sizeof err) != 0) {
+        fprintf(stderr, "agent: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0) return -1;
+    free(g_dir);
+    return 0;
+}
+
+/* A fresh copy of the agent's store at dir/name, opened read-write. */
+static gp_store *copy_store(const char *name, char *path, size_t cap) {
+    snprintf(path, cap, "%s/%s", g_dir, name);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", g_base, path);
+    assert_int_equal(system(cmd), 0);
+    gp_store *s;
+    char err[256];
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    return s;
+}
+
+static int64_t store_end(gp_store *s) {
+    int64_t t0, t1;
+    assert_int_equal(gp_store_time_span(s, &t0, &t1), 0);
+    return t1;
+}
+
+static int seal(gp_store *s) {
+    gp_job_results_writer *w = gp_job_results_writer_new();
+    char err[256];
+    gp_store_begin(s);
+    int n = gp_job_results_seal(w, s, store_end(s), 0, err, sizeof err);
+    assert_int_equal(gp_store_commit(s), 0);
+    gp_job_results_writer_free(w);
+    return n;
+}
+
+static int has_result(gp_store *s, const char *job) {
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s),
+                                        "SELECT 1 FROM job_results WHERE job_id = ?1", -1, &st,
+                                        NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(st, 1, job, -1, SQLITE_STATIC);
+    int r = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return r;
+}
+
+static char *dump(json_t *j) {
+    char *s = json_dumps(j, JSON_REAL_PRECISION(17) | JSON_SORT_KEYS);
+    json_decref(j);
+    return s;
+}
+
+/* The findings of every job, as JSON text, with or without the stored results. */
+static char *findings_text(gp_store *s, gp_job_results *r) {
+    gp_diag_opts o = {.no_write = 1};
+    gp_job_results_use(&o, r);
+    gp_finding *f = NULL;
+    size_t n = 0;
+    char err[256];
+    assert_int_equal(gp_diagnose_all(s, &o, &f, &n, err, sizeof err), 0);
+    char *t = dump(gp_findings_json(f, n, 0));
+    free(f);
+    return t;
+}
+
+static void test_stored_is_computed(void **state) {
+    (void)state;
+    char path[600];
+    gp_store *s = copy_store("eq.db", path, sizeof path);
+    assert_int_equal(seal(s), 3); /* flaky, tiny-kernels, queued; late-runner ends at 38m */
+    assert_false(has_result(s, "late-runner"));
+    assert_int_equal(seal(s), 0); /* nothing new */
+    gp_summary_opts so = {0};
+    gp_diag_opts dopt = {0};
+    gp_job_results *r = gp_job_results_open(s, &so, &dopt);
+    assert_non_null(r);
+    const char *jobs[] = {"flaky", "tiny-kernels", "queued"};
+    for (size_t i = 0; i < 3; i++) {
+        gp_job_summary got, want;
+        char err[256];
+        assert_int_equal(gp_job_results_summary(r, jobs[i], &got), 1);
+        assert_int_equal(gp_job_summary_compute(s, jobs[i], &so, &want, err, sizeof err), 0);
+        char *a = dump(gp_report_json_job(&got)), *b = dump(gp_report_json_job(&want));
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+        assert_memory_equal(got.gp.bucket_gpu_s, want.gp.bucket_gpu_s, sizeof got.gp.bucket_gpu_s);
+        assert_true(got.span_s == want.span_s);
+    }
+    gp_job_summary x;
+    assert_int_equal(gp_job_results_summary(r, "late-runner", &x), 0);
+    char *with = findings_text(s, r), *without = findings_text(s, NULL);
+    assert_string_equal(with, without);
+    assert_non_null(strstr(with, "flaky")); /* the crashing trainer has findings */
+    free(with);
+    free(without);
+    uint64_t ns, nd;
+    gp_job_results_counts(r, &ns, &nd);
+    assert_int_equal(ns, 3);
+    assert_int_equal(nd, 3);
+    gp_job_results_close(r);
+    gp_store_close(s);
+}
+
+static void test_late_rows_invalidate(void **state) {
+    (void)state;
+    char path[600];
+    gp_store *s = copy_store("late.db", path, sizeof path);
+    assert_int_equal(seal(s), 3);
+    gp_job j;
+    assert_int_equal(gp_store_get_job(s, "flaky", &j), 1);
+    /* an event of flaky a second before it ended */
+    gp_event e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.job_id, sizeof e.job_id, "flaky");
+    e.kind = GP_EV_PHASE;
+    snprintf(e.name, sizeof e.name, "eval");
+    e.edge = GP_PH_BEGIN;
+    e.ts_ns = j.ended_ns - S;
+    gp_store_begin(s);
+    assert_true(gp_store_put_event(s, &e) >= 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_false(has_result(s, "flaky"));
+    assert_true(has_result(s, "tiny-kernels")); /* ended at 15 m: not its range */
+    assert_int_equal(seal(s), 1);               /* computed again with the event */
+    assert_true(has_result(s, "flaky"));
+    /* a device sample inside tiny-kernels' run (10 min in), from any writer */
+    gp_job t;
+    assert_int_equal(gp_store_get_job(s, "tiny-kernels", &t), 1);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "INSERT OR REPLACE INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU-late', %lld, 0.5)",
+             (long long)(t.ended_ns - 5 * 60 * S));
+    exec_sql(gp_store_db(s), sql);
+    /* every job running 10 minutes in: all three */
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_false(has_result(s, "flaky"));
+    assert_false(has_result(s, "queued"));
+    assert_int_equal(seal(s), 3);
+    assert_true(has_result(s, "tiny-kernels"));
+    /* the job's own row changes (its end): its result goes */
+    j.ended_ns += S;
+    gp_store_begin(s);
+    assert_int_equal(gp_store_put_job(s, &j), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_false(has_result(s, "flaky"));
+    assert_int_equal(seal(s), 1);
+    /* retention that prunes a raw sample a result read deletes it */
+    int64_t raw0 = -1;
+    sqlite3_stmt *st;
+    assert_int_equal(
+        sqlite3_prepare_v2(gp_store_db(s), "SELECT min(raw_t0_ns) FROM job_results", -1, &st, NULL),
+        SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW) raw0 = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    assert_true(raw0 > 0);
+    gp_store_begin(s);
+    assert_int_equal(gp_store_retain(s, raw0 + 1), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s),
+                                        "SELECT count(*) FROM job_results WHERE raw_t0_ns <= ?1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, raw0);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    /* while the raw boundary lies inside a job, it is not stored again (each retention
+     * pass would delete it); once retention has passed the jobs, they are */
+    assert_int_equal(seal(s), 0);
+    gp_store_begin(s);
+    assert_int_equal(gp_store_retain(s, store_end(s) - 60 * S), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_int_equal(seal(s), 3);
+    gp_summary_opts so = {0};
+    gp_job_results *r = gp_job_results_open(s, &so, NULL);
+    gp_job_summary got, want;
+    char err[256];
+    assert_int_equal(gp_job_results_summary(r, "flaky", &got), 1);
+    assert_int_equal(gp_job_summary_compute(s, "flaky", &so, &want, err, sizeof err), 0);
+    char *a = dump(gp_report_json_job(&got)), *b = dump(gp_report_json_job(&want));
+    assert_string_equal(a, b); /* from the rollups now, the same as computing */
+    free(a);
+    free(b);
+    gp_job_results_close(r);
+    gp_store_close(s);
+}
+
+static void test_other_options_not_served(void **state) {
+    (void)state;
+    char path[600];
+    gp_store *s = copy_store("opts.db", path, sizeof path);
+    assert_int_equal(seal(s), 3);
+    gp_job_summary x;
+    gp_finding f[GP_DIAG_MAX_PER_JOB];
+    gp_features feat;
+    gp_goodput acct;
+    double price;
+    size_t n;
+    gp_summary_opts so = {0};
+    gp_diag_opts d = {0};
+    gp_job_results *r = gp_job_results_open(s, &so, &d);
+    assert_int_equal(gp_job_results_summary(r, "flaky", &x), 1);
+    assert_int_equal(
+        gp_job_results_diag(r, "flaky", f, GP_DIAG_MAX_PER_JOB, &n, &feat, &acct, &price), 1);
+    assert_int_equal(gp_job_results_diag(r, "flaky", f, 0, &n, &feat, &acct, &price),
+                     n == 0 ? 1 : 0); /* no room: computed */
+    gp_job_results_close(r);
+
+    gp_summary_opts slo = {.slo = {.ttft_s = 0.1}};
+    gp_summary_opts win = {.t0_ns = 1, .t1_ns = store_end(s)};
+    gp_summary_opts roll = {.rollup_min_ns = -1};
+    const gp_summary_opts *sos[] = {&slo, &win, &roll};
+    for (size_t i = 0; i < 3; i++) {
+        r = gp_job_results_open(s, sos[i], NULL);
+        assert_int_equal(gp_job_results_summary(r, "flaky", &x), 0);
+        assert_int_equal(
+            gp_job_results_diag(r, "flaky", f, GP_DIAG_MAX_PER_JOB, &n, &feat, &acct, &price), 0);
+        gp_job_results_close(r);
+    }
+    gp_diag_opts price_d = {.price_per_gpu_h = 3.5};
+    gp_diag_opts slo_d = {.slo = {.e2e_s = 2}};
+    const gp_diag_opts *ds[] = {&price_d, &slo_d};
+    for (size_t i = 0; i < 2; i++) {
+        r = gp_job_results_open(s, NULL, ds[i]);
+        assert_int_equal(
+            gp_job_results_diag(r, "flaky", f, GP_DIAG_MAX_PER_JOB, &n, &feat, &acct, &price), 0);
+        gp_job_results_close(r);
+    }
+    const char *envs[] = {"GOODPUT_PRICE_PER_GPU_HOUR", "GOODPUT_DIAG_RAW"};
+    for (size_t i = 0; i < 2; i++) {
+        setenv(envs[i], "1", 1);
+        r = gp_job_results_open(s, &so, &d);
+        assert_int_equal(
+            gp_job_results_diag(r, "flaky", f, GP_DIAG_MAX_PER_JOB, &n, &feat, &acct, &price), 0);
+        gp_job_results_close(r);
+        unsetenv(envs[i]);
+    }
+    /* the engine's version is part of both fingerprints */
+    char fp[512];
+    assert_int_equal(gp_job_results_sum_fp(&so, fp, sizeof fp), 0);
+    assert_non_null(strstr(fp, gp_engine_version));
+    assert_true(strlen(gp_engine_version) >= 8);
+    assert_int_equal(gp_job_results_diag_fp(&d, fp, sizeof fp), 0);
+    assert_non_null(strstr(fp, gp_engine_version));
+    gp_store_close(s);
+}
+
+static char *report_text(const char *db, int json) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    gp_slo none = {0};
+    assert_int_equal(gp_report_run(db, NULL, json, &none, f, 100), 0);
+    fclose(f);
+    /* the JSON names the store: drop that line */
+    char *db_line = json ? strstr(buf, "\"db\"") : NULL;
+    if (db_line) {
+        char *eol = strchr(db_line, '\n');
+        memmove(db_line, eol + 1, strlen(eol + 1) + 1);
+    }
+    return buf;
+}
+
+static void test_old_store_reports(void **state) {
+    (void)state;
+    char with[600], old[600];
+    gp_store *s = copy_store("with.db", with, sizeof with);
+    assert_int_equal(seal(s), 3);
+    gp_store_close(s);
+    s = copy_store("old.db", old, sizeof old);
+    /* schema 12: no table (its triggers go with it). A reader on it is NULL: compute. */
+    exec_sql(gp_store_db(s), "DROP TABLE job_results; PRAGMA user_version = 12;");
+    gp_summary_opts so = {0};
+    gp_diag_opts d = {0};
+    assert_null(gp_job_results_open(s, &so, &d));
+    gp_job_summary x;
+    assert_int_equal(gp_job_results_summary(NULL, "flaky", &x), 0);
+    gp_store_close(s);
+    /* The report opens it (a writable older store is migrated once, store.c: then it has
+     * an empty table) and prints what the store with results prints. */
+    for (int json = 0; json <= 1; json++) {
+        char *a = report_text(with, json), *b = report_text(old, json);
+        assert_string_equal(a, b);
+        assert_non_null(strstr(a, "flaky"));
+        free(a);
+        free(b);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stored_is_computed),
+        cmocka_unit_test(test_late_rows_invalidate),
+        cmocka_unit_test(test_other_options_not_served),
+        cmocka_unit_test(test_old_store_reports),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
