@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
@@ -129,6 +131,22 @@ static void vec_push(gp_trow_vec *v, const gp_trow *row) {
     v->v[v->n++] = *row;
 }
 
+/* Rows are written once, front to back: with transparent huge pages (madvise mode) the
+ * kernel faults them in 2 MiB at a time instead of 4 KiB (df_index_resolver: ~2,400 faults,
+ * about 5% of the run, for 11 MB of rows). Only the whole 2 MiB-aligned stretch inside the
+ * allocation is advised (the allocation is malloc's own mapping at this size, so nothing
+ * else shares those pages); RSS can grow by under 2 MiB per vector past the rows written. */
+static void advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), b = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (b > a) madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 void gp_kineto_reserve(gp_trace_rank *r, uint64_t json_bytes) {
     /* Kineto spends 250+ bytes of JSON per event, so no vector can need more rows than
      * this. Reserving is address space only (malloc touches no page, so RSS grows with the
@@ -144,6 +162,7 @@ void gp_kineto_reserve(gp_trace_rank *r, uint64_t json_bytes) {
         if (!p) return; /* only a hint */
         v[i]->v = p;
         v[i]->cap = rows;
+        advise_huge(p, rows * sizeof *p);
     }
 }
 
