@@ -119,7 +119,7 @@ static void init_tables(void) {
  * matter. */
 #define SCAN_PAD 16
 static inline const unsigned char *skip_ws_run(const unsigned char *q) {
-    if (!is_ws[*q]) return q;
+    if (*q > ' ' || !is_ws[*q]) return q; /* most tokens follow no whitespace */
     q++;
     for (;;) { /* indentation: spaces two at a time (a SCAN_PAD byte may be read) */
         uint16_t w;
