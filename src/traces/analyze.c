@@ -826,9 +826,41 @@ static void idle_breakdown(const gp_trace_rank *r, const gp_trace_options *o, gp
 }
 
 /* ---- launch stats ---- */
-static int has_corr(const int64_t *set, size_t n, int64_t c) {
+/* The launch correlation ids, sorted; with a bitmap over their range when they are dense
+ * (ids count up from 1 in Kineto), so each CPU and GPU row's look-up is one bit test
+ * instead of a binary search. */
+typedef struct corrset {
+    const int64_t *set;
+    size_t n;
+    uint64_t *bits; /* bit c - lo, or NULL: binary search */
+    int64_t lo;
+    uint64_t span;
+} corrset;
+
+static void corrset_init(corrset *cs, const int64_t *set, size_t n) {
+    *cs = (corrset){.set = set, .n = n};
+    if (!n) return;
+    uint64_t span = (uint64_t)set[n - 1] - (uint64_t)set[0] + 1;
+    if (span == 0 || span > 64 * (uint64_t)n + 4096) return; /* sparse: 8+ bytes an id */
+    cs->bits = calloc((size_t)((span + 63) / 64), sizeof *cs->bits);
+    if (!cs->bits) abort();
+    cs->lo = set[0];
+    cs->span = span;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b = (uint64_t)set[i] - (uint64_t)cs->lo;
+        cs->bits[b / 64] |= UINT64_C(1) << (b % 64);
+    }
+}
+
+static int has_corr(const corrset *cs, int64_t c) {
+    const int64_t *set = cs->set;
+    size_t n = cs->n;
     if (!n || c < set[0] || c > set[n - 1]) return 0; /* most CPU ops: no id (-1) */
-    size_t lo = 0, hi = n;                            /* set is sorted: is c in it */
+    if (cs->bits) {
+        uint64_t b = (uint64_t)c - (uint64_t)cs->lo; /* < span: c within set[0]..set[n-1] */
+        return (int)((cs->bits[b / 64] >> (b % 64)) & 1);
+    }
+    size_t lo = 0, hi = n; /* set is sorted: is c in it */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (set[mid] < c)
@@ -862,17 +894,19 @@ static void launch_stats(const gp_trace_rank *r, const gp_trace_options *o, gp_r
     for (size_t i = 0; i < r->gpu.n; i++)
         if (r->gpu.v[i].flags & (GP_TR_LAUNCH | GP_TR_MEMLAUNCH)) set[n++] = r->gpu.v[i].corr;
     sort_i64(set, n);
+    corrset cs;
+    corrset_init(&cs, set, n);
     corrpos *g = malloc((r->gpu.n + 1) * sizeof *g);
     if (!g) abort();
     size_t ngp = 0;
     for (size_t i = 0; i < r->gpu.n; i++)
-        if (has_corr(set, n, r->gpu.v[i].corr)) g[ngp++] = (corrpos){r->gpu.v[i].corr, i};
+        if (has_corr(&cs, r->gpu.v[i].corr)) g[ngp++] = (corrpos){r->gpu.v[i].corr, i};
     sort_corrpos(g, ngp);
     size_t cap = 0;
     double dsum = 0, csum = 0;
     for (size_t i = 0; i < r->cpu.n; i++) {
         const gp_trow *c = &r->cpu.v[i];
-        if (!has_corr(set, n, c->corr)) continue;
+        if (!has_corr(&cs, c->corr)) continue;
         corrpos key = {c->corr, 0};
         size_t lo = 0, hi = ngp;
         while (lo < hi) {
@@ -904,6 +938,7 @@ static void launch_stats(const gp_trace_rank *r, const gp_trace_options *o, gp_r
     }
     free(g);
     free(set);
+    free(cs.bits);
 }
 
 /* ---- per step utilisation ---- */

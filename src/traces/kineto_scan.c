@@ -861,7 +861,8 @@ enum {
     KEY_WORLD
 };
 
-#define IS(lit) (n == sizeof(lit) - 1 && !memcmp(k, lit, sizeof(lit) - 1))
+/* the first byte first: most keys of a length are none of these (External id, Ev Idx) */
+#define IS(lit) (n == sizeof(lit) - 1 && k[0] == (lit)[0] && !memcmp(k, lit, sizeof(lit) - 1))
 static int key_id(const char *k, size_t n) {
     switch (n) {
     case 2:
@@ -1123,9 +1124,10 @@ static void event_member(scan *s, int key, int c) {
             s->ev.dur = d;
             s->ev.has_dur = 1;
         } else if (key == KEY_TID) {
-            if (isfinite(d) && d == floor(d) && fabs(d) < 9.2e18) s->ev.tid = (int64_t)d;
+            /* an integer in range (a truncation that changes nothing; NaN fails the range) */
+            if (fabs(d) < 9.2e18 && d == (double)(int64_t)d) s->ev.tid = (int64_t)d;
         } else if (key == KEY_PID) {
-            if (isfinite(d) && d == floor(d) && d >= 0 && d < 9.2e18) s->ev.pid = (int64_t)d;
+            if (d >= 0 && d < 9.2e18 && d == (double)(int64_t)d) s->ev.pid = (int64_t)d;
         }
         return;
     }
