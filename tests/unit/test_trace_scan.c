@@ -3,7 +3,10 @@
  * shared/data/kineto and a generated document full of awkward JSON (escapes, UTF-8, nested
  * args, number forms, 19+ digit decimals) must give the same rows, bit for bit, whatever
  * the read size (down to one byte, so every token crosses a buffer boundary); malformed
- * documents must fail in both readers, with the offending byte's offset. */
+ * documents must fail in both readers, with the offending byte's offset. Kineto's own key
+ * and separator spellings take a shortcut in the scanner (quick_key): documents mixing
+ * them with near misses and other spellings must read the same, and every truncation of one
+ * must fail at its end. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -256,6 +259,131 @@ static void test_numbers_match_strtod(void **st) {
     free(d);
 }
 
+/* A key written as Kineto writes it ("k": ) or, at random, another way that must not take
+ * the scanner's shortcut wrongly: no space, a space before ':', two spaces after, an escaped
+ * first letter (the same key), a longer or shorter key (another key). */
+static void put_key(FILE *f, unsigned *seed, const char *k) {
+    switch (rand_r(seed) % 10) {
+    case 0:
+        fprintf(f, "\"%s\":", k);
+        break;
+    case 1:
+        fprintf(f, "\"%s\" : ", k);
+        break;
+    case 2:
+        fprintf(f, "\"%s\":  ", k);
+        break;
+    case 3:
+        fprintf(f, "\"\\u%04x%s\": ", (unsigned)k[0], k + 1);
+        break;
+    case 4:
+        fprintf(f, "\"%sx\": ", k);
+        break;
+    case 5:
+        fprintf(f, "\"%.*s\": ", (int)strlen(k) - 1, k);
+        break;
+    default:
+        fprintf(f, "\"%s\": ", k);
+        break;
+    }
+}
+
+static const char *put_sep(unsigned *seed) {
+    static const char *const seps[] = {", ", ", ", ", ", ",", ",\n    ", " , ", ",  ", ", \n"};
+    return seps[rand_r(seed) % 8];
+}
+
+static char *write_kineto_spelling(const char *dir, unsigned seed, int events) {
+    char *p = malloc(2048);
+    snprintf(p, 2048, "%s/spelling-%u.json", dir, seed);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fprintf(f, "{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n");
+    char num[64];
+    for (int i = 0; i < events; i++) {
+        fprintf(f, "%s  {\n    ", i ? ",\n" : "");
+        put_key(f, &seed, "ph");
+        fprintf(f, "\"X\"%s", put_sep(&seed));
+        put_key(f, &seed, "cat");
+        fprintf(f, "\"%s\"%s", cats[rand_r(&seed) % 12], put_sep(&seed));
+        put_key(f, &seed, "name");
+        fprintf(f, "\"%s\"%s", odd_names[rand_r(&seed) % 12], put_sep(&seed));
+        put_key(f, &seed, "pid");
+        fprintf(f, "%d%s", rand_r(&seed) % 3 ? 783658 : -2, put_sep(&seed));
+        put_key(f, &seed, "tid");
+        fprintf(f, "%s%s", rand_r(&seed) % 3 ? "785244" : "1.5", put_sep(&seed));
+        put_key(f, &seed, "ts");
+        random_number(&seed, num, sizeof num);
+        fprintf(f, "%s%s", rand_r(&seed) % 9 ? num : "\"7\"", put_sep(&seed));
+        put_key(f, &seed, "dur");
+        fprintf(f, "%d%s", rand_r(&seed) % 100, put_sep(&seed));
+        put_key(f, &seed, "args");
+        fprintf(f, "{\n      ");
+        put_key(f, &seed, "stream");
+        fprintf(f, "%d%s", rand_r(&seed) % 9, put_sep(&seed));
+        put_key(f, &seed, "correlation");
+        fprintf(f, "%d,\"External id\": %d,\"Ev Idx\": \"s\\\"}\"\n    }\n  }", rand_r(&seed) % 500,
+                i);
+    }
+    fprintf(f, "\n  ],\n  \"traceName\": \"t\"\n}\n");
+    fclose(f);
+    return p;
+}
+
+static void test_kineto_spelling_identical(void **st) {
+    (void)st;
+    char *d = gp_test_tmpdir();
+    for (unsigned seed = 1; seed <= 3; seed++) {
+        char *p = write_kineto_spelling(d, seed, 2000);
+        static const size_t chunks[] = {0, 1, 2, 3, 7, 64, 4093};
+        for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++)
+            compare_readers(p, chunks[c]);
+        unlink(p);
+        free(p);
+    }
+    rmdir(d);
+    free(d);
+}
+
+/* Every strict prefix of a Kineto-spelled document is truncated JSON: the scanner says so at
+ * the prefix's end, whatever the read size, and yajl refuses it too. */
+static void test_kineto_spelling_truncated(void **st) {
+    (void)st;
+    char *d = gp_test_tmpdir(), *full = write_kineto_spelling(d, 7, 3), p[2100], err[512];
+    FILE *f = fopen(full, "rb");
+    assert_non_null(f);
+    static char text[16384];
+    size_t len = fread(text, 1, sizeof text, f);
+    fclose(f);
+    assert_true(len > 200 && len < sizeof text);
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+        len--; /* the document ends at its '}' */
+    snprintf(p, sizeof p, "%s/prefix.json", d);
+    for (size_t n = 1; n < len; n++) {
+        f = fopen(p, "wb");
+        fwrite(text, 1, n, f);
+        fclose(f);
+        char want[80];
+        snprintf(want, sizeof want,
+                 "invalid or truncated JSON at byte %zu: unexpected end of input", n);
+        for (size_t chunk = 0; chunk <= 3; chunk += 3) {
+            gp_trace_rank r;
+            err[0] = 0;
+            if (gp_kineto_read_chunked(p, &r, NULL, NULL, chunk, err, sizeof err) != -1)
+                fail_msg("prefix %zu accepted by the scanner", n);
+            if (!strstr(err, want)) fail_msg("prefix %zu: '%s' lacks '%s'", n, err, want);
+        }
+        gp_trace_rank r;
+        if (gp_kineto_read_yajl(p, &r, NULL, NULL, err, sizeof err) != -1)
+            fail_msg("prefix %zu accepted by yajl", n);
+    }
+    unlink(p);
+    unlink(full);
+    free(full);
+    rmdir(d);
+    free(d);
+}
+
 /* Malformed documents: both readers refuse them; the scanner names the offending byte. */
 static void test_malformed(void **st) {
     (void)st;
@@ -277,6 +405,15 @@ static void test_malformed(void **st) {
         {"{\"traceEvents\": [1 2]}", 20},
         {"{\"traceEvents\": [{\"args\": {\"a\": [1, }]}]}", 37},
         {"{\"a\" 1}", 6},
+        /* in Kineto's spelling (the scanner's shortcut) */
+        {"{\"traceEvents\": [{\"ts\": , \"dur\": 1}]}", 25},
+        {"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"k\", }]}", 42},
+        {"{\"traceEvents\": [{\"name\": \"a\", \"ts\": 1, \"dur\": 2 \"pid\": 3}]}", 50},
+        {"{\"traceEvents\": [{\"args\": {\"stream\": 7, \"correlation\": }}]}", 56},
+        {"{\"traceEvents\": [{\"tid\": 1, \"pid\": x}]}", 36},
+        {"{\"traceEvents\": [{\"ts\": 1, \"dur", 0},
+        {"{\"traceEvents\": [{\"ts\": 1, \"", 0},
+        {"{\"traceEvents\": [{\"ts\": ", 0},
         {"{\"traceEvents\": [{\"ts\": 1", 0},
         {"{\"traceEvents\": [{\"name\": \"abc", 0},
         {"", 0},
@@ -312,6 +449,8 @@ int main(void) {
         cmocka_unit_test(test_real_traces_identical),
         cmocka_unit_test(test_awkward_document_identical),
         cmocka_unit_test(test_numbers_match_strtod),
+        cmocka_unit_test(test_kineto_spelling_identical),
+        cmocka_unit_test(test_kineto_spelling_truncated),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
