@@ -1046,6 +1046,24 @@ slow:;
     return 1;
 }
 
+/* scan_num's most common case inlined into its callers: a non-negative integer of at most
+ * 19 digits inside the buffer (ts, dur, pid, tid, correlation ids); anything else, p unmoved,
+ * goes to scan_num, which reads it from the start. */
+static inline __attribute__((always_inline)) int scan_num_inl(scan *s, double *val, int *is_float) {
+    const unsigned char *q = s->p, *d0 = q;
+    uint64_t m = 0;
+    while (is_digit(*q))
+        m = m * 10 + (uint64_t)(*q++ - '0');
+    size_t n = (size_t)(q - d0);
+    if (n == 0 || n > 19 || (n > 1 && *d0 == '0') || *q == '.' || *q == 'e' || *q == 'E' ||
+        q == s->end)
+        return scan_num(s, val, is_float);
+    s->p = (unsigned char *)q;
+    *val = (double)m; /* integer to double rounds to nearest, as scan_num does */
+    *is_float = 0;
+    return 1;
+}
+
 static void args_member(scan *s, int key, int c) {
     if (key != KEY_STREAM && key != KEY_CORR) {
         skip_value(s, c);
@@ -1063,7 +1081,7 @@ static void args_member(scan *s, int key, int c) {
     } else if (c == '-' || is_digit(c)) {
         double d;
         int f;
-        if (!scan_num(s, &d, &f)) return;
+        if (!scan_num_inl(s, &d, &f)) return;
         if (key == KEY_STREAM)
             gp_kineto_set_stream_num(&s->ev, d);
         else
@@ -1115,7 +1133,7 @@ static void event_member(scan *s, int key, int c) {
     if (c == '-' || is_digit(c)) {
         double d;
         int f;
-        if (!scan_num(s, &d, &f)) return;
+        if (!scan_num_inl(s, &d, &f)) return;
         if (key == KEY_TS) {
             s->ev.ts = d;
             s->ev.has_ts = 1;
