@@ -1064,9 +1064,33 @@ static inline __attribute__((always_inline)) int scan_num_inl(scan *s, double *v
     return 1;
 }
 
+/* skip_value's most common cases inlined into the event and args readers: a non-negative
+ * integer inside the buffer, and a string of plain bytes that ends inside it (what
+ * scan_string would accept without an escape, control or non-ASCII byte); anything else, p
+ * unmoved, goes to skip_value. c came from ws(), so p < end and a 16-byte load at p + 1 stays
+ * within SCAN_PAD. */
+static inline __attribute__((always_inline)) void skip_value_inl(scan *s, int c) {
+    if (is_digit(c)) {
+        const unsigned char *q = s->p, *d0 = q;
+        while (is_digit(*q))
+            q++;
+        if (!((q - d0 > 1 && *d0 == '0') || *q == '.' || *q == 'e' || *q == 'E' || q == s->end)) {
+            s->p = (unsigned char *)q;
+            return;
+        }
+    } else if (c == '"') {
+        const unsigned char *q = skip_str_run(s->p + 1);
+        if (*q == '"') {
+            s->p = (unsigned char *)q + 1;
+            return;
+        }
+    }
+    skip_value(s, c);
+}
+
 static void args_member(scan *s, int key, int c) {
     if (key != KEY_STREAM && key != KEY_CORR) {
-        skip_value(s, c);
+        skip_value_inl(s, c);
         return;
     }
     if (c == '"') {
@@ -1126,8 +1150,7 @@ static void event_member(scan *s, int key, int c) {
             return;
         }
         if (key == KEY_TS) s->r->warn.missing_fields++; /* as the reference reader counts */
-        s->p++;
-        scan_string(s, NULL);
+        skip_value_inl(s, c);
         return;
     }
     if (c == '-' || is_digit(c)) {
