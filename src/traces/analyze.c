@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "traces/kineto_int.h"
 #include "traces/stable_sort.h"
 #include "traces/trace.h"
 
@@ -214,7 +213,7 @@ static void cmap_init(cmap *m, const gp_trow_vec *cpu) {
     if (cpu->n >= INT32_MAX) abort(); /* positions are int32: 2^31 rows in one rank */
     uint64_t span = n ? (uint64_t)hi - (uint64_t)lo + 1 : 0;
     if (n && span >= 1 && span <= 6 * (uint64_t)n + 1024) {
-        m->dense = gp_kineto_alloc_big(span * sizeof *m->dense);
+        m->dense = malloc(span * sizeof *m->dense);
         if (!m->dense) abort();
         for (uint64_t i = 0; i < span; i++)
             m->dense[i] = (cslot){.last = -1, .kept = 0};

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
@@ -130,21 +129,6 @@ static void vec_push(gp_trow_vec *v, const gp_trow *row) {
     v->v[v->n++] = *row;
 }
 
-/* Rows (and the analyses' large tables) are written once, front to back: at a 2 MiB boundary
- * and advised as transparent huge pages (madvise mode), the kernel faults them in 2 MiB at
- * a time instead of 4 KiB (df_index_resolver: ~2,000 fewer faults, about 5% of the run).
- * Address space is reserved as before; RSS can exceed the bytes written by under 2 MiB. */
-void *gp_kineto_alloc_big(size_t bytes) {
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < 2 * huge) return malloc(bytes ? bytes : 1);
-    void *p;
-    if (posix_memalign(&p, huge, bytes)) return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes & ~(huge - 1), MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
 void gp_kineto_reserve(gp_trace_rank *r, uint64_t json_bytes) {
     /* Kineto spends 250+ bytes of JSON per event, so no vector can need more rows than
      * this. Reserving is address space only (malloc touches no page, so RSS grows with the
@@ -156,10 +140,8 @@ void gp_kineto_reserve(gp_trace_rank *r, uint64_t json_bytes) {
     gp_trow_vec *v[3] = {&r->gpu, &r->cpu, &r->host};
     for (int i = 0; i < 3; i++) {
         if (v[i]->cap >= rows) continue;
-        gp_trow *p = gp_kineto_alloc_big(rows * sizeof *p);
+        gp_trow *p = realloc(v[i]->v, rows * sizeof *p);
         if (!p) return; /* only a hint */
-        if (v[i]->n) memcpy(p, v[i]->v, v[i]->n * sizeof *p);
-        free(v[i]->v);
         v[i]->v = p;
         v[i]->cap = rows;
     }

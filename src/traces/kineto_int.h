@@ -47,9 +47,6 @@ void gp_kineto_set_corr_text(gp_kev *e, const char *s, size_t n);
 void gp_kineto_rank_init(gp_trace_rank *r);
 /* Reserves row capacity for a trace of json_bytes uncompressed bytes (a hint). */
 void gp_kineto_reserve(gp_trace_rank *r, uint64_t json_bytes);
-/* An array of bytes written front to back once, freed with free(): when large, at a 2 MiB
- * boundary with transparent huge pages advised (fewer page faults). NULL when out of memory. */
-void *gp_kineto_alloc_big(size_t bytes);
 /* Top-level baseTimeNanoseconds and distributedInfo.world_size. */
 void gp_kineto_set_base_time(gp_trace_rank *r, double d);
 void gp_kineto_set_world_size(gp_trace_rank *r, double d);
