@@ -10,6 +10,12 @@
  * skips every other value with table-driven loops, and parses integers and the usual decimal
  * timestamps exactly without strtod. bench/RESULTS.md ("## traces") has the numbers.
  *
+ * Kineto's own layout is read on a shortcut: its keys as it spells them ("ts": , eight keys),
+ * its ", " between members, and plain integers and strings are taken in place without the
+ * general path's calls (quick_key, scan_num_inl, skip_value_inl: 68 -> 55 ms CPU on the 54 MB
+ * df_index_resolver trace). A shortcut only ever takes bytes that are valid JSON as they
+ * stand, so any other spelling, and every error and its byte offset, goes the general way.
+ *
  * Exactness: a decimal with at most 19 significant digits and no exponent is converted with
  * integer arithmetic that rounds correctly (so the double is bit-identical to strtod's);
  * anything else (exponents, longer mantissas) goes to strtod. What is kept, dropped and
