@@ -109,6 +109,9 @@ t = time.time_ns()
 s.sendto(f'step job=$SLURM_JOB_ID step=1 units=8 start={t} ts={t + 100000000}\n'.encode(), '$SOCK')
 open('$OUT.inside', 'a').write(f'first_step_start={t}\n')
 "
+# sacct's start and end are whole seconds: a run shorter than a second can read as
+# start == end, an allocation of zero length, and "spans the job" would not be checked.
+sleep 1.5
 JOB
 chmod 755 "$W"/*.sh
 declare -A id
