@@ -87,8 +87,7 @@ static int reap(gp_agent_results *r, gp_agent *a, int block) {
                    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
     if (ru.ru_maxrss > r->st.max_rss_kib) r->st.max_rss_kib = ru.ru_maxrss;
     parse(r);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        say(r, "could not run /proc/self/exe");
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) say(r, "could not run /proc/self/exe");
     if (WIFSIGNALED(status)) {
         /* Killed while it computed: its claims go (nothing else can be half-written). */
         gp_store_begin(gp_agent_store(a));

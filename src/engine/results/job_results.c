@@ -244,7 +244,8 @@ static int claim(gp_store *s, const gp_job *j, int64_t now_ns, int64_t t0, int64
     gp_job j2;
     int64_t u0 = -1, u1 = -1;
     int found = gp_store_get_job(s, j->id, &j2);
-    int sealed = found == 1 ? job_range(db, &j2, now_ns, GP_SUMMARY_FREEZE_LAG_NS, &u0, &u1) : found;
+    int sealed =
+        found == 1 ? job_range(db, &j2, now_ns, GP_SUMMARY_FREEZE_LAG_NS, &u0, &u1) : found;
     if (sealed < 0) return -1;
     return sealed && u0 == t0 && u1 == t1 && j2.ended_ns == j->ended_ns;
 }
@@ -259,8 +260,8 @@ int gp_job_results_unclaim(gp_store *s) {
 /* Deletes the job's claim (given up). */
 static int unclaim(sqlite3 *db, const char *id) {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "DELETE FROM job_results WHERE job_id = ?1 AND sum_fp = '" CLAIM_FP
-                               "'",
+    if (sqlite3_prepare_v2(db,
+                           "DELETE FROM job_results WHERE job_id = ?1 AND sum_fp = '" CLAIM_FP "'",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
