@@ -89,6 +89,11 @@ static int reap(gp_agent_results *r, gp_agent *a, int block) {
     parse(r);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127) say(r, "could not run /proc/self/exe");
     if (WIFSIGNALED(status)) {
+        if (!r->stopping) {
+            char what[64];
+            snprintf(what, sizeof what, "the sealing process died of signal %d", WTERMSIG(status));
+            say(r, what);
+        }
         /* Killed while it computed: its claims go (nothing else can be half-written). */
         gp_store_begin(gp_agent_store(a));
         gp_job_results_unclaim(gp_agent_store(a));
@@ -179,6 +184,7 @@ void gp_agent_results_finish(gp_agent_results *r, gp_agent *a, int last_pass) {
         if (r->child > 0) {
             kill(r->child, SIGTERM);
             r->st.killed++;
+            r->stopping = 1;
             reap(r, a, 1);
             gp_agent_flush(a);
         }

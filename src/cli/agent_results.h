@@ -26,6 +26,7 @@ typedef struct gp_agent_results {
     gp_job_results_writer *w; /* the jobs whose computation failed: not tried again */
     int64_t last_pass_ns;     /* source time of the last pass */
     int said;                 /* a store error was said */
+    int stopping;             /* the agent stops its child (finish): no error to say */
     pid_t child;              /* the running child, 0 when none */
     int fd;                   /* its stdout (what it stored, what failed), -1 when none */
     size_t out_len;
