@@ -3,7 +3,7 @@
  * jobs' whole histories (engine/results/job_results.h). The computation runs in a
  * short-lived child process (`goodput` itself, hidden command GP_AGENT_RESULTS_CMD), at
  * lower priority, one at a time: the agent's ticks and peak memory never include it (a
- * day-long 8-GPU job's diagnosis input is ~90 MiB and ~2-3 s of CPU). */
+ * day-long 8-GPU job: ~82 MiB and ~2 s of CPU, docs/benchmarks.md). */
 #ifndef GP_CLI_AGENT_RESULTS_H
 #define GP_CLI_AGENT_RESULTS_H
 
