@@ -492,8 +492,10 @@ int gp_cmd_agent(int argc, char **argv) {
     if (gp_agent_results_attach(&results, a) != 0)
         fprintf(stderr, "goodput agent: too many hooks; ended jobs' results not stored\n");
     int rc = gp_agent_run(a, &stop_flag, err, sizeof err);
-    if (rc == 0) gp_agent_results_finish(&results, a);
-    gp_agent_results_free(&results);
+    /* Stopped by a signal: a sealing child still running is stopped, no last pass (the
+     * results are an optimisation; a report computes what is missing). */
+    if (rc == 0) gp_agent_results_finish(&results, a, !stop_flag);
+    const gp_agent_results_stats *rst = gp_agent_results_get_stats(&results);
     if (ledger && gp_ledger_drain(ledger, 60000000000LL, err, sizeof err) != 0)
         fprintf(stderr,
                 "goodput agent: ledger not caught up at exit (%s); the rows stay spooled in %s\n",
@@ -514,7 +516,8 @@ int gp_cmd_agent(int argc, char **argv) {
                "\"max_rss_kib\": %ld, \"ticks_late\": %llu, \"tick_late_max_ms\": %.3f, "
                "\"ingest_dropped\": %llu, \"ingest_rejected\": %llu, \"live_passes\": %llu, "
                "\"live_cpu_s\": %.6f, \"process_cpu_s\": %.6f, \"first_tick_cpu_s\": %.6f, "
-               "\"first_tick_samples\": %llu}\n",
+               "\"first_tick_samples\": %llu, \"seal_passes\": %llu, \"seal_stored\": %llu, "
+               "\"seal_cpu_s\": %.6f, \"seal_max_rss_kib\": %ld}\n",
                (unsigned long long)st->samples, (unsigned long long)st->proc_samples,
                (unsigned long long)st->events, (unsigned long long)st->ticks, st->collect_cpu_s,
                st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
@@ -523,8 +526,11 @@ int gp_cmd_agent(int argc, char **argv) {
                (unsigned long long)live.passes, live.cpu_s,
                (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                    ru.ru_stime.tv_usec / 1e6,
-               st->first_tick_cpu_s, (unsigned long long)st->first_tick_samples);
+               st->first_tick_cpu_s, (unsigned long long)st->first_tick_samples,
+               (unsigned long long)rst->passes, (unsigned long long)rst->stored, rst->cpu_s,
+               rst->max_rss_kib);
     }
+    gp_agent_results_free(&results);
     for (int i = 0; i < n_scrape; i++)
         gp_scraper_free(scr[i].sc);
     if (sc.sl) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/agent_results.h"
 #include "cli/exit_codes.h"
 #include "util/version.h"
 
@@ -56,8 +57,11 @@ int main(int argc, char **argv) {
      * them leaves freed holes that stay resident; a fixed threshold keeps each array of
      * 128 KiB or more in a mapping of its own, grown by mremap and unmapped on free
      * (peak RSS, docs/benchmarks.md "Start-up and libraries"). */
-    if (!strcmp(argv[1], "report") || !strcmp(argv[1], "diagnose"))
+    if (!strcmp(argv[1], "report") || !strcmp(argv[1], "diagnose") ||
+        !strcmp(argv[1], GP_AGENT_RESULTS_CMD))
         mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    /* The agent's sealing child (agent_results.h): not a command users run. */
+    if (!strcmp(argv[1], GP_AGENT_RESULTS_CMD)) return gp_agent_results_child(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "goodput: unknown command '%s' (try goodput --help)\n", argv[1]);

@@ -602,6 +602,24 @@ static void self_metrics(srv_buf *b, const srv_snapshot *sn) {
              "Resident set size of the agent process.");
         srv_buf_printf(b, "goodput_agent_resident_memory_bytes %.0f\n", rss);
     }
+    /* The agent's child processes, ended and reaped (the sealing of ended jobs' results,
+     * cli/agent_results.c; scheduler commands): getrusage of the agent leaves them out,
+     * so they are said apart rather than hidden. */
+    struct rusage ch;
+    if (getrusage(RUSAGE_CHILDREN, &ch) == 0) {
+        head(b, "goodput_agent_children_cpu_seconds_total", "counter",
+             "User and system CPU of the agent's ended child processes (sealing ended jobs' "
+             "results at lower priority, scheduler commands); not in "
+             "goodput_agent_cpu_seconds_total.");
+        srv_buf_printf(b, "goodput_agent_children_cpu_seconds_total %.6f\n",
+                       (double)ch.ru_utime.tv_sec + (double)ch.ru_utime.tv_usec / 1e6 +
+                           (double)ch.ru_stime.tv_sec + (double)ch.ru_stime.tv_usec / 1e6);
+        head(b, "goodput_agent_children_peak_resident_memory_bytes", "gauge",
+             "Largest resident set size of one of the agent's ended child processes; not in "
+             "goodput_agent_peak_resident_memory_bytes.");
+        srv_buf_printf(b, "goodput_agent_children_peak_resident_memory_bytes %.0f\n",
+                       (double)ch.ru_maxrss * 1024.0);
+    }
     static const double bounds[] = GP_STORE_COMMIT_BOUNDS_S;
     head(b, "goodput_agent_store_commit_seconds", "histogram",
          "Wall time of the agent's store commits (one per flush; rollups included).");

@@ -8,7 +8,11 @@
  *    samples it prunes;
  *  - other options (SLO, price, the engine's environment, a window) are never served;
  *  - a store without the table (older) gives no reader, and the report of an older store
- *    prints the same. */
+ *    prints the same;
+ *  - a writer without an open transaction (the agent's sealing child) stores the same rows
+ *    byte for byte through its claims, leaves no claim, and the claims a killed one left
+ *    are never served and are deleted by gp_job_results_unclaim; jobs handed to a writer
+ *    as failed before are not tried. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -340,12 +344,74 @@ static void test_old_store_reports(void **state) {
     }
 }
 
+/* Every stored row, as text (blobs in hex). */
+static char *rows_text(gp_store *s) {
+    sqlite3_stmt *st;
+    assert_int_equal(
+        sqlite3_prepare_v2(gp_store_db(s),
+                           "SELECT group_concat(job_id || '|' || sum_fp || '|' || diag_fp || '|' ||"
+                           " t0_ns || '|' || t1_ns || '|' || ifnull(raw_t0_ns, '-') || '|' ||"
+                           " hex(summary) || '|' || hex(diag), ';') FROM (SELECT * FROM job_results"
+                           " ORDER BY job_id)",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+    char *r = strdup(t ? t : "");
+    sqlite3_finalize(st);
+    return r;
+}
+
+static void test_claims(void **state) {
+    (void)state;
+    char pa[600], pb[600], pc[600];
+    gp_store *a = copy_store("claim-a.db", pa, sizeof pa);
+    gp_store *b = copy_store("claim-b.db", pb, sizeof pb);
+    assert_int_equal(seal(a), 3); /* in the caller's transaction */
+    gp_job_results_writer *w = gp_job_results_writer_new();
+    char err[256];
+    assert_int_equal(gp_job_results_seal(w, b, store_end(b), 0, err, sizeof err), 3); /* claims */
+    gp_job_results_writer_free(w);
+    char *ta = rows_text(a), *tb = rows_text(b);
+    assert_string_equal(ta, tb);
+    assert_null(strstr(tb, "sealing"));
+    /* A claim a killed writer left: never served, deleted by unclaim, the results stay. */
+    exec_sql(gp_store_db(b), "INSERT INTO job_results VALUES('late-runner', 'sealing', '', 0,"
+                             " 9000000000000000000, NULL, X'', X'')");
+    gp_summary_opts so = {0};
+    gp_diag_opts dopt = {0};
+    gp_job_results *r = gp_job_results_open(b, &so, &dopt);
+    gp_job_summary sum;
+    assert_int_equal(gp_job_results_summary(r, "late-runner", &sum), 0);
+    assert_int_equal(gp_job_results_summary(r, "flaky", &sum), 1);
+    gp_job_results_close(r);
+    assert_int_equal(gp_job_results_unclaim(b), 0);
+    char *tb2 = rows_text(b);
+    assert_string_equal(ta, tb2);
+    /* A job that failed in an earlier pass is handed over and not tried. */
+    gp_store *c = copy_store("claim-c.db", pc, sizeof pc);
+    w = gp_job_results_writer_new();
+    gp_job_results_writer_skip(w, "flaky");
+    assert_int_equal(gp_job_results_seal(w, c, store_end(c), 0, err, sizeof err), 2);
+    assert_false(has_result(c, "flaky"));
+    assert_string_equal(gp_job_results_writer_failed(w, 0), "flaky");
+    assert_null(gp_job_results_writer_failed(w, 1));
+    gp_job_results_writer_free(w);
+    free(ta);
+    free(tb);
+    free(tb2);
+    gp_store_close(a);
+    gp_store_close(b);
+    gp_store_close(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stored_is_computed),
         cmocka_unit_test(test_late_rows_invalidate),
         cmocka_unit_test(test_other_options_not_served),
         cmocka_unit_test(test_old_store_reports),
+        cmocka_unit_test(test_claims),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -89,8 +89,7 @@ static int failed_before(const gp_job_results_writer *w, const char *id) {
     return 0;
 }
 
-static void remember_failed(gp_job_results_writer *w, const char *id) {
-    w->st.failed++;
+static void add_failed(gp_job_results_writer *w, const char *id) {
     if (w->n_failed == w->cap_failed) {
         size_t cap = w->cap_failed ? 2 * w->cap_failed : 16;
         void *p = realloc(w->failed, cap * sizeof *w->failed);
@@ -99,6 +98,19 @@ static void remember_failed(gp_job_results_writer *w, const char *id) {
         w->cap_failed = cap;
     }
     snprintf(w->failed[w->n_failed++], GP_JOB_ID_MAX, "%s", id);
+}
+
+static void remember_failed(gp_job_results_writer *w, const char *id) {
+    w->st.failed++;
+    add_failed(w, id);
+}
+
+void gp_job_results_writer_skip(gp_job_results_writer *w, const char *job_id) {
+    if (!failed_before(w, job_id)) add_failed(w, job_id);
+}
+
+const char *gp_job_results_writer_failed(const gp_job_results_writer *w, size_t i) {
+    return i < w->n_failed ? w->failed[i] : NULL;
 }
 
 /* One row of a one-row query with the job id as ?1; columns as int64 (-1 when NULL). */
@@ -195,36 +207,111 @@ static int straddles_retention(sqlite3 *db, const char *id, int64_t t0, int64_t 
     return r;
 }
 
-/* Computes and stores one job's result. 1 stored, 0 its computation failed, -1 store
- * error. */
-static int seal_one(gp_store *s, const gp_job *j, int64_t t0, int64_t t1, const char *sum_fp,
-                    const char *diag_fp, char *err, size_t errlen) {
+/* The sum_fp of a claim (below): never a fingerprint (those start with the engine's
+ * version), and its empty blobs are never served. */
+#define CLAIM_FP "sealing"
+
+/* A writer without an open transaction (the agent's sealing child, agent_results.c)
+ * computes between short write transactions of its own, so the agent that writes the
+ * store meanwhile is never held up for a computation's length. A row that arrives while
+ * it computes must not be missed, so it first commits a claim: the job's row with
+ * CLAIM_FP and its range, which the triggers (schema.c, migration 13) delete like a
+ * result when a row of its input arrives, and retention like a result too. The result
+ * then replaces the claim only if the claim is still there; else the next pass computes
+ * it again. 1 claimed, 0 the job's range moved (not claimed), -1 store error. */
+static int claim(gp_store *s, const gp_job *j, int64_t now_ns, int64_t t0, int64_t t1,
+                 int64_t raw0) {
+    sqlite3 *db = gp_store_db(s);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT OR REPLACE INTO job_results(job_id, sum_fp, diag_fp, t0_ns,"
+                           " t1_ns, raw_t0_ns, summary, diag) VALUES(?1,'" CLAIM_FP "','',?2,?3,"
+                           "?4,X'',X'')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, t0);
+    sqlite3_bind_int64(st, 3, t1);
+    if (raw0 >= 0)
+        sqlite3_bind_int64(st, 4, raw0);
+    else
+        sqlite3_bind_null(st, 4);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    if (rc < 0) return -1;
+    /* What arrived between reading the range and the claim is not seen by the triggers:
+     * read the range again now that the claim is committed. */
+    gp_job j2;
+    int64_t u0 = -1, u1 = -1;
+    int found = gp_store_get_job(s, j->id, &j2);
+    int sealed =
+        found == 1 ? job_range(db, &j2, now_ns, GP_SUMMARY_FREEZE_LAG_NS, &u0, &u1) : found;
+    if (sealed < 0) return -1;
+    return sealed && u0 == t0 && u1 == t1 && j2.ended_ns == j->ended_ns;
+}
+
+int gp_job_results_unclaim(gp_store *s) {
+    return sqlite3_exec(gp_store_db(s), "DELETE FROM job_results WHERE sum_fp = '" CLAIM_FP "'",
+                        NULL, NULL, NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
+/* Deletes the job's claim (given up). */
+static int unclaim(sqlite3 *db, const char *id) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "DELETE FROM job_results WHERE job_id = ?1 AND sum_fp = '" CLAIM_FP "'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Computes and stores one job's result. 1 stored, 0 its computation failed, 2 not
+ * stored this pass (its input moved while it was computed: tried again next pass), -1
+ * store error. */
+static int seal_one(gp_store *s, const gp_job *j, int64_t now_ns, int64_t t0, int64_t t1,
+                    const char *sum_fp, const char *diag_fp, char *err, size_t errlen) {
+    sqlite3 *db = gp_store_db(s);
+    /* In the caller's transaction nobody else writes until it commits: no claim needed. */
+    int own = sqlite3_get_autocommit(db);
+    int64_t raw0 = raw_first(db, j->id, t0, t1);
+    if (own) {
+        int c = claim(s, j, now_ns, t0, t1, raw0);
+        if (c <= 0) {
+            if (c < 0 || unclaim(db, j->id) < 0) {
+                snprintf(err, errlen, "job_results: %s", sqlite3_errmsg(db));
+                return -1;
+            }
+            return 2;
+        }
+    }
     gp_summary_opts so = {0};
     gp_job_summary *sum = calloc(1, sizeof *sum);
     size_t blob_sz = sizeof(diag_head) + GP_DIAG_MAX_PER_JOB * sizeof(gp_finding);
     unsigned char *blob = calloc(1, blob_sz);
-    if (!sum || !blob) {
-        free(sum);
-        free(blob);
-        return 0;
-    }
     char e[256];
     int rc = 0;
-    diag_head *h = (diag_head *)blob;
-    gp_finding *f = (gp_finding *)(blob + sizeof(diag_head));
+    diag_head *h = blob ? (diag_head *)blob : NULL;
+    gp_finding *f = blob ? (gp_finding *)(blob + sizeof(diag_head)) : NULL;
     /* The diagnosis clips its findings to this very summary, as the report hands it its
      * own (gp_diag_opts.acct). */
     gp_diag_opts o = {.no_write = 1, .acct = sum, .n_acct = 1};
-    if (gp_job_summary_compute(s, j->id, &so, sum, e, sizeof e) == 0 &&
+    if (sum && blob && gp_job_summary_compute(s, j->id, &so, sum, e, sizeof e) == 0 &&
         gp_diagnose_one(s, j->id, &o, f, &h->n, &h->feat, &h->acct, &h->price, e, sizeof e) == 0 &&
         h->n <= GP_DIAG_MAX_PER_JOB) {
         sqlite3_stmt *st;
-        sqlite3 *db = gp_store_db(s);
-        int64_t raw0 = raw_first(db, j->id, t0, t1);
-        if (sqlite3_prepare_v2(db,
-                               "INSERT OR REPLACE INTO job_results(job_id, sum_fp, diag_fp, t0_ns,"
-                               " t1_ns, raw_t0_ns, summary, diag) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-                               -1, &st, NULL) != SQLITE_OK) {
+        /* With a claim, the result replaces it only while it is still there. */
+        const char *sql =
+            own ? "UPDATE job_results SET sum_fp = ?2, diag_fp = ?3, summary = ?7, diag = ?8"
+                  " WHERE job_id = ?1 AND sum_fp = '" CLAIM_FP "' AND t0_ns = ?4 AND t1_ns = ?5"
+                  " AND raw_t0_ns IS ?6"
+                : "INSERT OR REPLACE INTO job_results(job_id, sum_fp, diag_fp, t0_ns, t1_ns,"
+                  " raw_t0_ns, summary, diag) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)";
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
             snprintf(err, errlen, "job_results: %s", sqlite3_errmsg(db));
             rc = -1;
         } else {
@@ -242,8 +329,12 @@ static int seal_one(gp_store *s, const gp_job *j, int64_t t0, int64_t t1, const 
                               SQLITE_STATIC);
             rc = sqlite3_step(st) == SQLITE_DONE ? 1 : -1;
             if (rc < 0) snprintf(err, errlen, "job_results: %s", sqlite3_errmsg(db));
+            if (rc == 1 && own && sqlite3_changes(db) == 0) rc = 2; /* the claim went */
             sqlite3_finalize(st);
         }
+    } else if (own && unclaim(db, j->id) < 0) {
+        snprintf(err, errlen, "job_results: %s", sqlite3_errmsg(db));
+        rc = -1;
     }
     free(sum);
     free(blob);
@@ -305,14 +396,14 @@ int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, d
             break;
         }
         if (!sealed || straddles_retention(db, j.id, t0, t1)) continue;
-        int k = seal_one(s, &j, t0, t1, sum_fp, diag_fp, err, errlen);
+        int k = seal_one(s, &j, now_ns, t0, t1, sum_fp, diag_fp, err, errlen);
         if (k < 0) {
             stored = -1;
             break;
         }
         if (k == 0)
             remember_failed(w, ids[i]);
-        else
+        else if (k == 1)
             stored++, w->st.stored++;
     }
     w->st.cpu_s += cpu_now_s() - c0;

@@ -55,6 +55,17 @@ gp_job_results_stats gp_job_results_writer_stats(const gp_job_results_writer *w)
  * -1 with err on a store error. */
 int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, double budget_cpu_s,
                         char *err, size_t errlen);
+/* Without an open transaction the writer never holds the store's write lock while it
+ * computes: it commits a claim on the job first (its row with an empty, never-served
+ * result, deleted by the triggers like a result), computes, and stores the result only if
+ * the claim is still there (else the next pass computes it again). A writer killed while
+ * computing leaves its claims: gp_job_results_unclaim deletes them (0, or -1). */
+int gp_job_results_unclaim(gp_store *s);
+/* The agent seals in a short-lived process with a new writer each pass (cli/agent_results.c):
+ * _skip hands it the jobs that failed before (not tried again, not counted), and _failed
+ * lists every job it will not try (i-th, NULL past the end). */
+void gp_job_results_writer_skip(gp_job_results_writer *w, const char *job_id);
+const char *gp_job_results_writer_failed(const gp_job_results_writer *w, size_t i);
 
 /* ---- readers ---- */
 typedef struct gp_job_results gp_job_results;
