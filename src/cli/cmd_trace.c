@@ -338,6 +338,9 @@ int gp_cmd_trace(int argc, char **argv) {
         }
         for (size_t t = 0; t < nt; t++)
             pthread_join(th[t], NULL);
+        /* The last state is drawn before the bar is cleared: a read that ends between two
+         * polls (100 ms apart) would otherwise leave its last drawing short of done. */
+        if (j.phase == 0 && bar.drawn) gp_progress_update(&bar, (double)atomic_load(&j.done_bytes));
         if (j.phase == 0) gp_progress_end(&bar);
         if (j.phase == 0) {
             for (size_t i = 0; i < np; i++)
