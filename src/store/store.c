@@ -99,6 +99,10 @@ struct gp_store {
     sqlite3_int64 span_changes, span_dv, pend_changes, pend_dv;
 };
 
+gp_rollup *gp_store_rollup(gp_store *s) {
+    return s->rollup;
+}
+
 sqlite3 *gp_store_db(gp_store *s) {
     return s->db;
 }
@@ -336,7 +340,7 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
         snprintf(sql, sizeof sql, "PRAGMA cache_size=-%d", kib ? atoi(kib) : GP_STORE_RO_CACHE_KIB);
         sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     }
-    if (!(flags & GP_STORE_READONLY) && !(s->rollup = gp_rollup_new(s->db))) {
+    if (!(flags & GP_STORE_READONLY) && !(s->rollup = gp_rollup_new(s))) {
         snprintf(err, errlen, "store '%s': rollups: %s", path, sqlite3_errmsg(s->db));
         gp_store_close(s);
         return -1;
@@ -348,6 +352,7 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
 void gp_store_close(gp_store *s) {
     if (!s) return;
     if (s->rollup && !s->in_tx) gp_store_begin(s); /* write the open rollup buckets */
+    if (s->rollup && s->in_tx) gp_rollup_close(s->rollup);
     if (s->in_tx) gp_store_commit(s);
     gp_rollup_free(s->rollup);
     for (int i = 0; i < ST__COUNT; i++)
@@ -396,6 +401,8 @@ int gp_store_commit(gp_store *s) {
     note_rc(s, rc);
     /* A failed COMMIT may leave the transaction open: end it, keeping what was committed. */
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    /* The rollups held in memory may count samples that were not committed. */
+    if (s->rollup) gp_rollup_forget(s->rollup);
     return -1;
 }
 
@@ -707,6 +714,9 @@ int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
     /* Events are kept: a report of a job longer than the window needs all its steps,
      * and samples are answered from the rollups (written in the same transaction as the
      * samples, so every row deleted here is rolled up). Spans go with the samples. */
+    /* Open rollup buckets (written when they close, rollup.h) that hold a sample about to
+     * be deleted are written first. */
+    if (s->rollup && gp_rollup_sync(s->rollup, cutoff_ns) != 0) return -1;
     /* A stored job result that read a raw sample deleted here would no longer be what
      * computing it gives (engine/results/job_results.h): it goes first. */
     static const char *const sql[] = {
