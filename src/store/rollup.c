@@ -350,26 +350,31 @@ static int add_one(gp_rollup *r, device_acc *d, int k, const gp_sample *x) {
  * reader) never folds rows another connection may still hold in memory. */
 static int recover(gp_rollup *r, device_acc *d, int64_t skip_ts) {
     d->recovered = 1;
-    int rc = 0;
+    int64_t after[2];
     for (int k = 0; k < 2; k++) {
         sqlite3_stmt *st = r->newest[k];
         sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC);
         int step = sqlite3_step(st);
-        int64_t after = INT64_MIN;
-        if (step == SQLITE_ROW) after = sqlite3_column_int64(st, 0);
+        after[k] = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : INT64_MIN;
         sqlite3_reset(st);
         if (step != SQLITE_ROW && step != SQLITE_DONE) return -1;
-        if (after == INT64_MAX) continue;
-        gp_sample *xs;
-        size_t n;
-        if (gp_store_device_samples(r->store, d->uuid, after + 1, INT64_MAX, &xs, &n) != 0)
-            return -1;
+    }
+    int64_t from = after[0] < after[1] ? after[0] : after[1];
+    if (from == INT64_MAX) return 0;
+    /* One read for both resolutions (a query prepared per call: this runs once per device
+     * and connection). */
+    gp_sample *xs;
+    size_t n;
+    if (gp_store_device_samples(r->store, d->uuid, from + 1, INT64_MAX, &xs, &n) != 0) return -1;
+    int rc = 0;
+    for (int k = 0; k < 2; k++) {
         for (size_t i = 0; i < n; i++)
-            if (xs[i].ts_ns != skip_ts && add_one(r, d, k, &xs[i]) != 0) rc = -1;
-        free(xs);
+            if (xs[i].ts_ns > after[k] && xs[i].ts_ns != skip_ts && add_one(r, d, k, &xs[i]) != 0)
+                rc = -1;
         merge(&d->tot[k], &d->part[k]); /* committed already */
         memset(&d->part[k], 0, sizeof d->part[k]);
     }
+    free(xs);
     return rc;
 }
 
