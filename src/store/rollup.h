@@ -11,7 +11,8 @@
  * commits or agent restarts sums to the same row, bit for bit as when every commit added
  * its part); committed samples a row lacks because the writer died before writing it are
  * folded back by the next connection that stores a sample of that device (samples
- * arrive in time order per device). A row read back is a gp_sample whose ts_ns is the
+ * arrive in time order per device; a device that never reports again keeps those
+ * samples in its raw rows only). A row read back is a gp_sample whose ts_ns is the
  * bucket end and whose gauges are the means of the known values (a field no sample of
  * the bucket knew stays unknown); counters (energy, PCIe, NVLink, memory total) are the
  * last value in the bucket, throttle reasons are OR'ed, xid is the largest seen.
