@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "agent/agent.h"
+#include "agent/footprint.h"
 #include "cli/agent_live.h"
 #include "cli/agent_logs.h"
 #include "cli/agent_results.h"
@@ -491,6 +492,10 @@ int gp_cmd_agent(int argc, char **argv) {
     gp_agent_results results; /* ended jobs' results, stored once (agent_results.h) */
     if (gp_agent_results_attach(&results, a) != 0)
         fprintf(stderr, "goodput agent: too many hooks; ended jobs' results not stored\n");
+    /* Start-up is over (store, source, hooks): what stays resident of the code is what
+     * the loop touches (agent/footprint.h). GOODPUT_AGENT_KEEP_PAGES=1 skips it, for
+     * benchmarks that compare. */
+    if (!getenv("GOODPUT_AGENT_KEEP_PAGES")) gp_footprint_trim();
     int rc = gp_agent_run(a, &stop_flag, err, sizeof err);
     /* Stopped by a signal: a sealing child still running is stopped, no last pass (the
      * results are an optimisation; a report computes what is missing). */

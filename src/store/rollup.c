@@ -1,10 +1,19 @@
 /* rollup.c: the 1-minute and 1-hour rollups behind rollup.h.
  *
- * Each device has one open bucket per resolution in memory; a sample past its end writes
- * it (one upsert) and opens the next. gp_rollup_flush writes the open ones before every
- * commit, so the rollups always hold exactly the committed raw samples; the upsert adds
- * to the row a previous flush wrote for the same bucket. Column order is schema.c's
- * migration 6. */
+ * Each device has, per resolution, the open bucket's part since the last commit (part)
+ * and what the row holds up to that commit (tot). At every commit the part is merged into
+ * tot with the rules the rows always had (sums added, the later counter value kept,
+ * throttle bits OR'ed, the larger xid): the same additions in the same order as when
+ * every commit upserted its part, so the sums are bit for bit what they were. A row is
+ * written (replaced with tot) only when its bucket closes (a sample of a later bucket, or
+ * the store's close), and the open hour also when one of the device's minutes closed in
+ * the transaction: a commit no longer writes 2 rows per device (at 8 GPUs and a 5 s flush
+ * that was 192 upserts a minute and the rollup pages dirtied in every commit;
+ * docs/benchmarks.md, agent cost). A bucket that opens loads the row already stored for it
+ * (an agent restarted within a minute or an hour), so tot continues it as the upserts did.
+ * Committed raw samples a row does not hold yet (an agent killed before a bucket closed)
+ * are folded back in when a writer opens the store (gp_rollup_new): every raw sample after
+ * the last one a device's newest row holds. Column order is schema.c's migration 6. */
 #include "store/rollup.h"
 
 #include <stddef.h>
@@ -53,11 +62,12 @@ enum { NG = sizeof gauges / sizeof gauges[0], NL = sizeof lasts / sizeof lasts[0
 enum { NCOL = 5 + 2 * NG + NL + 2 };
 
 typedef struct {
-    int64_t t1_ns; /* bucket end; 0 = nothing accumulated */
+    int64_t t1_ns; /* bucket end; 0 = nothing accumulated (no row) */
     uint32_t n;
     int64_t first_ns, last_ns;
     double sum[NG];
     uint32_t cnt[NG];
+    uint32_t sum_known; /* bit i: sum[i] known (a row read back: its column not NULL) */
     uint64_t last[NL];
     uint32_t last_known; /* bit i: last[i] known */
     uint64_t throttle;
@@ -67,82 +77,68 @@ typedef struct {
 
 typedef struct {
     char uuid[GP_UUID_MAX];
-    bucket b[2]; /* 1 minute, 1 hour */
+    bucket part[2];     /* 1 minute, 1 hour: samples since the last commit */
+    bucket tot[2];      /* the row up to the last commit (written or not yet) */
+    int64_t open_t1[2]; /* the open bucket's end; 0 = none */
+    int minute_closed;  /* a minute closed since the hour row was last written */
+    int recovered;      /* committed samples the rows lacked are folded (recover()) */
 } device_acc;
 
 static const int64_t steps_ns[2] = {GP_ROLLUP_1M_NS, GP_ROLLUP_1H_NS};
 static const char *const tables[2] = {"rollup_1m", "rollup_1h"};
 
 struct gp_rollup {
+    gp_store *store;
     sqlite3 *db;
-    sqlite3_stmt *upsert[2];
+    sqlite3_stmt *put[2], *get[2], *newest[2];
     device_acc *dev;
     size_t n_dev, cap_dev, hint; /* hint: where the next device probably is */
 };
 
-/* The upsert for one table: new rows as they are, an existing row merged (sums added,
- * the later counter value kept, throttle bits OR'ed, the larger xid). */
-static char *upsert_sql(const char *table) {
-    size_t cap = 8192, len = 0;
-    char *q = malloc(cap);
-    if (!q) return NULL;
-#define PUT(...) len += (size_t)snprintf(q + len, len < cap ? cap - len : 0, __VA_ARGS__)
-    PUT("INSERT INTO %s VALUES(", table);
-    for (int i = 1; i <= NCOL; i++)
-        PUT("%s?%d", i > 1 ? "," : "", i);
-    PUT(") ON CONFLICT(uuid, t1_ns) DO UPDATE SET n = n + excluded.n,"
-        " first_ts_ns = min(first_ts_ns, excluded.first_ts_ns),"
-        " last_ts_ns = max(last_ts_ns, excluded.last_ts_ns)");
-    for (int i = 0; i < NG; i++)
-        PUT(", %1$s_sum = COALESCE(%1$s_sum + excluded.%1$s_sum, %1$s_sum, excluded.%1$s_sum),"
-            " %1$s_n = %1$s_n + excluded.%1$s_n",
-            gauges[i].name);
-    for (int i = 0; i < NL; i++)
-        PUT(", %1$s = CASE WHEN excluded.%1$s IS NULL THEN %1$s WHEN %1$s IS NULL THEN"
-            " excluded.%1$s WHEN excluded.last_ts_ns >= last_ts_ns THEN excluded.%1$s ELSE %1$s"
-            " END",
-            lasts[i].name);
-    PUT(", throttle_reasons = CASE WHEN throttle_reasons IS NULL THEN excluded.throttle_reasons"
-        " WHEN excluded.throttle_reasons IS NULL THEN throttle_reasons"
-        " ELSE throttle_reasons | excluded.throttle_reasons END,"
-        " xid = CASE WHEN xid IS NULL THEN excluded.xid WHEN excluded.xid IS NULL THEN xid"
-        " ELSE max(xid, excluded.xid) END");
-#undef PUT
-    if (len >= cap) {
-        free(q);
-        return NULL;
-    }
-    return q;
-}
-
-gp_rollup *gp_rollup_new(sqlite3 *db) {
+gp_rollup *gp_rollup_new(gp_store *s) {
     gp_rollup *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->db = db;
+    r->store = s;
+    r->db = gp_store_db(s);
     for (int k = 0; k < 2; k++) {
-        char *q = upsert_sql(tables[k]);
-        if (!q || sqlite3_prepare_v3(db, q, -1, SQLITE_PREPARE_PERSISTENT, &r->upsert[k], NULL) !=
-                      SQLITE_OK) {
-            free(q);
+        char q[512];
+        int len = snprintf(q, sizeof q, "INSERT OR REPLACE INTO %s VALUES(", tables[k]);
+        for (int i = 1; i <= NCOL; i++)
+            len += snprintf(q + len, sizeof q - (size_t)len, "%s?%d", i > 1 ? "," : "", i);
+        snprintf(q + len, sizeof q - (size_t)len, ")");
+        char g[128], w[128];
+        snprintf(g, sizeof g, "SELECT * FROM %s WHERE uuid = ?1 AND t1_ns = ?2", tables[k]);
+        snprintf(w, sizeof w,
+                 "SELECT last_ts_ns FROM %s WHERE uuid = ?1 ORDER BY t1_ns DESC LIMIT 1",
+                 tables[k]);
+        if (sqlite3_prepare_v3(r->db, q, -1, SQLITE_PREPARE_PERSISTENT, &r->put[k], NULL) !=
+                SQLITE_OK ||
+            sqlite3_prepare_v3(r->db, g, -1, SQLITE_PREPARE_PERSISTENT, &r->get[k], NULL) !=
+                SQLITE_OK ||
+            sqlite3_prepare_v3(r->db, w, -1, SQLITE_PREPARE_PERSISTENT, &r->newest[k], NULL) !=
+                SQLITE_OK) {
             gp_rollup_free(r);
             return NULL;
         }
-        free(q);
     }
     return r;
 }
 
 void gp_rollup_free(gp_rollup *r) {
     if (!r) return;
-    for (int k = 0; k < 2; k++)
-        sqlite3_finalize(r->upsert[k]);
+    for (int k = 0; k < 2; k++) {
+        sqlite3_finalize(r->put[k]);
+        sqlite3_finalize(r->get[k]);
+        sqlite3_finalize(r->newest[k]);
+    }
     free(r->dev);
     free(r);
 }
 
-static int write_bucket(gp_rollup *r, int k, const char *uuid, bucket *b) {
+/* Replaces bucket b's row with b. */
+static int write_row(gp_rollup *r, int k, const char *uuid, const bucket *b) {
     if (!b->t1_ns) return 0;
-    sqlite3_stmt *st = r->upsert[k];
+    sqlite3_stmt *st = r->put[k];
     int c = 1;
     sqlite3_bind_text(st, c++, uuid, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, c++, b->t1_ns);
@@ -150,7 +146,7 @@ static int write_bucket(gp_rollup *r, int k, const char *uuid, bucket *b) {
     sqlite3_bind_int64(st, c++, b->first_ns);
     sqlite3_bind_int64(st, c++, b->last_ns);
     for (int i = 0; i < NG; i++) {
-        if (b->cnt[i])
+        if (b->sum_known & (1u << i))
             sqlite3_bind_double(st, c, b->sum[i]);
         else
             sqlite3_bind_null(st, c);
@@ -173,8 +169,94 @@ static int write_bucket(gp_rollup *r, int k, const char *uuid, bucket *b) {
         sqlite3_bind_null(st, c);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
-    memset(b, 0, sizeof *b);
     return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The stored row of bucket t1 into *b (all zero, t1_ns 0, when there is none). */
+static int load_row(gp_rollup *r, int k, const char *uuid, int64_t t1, bucket *b) {
+    memset(b, 0, sizeof *b);
+    sqlite3_stmt *st = r->get[k];
+    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, t1);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        b->t1_ns = t1;
+        b->n = (uint32_t)sqlite3_column_int64(st, 2);
+        b->first_ns = sqlite3_column_int64(st, 3);
+        b->last_ns = sqlite3_column_int64(st, 4);
+        int c = 5;
+        for (int i = 0; i < NG; i++, c += 2) {
+            if (sqlite3_column_type(st, c) != SQLITE_NULL) {
+                b->sum[i] = sqlite3_column_double(st, c);
+                b->sum_known |= 1u << i;
+            }
+            b->cnt[i] = (uint32_t)sqlite3_column_int64(st, c + 1);
+        }
+        for (int i = 0; i < NL; i++, c++)
+            if (sqlite3_column_type(st, c) != SQLITE_NULL) {
+                b->last[i] = (uint64_t)sqlite3_column_int64(st, c);
+                b->last_known |= 1u << i;
+            }
+        if ((b->throttle_known = sqlite3_column_type(st, c) != SQLITE_NULL))
+            b->throttle = (uint64_t)sqlite3_column_int64(st, c);
+        c++;
+        if ((b->xid_known = sqlite3_column_type(st, c) != SQLITE_NULL))
+            b->xid = sqlite3_column_int64(st, c);
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* Merges part p into the row t with the rules the rows always had (those of the upsert
+ * every commit used to run, with t the stored row and p the new one): a new row is p as
+ * it is; else sums added (a NULL sum is the other one), counts added, the earlier first
+ * and the later last time, a counter taken from p when p knows it and t does not or p's
+ * last sample is not older than t's, throttle bits OR'ed, the larger xid. */
+static void merge(bucket *t, const bucket *p) {
+    if (!p->t1_ns) return;
+    if (!t->t1_ns) {
+        *t = *p;
+        return;
+    }
+    int64_t t_last = t->last_ns;
+    t->n += p->n;
+    if (p->first_ns < t->first_ns) t->first_ns = p->first_ns;
+    if (p->last_ns > t->last_ns) t->last_ns = p->last_ns;
+    for (int i = 0; i < NG; i++) {
+        uint32_t m = 1u << i;
+        if ((p->sum_known & m) && (t->sum_known & m))
+            t->sum[i] = t->sum[i] + p->sum[i];
+        else if (p->sum_known & m)
+            t->sum[i] = p->sum[i];
+        t->sum_known |= p->sum_known & m;
+        t->cnt[i] += p->cnt[i];
+    }
+    for (int i = 0; i < NL; i++) {
+        uint32_t m = 1u << i;
+        if (!(p->last_known & m)) continue;
+        if (!(t->last_known & m) || p->last_ns >= t_last) t->last[i] = p->last[i];
+        t->last_known |= m;
+    }
+    if (p->throttle_known) {
+        t->throttle = t->throttle_known ? t->throttle | p->throttle : p->throttle;
+        t->throttle_known = 1;
+    }
+    if (p->xid_known && (!t->xid_known || p->xid > t->xid)) {
+        t->xid = p->xid;
+        t->xid_known = 1;
+    }
+}
+
+/* Ends device d's open bucket at resolution k: its row, with what this transaction
+ * added, is written. */
+static int close_bucket(gp_rollup *r, int k, device_acc *d) {
+    merge(&d->tot[k], &d->part[k]);
+    int rc = write_row(r, k, d->uuid, &d->tot[k]);
+    memset(&d->part[k], 0, sizeof d->part[k]);
+    memset(&d->tot[k], 0, sizeof d->tot[k]);
+    d->open_t1[k] = 0;
+    if (k == 0) d->minute_closed = 1;
+    return rc;
 }
 
 static device_acc *find_device(gp_rollup *r, const char *uuid) {
@@ -210,58 +292,144 @@ static int64_t bucket_end(int64_t ts_ns, int64_t step_ns) {
     return q * step_ns;
 }
 
+/* Folds x into device d's bucket at resolution k (closing the open one when x lies past
+ * it, loading the stored row of the one x opens). */
+static int add_one(gp_rollup *r, device_acc *d, int k, const gp_sample *x) {
+    int rc = 0;
+    int64_t t1 = bucket_end(x->ts_ns, steps_ns[k]);
+    if (d->open_t1[k] && d->open_t1[k] != t1 && close_bucket(r, k, d) != 0) rc = -1;
+    if (!d->open_t1[k]) {
+        d->open_t1[k] = t1;
+        if (load_row(r, k, d->uuid, t1, &d->tot[k]) != 0) rc = -1;
+    }
+    bucket *b = &d->part[k];
+    if (!b->t1_ns) {
+        b->t1_ns = t1;
+        b->first_ns = x->ts_ns;
+    }
+    b->n++;
+    if (x->ts_ns < b->first_ns) b->first_ns = x->ts_ns;
+    if (x->ts_ns > b->last_ns || b->n == 1) b->last_ns = x->ts_ns;
+    for (int i = 0; i < NG; i++) {
+        if (!(x->valid & gauges[i].bit)) continue;
+        const char *p = (const char *)x + gauges[i].off;
+        double v;
+        if (gauges[i].is_u64) {
+            uint64_t u;
+            memcpy(&u, p, sizeof u);
+            v = (double)u;
+        } else {
+            memcpy(&v, p, sizeof v);
+        }
+        b->sum[i] += v;
+        b->cnt[i]++;
+        b->sum_known |= 1u << i;
+    }
+    for (int i = 0; i < NL; i++) {
+        if (!(x->valid & lasts[i].bit) || x->ts_ns < b->last_ns) continue;
+        memcpy(&b->last[i], (const char *)x + lasts[i].off, sizeof b->last[i]);
+        b->last_known |= 1u << i;
+    }
+    if (x->valid & GP_F_THROTTLE) {
+        b->throttle |= x->throttle_reasons;
+        b->throttle_known = 1;
+    }
+    if ((x->valid & GP_F_XID) && (!b->xid_known || x->xid > b->xid)) {
+        b->xid = x->xid;
+        b->xid_known = 1;
+    }
+    return rc;
+}
+
+/* The device's committed raw samples its rows do not hold yet (an agent killed, or a
+ * commit that failed, before a bucket was written): at each resolution, every raw sample
+ * after the last one the device's newest row holds (all of them when it has no row), in
+ * time order, folded as committed. Samples are assumed to arrive in time order per device
+ * (the agent's); skip_ts is the sample being added, already inserted uncommitted. Runs at
+ * a device's first sample in this connection, so a writer that stores no samples (and a
+ * reader) never folds rows another connection may still hold in memory. */
+static int recover(gp_rollup *r, device_acc *d, int64_t skip_ts) {
+    d->recovered = 1;
+    int64_t after[2];
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *st = r->newest[k];
+        sqlite3_bind_text(st, 1, d->uuid, -1, SQLITE_STATIC);
+        int step = sqlite3_step(st);
+        after[k] = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : INT64_MIN;
+        sqlite3_reset(st);
+        if (step != SQLITE_ROW && step != SQLITE_DONE) return -1;
+    }
+    int64_t from = after[0] < after[1] ? after[0] : after[1];
+    if (from == INT64_MAX) return 0;
+    /* One read for both resolutions (a query prepared per call: this runs once per device
+     * and connection). */
+    gp_sample *xs;
+    size_t n;
+    if (gp_store_device_samples(r->store, d->uuid, from + 1, INT64_MAX, &xs, &n) != 0) return -1;
+    int rc = 0;
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < n; i++)
+            if (xs[i].ts_ns > after[k] && xs[i].ts_ns != skip_ts && add_one(r, d, k, &xs[i]) != 0)
+                rc = -1;
+        merge(&d->tot[k], &d->part[k]); /* committed already */
+        memset(&d->part[k], 0, sizeof d->part[k]);
+    }
+    free(xs);
+    return rc;
+}
+
 int gp_rollup_add(gp_rollup *r, const gp_sample *x) {
     device_acc *d = find_device(r, x->uuid);
     if (!d) return -1;
     int rc = 0;
-    for (int k = 0; k < 2; k++) {
-        bucket *b = &d->b[k];
-        int64_t t1 = bucket_end(x->ts_ns, steps_ns[k]);
-        if (b->t1_ns && b->t1_ns != t1 && write_bucket(r, k, d->uuid, b) != 0) rc = -1;
-        if (!b->t1_ns) {
-            b->t1_ns = t1;
-            b->first_ns = x->ts_ns;
-        }
-        b->n++;
-        if (x->ts_ns < b->first_ns) b->first_ns = x->ts_ns;
-        if (x->ts_ns > b->last_ns || b->n == 1) b->last_ns = x->ts_ns;
-        for (int i = 0; i < NG; i++) {
-            if (!(x->valid & gauges[i].bit)) continue;
-            const char *p = (const char *)x + gauges[i].off;
-            double v;
-            if (gauges[i].is_u64) {
-                uint64_t u;
-                memcpy(&u, p, sizeof u);
-                v = (double)u;
-            } else {
-                memcpy(&v, p, sizeof v);
-            }
-            b->sum[i] += v;
-            b->cnt[i]++;
-        }
-        for (int i = 0; i < NL; i++) {
-            if (!(x->valid & lasts[i].bit) || x->ts_ns < b->last_ns) continue;
-            memcpy(&b->last[i], (const char *)x + lasts[i].off, sizeof b->last[i]);
-            b->last_known |= 1u << i;
-        }
-        if (x->valid & GP_F_THROTTLE) {
-            b->throttle |= x->throttle_reasons;
-            b->throttle_known = 1;
-        }
-        if ((x->valid & GP_F_XID) && (!b->xid_known || x->xid > b->xid)) {
-            b->xid = x->xid;
-            b->xid_known = 1;
-        }
-    }
+    if (!d->recovered && recover(r, d, x->ts_ns) != 0) rc = -1;
+    for (int k = 0; k < 2; k++)
+        if (add_one(r, d, k, x) != 0) rc = -1;
     return rc;
 }
 
 int gp_rollup_flush(gp_rollup *r) {
     int rc = 0;
+    for (size_t i = 0; i < r->n_dev; i++) {
+        device_acc *d = &r->dev[i];
+        for (int k = 0; k < 2; k++) {
+            merge(&d->tot[k], &d->part[k]);
+            memset(&d->part[k], 0, sizeof d->part[k]);
+        }
+        /* The open hour is written whenever a minute closed, so the 1-hour rows lag the
+         * raw samples by at most a minute, as the 1-minute ones do. */
+        if (d->minute_closed && write_row(r, 1, d->uuid, &d->tot[1]) != 0) rc = -1;
+        d->minute_closed = 0;
+    }
+    return rc;
+}
+
+int gp_rollup_close(gp_rollup *r) {
+    int rc = 0;
     for (size_t i = 0; i < r->n_dev; i++)
         for (int k = 0; k < 2; k++)
-            if (write_bucket(r, k, r->dev[i].uuid, &r->dev[i].b[k]) != 0) rc = -1;
+            if (r->dev[i].open_t1[k] && close_bucket(r, k, &r->dev[i]) != 0) rc = -1;
     return rc;
+}
+
+int gp_rollup_sync(gp_rollup *r, int64_t before_ns) {
+    int rc = 0;
+    for (size_t i = 0; i < r->n_dev; i++)
+        for (int k = 0; k < 2; k++) {
+            const device_acc *d = &r->dev[i];
+            if (!d->open_t1[k]) continue;
+            /* A copy: the buckets held go on merging in commit order (bit-identical sums). */
+            bucket snap = d->tot[k];
+            merge(&snap, &d->part[k]);
+            if (snap.t1_ns && snap.first_ns < before_ns && write_row(r, k, d->uuid, &snap) != 0)
+                rc = -1;
+        }
+    return rc;
+}
+
+void gp_rollup_forget(gp_rollup *r) {
+    r->n_dev = 0;
+    r->hint = 0;
 }
 
 int gp_rollup_read(sqlite3 *db, int64_t step_ns, const char *uuid, int64_t t0_ns, int64_t t1_ns,
@@ -361,6 +529,10 @@ int gp_store_samples_best(gp_store *s, const char *uuid, int64_t t0_ns, int64_t 
                           size_t max_points, gp_sample **out, size_t *n, int64_t *step_ns) {
     sqlite3 *db = gp_store_db(s);
     *step_ns = 0;
+    /* In the connection that writes samples, the open buckets too (they are written when
+     * they close): a read there sees every sample it stored, as it always did. */
+    gp_rollup *r = gp_store_rollup(s);
+    if (r && gp_rollup_sync(r, INT64_MAX) != 0) return -1;
     int64_t raw0 = first_ts(db, "SELECT min(ts_ns) FROM samples WHERE uuid = ?1", uuid);
     int64_t roll0 = first_ts(db, "SELECT min(first_ts_ns) FROM rollup_1m WHERE uuid = ?1", uuid);
     if (roll0 < 0) return gp_store_device_samples(s, uuid, t0_ns, t1_ns, out, n);

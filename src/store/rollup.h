@@ -1,12 +1,18 @@
 /* rollup.h: 1-minute and 1-hour rollups of device samples, written as samples arrive.
  *
- * Promise: every device sample committed to the store is also folded into the rollup_1m
- * and rollup_1h rows of its buckets (t1_ns - step, t1_ns] in the same transaction, so
- * raw samples may be deleted after the retention window without losing what reports
- * over longer spans read. Samples of a bucket are accumulated in memory and written as
- * one upsert per device, bucket and resolution when the bucket closes or the store
- * commits; an upsert adds to a row already there (a bucket split across commits or agent
- * restarts sums to the same row). A row read back is a gp_sample whose ts_ns is the
+ * Promise: every device sample committed to the store is folded into the rollup_1m and
+ * rollup_1h rows of its buckets (t1_ns - step, t1_ns]. A bucket's row is written when the
+ * bucket closes (the device's first sample past it, or the store's close), the open hour
+ * also whenever one of its minutes closed: so a committed row of a closed bucket holds all
+ * of its samples, and the rows lag the raw samples by at most the open minute (a reader
+ * wanting the newest minute reads the raw rows, which retention keeps for days). Raw
+ * samples may be deleted after the retention window without losing what reports over
+ * longer spans read. A row written again continues the stored one (a bucket split across
+ * commits or agent restarts sums to the same row, bit for bit as when every commit added
+ * its part); committed samples a row lacks because the writer died before writing it are
+ * folded back by the next connection that stores a sample of that device (samples
+ * arrive in time order per device; a device that never reports again keeps those
+ * samples in its raw rows only). A row read back is a gp_sample whose ts_ns is the
  * bucket end and whose gauges are the means of the known values (a field no sample of
  * the bucket knew stays unknown); counters (energy, PCIe, NVLink, memory total) are the
  * last value in the bucket, throttle reasons are OR'ed, xid is the largest seen.
@@ -24,14 +30,29 @@
 #define GP_ROLLUP_1H_NS 3600000000000LL
 
 typedef struct gp_rollup gp_rollup;
+typedef struct gp_store gp_store;
 
-/* NULL when the store has no rollup tables (an older schema opened read-only). */
-gp_rollup *gp_rollup_new(sqlite3 *db);
+/* For a writable store; NULL when it has no rollup tables or out of memory. */
+gp_rollup *gp_rollup_new(gp_store *s);
 void gp_rollup_free(gp_rollup *r);
-/* Folds one sample into its open buckets; writes a bucket the sample closes. */
+/* Folds one sample (already inserted) into its open buckets; writes a bucket the sample
+ * closes. */
 int gp_rollup_add(gp_rollup *r, const gp_sample *x);
-/* Writes every open bucket (the caller's transaction makes it atomic with the raw rows). */
+/* Before a commit: the transaction's samples count as committed; the open hour of a device
+ * one of whose minutes closed is written (the caller's transaction makes it atomic with
+ * the raw rows). */
 int gp_rollup_flush(gp_rollup *r);
+/* Before the store's last commit: writes every open bucket. */
+int gp_rollup_close(gp_rollup *r);
+/* The store's rollups (store.c): NULL for a read-only store. */
+gp_rollup *gp_store_rollup(gp_store *s);
+/* Writes the open buckets holding a sample before before_ns as they stand (INT64_MAX:
+ * all), so reads in this connection, or a deletion of raw rows, see every sample stored;
+ * they are written again when they close. */
+int gp_rollup_sync(gp_rollup *r, int64_t before_ns);
+/* After a commit failed: forgets what is held in memory; each device's next sample folds
+ * the committed raw samples its rows lack. */
+void gp_rollup_forget(gp_rollup *r);
 
 /* Rollup rows of one device at resolution step_ns (GP_ROLLUP_1M_NS or GP_ROLLUP_1H_NS)
  * with t0 <= bucket end < t1, ordered by time; *out freed by the caller. counts (may be
@@ -47,7 +68,6 @@ int gp_rollup_read(sqlite3 *db, int64_t step_ns, const char *uuid, int64_t t0_ns
  * sample then covers (ts_ns - step, ts_ns]). Rollup rows are whole buckets: one whose
  * end lies in [t0, t1) may start before t0. Falls back to raw rows when the store has no
  * rollup tables. Returns 0 or -1 (store error or out of memory). */
-typedef struct gp_store gp_store;
 int gp_store_samples_best(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                           size_t max_points, gp_sample **out, size_t *n, int64_t *step_ns);
 

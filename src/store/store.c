@@ -26,10 +26,14 @@ enum {
     ST_ALLOC,
     ST_JOB_READY,
     ST_ALLOC_CLOSE,
+    ST_BEGIN, /* the agent opens and commits a transaction every flush: parsed once */
+    ST_COMMIT,
     ST__COUNT
 };
 
 static const char *const stmt_sql[ST__COUNT] = {
+    [ST_BEGIN] = "BEGIN",
+    [ST_COMMIT] = "COMMIT",
     [ST_DEVICE] = "INSERT INTO devices(uuid, idx, name, host, pci_bus_id, memory_total_bytes,"
                   " mig_mode, parent_uuid, model, first_seen_ns, last_seen_ns)"
                   " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?10)"
@@ -98,6 +102,10 @@ struct gp_store {
     int64_t span_t0_ns, span_t1_ns;
     sqlite3_int64 span_changes, span_dv, pend_changes, pend_dv;
 };
+
+gp_rollup *gp_store_rollup(gp_store *s) {
+    return s->rollup;
+}
 
 sqlite3 *gp_store_db(gp_store *s) {
     return s->db;
@@ -336,7 +344,7 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
         snprintf(sql, sizeof sql, "PRAGMA cache_size=-%d", kib ? atoi(kib) : GP_STORE_RO_CACHE_KIB);
         sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     }
-    if (!(flags & GP_STORE_READONLY) && !(s->rollup = gp_rollup_new(s->db))) {
+    if (!(flags & GP_STORE_READONLY) && !(s->rollup = gp_rollup_new(s))) {
         snprintf(err, errlen, "store '%s': rollups: %s", path, sqlite3_errmsg(s->db));
         gp_store_close(s);
         return -1;
@@ -348,6 +356,7 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
 void gp_store_close(gp_store *s) {
     if (!s) return;
     if (s->rollup && !s->in_tx) gp_store_begin(s); /* write the open rollup buckets */
+    if (s->rollup && s->in_tx) gp_rollup_close(s->rollup);
     if (s->in_tx) gp_store_commit(s);
     gp_rollup_free(s->rollup);
     for (int i = 0; i < ST__COUNT; i++)
@@ -370,7 +379,13 @@ void gp_store_tune_for_devices(gp_store *s, size_t n_devices) {
 
 int gp_store_begin(gp_store *s) {
     if (s->in_tx) return 0;
-    if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return -1;
+    if (s->st[ST_BEGIN]) {
+        int rc = sqlite3_step(s->st[ST_BEGIN]);
+        sqlite3_reset(s->st[ST_BEGIN]);
+        if (rc != SQLITE_DONE) return -1;
+    } else if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        return -1;
+    }
     s->in_tx = 1;
     return 0;
 }
@@ -382,7 +397,13 @@ int gp_store_commit(gp_store *s) {
     clock_gettime(CLOCK_MONOTONIC, &c0);
     /* Rollups of the samples in this transaction commit with them. */
     int rc = s->rollup && gp_rollup_flush(s->rollup) != 0 ? sqlite3_errcode(s->db) : SQLITE_OK;
-    if (rc == SQLITE_OK) rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && s->st[ST_COMMIT]) {
+        rc = sqlite3_step(s->st[ST_COMMIT]);
+        int rrc = sqlite3_reset(s->st[ST_COMMIT]);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : (rrc != SQLITE_OK ? rrc : rc);
+    } else if (rc == SQLITE_OK) {
+        rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    }
     clock_gettime(CLOCK_MONOTONIC, &c1);
     double dt = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
     static const double bounds[] = GP_STORE_COMMIT_BOUNDS_S;
@@ -396,6 +417,8 @@ int gp_store_commit(gp_store *s) {
     note_rc(s, rc);
     /* A failed COMMIT may leave the transaction open: end it, keeping what was committed. */
     if (!sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    /* The rollups held in memory may count samples that were not committed. */
+    if (s->rollup) gp_rollup_forget(s->rollup);
     return -1;
 }
 
@@ -403,6 +426,14 @@ int gp_store_commit(gp_store *s) {
 static void bind_text(sqlite3_stmt *st, int i, const char *v) {
     if (v && *v)
         sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+/* The same without SQLite's copy, for the rows the agent writes every tick: the text
+ * outlives the statement's one step (run() resets it, and every call binds again). */
+static void bind_text_row(sqlite3_stmt *st, int i, const char *v) {
+    if (v && *v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, i);
 }
@@ -448,7 +479,7 @@ int gp_store_put_device(gp_store *s, const gp_device *d) {
 int gp_store_put_sample(gp_store *s, const gp_sample *x) {
     sqlite3_stmt *st = s->st[ST_SAMPLE];
     uint32_t v = x->valid;
-    bind_text(st, 1, x->uuid);
+    bind_text_row(st, 1, x->uuid);
     sqlite3_bind_int64(st, 2, x->ts_ns);
     bind_d_known(st, 3, x->gpu_util, v & GP_F_GPU_UTIL);
     bind_d_known(st, 4, x->sm_active, v & GP_F_SM_ACTIVE);
@@ -478,12 +509,12 @@ int gp_store_put_sample(gp_store *s, const gp_sample *x) {
 
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
     sqlite3_stmt *st = s->st[ST_PROC];
-    bind_text(st, 1, p->uuid);
+    bind_text_row(st, 1, p->uuid);
     sqlite3_bind_int64(st, 2, p->ts_ns);
     sqlite3_bind_int64(st, 3, p->pid);
     bind_d_known(st, 4, p->sm_share, p->valid & GP_P_SM_SHARE);
     bind_i64_known(st, 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
-    bind_text(st, 6, p->job_id);
+    bind_text_row(st, 6, p->job_id);
     return run(s, st);
 }
 
@@ -707,6 +738,9 @@ int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
     /* Events are kept: a report of a job longer than the window needs all its steps,
      * and samples are answered from the rollups (written in the same transaction as the
      * samples, so every row deleted here is rolled up). Spans go with the samples. */
+    /* Open rollup buckets (written when they close, rollup.h) that hold a sample about to
+     * be deleted are written first. */
+    if (s->rollup && gp_rollup_sync(s->rollup, cutoff_ns) != 0) return -1;
     /* A stored job result that read a raw sample deleted here would no longer be what
      * computing it gives (engine/results/job_results.h): it goes first. */
     static const char *const sql[] = {

@@ -1,10 +1,15 @@
 /* test_rollup.c: 1-minute and 1-hour rollups written as samples arrive (store/rollup.h):
  * means of known values only, counters as their last value, throttle bits OR'ed, buckets
  * split across commits and reopenings merged, the migration's backfill equal to the
- * online rollup, and gp_store_samples_best choosing raw rows or rollups. */
+ * online rollup, and gp_store_samples_best choosing raw rows or rollups. Rows are written
+ * when their bucket closes: a writer killed before that loses nothing (the next writer
+ * folds the committed raw samples back in), and the sums are the same chain of per-commit
+ * additions as when every commit upserted its part. */
 #include "testutil.h"
 
 #include <math.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "store/rollup.h"
 #include "store/store.h"
@@ -203,11 +208,125 @@ static void test_samples_best(void **st) {
     rm_dir(dir);
 }
 
+/* gpu_util_sum of GPU-a's 1-minute row ending at minute m + 1, read with SQL. */
+static double util_sum(gp_store *s, int64_t m) {
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s),
+                                        "SELECT gpu_util_sum FROM rollup_1m WHERE uuid = 'GPU-a'"
+                                        " AND t1_ns = ?1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, base_ns() + (m + 1) * GP_ROLLUP_1M_NS);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    double v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* A row's sum is the chain of the parts each commit added, in commit order (what the
+ * per-commit upserts computed), though the row is written once, when the minute closes. */
+static void test_sum_is_commit_chain(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), *path = db_path(dir, "c.db"), err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    write_range(s, 1, 130, 7); /* commits after samples 7, 14, ..., 126 */
+    gp_store_close(s);
+    assert_int_equal(gp_store_open(path, GP_STORE_READONLY, &s, err, sizeof err), 0);
+    for (int64_t m = 0; m < 2; m++) {
+        double tot = 0, part = 0;
+        int have = 0;
+        for (int64_t i = 60 * m + 1; i <= 60 * m + 60; i++) {
+            part += sample_at("GPU-a", i).gpu_util;
+            /* a commit, or the minute's end (its last part is added when it closes) */
+            if (i % 7 == 0 || i == 60 * m + 60) {
+                tot = have ? tot + part : part;
+                have = 1;
+                part = 0;
+            }
+        }
+        assert_true(util_sum(s, m) == tot); /* bit for bit */
+    }
+    gp_store_close(s);
+    free(path);
+    rm_dir(dir);
+}
+
+/* Number of 1-minute rows of GPU-a, through a connection of its own. */
+static int64_t minute_rows(const char *path) {
+    gp_store *s;
+    char err[256];
+    assert_int_equal(gp_store_open(path, GP_STORE_READONLY, &s, err, sizeof err), 0);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s),
+                                        "SELECT count(*) FROM rollup_1m WHERE uuid = 'GPU-a'", -1,
+                                        &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    gp_store_close(s);
+    return n;
+}
+
+/* A writer killed (no close) after committing samples of open buckets: the next writer
+ * of those devices folds the committed raw samples its rows lack back in, so every
+ * minute and the hour hold all their samples. Killed once in a device's first minute
+ * (no row at all yet) and once in its second (a closed minute's row written). */
+static void test_killed_writer(void **st) {
+    (void)st;
+    static const int64_t kill_after[] = {30, 100};
+    for (size_t c = 0; c < sizeof kill_after / sizeof kill_after[0]; c++) {
+        char *dir = gp_test_tmpdir(), *path = db_path(dir, "k.db"), err[256];
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            gp_store *w;
+            if (gp_store_open(path, 0, &w, err, sizeof err) != 0) _exit(2);
+            write_range(w, 1, kill_after[c], 7);
+            _exit(0); /* no gp_store_close: the open buckets are never written */
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        /* Only closed minutes have rows: the open one waits for its close. */
+        assert_int_equal(minute_rows(path), kill_after[c] / 60);
+        gp_store *s;
+        assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+        write_range(s, kill_after[c] + 1, 180, 13);
+        gp_store_close(s);
+
+        assert_int_equal(gp_store_open(path, GP_STORE_READONLY, &s, err, sizeof err), 0);
+        gp_sample *r;
+        uint32_t *cnt;
+        size_t n;
+        assert_int_equal(
+            gp_rollup_read(gp_store_db(s), GP_ROLLUP_1M_NS, "GPU-a", 0, INT64_MAX, &r, &cnt, &n),
+            0);
+        assert_int_equal(n, 3);
+        for (int m = 0; m < 3; m++)
+            check_minute(&r[m], cnt[m], m);
+        free(r);
+        free(cnt);
+        assert_int_equal(
+            gp_rollup_read(gp_store_db(s), GP_ROLLUP_1H_NS, "GPU-b", 0, INT64_MAX, &r, &cnt, &n),
+            0);
+        assert_int_equal(n, 1);
+        assert_int_equal(cnt[0], 180);
+        assert_int_equal(r[0].energy_mj, sample_at("GPU-b", 180).energy_mj);
+        free(r);
+        free(cnt);
+        gp_store_close(s);
+        free(path);
+        rm_dir(dir);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_online_rollup),
-        cmocka_unit_test(test_migration_backfill),
-        cmocka_unit_test(test_samples_best),
+        cmocka_unit_test(test_online_rollup), cmocka_unit_test(test_migration_backfill),
+        cmocka_unit_test(test_samples_best),  cmocka_unit_test(test_sum_is_commit_chain),
+        cmocka_unit_test(test_killed_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,94 @@
+/* test_footprint.c: gp_footprint_trim (agent/footprint.h) drops the resident pages of
+ * read-only file mappings, which read back the same afterwards, and leaves alone a
+ * private mapping a write copied (its pages exist nowhere else) and writable ones. */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+
+#include "agent/footprint.h"
+
+#define PAGES 64
+
+/* Rss (KiB) of the mapping that starts at p, from /proc/self/smaps; -1 when not found. */
+static long rss_kib(const void *p) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    assert_non_null(f);
+    char line[1024];
+    long rss = -1;
+    int in = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = lo == (unsigned long)(uintptr_t)p;
+            continue;
+        }
+        long k;
+        if (in && sscanf(line, "Rss: %ld kB", &k) == 1) rss = k;
+    }
+    fclose(f);
+    return rss;
+}
+
+static unsigned long sum(const unsigned char *p, size_t n) {
+    unsigned long s = 0;
+    for (size_t i = 0; i < n; i++)
+        s = s * 31 + p[i];
+    return s;
+}
+
+static void test_trim(void **st) {
+    (void)st;
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t len = (size_t)pg * PAGES;
+    char *dir = gp_test_tmpdir(), path[512];
+    snprintf(path, sizeof path, "%s/f", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    unsigned char *buf = malloc(len);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (unsigned char)(i * 7 + i / 4096);
+    assert_int_equal(write(fd, buf, len), (ssize_t)len);
+    unsigned long want = sum(buf, len);
+
+    /* Read-only, never written: its pages are the file's. */
+    unsigned char *ro = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* Written, then made read-only (like relocated data): its pages are copies. */
+    unsigned char *cow = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    /* Writable. */
+    unsigned char *rw = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    assert_true(ro != MAP_FAILED && cow != MAP_FAILED && rw != MAP_FAILED);
+    cow[0] = 0xAB;
+    cow[len - 1] = 0xCD;
+    assert_int_equal(mprotect(cow, len, PROT_READ), 0);
+    assert_int_equal(sum(ro, len), want); /* all pages resident */
+    unsigned long cow_sum = sum(cow, len), rw_sum = sum(rw, len);
+    assert_true(rss_kib(ro) >= (long)(len / 1024));
+
+    assert_true(gp_footprint_trim() >= len / 1024);
+    assert_int_equal(rss_kib(ro), 0);                /* dropped */
+    assert_true(rss_kib(cow) >= (long)(len / 1024)); /* a copied page: kept, all of it */
+    assert_true(rss_kib(rw) >= (long)(len / 1024));  /* writable: kept */
+    /* Nothing lost: the same bytes everywhere. */
+    assert_int_equal(sum(ro, len), want);
+    assert_int_equal(sum(cow, len), cow_sum);
+    assert_int_equal(cow[0], 0xAB);
+    assert_int_equal(cow[len - 1], 0xCD);
+    assert_int_equal(sum(rw, len), rw_sum);
+
+    munmap(ro, len);
+    munmap(cow, len);
+    munmap(rw, len);
+    close(fd);
+    free(buf);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trim),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
