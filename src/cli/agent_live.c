@@ -29,6 +29,7 @@ int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
     }
     json_t *doc = json_object(), *all = json_array(), *jarr = json_array();
     int rc = 0;
+    uint64_t rows = 0;
     for (size_t i = 0; i < nj && rc == 0; i++) {
         /* a job that ended before the window began has nothing live to say */
         if (jobs[i].ended_ns > 0 && jobs[i].ended_ns < now - l->window_ns) continue;
@@ -43,6 +44,7 @@ int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
             rc = -1;
             break;
         }
+        if (nw == 1) rows += w[0].rows_read;
         if (nw == 1 && w[0].t1_ns >= now - l->window_ns) {
             json_t *f = gp_findings_json(w[0].findings, w[0].n, 0);
             size_t k;
@@ -85,6 +87,8 @@ int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
         json_decref(doc);
     }
     l->passes++;
+    l->rows += rows;
+    if (rows > l->rows_max_pass) l->rows_max_pass = rows;
     l->cpu_s += cpu_now_s() - c0;
     return rc;
 }

@@ -29,6 +29,8 @@ typedef struct gp_agent_live {
     char *json;                      /* the last pass's document (owned; NULL before the first) */
     uint64_t passes, jobs, findings; /* totals over every pass */
     double cpu_s;                    /* CPU spent in passes */
+    uint64_t rows;                   /* store rows loaded over every pass (rows_read) */
+    uint64_t rows_max_pass;          /* the most one pass loaded */
     char last_err[256];
 } gp_agent_live;
 

@@ -520,7 +520,8 @@ int gp_cmd_agent(int argc, char **argv) {
                "\"agent_cpu_s\": %.6f, \"source_cpu_s\": %.6f, \"agent_cpu_us_per_sample\": %.3f, "
                "\"max_rss_kib\": %ld, \"ticks_late\": %llu, \"tick_late_max_ms\": %.3f, "
                "\"ingest_dropped\": %llu, \"ingest_rejected\": %llu, \"live_passes\": %llu, "
-               "\"live_cpu_s\": %.6f, \"process_cpu_s\": %.6f, \"first_tick_cpu_s\": %.6f, "
+               "\"live_cpu_s\": %.6f, \"live_rows\": %llu, \"live_rows_max_pass\": %llu, "
+               "\"process_cpu_s\": %.6f, \"first_tick_cpu_s\": %.6f, "
                "\"first_tick_samples\": %llu, \"seal_passes\": %llu, \"seal_stored\": %llu, "
                "\"seal_cpu_s\": %.6f, \"seal_max_rss_kib\": %ld}\n",
                (unsigned long long)st->samples, (unsigned long long)st->proc_samples,
@@ -528,7 +529,8 @@ int gp_cmd_agent(int argc, char **argv) {
                st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
                ru.ru_maxrss, (unsigned long long)st->ticks_late, (double)st->tick_late_max_ns / 1e6,
                (unsigned long long)ingest_total(a, 1), (unsigned long long)ingest_total(a, 0),
-               (unsigned long long)live.passes, live.cpu_s,
+               (unsigned long long)live.passes, live.cpu_s, (unsigned long long)live.rows,
+               (unsigned long long)live.rows_max_pass,
                (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                    ru.ru_stime.tv_usec / 1e6,
                st->first_tick_cpu_s, (unsigned long long)st->first_tick_samples,

@@ -151,6 +151,24 @@ static void test_live_pass_matches_offline(void **state) {
     }
     assert_int_equal(total, json_array_size(all));
     assert_true(total >= 3);
+    /* rows_read: what a pass loads. No pass loaded more than the whole store holds now
+     * (every job, no as-of clip), and each pass loaded something. */
+    gp_job *every = NULL;
+    size_t ne = 0;
+    uint64_t stored = 0;
+    assert_int_equal(gp_store_list_jobs(gp_agent_store(a), &every, &ne), 0);
+    for (size_t e = 0; e < ne; e++) {
+        gp_diag_window *w = NULL;
+        size_t nw = 0;
+        assert_int_equal(gp_diagnose_windows(gp_agent_store(a), every[e].id, NULL, live.window_ns,
+                                             1, &w, &nw, err, sizeof err),
+                         0);
+        if (nw) stored += w[0].rows_read;
+        gp_diag_windows_free(w, nw);
+    }
+    free(every);
+    assert_true(live.rows_max_pass > 0 && live.rows_max_pass <= stored);
+    assert_true(live.rows >= live.rows_max_pass && live.rows <= live.passes * live.rows_max_pass);
     json_decref(doc);
     gp_agent_live_free(&live);
     gp_agent_close(a);

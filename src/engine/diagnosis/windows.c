@@ -120,6 +120,8 @@ int gp_diagnose_windows_as_of(gp_store *s, const char *job_id, const gp_diag_opt
     gp_job_input in;
     /* raw samples: a window of minutes needs what happened inside its minutes */
     if (gp_job_input_load_ex(s, job_id, 1, &in, err, errlen) < 0) return -1;
+    uint64_t rows = (uint64_t)(in.n_events + (in.steps ? in.n_steps : 0) +
+                               (in.marks ? in.n_marks : 0) + in.n_samples + in.n_procs);
     if (as_of_ns > 0) clip_as_of(&in, as_of_ns);
     gp_slo_override(&in.slo, o ? &o->slo : NULL);
     gp_features whole;
@@ -158,7 +160,7 @@ int gp_diagnose_windows_as_of(gp_store *s, const char *job_id, const gp_diag_opt
             nw++;
             goto done;
         }
-        nw++;
+        w[nw++].rows_read = rows;
     }
     rc = 0;
 done:

@@ -31,6 +31,9 @@ typedef struct gp_diag_window {
     double deviation;     /* median_step_s / ideal_step_s - 1; unknown when either is */
     int deviation_known;
     double gpu_util_mean; /* < 0 unknown */
+    uint64_t rows_read;   /* the job's rows loaded from the store to diagnose it (events,
+                           * steps, marks, samples, process rows; before any as-of clip):
+                           * the cost of a pass, which grows with the job's age */
 } gp_diag_window;
 
 /* Diagnoses job_id over windows of window_ns (> 0): every window (last_only = 0) or only
