@@ -6,7 +6,13 @@
  * window_ns tile that span from its start; the last one may be shorter. "The last window"
  * is [end - window_ns, end), clipped to the span. Each window is diagnosed on its own
  * (features, per-rank steps and findings of that window only) and compared with the whole
- * job: its median step time against the whole job's ideal step time.
+ * job: its median step time against the whole job's ideal step time. A window also reads
+ * these whole-job figures, so diagnosing it loads the whole job (rows_read): the span
+ * (first allocation, last data); readiness (ready_ns, first_active_ns, activity_only) for
+ * gp_features_clip_ready; the median alone step time (thr_alone) when the window shares
+ * its GPU; the latest declared SLOs (hello); per rank the previous step and the iteration
+ * renumbering after restarts (gp_step_obs_from_input); per device the median sample
+ * interval (gap detection) and the sample before the window.
  *
  * Windowed findings are never written to the store (the store keeps whole-job findings).
  * Returned arrays are malloc'ed; free them with gp_diag_windows_free / free. */
