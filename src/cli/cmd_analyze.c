@@ -24,11 +24,12 @@
 #include "engine/diagnosis/classify.h"
 #include "report/html_report.h"
 #include "util/dl.h"
+#include "store/read_pool.h"
 #include "util/progress.h"
 #include "util/term.h"
 
 int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out,
-                  int width);
+                  int width, int threads);
 
 static double cpu_s(void) {
     struct timespec t;
@@ -47,7 +48,7 @@ static void usage(FILE *f) {
         f, "usage: goodput analyze --prometheus URL --from T --to T [--step 30s]\n"
            "                       [--selector '{...}'] [--json | --html FILE] [--db PATH]\n"
            "                       [--bearer-token-file F] [--basic-auth USER:PASS] [--ca-file F]\n"
-           "                       [--timeout S] [--compress] [--wide]\n\n"
+           "                       [--timeout S] [--compress] [--wide] [--threads N]\n\n"
            "The goodput report of a whole cluster from the Prometheus (Thanos, Mimir,\n"
            "VictoriaMetrics) that already holds dcgm-exporter or nvidia_gpu_exporter metrics,\n"
            "kube-state-metrics and vLLM/SGLang/TGI serving metrics. Families that are missing\n"
@@ -62,7 +63,10 @@ static void usage(FILE *f) {
            "  --html FILE        a self-contained page\n"
            "  --bearer-token-file F, --basic-auth USER:PASS, --ca-file F   access\n"
            "  --timeout S        per request (default 120)\n"
-           "  --wide             text wider than 100 columns (whole job ids, lines not wrapped)\n");
+           "  --wide             text wider than 100 columns (whole job ids, lines not wrapped)\n"
+           "  --threads N        the report's jobs on N threads (default 2 on a machine with\n"
+           "                     two CPUs or more, else 1; the same report whatever N);\n"
+           "                     GOODPUT_REPORT_THREADS=N overrides it, =1 forces one\n");
 }
 
 /* The shared bar (util/progress.h): on a terminal, past 2 s, erased at the end. */
@@ -194,6 +198,9 @@ int gp_cmd_analyze(int argc, char **argv) {
     const char *url = NULL, *from = NULL, *to = NULL, *step_s = "30s", *selector = NULL;
     const char *db = NULL, *html = NULL, *token = NULL, *basic = NULL, *ca = NULL;
     int json = 0, compress = 0, wide = 0;
+    /* The report after the read phase is per-job work on a temporary store nothing else
+     * writes: a second core halves its wall time (docs/benchmarks.md, issue 20). */
+    int threads = gp_read_threads_default();
     long timeout_s = 120;
     static const struct option opts[] = {{"prometheus", required_argument, 0, 'P'},
                                          {"from", required_argument, 0, 'f'},
@@ -209,6 +216,7 @@ int gp_cmd_analyze(int argc, char **argv) {
                                          {"timeout", required_argument, 0, 'o'},
                                          {"compress", no_argument, 0, 'z'},
                                          {"wide", no_argument, 0, 'W'},
+                                         {"threads", required_argument, 0, 'n'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     int c;
@@ -264,6 +272,16 @@ int gp_cmd_analyze(int argc, char **argv) {
         case 'z':
             compress = 1;
             break;
+        case 'n': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 64) {
+                fprintf(stderr, "goodput analyze: --threads '%s': expected 1 to 64\n", optarg);
+                return GP_EXIT_USAGE;
+            }
+            threads = (int)v;
+            break;
+        }
         case 'h':
             usage(stdout);
             return GP_EXIT_OK;
@@ -415,7 +433,7 @@ int gp_cmd_analyze(int argc, char **argv) {
             rc = GP_EXIT_FAIL;
             goto out;
         }
-        rc = gp_report_run(db, NULL, 1, NULL, m, 0);
+        rc = gp_report_run(db, NULL, 1, NULL, m, 0, threads);
         fclose(m);
         json_error_t je;
         json_t *root = rc == GP_EXIT_OK ? json_loadb(buf, len, 0, &je) : NULL;
@@ -438,7 +456,7 @@ int gp_cmd_analyze(int argc, char **argv) {
             rc = GP_EXIT_FAIL;
             goto out;
         }
-        rc = gp_report_run(db, NULL, 0, NULL, m, gp_text_width(wide));
+        rc = gp_report_run(db, NULL, 0, NULL, m, gp_text_width(wide), threads);
         fclose(m);
         if (rc == GP_EXIT_OK) {
             header_text(stdout, url, t0, t1, step, selector, &r, gp_text_width(wide));

@@ -20,7 +20,7 @@
 extern const char gp_demo_scenario_conf[];
 
 int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out,
-                  int width);
+                  int width, int threads);
 
 static volatile sig_atomic_t stop_flag;
 static void on_signal(int sig) {
@@ -258,7 +258,7 @@ int gp_cmd_demo(int argc, char **argv) {
         return GP_EXIT_FAIL;
     }
     printf("\n");
-    int rr = gp_report_run(db, NULL, 0, NULL, stdout, GP_TEXT_WIDTH);
+    int rr = gp_report_run(db, NULL, 0, NULL, stdout, GP_TEXT_WIDTH, 1);
     printf("\nDatabase: %s\n", db);
     gp_demo_after_report(db, stdout);
     printf("\nTry next:\n"

@@ -16,10 +16,11 @@
 #include "report/job_report.h"
 #include "report/findings_fmt.h"
 #include "report/report_hooks.h"
+#include "store/read_pool.h"
 
 static void usage(FILE *f) {
     fprintf(f, "usage: goodput report --db PATH [--job ID] [--json] [--html FILE] [--slo-ttft S]\n"
-               "                      [--slo-tpot S] [--slo-e2e S] [--wide]\n"
+               "                      [--slo-tpot S] [--slo-e2e S] [--wide] [--threads N]\n"
                "       goodput report --ledger URL [--by GROUP] [--json]\n\n"
                "Per job: allocated GPU-hours, queue wait, time to ready, busy GPU-hours (integral\n"
                "of gpu_util), mean SM/tensor/DRAM activity, energy (from the GPU energy counter),\n"
@@ -34,13 +35,36 @@ static void usage(FILE *f) {
                "  --slo-tpot S     inference: time-per-output-token SLO in seconds\n"
                "  --slo-e2e S      inference: end-to-end latency SLO in seconds\n"
                "  --wide           text wider than 100 columns (whole job ids, unwrapped)\n"
+               "  --threads N      compute the jobs on N threads (default 1: a report usually\n"
+               "                   reads a live agent's store, next to the agent, and most\n"
+               "                   of its jobs' results are stored; the same report whatever\n"
+               "                   N); GOODPUT_REPORT_THREADS=N overrides it, =1 forces one\n"
                "  --ledger URL     fleet report from the PostgreSQL ledger instead of a store\n"
                "  --by GROUP       with --ledger: cluster (default), partition, user, gpu_model,\n"
                "                   host or job\n");
 }
 
+/* One job's summary for gp_read_pool_run: rc 1 (stored, done before), 0 (computed) or
+ * -1 (err), all in the job's own slot. */
+typedef struct summary_par {
+    const gp_job *jobs;
+    const gp_summary_opts *so;
+    gp_job_summary *sum;
+    int *rc;
+    char (*err)[512];
+} summary_par;
+
+static void summary_task(gp_store *conn, size_t i, void *ctx) {
+    summary_par *p = ctx;
+    if (p->rc[i] == 1) return;
+    p->rc[i] = gp_job_summary_compute(conn, p->jobs[i].id, p->so, &p->sum[i], p->err[i],
+                                      sizeof p->err[i]) != 0
+                   ? -1
+                   : 0;
+}
+
 int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, FILE *out,
-                  int width) {
+                  int width, int threads) {
     char err[512];
     gp_store *s;
     if (gp_store_open(db, GP_STORE_READONLY, &s, err, sizeof err) != 0) {
@@ -71,19 +95,37 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
      * (engine/results/job_results.h); the findings section uses them too. */
     gp_diag_opts dopt = {0}; /* the findings section's options (findings_fmt.c) */
     gp_job_results *stored = gp_job_results_open(s, &so, &dopt);
+    /* Stored results first, on this thread (their statements belong to s); the others
+     * computed on `threads` threads into their own slots (store/read_pool.h), then
+     * compacted in job order: the same summaries in the same order whatever the count. */
+    summary_par sp = {jobs, &so, sum, calloc(nj ? nj : 1, sizeof *sp.rc),
+                      calloc(nj ? nj : 1, sizeof *sp.err)};
+    if (!sum || !sp.rc || !sp.err) {
+        fprintf(stderr, "goodput report: out of memory\n");
+        free(sp.rc);
+        free(sp.err);
+        gp_job_results_close(stored);
+        free(sum);
+        free(jobs);
+        gp_store_close(s);
+        return GP_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < nj; i++)
+        sp.rc[i] = gp_job_results_summary(stored, jobs[i].id, &sum[i]) == 1 ? 1 : 0;
+    gp_read_pool_run(s, nj, gp_read_threads(threads), summary_task, &sp);
     size_t ns = 0;
     for (size_t i = 0; i < nj; i++) {
-        if (gp_job_results_summary(stored, jobs[i].id, &sum[ns]) == 1) {
-            ns++;
+        if (sp.rc[i] < 0) {
+            fprintf(stderr, "goodput report: %s\n", sp.err[i]);
             continue;
         }
-        if (gp_job_summary_compute(s, jobs[i].id, &so, &sum[ns], err, sizeof err) != 0) {
-            fprintf(stderr, "goodput report: %s\n", err);
-            continue;
-        }
+        if (ns != i) sum[ns] = sum[i];
         ns++;
     }
-    gp_report_acct acct = {sum, ns, so.slo, stored}; /* the findings reuse it */
+    free(sp.rc);
+    free(sp.err);
+    /* the findings reuse it, and diagnose on as many threads */
+    gp_report_acct acct = {sum, ns, so.slo, stored, gp_read_threads(threads)};
     if (json) {
         json_t *root = json_object(), *arr = json_array();
         for (size_t i = 0; i < ns; i++)
@@ -121,15 +163,21 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
 
 int gp_cmd_report(int argc, char **argv) {
     const char *db = NULL, *job = NULL, *ledger = NULL, *by = NULL, *html = NULL;
-    int json = 0, wide = 0;
+    int json = 0, wide = 0, threads = 1;
     gp_slo slo = {0};
-    static const struct option opts[] = {
-        {"db", required_argument, 0, 'd'},       {"job", required_argument, 0, 'j'},
-        {"json", no_argument, 0, 'J'},           {"slo-ttft", required_argument, 0, 't'},
-        {"slo-tpot", required_argument, 0, 'p'}, {"slo-e2e", required_argument, 0, 'e'},
-        {"ledger", required_argument, 0, 'L'},   {"by", required_argument, 0, 'b'},
-        {"html", required_argument, 0, 'H'},     {"wide", no_argument, 0, 'W'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    static const struct option opts[] = {{"db", required_argument, 0, 'd'},
+                                         {"job", required_argument, 0, 'j'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"slo-ttft", required_argument, 0, 't'},
+                                         {"slo-tpot", required_argument, 0, 'p'},
+                                         {"slo-e2e", required_argument, 0, 'e'},
+                                         {"ledger", required_argument, 0, 'L'},
+                                         {"by", required_argument, 0, 'b'},
+                                         {"html", required_argument, 0, 'H'},
+                                         {"wide", no_argument, 0, 'W'},
+                                         {"threads", required_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int c;
     optind = 1;
     opterr = 0;
@@ -157,6 +205,13 @@ int gp_cmd_report(int argc, char **argv) {
             break;
         case 'W':
             wide = 1;
+            break;
+        case 'n':
+            threads = (int)strtol(optarg, &end, 10);
+            if (*end || threads < 1 || threads > 64) {
+                fprintf(stderr, "goodput report: --threads '%s': expected 1 to 64\n", optarg);
+                return GP_EXIT_USAGE;
+            }
             break;
         case 't':
             slot = &slo.ttft_s;
@@ -210,5 +265,5 @@ int gp_cmd_report(int argc, char **argv) {
         }
         if (!json) return GP_EXIT_OK; /* --json --html writes both */
     }
-    return gp_report_run(db, job, json, &slo, stdout, gp_text_width(wide));
+    return gp_report_run(db, job, json, &slo, stdout, gp_text_width(wide), threads);
 }

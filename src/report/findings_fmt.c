@@ -182,6 +182,7 @@ static int diagnose_for_report(gp_store *s, const char *job_id, const gp_report_
         o.acct = acct->sum;
         o.n_acct = acct->n;
         o.acct_slo = acct->slo;
+        o.threads = acct->threads;
         gp_job_results_use(&o, acct->stored);
     }
     return job_id ? gp_diagnose_job(s, job_id, &o, f, n, err, errlen)

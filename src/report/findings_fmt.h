@@ -36,6 +36,7 @@ typedef struct gp_report_acct {
     size_t n;
     gp_slo slo;
     struct gp_job_results *stored; /* ended jobs' stored results to use; may be NULL */
+    int threads;                   /* the diagnoses on this many threads (gp_diag_opts.threads) */
 } gp_report_acct;
 void gp_findings_report_text(struct gp_store *s, const char *job_id, FILE *out, int width,
                              const gp_report_acct *acct);

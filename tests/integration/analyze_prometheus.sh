@@ -168,6 +168,27 @@ for t in tables:
 assert rows > 1000, rows
 print("writer thread: same report and store (%d rows)" % rows)
 PY
+# the report's jobs on 1 and on 2 threads (store/read_pool.h; --threads, and
+# GOODPUT_REPORT_THREADS overriding it): the same report, byte for byte, text and JSON,
+# from analyze's temporary store and from `goodput report` on the kept one
+"$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --json --threads 1 > "$D/th1.json"
+GOODPUT_REPORT_THREADS=2 "$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --json \
+    --threads 1 > "$D/th2.json"
+cmp "$D/th1.json" "$D/th2.json" || fail "analyze --json differs on 2 threads"
+"$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --threads 1 > "$D/th1.txt"
+"$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --threads 2 > "$D/th2.txt"
+cmp "$D/th1.txt" "$D/th2.txt" || fail "analyze text differs on 2 threads"
+for fmt in "" --json; do
+    "$GOODPUT" report --db "$D/kept.db" $fmt > "$D/rep1"
+    "$GOODPUT" report --db "$D/kept.db" $fmt --threads 2 > "$D/rep2"
+    cmp "$D/rep1" "$D/rep2" || fail "report $fmt differs on 2 threads"
+done
+python3 - "$D/th1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["jobs"]) > 2 and len(r["findings"]) > 2, (len(r["jobs"]), len(r["findings"]))
+print("threads: same report on 1 and 2 threads (%d jobs, %d findings)" % (len(r["jobs"]), len(r["findings"])))
+PY
 # text output: the header names the Prometheus, range and step
 "$GOODPUT" analyze --prometheus "$URL" --from 2024-06-01T00:00:00Z --to "now-$(( ($(date +%s) - T1) / 60 ))m" \
     --step 1m > "$D/r.txt"

@@ -13,7 +13,8 @@
 #   - another price (GOODPUT_PRICE_PER_GPU_HOUR) or SLO is not served from the results;
 #   - an older store (schema 12, no table; the report migrates a writable one, store.c)
 #     still reports, the same;
-#   - the report never writes the store.
+#   - the report never writes the store;
+#   - the report on 2 threads (--threads, GOODPUT_REPORT_THREADS) is byte-identical to 1.
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 src=${GOODPUT_SRC:-.}
@@ -37,6 +38,14 @@ same() { # same A B: every output of A equals B's
   for f in report.txt report.json diag.txt; do
     cmp -s "$1/$f" "$2/$f" || { diff "$1/$f" "$2/$f" | head -20; fail "$3: $f differs"; }
   done
+}
+threads_same() { # threads_same DIR NAME: the report on 2 threads is the one on 1, byte for byte
+  (cd "$1" && "$GOODPUT" report --db s.db --threads 2 >report2.txt &&
+    GOODPUT_REPORT_THREADS=2 "$GOODPUT" report --db s.db --json >report2.json)
+  for f in report.txt report.json; do
+    cmp -s "$1/$f" "$1/${f/./2.}" || { diff "$1/$f" "$1/${f/./2.}" | head -20; fail "$2: $f differs on 2 threads"; }
+  done
+  [ "$(served "$1" --threads 2)" = "$(served "$1")" ] || fail "$2: other results served on 2 threads"
 }
 copy_without() { # copy_without FROM TO: the store with its results deleted
   mkdir -p "$2"; cp "$1/s.db" "$2/s.db"
@@ -85,6 +94,8 @@ check() { # check NAME SCENARIO DURATION MIN_RESULTS
   copy_without "$d/late" "$d/late-without"
   outputs "$d/late"; outputs "$d/late-without"
   same "$d/late" "$d/late-without" "$name: after a late event"
+  # the jobs on 2 threads (store/read_pool.h): all stored, none, and some of each
+  for v in with without late; do threads_same "$d/$v" "$name ($v)"; done
 
   # An older store (schema 12: no job_results table, no triggers) reports the same.
   mkdir -p "$d/old"; cp "$d/without/s.db" "$d/old/s.db"

@@ -39,6 +39,10 @@ typedef struct gp_diag_opts {
     int (*stored)(void *ctx, const char *job_id, gp_finding *out, size_t cap, size_t *n,
                   gp_features *feat, gp_goodput *acct, double *price);
     void *stored_ctx;
+    /* gp_diagnose_all with no_write: > 1 diagnoses the jobs on that many threads, each
+     * with its own read-only connection (store/read_pool.h); the findings are the same,
+     * in the same order. 0 or 1: one thread. */
+    int threads;
 } gp_diag_opts;
 
 /* The most findings one job gets. */

@@ -14,6 +14,7 @@
 #include "engine/pipeline/pipeline.h"
 #include "engine/diagnosis/scaling.h"
 #include "engine/diagnosis/thresholds.h"
+#include "store/read_pool.h"
 #include "store/rollup.h"
 #include "store/store.h"
 
@@ -399,6 +400,80 @@ int gp_diagnose_job(gp_store *s, const char *job_id, const gp_diag_opts *o, gp_f
     return 0;
 }
 
+/* The per-job diagnoses of gp_diagnose_all on o->threads threads (no_write only: each
+ * thread reads through its own read-only connection, store/read_pool.h). Stored results
+ * are looked up first on the caller's thread (their statements and counters belong to the
+ * caller's connection); the rest compute in parallel into per-job slots, which are then
+ * appended in job order: the same findings, in the same order, as one thread gives, and
+ * on failure the same error, the first failing job's. Returns 1 when done, -1 on error. */
+typedef struct diag_slot {
+    gp_finding *f; /* GP_DIAG_MAX_PER_JOB, malloc'ed by the task */
+    size_t n;
+    int rc;
+    char err[256];
+} diag_slot;
+
+typedef struct diag_par {
+    const gp_job *jobs;
+    const gp_diag_opts *o; /* stored = NULL: the stored ones were served before */
+    diag_slot *slot;
+    gp_features *feats;
+    gp_goodput *accts;
+    double *prices;
+} diag_par;
+
+static void diag_task(gp_store *conn, size_t i, void *ctx) {
+    diag_par *p = ctx;
+    diag_slot *d = &p->slot[i];
+    if (d->f) return; /* served from the stored results */
+    d->f = calloc(MAX_PER_JOB, sizeof *d->f);
+    if (!d->f) {
+        d->rc = -1;
+        snprintf(d->err, sizeof d->err, "out of memory");
+        return;
+    }
+    d->rc = diagnose_one(conn, p->jobs[i].id, p->o, d->f, &d->n, &p->feats[i], &p->accts[i],
+                         &p->prices[i], d->err, sizeof d->err);
+}
+
+static int diagnose_jobs_par(gp_store *s, const gp_job *jobs, size_t nj, const gp_diag_opts *o,
+                             gp_finding *all, size_t *tot, gp_features *feats, gp_goodput *accts,
+                             double *prices, char *err, size_t errlen) {
+    diag_slot *slot = calloc(nj, sizeof *slot);
+    if (!slot) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    gp_diag_opts po = *o;
+    po.stored = NULL;
+    for (size_t i = 0; o->stored && i < nj; i++) {
+        gp_finding *f = calloc(MAX_PER_JOB, sizeof *f);
+        if (f && o->stored(o->stored_ctx, jobs[i].id, f, MAX_PER_JOB, &slot[i].n, &feats[i],
+                           &accts[i], &prices[i]) == 1)
+            slot[i].f = f;
+        else {
+            free(f);
+            slot[i].n = 0;
+        }
+    }
+    diag_par p = {jobs, &po, slot, feats, accts, prices};
+    gp_read_pool_run(s, nj, o->threads, diag_task, &p);
+    int rc = 1;
+    for (size_t i = 0; i < nj; i++) {
+        if (rc == 1 && slot[i].rc < 0) {
+            snprintf(err, errlen, "%s", slot[i].err);
+            rc = -1;
+        }
+        if (rc == 1) {
+            memcpy(all + *tot, slot[i].f, slot[i].n * sizeof *all);
+            *tot += slot[i].n;
+        }
+        free(slot[i].f);
+    }
+    free(slot);
+    return rc;
+}
+
 int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t *n, char *err,
                     size_t errlen) {
     *out = NULL;
@@ -424,18 +499,25 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         return -1;
     }
     size_t tot = 0;
-    for (size_t i = 0; i < nj; i++) {
+    int par = o && o->no_write && o->threads > 1 && nj > 1
+                  ? diagnose_jobs_par(s, jobs, nj, o, all, &tot, feats, accts, prices, err, errlen)
+                  : 0;
+    for (size_t i = 0; i < nj && !par; i++) {
         size_t k = 0;
         if (diagnose_one(s, jobs[i].id, o, all + tot, &k, &feats[i], &accts[i], &prices[i], err,
                          errlen) < 0) {
-            free(all);
-            free(feats);
-            free(accts);
-            free(prices);
-            free(jobs);
-            return -1;
+            par = -1;
+            break;
         }
         tot += k;
+    }
+    if (par < 0) {
+        free(all);
+        free(feats);
+        free(accts);
+        free(prices);
+        free(jobs);
+        return -1;
     }
     /* scale_inefficient: runs of one job name at different GPU counts */
     double bound = o && o->scale_bound > 0 ? o->scale_bound : gp_th(GP_TH_SCALE_EFFICIENCY);
