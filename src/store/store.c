@@ -443,8 +443,8 @@ static void bind_i64_known(sqlite3_stmt *st, int i, int64_t v, int known) {
     else
         sqlite3_bind_null(st, i);
 }
-static void bind_time(sqlite3_stmt *st, int i, int64_t v) {
-    bind_i64_known(st, i, v, v >= 0);
+void gp_store_bind_time(sqlite3_stmt *st, int i, int64_t v_ns) {
+    bind_i64_known(st, i, v_ns, v_ns >= 0);
 }
 static void bind_d_known(sqlite3_stmt *st, int i, double v, int known) {
     if (known)
@@ -538,10 +538,10 @@ int gp_store_put_job(gp_store *s, const gp_job *j) {
     bind_text(st, 2, j->name);
     bind_text(st, 3, j->user);
     bind_text(st, 4, j->origin != GP_ORIGIN_UNKNOWN ? gp_origin_name(j->origin) : NULL);
-    bind_time(st, 5, j->submitted_ns);
-    bind_time(st, 6, j->allocated_ns);
-    bind_time(st, 7, j->ready_ns);
-    bind_time(st, 8, j->ended_ns);
+    gp_store_bind_time(st, 5, j->submitted_ns);
+    gp_store_bind_time(st, 6, j->allocated_ns);
+    gp_store_bind_time(st, 7, j->ready_ns);
+    gp_store_bind_time(st, 8, j->ended_ns);
     bind_text(st, 9, j->exit_state);
     bind_i64_known(st, 10, j->exit_code, j->exit_code >= 0);
     bind_text(st, 11, j->unit_name);
@@ -558,7 +558,7 @@ int gp_store_put_alloc(gp_store *s, const gp_alloc *a) {
     bind_text(st, 1, a->job_id);
     bind_text(st, 2, a->uuid);
     sqlite3_bind_int64(st, 3, a->from_ns);
-    bind_time(st, 4, a->to_ns);
+    gp_store_bind_time(st, 4, a->to_ns);
     return run(s, st);
 }
 
@@ -645,16 +645,16 @@ int gp_store_put_event(gp_store *s, const gp_event *e) {
     bind_i64_known(st, 4, e->rank, e->rank >= 0);
     bind_i64_known(st, 5, e->step, e->step >= 0);
     bind_d_known(st, 6, e->units, e->units >= 0);
-    bind_time(st, 7, e->kind == GP_EV_STAGE ? e->start_ns : e->step_start_ns);
+    gp_store_bind_time(st, 7, e->kind == GP_EV_STAGE ? e->start_ns : e->step_start_ns);
     bind_text(st, 8, e->name);
     bind_i64_known(st, 9, e->edge, e->edge > 0);
-    bind_time(st, 10, e->arrival_ns);
-    bind_time(st, 11, e->first_token_ns);
+    gp_store_bind_time(st, 10, e->arrival_ns);
+    gp_store_bind_time(st, 11, e->first_token_ns);
     bind_i64_known(st, 12, e->prompt_tokens, e->prompt_tokens >= 0);
     bind_i64_known(st, 13, e->output_tokens, e->output_tokens >= 0);
     sqlite3_bind_int(st, 14, e->ok);
     bind_i64_known(st, 15, e->item, e->item >= 0);
-    bind_time(st, 16, e->enqueue_ns);
+    gp_store_bind_time(st, 16, e->enqueue_ns);
     bind_text(st, 17, e->worker);
     bind_i64_known(st, 18, e->bytes, e->bytes >= 0);
     sqlite3_bind_int64(st, 19, (int64_t)gp_event_key(e));
@@ -711,8 +711,8 @@ int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding 
         sqlite3_bind_text(ins, 2, gp_finding_class_name(x->cls), -1, SQLITE_STATIC);
         sqlite3_bind_text(ins, 3, gp_scope_name(x->scope), -1, SQLITE_STATIC);
         bind_text(ins, 4, x->scope_id);
-        bind_time(ins, 5, x->t0_ns);
-        bind_time(ins, 6, x->t1_ns);
+        gp_store_bind_time(ins, 5, x->t0_ns);
+        gp_store_bind_time(ins, 6, x->t1_ns);
         bind_d_known(ins, 7, x->wasted_gpu_s, x->wasted_gpu_s >= 0);
         bind_d_known(ins, 8, x->wasted_cost, x->wasted_cost >= 0);
         sqlite3_bind_double(ins, 9, x->confidence);

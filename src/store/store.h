@@ -30,6 +30,8 @@ enum { GP_STORE_READONLY = 1 };
 int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen);
 void gp_store_close(gp_store *s);
 sqlite3 *gp_store_db(gp_store *s); /* for modules with queries of their own */
+/* Binds a time (ns) to parameter i of such a module's statement: NULL when unknown (< 0). */
+void gp_store_bind_time(sqlite3_stmt *st, int i, int64_t v_ns);
 /* A memo of the store's time span (engine/accounting/job_summary.h gp_store_time_span,
  * which seeks the first and last row of every device: ~25 ms at 1,000 GPUs, asked for by
  * every job of a report). _get returns 1 with the span set when it was stored at the same

@@ -232,10 +232,7 @@ static int claim(gp_store *s, const gp_job *j, int64_t now_ns, int64_t t0, int64
     sqlite3_bind_text(st, 1, j->id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, t0);
     sqlite3_bind_int64(st, 3, t1);
-    if (raw0 >= 0)
-        sqlite3_bind_int64(st, 4, raw0);
-    else
-        sqlite3_bind_null(st, 4);
+    gp_store_bind_time(st, 4, raw0);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(st);
     if (rc < 0) return -1;
@@ -320,10 +317,7 @@ static int seal_one(gp_store *s, const gp_job *j, int64_t now_ns, int64_t t0, in
             sqlite3_bind_text(st, 3, diag_fp, -1, SQLITE_STATIC);
             sqlite3_bind_int64(st, 4, t0);
             sqlite3_bind_int64(st, 5, t1);
-            if (raw0 >= 0)
-                sqlite3_bind_int64(st, 6, raw0);
-            else
-                sqlite3_bind_null(st, 6);
+            gp_store_bind_time(st, 6, raw0);
             sqlite3_bind_blob(st, 7, sum, (int)sizeof *sum, SQLITE_STATIC);
             sqlite3_bind_blob(st, 8, blob, (int)(sizeof(diag_head) + h->n * sizeof(gp_finding)),
                               SQLITE_STATIC);
