@@ -8,8 +8,44 @@
 #include <time.h>
 
 #include "report/findings_fmt.h"
+#include "engine/diagnosis/live_window.h"
 #include "engine/diagnosis/windows.h"
 #include "store/store.h"
+
+/* One live job's state between passes. */
+struct gp_live_job {
+    char id[64];
+    gp_live_hist *hist;
+    int seen; /* listed and live in this pass */
+};
+
+/* The job's state, added when new; NULL when out of memory. */
+static struct gp_live_job *live_job(gp_agent_live *l, const char *id) {
+    for (size_t i = 0; i < l->n_live_jobs; i++)
+        if (!strcmp(l->live_jobs[i].id, id)) return &l->live_jobs[i];
+    struct gp_live_job *x = realloc(l->live_jobs, (l->n_live_jobs + 1) * sizeof *x);
+    if (!x) return NULL;
+    l->live_jobs = x;
+    x = &l->live_jobs[l->n_live_jobs++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->id, sizeof x->id, "%s", id);
+    return x;
+}
+
+/* Drops the state of the jobs this pass did not see live (ended, gone). */
+static void live_jobs_sweep(gp_agent_live *l) {
+    size_t m = 0;
+    for (size_t i = 0; i < l->n_live_jobs; i++) {
+        if (!l->live_jobs[i].seen) {
+            l->whole_loads += gp_live_hist_whole_loads(l->live_jobs[i].hist);
+            gp_live_hist_free(l->live_jobs[i].hist);
+            continue;
+        }
+        l->live_jobs[i].seen = 0;
+        l->live_jobs[m++] = l->live_jobs[i];
+    }
+    l->n_live_jobs = m;
+}
 
 static double cpu_now_s(void) {
     struct timespec ts;
@@ -36,10 +72,17 @@ int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
         gp_diag_window *w = NULL;
         size_t nw = 0;
         char err[256];
+        struct gp_live_job *lj = live_job(l, jobs[i].id);
+        if (!lj) {
+            snprintf(l->last_err, sizeof l->last_err, "out of memory");
+            rc = -1;
+            break;
+        }
+        lj->seen = 1;
         /* Hooks share the agent's connection: the pass sees what this tick stored, even
          * before it is committed, so it is the store as it stands at `now`. */
-        if (gp_diagnose_windows_as_of(st, jobs[i].id, NULL, l->window_ns, 1, now, &w, &nw, err,
-                                      sizeof err) < 0) {
+        if (gp_diagnose_last_window_live(st, jobs[i].id, l->window_ns, now, &lj->hist, &w, &nw, err,
+                                         sizeof err) < 0) {
             snprintf(l->last_err, sizeof l->last_err, "%s", err);
             rc = -1;
             break;
@@ -66,6 +109,7 @@ int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
         gp_diag_windows_free(w, nw);
     }
     free(jobs);
+    if (rc == 0) live_jobs_sweep(l);
     if (rc == 0) {
         json_object_set_new(doc, "as_of_ns", json_integer(now));
         json_object_set_new(doc, "window_s", json_real((double)l->window_ns / 1e9));
@@ -114,7 +158,19 @@ int gp_agent_live_attach(gp_agent_live *l, gp_agent *a) {
     return gp_agent_set_hook(a, live_hook, l, 0);
 }
 
+uint64_t gp_agent_live_whole_loads(const gp_agent_live *l) {
+    uint64_t n = l->whole_loads;
+    for (size_t i = 0; i < l->n_live_jobs; i++)
+        n += gp_live_hist_whole_loads(l->live_jobs[i].hist);
+    return n;
+}
+
 void gp_agent_live_free(gp_agent_live *l) {
     free(l->json);
     l->json = NULL;
+    for (size_t i = 0; i < l->n_live_jobs; i++)
+        gp_live_hist_free(l->live_jobs[i].hist);
+    free(l->live_jobs);
+    l->live_jobs = NULL;
+    l->n_live_jobs = 0;
 }

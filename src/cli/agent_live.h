@@ -7,14 +7,12 @@
  * live pass from the stored data afterwards (same classes, same badput).
  *
  * A job is live while its data reaches into the last window; a job whose data ended
- * longer ago than D is left out. The cost of a pass grows with the jobs' age: each pass
- * reloads every live job whole from the store (one 8-GPU trainer: ~66 k rows, 0.07 s CPU
- * and 16 MiB at 1 h; ~271 k rows, 0.33 s and 50 MiB at 4 h; docs/benchmarks.md "Agent
- * cost"). --stats prints the passes, their CPU and the rows they loaded (live_rows,
- * live_rows_max_pass). Reading only the last window is not done yet because the windowed
- * diagnosis reads whole-job figures (windows.h; the list is in docs/benchmarks.md): a
- * windowed loader must keep those in this state across passes to stay equal to
- * `goodput diagnose --window D --as-of T`. */
+ * longer ago than D is left out. A pass reads each live job's rows since its last window
+ * (engine/diagnosis/live_window.h), not its whole history: the whole-job figures the
+ * windowed diagnosis reads are kept here per job between passes, so a pass costs about
+ * one window's rows whatever the job's age (docs/benchmarks.md, issue 22). The first pass
+ * over a job, and the few windows live_window.h lists, read the job whole. --stats prints
+ * the passes, their CPU and the rows they loaded (live_rows, live_rows_max_pass). */
 #ifndef GP_CLI_AGENT_LIVE_H
 #define GP_CLI_AGENT_LIVE_H
 
@@ -37,6 +35,9 @@ typedef struct gp_agent_live {
     double cpu_s;                    /* CPU spent in passes */
     uint64_t rows;                   /* store rows loaded over every pass (rows_read) */
     uint64_t rows_max_pass;          /* the most one pass loaded */
+    uint64_t whole_loads;            /* job loads of the whole history (live_window.h) */
+    struct gp_live_job *live_jobs;   /* per live job: its whole-job figures (owned) */
+    size_t n_live_jobs;
     char last_err[256];
 } gp_agent_live;
 
@@ -46,6 +47,9 @@ int gp_agent_live_attach(gp_agent_live *l, gp_agent *a);
 /* One pass now, at the agent's clock: fills l->json and hands it to l->srv. 0, or -1
  * with l->last_err (the previous document is kept). */
 int gp_agent_live_pass(gp_agent_live *l, gp_agent *a);
+/* Job loads of the whole history so far, over every job (the first pass over each, and
+ * live_window.h's fallbacks). */
+uint64_t gp_agent_live_whole_loads(const gp_agent_live *l);
 void gp_agent_live_free(gp_agent_live *l);
 
 #endif

@@ -99,6 +99,10 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
  * to stop; the call then returns -1, as on a store error; else 0. */
 int gp_store_job_events_each(gp_store *s, const char *job_id,
                              int (*fn)(void *ctx, const gp_event *e), void *ctx);
+/* The same for the events with t0 <= ts <= t1 (the agent's live findings read the last
+ * window's rows, engine/diagnosis/live_window.h). */
+int gp_store_job_events_range_each(gp_store *s, const char *job_id, int64_t t0_ns, int64_t t1_ns,
+                                   int (*fn)(void *ctx, const gp_event *e), void *ctx);
 /* Samples of one device with t0 <= ts < t1, ordered by ts. */
 int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                             gp_sample **out, size_t *n);

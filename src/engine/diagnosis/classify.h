@@ -88,6 +88,11 @@ int gp_job_input_load(struct gp_store *s, const char *job_id, gp_job_input *in, 
                       size_t errlen);
 int gp_job_input_load_ex(struct gp_store *s, const char *job_id, int raw, gp_job_input *in,
                          char *err, size_t errlen);
+/* The same (raw samples) with only the rows from_ns <= ts <= to_ns: events, steps, marks,
+ * samples and process rows; allocations, devices and the job record whole (the agent's
+ * live findings read the last window's rows, live_window.h). */
+int gp_job_input_load_range(struct gp_store *s, const char *job_id, int raw, int64_t from_ns,
+                            int64_t to_ns, gp_job_input *in, char *err, size_t errlen);
 void gp_job_input_free(gp_job_input *in);
 /* Raw samples of the job's devices from from_ns on (a rolled-up input's recent minutes,
  * for windows shorter than the job); *out malloc'ed. Returns 0 or -1. */

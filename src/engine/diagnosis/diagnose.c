@@ -155,7 +155,13 @@ int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *e
 
 int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input *in, char *err,
                          size_t errlen) {
+    return gp_job_input_load_range(s, job_id, raw, INT64_MIN, INT64_MAX, in, err, errlen);
+}
+
+int gp_job_input_load_range(gp_store *s, const char *job_id, int raw, int64_t from_ns,
+                            int64_t to_ns, gp_job_input *in, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
+    int whole = from_ns == INT64_MIN && to_ns == INT64_MAX;
     in->job_id = strdup(job_id);
     gp_alloc *al = NULL;
     size_t nal = 0;
@@ -163,7 +169,8 @@ int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input 
     gp_device *dev = NULL;
     size_t ndev = 0;
     if (!in->job_id || gp_store_job_allocs(s, job_id, &al, &nal) < 0 ||
-        gp_store_job_events_each(s, job_id, split_one, &ev) < 0 ||
+        (whole ? gp_store_job_events_each(s, job_id, split_one, &ev)
+               : gp_store_job_events_range_each(s, job_id, from_ns, to_ns, split_one, &ev)) < 0 ||
         gp_store_list_devices(s, &dev, &ndev) < 0) {
         snprintf(err, errlen, "job %s: cannot read the store: %s", job_id, gp_store_errmsg(s));
         free(al);
@@ -203,6 +210,8 @@ int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input 
             int64_t to = al[k].to_ns < 0 ? INT64_MAX : al[k].to_ns + 1;
             if (to > hi) hi = to;
         }
+        if (from_ns > lo) lo = from_ns;
+        if (to_ns < INT64_MAX && to_ns + 1 < hi) hi = to_ns + 1;
         gp_sample *x = NULL;
         gp_proc_sample *p = NULL;
         size_t nx = 0, np = 0;

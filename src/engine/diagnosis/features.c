@@ -242,6 +242,12 @@ static void window_of(const gp_job_input *in, int64_t *t0, int64_t *t1) {
 
 static int telemetry(const gp_job_input *in, gp_features *f) {
     size_t n = in->n_samples;
+    if (n == 0 && in->history && in->history->n_samples > 0) {
+        /* the job has samples, none of them this window's */
+        f->first_active_ns = -1;
+        f->n_samples_seen = (int)in->history->n_samples;
+        return 0;
+    }
     if (n == 0) return 0;
     const gp_sample **s = malloc(n * sizeof *s);
     if (!s) return -1;
@@ -287,9 +293,15 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             j++;
         ndev++;
         const gp_gpu_spec *sp = spec_of(in, s[i]->uuid);
-        /* median interval of this device */
+        /* median interval of this device (over the whole job when the input is one
+         * window's rows) */
         int64_t dt_med = 1000000000;
-        if (j - i >= 2) {
+        const gp_dev_interval *hd = NULL;
+        for (size_t h = 0; in->history && h < in->history->n_dev && !hd; h++)
+            if (!strcmp(in->history->dev[h].uuid, s[i]->uuid)) hd = &in->history->dev[h];
+        if (hd)
+            dt_med = hd->dt_med_ns;
+        else if (j - i >= 2) {
             int64_t *d = malloc((j - i - 1) * sizeof *d);
             if (!d) {
                 rc = -1;
@@ -414,7 +426,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     f->interconnect_peak_share = sh;
     f->energy_j = energy_known ? energy : -1;
     (void)ndev;
-    f->n_samples_seen = (int)m;
+    f->n_samples_seen = in->history ? (int)in->history->n_samples : (int)m;
     free(s);
     return rc ? -1 : 0;
 }

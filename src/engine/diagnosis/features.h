@@ -56,6 +56,19 @@ typedef struct gp_mark_ev {
 /* 1 and *out filled when e is a request or a phase (what gp_mark_ev holds), else 0. */
 int gp_mark_of(const gp_event *e, gp_mark_ev *out);
 
+/* What the input of one window, loaded without the job's earlier rows, carries over from
+ * them (live_window.h): per device its median sample interval over all of the job's
+ * samples (a gap is 5x it), and how many samples the job has in all. */
+typedef struct gp_dev_interval {
+    char uuid[GP_UUID_MAX];
+    int64_t dt_med_ns; /* > 0 */
+} gp_dev_interval;
+typedef struct gp_input_history {
+    const gp_dev_interval *dev; /* a device not listed: from the input's samples */
+    size_t n_dev;
+    int64_t n_samples; /* the job's samples (n_samples_seen) */
+} gp_input_history;
+
 typedef struct gp_job_input {
     const char *job_id;
     const gp_alloc *allocs; /* the job's allocations; none: every sample counts */
@@ -81,10 +94,11 @@ typedef struct gp_job_input {
      * inputs may keep them in events instead. The features read both. */
     const gp_mark_ev *marks;
     size_t n_marks;
-    int64_t t0_ns, t1_ns; /* window; 0, 0 = from the first allocation to the last data */
-    gp_slo slo;           /* 0 fields: the SLOs the job declared in its hello, if any */
-    int64_t submitted_ns; /* from the job record when lifecycle events are not in events;
-                             <= 0 unknown */
+    int64_t t0_ns, t1_ns;            /* window; 0, 0 = from the first allocation to the last data */
+    gp_slo slo;                      /* 0 fields: the SLOs the job declared in its hello, if any */
+    int64_t submitted_ns;            /* from the job record when lifecycle events are not in events;
+                                        <= 0 unknown */
+    const gp_input_history *history; /* NULL: every figure from this input */
 } gp_job_input;
 
 typedef struct gp_features {

@@ -30,7 +30,8 @@ static const gp_gpu_spec *spec_of(const gp_job_input *in) {
 /* Diagnoses [t0, t1) of the loaded job into *w. */
 static int diagnose_window(gp_job_input *in, const gp_worker_obs *obs, size_t nobs,
                            gp_worker_obs *scratch, double price, const gp_features *whole,
-                           int64_t t0, int64_t t1, gp_diag_window *w, char *err, size_t errlen) {
+                           int64_t t0, int64_t t1, gp_diag_window *w, int *needs_alone, char *err,
+                           size_t errlen) {
     gp_job_input wi = *in;
     wi.t0_ns = t0;
     wi.t1_ns = t1;
@@ -38,6 +39,9 @@ static int diagnose_window(gp_job_input *in, const gp_worker_obs *obs, size_t no
     double ideal = whole->ideal_step_s;
     if (gp_features_compute(&wi, &f, err, errlen) < 0) return -1;
     gp_features_clip_ready(&f, whole);
+    if (needs_alone)
+        *needs_alone = (f.thr_shared < 0 && f.shared_share > 0.5 && f.ideal_step_s > 0) ||
+                       (f.thr_shared > 0 && f.thr_alone < 0);
     /* a window spent entirely sharing the GPU: compare with the job's own speed alone */
     if (f.thr_shared < 0 && whole->thr_alone > 0 && f.shared_share > 0.5 && f.ideal_step_s > 0)
         f.thr_shared = 1 / f.ideal_step_s;
@@ -66,7 +70,7 @@ static int diagnose_window(gp_job_input *in, const gp_worker_obs *obs, size_t no
 /* Keeps what the store held at as_of_ns: samples, process rows and events up to it, the
  * allocations begun by then, those that ended later still held. The arrays are the
  * loader's own (malloc'ed), so they are shortened in place. */
-static void clip_as_of(gp_job_input *in, int64_t as_of_ns) {
+void gp_job_input_clip_as_of(gp_job_input *in, int64_t as_of_ns) {
     size_t m = 0;
     gp_sample *smp = (gp_sample *)in->samples;
     for (size_t i = 0; i < in->n_samples; i++)
@@ -122,7 +126,7 @@ int gp_diagnose_windows_as_of(gp_store *s, const char *job_id, const gp_diag_opt
     if (gp_job_input_load_ex(s, job_id, 1, &in, err, errlen) < 0) return -1;
     uint64_t rows = (uint64_t)(in.n_events + (in.steps ? in.n_steps : 0) +
                                (in.marks ? in.n_marks : 0) + in.n_samples + in.n_procs);
-    if (as_of_ns > 0) clip_as_of(&in, as_of_ns);
+    if (as_of_ns > 0) gp_job_input_clip_as_of(&in, as_of_ns);
     gp_slo_override(&in.slo, o ? &o->slo : NULL);
     gp_features whole;
     gp_worker_obs *obs = NULL, *scratch = NULL;
@@ -156,7 +160,7 @@ int gp_diagnose_windows_as_of(gp_store *s, const char *job_id, const gp_diag_opt
     for (int64_t a = first; a < T1 && nw < cap; a += window_ns) {
         int64_t b = a + window_ns < T1 ? a + window_ns : T1;
         if (diagnose_window(&in, obs, (size_t)(nobs > 0 ? nobs : 0), scratch, price, &whole, a, b,
-                            &w[nw], err, errlen) < 0) {
+                            &w[nw], NULL, err, errlen) < 0) {
             nw++;
             goto done;
         }
@@ -173,6 +177,26 @@ done:
     free(obs);
     free(scratch);
     gp_job_input_free(&in);
+    return rc;
+}
+
+int gp_diagnose_window_input(gp_job_input *in, const gp_features *whole, const gp_worker_obs *obs,
+                             size_t nobs, int64_t t0_ns, int64_t t1_ns, gp_diag_window *w,
+                             int *needs_alone, char *err, size_t errlen) {
+    memset(w, 0, sizeof *w);
+    gp_worker_obs *scratch = malloc((nobs ? nobs : 1) * sizeof *scratch);
+    if (!scratch) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double price = gp_price_per_gpu_h(spec_of(in), 0);
+    int rc = diagnose_window(in, obs, nobs, scratch, price, whole, t0_ns, t1_ns, w, needs_alone,
+                             err, errlen);
+    free(scratch);
+    if (rc < 0) {
+        free(w->findings);
+        w->findings = NULL;
+    }
     return rc;
 }
 

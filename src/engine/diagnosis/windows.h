@@ -58,6 +58,19 @@ int gp_diagnose_windows_as_of(struct gp_store *s, const char *job_id, const gp_d
                               gp_diag_window **out, size_t *n, char *err, size_t errlen);
 void gp_diag_windows_free(gp_diag_window *w, size_t n);
 
+/* What gp_diagnose_windows_as_of keeps of a loaded input: samples, process rows and events
+ * up to as_of_ns, the allocations begun by then (one that ends later still held). */
+void gp_job_input_clip_as_of(gp_job_input *in, int64_t as_of_ns);
+/* One window [t0_ns, t1_ns) of a loaded input, judged against the whole job's figures in
+ * *whole (t0_ns, t1_ns, ready_ns, first_active_ns, activity_only, ideal_step_s,
+ * thr_alone), with the job's step observations obs (renumbered over the whole job; those
+ * in the window are used), at the default price. *needs_alone (may be NULL) is set when
+ * the window shares its GPU so that whole->thr_alone is read (live_window.c: a figure it
+ * does not keep). w->rows_read is left 0. Returns 0, or -1 with err. */
+int gp_diagnose_window_input(gp_job_input *in, const gp_features *whole, const gp_worker_obs *obs,
+                             size_t nobs, int64_t t0_ns, int64_t t1_ns, gp_diag_window *w,
+                             int *needs_alone, char *err, size_t errlen);
+
 /* One finding per episode (issue 19 item 6): consecutive windows (of one job, in time
  * order) whose findings have the same class on the same scope merge into one finding.
  * Start: the first window's finding's start; end: the last one's end. Totals: badput by

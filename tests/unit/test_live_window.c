@@ -1,0 +1,304 @@
+/* test_live_window.c: the agent's live findings read the last window's rows
+ * (engine/diagnosis/live_window.h) and stay exactly those of the whole-history pass.
+ *
+ * - Every live pass the agent makes while it runs a scenario (scenario -> agent -> store
+ *   -> live findings) is compared, job by job and finding by finding (the whole JSON of
+ *   each finding), with gp_diagnose_windows_as_of at the pass's clock: the whole history
+ *   loaded from scratch. The scenarios hit the whole-job figures a window reads: restarts
+ *   that redo (renumber) per-rank steps, with a straggler; an inference server whose
+ *   hello declares its SLOs mid-job (ready after 14 minutes); a job sharing another's
+ *   GPU; telemetry gaps (a device's samples deleted as they are stored, before any pass
+ *   reads them); not-ready and activity-only jobs; jobs many windows old. The demo
+ *   scenario runs the same check.
+ * - On a job many windows old, no pass after the first reads more rows than one window
+ *   plus its lookback and a minute holds, the job's whole history being several times
+ *   that, and the job is read whole only once.
+ * Expected values are computed from the store, never constants. */
+#include "testutil.h"
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "agent/agent.h"
+#include "cli/agent_live.h"
+#include "engine/diagnosis/classify.h"
+#include "engine/diagnosis/windows.h"
+#include "report/findings_fmt.h"
+#include "store/store.h"
+
+#define NS 1000000000LL
+
+static char *tmp;
+
+static int setup(void **state) {
+    (void)state;
+    tmp = gp_test_tmpdir();
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    free(tmp);
+    return 0;
+}
+
+static const char *HARD =
+    "[node]\nname = live-node\ngpus = 5\nmodel = H100-SXM\nseed = 7\nduration = 40m\n\n"
+    /* per-rank steps, a straggler, two restarts that redo steps */
+    "[job ranked]\nkind = training\ngpus = 0-2\ninit = 20s\nper_rank_steps = yes\n"
+    "flops_per_step = 60T ; efficiency = 0.5\nallreduce_bytes = 1GB ; overlap = 0.5\n"
+    "straggler_rank = 1 ; straggler_slowdown = 1.5 ; straggler_from = 4m\n"
+    "checkpoint_every = 300 ; checkpoint_time = 5s\n"
+    "restart_at = 12m, 27m ; recovery = 45s ; restore_time = 15s\n\n"
+    /* a server that declares its SLOs in a hello 14 minutes into its allocation */
+    "[job server]\nkind = inference\ngpus = 3\nready_after = 14m\nrate = 3\n"
+    "prompt_tokens = 800 ; output_tokens = 120\nparams = 8B\nslo_ttft = 150ms ; slo_tpot = 12ms\n\n"
+    /* shares the ranked job's GPU 0 for 6 minutes */
+    "[job sharer]\nkind = training\ngpus = 0\nstart = 17m ; end = 23m\n"
+    "flops_per_step = 100T ; efficiency = 0.5\nmem = 20%\n\n"
+    "[job late]\nkind = not_ready\ngpus = 4\nstart = 0s ; end = 36m\nready_after = 9m\ninit = 1m\n"
+    "flops_per_step = 100T ; efficiency = 0.5\n\n"
+    "[job notebook]\nkind = idle\ngpus = 4\nstart = 0s ; end = 30m\nmem = 30%\n"
+    "burst_every = 3m ; burst = 3s\n";
+
+/* The checks run as agent hooks, around the live hook. */
+typedef struct checker {
+    gp_agent_live *live;
+    int64_t origin_ns;   /* the first tick's clock */
+    uint64_t passes;     /* live passes checked */
+    uint64_t job_passes; /* (pass, job) pairs compared */
+    uint64_t findings;   /* findings compared */
+    int gaps;            /* delete a device's samples in two stretches (telemetry gaps) */
+    char gap_uuid[96];
+    uint64_t deleted;
+    uint64_t max_rows_late; /* the most a pass after the first read */
+    uint64_t prev_rows;
+} checker;
+
+/* Before the live hook: the server's GPU loses its samples over [6 m, 9 m) and
+ * [21 m, 21.5 m), every other one over [29 m, 36 m) (a window there sees 2 s intervals,
+ * the job's median stays 1 s) and 7 s at 33 m: a gap by the job's median interval (over
+ * 5 s), not by the window's own (under 10 s). */
+static void gap_hook(gp_agent *a, void *ctx) {
+    checker *c = ctx;
+    int64_t now = gp_agent_now_ns(a);
+    if (!c->origin_ns) c->origin_ns = now;
+    if (!c->gaps) return;
+    sqlite3 *db = gp_store_db(gp_agent_store(a));
+    if (!c->gap_uuid[0]) {
+        sqlite3_stmt *st;
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "SELECT uuid FROM allocations WHERE job_id = 'server'",
+                                            -1, &st, NULL),
+                         SQLITE_OK);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            snprintf(c->gap_uuid, sizeof c->gap_uuid, "%s", sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        if (!c->gap_uuid[0]) return;
+    }
+    static const char *sql[4] = {
+        "DELETE FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3",
+        "DELETE FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3",
+        "DELETE FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 AND"
+        " (ts_ns / 1000000000) % 2 = 1",
+        "DELETE FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3"};
+    int64_t from[4] = {6 * 60, 21 * 60, 29 * 60, 33 * 60},
+            to[4] = {9 * 60, 21 * 60 + 30, 36 * 60, 33 * 60 + 7};
+    for (int k = 0; k < 4; k++) {
+        sqlite3_stmt *st;
+        assert_int_equal(sqlite3_prepare_v2(db, sql[k], -1, &st, NULL), SQLITE_OK);
+        sqlite3_bind_text(st, 1, c->gap_uuid, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, c->origin_ns + from[k] * NS);
+        sqlite3_bind_int64(st, 3, c->origin_ns + to[k] * NS);
+        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+        sqlite3_finalize(st);
+        c->deleted += (uint64_t)sqlite3_changes(db);
+    }
+}
+
+/* After the live hook: when it made a pass, compare each job's live findings with the
+ * whole history's. */
+static void check_hook(gp_agent *a, void *ctx) {
+    checker *c = ctx;
+    gp_agent_live *l = c->live;
+    if (l->passes == c->passes) return;
+    c->passes = l->passes;
+    uint64_t pass_rows = l->rows - c->prev_rows;
+    c->prev_rows = l->rows;
+    if (l->passes > 1 && pass_rows > c->max_rows_late) c->max_rows_late = pass_rows;
+    assert_non_null(l->json);
+    json_t *doc = json_loads(l->json, 0, NULL);
+    assert_non_null(doc);
+    int64_t now = json_integer_value(json_object_get(doc, "as_of_ns"));
+    assert_true(now == gp_agent_now_ns(a));
+    json_t *all = json_object_get(doc, "findings"), *jobs = json_object_get(doc, "jobs");
+    gp_store *st = gp_agent_store(a);
+    gp_job *list = NULL;
+    size_t nj = 0, live_jobs = 0, k = 0;
+    assert_int_equal(gp_store_list_jobs(st, &list, &nj), 0);
+    for (size_t i = 0; i < nj; i++) {
+        if (list[i].ended_ns > 0 && list[i].ended_ns < now - l->window_ns) continue;
+        gp_diag_window *w = NULL;
+        size_t nw = 0;
+        char err[256];
+        assert_int_equal(gp_diagnose_windows_as_of(st, list[i].id, NULL, l->window_ns, 1, now, &w,
+                                                   &nw, err, sizeof err),
+                         0);
+        if (nw == 1 && w[0].t1_ns >= now - l->window_ns) {
+            json_t *j = json_array_get(jobs, live_jobs++);
+            assert_non_null(j);
+            assert_string_equal(json_string_value(json_object_get(j, "job")), list[i].id);
+            assert_true(json_integer_value(json_object_get(j, "window_t0_ns")) == w[0].t0_ns);
+            assert_true(json_integer_value(json_object_get(j, "window_t1_ns")) == w[0].t1_ns);
+            json_t *f = gp_findings_json(w[0].findings, w[0].n, 0);
+            size_t m;
+            json_t *x;
+            json_array_foreach(f, m, x) {
+                json_object_set_new(x, "live", json_true());
+                json_object_set_new(x, "window_t0_ns", json_integer(w[0].t0_ns));
+                json_object_set_new(x, "window_t1_ns", json_integer(w[0].t1_ns));
+                json_t *y = json_array_get(all, k++);
+                assert_non_null(y);
+                if (!json_equal(x, y)) {
+                    char *a1 = json_dumps(x, JSON_COMPACT), *b1 = json_dumps(y, JSON_COMPACT);
+                    fail_msg("pass %llu, job %s, finding %zu:\nwhole: %s\nlive:  %s",
+                             (unsigned long long)l->passes, list[i].id, m, a1, b1);
+                }
+                c->findings++;
+            }
+            json_decref(f);
+            c->job_passes++;
+        }
+        gp_diag_windows_free(w, nw);
+    }
+    assert_int_equal(live_jobs, json_array_size(jobs));
+    assert_int_equal(k, json_array_size(all));
+    free(list);
+    json_decref(doc);
+}
+
+static void run_checked(const char *scen_path, int64_t duration_ns, int64_t window_ns, int gaps,
+                        checker *c, gp_agent_live *live, const char *db) {
+    char path[600], err[512];
+    snprintf(path, sizeof path, "%s/%s", tmp, db);
+    char src[700];
+    snprintf(src, sizeof src, "sim:%s", scen_path);
+    gp_agent_opts o = {.source_spec = src, .db_path = path, .speed = 0, .duration_ns = duration_ns};
+    gp_agent *a;
+    if (gp_agent_open(&o, &a, err, sizeof err) != 0) fail_msg("%s", err);
+    memset(c, 0, sizeof *c);
+    memset(live, 0, sizeof *live);
+    live->window_ns = window_ns;
+    c->live = live;
+    c->gaps = gaps;
+    assert_int_equal(gp_agent_set_hook(a, gap_hook, c, 0), 0);
+    assert_int_equal(gp_agent_live_attach(live, a), 0);
+    assert_int_equal(gp_agent_set_hook(a, check_hook, c, 0), 0);
+    if (gp_agent_run(a, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    assert_true(live->passes > 0);
+    assert_int_equal(c->passes, live->passes);
+    if (getenv("GP_TEST_VERBOSE"))
+        fprintf(stderr,
+                "%s: passes %llu, job-passes %llu, findings %llu, whole loads %llu, rows %llu, max "
+                "%llu, max after the first %llu\n",
+                db, (unsigned long long)live->passes, (unsigned long long)c->job_passes,
+                (unsigned long long)c->findings,
+                (unsigned long long)gp_agent_live_whole_loads(live), (unsigned long long)live->rows,
+                (unsigned long long)live->rows_max_pass, (unsigned long long)c->max_rows_late);
+    gp_agent_close(a);
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_every_pass_is_the_whole_history(void **state) {
+    (void)state;
+    char scen[600];
+    snprintf(scen, sizeof scen, "%s/hard.conf", tmp);
+    write_file(scen, HARD);
+    checker c;
+    gp_agent_live live;
+    run_checked(scen, 40 * 60 * NS, 5 * 60 * NS, 1, &c, &live, "hard.db");
+    assert_true(c.passes >= 38);
+    assert_true(c.deleted > 0);       /* the gaps happened */
+    assert_true(c.job_passes >= 150); /* ~5 jobs a pass */
+    assert_true(c.findings >= 150);
+    /* the comparisons mostly ran on windowed reads: whole loads are the first pass of
+     * each job and the windows sharing a GPU */
+    uint64_t whole = gp_agent_live_whole_loads(&live);
+    assert_true(whole >= 5);
+    assert_true(whole * 3 < c.job_passes);
+    gp_agent_live_free(&live);
+}
+
+static void test_demo_every_pass(void **state) {
+    (void)state;
+    checker c;
+    gp_agent_live live;
+    run_checked("examples/scenarios/demo.conf", 45 * 60 * NS, 5 * 60 * NS, 0, &c, &live, "demo.db");
+    assert_true(c.passes >= 43);
+    assert_true(c.findings >= 200);
+    assert_true(gp_agent_live_whole_loads(&live) * 3 < c.job_passes);
+    gp_agent_live_free(&live);
+}
+
+static const char *OLD = "[node]\nname = old-node\ngpus = 2\nmodel = H100-SXM\nseed = 3\n"
+                         "duration = 50m\n\n[job old]\nkind = training\ngpus = 0-1\n"
+                         "per_rank_steps = yes\nflops_per_step = 60T ; efficiency = 0.5\n"
+                         "checkpoint_every = 300 ; checkpoint_time = 5s\n";
+
+static void test_old_job_reads_one_window(void **state) {
+    (void)state;
+    char scen[600], err[512];
+    snprintf(scen, sizeof scen, "%s/old.conf", tmp);
+    write_file(scen, OLD);
+    checker c;
+    gp_agent_live live;
+    char path[600];
+    snprintf(path, sizeof path, "%s/old.db", tmp);
+    int64_t W = 5 * 60 * NS;
+    run_checked(scen, 50 * 60 * NS, W, 0, &c, &live, "old.db");
+    assert_true(c.passes >= 48);
+    /* only the first pass read the job whole */
+    assert_int_equal(gp_agent_live_whole_loads(&live), 1);
+    gp_store *st = NULL;
+    assert_int_equal(gp_store_open(path, GP_STORE_READONLY, &st, err, sizeof err), 0);
+    gp_job_input whole, win;
+    assert_int_equal(
+        gp_job_input_load_range(st, "old", 1, INT64_MIN, INT64_MAX, &whole, err, sizeof err), 0);
+    int64_t end = INT64_MIN;
+    for (size_t i = 0; i < whole.n_samples; i++)
+        if (whole.samples[i].ts_ns > end) end = whole.samples[i].ts_ns;
+    /* one window, its lookback (5 sample intervals, 2 s), the minute of lateness it
+     * tolerates and the minute between passes */
+    assert_int_equal(
+        gp_job_input_load_range(st, "old", 1, end - W - 3 * 60 * NS, end, &win, err, sizeof err),
+        0);
+    uint64_t n_whole =
+                 whole.n_events + whole.n_steps + whole.n_marks + whole.n_samples + whole.n_procs,
+             n_win = win.n_events + win.n_steps + win.n_marks + win.n_samples + win.n_procs;
+    assert_true(n_whole > 5 * n_win);
+    assert_true(c.max_rows_late > 0);
+    assert_true(c.max_rows_late <= n_win);
+    assert_true(live.rows_max_pass <= n_win);
+    gp_job_input_free(&whole);
+    gp_job_input_free(&win);
+    gp_store_close(st);
+    gp_agent_live_free(&live);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_pass_is_the_whole_history),
+        cmocka_unit_test(test_demo_every_pass),
+        cmocka_unit_test(test_old_job_reads_one_window),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
