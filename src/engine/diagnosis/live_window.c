@@ -26,7 +26,10 @@ typedef struct live_dev {
     int64_t last_ts; /* INT64_MIN: no sample yet */
     dt_bin *bins;    /* sorted by v */
     size_t nb, cap;
-    uint64_t n_int;
+    int borrowed;  /* bins are the state's (a copy's device): not freed here */
+    int64_t *tail; /* intervals not yet merged into bins, in any order */
+    size_t nt, tcap;
+    uint64_t n_int; /* in bins and tail */
 } live_dev;
 
 typedef struct live_rank {
@@ -56,8 +59,10 @@ struct gp_live_hist {
 };
 
 static void hist_reset(gp_live_hist *h) {
-    for (size_t i = 0; i < h->n_devs; i++)
-        free(h->devs[i].bins);
+    for (size_t i = 0; i < h->n_devs; i++) {
+        if (!h->devs[i].borrowed) free(h->devs[i].bins);
+        free(h->devs[i].tail);
+    }
     free(h->devs);
     free(h->allocs);
     uint64_t wl = h->whole_loads;
@@ -82,28 +87,22 @@ uint64_t gp_live_hist_whole_loads(const gp_live_hist *h) {
     return h ? h->whole_loads : 0;
 }
 
-/* A deep copy of *h into *c (the figures at as_of without moving the frontier). */
+/* A copy of *h into *c (the figures at as_of without moving the frontier): the devices'
+ * interval counts are borrowed, read only; what the copy is fed goes to its tails. */
 static int hist_copy(gp_live_hist *c, const gp_live_hist *h) {
     *c = *h;
     c->allocs = NULL;
     c->n_allocs = 0;
-    c->devs = h->n_devs ? calloc(h->n_devs, sizeof *c->devs) : NULL;
+    c->devs = h->n_devs ? malloc(h->n_devs * sizeof *c->devs) : NULL;
     if (h->n_devs && !c->devs) {
         c->n_devs = 0;
         return -1;
     }
     for (size_t i = 0; i < h->n_devs; i++) {
         c->devs[i] = h->devs[i];
-        c->devs[i].bins = NULL;
-        c->devs[i].cap = 0;
-        if (!h->devs[i].nb) continue;
-        c->devs[i].bins = malloc(h->devs[i].nb * sizeof *c->devs[i].bins);
-        if (!c->devs[i].bins) {
-            c->n_devs = i;
-            return -1;
-        }
-        memcpy(c->devs[i].bins, h->devs[i].bins, h->devs[i].nb * sizeof *c->devs[i].bins);
-        c->devs[i].cap = h->devs[i].nb;
+        c->devs[i].borrowed = 1;
+        c->devs[i].tail = NULL;
+        c->devs[i].nt = c->devs[i].tcap = 0;
     }
     return 0;
 }
@@ -122,39 +121,64 @@ static live_dev *dev_of(gp_live_hist *h, const char *uuid) {
 }
 
 static int dev_add_interval(live_dev *d, int64_t v) {
-    size_t lo = 0, hi = d->nb;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (d->bins[mid].v < v)
-            lo = mid + 1;
-        else
-            hi = mid;
+    if (d->nt == d->tcap) {
+        size_t c = d->tcap ? 2 * d->tcap : 64;
+        int64_t *t = realloc(d->tail, c * sizeof *t);
+        if (!t) return -1;
+        d->tail = t;
+        d->tcap = c;
     }
+    d->tail[d->nt++] = v;
     d->n_int++;
-    if (lo < d->nb && d->bins[lo].v == v) {
-        d->bins[lo].n++;
-        return 0;
-    }
-    if (d->nb == d->cap) {
-        size_t c = d->cap ? 2 * d->cap : 8;
-        dt_bin *b = realloc(d->bins, c * sizeof *b);
-        if (!b) return -1;
-        d->bins = b;
-        d->cap = c;
-    }
-    memmove(&d->bins[lo + 1], &d->bins[lo], (d->nb - lo) * sizeof *d->bins);
-    d->bins[lo] = (dt_bin){v, 1};
-    d->nb++;
     return 0;
 }
 
-/* features.c's median interval: the ((n - 1) / 2)-th smallest, 1 s when none or <= 0 */
-static int64_t dev_dt_med(const live_dev *d) {
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Merges the device's tail into its counts: one pass over both, O(bins + tail) (real
+ * timestamps jitter, so a day of 1 s samples may hold ~86 k distinct intervals). */
+static int dev_merge(live_dev *d) {
+    if (!d->nt) return 0;
+    qsort(d->tail, d->nt, sizeof *d->tail, cmp_i64);
+    dt_bin *m = malloc((d->nb + d->nt) * sizeof *m);
+    if (!m) return -1;
+    size_t i = 0, j = 0, k = 0;
+    while (i < d->nb || j < d->nt) {
+        int64_t v =
+            j >= d->nt || (i < d->nb && d->bins[i].v <= d->tail[j]) ? d->bins[i].v : d->tail[j];
+        uint64_t n = 0;
+        if (i < d->nb && d->bins[i].v == v) n += d->bins[i++].n;
+        while (j < d->nt && d->tail[j] == v)
+            n++, j++;
+        m[k++] = (dt_bin){v, n};
+    }
+    free(d->bins);
+    d->bins = m;
+    d->nb = d->cap = k;
+    d->nt = 0;
+    return 0;
+}
+
+/* features.c's median interval: the ((n - 1) / 2)-th smallest of the counts and the tail
+ * (sorted here), 1 s when there is none or it is <= 0 */
+static int64_t dev_dt_med(live_dev *d) {
     if (d->n_int == 0) return NS;
+    qsort(d->tail, d->nt, sizeof *d->tail, cmp_i64);
     uint64_t k = (d->n_int - 1) / 2, seen = 0;
-    for (size_t i = 0; i < d->nb; i++) {
-        seen += d->bins[i].n;
-        if (seen > k) return d->bins[i].v > 0 ? d->bins[i].v : NS;
+    size_t i = 0, j = 0;
+    while (i < d->nb || j < d->nt) {
+        int64_t v;
+        if (j >= d->nt || (i < d->nb && d->bins[i].v <= d->tail[j])) {
+            v = d->bins[i].v;
+            seen += d->bins[i++].n;
+        } else {
+            v = d->tail[j++];
+            seen++;
+        }
+        if (seen > k) return v > 0 ? v : NS;
     }
     return NS;
 }
@@ -190,7 +214,7 @@ static int cmp_obs_rank_ts(const void *a, const void *b) {
  * observations of those rows, renumbered over the whole job, sorted by (rank, time) as
  * gp_step_obs_from_input sorts them; *nobs their count. */
 static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int64_t hi_ns,
-                     gp_worker_obs **obs, size_t *nobs) {
+                     gp_worker_obs **obs, size_t *nobs, int merge) {
     int64_t t0f = h->t0_filter;
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_event *e = &in->events[i];
@@ -287,6 +311,8 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
             (h->first_active_ns < 0 || x->ts_ns < h->first_active_ns))
             h->first_active_ns = x->ts_ns;
     }
+    for (size_t i = 0; merge && i < h->n_devs; i++)
+        if (dev_merge(&h->devs[i]) < 0) return -1;
     return 0;
 }
 
@@ -390,7 +416,7 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
     /* the figures at as_of_ns: the state's rows and the ones read since its frontier */
     have_copy = 1;
     if (hist_copy(&c, h) < 0) goto oom;
-    if (hist_feed(&c, &in, from, as_of_ns, &obs, &nobs) < 0) goto oom;
+    if (hist_feed(&c, &in, from, as_of_ns, &obs, &nobs, 0) < 0) goto oom;
     /* the span as features.c's window_of sees the whole job */
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < in.n_allocs; i++) {
@@ -461,7 +487,7 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
     int64_t f = T1 - window_ns - lookback - SLACK_NS;
     if (f > as_of_ns) f = as_of_ns;
     if (f > h->frontier_ns) {
-        if (hist_feed(h, &in, h->frontier_ns, f, NULL, NULL) < 0) goto oom;
+        if (hist_feed(h, &in, h->frontier_ns, f, NULL, NULL, 1) < 0) goto oom;
         h->frontier_ns = f;
     }
     free(h->allocs);
