@@ -102,8 +102,8 @@ static void gap_hook(gp_agent *a, void *ctx) {
     static const char *sql[4] = {
         "DELETE FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3",
         "DELETE FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3",
-        "DELETE FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 AND"
-        " (ts_ns / 1000000000) % 2 = 1",
+        ("DELETE FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 AND"
+         " (ts_ns / 1000000000) % 2 = 1"),
         "DELETE FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3"};
     int64_t from[4] = {6 * 60, 21 * 60, 29 * 60, 33 * 60},
             to[4] = {9 * 60, 21 * 60 + 30, 36 * 60, 33 * 60 + 7};

@@ -16,7 +16,8 @@
  *   - per device every sample interval (a count per distinct interval, so the median is
  *     exact) and the last sample, and the job's sample count.
  * The state holds the rows up to its frontier, T1 - window - lookback - 60 s (T1: the
- * last data), so rows stored up to a minute late still count. Each call loads the rows
+ * last data; lookback: 5 median sample intervals + 2 s), so rows stored up to a window and
+ * a minute late still count. Each call loads the rows
  * from the frontier to as_of_ns, computes the figures at as_of_ns on a copy of the state,
  * then moves the frontier.
  *
