@@ -13,6 +13,9 @@
  * - On a job many windows old, no pass after the first reads more rows than one window
  *   plus its lookback and a minute holds, the job's whole history being several times
  *   that, and the job is read whole only once.
+ * - Called pass by pass on a stored job, gp_diagnose_last_window_live equals the whole
+ *   history's window; an allocation then closed with an end before the state's frontier
+ *   (a process found gone late) makes it read the job whole once more, and still equal.
  * Expected values are computed from the store, never constants. */
 #include "testutil.h"
 
@@ -22,6 +25,7 @@
 #include "agent/agent.h"
 #include "cli/agent_live.h"
 #include "engine/diagnosis/classify.h"
+#include "engine/diagnosis/live_window.h"
 #include "engine/diagnosis/windows.h"
 #include "report/findings_fmt.h"
 #include "store/store.h"
@@ -294,11 +298,84 @@ static void test_old_job_reads_one_window(void **state) {
     gp_agent_live_free(&live);
 }
 
+/* Job `old`'s last window at as_of, live (state *h) and from the whole history: the same
+ * window and the same findings (whole JSON). */
+static void same_as_whole(gp_store *st, gp_live_hist **h, int64_t as_of, int64_t W) {
+    char err[256];
+    gp_diag_window *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    assert_int_equal(gp_diagnose_last_window_live(st, "old", W, as_of, h, &a, &na, err, sizeof err),
+                     0);
+    assert_int_equal(
+        gp_diagnose_windows_as_of(st, "old", NULL, W, 1, as_of, &b, &nb, err, sizeof err), 0);
+    assert_int_equal(na, nb);
+    for (size_t i = 0; i < na; i++) {
+        assert_true(a[i].t0_ns == b[i].t0_ns && a[i].t1_ns == b[i].t1_ns);
+        json_t *x = gp_findings_json(a[i].findings, a[i].n, 0),
+               *y = gp_findings_json(b[i].findings, b[i].n, 0);
+        assert_true(json_array_size(y) > 0);
+        assert_true(json_equal(x, y));
+        json_decref(x);
+        json_decref(y);
+    }
+    gp_diag_windows_free(a, na);
+    gp_diag_windows_free(b, nb);
+}
+
+/* An allocation closed after the fact, with an end before the state's frontier (a
+ * process found gone late): the rows fed under the open allocation no longer count the
+ * same, so the state is rebuilt from a whole load and the window stays the whole
+ * history's. */
+static void test_late_close_rebuilds(void **state) {
+    (void)state;
+    char scen[600], path[600], err[512];
+    snprintf(scen, sizeof scen, "%s/late.conf", tmp);
+    write_file(scen, OLD);
+    snprintf(path, sizeof path, "%s/late.db", tmp);
+    char src[700];
+    snprintf(src, sizeof src, "sim:%s", scen);
+    gp_agent_opts o = {
+        .source_spec = src, .db_path = path, .speed = 0, .duration_ns = 30 * 60 * NS};
+    gp_agent *a;
+    if (gp_agent_open(&o, &a, err, sizeof err) != 0) fail_msg("%s", err);
+    if (gp_agent_run(a, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    gp_agent_close(a);
+    gp_store *st = NULL;
+    assert_int_equal(gp_store_open(path, 0, &st, err, sizeof err), 0);
+    gp_alloc *al = NULL;
+    size_t nal = 0;
+    assert_int_equal(gp_store_job_allocs(st, "old", &al, &nal), 0);
+    assert_true(nal == 2 && al[0].to_ns < 0);
+    int64_t origin = al[0].from_ns, W = 5 * 60 * NS;
+    gp_live_hist *h = NULL;
+    for (int m = 8; m <= 29; m++)
+        same_as_whole(st, &h, origin + m * 60 * NS, W);
+    assert_int_equal(gp_live_hist_whole_loads(h), 1);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(st),
+                                        "UPDATE allocations SET to_ns = ?1 WHERE job_id = 'old'"
+                                        " AND uuid = ?2",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, origin + 12 * 60 * NS);
+    sqlite3_bind_text(q, 2, al[0].uuid, -1, SQLITE_TRANSIENT);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    same_as_whole(st, &h, origin + 29 * 60 * NS + NS, W);
+    assert_int_equal(gp_live_hist_whole_loads(h), 2);
+    same_as_whole(st, &h, origin + 29 * 60 * NS + 2 * NS, W);
+    assert_int_equal(gp_live_hist_whole_loads(h), 2);
+    gp_live_hist_free(h);
+    free(al);
+    gp_store_close(st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_pass_is_the_whole_history),
         cmocka_unit_test(test_demo_every_pass),
         cmocka_unit_test(test_old_job_reads_one_window),
+        cmocka_unit_test(test_late_close_rebuilds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
