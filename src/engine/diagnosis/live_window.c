@@ -39,6 +39,11 @@ typedef struct live_rank {
     int64_t last_iter; /* last renumbered iteration; INT64_MIN none */
 } live_rank;
 
+typedef struct live_frank {
+    int64_t rank;
+    int64_t prev_end; /* -1 none */
+} live_frank;
+
 struct gp_live_hist {
     int64_t frontier_ns; /* the rows with ts <= frontier are fed; INT64_MIN: none */
     gp_alloc *allocs;    /* the allocations (as of the last call) the rows were fed under */
@@ -55,6 +60,18 @@ struct gp_live_hist {
     int n_ranks;
     live_dev *devs;
     size_t n_devs;
+    /* features.c's thr_alone, the median step time of the steps with no foreign process
+     * row within 2 s: per rank the end of its previous step since the first allocation
+     * (the features' walk), the durations of those steps (8 B a step) and how many
+     * others shared the GPU */
+    live_frank *franks;
+    size_t n_franks;
+    double *alone; /* a copy's: borrowed from the state, read only */
+    size_t n_alone, cap_alone;
+    int alone_borrowed;
+    double *alone_tail; /* a copy's own alone steps */
+    size_t n_alone_tail, cap_alone_tail;
+    uint64_t n_shared;
     uint64_t whole_loads;
 };
 
@@ -65,6 +82,9 @@ static void hist_reset(gp_live_hist *h) {
     }
     free(h->devs);
     free(h->allocs);
+    free(h->franks);
+    if (!h->alone_borrowed) free(h->alone);
+    free(h->alone_tail);
     uint64_t wl = h->whole_loads;
     memset(h, 0, sizeof *h);
     h->whole_loads = wl;
@@ -104,7 +124,53 @@ static int hist_copy(gp_live_hist *c, const gp_live_hist *h) {
         c->devs[i].tail = NULL;
         c->devs[i].nt = c->devs[i].tcap = 0;
     }
+    c->alone_borrowed = 1;
+    c->alone_tail = NULL;
+    c->n_alone_tail = c->cap_alone_tail = 0;
+    c->franks = h->n_franks ? malloc(h->n_franks * sizeof *c->franks) : NULL;
+    if (h->n_franks && !c->franks) {
+        c->n_franks = 0;
+        return -1;
+    }
+    if (h->n_franks) memcpy(c->franks, h->franks, h->n_franks * sizeof *c->franks);
     return 0;
+}
+
+static live_frank *frank_of(gp_live_hist *h, int64_t rank) {
+    for (size_t i = 0; i < h->n_franks; i++)
+        if (h->franks[i].rank == rank) return &h->franks[i];
+    live_frank *x = realloc(h->franks, (h->n_franks + 1) * sizeof *x);
+    if (!x) return NULL;
+    h->franks = x;
+    x = &h->franks[h->n_franks++];
+    *x = (live_frank){rank, -1};
+    return x;
+}
+
+static int push_d(double **v, size_t *n, size_t *cap, double d) {
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 256;
+        double *x = realloc(*v, c * sizeof *x);
+        if (!x) return -1;
+        *v = x;
+        *cap = c;
+    }
+    (*v)[(*n)++] = d;
+    return 0;
+}
+
+/* features.c's thr_alone of the whole job: 1 / the median alone step time when at least
+ * 5 steps shared the GPU and 5 did not, else unknown (-1). -2: out of memory. */
+static double hist_thr_alone(const gp_live_hist *h) {
+    size_t n = h->n_alone + h->n_alone_tail;
+    if (h->n_shared < 5 || n < 5) return -1;
+    double *v = malloc(n * sizeof *v);
+    if (!v) return -2;
+    if (h->n_alone) memcpy(v, h->alone, h->n_alone * sizeof *v);
+    if (h->n_alone_tail) memcpy(v + h->n_alone, h->alone_tail, h->n_alone_tail * sizeof *v);
+    double ma = gp_quantile(v, n, 0.5);
+    free(v);
+    return ma > 0 ? 1 / ma : -1;
 }
 
 static live_dev *dev_of(gp_live_hist *h, const char *uuid) {
@@ -244,12 +310,26 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
             cand = m->first_token_ns;
         if (h->ready_ns < 0 || cand < h->ready_ns) h->ready_ns = cand;
     }
+    /* foreign processes on the job's GPUs, as features.c picks them */
+    int64_t *fts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *fts);
+    size_t nf = 0;
+    if (!fts) return -1;
+    for (size_t i = 0; i < in->n_procs; i++) {
+        const gp_proc_sample *p = &in->procs[i];
+        if (p->job_id[0] && in->job_id && strcmp(p->job_id, in->job_id) &&
+            gp_has(p->valid, GP_P_SM_SHARE) && p->sm_share > 0.05)
+            fts[nf++] = p->ts_ns;
+    }
+    qsort(fts, nf, sizeof *fts, cmp_i64);
     size_t ns = 0;
     for (size_t i = 0; in->steps && i < in->n_steps; i++)
         ns += in->steps[i].ts_ns > lo_ns && in->steps[i].ts_ns <= hi_ns;
     gp_worker_obs *o = malloc((ns ? ns : 1) * sizeof *o);
     size_t k = 0;
-    if (!o) return -1;
+    if (!o) {
+        free(fts);
+        return -1;
+    }
     for (size_t i = 0; in->steps && i < in->n_steps; i++) {
         const gp_step_ev *sp = &in->steps[i];
         if (sp->ts_ns <= lo_ns || sp->ts_ns > hi_ns) continue;
@@ -258,6 +338,31 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
         if (sp->ts_ns >= t0f) {
             h->has_steps = 1;
             if (h->ready_ns < 0 || sp->ts_ns < h->ready_ns) h->ready_ns = sp->ts_ns;
+            live_frank *fr = frank_of(h, sp->rank);
+            if (!fr) goto oom;
+            int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : fr->prev_end;
+            fr->prev_end = sp->ts_ns;
+            if (st >= 0 && sp->ts_ns > st) {
+                /* nearest foreign-process row within 2 s: shared */
+                size_t a = 0, b = nf;
+                while (a < b) {
+                    size_t mid = (a + b) / 2;
+                    if (fts[mid] < sp->ts_ns)
+                        a = mid + 1;
+                    else
+                        b = mid;
+                }
+                int64_t best = INT64_MAX;
+                if (a < nf) best = llabs(fts[a] - sp->ts_ns);
+                if (a > 0 && llabs(fts[a - 1] - sp->ts_ns) < best)
+                    best = llabs(fts[a - 1] - sp->ts_ns);
+                double d = (double)(sp->ts_ns - st) / 1e9;
+                if (best <= 2000000000LL)
+                    h->n_shared++;
+                else if (merge ? push_d(&h->alone, &h->n_alone, &h->cap_alone, d)
+                               : push_d(&h->alone_tail, &h->n_alone_tail, &h->cap_alone_tail, d))
+                    goto oom;
+            }
         }
         if (sp->rank < 0) continue;
         live_rank *r = rank_of(h, sp->rank);
@@ -268,6 +373,8 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
         o[k++] =
             (gp_worker_obs){(int)sp->rank, sp->step, (double)(sp->ts_ns - st) / 1e9, sp->ts_ns};
     }
+    free(fts);
+    fts = NULL;
     {
         /* as gp_step_obs_from_input: by (rank, time, step), then each rank's steps
          * renumbered to keep increasing, continuing from the rows fed before */
@@ -314,6 +421,10 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
     for (size_t i = 0; merge && i < h->n_devs; i++)
         if (dev_merge(&h->devs[i]) < 0) return -1;
     return 0;
+oom:
+    free(fts);
+    free(o);
+    return -1;
 }
 
 static int same_alloc(const gp_alloc *a, const gp_alloc *b) {
@@ -410,7 +521,9 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
     int64_t from = h->frontier_ns;
     if (from == INT64_MIN) h->whole_loads++;
     h->t0_filter = t0_filter;
-    if (gp_job_input_load_range(s, job_id, 1, from, as_of_ns, &in, err, errlen) < 0) goto done;
+    /* from 2 s earlier: the foreign process rows near the first steps fed */
+    int64_t load_from = from == INT64_MIN ? from : from - 2 * NS;
+    if (gp_job_input_load_range(s, job_id, 1, load_from, as_of_ns, &in, err, errlen) < 0) goto done;
     uint64_t rows = (uint64_t)(in.n_events + in.n_steps + in.n_marks + in.n_samples + in.n_procs);
     gp_job_input_clip_as_of(&in, as_of_ns);
     /* the figures at as_of_ns: the state's rows and the ones read since its frontier */
@@ -447,8 +560,8 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
                 (m->arrival_ns >= 0 ? m->arrival_ns : m->ts_ns) < from)
                 fallback = 1;
         }
-        int needs_alone = 0;
         if (!fallback) {
+            int needs_alone = 0;
             gp_input_history hist = {dti, c.n_devs, (int64_t)c.n_samples};
             in.history = &hist;
             if (in.slo.ttft_s <= 0 && in.slo.tpot_s <= 0 && in.slo.e2e_s <= 0 &&
@@ -462,7 +575,8 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
             whole.activity_only = !c.has_steps && !c.has_requests;
             /* features.c leaves it 0 for a job without samples */
             whole.first_active_ns = c.n_samples ? c.first_active_ns : 0;
-            whole.ideal_step_s = whole.thr_alone = -1; /* not kept (live_window.h) */
+            whole.ideal_step_s = -1; /* not kept (live_window.h) */
+            whole.thr_alone = -1;    /* computed below when the window reads it */
             if (!(w = calloc(1, sizeof *w))) goto oom;
             size_t m = 0;
             for (size_t i = 0; i < nobs; i++)
@@ -470,10 +584,18 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
             if (gp_diagnose_window_input(&in, &whole, obs, m, t0, T1, w, &needs_alone, err,
                                          errlen) < 0)
                 goto done;
+            /* a window sharing its GPU compares with the job's speed alone */
+            if (needs_alone && (whole.thr_alone = hist_thr_alone(&c)) != -1) {
+                if (whole.thr_alone == -2) goto oom;
+                gp_diag_windows_free(w, 1);
+                if (!(w = calloc(1, sizeof *w))) goto oom;
+                if (gp_diagnose_window_input(&in, &whole, obs, m, t0, T1, w, NULL, err, errlen) < 0)
+                    goto done;
+            }
             in.history = NULL;
             w->rows_read = rows;
         }
-        if (fallback || needs_alone) {
+        if (fallback) {
             gp_diag_windows_free(w, 1);
             w = NULL;
             size_t nw = 0;

@@ -14,21 +14,23 @@
  *   - per rank its previous step end and the iteration renumbering after restarts (the
  *     last renumbered iteration and the offset), as gp_step_obs_from_input builds them;
  *   - per device every sample interval (a count per distinct interval, so the median is
- *     exact) and the last sample, and the job's sample count.
+ *     exact) and the last sample, and the job's sample count;
+ *   - the steps alone on the GPU (no foreign process row within 2 s): every such step's
+ *     duration (8 B a step) and the count of the shared ones, for the median alone step
+ *     time (thr_alone) that a window sharing its GPU reads.
  * The state holds the rows up to its frontier, T1 - window - lookback - 60 s (T1: the
  * last data; lookback: 5 median sample intervals + 2 s), so rows stored up to a window and
  * a minute late still count. Each call loads the rows
  * from the frontier to as_of_ns, computes the figures at as_of_ns on a copy of the state,
  * then moves the frontier.
  *
- * Not kept: the whole job's ideal step time (the window's deviation fields, which live
- * findings do not show: w->ideal_step_s and w->deviation are unknown here) and the
- * median step time alone on the GPU (thr_alone), read only by a window that shares its
- * GPU. Such a window, one whose first request arrived before the rows read, an
- * allocation change that reaches back before the frontier, or a sample interval that
- * grew past the lookback falls back to the whole load (gp_diagnose_windows_as_of);
- * gp_live_hist_whole_loads counts those. A row stored more than the lookback late, with
- * a time before the frontier, is not seen (the whole load would see it). */
+ * Not kept: the whole job's ideal step time, which only the window's deviation fields
+ * read (live findings do not show them: w->ideal_step_s and w->deviation are unknown
+ * here). A window whose first request arrived before the rows read, an allocation change
+ * that reaches back before the frontier, or a sample interval that grew past the lookback
+ * falls back to the whole load (gp_diagnose_windows_as_of); gp_live_hist_whole_loads
+ * counts those. A row stored later than the frontier's lag, with a time before the
+ * frontier, is not seen (the whole load would see it). */
 #ifndef GP_ENGINE_LIVE_WINDOW_H
 #define GP_ENGINE_LIVE_WINDOW_H
 

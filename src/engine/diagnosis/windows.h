@@ -65,8 +65,8 @@ void gp_job_input_clip_as_of(gp_job_input *in, int64_t as_of_ns);
  * *whole (t0_ns, t1_ns, ready_ns, first_active_ns, activity_only, ideal_step_s,
  * thr_alone), with the job's step observations obs (renumbered over the whole job; those
  * in the window are used), at the default price. *needs_alone (may be NULL) is set when
- * the window shares its GPU so that whole->thr_alone is read (live_window.c: a figure it
- * does not keep). w->rows_read is left 0. Returns 0, or -1 with err. */
+ * the window shares its GPU so that whole->thr_alone is read (live_window.c computes that
+ * figure only then). w->rows_read is left 0. Returns 0, or -1 with err. */
 int gp_diagnose_window_input(gp_job_input *in, const gp_features *whole, const gp_worker_obs *obs,
                              size_t nobs, int64_t t0_ns, int64_t t1_ns, gp_diag_window *w,
                              int *needs_alone, char *err, size_t errlen);
