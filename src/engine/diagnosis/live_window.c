@@ -62,8 +62,8 @@ struct gp_live_hist {
     size_t n_devs;
     /* features.c's thr_alone, the median step time of the steps with no foreign process
      * row within 2 s: per rank the end of its previous step since the first allocation
-     * (the features' walk), the durations of those steps (8 B a step) and how many
-     * others shared the GPU */
+     * (the features' walk), how many steps shared the GPU and, once a window of the job
+     * has shared its GPU (track_alone), the durations of the others (8 B a step) */
     live_frank *franks;
     size_t n_franks;
     double *alone; /* a copy's: borrowed from the state, read only */
@@ -72,6 +72,7 @@ struct gp_live_hist {
     double *alone_tail; /* a copy's own alone steps */
     size_t n_alone_tail, cap_alone_tail;
     uint64_t n_shared;
+    int track_alone; /* the alone steps are kept: set when a window first needed them */
     uint64_t whole_loads;
 };
 
@@ -86,8 +87,10 @@ static void hist_reset(gp_live_hist *h) {
     if (!h->alone_borrowed) free(h->alone);
     free(h->alone_tail);
     uint64_t wl = h->whole_loads;
+    int ta = h->track_alone;
     memset(h, 0, sizeof *h);
     h->whole_loads = wl;
+    h->track_alone = ta;
     h->frontier_ns = INT64_MIN;
     h->t0_filter = INT64_MIN;
     h->data_lo = INT64_MAX;
@@ -359,8 +362,9 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
                 double d = (double)(sp->ts_ns - st) / 1e9;
                 if (best <= 2000000000LL)
                     h->n_shared++;
-                else if (merge ? push_d(&h->alone, &h->n_alone, &h->cap_alone, d)
-                               : push_d(&h->alone_tail, &h->n_alone_tail, &h->cap_alone_tail, d))
+                else if (h->track_alone &&
+                         (merge ? push_d(&h->alone, &h->n_alone, &h->cap_alone, d)
+                                : push_d(&h->alone_tail, &h->n_alone_tail, &h->cap_alone_tail, d)))
                     goto oom;
             }
         }
@@ -496,7 +500,7 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
     size_t nobs = 0;
     gp_dev_interval *dti = NULL;
     gp_diag_window *w = NULL;
-    int rc = -1, have_copy = 0;
+    int rc = -1, have_copy = 0, retry = 0;
     /* the allocations as of now (few: read whole) decide whether the fed rows still hold */
     gp_alloc *al = NULL;
     size_t nal = 0;
@@ -584,7 +588,13 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
             if (gp_diagnose_window_input(&in, &whole, obs, m, t0, T1, w, &needs_alone, err,
                                          errlen) < 0)
                 goto done;
-            /* a window sharing its GPU compares with the job's speed alone */
+            /* a window sharing its GPU compares with the job's speed alone: the first
+             * time for this job, the alone steps are not kept yet; read the job whole
+             * once, keeping them from then on */
+            if (needs_alone && !c.track_alone) {
+                retry = 1;
+                goto done;
+            }
             if (needs_alone && (whole.thr_alone = hist_thr_alone(&c)) != -1) {
                 if (whole.thr_alone == -2) goto oom;
                 gp_diag_windows_free(w, 1);
@@ -623,7 +633,7 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
 oom:
     snprintf(err, errlen, "job %s: out of memory", job_id);
 done:
-    if (rc < 0) {
+    if (rc < 0 || retry) {
         hist_reset(h);
         *n = 0;
     }
@@ -633,5 +643,10 @@ done:
     free(dti);
     free(obs);
     gp_job_input_free(&in);
+    if (retry) {
+        h->track_alone = 1;
+        return gp_diagnose_last_window_live(s, job_id, window_ns, as_of_ns, hp, out, n, err,
+                                            errlen);
+    }
     return rc;
 }

@@ -15,9 +15,11 @@
  *     last renumbered iteration and the offset), as gp_step_obs_from_input builds them;
  *   - per device every sample interval (a count per distinct interval, so the median is
  *     exact) and the last sample, and the job's sample count;
- *   - the steps alone on the GPU (no foreign process row within 2 s): every such step's
- *     duration (8 B a step) and the count of the shared ones, for the median alone step
- *     time (thr_alone) that a window sharing its GPU reads.
+ *   - the steps that shared the GPU (a foreign process row within 2 s), counted, and,
+ *     once a window of the job has shared its GPU, the duration of every other step (8 B
+ *     a step), for the median alone step time (thr_alone) such a window reads; the first
+ *     such window reads the job whole to start keeping them, so a job that never shares
+ *     keeps nothing per step.
  * The state holds the rows up to its frontier, T1 - window - lookback - 60 s (T1: the
  * last data; lookback: 5 median sample intervals + 2 s), so rows stored up to a window and
  * a minute late still count. Each call loads the rows
