@@ -235,7 +235,7 @@ static int dev_merge(live_dev *d) {
  * (sorted here), 1 s when there is none or it is <= 0 */
 static int64_t dev_dt_med(live_dev *d) {
     if (d->n_int == 0) return NS;
-    qsort(d->tail, d->nt, sizeof *d->tail, cmp_i64);
+    if (d->nt) qsort(d->tail, d->nt, sizeof *d->tail, cmp_i64);
     uint64_t k = (d->n_int - 1) / 2, seen = 0;
     size_t i = 0, j = 0;
     while (i < d->nb || j < d->nt) {
