@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# bench/startup/order.sh [GOODPUT]: writes bench/startup/hot.order, the functions of the
-# goodput binary that `goodput --version` and `goodput report` (text, on the demo
-# scenario's 1- and 10-minute stores) execute, one `.text.NAME` section a line. The link
-# (mk/startup.mk) places these sections first, so those commands fault in a few 64 KiB
-# windows of the binary's text instead of nearly all of it (docs/benchmarks.md, "Start-up
-# and libraries"). Needs valgrind (callgrind). A stale list only costs pages: a function
-# missing from it is still linked, after the listed ones.
+# bench/startup/order.sh [GOODPUT]: writes bench/startup/hot.order, the link order of the
+# code `goodput --version` and `goodput report` (text, on the demo scenario's 1- and
+# 10-minute stores) execute, for gold's --section-ordering-file (mk/startup.mk):
+#   1. the members of the static archives the binary links (BUILD/static/*.a, sections
+#      renamed by bench/startup/archive.sh) that run any function, one `.text.TAG.MEMBER`
+#      a line, the sparsest first: a large member with one hot function (FTS5's init) at
+#      the cold edge costs the window around that function, not its whole size;
+#   2. goodput's own functions that run, one `.text.NAME` a line (-ffunction-sections);
+#   3. the same members' `.rodata.TAG.MEMBER`, then `.rodata*`: gold places listed sections
+#      after unlisted ones, so without the catch-all the hot read-only data would be at the
+#      far end of .rodata instead of next to the hot code.
+# So those commands fault in a few 64 KiB windows of the binary instead of nearly all of it
+# (docs/benchmarks.md, "Start-up and libraries"). Needs valgrind (callgrind) and binutils.
+# A stale list only costs pages: a function missing from it is still linked, before the
+# listed ones.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GOODPUT=${1:-build/goodput}
@@ -23,9 +31,29 @@ for cmd in "--version" "report --db $TMP/1m.db" "report --db $TMP/10m.db"; do
     valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.$n" "$GOODPUT" $cmd >/dev/null 2>&1
     callgrind_annotate --threshold=100 "$TMP/cg.$n" 2>/dev/null | grep -F "[$bin]" >>"$TMP/fns"
 done
+sed -E 's/.*:([A-Za-z_][A-Za-z0-9_.]*)(\x27[0-9]+)? \[.*/\1/' "$TMP/fns" | grep -v '^ ' |
+    sort -u >"$TMP/hot"
+# member -> its .text.TAG.MEMBER section and size; function -> member (archives' own symbols)
+: >"$TMP/members"
+: >"$TMP/syms"
+for a in "$(dirname "$GOODPUT")"/static/*.a; do
+    [ -e "$a" ] || continue
+    objdump -h "$a" | awk '/file format/ {m=$1; sub(/:$/, "", m)}
+        $2 ~ /^\.text\./ && m != "" {print m, $2, strtonum("0x" $3)}' >>"$TMP/members"
+    nm -A --defined-only "$a" 2>/dev/null | awk 'NF == 3 && $2 ~ /^[tTwW]$/ {
+        n = split($1, p, ":"); print $3, p[n - 1]}' >>"$TMP/syms"
+done
 {
-    echo "# made by bench/startup/order.sh: sections of the functions --version and report run"
-    sed -E 's/.*:([A-Za-z_][A-Za-z0-9_.]*)(\x27[0-9]+)? \[.*/\1/' "$TMP/fns" | grep -v '^ ' |
-        sort -u | sed 's/^/.text./'
+    echo "# made by bench/startup/order.sh: the code --version and report run, then its rodata"
+    # members with a hot function: hot functions per KiB, ascending (sparsest first)
+    awk 'FILENAME == ARGV[1] {hot[$1] = 1; next}
+         FILENAME == ARGV[2] {if ($1 in hot) n[$2]++; next}
+         ($1 in n) {printf "%.6f %s\n", n[$1] * 1024 / ($3 + 1), $2}' \
+        "$TMP/hot" "$TMP/syms" "$TMP/members" | sort -n -k1,1 -k2,2 | cut -d' ' -f2 >"$TMP/lib"
+    cat "$TMP/lib"
+    awk 'FILENAME == ARGV[1] {lib[$1] = 1; next} !($1 in lib) {print ".text." $1}' \
+        "$TMP/syms" "$TMP/hot"
+    tac "$TMP/lib" | sed 's/^\.text\./.rodata./'
+    echo '.rodata*'
 } >bench/startup/hot.order
-echo "bench/startup/hot.order: $(($(wc -l <bench/startup/hot.order) - 1)) functions"
+echo "bench/startup/hot.order: $(grep -c '^\.text\.' bench/startup/hot.order) code sections"
