@@ -12,7 +12,7 @@ bench-startup: $(BIN)
 # few of the binary's 64 KiB windows of text instead of all of them (docs/benchmarks.md,
 # "Start-up and libraries"). gold ships in binutils; where it cannot link, the default
 # linker links in source order. Sanitizer builds (SAN) keep the plain link.
-CFLAGS += -ffunction-sections
+CFLAGS += -ffunction-sections -fdata-sections
 HOT_ORDER := bench/startup/hot.order
 ifeq ($(SAN),)
 ifneq ($(shell $(CC) -fuse-ld=gold -Wl,--version 2>/dev/null | grep -c 'GNU gold'),0)
