@@ -28,7 +28,8 @@ $(BIN): $(HOT_ORDER)
 # names each member's sections). ~0.5 MiB less peak RSS for `report`, ~0.5 MiB for
 # `--version`. libm comes from glibc's libm.a for the functions without IFUNC and from
 # libm.so.6 opened on first call for the others (src/util/dl_m.c), so it is not mapped at
-# start either (~0.35 MiB). Tests and test shared libraries keep linking the shared
+# start either (~0.35 MiB; a libm function new to the code that has an IFUNC fails to link
+# with "undefined reference to _dl_x86_cpu_features" until it is added there). Tests and test shared libraries keep linking the shared
 # libraries (the archives are not built -fPIC). STATIC_LIBS=0 links them shared.
 STATIC_LIBS ?= 1
 STATIC_ARCHIVES := sqlite3:libsqlite3.a jansson:libjansson.a yajl:libyajl_s.a z:libz.a

@@ -9,6 +9,11 @@
 # leave the rest (FTS3/5, R-tree, session, ...) in pages that are never faulted in.
 set -euo pipefail
 in=$1 out=$2 tag=$3
+# ar x keeps one file per name: an archive with two members of one name cannot be copied so
+if [ -n "$(ar t "$in" | sort | uniq -d)" ]; then
+    echo "archive.sh: $in has members of the same name; link it as it is (STATIC_LIBS=0)" >&2
+    exit 1
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$tmp" && ar x "$in")
