@@ -31,6 +31,8 @@ PKG_LIBS = $(shell pkg-config --libs $(CORE_PKGS) 2>/dev/null)
 TEST_PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS += $(PKG_LIBS) -ldl -lpthread -lm
 TEST_LDLIBS = $(TEST_PKG_LIBS) -ldl -lpthread -lm
+# The binary's own libraries (mk/startup.mk links some of them from static archives).
+BIN_LDLIBS = $(LDLIBS)
 LDFLAGS += $(SAN)
 
 SRCS := $(shell find src -name '*.c' ! -path 'src/cli/main.c' | sort)
@@ -64,7 +66,7 @@ $(LIB): $(OBJS) $(GEN_OBJS)
 	ar rcs $@ $^
 
 $(BIN): $(BUILD)/obj/src/cli/main.o $(LIB)
-	$(CC) $(LDFLAGS) $(BIN_LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(BIN_LDFLAGS) -o $@ $< $(LIB) $(BIN_LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

@@ -4,6 +4,9 @@
 #  - the binary does not link them, nor cmocka (readelf NEEDED);
 #  - `goodput --version` and `goodput report --db` map none of them and at most 12 shared
 #    objects in all (LD_DEBUG=files, ld.so included);
+#  - where the binary does not link libm (mk/startup.mk: glibc's libm.a and
+#    src/util/dl_m.c), --version and report do not map it and the simulator, which calls
+#    exp and log, loads it on first call;
 #  - with broken stand-ins for the four first on LD_LIBRARY_PATH (empty files, which the
 #    loader refuses: "file too short"), --version and report still work, and agent
 #    --scrape / --listen / dcgm= / smi:*.xml and report/diagnose --ledger exit 1 with one
@@ -34,7 +37,16 @@ for cmd in "--version" "report --db $tmp/store.db"; do
   [ "$n" -le 12 ] || fail "goodput $cmd maps $n shared objects: $(tr '\n' ' ' <<<"$objs")"
   ! grep -qE '^lib(curl|pq|xml2|microhttpd|cmocka)\.' <<<"$objs" ||
     fail "goodput $cmd maps an optional library: $(tr '\n' ' ' <<<"$objs")"
+  if ! grep -q '^libm\.so' <<<"$needed"; then
+    ! grep -q '^libm\.so' <<<"$objs" || fail "goodput $cmd maps libm: $(tr '\n' ' ' <<<"$objs")"
+  fi
 done
+if ! grep -q '^libm\.so' <<<"$needed"; then
+  objs=$(mapped "$GOODPUT" agent --source "sim:$SRC/examples/scenarios/demo.conf" --speed 0 \
+    --duration 1m --no-socket --quiet --db "$tmp/m.db")
+  grep -q '^libm\.so' <<<"$objs" || fail "the simulator did not load libm: $(tr '\n' ' ' <<<"$objs")"
+  [ -s "$tmp/m.db" ] || fail "the simulator made no store with libm loaded on first call"
+fi
 
 mkdir "$tmp/broken"
 for so in libcurl.so.4 libpq.so.5 libxml2.so.2 libmicrohttpd.so.12; do : >"$tmp/broken/$so"; done

@@ -94,17 +94,19 @@ double gp_robust_median(double *v, size_t n, double k) {
     return r;
 }
 
-/* accumulator for one telemetry field */
+/* accumulator for one telemetry field; most: how many values it can get (the job's
+ * samples), its first allocation, so that seven of them hold 8 bytes a sample instead of
+ * up to twice that after doubling (report's peak RSS, docs/benchmarks.md) */
 typedef struct {
     double *v;
-    size_t n, cap;
+    size_t n, cap, most;
     double wsum, vwsum;
 } acc;
 
 static int acc_add(acc *a, double v, double w) {
     if (!isfinite(v)) return 0;
     if (a->n == a->cap) {
-        size_t c = a->cap ? 2 * a->cap : 256;
+        size_t c = a->cap ? 2 * a->cap : a->most ? a->most : 256;
         double *nv = realloc(a->v, c * sizeof *nv);
         if (!nv) return -1;
         a->v = nv;
@@ -258,6 +260,8 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     qsort(s, m, sizeof *s, cmp_sample_ptr);
     acc a[7];
     memset(a, 0, sizeof a);
+    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
+        a[k].most = m;
     double thr_s = 0, thr_known = 0, idle_s = 0, act_known = 0;
     double pcie = 0, nvl = 0, pk_pcie = 0, pk_nvl = 0, energy = 0;
     int pcie_known = 0, nvl_known = 0, energy_known = 0, ndev = 0;
