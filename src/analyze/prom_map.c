@@ -144,6 +144,7 @@ typedef struct {
     double prev[3]; /* requests, gen, prompt counters at prev_ts */
     int64_t prev_ts;
     double *srv; /* this chunk: 4 x nsteps (running, requests, gen, prompt), NaN missing */
+    int shared;  /* a run of it overlapped another job's on one GPU (raw_fate keeps its rows) */
 } pod_t;
 
 typedef struct {
@@ -188,6 +189,7 @@ typedef struct {
     unsigned char *row; /* NULL: no cells this chunk (only held rows to decide) */
     int nrun;
     int run_job[MAX_RUNS];
+    unsigned char run_shared[MAX_RUNS]; /* pod_t.shared of run_job */
     int64_t run_first[MAX_RUNS], run_last[MAX_RUNS], closed_last;
 } wdev_t;
 
@@ -207,10 +209,10 @@ typedef struct {
     size_t nd, capd;
     double (*acc)[4]; /* per device: PCIe/NVLink rates integrated into byte counters */
     size_t capacc;
-    int prune;          /* gp_prom_map_opts.prune_raw */
-    int last;           /* the range's last chunk: nothing is held past it */
-    int64_t seen_ns;    /* the last step read so far (this chunk's last) */
-    hold_t *hold;       /* per device (ctx_t.dev index) */
+    int prune;       /* gp_prom_map_opts.prune_raw */
+    int last;        /* the range's last chunk: nothing is held past it */
+    int64_t seen_ns; /* the last step read so far (this chunk's last) */
+    hold_t *hold;    /* per device (ctx_t.dev index) */
     size_t caphold;
     unsigned char *pruned; /* per pod (ctx_t.pod index): some raw row of its run dropped */
     size_t cappruned;
@@ -399,6 +401,16 @@ static int flush_allocs(ctx_t *x) {
     return 0;
 }
 
+/* Marks the jobs of run i and of any other run of the GPU whose allocation overlaps it as
+ * sharing a GPU (as job_summary.c holders() counts them). */
+static void note_shared(ctx_t *x, const dev_t_ *d, int i) {
+    int64_t step = x->o->step_s * NS;
+    for (int k = 0; k < d->nrun; k++)
+        if (k != i && d->run_job[k] != d->run_job[i] && d->run_first[k] - step < d->run_last[i] &&
+            d->run_last[k] > d->run_first[i] - step)
+            x->pod[d->run_job[i]].shared = x->pod[d->run_job[k]].shared = 1;
+}
+
 /* One owner seen on a GPU at ts: extend its run or start a new one. */
 static int owner_point(ctx_t *x, dev_t_ *d, int job, int64_t ts) {
     int64_t step = x->o->step_s * NS;
@@ -406,6 +418,7 @@ static int owner_point(ctx_t *x, dev_t_ *d, int job, int64_t ts) {
         if (d->run_job[i] != job) continue;
         if (ts <= d->run_last[i] + step) {
             if (ts > d->run_last[i]) d->run_last[i] = ts;
+            if (d->nrun > 1) note_shared(x, d, i);
             return 0;
         }
         if (close_run(x, d, i) != 0) return -1;
@@ -421,6 +434,8 @@ static int owner_point(ctx_t *x, dev_t_ *d, int job, int64_t ts) {
     d->run_job[d->nrun] = job;
     d->run_first[d->nrun] = d->run_last[d->nrun] = ts;
     d->nrun++;
+    if (d->nrun > 1) note_shared(x, d, d->nrun - 1);
+    if (d->closed_last > ts - step) x->pod[job].shared = 1; /* a closed run overlaps it */
     return 0;
 }
 
@@ -806,7 +821,7 @@ static int raw_fate(const writer_t *w, const wdev_t *d, int64_t t, int *job) {
             if (in >= 0) return FATE_KEEP; /* two holders at t */
             in = i;
         }
-    if (in < 0 || t - d->run_first[in] < PRUNE_HEAD_NS) return FATE_KEEP;
+    if (in < 0 || d->run_shared[in] || t - d->run_first[in] < PRUNE_HEAD_NS) return FATE_KEEP;
     int64_t from = d->run_first[in] - step, last = d->run_last[in];
     if (d->closed_last > from) return FATE_KEEP;
     for (int i = 0; i < d->nrun; i++)
@@ -862,8 +877,8 @@ static int not_kept(writer_t *w, hold_t *h, const gp_sample *smp, int fate, int 
     if (ru && gp_rollup_add(ru, smp) != 0) return -1;
     if (fate == FATE_DROP) return mark_pruned(w, job);
     size_t pk = x->cell_bytes + 16;
-    if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 64;
+    if (h->n == h->cap) { /* first: the most a run's tail holds at one row a step */
+        size_t nc = h->cap ? h->cap * 2 : (size_t)(PRUNE_TAIL_NS / (x->o->step_s * NS)) + 8;
         unsigned char *p = realloc(h->b, nc * pk);
         if (!p) return -1;
         h->b = p;
@@ -1018,6 +1033,8 @@ static int hand_over(ctx_t *x, writer_t *w, int last) {
         memcpy(wd->run_first, d->run_first, sizeof d->run_first);
         memcpy(wd->run_last, d->run_last, sizeof d->run_last);
         wd->closed_last = d->closed_last;
+        for (int k = 0; k < d->nrun; k++)
+            wd->run_shared[k] = (unsigned char)x->pod[d->run_job[k]].shared;
         d->row = NULL;
     }
     w->last = last;
