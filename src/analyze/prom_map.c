@@ -1088,29 +1088,39 @@ static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int k
     long win_ms = (long)x->o->step_s * 1000 - 1; /* (t - step, t]: Prometheus 2.x windows
                                                   * include both ends */
     memset(x->prio, 0, sizeof x->prio);
-    int primary_done = 0;
+    /* The GPU families' queries, each sent ahead while the one before is read
+     * (gp_prom_prefetch): the server evaluates the next while this thread parses. XID:
+     * a step without an error is no XID (on_gpu_series drops zeros), and errors are rare:
+     * asking only for the steps with one keeps the server from evaluating and sending a
+     * zero per GPU and step (1/9 of dcgm-exporter's default points). */
+    char gq[NFAMS][1024];
+    int graw[NFAMS], gf[NFAMS], ng = 0;
+    int64_t t1 = x->c0 + (x->nsteps - 1) * x->o->step_s;
     for (size_t f = 0; f < NFAMS; f++) {
         if (!present[f]) continue;
         x->fam = &fams[f];
-        x->primary = !primary_done && fams[f].field == GP_F_GPU_UTIL;
-        if (x->primary) primary_done = 1;
         sel(x, NULL, s, sizeof s);
         const char *agg = fams[f].agg == A_AVG    ? "avg_over_time"
                           : fams[f].agg == A_LAST ? "last_over_time"
                                                   : "max_over_time";
-        /* XID: a step without an error is no XID (on_gpu_series drops zeros), and errors
-         * are rare: asking only for the steps with one keeps the server from evaluating
-         * and sending a zero per GPU and step (1/9 of dcgm-exporter's default points). */
-        int rc;
-        if (x->raw && fams[f].kind != K_XID) {
-            snprintf(q, sizeof q, "%s%s", fams[f].name, s);
-            rc = gp_prom_query_raw(x->c, q, x->c0, x->c0 + (x->nsteps - 1) * x->o->step_s,
-                                   x->o->step_s, on_gpu_series, x, x->err, x->errlen);
-        } else {
-            snprintf(q, sizeof q, "%s(%s%s[%ldms])%s", agg, fams[f].name, s, win_ms,
+        graw[ng] = x->raw && fams[f].kind != K_XID;
+        if (graw[ng])
+            snprintf(gq[ng], sizeof gq[ng], "%s%s", fams[f].name, s);
+        else
+            snprintf(gq[ng], sizeof gq[ng], "%s(%s%s[%ldms])%s", agg, fams[f].name, s, win_ms,
                      fams[f].kind == K_XID ? " > 0" : "");
-            rc = query(x, q, on_gpu_series);
-        }
+        gf[ng++] = (int)f;
+    }
+    int primary_done = 0;
+    for (int i = 0; i < ng; i++) {
+        size_t f = (size_t)gf[i];
+        x->fam = &fams[f];
+        x->primary = !primary_done && fams[f].field == GP_F_GPU_UTIL;
+        if (x->primary) primary_done = 1;
+        if (i + 1 < ng) gp_prom_prefetch(x->c, gq[i + 1], graw[i + 1], x->c0, t1, x->o->step_s);
+        int rc = graw[i] ? gp_prom_query_raw(x->c, gq[i], x->c0, t1, x->o->step_s, on_gpu_series, x,
+                                             x->err, x->errlen)
+                         : query(x, gq[i], on_gpu_series);
         if (rc != 0) return rc;
         if (x->o->progress) x->o->progress(x->o->progress_ctx, (double)++*qdone / (double)qtotal);
     }
