@@ -189,6 +189,19 @@ for fmt in "" --json; do
     "$GOODPUT" report --db "$D/kept.db" $fmt --threads 2 > "$D/rep2"
     cmp "$D/rep1" "$D/rep2" || fail "report $fmt differs on 2 threads"
 done
+# answers read by hand (promql_client.c fast_matrix) and by yajl's events: the same bytes
+# (the cluster's range, raw and per-step queries, kube-state-metrics, vLLM; the long pods)
+GOODPUT_ANALYZE_YAJL=1 "$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --json \
+    --threads 1 > "$D/yajl.json"
+cmp "$D/th1.json" "$D/yajl.json" || fail "analyze differs when answers are read by yajl"
+GOODPUT_ANALYZE_RAW=0 GOODPUT_ANALYZE_YAJL=1 "$GOODPUT" analyze --prometheus "$URL" --from $T0 \
+    --to $T1 --json > "$D/yajl_perstep.json"
+cmp "$D/perstep.json" "$D/yajl_perstep.json" || fail "per-step answers differ when read by yajl"
+for y in 0 1; do
+    GOODPUT_ANALYZE_YAJL=$y "$GOODPUT" analyze --prometheus "$URL" --from $LT --to $((LT + 12 * 3600 - 30)) \
+        --json > "$D/long_yajl$y.json"
+done
+cmp "$D/long_yajl0.json" "$D/long_yajl1.json" || fail "the long pods differ when answers are read by yajl"
 python3 - "$D/th1.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
