@@ -5,7 +5,10 @@
  * one GPU after another (so its inserts append in key order) in one transaction, by a writer
  * thread while the next chunk is read (writer_t); owner runs, pods
  * and serving counters carry across chunks in small tables (a few hundred bytes per GPU or pod), so
- * memory does not grow with the length of the range. */
+ * memory does not grow with the length of the range. A pruned store (prune_raw) rolls up every
+ * sample but stores the raw row only where the report may read it (raw_fate); rows whose fate
+ * depends on the next chunk are held, packed, per GPU (hold_t: at most PRUNE_TAIL_NS of
+ * steps). */
 #include "analyze/prom_map.h"
 
 #include <inttypes.h>

@@ -1,12 +1,13 @@
 /* promql_client.c: Prometheus HTTP API client (see promql_client.h).
  *
- * One libcurl easy handle is kept for the whole run (connection reuse). Each answer is
- * read into one buffer. Range answers ("status":"success", a matrix) are read with yajl
- * events: each series' labels become a small jansson object and its points one reused
- * array, handed to the caller when the series closes; no tree of the whole answer is
+ * One libcurl easy handle is kept for the whole run (connection reuse), and a second one
+ * for the query sent ahead (gp_prom_prefetch) by a thread. Each answer is read into one
+ * buffer. Range answers ("status":"success", a matrix) in Prometheus's own layout are read
+ * by hand (fast_matrix); in any other layout with yajl events: each series' labels become
+ * a small jansson object and its points one reused array; no tree of the whole answer is
  * built. Anything else (errors, lists, an answer in an unexpected order) is parsed whole
- * with jansson. Peak memory is the largest single answer's text; the analyzer sizes its
- * ranges so that it stays small. */
+ * with jansson. Peak memory is two answers' text and one answer's points; the analyzer
+ * sizes its ranges so that they stay small. */
 #include "analyze/promql_client.h"
 
 #include <ctype.h>
