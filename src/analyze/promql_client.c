@@ -154,6 +154,23 @@ int gp_prom_client_new(const gp_prom_opts *o, gp_prom_client **out, char *err, s
 
 static void prefetch_drop(gp_prom_client *c);
 
+void gp_prom_client_trim(gp_prom_client *c) {
+    if (!c) return;
+    prefetch_drop(c);
+    free(c->pf.next_path);
+    free(c->pf.next_query);
+    c->pf.next_path = c->pf.next_query = NULL;
+    free(c->pf.b.buf);
+    free(c->b.buf);
+    free(c->fpts);
+    free(c->fser);
+    memset(&c->pf.b, 0, sizeof c->pf.b);
+    memset(&c->b, 0, sizeof c->b);
+    c->fpts = NULL;
+    c->fser = NULL;
+    c->fcap = c->fscap = 0;
+}
+
 void gp_prom_client_free(gp_prom_client *c) {
     if (!c) return;
     prefetch_drop(c);

@@ -42,6 +42,9 @@ typedef struct gp_prom_opts {
 
 int gp_prom_client_new(const gp_prom_opts *o, gp_prom_client **out, char *err, size_t errlen);
 void gp_prom_client_free(gp_prom_client *c);
+/* Frees the answer buffers (two answers' text, one answer's points) and drops a query sent
+ * ahead and not asked for; the client stays usable (for the counters, or more requests). */
+void gp_prom_client_trim(gp_prom_client *c);
 /* Requests made and range queries split so far (for the report header and tests). */
 long gp_prom_requests(const gp_prom_client *c);
 long gp_prom_splits(const gp_prom_client *c);

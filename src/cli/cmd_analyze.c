@@ -427,6 +427,7 @@ int gp_cmd_analyze(int argc, char **argv) {
         mrc = gp_prom_map_run(cl, &mo, s, &r, err, sizeof err);
     }
     gp_progress_end(&prog);
+    gp_prom_client_trim(cl); /* the answers' buffers, before the report's memory peak */
     if (mrc != 0) {
         fprintf(stderr, "goodput analyze: %s\n", err);
         rc = mrc == -3 ? GP_EXIT_INPUT : GP_EXIT_FAIL;
