@@ -873,7 +873,7 @@ static int mark_pruned(writer_t *w, int job) {
     return 0;
 }
 
-/* The fate of a new row (fate_of) that is not kept: rolled up, then dropped or held. */
+/* A new row raw_fate does not keep: rolled up, then dropped or held. */
 static int not_kept(writer_t *w, hold_t *h, const gp_sample *smp, int fate, int job) {
     const ctx_t *x = w->x;
     gp_rollup *ru = gp_store_rollup(x->s);
