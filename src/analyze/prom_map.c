@@ -5,7 +5,10 @@
  * one GPU after another (so its inserts append in key order) in one transaction, by a writer
  * thread while the next chunk is read (writer_t); owner runs, pods
  * and serving counters carry across chunks in small tables (a few hundred bytes per GPU or pod), so
- * memory does not grow with the length of the range. */
+ * memory does not grow with the length of the range. A pruned store (prune_raw) rolls up every
+ * sample but stores the raw row only where the report may read it (raw_fate); rows whose fate
+ * depends on the next chunk are held, packed, per GPU (hold_t: at most PRUNE_TAIL_NS of
+ * steps). */
 #include "analyze/prom_map.h"
 
 #include <inttypes.h>
@@ -17,12 +20,22 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/accounting/job_summary.h"
 #include "ingest/scrape.h"
 #include "ingest/scrape_store.h"
+#include "store/rollup.h"
 
 #define NS 1000000000LL
 #define MIB (1024.0 * 1024.0)
 #define MAX_RUNS 8
+/* Raw rows a pruned temporary store keeps (gp_prom_map_opts.prune_raw, raw_fate): the
+ * first PRUNE_HEAD_NS of every owner run (the report's long-job rule is 6 h,
+ * GP_SUMMARY_ROLLUP_MIN_NS: a shorter allocation is read raw whole, and the first minute
+ * of a long one is) and its last PRUNE_TAIL_NS (report/findings_fmt.c reads a long job's
+ * last 61 minutes raw for its rolling windows; job_summary.c fold_long its last partial
+ * minute; diagnose.c the last raw row), each with 4-5 minutes to spare. */
+#define PRUNE_HEAD_NS (GP_SUMMARY_ROLLUP_MIN_NS + 300 * NS)
+#define PRUNE_TAIL_NS (65 * 60 * NS)
 
 enum { K_RATIO, K_PCT, K_DOUBLE, K_MIB, K_BYTES, K_HZ, K_U64, K_MASK, K_XID, K_RATE };
 enum { A_AVG, A_LAST, A_MAX };
@@ -119,6 +132,7 @@ typedef struct {
     int run_job[MAX_RUNS];
     int64_t run_first[MAX_RUNS], run_last[MAX_RUNS];
     int nrun;
+    int64_t closed_last; /* the latest last step of this GPU's closed runs (0: none) */
 } dev_t_;
 
 typedef struct {
@@ -133,6 +147,7 @@ typedef struct {
     double prev[3]; /* requests, gen, prompt counters at prev_ts */
     int64_t prev_ts;
     double *srv; /* this chunk: 4 x nsteps (running, requests, gen, prompt), NaN missing */
+    int shared;  /* a run of it overlapped another job's on one GPU (raw_fate keeps its rows) */
 } pod_t;
 
 typedef struct {
@@ -169,12 +184,24 @@ typedef struct {
     size_t npend, cappend;
 } ctx_t;
 
-/* One GPU's cells of a chunk, handed to the writer (write_rows) with the device's row. */
+/* One GPU's cells of a chunk, handed to the writer (write_rows) with the device's row and
+ * its owner runs as they stood after the chunk was read (raw_fate decides on them). */
 typedef struct {
     size_t idx; /* ctx_t.dev index: the slot of its rate accumulators (writer_t.acc) */
     gp_device dev;
-    unsigned char *row;
+    unsigned char *row; /* NULL: no cells this chunk (only held rows to decide) */
+    int nrun;
+    int run_job[MAX_RUNS];
+    unsigned char run_shared[MAX_RUNS]; /* pod_t.shared of run_job */
+    int64_t run_first[MAX_RUNS], run_last[MAX_RUNS], closed_last;
 } wdev_t;
+
+/* A GPU's raw rows whose fate waits for the next chunk (raw_fate: FATE_HOLD), packed
+ * (pack_row): about PRUNE_TAIL_NS of steps at most. */
+typedef struct {
+    unsigned char *b;
+    size_t n, cap;
+} hold_t;
 
 /* The sample rows of one chunk and what storing them needs, owned by the writer thread
  * between pthread_create and pthread_join (gp_prom_map_run): the main thread meanwhile
@@ -185,6 +212,14 @@ typedef struct {
     size_t nd, capd;
     double (*acc)[4]; /* per device: PCIe/NVLink rates integrated into byte counters */
     size_t capacc;
+    int prune;       /* gp_prom_map_opts.prune_raw */
+    int last;        /* the range's last chunk: nothing is held past it */
+    int64_t seen_ns; /* the last step read so far (this chunk's last) */
+    hold_t *hold;    /* per device (ctx_t.dev index) */
+    size_t caphold;
+    unsigned char *pruned; /* per pod (ctx_t.pod index): some raw row of its run dropped */
+    size_t cappruned;
+    size_t dropped; /* raw rows not stored (rolled up only) */
     int64_t c0, nsteps;
     size_t samples; /* rows stored by this chunk */
     double cpu_s;   /* the writer's CPU time for it */
@@ -337,6 +372,7 @@ static int close_run(ctx_t *x, dev_t_ *d, int i) {
     scopy(a.uuid, sizeof a.uuid, d->dev.uuid);
     a.from_ns = d->run_first[i] - x->o->step_s * NS;
     a.to_ns = d->run_last[i];
+    if (d->run_last[i] > d->closed_last) d->closed_last = d->run_last[i];
     if (p->first_alloc_ns < 0 || a.from_ns < p->first_alloc_ns) p->first_alloc_ns = a.from_ns;
     if (a.to_ns > p->last_alloc_ns) p->last_alloc_ns = a.to_ns;
     d->run_job[i] = d->run_job[--d->nrun];
@@ -368,6 +404,16 @@ static int flush_allocs(ctx_t *x) {
     return 0;
 }
 
+/* Marks the jobs of run i and of any other run of the GPU whose allocation overlaps it as
+ * sharing a GPU (as job_summary.c holders() counts them). */
+static void note_shared(ctx_t *x, const dev_t_ *d, int i) {
+    int64_t step = x->o->step_s * NS;
+    for (int k = 0; k < d->nrun; k++)
+        if (k != i && d->run_job[k] != d->run_job[i] && d->run_first[k] - step < d->run_last[i] &&
+            d->run_last[k] > d->run_first[i] - step)
+            x->pod[d->run_job[i]].shared = x->pod[d->run_job[k]].shared = 1;
+}
+
 /* One owner seen on a GPU at ts: extend its run or start a new one. */
 static int owner_point(ctx_t *x, dev_t_ *d, int job, int64_t ts) {
     int64_t step = x->o->step_s * NS;
@@ -375,6 +421,7 @@ static int owner_point(ctx_t *x, dev_t_ *d, int job, int64_t ts) {
         if (d->run_job[i] != job) continue;
         if (ts <= d->run_last[i] + step) {
             if (ts > d->run_last[i]) d->run_last[i] = ts;
+            if (d->nrun > 1) note_shared(x, d, i);
             return 0;
         }
         if (close_run(x, d, i) != 0) return -1;
@@ -390,6 +437,8 @@ static int owner_point(ctx_t *x, dev_t_ *d, int job, int64_t ts) {
     d->run_job[d->nrun] = job;
     d->run_first[d->nrun] = d->run_last[d->nrun] = ts;
     d->nrun++;
+    if (d->nrun > 1) note_shared(x, d, d->nrun - 1);
+    if (d->closed_last > ts - step) x->pod[job].shared = 1; /* a closed run overlaps it */
     return 0;
 }
 
@@ -755,6 +804,114 @@ static int write_serving(ctx_t *x, pod_t *p) {
     return 0;
 }
 
+/* What becomes of a GPU's raw row at t in a pruned store (gp_prom_map_opts.prune_raw):
+ * dropped (only rolled up) when the report can never read it raw, i.e. t lies inside an
+ * owner run of one job J, at least PRUNE_HEAD_NS after the run's first step and
+ * PRUNE_TAIL_NS before its last as read so far (the run only grows), and no other run of
+ * the GPU overlaps J's allocation [first - step, last]. Such an allocation is over 6 h, so
+ * the report reads J from the 1-minute rollups (job_summary.c job_is_long, fold_long;
+ * diagnose.c load_device_samples) unless another job shares one of J's GPUs, which
+ * gp_prom_map_run checks at the end (pruned_ok). Another job's raw reads of this GPU
+ * (findings_fmt.c's last hour, read to the GPU's end) weigh rows by that job's own
+ * allocations, which the row is outside. Held (decided with the next chunk) while the run
+ * may still end within PRUNE_TAIL_NS of t; kept otherwise. */
+enum { FATE_KEEP, FATE_DROP, FATE_HOLD };
+static int raw_fate(const writer_t *w, const wdev_t *d, int64_t t, int *job) {
+    int64_t step = w->x->o->step_s * NS;
+    int in = -1;
+    for (int i = 0; i < d->nrun; i++)
+        if (d->run_first[i] <= t && t <= d->run_last[i]) {
+            if (in >= 0) return FATE_KEEP; /* two holders at t */
+            in = i;
+        }
+    if (in < 0 || d->run_shared[in] || t - d->run_first[in] < PRUNE_HEAD_NS) return FATE_KEEP;
+    int64_t from = d->run_first[in] - step, last = d->run_last[in];
+    if (d->closed_last > from) return FATE_KEEP;
+    for (int i = 0; i < d->nrun; i++)
+        if (i != in && d->run_first[i] - step < last && d->run_last[i] > from) return FATE_KEEP;
+    *job = d->run_job[in];
+    if (last - t >= PRUNE_TAIL_NS) return FATE_DROP;
+    /* the step after the run's last was read without J: the run is over, this is its tail */
+    return w->seen_ns >= last + step ? FATE_KEEP : FATE_HOLD;
+}
+
+/* A held row: ts, valid bits, the present families' slots (as the grid's cells), and the
+ * memory total (filled from the device when no family gives it): cell_bytes + 16 bytes. */
+static void pack_row(const ctx_t *x, const gp_sample *smp, unsigned char *p) {
+    memcpy(p, &smp->ts_ns, 8);
+    memcpy(p + 8, &smp->valid, sizeof smp->valid);
+    for (uint32_t v = smp->valid; v; v &= v - 1) {
+        int bit = __builtin_ctz(v);
+        if (x->slot_of[bit] >= 0)
+            memcpy(p + 16 + 8 * (size_t)x->slot_of[bit], (const char *)smp + x->field_off[bit], 8);
+    }
+    memcpy(p + 8 + x->cell_bytes, &smp->mem_total_bytes, 8);
+}
+
+static void unpack_row(const ctx_t *x, const unsigned char *p, gp_sample *smp) {
+    memcpy(&smp->ts_ns, p, 8);
+    memcpy(&smp->valid, p + 8, sizeof smp->valid);
+    for (uint32_t v = smp->valid; v; v &= v - 1) {
+        int bit = __builtin_ctz(v);
+        if (x->slot_of[bit] >= 0)
+            memcpy((char *)smp + x->field_off[bit], p + 16 + 8 * (size_t)x->slot_of[bit], 8);
+    }
+    if (smp->valid & GP_F_MEM_TOTAL) memcpy(&smp->mem_total_bytes, p + 8 + x->cell_bytes, 8);
+}
+
+static int mark_pruned(writer_t *w, int job) {
+    if ((size_t)job >= w->cappruned) {
+        size_t nc = (size_t)job + 64;
+        unsigned char *p = realloc(w->pruned, nc);
+        if (!p) return -1;
+        memset(p + w->cappruned, 0, nc - w->cappruned);
+        w->pruned = p;
+        w->cappruned = nc;
+    }
+    w->pruned[job] = 1;
+    w->dropped++;
+    return 0;
+}
+
+/* A new row raw_fate does not keep: rolled up, then dropped or held. */
+static int not_kept(writer_t *w, hold_t *h, const gp_sample *smp, int fate, int job) {
+    const ctx_t *x = w->x;
+    gp_rollup *ru = gp_store_rollup(x->s);
+    if (ru && gp_rollup_add(ru, smp) != 0) return -1;
+    if (fate == FATE_DROP) return mark_pruned(w, job);
+    size_t pk = x->cell_bytes + 16;
+    if (h->n == h->cap) { /* first: the most a run's tail holds at one row a step */
+        size_t nc = h->cap ? h->cap * 2 : (size_t)(PRUNE_TAIL_NS / (x->o->step_s * NS)) + 8;
+        unsigned char *p = realloc(h->b, nc * pk);
+        if (!p) return -1;
+        h->b = p;
+        h->cap = nc;
+    }
+    pack_row(x, smp, h->b + h->n++ * pk);
+    return 0;
+}
+
+/* The rows a GPU held from earlier chunks, decided again now: stored (raw row only: they
+ * were rolled up when they came), dropped, or held on. */
+static int decide_held(writer_t *w, const wdev_t *d, hold_t *h, gp_sample *smp) {
+    const ctx_t *x = w->x;
+    size_t pk = x->cell_bytes + 16, left = 0;
+    for (size_t r = 0; r < h->n; r++) {
+        unsigned char *p = h->b + r * pk;
+        unpack_row(x, p, smp);
+        int job = -1, fate = raw_fate(w, d, smp->ts_ns, &job);
+        if (fate == FATE_HOLD && w->last) fate = FATE_KEEP;
+        if (fate == FATE_HOLD) {
+            memmove(h->b + left++ * pk, p, pk);
+        } else if (fate == FATE_DROP) {
+            if (mark_pruned(w, job) != 0) return -1;
+        } else if (gp_store_put_sample_row(x->s, smp) != 0)
+            return -1;
+    }
+    h->n = left;
+    return 0;
+}
+
 /* The sample rows of one chunk (w->d, handed over by hand_over): each device once, then its
  * steps in order. Runs on the writer thread or inline; reads only ctx_t's fixed fields. */
 static int write_rows(writer_t *w) {
@@ -767,6 +924,7 @@ static int write_rows(writer_t *w) {
     for (size_t i = 0; i < w->nd; i++) {
         wdev_t *d = &w->d[i];
         double *acc = w->acc[d->idx];
+        hold_t *h = w->prune ? &w->hold[d->idx] : NULL;
         if (gp_store_put_device(x->s, &d->dev) != 0) {
             snprintf(w->err, sizeof w->err, "cannot store a device: %s", gp_store_errmsg(x->s));
             return -1;
@@ -775,7 +933,11 @@ static int write_rows(writer_t *w) {
         memset(&one, 0, sizeof one);
         gp_sample *smp = &one;
         scopy(smp->uuid, sizeof smp->uuid, d->dev.uuid);
-        for (int64_t k = 0; k < w->nsteps; k++) {
+        if (h && h->n && decide_held(w, d, h, smp) != 0) {
+            snprintf(w->err, sizeof w->err, "cannot store a sample: %s", gp_store_errmsg(x->s));
+            return -1;
+        }
+        for (int64_t k = 0; d->row && k < w->nsteps; k++) {
             const unsigned char *cell = d->row + (size_t)k * x->cell_bytes;
             memcpy(&smp->valid, cell, sizeof smp->valid);
             if (!smp->valid) continue;
@@ -797,7 +959,10 @@ static int write_rows(writer_t *w) {
                 uint64_t cnt = (uint64_t)llround(acc[r]);
                 memcpy((char *)smp + rate_off[r], &cnt, sizeof cnt);
             }
-            if (gp_store_put_sample(x->s, smp) != 0) {
+            int job = -1, fate = h ? raw_fate(w, d, smp->ts_ns, &job) : FATE_KEEP;
+            if (fate == FATE_HOLD && w->last) fate = FATE_KEEP;
+            if (fate == FATE_KEEP ? gp_store_put_sample(x->s, smp) != 0
+                                  : not_kept(w, h, smp, fate, job) != 0) {
                 snprintf(w->err, sizeof w->err, "cannot store a sample: %s", gp_store_errmsg(x->s));
                 return -1;
             }
@@ -835,7 +1000,15 @@ static void *writer_main(void *arg) {
 
 /* Moves this chunk's device rows from ctx_t to the writer (ctx_t's rows are NULL after, so
  * the next chunk's read allocates its own). 0, or -1 when out of memory. */
-static int hand_over(ctx_t *x, writer_t *w) {
+static int hand_over(ctx_t *x, writer_t *w, int last) {
+    if (w->prune && w->caphold < x->ndev) {
+        size_t nc = x->ndev + 64;
+        hold_t *p = realloc(w->hold, nc * sizeof *p);
+        if (!p) return -1;
+        memset(p + w->caphold, 0, (nc - w->caphold) * sizeof *p);
+        w->hold = p;
+        w->caphold = nc;
+    }
     if (w->capacc < x->ndev) {
         size_t nc = x->ndev + 64;
         double(*p)[4] = realloc(w->acc, nc * sizeof *p);
@@ -853,13 +1026,22 @@ static int hand_over(ctx_t *x, writer_t *w) {
     w->nd = 0;
     for (size_t i = 0; i < x->ndev; i++) {
         dev_t_ *d = &x->dev[i];
-        if (!d->row) continue;
+        if (!d->row && !(w->prune && w->hold[i].n)) continue;
         if (d->dev.name[0] && !d->dev.spec) d->dev.spec = gp_spec_lookup(d->dev.name);
         if (!d->dev.memory_total_bytes && d->dev.spec)
             d->dev.memory_total_bytes = d->dev.spec->memory_bytes;
-        w->d[w->nd++] = (wdev_t){i, d->dev, d->row};
+        wdev_t *wd = &w->d[w->nd++];
+        *wd = (wdev_t){.idx = i, .dev = d->dev, .row = d->row, .nrun = d->nrun};
+        memcpy(wd->run_job, d->run_job, sizeof d->run_job);
+        memcpy(wd->run_first, d->run_first, sizeof d->run_first);
+        memcpy(wd->run_last, d->run_last, sizeof d->run_last);
+        wd->closed_last = d->closed_last;
+        for (int k = 0; k < d->nrun; k++)
+            wd->run_shared[k] = (unsigned char)x->pod[d->run_job[k]].shared;
         d->row = NULL;
     }
+    w->last = last;
+    w->seen_ns = (x->c0 + (x->nsteps - 1) * x->o->step_s) * NS;
     w->c0 = x->c0;
     w->nsteps = x->nsteps;
     w->samples = 0;
@@ -909,29 +1091,39 @@ static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int k
     long win_ms = (long)x->o->step_s * 1000 - 1; /* (t - step, t]: Prometheus 2.x windows
                                                   * include both ends */
     memset(x->prio, 0, sizeof x->prio);
-    int primary_done = 0;
+    /* The GPU families' queries, each sent ahead while the one before is read
+     * (gp_prom_prefetch): the server evaluates the next while this thread parses. XID:
+     * a step without an error is no XID (on_gpu_series drops zeros), and errors are rare:
+     * asking only for the steps with one keeps the server from evaluating and sending a
+     * zero per GPU and step (1/9 of dcgm-exporter's default points). */
+    char gq[NFAMS][1024];
+    int graw[NFAMS], gf[NFAMS], ng = 0;
+    int64_t t1 = x->c0 + (x->nsteps - 1) * x->o->step_s;
     for (size_t f = 0; f < NFAMS; f++) {
         if (!present[f]) continue;
         x->fam = &fams[f];
-        x->primary = !primary_done && fams[f].field == GP_F_GPU_UTIL;
-        if (x->primary) primary_done = 1;
         sel(x, NULL, s, sizeof s);
         const char *agg = fams[f].agg == A_AVG    ? "avg_over_time"
                           : fams[f].agg == A_LAST ? "last_over_time"
                                                   : "max_over_time";
-        /* XID: a step without an error is no XID (on_gpu_series drops zeros), and errors
-         * are rare: asking only for the steps with one keeps the server from evaluating
-         * and sending a zero per GPU and step (1/9 of dcgm-exporter's default points). */
-        int rc;
-        if (x->raw && fams[f].kind != K_XID) {
-            snprintf(q, sizeof q, "%s%s", fams[f].name, s);
-            rc = gp_prom_query_raw(x->c, q, x->c0, x->c0 + (x->nsteps - 1) * x->o->step_s,
-                                   x->o->step_s, on_gpu_series, x, x->err, x->errlen);
-        } else {
-            snprintf(q, sizeof q, "%s(%s%s[%ldms])%s", agg, fams[f].name, s, win_ms,
+        graw[ng] = x->raw && fams[f].kind != K_XID;
+        if (graw[ng])
+            snprintf(gq[ng], sizeof gq[ng], "%s%s", fams[f].name, s);
+        else
+            snprintf(gq[ng], sizeof gq[ng], "%s(%s%s[%ldms])%s", agg, fams[f].name, s, win_ms,
                      fams[f].kind == K_XID ? " > 0" : "");
-            rc = query(x, q, on_gpu_series);
-        }
+        gf[ng++] = (int)f;
+    }
+    int primary_done = 0;
+    for (int i = 0; i < ng; i++) {
+        size_t f = (size_t)gf[i];
+        x->fam = &fams[f];
+        x->primary = !primary_done && fams[f].field == GP_F_GPU_UTIL;
+        if (x->primary) primary_done = 1;
+        if (i + 1 < ng) gp_prom_prefetch(x->c, gq[i + 1], graw[i + 1], x->c0, t1, x->o->step_s);
+        int rc = graw[i] ? gp_prom_query_raw(x->c, gq[i], x->c0, t1, x->o->step_s, on_gpu_series, x,
+                                             x->err, x->errlen)
+                         : query(x, gq[i], on_gpu_series);
         if (rc != 0) return rc;
         if (x->o->progress) x->o->progress(x->o->progress_ctx, (double)++*qdone / (double)qtotal);
     }
@@ -979,6 +1171,32 @@ static int run_chunk(ctx_t *x, const int *present, const int *srv_present, int k
         }
     }
     return 0;
+}
+
+/* Whether every job some of whose raw rows were dropped (raw_fate) holds its GPUs alone:
+ * then the report reads it from the rollups (job_summary.c job_is_long: no other job on any
+ * of its GPUs during its allocations, checked here on whole allocations, a superset of
+ * the report's window). 0 when one does not: the caller reads the range again unpruned. */
+static int pruned_ok(ctx_t *x, const unsigned char *pruned, size_t n) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(gp_store_db(x->s),
+                           "SELECT 1 FROM allocations a JOIN allocations b ON b.uuid = a.uuid"
+                           " AND b.job_id != a.job_id"
+                           " AND b.from_ns < COALESCE(a.to_ns, 9223372036854775807)"
+                           " AND COALESCE(b.to_ns, 9223372036854775807) > a.from_ns"
+                           " WHERE a.job_id = ?1 LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    int ok = 1;
+    for (size_t j = 0; j < n && j < x->npod && ok; j++) {
+        if (!pruned[j]) continue;
+        sqlite3_bind_text(st, 1, x->pod[j].id, -1, SQLITE_STATIC);
+        int step = sqlite3_step(st);
+        if (step != SQLITE_DONE) ok = 0; /* a row: shared; an error: not known to be alone */
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return ok;
 }
 
 static int on_count(void *ctx, json_t *m, const gp_prom_point *pts, size_t n) {
@@ -1126,6 +1344,7 @@ int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
     writer_t w;
     memset(&w, 0, sizeof w);
     w.x = &x;
+    w.prune = o->prune_raw;
     int rc = 0;
     for (int64_t k0 = 0; k0 < total_steps && rc == 0; k0 += chunk) {
         x.c0 = o->t0_s + k0 * o->step_s;
@@ -1150,7 +1369,7 @@ int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
         }
         rc = flush_allocs(&x);
         if (rc == 0) rc = write_serving_all(&x);
-        if (rc == 0 && hand_over(&x, &w) != 0) {
+        if (rc == 0 && hand_over(&x, &w, k0 + chunk >= total_steps) != 0) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
         }
@@ -1186,6 +1405,10 @@ int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
         free(w.d[i].row);
     free(w.d);
     free(w.acc);
+    for (size_t i = 0; i < w.caphold; i++)
+        free(w.hold[i].b);
+    free(w.hold);
+    r->raw_dropped = w.dropped;
     if (rc == 0) {
         if (gp_store_begin(s) != 0) rc = -1;
         for (size_t i = 0; i < x.ndev && rc == 0; i++)
@@ -1215,6 +1438,13 @@ int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,
                  nb);
         }
     }
+    if (rc == 0 && w.dropped && !pruned_ok(&x, w.pruned, w.cappruned)) {
+        snprintf(err, errlen,
+                 "a job whose raw rows were pruned shares a GPU with another job: read again "
+                 "with every raw row");
+        rc = -4;
+    }
+    free(w.pruned);
     if (rc == 0 && r->samples == 0) {
         snprintf(err, errlen, "no GPU samples between --from and --to (matching --selector)");
         rc = -3;

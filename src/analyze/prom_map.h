@@ -26,7 +26,8 @@
  * except that no GPU telemetry at all is (there is nothing to account).
  *
  * Errors: -1 (transport, server, store; err names it), -3 for bad input (a GPU UUID with
- * conflicting Hostname or modelName labels: two exporters claim one GPU). On error the
+ * conflicting Hostname or modelName labels: two exporters claim one GPU), -4 when a pruned
+ * read (prune_raw) must be done again unpruned (a job pruned shares a GPU). On error the
  * caller must not present a report: what was stored is incomplete. */
 #ifndef GP_ANALYZE_PROM_MAP_H
 #define GP_ANALYZE_PROM_MAP_H
@@ -50,6 +51,15 @@ typedef struct gp_prom_map_opts {
     void *progress_ctx;
     int no_writer_thread; /* store each chunk before reading the next (default: a writer
                            * thread stores chunk k while chunk k + 1 is read; same rows) */
+    /* Store only the raw sample rows the text and JSON reports read (for a temporary store
+     * those reports alone read): every sample is rolled up, but inside an allocation of
+     * over 6 h of a job alone on its GPUs the raw rows between its first 6 h 5 min and its
+     * last 65 min are dropped, as the report reads such a job from the 1-minute rollups
+     * and raw rows only near its edges (prom_map.c raw_fate). A kept store (--db, the HTML
+     * page, goodput serve) keeps every raw row: their readers may read any. When a job
+     * whose rows were dropped turns out to share a GPU, gp_prom_map_run returns -4: read
+     * the range again, unpruned, into a new store. */
+    int prune_raw;
 } gp_prom_map_opts;
 
 typedef struct gp_prom_map_result {
@@ -60,6 +70,7 @@ typedef struct gp_prom_map_result {
     char notes[GP_PROM_MAX_NOTES][240];
     int n_notes;
     double store_cpu_s; /* CPU seconds writing rows to the store (for the benchmark) */
+    size_t raw_dropped; /* raw sample rows only rolled up (prune_raw) */
 } gp_prom_map_result;
 
 int gp_prom_map_run(gp_prom_client *c, const gp_prom_map_opts *o, gp_store *s,

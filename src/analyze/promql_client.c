@@ -1,16 +1,18 @@
 /* promql_client.c: Prometheus HTTP API client (see promql_client.h).
  *
- * One libcurl easy handle is kept for the whole run (connection reuse). Each answer is
- * read into one buffer. Range answers ("status":"success", a matrix) are read with yajl
- * events: each series' labels become a small jansson object and its points one reused
- * array, handed to the caller when the series closes; no tree of the whole answer is
+ * One libcurl easy handle is kept for the whole run (connection reuse), and a second one
+ * for the query sent ahead (gp_prom_prefetch) by a thread. Each answer is read into one
+ * buffer. Range answers ("status":"success", a matrix) in Prometheus's own layout are read
+ * by hand (fast_matrix); in any other layout with yajl events: each series' labels become
+ * a small jansson object and its points one reused array; no tree of the whole answer is
  * built. Anything else (errors, lists, an answer in an unexpected order) is parsed whole
- * with jansson. Peak memory is the largest single answer's text; the analyzer sizes its
- * ranges so that it stays small. */
+ * with jansson. Peak memory is two answers' text and one answer's points; the analyzer
+ * sizes its ranges so that they stay small. */
 #include "analyze/promql_client.h"
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,29 @@
 
 #define MAX_BODY (512L << 20)
 
+/* One answer's text as it arrives. */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int too_big;
+} body_t;
+
+/* The next request, sent on its own connection by a thread while this one's answer is read
+ * (gp_prom_prefetch_*): the server evaluates it meanwhile. */
+typedef struct {
+    CURL *h;
+    body_t b;
+    char *path, *query; /* what was asked (fetch uses the answer only for the same) */
+    long status;
+    CURLcode crc;
+    char curl_err[CURL_ERROR_SIZE];
+    pthread_t th;
+    int active; /* a thread was started and not joined, or its answer not taken */
+    const struct gp_prom_client *c;
+    char *next_path, *next_query; /* asked for ahead while one is active: started by fetch
+                                   * once that one's answer is taken */
+} prefetch_t;
+
 struct gp_prom_client {
     CURL *h;
     char base[1024];
@@ -29,9 +54,13 @@ struct gp_prom_client {
     char ca[1024];
     long timeout_ms;
     int compress;
-    char *buf;
-    size_t len, cap;
-    int too_big;
+    body_t b;
+    prefetch_t pf;
+    /* fast_matrix's arrays, kept from answer to answer */
+    gp_prom_point *fpts;
+    size_t fcap;
+    struct fseries *fser;
+    size_t fscap;
     long requests, splits;
     double wait_s, parse_cpu_s; /* time in curl (mostly the server) and reading answers */
     char curl_err[CURL_ERROR_SIZE];
@@ -123,15 +152,41 @@ int gp_prom_client_new(const gp_prom_opts *o, gp_prom_client **out, char *err, s
     return 0;
 }
 
+static void prefetch_drop(gp_prom_client *c);
+
+void gp_prom_client_trim(gp_prom_client *c) {
+    if (!c) return;
+    prefetch_drop(c);
+    free(c->pf.next_path);
+    free(c->pf.next_query);
+    c->pf.next_path = c->pf.next_query = NULL;
+    free(c->pf.b.buf);
+    free(c->b.buf);
+    free(c->fpts);
+    free(c->fser);
+    memset(&c->pf.b, 0, sizeof c->pf.b);
+    memset(&c->b, 0, sizeof c->b);
+    c->fpts = NULL;
+    c->fser = NULL;
+    c->fcap = c->fscap = 0;
+}
+
 void gp_prom_client_free(gp_prom_client *c) {
     if (!c) return;
+    prefetch_drop(c);
+    free(c->pf.next_path);
+    free(c->pf.next_query);
+    if (c->pf.h) curl_easy_cleanup(c->pf.h);
+    free(c->pf.b.buf);
+    free(c->fpts);
+    free(c->fser);
     curl_easy_cleanup(c->h);
-    free(c->buf);
+    free(c->b.buf);
     free(c);
 }
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *ctx) {
-    gp_prom_client *c = ctx;
+    body_t *c = ctx;
     size_t n = size * nmemb;
     if (c->len + n + 1 > (size_t)MAX_BODY) {
         c->too_big = 1;
@@ -176,25 +231,18 @@ static int is_sample_limit(const char *msg) {
                    strstr(msg, "maxSamplesPerQuery"));
 }
 
-/* GET base+path?query into c->buf; *status the HTTP status. 0, or -1 with err. */
-static int fetch(gp_prom_client *c, const char *path, const char *query, long *status, char *err,
-                 size_t errlen) {
-    size_t ul = strlen(c->base) + strlen(path) + strlen(query) + 2;
-    char *url = malloc(ul);
-    if (!url) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    snprintf(url, ul, "%s%s%s%s", c->base, path, *query ? "?" : "", query);
-    c->len = 0;
-    c->too_big = 0;
-    c->curl_err[0] = 0;
-    CURL *h = c->h;
+/* GET url on handle h into b; *status the HTTP status. Reads only c's settings, fixed
+ * after gp_prom_client_new, so a prefetch thread runs it on its own handle and body. */
+static CURLcode perform(const gp_prom_client *c, CURL *h, body_t *b, char *curl_err,
+                        const char *url, long *status) {
+    b->len = 0;
+    b->too_big = 0;
+    curl_err[0] = 0;
     curl_easy_reset(h);
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->curl_err);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_err);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -208,31 +256,127 @@ static int fetch(gp_prom_client *c, const char *path, const char *query, long *s
         curl_easy_setopt(h, CURLOPT_USERPWD, c->userpwd);
     }
     if (c->ca[0]) curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
-    c->requests++;
-    double w0 = clock_s(CLOCK_MONOTONIC);
     CURLcode rc = curl_easy_perform(h);
-    c->wait_s += clock_s(CLOCK_MONOTONIC) - w0;
+    *status = 0;
+    if (rc == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    return rc;
+}
+
+static int transport_err(const gp_prom_client *c, const char *path, CURLcode rc, int too_big,
+                         const char *curl_err, char *err, size_t errlen) {
+    if (too_big)
+        snprintf(err, errlen, "Prometheus at %s: the answer to %s exceeds %ld MiB", c->base, path,
+                 MAX_BODY >> 20);
+    else
+        snprintf(err, errlen, "cannot reach Prometheus at %s (%s): %s", c->base, path,
+                 curl_err[0] ? curl_err : curl_easy_strerror(rc));
+    return -1;
+}
+
+static char *make_url(const gp_prom_client *c, const char *path, const char *query) {
+    size_t ul = strlen(c->base) + strlen(path) + strlen(query) + 2;
+    char *url = malloc(ul);
+    if (url) snprintf(url, ul, "%s%s%s%s", c->base, path, *query ? "?" : "", query);
+    return url;
+}
+
+static void *prefetch_main(void *arg) {
+    prefetch_t *pf = arg;
+    char *url = make_url(pf->c, pf->path, pf->query);
+    pf->status = 0;
+    pf->crc =
+        url ? perform(pf->c, pf->h, &pf->b, pf->curl_err, url, &pf->status) : CURLE_OUT_OF_MEMORY;
     free(url);
-    if (rc != CURLE_OK) {
-        if (c->too_big)
-            snprintf(err, errlen, "Prometheus at %s: the answer to %s exceeds %ld MiB", c->base,
-                     path, MAX_BODY >> 20);
-        else
-            snprintf(err, errlen, "cannot reach Prometheus at %s (%s): %s", c->base, path,
-                     c->curl_err[0] ? c->curl_err : curl_easy_strerror(rc));
+    return NULL;
+}
+
+/* Waits for the prefetch and forgets its answer (a request made, not used). */
+static void prefetch_drop(gp_prom_client *c) {
+    prefetch_t *pf = &c->pf;
+    if (!pf->active) return;
+    pthread_join(pf->th, NULL);
+    pf->active = 0;
+    c->requests++;
+    free(pf->path);
+    free(pf->query);
+    pf->path = pf->query = NULL;
+}
+
+/* Starts GET base+path?query (path and query malloc'd, taken) on the prefetch connection
+ * (nothing when it cannot start: the request is then made when asked for). */
+static void prefetch_start(gp_prom_client *c, char *path, char *query) {
+    prefetch_t *pf = &c->pf;
+    prefetch_drop(c);
+    if (!pf->h) pf->h = curl_easy_init(); /* on this thread: libcurl's global init is done */
+    pf->path = path;
+    pf->query = query;
+    pf->c = c;
+    if (!pf->h || !pf->path || pthread_create(&pf->th, NULL, prefetch_main, pf) != 0) {
+        free(pf->path);
+        free(pf->query);
+        pf->path = pf->query = NULL;
+        return;
+    }
+    pf->active = 1;
+}
+
+static int fetch_now(gp_prom_client *c, const char *path, const char *query, long *status,
+                     char *err, size_t errlen);
+
+/* GET base+path?query into c->b.buf; *status the HTTP status. 0, or -1 with err. The
+ * prefetched answer when it is the same request; then the request asked for next, if any,
+ * is sent ahead while the caller reads this answer. */
+static int fetch(gp_prom_client *c, const char *path, const char *query, long *status, char *err,
+                 size_t errlen) {
+    int rc = fetch_now(c, path, query, status, err, errlen);
+    prefetch_t *pf = &c->pf;
+    if (!pf->active && pf->next_path) {
+        prefetch_start(c, pf->next_path, pf->next_query);
+        pf->next_path = pf->next_query = NULL;
+    }
+    return rc;
+}
+
+static int fetch_now(gp_prom_client *c, const char *path, const char *query, long *status,
+                     char *err, size_t errlen) {
+    prefetch_t *pf = &c->pf;
+    if (pf->active && !strcmp(pf->path, path) && !strcmp(pf->query, query)) {
+        double w0 = clock_s(CLOCK_MONOTONIC);
+        pthread_join(pf->th, NULL);
+        c->wait_s += clock_s(CLOCK_MONOTONIC) - w0;
+        pf->active = 0;
+        c->requests++;
+        free(pf->path);
+        free(pf->query);
+        pf->path = pf->query = NULL;
+        body_t t = c->b; /* the answer becomes this connection's; the old buffer is reused */
+        c->b = pf->b;
+        pf->b = t;
+        *status = pf->status;
+        if (pf->crc != CURLE_OK)
+            return transport_err(c, path, pf->crc, c->b.too_big, pf->curl_err, err, errlen);
+        return 0;
+    }
+    char *url = make_url(c, path, query);
+    if (!url) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
-    *status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+    c->requests++;
+    double w0 = clock_s(CLOCK_MONOTONIC);
+    CURLcode rc = perform(c, c->h, &c->b, c->curl_err, url, status);
+    c->wait_s += clock_s(CLOCK_MONOTONIC) - w0;
+    free(url);
+    if (rc != CURLE_OK) return transport_err(c, path, rc, c->b.too_big, c->curl_err, err, errlen);
     return 0;
 }
 
-/* The answer in c->buf (HTTP status), parsed whole: see gp_prom_get. */
+/* The answer in c->b.buf (HTTP status), parsed whole: see gp_prom_get. */
 static int interpret(gp_prom_client *c, const char *path, long status, json_t **data, char *err,
                      size_t errlen) {
     *data = NULL;
     json_error_t je;
-    json_t *root = c->len ? json_loadb(c->buf, c->len, 0, &je) : NULL;
+    json_t *root = c->b.len ? json_loadb(c->b.buf, c->b.len, 0, &je) : NULL;
     const char *st = root ? json_string_value(json_object_get(root, "status")) : NULL;
     const char *msg = root ? json_string_value(json_object_get(root, "error")) : NULL;
     if (status >= 400 || (st && strcmp(st, "success") != 0)) {
@@ -242,9 +386,9 @@ static int interpret(gp_prom_client *c, const char *path, long status, json_t **
                      path, msg);
         else {
             char snip[160] = "";
-            if (c->len) {
-                size_t n = c->len < sizeof snip - 1 ? c->len : sizeof snip - 1;
-                memcpy(snip, c->buf, n);
+            if (c->b.len) {
+                size_t n = c->b.len < sizeof snip - 1 ? c->b.len : sizeof snip - 1;
+                memcpy(snip, c->b.buf, n);
                 snip[n] = 0;
                 for (char *p = snip; *p; p++)
                     if (*p == '\n' || *p == '\r') *p = ' ';
@@ -477,11 +621,148 @@ static int ms_key(void *u, const unsigned char *s, size_t len) {
 static const yajl_callbacks MS_CALLBACKS = {
     ms_null, ms_bool, NULL, NULL, ms_number, ms_string, ms_map, ms_key, ms_close, ms_arr, ms_close};
 
-/* Reads c->buf as a successful matrix answer, calling fn per series. Returns 0, fn's
+/* A matrix answer as Prometheus writes it, read without yajl (a third of the CPU of reading
+ * an answer was yajl's events): {"status":"success","data":{"resultType":"matrix","result":
+ * [{"metric":{...},"values":[[t,"v"],...]},...]}} with no white space, each series' labels
+ * parsed by jansson, the points by hand. The whole answer is read before fn sees a series,
+ * so anything else (white space, warnings, a native histogram, an escape in a value, an
+ * answer that breaks off) returns 1 with nothing handed over, and stream_matrix reads the
+ * answer with yajl as before: the same series and points either way. */
+struct fseries {
+    json_t *metric;
+    size_t off, n;
+};
+
+/* The end of the JSON object at p ('{'), strings and nesting skipped; NULL if it does not
+ * close before e. */
+static const char *object_end(const char *p, const char *e) {
+    int depth = 0;
+    while (p < e) {
+        char ch = *p++;
+        if (ch == '"') {
+            while (p < e && *p != '"')
+                p += *p == '\\' ? 2 : 1;
+            if (p >= e) return NULL;
+            p++;
+        } else if (ch == '{')
+            depth++;
+        else if (ch == '}' && --depth == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static int lit(const char **p, const char *e, const char *s, size_t n) {
+    if ((size_t)(e - *p) < n || memcmp(*p, s, n) != 0) return 0;
+    *p += n;
+    return 1;
+}
+#define LIT(p, e, s) lit(p, e, s, sizeof s - 1)
+
+static int fast_parse(gp_prom_client *c, size_t *nser) {
+    const char *p = c->b.buf, *e = c->b.buf + c->b.len;
+    size_t ns = 0, np = 0;
+    *nser = 0;
+    if (!LIT(&p, e, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["))
+        return 1;
+    if (p < e && *p == ']')
+        p++;
+    else
+        for (;;) {
+            if (!LIT(&p, e, "{\"metric\":") || p >= e || *p != '{') return 1;
+            const char *me = object_end(p, e);
+            if (!me) return 1;
+            if (ns == c->fscap) {
+                size_t nc = c->fscap ? c->fscap * 2 : 256;
+                struct fseries *x = realloc(c->fser, nc * sizeof *x);
+                if (!x) return 1;
+                c->fser = x;
+                c->fscap = nc;
+            }
+            json_t *m = json_loadb(p, (size_t)(me - p), JSON_DISABLE_EOF_CHECK, NULL);
+            if (!m) return 1;
+            c->fser[ns++] = (struct fseries){m, np, 0};
+            *nser = ns;
+            const char *k;
+            json_t *v;
+            void *tmp;
+            json_object_foreach_safe(m, tmp, k, v) {
+                if (strlen(k) >= 256) return 1;                /* as ms_key: be careful */
+                if (!json_is_string(v)) json_object_del(m, k); /* labels are strings */
+            }
+            p = me;
+            if (!LIT(&p, e, ",\"values\":[")) return 1;
+            if (p < e && *p == ']')
+                p++;
+            else
+                for (;;) {
+                    if (!LIT(&p, e, "[")) return 1;
+                    const char *t0 = p;
+                    while (p < e && ((*p >= '0' && *p <= '9') || *p == '.' || *p == '-' ||
+                                     *p == '+' || *p == 'e' || *p == 'E'))
+                        p++;
+                    if (p == t0) return 1;
+                    const char *t1 = p;
+                    if (!LIT(&p, e, ",\"")) return 1;
+                    const char *v0 = p;
+                    while (p < e && *p != '"' && *p != '\\')
+                        p++;
+                    if (p >= e || *p != '"') return 1;
+                    const char *v1 = p++;
+                    if (!LIT(&p, e, "]")) return 1;
+                    if (np == c->fcap) {
+                        size_t nc = c->fcap ? c->fcap * 2 : 4096;
+                        gp_prom_point *x = realloc(c->fpts, nc * sizeof *x);
+                        if (!x) return 1;
+                        c->fpts = x;
+                        c->fcap = nc;
+                    }
+                    c->fpts[np].t_s = gp_prom_num(t0, (size_t)(t1 - t0));
+                    c->fpts[np].v = gp_prom_num(v0, (size_t)(v1 - v0));
+                    np++;
+                    if (p < e && *p == ',') {
+                        p++;
+                        continue;
+                    }
+                    if (!LIT(&p, e, "]")) return 1;
+                    break;
+                }
+            c->fser[ns - 1].n = np - c->fser[ns - 1].off;
+            if (!LIT(&p, e, "}")) return 1;
+            if (p < e && *p == ',') {
+                p++;
+                continue;
+            }
+            if (!LIT(&p, e, "]")) return 1;
+            break;
+        }
+    if (!LIT(&p, e, "}}")) return 1;
+    while (p < e && (*p == '\n' || *p == ' ' || *p == '\r' || *p == '\t'))
+        p++;
+    return p == e ? 0 : 1;
+}
+
+/* 0 (fn's non-zero value when it stopped), or 1: read it with yajl. */
+static int fast_matrix(gp_prom_client *c, gp_prom_series_fn fn, void *ctx) {
+    size_t ns = 0;
+    int rc = fast_parse(c, &ns);
+    for (size_t i = 0; i < ns; i++) {
+        if (rc == 0) rc = fn(ctx, c->fser[i].metric, c->fpts + c->fser[i].off, c->fser[i].n);
+        json_decref(c->fser[i].metric);
+    }
+    return rc;
+}
+
+/* Reads c->b.buf as a successful matrix answer, calling fn per series. Returns 0, fn's
  * non-zero value, 1 when the answer is not in the usual form and nothing was handed to
  * fn yet (the caller parses it whole), or -1 with err. */
 static int stream_matrix(gp_prom_client *c, const char *promql, gp_prom_series_fn fn, void *ctx,
                          char *err, size_t errlen) {
+    const char *fe = getenv("GOODPUT_ANALYZE_YAJL"); /* tests: the yajl reader only */
+    if (!(fe && fe[0] == '1')) {
+        int frc = fast_matrix(c, fn, ctx);
+        if (frc != 1) return frc;
+    }
     mstream m;
     memset(&m, 0, sizeof m);
     m.fn = fn;
@@ -491,7 +772,7 @@ static int stream_matrix(gp_prom_client *c, const char *promql, gp_prom_series_f
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    yajl_status st = yajl_parse(h, (const unsigned char *)c->buf, c->len);
+    yajl_status st = yajl_parse(h, (const unsigned char *)c->b.buf, c->b.len);
     if (st == yajl_status_ok) st = yajl_complete_parse(h);
     int rc;
     if (m.fn_rc)
@@ -536,16 +817,10 @@ static size_t json_points(json_t *values, gp_prom_point **pts, size_t *cap) {
 /* raw: promql is a series selector, asked for as the instant query promql[W] at t1 with W
  * covering (t0 - step, t1] (Prometheus 2.x range selectors include both ends: W is a
  * millisecond short), so the answer is the raw samples; else a query_range. */
-static int range_once(gp_prom_client *c, const char *promql, int raw, int64_t t0, int64_t t1,
-                      int64_t step, gp_prom_series_fn fn, void *ctx, int depth, char *err,
-                      size_t errlen) {
+static char *range_query(const char *promql, int raw, int64_t t0, int64_t t1, int64_t step) {
     size_t qcap = strlen(promql) * 3 + 192;
     char *q = malloc(qcap);
-    if (!q) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    const char *path = raw ? "/api/v1/query" : "/api/v1/query_range";
+    if (!q) return NULL;
     strcpy(q, "query=");
     gp_prom_urlencode(promql, q, qcap);
     size_t l = strlen(q);
@@ -554,6 +829,18 @@ static int range_once(gp_prom_client *c, const char *promql, int raw, int64_t t0
                  (t1 - t0 + step) * 1000 - 1, t1);
     else
         snprintf(q + l, qcap - l, "&start=%" PRId64 "&end=%" PRId64 "&step=%" PRId64, t0, t1, step);
+    return q;
+}
+
+static int range_once(gp_prom_client *c, const char *promql, int raw, int64_t t0, int64_t t1,
+                      int64_t step, gp_prom_series_fn fn, void *ctx, int depth, char *err,
+                      size_t errlen) {
+    char *q = range_query(promql, raw, t0, t1, step);
+    if (!q) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    const char *path = raw ? "/api/v1/query" : "/api/v1/query_range";
     json_t *data = NULL;
     long status;
     int rc = fetch(c, path, q, &status, err, errlen);
@@ -623,6 +910,28 @@ int gp_prom_query_raw(gp_prom_client *c, const char *selector, int64_t t0_s, int
         return -1;
     }
     return range_once(c, selector, 1, t0_s, t1_s, step_s, fn, ctx, 0, err, errlen);
+}
+
+void gp_prom_prefetch(gp_prom_client *c, const char *promql, int raw, int64_t t0_s, int64_t t1_s,
+                      int64_t step_s) {
+    if (step_s <= 0 || t1_s < t0_s) return;
+    char *q = range_query(promql, raw, t0_s, t1_s, step_s);
+    char *path = strdup(raw ? "/api/v1/query" : "/api/v1/query_range");
+    if (!q || !path) {
+        free(q);
+        free(path);
+        return;
+    }
+    prefetch_t *pf = &c->pf;
+    free(pf->next_path);
+    free(pf->next_query);
+    pf->next_path = pf->next_query = NULL;
+    if (!pf->active) {
+        prefetch_start(c, path, q);
+        return;
+    }
+    pf->next_path = path; /* after the active one's answer is taken (fetch) */
+    pf->next_query = q;
 }
 
 static int list_get(gp_prom_client *c, const char *path, const char *match, int64_t t0, int64_t t1,

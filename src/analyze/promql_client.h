@@ -15,7 +15,11 @@
  * Range answers are read with yajl's event parser straight into arrays of points (no
  * JSON tree: the tree of a 100,000-point answer cost more than the rest of the work).
  *
- * Not thread-safe: one client, one thread. */
+ * A query can be asked for ahead (gp_prom_prefetch): a thread sends it on a second
+ * connection while the caller reads the current answer, so the server evaluates the next
+ * query meanwhile; the answer is used when the same query is asked for next.
+ *
+ * Not thread-safe: one client, one thread (the prefetch thread is the client's own). */
 #ifndef GP_ANALYZE_PROMQL_CLIENT_H
 #define GP_ANALYZE_PROMQL_CLIENT_H
 
@@ -38,6 +42,9 @@ typedef struct gp_prom_opts {
 
 int gp_prom_client_new(const gp_prom_opts *o, gp_prom_client **out, char *err, size_t errlen);
 void gp_prom_client_free(gp_prom_client *c);
+/* Frees the answer buffers (two answers' text, one answer's points) and drops a query sent
+ * ahead and not asked for; the client stays usable (for the counters, or more requests). */
+void gp_prom_client_trim(gp_prom_client *c);
 /* Requests made and range queries split so far (for the report header and tests). */
 long gp_prom_requests(const gp_prom_client *c);
 long gp_prom_splits(const gp_prom_client *c);
@@ -83,6 +90,12 @@ int gp_prom_query_range(gp_prom_client *c, const char *promql, int64_t t0_s, int
  * gp_prom_query_range. Returns 0, the callback's non-zero value, or -1 with err. */
 int gp_prom_query_raw(gp_prom_client *c, const char *selector, int64_t t0_s, int64_t t1_s,
                       int64_t step_s, gp_prom_series_fn fn, void *ctx, char *err, size_t errlen);
+/* Sends the query that gp_prom_query_raw (raw = 1) or gp_prom_query_range (raw = 0) with
+ * the same arguments will ask for, ahead on a second connection; that call then takes its
+ * answer (errors included, as if asked then). A prefetch not asked for is dropped by the
+ * next prefetch or gp_prom_client_free (it counts as a request made). */
+void gp_prom_prefetch(gp_prom_client *c, const char *promql, int raw, int64_t t0_s, int64_t t1_s,
+                      int64_t step_s);
 
 /* Metric names with data in [t0_s, t1_s]; *names is a new reference to a JSON array. */
 int gp_prom_metric_names(gp_prom_client *c, int64_t t0_s, int64_t t1_s, json_t **names, char *err,

@@ -69,6 +69,28 @@ static void usage(FILE *f) {
            "                     GOODPUT_REPORT_THREADS=N overrides it, =1 forces one\n");
 }
 
+/* The store file and its WAL side files. */
+static void remove_store(const char *path) {
+    char side[700];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
+static int open_store(const char *db, int temporary, gp_store **s, char *err, size_t errlen) {
+    if (gp_store_open(db, 0, s, err, errlen) != 0) return -1;
+    if (temporary)
+        /* a temporary store is deleted at exit: no crash safety needed, so no WAL or sync
+         * (a fifth of the store's write time, docs/benchmarks.md); 64 MiB of page cache
+         * keeps a chunk's inserts and the report's reads off pread/pwrite */
+        sqlite3_exec(gp_store_db(*s),
+                     "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536",
+                     NULL, NULL, NULL);
+    return 0;
+}
+
 /* The shared bar (util/progress.h): on a terminal, past 2 s, erased at the end. */
 static void on_progress(void *ctx, double done) {
     gp_progress_update(ctx, done);
@@ -365,18 +387,11 @@ int gp_cmd_analyze(int argc, char **argv) {
         rc = GP_EXIT_USAGE;
         goto out;
     }
-    if (gp_store_open(db, 0, &s, err, sizeof err) != 0) {
+    if (open_store(db, tmpdir[0] != 0, &s, err, sizeof err) != 0) {
         fprintf(stderr, "goodput analyze: %s\n", err);
         rc = GP_EXIT_INPUT;
         goto out;
     }
-    if (tmpdir[0])
-        /* a temporary store is deleted at exit: no crash safety needed, so no WAL or sync
-         * (a fifth of the store's write time, docs/benchmarks.md); 64 MiB of page cache
-         * keeps a chunk's inserts and the report's reads off pread/pwrite */
-        sqlite3_exec(gp_store_db(s),
-                     "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536",
-                     NULL, NULL, NULL);
     gp_progress prog;
     gp_progress_start(&prog, "reading Prometheus", 1.0, json);
     gp_prom_map_opts mo = {.t0_s = t0,
@@ -389,10 +404,30 @@ int gp_cmd_analyze(int argc, char **argv) {
     if (cb) mo.cell_budget = (size_t)strtoul(cb, NULL, 10);
     const char *th = getenv("GOODPUT_ANALYZE_THREADS"); /* tests: 0 = no writer thread */
     if (th && th[0] == '0') mo.no_writer_thread = 1;
+    /* A temporary store read only by the text or JSON report keeps only the raw rows that
+     * report reads (prom_map.h prune_raw); GOODPUT_ANALYZE_PRUNE=0 keeps all (tests compare
+     * both), as does GOODPUT_DIAG_RAW=1, which makes the diagnosis read every raw row. */
+    const char *pe = getenv("GOODPUT_ANALYZE_PRUNE"), *dr = getenv("GOODPUT_DIAG_RAW");
+    mo.prune_raw = tmpdir[0] && !html && !(pe && pe[0] == '0') && !(dr && dr[0] == '1');
     gp_prom_map_result r;
     double cpu0 = cpu_s(), cpu_read = 0, cpu_diag = 0, wall0 = wall_s(), wall_read = 0;
-    int mrc = gp_prom_map_run(cl, &mo, s, &r, err, sizeof err);
+    int mrc = gp_prom_map_run(cl, &mo, s, &r, err, sizeof err), reread = 0;
+    if (mrc == -4) { /* a pruned job shares a GPU: every raw row, in a new store */
+        reread = 1;
+        gp_store_close(s);
+        s = NULL;
+        remove_store(tmpdb);
+        mo.prune_raw = 0;
+        if (open_store(db, 1, &s, err, sizeof err) != 0) {
+            gp_progress_end(&prog);
+            fprintf(stderr, "goodput analyze: %s\n", err);
+            rc = GP_EXIT_FAIL;
+            goto out;
+        }
+        mrc = gp_prom_map_run(cl, &mo, s, &r, err, sizeof err);
+    }
     gp_progress_end(&prog);
+    gp_prom_client_trim(cl); /* the answers' buffers, before the report's memory peak */
     if (mrc != 0) {
         fprintf(stderr, "goodput analyze: %s\n", err);
         rc = mrc == -3 ? GP_EXIT_INPUT : GP_EXIT_FAIL;
@@ -469,9 +504,11 @@ int gp_cmd_analyze(int argc, char **argv) {
         gp_prom_times(cl, &wait_s, &parse_s);
         fprintf(stderr,
                 "analyze profile: read %.2f s CPU (answers %.2f, store %.2f) in %.2f s wall, "
-                "waiting on the server %.2f s wall; diagnose %.2f s CPU; report %.2f s CPU\n",
+                "waiting on the server %.2f s wall; diagnose %.2f s CPU; report %.2f s CPU; "
+                "raw rows %zu of %zu samples stored%s\n",
                 cpu_read - cpu0, parse_s, r.store_cpu_s, wall_read, wait_s, cpu_diag - cpu_read,
-                cpu_s() - cpu_diag);
+                cpu_s() - cpu_diag, r.samples - r.raw_dropped, r.samples,
+                reread ? " (read twice: a pruned job shared a GPU)" : "");
     }
 out:
     if (s) gp_store_close(s);
@@ -479,20 +516,10 @@ out:
     if (rc != GP_EXIT_OK && created_db && !tmpdir[0] && db) {
         /* a --db this run created holds a partial read: remove it rather than leave a store
          * that looks complete */
-        char side[700];
-        unlink(db);
-        snprintf(side, sizeof side, "%s-wal", db);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", db);
-        unlink(side);
+        remove_store(db);
     }
     if (tmpdir[0]) {
-        char side[700];
-        unlink(tmpdb);
-        snprintf(side, sizeof side, "%s-wal", tmpdb);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", tmpdb);
-        unlink(side);
+        remove_store(tmpdb);
         rmdir(tmpdir);
     }
     return rc;

@@ -479,6 +479,11 @@ int gp_store_put_device(gp_store *s, const gp_device *d) {
 }
 
 int gp_store_put_sample(gp_store *s, const gp_sample *x) {
+    if (gp_store_put_sample_row(s, x) != 0) return -1;
+    return s->rollup ? gp_rollup_add(s->rollup, x) : 0;
+}
+
+int gp_store_put_sample_row(gp_store *s, const gp_sample *x) {
     sqlite3_stmt *st = s->st[ST_SAMPLE];
     uint32_t v = x->valid;
     bind_text_row(st, 1, x->uuid);
@@ -505,8 +510,7 @@ int gp_store_put_sample(gp_store *s, const gp_sample *x) {
     bind_d_known(st, 22, x->temp_c, v & GP_F_TEMP);
     bind_i64_known(st, 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
     bind_i64_known(st, 24, x->xid, v & GP_F_XID);
-    if (run(s, st) != 0) return -1;
-    return s->rollup ? gp_rollup_add(s->rollup, x) : 0;
+    return run(s, st);
 }
 
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {

@@ -52,6 +52,10 @@ int gp_store_commit(gp_store *s);
 
 int gp_store_put_device(gp_store *s, const gp_device *d);
 int gp_store_put_sample(gp_store *s, const gp_sample *x);
+/* The raw row alone, without the rollups gp_store_put_sample also folds it into: for
+ * analyze's temporary store, which rolls up every sample (gp_rollup_add) but keeps only
+ * the raw rows its report reads (analyze/prom_map.h). */
+int gp_store_put_sample_row(gp_store *s, const gp_sample *x);
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
 /* n calls of gp_store_put_sample / gp_store_put_proc in order (the agent writes what it
  * queued between flushes this way). Returns the number of rows not stored (0: all were). */

@@ -65,6 +65,12 @@ XT=$((T0 + 3 * 86400))
 promtool tsdb create-blocks-from openmetrics "$D/c.om" "$D/data" >/dev/null
 promtool tsdb create-blocks-from openmetrics "$D/conflict.om" "$D/data" >/dev/null
 promtool tsdb create-blocks-from openmetrics "$D/xid.om" "$D/data" >/dev/null
+# (five and six days later) long and short pods for the pruned temporary store (1b)
+LT=$((T0 + 5 * 86400)) LL=$((T0 + 6 * 86400))
+python3 "$G/gen_long.py" "$D/long.om" "$D/long.json" --t0 $LT
+python3 "$G/gen_long.py" "$D/late.om" "$D/late.json" --t0 $LL --late
+promtool tsdb create-blocks-from openmetrics "$D/long.om" "$D/data" >/dev/null
+promtool tsdb create-blocks-from openmetrics "$D/late.om" "$D/data" >/dev/null
 cp -r "$D/data" "$D/data_small"
 P=$(free_port)
 start_prom "$D/data" "$P"
@@ -183,12 +189,80 @@ for fmt in "" --json; do
     "$GOODPUT" report --db "$D/kept.db" $fmt --threads 2 > "$D/rep2"
     cmp "$D/rep1" "$D/rep2" || fail "report $fmt differs on 2 threads"
 done
+# answers read by hand (promql_client.c fast_matrix) and by yajl's events: the same bytes
+# (the cluster's range, raw and per-step queries, kube-state-metrics, vLLM; the long pods)
+GOODPUT_ANALYZE_YAJL=1 "$GOODPUT" analyze --prometheus "$URL" --from $T0 --to $T1 --json \
+    --threads 1 > "$D/yajl.json"
+cmp "$D/th1.json" "$D/yajl.json" || fail "analyze differs when answers are read by yajl"
+GOODPUT_ANALYZE_RAW=0 GOODPUT_ANALYZE_YAJL=1 "$GOODPUT" analyze --prometheus "$URL" --from $T0 \
+    --to $T1 --json > "$D/yajl_perstep.json"
+cmp "$D/perstep.json" "$D/yajl_perstep.json" || fail "per-step answers differ when read by yajl"
+for y in 0 1; do
+    GOODPUT_ANALYZE_YAJL=$y "$GOODPUT" analyze --prometheus "$URL" --from $LT --to $((LT + 12 * 3600 - 30)) \
+        --json > "$D/long_yajl$y.json"
+done
+cmp "$D/long_yajl0.json" "$D/long_yajl1.json" || fail "the long pods differ when answers are read by yajl"
 python3 - "$D/th1.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert len(r["jobs"]) > 2 and len(r["findings"]) > 2, (len(r["jobs"]), len(r["findings"]))
 print("threads: same report on 1 and 2 threads (%d jobs, %d findings)" % (len(r["jobs"]), len(r["findings"])))
 PY
+# 1b. the temporary store keeps only the raw rows the text and JSON reports read
+# (prom_map.h prune_raw): the same bytes as with every raw row (GOODPUT_ANALYZE_PRUNE=0),
+# text and JSON, in one chunk and in 15-minute chunks (rows held across chunks), with and
+# without the writer thread; exactly the rows of the rule dropped (gen_long.py: allocations
+# of 5 h 59, 6 h 01, 7 h 09 and 7 h 11 min, a job sharing a GPU, a pod right after an
+# ended one, a two-GPU job, a pod that comes back after 10 minutes, a free GPU); a kept
+# --db keeps every raw row; a job pruned that shares its GPU later is read again unpruned
+read -r LDROP LSAMP < <(python3 -c "import json; e=json.load(open('$D/long.json')); print(e['dropped'], e['samples'])")
+[ "$LDROP" -gt 1000 ] || fail "gen_long.py plants too few prunable rows ($LDROP)"
+LTO=$((LT + 12 * 3600 - 30))
+for fmt in --json --wide; do
+    for env in "" GOODPUT_ANALYZE_CELLS=600 "GOODPUT_ANALYZE_CELLS=600 GOODPUT_ANALYZE_THREADS=0"; do
+        env $env GOODPUT_ANALYZE_PRUNE=0 "$GOODPUT" analyze --prometheus "$URL" --from $LT --to $LTO \
+            $fmt > "$D/full.out"
+        env $env GOODPUT_ANALYZE_PROFILE=1 "$GOODPUT" analyze --prometheus "$URL" --from $LT \
+            --to $LTO $fmt > "$D/pruned.out" 2> "$D/pruned.err" || { cat "$D/pruned.err"; fail "pruned analyze ($env)"; }
+        grep -q "raw rows $((LSAMP - LDROP)) of $LSAMP samples stored\$" "$D/pruned.err" \
+            || { cat "$D/pruned.err"; fail "pruned store ($env): expected $((LSAMP - LDROP)) of $LSAMP raw rows"; }
+        cmp "$D/full.out" "$D/pruned.out" || fail "analyze $fmt differs with the pruned store ($env)"
+    done
+done
+python3 - "$D/full.out" "$D/long.json" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+for pod in ("long-a", "short-a", "six-a", "edge-b", "sharer-a", "ended-a", "after-a", "pair-a", "gap-a"):
+    assert "ml/" + pod in t, pod
+PY
+GOODPUT_ANALYZE_PROFILE=1 "$GOODPUT" analyze --prometheus "$URL" --from $LT --to $LTO --json \
+    --db "$D/long.db" > /dev/null 2> "$D/long.err"
+grep -q "raw rows $LSAMP of $LSAMP samples stored\$" "$D/long.err" || { cat "$D/long.err"; fail "a kept --db lacks raw rows"; }
+LLTO=$((LL + 10 * 3600 - 30))
+read -r LLDROP LLSAMP < <(python3 -c "import json; e=json.load(open('$D/late.json')); print(e['dropped'], e['samples'])")
+# (in 15-minute chunks: the rows were dropped before the sharing was read; in one chunk it
+# is known before any row is stored, and only the job alone on its GPU is pruned)
+for env in GOODPUT_ANALYZE_CELLS=600 GOODPUT_ANALYZE_CELLS=0; do
+    env $env GOODPUT_ANALYZE_PRUNE=0 "$GOODPUT" analyze --prometheus "$URL" --from $LL --to $LLTO \
+        --json > "$D/late_full.json"
+    env $env GOODPUT_ANALYZE_PROFILE=1 "$GOODPUT" analyze --prometheus "$URL" --from $LL \
+        --to $LLTO --json > "$D/late.json.out" 2> "$D/late.err"
+    if [ $env = GOODPUT_ANALYZE_CELLS=600 ]; then
+        grep -q "(read twice: a pruned job shared a GPU)\$" "$D/late.err" || { cat "$D/late.err"; fail "late sharing not read again"; }
+    else
+        grep -q "raw rows $((LLSAMP - LLDROP)) of $LLSAMP samples stored\$" "$D/late.err" \
+            || { cat "$D/late.err"; fail "late sharing in one chunk"; }
+    fi
+    # the same report; the header's request count is the requests made: twice as many
+    python3 - "$D/late_full.json" "$D/late.json.out" $env <<'PY' || fail "analyze differs after late sharing ($env)"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ra, rb = a["source"].pop("requests"), b["source"].pop("requests")
+assert a == b and rb == (2 * ra if sys.argv[3].endswith("=600") else ra), (ra, rb)
+PY
+done
+echo "pruned store: $((LSAMP - LDROP)) of $LSAMP raw rows, same reports; late sharing read again"
+
 # text output: the header names the Prometheus, range and step
 "$GOODPUT" analyze --prometheus "$URL" --from 2024-06-01T00:00:00Z --to "now-$(( ($(date +%s) - T1) / 60 ))m" \
     --step 1m > "$D/r.txt"
