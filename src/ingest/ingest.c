@@ -486,8 +486,10 @@ int64_t gp_ingest_hold_ns(const gp_ingest *g, int64_t since_prev_ns, int64_t max
     if (g->last_full || !g->last_dgrams || since_prev_ns <= 0 || max_hold_ns <= 0) return 0;
     double rate = (double)g->last_dgrams / (double)since_prev_ns; /* datagrams per ns */
     if (rate * (double)max_hold_ns < 2) return 0;
-    /* What the kernel charges a datagram: its bytes and about 1 KiB of buffer overhead. */
-    double per_dgram = (double)g->last_bytes / (double)g->last_dgrams + 1024;
+    /* What the kernel charges a datagram against the buffer: its bytes and the socket
+     * buffer's own size (its truesize: 1-2.3 KiB for a small datagram on loopback; the
+     * larger figure, so the estimate errs towards shorter holds). */
+    double per_dgram = (double)g->last_bytes / (double)g->last_dgrams + 2304;
     double room = (g->rcvbuf_bytes ? (double)g->rcvbuf_bytes : 212992.0) / 8;
     double hold = room / (rate * per_dgram);
     if (hold > (double)max_hold_ns) hold = (double)max_hold_ns;

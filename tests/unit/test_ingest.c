@@ -404,13 +404,13 @@ static void test_budget_and_hold(void **st) {
     assert_int_equal(gp_ingest_hold_ns(g, 1000 * ms, 50 * ms), 0);
     /* 5 over 1 us: the buffer's eighth fills in less than 1 ms at that rate: no hold */
     assert_int_equal(gp_ingest_hold_ns(g, 1000, 50 * ms), 0);
-    /* in between, bounded by the buffer: rcvbuf/8 at (36 + 1024) bytes a datagram */
+    /* in between, bounded by the buffer: rcvbuf/8 at (36 + 2304) bytes a datagram */
     struct pollfd pf;
     assert_int_equal(gp_ingest_fds(g, &pf, 1), 1);
     int rcv = 0;
     socklen_t rl = sizeof rcv;
     assert_int_equal(getsockopt(pf.fd, SOL_SOCKET, SO_RCVBUF, &rcv, &rl), 0);
-    double per_ns = (rcv / 8.0) / 1060.0 / (20 * ms); /* fills the eighth in 20 ms */
+    double per_ns = (rcv / 8.0) / 2340.0 / (20 * ms); /* fills the eighth in 20 ms */
     int64_t since = (int64_t)(5 / per_ns);
     int64_t h = gp_ingest_hold_ns(g, since, 50 * ms);
     assert_true(h > 19 * ms && h < 21 * ms);
