@@ -16,7 +16,8 @@
 #
 # Reported per run: steady process CPU per GPU-sample, the part inside the source's calls
 # (NVML backend + test library), CPU per event (the events run minus the same-size run
-# without events, per event stored), peak RSS, store bytes per GPU-hour, late ticks. Side
+# without events, per event stored), peak RSS, store bytes per GPU-hour, late ticks, and
+# the agent's wake-ups per tick (bench/agent_cost/wakes.sh counts them from /proc). Side
 # by side in the same run: prometheus-node-exporter's CPU per scrape (N curl scrapes, CPU
 # from /proc/PID/stat before and after).
 #
@@ -125,8 +126,8 @@ if command -v prometheus-node-exporter >/dev/null; then
     'BEGIN { printf "| node-exporter | %d scrapes | | %.2f ms CPU per scrape | | %.1f | | |", n, c / t / n * 1000, r / 1024 }')
 fi
 
-echo "| GPUs | events/s sent | GPU-samples (steady) | process CPU per GPU-sample (µs) | of which in NVML calls (µs) | CPU per event (µs) | peak RSS (MiB) | store bytes per GPU-hour | events sent / stored | late ticks |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| GPUs | events/s sent | GPU-samples (steady) | process CPU per GPU-sample (µs) | of which in NVML calls (µs) | CPU per event (µs) | peak RSS (MiB) | store bytes per GPU-hour | events sent / stored | late ticks | wake-ups per tick |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 /usr/bin/python3 - "$out" "$wall_s" $sizes <<'PY'
 import json, sys
 out, wall, sizes = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
@@ -147,12 +148,14 @@ for name in sizes + ["8ev"]:
     # source_cpu_s covers every tick, the first included: per sample over all samples.
     src_us = st["source_cpu_s"] * 1e6 / max(st["samples"], 1)
     per_ev = "-"
+    # returns from the loop's waits (--stats "wakes"; builds before it do not count them)
+    wakes = f"{st['wakes'] / max(st['ticks'], 1):.1f}" if "wakes" in st else "-"
     if name == "8ev" and base and st["stored"]:
         extra = st["steady_cpu"] - base["us"] * st["steady_samples"] / 1e6
         per_ev = f"{extra * 1e6 / st['stored']:.2f}"
     print(f"| {gpus} | {st['sent'] / wall:.0f} | {st['steady_samples']} | {st['us']:.1f} | {src_us:.1f} | {per_ev} | "
           f"{st['max_rss_kib'] / 1024:.1f} | {st['bytes'] / (st['samples'] / 3600):,.0f} | "
-          f"{st['sent']} / {st['stored']} | {st['ticks_late']} |")
+          f"{st['sent']} / {st['stored']} | {st['ticks_late']} | {wakes} |")
 if base:
     worst = max(runs[n]["us"] for n in sizes if n != "1")
     print(f"\nlinearity: largest CPU per GPU-sample (1 GPU aside) / 8-GPU figure = {worst / base['us']:.2f} (target <= 1.5)")
@@ -160,6 +163,14 @@ if base and "1" in runs:
     t1, t8 = runs["1"]["us"], base["us"] * 8
     per_gpu = (t8 - t1) / 7
     print(f"8-GPU tick: {t8:.0f} µs CPU = fixed {t1 - per_gpu:.0f} µs a tick + {per_gpu:.1f} µs per GPU")
+# The agent's sealing child (cli/agent_results.h: a fork + exec of goodput once a minute
+# that stores ended jobs' results) runs in its own process: getrusage(RUSAGE_SELF) leaves
+# it out of the process CPU above, but the node pays it.
+passes = sum(r.get("seal_passes", 0) for r in runs.values())
+if passes:
+    seal_ms = sum(r.get("seal_cpu_s", 0) for r in runs.values()) * 1e3 / passes
+    print(f"sealing child: {passes} passes, {seal_ms:.2f} ms CPU each, not in the process CPU "
+          f"above (one a minute: {seal_ms / 60 * 1e3 / 8:.1f} µs per GPU-sample at 8 GPUs)")
 floor = open(f"{out}/floor").read().strip()
 if floor:
     print(f"host floor: an empty process waking once a second is charged {float(floor):.0f} µs CPU per wake-up")

@@ -149,11 +149,15 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
     if (gp_store_open(o->db_path, 0, &a->store, err, errlen) != 0) goto fail;
     if (gp_source_open(o->source_spec, &so, &a->src, err, errlen) != 0) goto fail;
     a->own_clock = a->src.ops->now_ns != NULL;
+    /* Lines without ts keep their arrival time when reads are batched (gp_agent_run), in
+     * the agent's clock; as fast as possible there is no wall time to map. */
+    double arrival_scale = !a->own_clock ? 1 : (o->speed > 0 ? o->speed : 0);
     gp_ingest_opts io = {.unix_path = o->socket_path,
                          .udp_addr = o->udp_addr,
                          .accept_old = a->own_clock || o->accept_old,
                          .max_ahead_ns = o->max_skew_ahead_ns,
-                         .max_behind_ns = o->max_skew_behind_ns};
+                         .max_behind_ns = o->max_skew_behind_ns,
+                         .arrival_scale = arrival_scale};
     if (gp_ingest_open(&io, &a->ingest, err, errlen) != 0) goto fail;
     a->devices = calloc(MAX_DEVICES, sizeof *a->devices);
     a->samples = calloc(MAX_DEVICES, sizeof *a->samples);
@@ -369,6 +373,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
     /* The first flush comes after 1 s of wall time: a kill early on loses little. */
     int64_t flush_every = a->o.flush_ns < 1000000000 ? a->o.flush_ns : 1000000000;
     double speed = a->own_clock ? (a->o.speed > 0 ? a->o.speed : 0) : 1;
+    int64_t hold_until = 0;        /* > 0: the sockets are left unread until then */
+    int64_t last_read_end = wall0; /* when the last read of the sockets ended */
 
     while (!(stop && *stop)) {
         if (t_stop >= 0 && next_tick > t_stop) break;
@@ -380,9 +386,12 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 int64_t due_wall = wall0 + (int64_t)((next_tick - t_start) / speed);
                 int64_t wait_ns = due_wall - wall;
                 if (wait_ns <= 0 || (stop && *stop)) break;
+                /* Holding: the sockets are not watched until hold_until, then read. */
+                int holding = hold_until > 0;
+                if (holding && hold_until < due_wall) wait_ns = hold_until - wall;
                 struct pollfd fds[4];
-                int nf = gp_ingest_fds(a->ingest, fds, 4);
-                int ms = (int)(wait_ns / 1000000) + 1;
+                int nf = holding ? 0 : gp_ingest_fds(a->ingest, fds, 4);
+                int ms = wait_ns > 0 ? (int)(wait_ns / 1000000) + 1 : 0;
                 /* One wake-up per tick when nothing arrives: a signal interrupts the poll
                  * (EINTR) and the loop sees the stop at once. (A 200 ms cap woke an idle
                  * agent 5 times a second, each wake-up paying cold caches: bench/agent_cost.)
@@ -390,27 +399,49 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                  * the poll. */
                 if (ms > 1000) ms = 1000;
                 int pr = poll(nf ? fds : NULL, (nfds_t)nf, ms);
+                int64_t woke = mono_ns();
+                a->stats.wakes++;
+                if (holding) {
+                    if (woke < hold_until && woke < due_wall) continue; /* a signal */
+                    if (woke >= due_wall) break; /* the tick reads them (below) */
+                    pr = 1;                      /* the hold is over: read */
+                }
                 drained = pr == 0; /* nothing arrived up to now */
+                hold_until = 0;
                 if (pr > 0) {
                     double c0 = cpu_s();
-                    int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
+                    int64_t now_src = t_start + (int64_t)((woke - wall0) * speed);
                     gp_store_begin(a->store);
                     /* A bounded slice (~8 KiB of lines per socket, a few ms): under a
                      * flood the loop comes back here often enough to tick on time. */
                     gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(),
                                           8 * 1024, store_event, a);
+                    int64_t read_end = mono_ns();
+                    /* A steady trickle (a trainer's steps every few ms) is read in batches:
+                     * the next read waits until a few datagrams are queued, up to
+                     * GP_AGENT_EVENT_HOLD_NS, instead of one wake-up per datagram; a slice
+                     * that stopped at its budget (a flood) is followed at once. */
+                    int64_t hold =
+                        gp_ingest_hold_ns(a->ingest, woke - last_read_end, GP_AGENT_EVENT_HOLD_NS);
+                    if (hold > 0) hold_until = read_end + hold;
+                    last_read_end = read_end;
                     a->stats.collect_cpu_s += cpu_s() - c0;
                 }
             }
             /* A late tick skips the wait above: still read what waits on the sockets, or
              * a loop that runs behind (a loaded host, valgrind) would never read them. A
-             * wait that ended in a poll timing out has just seen them empty. */
-            if (!drained) {
+             * wait that ended in a poll timing out has just seen them empty; a hold has
+             * left them unread, so the tick (and the hooks after it, /metrics) sees every
+             * event that arrived before it, as when each datagram was read at once. */
+            if (!drained || hold_until > 0) {
                 double c0 = cpu_s();
                 int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
                 gp_store_begin(a->store);
                 gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(), 8 * 1024,
                                       store_event, a);
+                /* A hold does not span a tick: the rate is measured afresh after it. */
+                hold_until = 0;
+                last_read_end = mono_ns();
                 a->stats.collect_cpu_s += cpu_s() - c0;
             }
             int64_t due = wall0 + (int64_t)((next_tick - t_start) / speed);

@@ -14,7 +14,14 @@
  * Drops: the kernel counts datagrams it discarded because the receive queue was full; the
  * UDP socket reports that counter through SO_RXQ_OVFL and we keep it as stats.dropped (in
  * datagrams). A unix datagram sender instead sees EAGAIN and counts its own drops (the
- * clients do), so nothing is lost silently on either path. */
+ * clients do), so nothing is lost silently on either path.
+ *
+ * Arrival times: with gp_ingest_opts.arrival_scale > 0 the sockets carry the kernel's
+ * receive timestamp (SO_TIMESTAMPNS) and a line without ts is stamped when its datagram
+ * arrived, not when it was read; the caller may then batch its reads (gp_ingest_hold_ns)
+ * and no event's time moves. (The kernel turns stamping on for the host from a work
+ * queue: a datagram in the first moments after the first stamping socket opens may carry
+ * its read time instead, as every datagram did before.) */
 #include "ingest/ingest.h"
 
 #include <arpa/inet.h>
@@ -29,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ingest/jobcap.h"
@@ -46,7 +54,13 @@ struct gp_ingest {
     gp_time_bounds bounds;
     int udp_port;
     char upath[sizeof(((struct sockaddr_un *)0)->sun_path)];
-    uint32_t udp_ovfl; /* last SO_RXQ_OVFL value seen */
+    uint32_t udp_ovfl;    /* last SO_RXQ_OVFL value seen */
+    double arrival_scale; /* gp_ingest_opts.arrival_scale: 0 = stamp at the read */
+    size_t rcvbuf_bytes;  /* the smallest receive buffer of the open sockets */
+    /* The last gp_ingest_poll_budget call: what it read, and whether it stopped at its
+     * budget with datagrams maybe left (gp_ingest_hold_ns). */
+    uint64_t last_dgrams, last_bytes;
+    int last_full;
     gp_ingest_stats st[GP_TR__COUNT];
     char bufs[BATCH][DGRAM_MAX];
 };
@@ -100,6 +114,18 @@ static int secure_dir(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
+/* Arrival stamps when asked for, and the receive buffer the kernel granted (for the hold
+ * rule: getsockopt reports the doubled figure the kernel accounts against). */
+static void tune_socket(gp_ingest *g, int fd) {
+    int one = 1;
+    if (g->arrival_scale > 0) (void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+    int rcv = 0;
+    socklen_t rl = sizeof rcv;
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, &rl) == 0 && rcv > 0 &&
+        (!g->rcvbuf_bytes || (size_t)rcv < g->rcvbuf_bytes))
+        g->rcvbuf_bytes = (size_t)rcv;
+}
+
 static int open_unix(gp_ingest *g, const char *path, char *err, size_t errlen) {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof sa.sun_path)
@@ -142,6 +168,7 @@ static int open_unix(gp_ingest *g, const char *path, char *err, size_t errlen) {
     int rcv = RCVBUF_BYTES;
     if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv) < 0)
         (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    tune_socket(g, fd);
     g->ufd = fd;
     snprintf(g->upath, sizeof g->upath, "%s", path);
     return 0;
@@ -197,6 +224,7 @@ static int open_udp(gp_ingest *g, const char *addr, char *err, size_t errlen) {
     (void)setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one);
     if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof rcv) < 0)
         (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    tune_socket(g, fd);
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
@@ -215,6 +243,7 @@ int gp_ingest_open(const gp_ingest_opts *o, gp_ingest **out, char *err, size_t e
     g->bounds.behind_ns = o && o->max_behind_ns > 0 ? o->max_behind_ns : GP_SKEW_BEHIND_DEFAULT_NS;
     if (o && o->accept_old) g->bounds.behind_ns = -1;
     g->max_jobs = o && o->max_jobs > 0 ? o->max_jobs : GP_INGEST_MAX_JOBS;
+    g->arrival_scale = o && o->arrival_scale > 0 ? o->arrival_scale : 0;
     if (o && o->unix_path) {
         char def[sizeof g->upath];
         const char *p = o->unix_path;
@@ -342,6 +371,24 @@ int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, i
     return delivered;
 }
 
+/* The time a datagram's lines without ts are stamped with: now_ns, or with arrival stamps
+ * on, now_ns moved back by the wall time it waited in the socket (read_rt_ns - its kernel
+ * stamp, kept within [0, 60 s] so a clock step cannot throw it far). */
+static int64_t arrival_ns(const gp_ingest *g, struct msghdr *h, int64_t now_ns,
+                          int64_t read_rt_ns) {
+    if (g->arrival_scale <= 0) return now_ns;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec ts;
+            memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            int64_t age = read_rt_ns - ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+            if (age < 0) age = 0;
+            if (age > 60000000000LL) age = 60000000000LL;
+            return now_ns - (int64_t)((double)age * g->arrival_scale);
+        }
+    return now_ns;
+}
+
 /* Drains one socket, up to max_bytes of datagrams (0 = no limit); returns events delivered
  * or -1. Under a byte budget, datagrams of many lines are taken one at a time, so a call
  * never runs far past its budget (a batch is processed whole once received). */
@@ -351,9 +398,9 @@ static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event
     size_t bytes = 0;
     struct mmsghdr msgs[BATCH];
     struct iovec iov[BATCH];
-    char ctl[BATCH][CMSG_SPACE(sizeof(uint32_t))];
+    char ctl[BATCH][CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(struct timespec))];
     gp_ingest_stats *s = &g->st[tr];
-    int delivered = 0, total = 0;
+    int delivered = 0, total = 0, emptied = 0;
     while (total < MAX_DGRAMS_PER_POLL && (!max_bytes || bytes < max_bytes)) {
         for (int i = 0; i < BATCH; i++) {
             iov[i] = (struct iovec){.iov_base = g->bufs[i], .iov_len = DGRAM_MAX};
@@ -363,11 +410,21 @@ static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event
                                               .msg_controllen = sizeof ctl[i]};
             msgs[i].msg_len = 0;
         }
-        int n = recvmmsg(fd, msgs, (unsigned)vlen, MSG_DONTWAIT, NULL);
+        int asked = vlen;
+        int n = recvmmsg(fd, msgs, (unsigned)asked, MSG_DONTWAIT, NULL);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                emptied = 1;
+                break;
+            }
             if (errno == EINTR) continue;
             return -1;
+        }
+        int64_t read_rt = 0;
+        if (g->arrival_scale > 0) {
+            struct timespec rt;
+            clock_gettime(CLOCK_REALTIME, &rt);
+            read_rt = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
         }
         for (int i = 0; i < n; i++) {
             s->datagrams++;
@@ -381,7 +438,10 @@ static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event
                 }
             size_t len = msgs[i].msg_len;
             bytes += len;
-            if (max_bytes) vlen = len > 4096 ? 1 : BATCH;
+            if (max_bytes) { /* the next call asks for what fits the rest of the budget */
+                size_t fit = bytes < max_bytes ? (max_bytes - bytes) / (len ? len : 1) : 1;
+                vlen = fit < 1 ? 1 : fit > BATCH ? BATCH : (int)fit;
+            }
             if (h->msg_flags & MSG_TRUNC) {
                 /* Only the complete lines before the cut are trusted. */
                 const char *b = g->bufs[i];
@@ -391,17 +451,26 @@ static int drain(gp_ingest *g, int fd, gp_transport tr, int64_t now_ns, gp_event
                        "datagram larger than 65536 bytes: tail cut");
                 len = keep;
             }
-            delivered += gp_ingest_feed(g, tr, g->bufs[i], len, now_ns, sink, ctx);
+            delivered += gp_ingest_feed(g, tr, g->bufs[i], len, arrival_ns(g, h, now_ns, read_rt),
+                                        sink, ctx);
         }
         total += n;
-        if (n < vlen) break;
+        if (n < asked) { /* (vlen may have grown above: fewer than asked means empty) */
+            emptied = 1;
+            break;
+        }
     }
+    g->last_dgrams += (uint64_t)total;
+    g->last_bytes += bytes;
+    if (!emptied) g->last_full = 1;
     return delivered;
 }
 
 int gp_ingest_poll_budget(gp_ingest *g, int64_t now_ns, size_t max_bytes, gp_event_sink sink,
                           void *ctx) {
     int delivered = 0, r;
+    g->last_dgrams = g->last_bytes = 0;
+    g->last_full = 0;
     if (g->ufd >= 0) {
         if ((r = drain(g, g->ufd, GP_TR_UNIX, now_ns, sink, ctx, max_bytes)) < 0) return -1;
         delivered += r;
@@ -411,6 +480,20 @@ int gp_ingest_poll_budget(gp_ingest *g, int64_t now_ns, size_t max_bytes, gp_eve
         delivered += r;
     }
     return delivered;
+}
+
+int64_t gp_ingest_hold_ns(const gp_ingest *g, int64_t since_prev_ns, int64_t max_hold_ns) {
+    if (g->last_full || !g->last_dgrams || since_prev_ns <= 0 || max_hold_ns <= 0) return 0;
+    double rate = (double)g->last_dgrams / (double)since_prev_ns; /* datagrams per ns */
+    if (rate * (double)max_hold_ns < 2) return 0;
+    /* What the kernel charges a datagram against the buffer: its bytes and the socket
+     * buffer's own size (its truesize: 1-2.3 KiB for a small datagram on loopback; the
+     * larger figure, so the estimate errs towards shorter holds). */
+    double per_dgram = (double)g->last_bytes / (double)g->last_dgrams + 2304;
+    double room = (g->rcvbuf_bytes ? (double)g->rcvbuf_bytes : 212992.0) / 8;
+    double hold = room / (rate * per_dgram);
+    if (hold > (double)max_hold_ns) hold = (double)max_hold_ns;
+    return hold < 1000000 ? 0 : (int64_t)hold; /* under 1 ms saves nothing */
 }
 
 int gp_ingest_poll(gp_ingest *g, int64_t now_ns, gp_event_sink sink, void *ctx) {

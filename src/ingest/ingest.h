@@ -31,6 +31,12 @@ typedef struct gp_ingest_opts {
     int64_t max_ahead_ns;  /* how far ahead of now_ns a time may be; 0 = 10 min */
     int64_t max_behind_ns; /* how far behind; 0 = 7 days (ignored with accept_old) */
     int max_jobs;          /* distinct live job ids per transport; 0 = GP_INGEST_MAX_JOBS */
+    /* 0: a line without ts is stamped with the now_ns of the read that takes it. > 0: with
+     * its datagram's arrival, as the kernel stamped it (SO_TIMESTAMPNS): now_ns minus the
+     * wall time the datagram waited in the socket, times this scale (the caller's clock
+     * units per wall ns: 1 for the wall clock), so a caller may leave the sockets unread
+     * for a while (gp_ingest_hold_ns) without moving any event's time. */
+    double arrival_scale;
 } gp_ingest_opts;
 
 /* Each transport tracks at most this many job ids at once (in-process feeders, the
@@ -59,6 +65,14 @@ int gp_ingest_poll(gp_ingest *g, int64_t now_ns, gp_event_sink sink, void *ctx);
  * is left stays queued in the kernel for the next call. */
 int gp_ingest_poll_budget(gp_ingest *g, int64_t now_ns, size_t max_bytes, gp_event_sink sink,
                           void *ctx);
+/* How long the caller may leave the sockets unread after the poll that just returned, so
+ * that one wake-up reads many datagrams (0: poll again at once). since_prev_ns: the time
+ * from the end of the previous read to the start of this one, over which this read's
+ * datagrams arrived. 0 when that read stopped at its byte budget (a flood: read on), or
+ * when the rate it saw would not bring 2 datagrams within max_hold_ns (a hold would only
+ * add a wake-up); otherwise at most max_hold_ns, and less where, at that rate, the kernel
+ * would hold more than an eighth of the receive buffer (SO_RCVBUF) meanwhile. */
+int64_t gp_ingest_hold_ns(const gp_ingest *g, int64_t since_prev_ns, int64_t max_hold_ns);
 /* Parses a buffer of lines that arrived on transport tr (simulator, HTTP body). */
 int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, int64_t now_ns,
                    gp_event_sink sink, void *ctx);

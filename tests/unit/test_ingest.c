@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <time.h>
 
 #include "ingest/ingest.h"
 
@@ -324,6 +325,110 @@ static void test_job_cap(void **st) {
     gp_ingest_close(g);
 }
 
+static int64_t rt_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* With arrival stamps on, a line without ts read late keeps the time its datagram arrived
+ * (the kernel's stamp), on both sockets; a line with ts keeps its own; off (the default,
+ * the other tests), it is stamped with the now of the read. */
+static void test_arrival_stamps(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), path[256], err[256];
+    snprintf(path, sizeof path, "%s/a.sock", dir);
+    gp_ingest *g;
+    gp_ingest_opts o = {.unix_path = path, .udp_addr = "127.0.0.1:0", .arrival_scale = 1};
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    /* The kernel turns receive stamping on for the whole host from a work queue: a
+     * datagram in the first moments after the first such socket is stamped at the read
+     * (the old behaviour). Let that pass. */
+    usleep(100000);
+    int64_t before = rt_ns();
+    send_unix(path, "step job=a step=1\n", 18);
+    send_udp(gp_ingest_udp_port(g), "step job=a step=2\n", 18);
+    char with_ts[64];
+    int n = snprintf(with_ts, sizeof with_ts, "step job=a step=3 ts=%lld\n", (long long)before);
+    send_udp(gp_ingest_udp_port(g), with_ts, (size_t)n);
+    int64_t sent = rt_ns();
+    usleep(300000); /* read 300 ms or more after they were sent */
+    collected c = {0};
+    int64_t now = rt_ns();
+    assert_int_equal(gp_ingest_poll_budget(g, now, 8192, sink, &c), 3);
+    assert_int_equal(c.n, 3);
+    for (int i = 0; i < 2; i++) { /* the arrival, not the read */
+        /* (the kernel's stamp and the vDSO clock may differ by microseconds; a loopback
+         * UDP datagram is stamped when the softirq delivers it, just after sendto) */
+        assert_true(c.ev[i].ts_ns >= before - 1000000);
+        assert_true(c.ev[i].ts_ns <= sent + 100000000LL);
+        assert_true(c.ev[i].ts_ns <= now - 200000000LL);
+    }
+    assert_int_equal(c.ev[2].ts_ns, before);
+    gp_ingest_close(g);
+    /* a scale maps the wait into the caller's clock: at 10 (a source 10x the wall), a wait
+     * of >= 200 ms moves the stamp >= 2 s back */
+    o.arrival_scale = 10;
+    o.unix_path = NULL;
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    usleep(100000);
+    send_udp(gp_ingest_udp_port(g), "step job=a step=4\n", 18);
+    usleep(200000);
+    c.n = 0;
+    assert_int_equal(gp_ingest_poll(g, NOW, sink, &c), 1);
+    assert_true(c.ev[0].ts_ns <= NOW - 2000000000LL);
+    assert_true(c.ev[0].ts_ns >= NOW - 600000000000LL); /* bounded: at most 60 s of wall */
+    gp_ingest_close(g);
+    free(dir);
+}
+
+/* A budgeted read takes every small datagram queued up to its budget in one call (it used
+ * to stop after the first), and says when it stopped at the budget; the hold rule. */
+static void test_budget_and_hold(void **st) {
+    (void)st;
+    char err[256];
+    gp_ingest *g;
+    gp_ingest_opts o = {.udp_addr = "127.0.0.1:0"};
+    assert_int_equal(gp_ingest_open(&o, &g, err, sizeof err), 0);
+    int port = gp_ingest_udp_port(g);
+    for (int i = 0; i < 5; i++)
+        send_udp(port, "step job=a step=1\nstep job=a step=2\n", 36);
+    usleep(20000);
+    collected c = {0};
+    assert_int_equal(gp_ingest_poll_budget(g, NOW, 8192, sink, &c), 10);
+    const int64_t ms = 1000000;
+    /* 5 datagrams over 50 ms (100/s): 5 would come within a 50 ms hold, and they take far
+     * less than an eighth of any receive buffer: the whole hold */
+    assert_int_equal(gp_ingest_hold_ns(g, 50 * ms, 50 * ms), 50 * ms);
+    /* 5 over 1 s (5/s): under 2 expected within 50 ms, a hold would only add a wake-up */
+    assert_int_equal(gp_ingest_hold_ns(g, 1000 * ms, 50 * ms), 0);
+    /* 5 over 1 us: the buffer's eighth fills in less than 1 ms at that rate: no hold */
+    assert_int_equal(gp_ingest_hold_ns(g, 1000, 50 * ms), 0);
+    /* in between, bounded by the buffer: rcvbuf/8 at (36 + 2304) bytes a datagram */
+    struct pollfd pf;
+    assert_int_equal(gp_ingest_fds(g, &pf, 1), 1);
+    int rcv = 0;
+    socklen_t rl = sizeof rcv;
+    assert_int_equal(getsockopt(pf.fd, SOL_SOCKET, SO_RCVBUF, &rcv, &rl), 0);
+    double per_ns = (rcv / 8.0) / 2340.0 / (20 * ms); /* fills the eighth in 20 ms */
+    int64_t since = (int64_t)(5 / per_ns);
+    int64_t h = gp_ingest_hold_ns(g, since, 50 * ms);
+    assert_true(h > 19 * ms && h < 21 * ms);
+    /* nothing read: no hold */
+    assert_int_equal(gp_ingest_poll_budget(g, NOW, 8192, sink, &c), 0);
+    assert_int_equal(gp_ingest_hold_ns(g, 50 * ms, 50 * ms), 0);
+    /* a read that stops at its budget leaves datagrams queued: read again at once */
+    for (int i = 0; i < 8; i++)
+        send_udp(port, "step job=a step=1\nstep job=a step=2\n", 36);
+    usleep(20000);
+    c.n = 0;
+    int got = gp_ingest_poll_budget(g, NOW, 100, sink, &c);
+    assert_true(got >= 2 && got < 16);
+    assert_int_equal(gp_ingest_hold_ns(g, 50 * ms, 50 * ms), 0);
+    assert_int_equal(gp_ingest_poll(g, NOW, sink, &c), 16 - got); /* the rest, unbudgeted */
+    gp_ingest_close(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unix_perms_and_lines),
@@ -334,6 +439,8 @@ int main(void) {
         cmocka_unit_test(test_feed_and_oversize),
         cmocka_unit_test(test_time_bounds_and_reasons),
         cmocka_unit_test(test_job_cap),
+        cmocka_unit_test(test_arrival_stamps),
+        cmocka_unit_test(test_budget_and_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -241,6 +241,70 @@ static void test_late_rows_invalidate(void **state) {
     gp_store_close(s);
 }
 
+static int64_t query_i64(gp_store *s, const char *sql) {
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL), SQLITE_OK);
+    int64_t v = INT64_MIN;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Migration 14's bound (schema.c): the triggers on samples, process rows and events read
+ * job_results_hwm instead of max(t1_ns). It is never below a stored result's t1_ns, however
+ * the result got there (the writer, a hand-written row, an update), stays up when results
+ * are deleted, and a store whose bound row is gone still deletes a result over a later
+ * row, from any writer. */
+static void test_bound_kept(void **state) {
+    (void)state;
+    char path[600], sql[512];
+    gp_store *s = copy_store("bound.db", path, sizeof path);
+    assert_int_equal(query_i64(s, "SELECT t1_ns FROM job_results_hwm"), -1); /* none yet */
+    assert_int_equal(seal(s), 3);
+    int64_t max1 = query_i64(s, "SELECT max(t1_ns) FROM job_results");
+    assert_int_equal(query_i64(s, "SELECT t1_ns FROM job_results_hwm"), max1);
+    /* a row written by hand, later than every result, and an update further on */
+    snprintf(sql, sizeof sql,
+             "INSERT INTO job_results(job_id, sum_fp, diag_fp, t0_ns, t1_ns, summary, diag)"
+             " VALUES ('hand', 'x', 'x', %lld, %lld, x'00', x'00')",
+             (long long)(max1 + 10 * S), (long long)(max1 + 20 * S));
+    exec_sql(gp_store_db(s), sql);
+    assert_int_equal(query_i64(s, "SELECT t1_ns FROM job_results_hwm"), max1 + 20 * S);
+    snprintf(sql, sizeof sql, "UPDATE job_results SET t1_ns = %lld WHERE job_id = 'hand'",
+             (long long)(max1 + 30 * S));
+    exec_sql(gp_store_db(s), sql);
+    assert_int_equal(query_i64(s, "SELECT t1_ns FROM job_results_hwm"), max1 + 30 * S);
+    /* a sample inside that range, by another writer, deletes it (and only it) */
+    snprintf(sql, sizeof sql,
+             "INSERT INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU-late', %lld, 0.5)",
+             (long long)(max1 + 25 * S));
+    exec_sql(gp_store_db(s), sql);
+    assert_false(has_result(s, "hand"));
+    assert_true(has_result(s, "flaky"));
+    /* deleting results leaves the bound up: no result is kept over a row for that */
+    exec_sql(gp_store_db(s), "DELETE FROM job_results WHERE job_id = 'queued'");
+    assert_int_equal(query_i64(s, "SELECT t1_ns FROM job_results_hwm"), max1 + 30 * S);
+    /* the bound row deleted by hand: every row looks, a process row still deletes */
+    exec_sql(gp_store_db(s), "DELETE FROM job_results_hwm");
+    gp_job f;
+    assert_int_equal(gp_store_get_job(s, "flaky", &f), 1);
+    snprintf(
+        sql, sizeof sql,
+        "INSERT INTO proc_samples(uuid, ts_ns, pid, sm_share) VALUES('GPU-late', %lld, 7, 0.1)",
+        (long long)(f.ended_ns - S));
+    exec_sql(gp_store_db(s), sql);
+    assert_false(has_result(s, "flaky"));
+    /* and an event of a job with a result, after the job's range, still deletes its own */
+    assert_true(has_result(s, "tiny-kernels"));
+    snprintf(sql, sizeof sql,
+             "INSERT INTO events(job_id, ts_ns, kind) VALUES('tiny-kernels', %lld, 1)",
+             (long long)(max1 + 3600 * S));
+    exec_sql(gp_store_db(s), sql);
+    assert_false(has_result(s, "tiny-kernels"));
+    gp_store_close(s);
+}
+
 static void test_other_options_not_served(void **state) {
     (void)state;
     char path[600];
@@ -407,11 +471,9 @@ static void test_claims(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stored_is_computed),
-        cmocka_unit_test(test_late_rows_invalidate),
-        cmocka_unit_test(test_other_options_not_served),
-        cmocka_unit_test(test_old_store_reports),
-        cmocka_unit_test(test_claims),
+        cmocka_unit_test(test_stored_is_computed), cmocka_unit_test(test_late_rows_invalidate),
+        cmocka_unit_test(test_bound_kept),         cmocka_unit_test(test_other_options_not_served),
+        cmocka_unit_test(test_old_store_reports),  cmocka_unit_test(test_claims),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
