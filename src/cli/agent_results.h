@@ -15,11 +15,12 @@
 /* What the sealing children cost, apart from the agent's own figures (getrusage of the
  * agent process does not include them). */
 typedef struct gp_agent_results_stats {
-    uint64_t passes;  /* children started */
-    uint64_t stored;  /* results they stored */
-    uint64_t killed;  /* children stopped at the agent's exit (nothing half-written) */
-    double cpu_s;     /* their user + system CPU, start-up included */
-    long max_rss_kib; /* the largest child's peak resident set */
+    uint64_t passes;      /* children started */
+    uint64_t idle_passes; /* passes with nothing to seal: no child started */
+    uint64_t stored;      /* results they stored */
+    uint64_t killed;      /* children stopped at the agent's exit (nothing half-written) */
+    double cpu_s;         /* their user + system CPU, start-up included */
+    long max_rss_kib;     /* the largest child's peak resident set */
 } gp_agent_results_stats;
 
 typedef struct gp_agent_results {

@@ -523,7 +523,8 @@ int gp_cmd_agent(int argc, char **argv) {
                "\"live_cpu_s\": %.6f, \"live_rows\": %llu, \"live_rows_max_pass\": %llu, "
                "\"process_cpu_s\": %.6f, \"first_tick_cpu_s\": %.6f, "
                "\"first_tick_samples\": %llu, \"seal_passes\": %llu, \"seal_stored\": %llu, "
-               "\"seal_cpu_s\": %.6f, \"seal_max_rss_kib\": %ld, \"wakes\": %llu}\n",
+               "\"seal_idle_passes\": %llu, \"seal_cpu_s\": %.6f, \"seal_max_rss_kib\": %ld, "
+               "\"wakes\": %llu}\n",
                (unsigned long long)st->samples, (unsigned long long)st->proc_samples,
                (unsigned long long)st->events, (unsigned long long)st->ticks, st->collect_cpu_s,
                st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
@@ -534,8 +535,9 @@ int gp_cmd_agent(int argc, char **argv) {
                (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                    ru.ru_stime.tv_usec / 1e6,
                st->first_tick_cpu_s, (unsigned long long)st->first_tick_samples,
-               (unsigned long long)rst->passes, (unsigned long long)rst->stored, rst->cpu_s,
-               rst->max_rss_kib, (unsigned long long)st->wakes);
+               (unsigned long long)rst->passes, (unsigned long long)rst->stored,
+               (unsigned long long)rst->idle_passes, rst->cpu_s, rst->max_rss_kib,
+               (unsigned long long)st->wakes);
     }
     gp_agent_results_free(&results);
     for (int i = 0; i < n_scrape; i++)

@@ -47,4 +47,10 @@ done
 for f in report.txt report.json diag.txt; do
   cmp -s "$tmp/with/$f" "$tmp/without/$f" || fail "$f differs with the stored result"
 done
+# With no ended job to seal the agent starts no child (it costs ~3 ms of CPU a pass): the
+# same scenario stopped while its job still runs.
+"$GOODPUT" agent --source "sim:$src/tests/data/scenarios/results_fast.conf" --speed 0 \
+  --duration 3m --no-socket --quiet --stats --db "$tmp/running.db" >"$tmp/stats.json"
+[ "$(field seal_passes)" = 0 ] || fail "a sealing child started with no ended job: $(cat "$tmp/stats.json")"
+[ "$(field seal_idle_passes)" -ge 1 ] || fail "no idle sealing pass counted: $(cat "$tmp/stats.json")"
 echo "job_results_child: ok (agent peak $agent_kib KiB, sealing child $seal_kib KiB, $seal_cpu s CPU)"

@@ -335,6 +335,57 @@ static int seal_one(gp_store *s, const gp_job *j, int64_t now_ns, int64_t t0, in
     return rc;
 }
 
+/* The ended jobs without a result of this engine and these options, in the order they are
+ * sealed, less those this writer gave up on. *ids is malloc'ed; -1 on a store error. */
+static int candidates(gp_job_results_writer *w, sqlite3 *db, int64_t now_ns, const char *sum_fp,
+                      const char *diag_fp, char (**ids)[GP_JOB_ID_MAX], size_t *n_out) {
+    sqlite3_stmt *st;
+    *ids = NULL;
+    *n_out = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id FROM jobs WHERE ended_ns > 0 AND ended_ns <= ?1"
+                           " AND NOT EXISTS (SELECT 1 FROM job_results r WHERE r.job_id = jobs.id"
+                           " AND r.sum_fp = ?2 AND r.diag_fp = ?3) ORDER BY ended_ns, id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, now_ns - GP_SUMMARY_FREEZE_LAG_NS);
+    sqlite3_bind_text(st, 2, sum_fp, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, diag_fp, -1, SQLITE_STATIC);
+    size_t n = 0, cap = 0;
+    char(*v)[GP_JOB_ID_MAX] = NULL;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        if (!id || failed_before(w, id)) continue;
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 16;
+            void *p = realloc(v, c * sizeof *v);
+            if (!p) break;
+            v = p;
+            cap = c;
+        }
+        snprintf(v[n++], GP_JOB_ID_MAX, "%s", id);
+    }
+    sqlite3_finalize(st);
+    *ids = v;
+    *n_out = n;
+    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+}
+
+int gp_job_results_pending(gp_job_results_writer *w, gp_store *s, int64_t now_ns) {
+    char sum_fp[512], diag_fp[512];
+    gp_summary_opts so = {0};
+    gp_diag_opts dopt = {0};
+    if (gp_job_results_sum_fp(&so, sum_fp, sizeof sum_fp) != 0 ||
+        gp_job_results_diag_fp(&dopt, diag_fp, sizeof diag_fp) != 0)
+        return -1;
+    char(*ids)[GP_JOB_ID_MAX];
+    size_t n;
+    int rc = candidates(w, gp_store_db(s), now_ns, sum_fp, diag_fp, &ids, &n);
+    free(ids);
+    return rc < 0 ? -1 : n > 0;
+}
+
 int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, double budget_cpu_s,
                         char *err, size_t errlen) {
     char sum_fp[512], diag_fp[512];
@@ -348,34 +399,13 @@ int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, d
     w->st.passes++;
     const int64_t lag = GP_SUMMARY_FREEZE_LAG_NS;
     sqlite3 *db = gp_store_db(s);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM jobs WHERE ended_ns > 0 AND ended_ns <= ?1"
-                           " AND NOT EXISTS (SELECT 1 FROM job_results r WHERE r.job_id = jobs.id"
-                           " AND r.sum_fp = ?2 AND r.diag_fp = ?3) ORDER BY ended_ns, id",
-                           -1, &st, NULL) != SQLITE_OK) {
+    char(*ids)[GP_JOB_ID_MAX] = NULL;
+    size_t n = 0;
+    if (candidates(w, db, now_ns, sum_fp, diag_fp, &ids, &n) != 0) {
+        free(ids);
         snprintf(err, errlen, "job_results: %s", sqlite3_errmsg(db));
         return -1;
     }
-    sqlite3_bind_int64(st, 1, now_ns - lag);
-    sqlite3_bind_text(st, 2, sum_fp, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, diag_fp, -1, SQLITE_STATIC);
-    char(*ids)[GP_JOB_ID_MAX] = NULL;
-    size_t n = 0, cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *id = (const char *)sqlite3_column_text(st, 0);
-        if (!id || failed_before(w, id)) continue;
-        if (n == cap) {
-            size_t c = cap ? 2 * cap : 16;
-            void *p = realloc(ids, c * sizeof *ids);
-            if (!p) break;
-            ids = p;
-            cap = c;
-        }
-        snprintf(ids[n++], GP_JOB_ID_MAX, "%s", id);
-    }
-    sqlite3_finalize(st);
     int stored = 0;
     double c0 = cpu_now_s();
     for (size_t i = 0; i < n; i++) {

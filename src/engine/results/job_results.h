@@ -55,6 +55,10 @@ gp_job_results_stats gp_job_results_writer_stats(const gp_job_results_writer *w)
  * -1 with err on a store error. */
 int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, double budget_cpu_s,
                         char *err, size_t errlen);
+/* Whether gp_job_results_seal at now_ns would find a job to try: 1 yes, 0 no, -1 on a store
+ * error. One query over the jobs table, so a caller can skip starting a sealing pass (the
+ * agent's child costs ~3 ms of CPU even with nothing to do). */
+int gp_job_results_pending(gp_job_results_writer *w, gp_store *s, int64_t now_ns);
 /* Without an open transaction the writer never holds the store's write lock while it
  * computes: it commits a claim on the job first (its row with an empty, never-served
  * result, deleted by the triggers like a result), computes, and stores the result only if
