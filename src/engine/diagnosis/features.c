@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/diagnosis/sig_hist.h"
 #include "engine/diagnosis/thresholds.h"
 
 #define NS 1e9
@@ -306,16 +307,17 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
         if (hd)
             dt_med = hd->dt_med_ns;
         else if (j - i >= 2) {
-            int64_t *d = malloc((j - i - 1) * sizeof *d);
-            if (!d) {
-                rc = -1;
-                break;
+            /* at 4 significant digits (sig_hist.h), as the live pass keeps it */
+            gp_sig_hist d;
+            memset(&d, 0, sizeof d);
+            for (size_t k = i + 1; k < j && rc == 0; k++)
+                rc = gp_sig_hist_add(&d, s[k]->ts_ns - s[k - 1]->ts_ns);
+            if (rc == 0) {
+                int64_t v = gp_sig_hist_kth(&d, (d.n - 1) / 2);
+                if (v > 0) dt_med = v;
             }
-            for (size_t k = i + 1; k < j; k++)
-                d[k - i - 1] = s[k]->ts_ns - s[k - 1]->ts_ns;
-            qsort(d, j - i - 1, sizeof *d, cmp_i64);
-            dt_med = d[(j - i - 1) / 2] > 0 ? d[(j - i - 1) / 2] : dt_med;
-            free(d);
+            gp_sig_hist_free(&d);
+            if (rc) break;
         }
         double run = 0, dev_idle = 0, dev_act = 0;
         const gp_sample *first_pc = NULL, *last_pc = NULL, *first_nv = NULL, *last_nv = NULL,
@@ -538,7 +540,8 @@ static int events(const gp_job_input *in, gp_features *f) {
            *tpot = malloc((nm ? nm : 1) * sizeof *tpot);
     double *e2e = malloc((nm ? nm : 1) * sizeof *e2e);
     int64_t *shared_ts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *shared_ts);
-    double *dsh = NULL, *dal = NULL;
+    double *dsh = NULL;
+    gp_sig_hist alone = {0}; /* alone step times, at 4 significant digits (thr_alone) */
     int rc = -1;
     if (!ord || !ordm || !e || !dur || !dts || !ttft || !tpot || !e2e || !shared_ts) goto out;
     for (size_t k = 0; k < ns; k++)
@@ -568,9 +571,8 @@ static int events(const gp_job_input *in, gp_features *f) {
     }
     qsort(shared_ts, nsh, sizeof *shared_ts, cmp_i64);
     dsh = malloc((ns ? ns : 1) * sizeof *dsh);
-    dal = malloc((ns ? ns : 1) * sizeof *dal);
     size_t nsh_d = 0, nal_d = 0;
-    if (!dsh || !dal) goto out;
+    if (!dsh) goto out;
     /* one walk in (rank, time) order over all three: the next of the other events, of the
      * marks or of the steps; an event or mark first when it ties with a step, an event
      * first when it ties with a mark (they touch different state) */
@@ -658,8 +660,10 @@ static int events(const gp_job_input *in, gp_features *f) {
                     dsh[nsh_d++] = d;
                     if (!f->shared_t0_ns || st < f->shared_t0_ns) f->shared_t0_ns = st;
                     if (sp->ts_ns > f->shared_t1_ns) f->shared_t1_ns = sp->ts_ns;
-                } else
-                    dal[nal_d++] = d;
+                } else if (gp_sig_hist_add(&alone, sp->ts_ns - st) < 0)
+                    goto out;
+                else
+                    nal_d++;
             }
             if (sp->units >= 0) f->units = (f->units < 0 ? 0 : f->units) + sp->units;
             prev_end = sp->ts_ns;
@@ -774,7 +778,7 @@ static int events(const gp_job_input *in, gp_features *f) {
     if (ready >= 0 && f->units >= 0 && f->t1_ns > ready)
         f->units_per_s = f->units / ((double)(f->t1_ns - ready) / NS);
     if (nsh_d >= 5 && nal_d >= 5) {
-        double ms = sel_quantile(dsh, nsh_d, 0.5), ma = sel_quantile(dal, nal_d, 0.5);
+        double ms = sel_quantile(dsh, nsh_d, 0.5), ma = gp_sig_hist_median_s(&alone);
         f->thr_shared = ms > 0 ? 1 / ms : -1;
         f->thr_alone = ma > 0 ? 1 / ma : -1;
     }
@@ -815,7 +819,7 @@ static int events(const gp_job_input *in, gp_features *f) {
     rc = 0;
 out:
     free(dsh);
-    free(dal);
+    gp_sig_hist_free(&alone);
     free(ord);
     free(ordm);
     free(sv_own);

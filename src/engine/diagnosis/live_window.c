@@ -9,6 +9,7 @@
 
 #include "engine/diagnosis/classify.h"
 #include "engine/diagnosis/features.h"
+#include "engine/diagnosis/sig_hist.h"
 #include "engine/diagnosis/thresholds.h"
 #include "store/store.h"
 
@@ -16,20 +17,12 @@
 #define SLACK_NS (60 * NS) /* rows stored up to this late still count */
 #define MAX_RANKS 256      /* as gp_step_obs_from_input */
 
-typedef struct dt_bin {
-    int64_t v;  /* an interval between two samples of a device, ns */
-    uint64_t n; /* how many times it occurred */
-} dt_bin;
-
 typedef struct live_dev {
     char uuid[GP_UUID_MAX];
     int64_t last_ts; /* INT64_MIN: no sample yet */
-    dt_bin *bins;    /* sorted by v */
-    size_t nb, cap;
-    int borrowed;  /* bins are the state's (a copy's device): not freed here */
-    int64_t *tail; /* intervals not yet merged into bins, in any order */
-    size_t nt, tcap;
-    uint64_t n_int; /* in bins and tail */
+    /* its sample intervals at 4 significant digits (sig_hist.h): tens of counts for
+     * jittered sampling, whatever the job's age; a copy's borrows the state's counts */
+    gp_sig_hist dt;
 } live_dev;
 
 typedef struct live_rank {
@@ -63,29 +56,24 @@ struct gp_live_hist {
     /* features.c's thr_alone, the median step time of the steps with no foreign process
      * row within 2 s: per rank the end of its previous step since the first allocation
      * (the features' walk), how many steps shared the GPU and, once a window of the job
-     * has shared its GPU (track_alone), the durations of the others (8 B a step) */
+     * has shared its GPU (track_alone), the others' durations at 4 significant digits
+     * (sig_hist.h: counts per value, ~100 for a step time with 1% jitter; a copy borrows
+     * the state's) */
     live_frank *franks;
     size_t n_franks;
-    double *alone; /* a copy's: borrowed from the state, read only */
-    size_t n_alone, cap_alone;
-    int alone_borrowed;
-    double *alone_tail; /* a copy's own alone steps */
-    size_t n_alone_tail, cap_alone_tail;
+    gp_sig_hist alone;
     uint64_t n_shared;
     int track_alone; /* the alone steps are kept: set when a window first needed them */
     uint64_t whole_loads;
 };
 
 static void hist_reset(gp_live_hist *h) {
-    for (size_t i = 0; i < h->n_devs; i++) {
-        if (!h->devs[i].borrowed) free(h->devs[i].bins);
-        free(h->devs[i].tail);
-    }
+    for (size_t i = 0; i < h->n_devs; i++)
+        gp_sig_hist_free(&h->devs[i].dt);
     free(h->devs);
     free(h->allocs);
     free(h->franks);
-    if (!h->alone_borrowed) free(h->alone);
-    free(h->alone_tail);
+    gp_sig_hist_free(&h->alone);
     uint64_t wl = h->whole_loads;
     int ta = h->track_alone;
     memset(h, 0, sizeof *h);
@@ -110,6 +98,15 @@ uint64_t gp_live_hist_whole_loads(const gp_live_hist *h) {
     return h ? h->whole_loads : 0;
 }
 
+size_t gp_live_hist_bytes(const gp_live_hist *h) {
+    if (!h) return 0;
+    size_t b = sizeof *h + h->n_allocs * sizeof *h->allocs + h->n_devs * sizeof *h->devs +
+               h->n_franks * sizeof *h->franks + gp_sig_hist_bytes(&h->alone);
+    for (size_t i = 0; i < h->n_devs; i++)
+        b += gp_sig_hist_bytes(&h->devs[i].dt);
+    return b;
+}
+
 /* A copy of *h into *c (the figures at as_of without moving the frontier): the devices'
  * interval counts are borrowed, read only; what the copy is fed goes to its tails. */
 static int hist_copy(gp_live_hist *c, const gp_live_hist *h) {
@@ -123,13 +120,9 @@ static int hist_copy(gp_live_hist *c, const gp_live_hist *h) {
     }
     for (size_t i = 0; i < h->n_devs; i++) {
         c->devs[i] = h->devs[i];
-        c->devs[i].borrowed = 1;
-        c->devs[i].tail = NULL;
-        c->devs[i].nt = c->devs[i].tcap = 0;
+        c->devs[i].dt = gp_sig_hist_borrow(&h->devs[i].dt);
     }
-    c->alone_borrowed = 1;
-    c->alone_tail = NULL;
-    c->n_alone_tail = c->cap_alone_tail = 0;
+    c->alone = gp_sig_hist_borrow(&h->alone);
     c->franks = h->n_franks ? malloc(h->n_franks * sizeof *c->franks) : NULL;
     if (h->n_franks && !c->franks) {
         c->n_franks = 0;
@@ -150,29 +143,11 @@ static live_frank *frank_of(gp_live_hist *h, int64_t rank) {
     return x;
 }
 
-static int push_d(double **v, size_t *n, size_t *cap, double d) {
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 256;
-        double *x = realloc(*v, c * sizeof *x);
-        if (!x) return -1;
-        *v = x;
-        *cap = c;
-    }
-    (*v)[(*n)++] = d;
-    return 0;
-}
-
 /* features.c's thr_alone of the whole job: 1 / the median alone step time when at least
- * 5 steps shared the GPU and 5 did not, else unknown (-1). -2: out of memory. */
-static double hist_thr_alone(const gp_live_hist *h) {
-    size_t n = h->n_alone + h->n_alone_tail;
-    if (h->n_shared < 5 || n < 5) return -1;
-    double *v = malloc(n * sizeof *v);
-    if (!v) return -2;
-    if (h->n_alone) memcpy(v, h->alone, h->n_alone * sizeof *v);
-    if (h->n_alone_tail) memcpy(v + h->n_alone, h->alone_tail, h->n_alone_tail * sizeof *v);
-    double ma = gp_quantile(v, n, 0.5);
-    free(v);
+ * 5 steps shared the GPU and 5 did not, else unknown (-1). */
+static double hist_thr_alone(gp_live_hist *h) {
+    if (h->n_shared < 5 || h->alone.n < 5) return -1;
+    double ma = gp_sig_hist_median_s(&h->alone);
     return ma > 0 ? 1 / ma : -1;
 }
 
@@ -189,67 +164,17 @@ static live_dev *dev_of(gp_live_hist *h, const char *uuid) {
     return d;
 }
 
-static int dev_add_interval(live_dev *d, int64_t v) {
-    if (d->nt == d->tcap) {
-        size_t c = d->tcap ? 2 * d->tcap : 64;
-        int64_t *t = realloc(d->tail, c * sizeof *t);
-        if (!t) return -1;
-        d->tail = t;
-        d->tcap = c;
-    }
-    d->tail[d->nt++] = v;
-    d->n_int++;
-    return 0;
-}
-
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
 
-/* Merges the device's tail into its counts: one pass over both, O(bins + tail) (real
- * timestamps jitter, so a day of 1 s samples may hold ~86 k distinct intervals). */
-static int dev_merge(live_dev *d) {
-    if (!d->nt) return 0;
-    qsort(d->tail, d->nt, sizeof *d->tail, cmp_i64);
-    dt_bin *m = malloc((d->nb + d->nt) * sizeof *m);
-    if (!m) return -1;
-    size_t i = 0, j = 0, k = 0;
-    while (i < d->nb || j < d->nt) {
-        int64_t v =
-            j >= d->nt || (i < d->nb && d->bins[i].v <= d->tail[j]) ? d->bins[i].v : d->tail[j];
-        uint64_t n = 0;
-        if (i < d->nb && d->bins[i].v == v) n += d->bins[i++].n;
-        while (j < d->nt && d->tail[j] == v)
-            n++, j++;
-        m[k++] = (dt_bin){v, n};
-    }
-    free(d->bins);
-    d->bins = m;
-    d->nb = d->cap = k;
-    d->nt = 0;
-    return 0;
-}
-
-/* features.c's median interval: the ((n - 1) / 2)-th smallest of the counts and the tail
- * (sorted here), 1 s when there is none or it is <= 0 */
+/* features.c's median interval: the ((n - 1) / 2)-th smallest at 4 significant digits,
+ * 1 s when there is none or it is <= 0 */
 static int64_t dev_dt_med(live_dev *d) {
-    if (d->n_int == 0) return NS;
-    if (d->nt) qsort(d->tail, d->nt, sizeof *d->tail, cmp_i64);
-    uint64_t k = (d->n_int - 1) / 2, seen = 0;
-    size_t i = 0, j = 0;
-    while (i < d->nb || j < d->nt) {
-        int64_t v;
-        if (j >= d->nt || (i < d->nb && d->bins[i].v <= d->tail[j])) {
-            v = d->bins[i].v;
-            seen += d->bins[i++].n;
-        } else {
-            v = d->tail[j++];
-            seen++;
-        }
-        if (seen > k) return v > 0 ? v : NS;
-    }
-    return NS;
+    if (d->dt.n == 0) return NS;
+    int64_t v = gp_sig_hist_kth(&d->dt, (d->dt.n - 1) / 2);
+    return v > 0 ? v : NS;
 }
 
 /* features.c's alloc_overlap(uuid, ts - 1, ts) > 0 with open allocations reaching past
@@ -359,12 +284,9 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
                 if (a < nf) best = llabs(fts[a] - sp->ts_ns);
                 if (a > 0 && llabs(fts[a - 1] - sp->ts_ns) < best)
                     best = llabs(fts[a - 1] - sp->ts_ns);
-                double d = (double)(sp->ts_ns - st) / 1e9;
                 if (best <= 2000000000LL)
                     h->n_shared++;
-                else if (h->track_alone &&
-                         (merge ? push_d(&h->alone, &h->n_alone, &h->cap_alone, d)
-                                : push_d(&h->alone_tail, &h->n_alone_tail, &h->cap_alone_tail, d)))
+                else if (h->track_alone && gp_sig_hist_add(&h->alone, sp->ts_ns - st) < 0)
                     goto oom;
             }
         }
@@ -407,7 +329,8 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
         if (x->ts_ns > h->data_hi) h->data_hi = x->ts_ns;
         live_dev *d = dev_of(h, x->uuid);
         if (!d) return -1;
-        if (d->last_ts != INT64_MIN && dev_add_interval(d, x->ts_ns - d->last_ts) < 0) return -1;
+        if (d->last_ts != INT64_MIN && gp_sig_hist_add(&d->dt, x->ts_ns - d->last_ts) < 0)
+            return -1;
         d->last_ts = x->ts_ns;
         /* first activity (features.c telemetry): kernels running or memory held */
         if (x->ts_ns <= t0f || !held_at(in->allocs, in->n_allocs, x->uuid, x->ts_ns)) continue;
@@ -423,7 +346,8 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
             h->first_active_ns = x->ts_ns;
     }
     for (size_t i = 0; merge && i < h->n_devs; i++)
-        if (dev_merge(&h->devs[i]) < 0) return -1;
+        if (gp_sig_hist_merge(&h->devs[i].dt) < 0) return -1;
+    if (merge && gp_sig_hist_merge(&h->alone) < 0) return -1;
     return 0;
 oom:
     free(fts);
@@ -595,8 +519,7 @@ int gp_diagnose_last_window_live(gp_store *s, const char *job_id, int64_t window
                 retry = 1;
                 goto done;
             }
-            if (needs_alone && (whole.thr_alone = hist_thr_alone(&c)) != -1) {
-                if (whole.thr_alone == -2) goto oom;
+            if (needs_alone && (whole.thr_alone = hist_thr_alone(&c)) > 0) {
                 gp_diag_windows_free(w, 1);
                 if (!(w = calloc(1, sizeof *w))) goto oom;
                 if (gp_diagnose_window_input(&in, &whole, obs, m, t0, T1, w, NULL, err, errlen) < 0)

@@ -13,13 +13,17 @@
  *   - the latest SLOs declared in a hello;
  *   - per rank its previous step end and the iteration renumbering after restarts (the
  *     last renumbered iteration and the offset), as gp_step_obs_from_input builds them;
- *   - per device every sample interval (a count per distinct interval, so the median is
- *     exact) and the last sample, and the job's sample count;
+ *   - per device its sample intervals, counted per value at 4 significant digits (the
+ *     resolution the engine defines the median interval at, sig_hist.h) and the last
+ *     sample, and the job's sample count;
  *   - the steps that shared the GPU (a foreign process row within 2 s), counted, and,
- *     once a window of the job has shared its GPU, the duration of every other step (8 B
- *     a step), for the median alone step time (thr_alone) such a window reads; the first
- *     such window reads the job whole to start keeping them, so a job that never shares
- *     keeps nothing per step.
+ *     once a window of the job has shared its GPU, the durations of the other steps,
+ *     counted per value at 4 significant digits, for the median alone step time
+ *     (thr_alone) such a window reads; the first such window reads the job whole to start
+ *     keeping them.
+ * So the state does not grow with the job's age: a few KiB per job (gp_live_hist_bytes),
+ * tens of counts per device for jittered 1 s sampling and ~100 for a step time with 1%
+ * jitter, where exact medians kept 16 B a sample and 8 B a step.
  * The state holds the rows up to its frontier, T1 - window - lookback - 60 s (T1: the
  * last data; lookback: 5 median sample intervals + 2 s), so rows stored up to a window and
  * a minute late still count. Each call loads the rows
@@ -56,5 +60,7 @@ int gp_diagnose_last_window_live(struct gp_store *s, const char *job_id, int64_t
 void gp_live_hist_free(gp_live_hist *h);
 /* Calls that read the job whole: the first, and each fallback above. */
 uint64_t gp_live_hist_whole_loads(const gp_live_hist *h);
+/* Bytes the state holds (the struct and its heap), between calls. */
+size_t gp_live_hist_bytes(const gp_live_hist *h);
 
 #endif
