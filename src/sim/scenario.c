@@ -567,6 +567,10 @@ static int node_key(pctx *c, gp_scenario *sc, const char *k, const char *v) {
     } else if (!strcmp(k, "duration")) {
         if (gp_parse_duration_ns(v, &sc->duration_ns) < 0 || sc->duration_ns <= 0)
             return perr(c, k, "expected a positive duration like 90s, 30m, 1h");
+    } else if (!strcmp(k, "sample_jitter")) {
+        if (gp_parse_duration_ns(v, &sc->sample_jitter_ns) < 0 || sc->sample_jitter_ns < 0 ||
+            sc->sample_jitter_ns >= 1000000000LL)
+            return perr(c, k, "expected a duration under 1s like 5ms");
     } else if (!strcmp(k, "profiling")) {
         if (parse_bool(v, &sc->profiling) < 0) return perr(c, k, "expected yes or no");
     } else if (!strcmp(k, "start")) {
@@ -1004,6 +1008,7 @@ int gp_scenario_write(const gp_scenario *sc, FILE *f) {
     w_i(f, "seed", (long long)sc->seed);
     w_ns(f, "duration", sc->duration_ns);
     fprintf(f, "profiling = %s\n", sc->profiling ? "yes" : "no");
+    if (sc->sample_jitter_ns > 0) w_ns(f, "sample_jitter", sc->sample_jitter_ns);
     if (sc->start_now)
         fprintf(f, "start = now\n");
     else if (sc->start_epoch_ns)

@@ -125,6 +125,7 @@ typedef struct gp_scenario {
     uint64_t seed;
     int64_t duration_ns;
     int profiling;                /* 0: DCGM profiling fields stay unknown */
+    int64_t sample_jitter_ns;     /* a sample's time is late by [0, this) (a poller's jitter) */
     int start_now;                /* start = now: the wall clock at open */
     int64_t start_epoch_ns;       /* start = <ISO time or ns>; 0 = caller's or fixed epoch */
     double contention;            /* slowdown per co-located busy job: time x (1 + contention) */

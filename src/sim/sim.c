@@ -464,6 +464,20 @@ static double clamp01(double x) {
     return x < 0 ? 0 : x > 1 ? 1 : x;
 }
 
+/* How late a GPU's sample taken at now_ns is stamped, in [0, sample_jitter): a hash of
+ * the seed, the GPU and the time (splitmix64), so a run repeats and a device's samples
+ * stay in order while the jitter is under the sampling interval. Real pollers stamp
+ * samples nanoseconds apart from the ideal grid; 0 without sample_jitter. */
+static int64_t sample_late_ns(const gp_sim *s, int g, int64_t now_ns) {
+    if (s->sc.sample_jitter_ns <= 0) return 0;
+    uint64_t z = s->sc.seed ^ ((uint64_t)g * 0x9E3779B97F4A7C15ull) ^ (uint64_t)now_ns;
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (int64_t)(z % (uint64_t)s->sc.sample_jitter_ns);
+}
+
 /* Multiplicative noise for a ratio strictly between idle and saturated. */
 static double jitter(sim_rng *r, double x, double rel) {
     if (x <= 0.02 || x >= 0.98) return x;
@@ -580,7 +594,7 @@ int gp_sim_sample(gp_sim *s, int64_t now_ns, gp_sample *out, size_t cap, size_t 
         gp_sample *x = &out[*n];
         memset(x, 0, sizeof *x);
         snprintf(x->uuid, sizeof x->uuid, "%s", G->uuid);
-        x->ts_ns = now_ns;
+        x->ts_ns = now_ns + sample_late_ns(s, g, now_ns);
         gp_set_d(x, GP_F_GPU_UTIL, &x->gpu_util, util);
         gp_set_d(x, GP_F_MEM_UTIL, &x->mem_util, clamp01(dram * 0.9));
         if (s->sc.profiling) {
