@@ -16,6 +16,11 @@
  * - Called pass by pass on a stored job, gp_diagnose_last_window_live equals the whole
  *   history's window; an allocation then closed with an end before the state's frontier
  *   (a process found gone late) makes it read the job whole once more, and still equal.
+ * - A 2.5 h job with jittered sample timestamps (nearly every interval distinct at ns) and
+ *   1% step jitter, sharing a GPU early and at its end: called pass by pass, the state
+ *   stays under 12 KiB and grows under 2 KiB from 30 min to 149 min (sig_hist.h), its
+ *   windows equal the whole history's, including those reading thr_alone and one with a
+ *   hole that is a gap at the defined resolution of the median interval and not at ns.
  * Expected values are computed from the store, never constants. */
 #include "testutil.h"
 
@@ -26,6 +31,7 @@
 #include "cli/agent_live.h"
 #include "engine/diagnosis/classify.h"
 #include "engine/diagnosis/live_window.h"
+#include "engine/diagnosis/sig_hist.h"
 #include "engine/diagnosis/windows.h"
 #include "report/findings_fmt.h"
 #include "store/store.h"
@@ -369,12 +375,210 @@ static void test_late_close_rebuilds(void **state) {
     gp_store_close(st);
 }
 
+/* A job hours old with jittered timestamps (samples stamped late by up to 10 ms, as real
+ * pollers do, so nearly every sample interval differs at ns; each rank's steps jitter
+ * 1%), sharing GPU 0 for 6 minutes early on and again at its end: the state of the live
+ * path keeps the sample intervals and the alone steps' durations as counts at 4
+ * significant digits (sig_hist.h), so it stays within a few KiB all along instead of
+ * growing 16 B a sample and 8 B an alone step, while each window compared stays the
+ * whole history's (the shared windows at the end read the job's thr_alone). */
+static const char *LONG =
+    "[node]\nname = long-node\ngpus = 2\nmodel = H100-SXM\nseed = 5\nduration = 150m\n"
+    "sample_jitter = 10ms\n\n"
+    "[job long]\nkind = training\ngpus = 0-1\nper_rank_steps = yes\n"
+    "flops_per_step = 60T ; efficiency = 0.5\ncheckpoint_every = 600 ; checkpoint_time = 5s\n\n"
+    "[job early]\nkind = training\ngpus = 0\nstart = 4m ; end = 10m\n"
+    "flops_per_step = 100T ; efficiency = 0.5\nmem = 20%\n\n"
+    "[job late]\nkind = training\ngpus = 0\nstart = 140m ; end = 146m\n"
+    "flops_per_step = 100T ; efficiency = 0.5\nmem = 20%\n";
+
+static void same_job_as_whole(gp_store *st, const char *job, gp_live_hist **h, int64_t as_of,
+                              int64_t W, int compare) {
+    char err[256];
+    gp_diag_window *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    assert_int_equal(gp_diagnose_last_window_live(st, job, W, as_of, h, &a, &na, err, sizeof err),
+                     0);
+    if (compare) {
+        assert_int_equal(
+            gp_diagnose_windows_as_of(st, job, NULL, W, 1, as_of, &b, &nb, err, sizeof err), 0);
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++) {
+            assert_true(a[i].t0_ns == b[i].t0_ns && a[i].t1_ns == b[i].t1_ns);
+            json_t *x = gp_findings_json(a[i].findings, a[i].n, 0),
+                   *y = gp_findings_json(b[i].findings, b[i].n, 0);
+            assert_true(json_array_size(y) > 0);
+            if (!json_equal(x, y)) {
+                char *s1 = json_dumps(y, JSON_COMPACT), *s2 = json_dumps(x, JSON_COMPACT);
+                fail_msg("as of %lld:\nwhole: %s\nlive:  %s", (long long)as_of, s1, s2);
+            }
+            json_decref(x);
+            json_decref(y);
+        }
+        gp_diag_windows_free(b, nb);
+    }
+    gp_diag_windows_free(a, na);
+}
+
+static void exec_ii(sqlite3 *db, const char *sql, const char *uuid, int64_t a, int64_t b) {
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_text(q, 1, uuid, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 2, a);
+    sqlite3_bind_int64(q, 3, b);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+}
+
+static int cmp_ts(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median sample interval of device uuid over the job's samples up to as_of, exact
+ * (the ((n - 1) / 2)-th smallest, as features.c takes it) */
+static int64_t exact_dt_med(gp_store *st, const char *uuid, int64_t as_of) {
+    char err[256];
+    gp_job_input in;
+    assert_int_equal(gp_job_input_load_range(st, "long", 1, INT64_MIN, as_of, &in, err, sizeof err),
+                     0);
+    gp_job_input_clip_as_of(&in, as_of);
+    int64_t *ts = malloc((in.n_samples + 1) * sizeof *ts);
+    assert_non_null(ts);
+    size_t n = 0;
+    for (size_t i = 0; i < in.n_samples; i++)
+        if (!strcmp(in.samples[i].uuid, uuid)) ts[n++] = in.samples[i].ts_ns;
+    assert_true(n > 100);
+    qsort(ts, n, sizeof *ts, cmp_ts);
+    for (size_t i = 0; i + 1 < n; i++)
+        ts[i] = ts[i + 1] - ts[i];
+    qsort(ts, n - 1, sizeof *ts, cmp_ts);
+    int64_t med = ts[(n - 2) / 2];
+    free(ts);
+    gp_job_input_free(&in);
+    return med;
+}
+
+static void test_long_jittered_job_state_is_bounded(void **state) {
+    (void)state;
+    char scen[600], path[600], err[512], src[700];
+    snprintf(scen, sizeof scen, "%s/long.conf", tmp);
+    write_file(scen, LONG);
+    snprintf(path, sizeof path, "%s/long.db", tmp);
+    snprintf(src, sizeof src, "sim:%s", scen);
+    gp_agent_opts o = {
+        .source_spec = src, .db_path = path, .speed = 0, .duration_ns = 150 * 60 * NS};
+    gp_agent *a;
+    if (gp_agent_open(&o, &a, err, sizeof err) != 0) fail_msg("%s", err);
+    if (gp_agent_run(a, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    gp_agent_close(a);
+    gp_store *st = NULL;
+    assert_int_equal(gp_store_open(path, 0, &st, err, sizeof err), 0);
+    gp_alloc *al = NULL;
+    size_t nal = 0;
+    assert_int_equal(gp_store_job_allocs(st, "long", &al, &nal), 0);
+    assert_true(nal == 2);
+    int64_t origin = al[0].from_ns, W = 5 * 60 * NS;
+    /* A hole in GPU 1's samples after 60 min whose length lies between 5x the exact median
+     * interval (as of 62 min) and 5x that median at 4 significant digits: whether it is a
+     * gap (its sample weighted by the median interval, not by the hole) depends on the
+     * resolution, and the live and whole-history paths must take the same. The samples
+     * over (t, t + 5.5 s) go, and the next one moves into the hole; its two intervals stay
+     * above the median, so moving it does not move the median. */
+    sqlite3 *db = gp_store_db(st);
+    const char *g1 = al[1].uuid;
+    int64_t as_of_gap = origin + 62 * 60 * NS, t = INT64_MIN, next = INT64_MIN;
+    {
+        sqlite3_stmt *q;
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "SELECT max(ts_ns) FROM samples WHERE uuid = ?1 AND"
+                                            " ts_ns <= ?2",
+                                            -1, &q, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_text(q, 1, g1, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(q, 2, origin + 60 * 60 * NS);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        t = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+        exec_ii(db, "DELETE FROM samples WHERE uuid = ?1 AND ts_ns > ?2 AND ts_ns < ?3", g1, t,
+                t + 5 * NS + NS / 2);
+        assert_int_equal(sqlite3_changes(db), 5);
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "SELECT min(ts_ns) FROM samples WHERE uuid = ?1 AND"
+                                            " ts_ns > ?2",
+                                            -1, &q, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_text(q, 1, g1, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(q, 2, t);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        next = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+    }
+    exec_ii(db, "UPDATE samples SET ts_ns = ?3 WHERE uuid = ?1 AND ts_ns = ?2", g1, next,
+            t + 5 * NS);
+    int64_t e = exact_dt_med(st, g1, as_of_gap), r = gp_sig_round_ns(e);
+    assert_true(e != r);
+    int64_t hole = (5 * e + 5 * r) / 2, lo5 = 5 * (e < r ? e : r), hi5 = 5 * (e < r ? r : e);
+    assert_true(hole > lo5 && hole <= hi5);
+    exec_ii(db, "UPDATE samples SET ts_ns = ?3 WHERE uuid = ?1 AND ts_ns = ?2", g1, t + 5 * NS,
+            t + hole);
+    assert_true(exact_dt_med(st, g1, as_of_gap) == e);
+    /* the timestamps jitter: the sample intervals of a device are nearly all distinct */
+    gp_job_input in;
+    assert_int_equal(
+        gp_job_input_load_range(st, "long", 1, INT64_MIN, INT64_MAX, &in, err, sizeof err), 0);
+    size_t n_int = 0, distinct = 0;
+    int64_t *iv = malloc(in.n_samples * sizeof *iv);
+    assert_non_null(iv);
+    for (size_t i = 1; i < in.n_samples; i++)
+        if (!strcmp(in.samples[i].uuid, al[0].uuid) && !strcmp(in.samples[i - 1].uuid, al[0].uuid))
+            iv[n_int++] = in.samples[i].ts_ns - in.samples[i - 1].ts_ns;
+    for (size_t i = 0; i < n_int; i++) {
+        int seen = 0;
+        for (size_t k = i > 64 ? i - 64 : 0; k < i && !seen; k++)
+            seen = iv[k] == iv[i];
+        distinct += !seen;
+    }
+    assert_true(n_int >= 8000);
+    assert_true(distinct * 10 >= n_int * 9);
+    free(iv);
+    gp_job_input_free(&in);
+    gp_live_hist *h = NULL;
+    size_t bytes_30m = 0, bytes_max = 0;
+    for (int m = 8; m <= 149; m++) {
+        /* compared with the whole history every 10 minutes, and every minute of the late
+         * sharing (its windows read the job's thr_alone) and of the last minutes */
+        int compare = m % 10 == 0 || (m >= 141 && m <= 149) || m <= 12 || (m >= 60 && m <= 66);
+        same_job_as_whole(st, "long", &h, origin + m * 60 * NS, W, compare);
+        size_t b = gp_live_hist_bytes(h);
+        if (m == 30) bytes_30m = b;
+        if (b > bytes_max) bytes_max = b;
+    }
+    size_t bytes_end = gp_live_hist_bytes(h);
+    if (getenv("GP_TEST_VERBOSE"))
+        fprintf(stderr,
+                "long: state %zu B at 30 min, %zu B at 149 min, max %zu B; whole loads %llu\n",
+                bytes_30m, bytes_end, bytes_max, (unsigned long long)gp_live_hist_whole_loads(h));
+    /* the alone steps are kept (the early sharing started it), and the whole job was read
+     * only at the first pass and its first shared window */
+    assert_true(gp_live_hist_whole_loads(h) <= 2);
+    /* bounded: a few KiB, and two more hours add next to nothing (kept exactly, the 2
+     * devices' ~7,000 more intervals each and the ~120,000 more alone steps would add
+     * over 1 MB) */
+    assert_true(bytes_max <= 12 * 1024);
+    assert_true(bytes_end <= bytes_30m + 2048);
+    gp_live_hist_free(h);
+    free(al);
+    gp_store_close(st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_pass_is_the_whole_history),
         cmocka_unit_test(test_demo_every_pass),
         cmocka_unit_test(test_old_job_reads_one_window),
         cmocka_unit_test(test_late_close_rebuilds),
+        cmocka_unit_test(test_long_jittered_job_state_is_bounded),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -49,7 +49,7 @@ struct gp_live_hist {
     uint64_t n_samples;
     int64_t hello_ts; /* INT64_MIN: no hello with an SLO */
     gp_slo hello_slo;
-    live_rank ranks[MAX_RANKS];
+    live_rank *ranks; /* the ranks seen, up to MAX_RANKS (a copy has its own) */
     int n_ranks;
     live_dev *devs;
     size_t n_devs;
@@ -73,6 +73,7 @@ static void hist_reset(gp_live_hist *h) {
     free(h->devs);
     free(h->allocs);
     free(h->franks);
+    free(h->ranks);
     gp_sig_hist_free(&h->alone);
     uint64_t wl = h->whole_loads;
     int ta = h->track_alone;
@@ -101,7 +102,8 @@ uint64_t gp_live_hist_whole_loads(const gp_live_hist *h) {
 size_t gp_live_hist_bytes(const gp_live_hist *h) {
     if (!h) return 0;
     size_t b = sizeof *h + h->n_allocs * sizeof *h->allocs + h->n_devs * sizeof *h->devs +
-               h->n_franks * sizeof *h->franks + gp_sig_hist_bytes(&h->alone);
+               h->n_franks * sizeof *h->franks + (size_t)h->n_ranks * sizeof *h->ranks +
+               gp_sig_hist_bytes(&h->alone);
     for (size_t i = 0; i < h->n_devs; i++)
         b += gp_sig_hist_bytes(&h->devs[i].dt);
     return b;
@@ -129,6 +131,12 @@ static int hist_copy(gp_live_hist *c, const gp_live_hist *h) {
         return -1;
     }
     if (h->n_franks) memcpy(c->franks, h->franks, h->n_franks * sizeof *c->franks);
+    c->ranks = h->n_ranks ? malloc((size_t)h->n_ranks * sizeof *c->ranks) : NULL;
+    if (h->n_ranks && !c->ranks) {
+        c->n_ranks = 0;
+        return -1;
+    }
+    if (h->n_ranks) memcpy(c->ranks, h->ranks, (size_t)h->n_ranks * sizeof *c->ranks);
     return 0;
 }
 
@@ -188,11 +196,18 @@ static int held_at(const gp_alloc *al, size_t nal, const char *uuid, int64_t ts)
     return 0;
 }
 
-static live_rank *rank_of(gp_live_hist *h, int64_t rank) {
+/* NULL past MAX_RANKS (as gp_step_obs_from_input, the rank is left out), or with *oom set */
+static live_rank *rank_of(gp_live_hist *h, int64_t rank, int *oom) {
     for (int r = 0; r < h->n_ranks; r++)
         if (h->ranks[r].rank == rank) return &h->ranks[r];
     if (h->n_ranks == MAX_RANKS) return NULL;
-    live_rank *x = &h->ranks[h->n_ranks++];
+    live_rank *x = realloc(h->ranks, (size_t)(h->n_ranks + 1) * sizeof *x);
+    if (!x) {
+        *oom = 1;
+        return NULL;
+    }
+    h->ranks = x;
+    x = &h->ranks[h->n_ranks++];
     *x = (live_rank){rank, -1, 0, INT64_MIN};
     return x;
 }
@@ -291,7 +306,9 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
             }
         }
         if (sp->rank < 0) continue;
-        live_rank *r = rank_of(h, sp->rank);
+        int oom = 0;
+        live_rank *r = rank_of(h, sp->rank, &oom);
+        if (oom) goto oom;
         if (!r) continue;
         int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : r->prev_ts;
         r->prev_ts = sp->ts_ns;

@@ -49,7 +49,7 @@ int gp_sig_hist_merge(gp_sig_hist *h) {
     size_t i = 0, j = 0, k = 0;
     while (i < h->nb || j < h->nt) {
         int64_t v = j >= h->nt || (i < h->nb && h->bins[i].v_ns <= h->tail[j]) ? h->bins[i].v_ns
-                                                                              : h->tail[j];
+                                                                               : h->tail[j];
         uint64_t n = 0;
         if (i < h->nb && h->bins[i].v_ns == v) n += h->bins[i++].n;
         while (j < h->nt && h->tail[j] == v)
