@@ -6,7 +6,8 @@
 # source); the ?job= and ?class= filters apply to live findings too. After the agent has
 # stopped, `goodput diagnose --window 10m --as-of <the pass's as_of_ns>` on the store gives
 # the same windows, the same finding classes per job, and badput within 1%. The last pass
-# is at most two simulated minutes before the end of the data.
+# is at most two simulated minutes before the end of the data. --stats counts the live
+# passes' whole-job loads: at least one per live job, and far fewer than the pass-job pairs.
 # asan-skip: the windowed diagnosis is covered by unit tests; this one times a 20 s replay
 set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
@@ -16,7 +17,7 @@ apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$GOODPUT" agent --source "sim:$SRC/examples/scenarios/demo.conf" --db "$tmp/gp.db" --speed 60 \
-  --duration 20m --window 10m --no-socket --listen "127.0.0.1:$P" --quiet >"$tmp/agent.log" 2>&1 &
+  --duration 20m --window 10m --no-socket --listen "127.0.0.1:$P" --quiet --stats >"$tmp/agent.log" 2>&1 &
 apid=$!
 
 # Poll until the agent is gone; keep the last answer that holds a live pass.
@@ -67,7 +68,7 @@ as_of=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["live"][
 "$GOODPUT" diagnose --db "$tmp/gp.db" --window 10m --as-of "$as_of" --json --all >"$tmp/offline.json"
 "$GOODPUT" diagnose --db "$tmp/gp.db" --window 10m --json --all >"$tmp/final.json"
 
-python3 - "$tmp/live.json" "$tmp/offline.json" "$tmp/final.json" <<'PY'
+python3 - "$tmp/live.json" "$tmp/offline.json" "$tmp/final.json" "$tmp/agent.log" <<'PY'
 import json, sys
 live = json.load(open(sys.argv[1]))
 off = json.load(open(sys.argv[2]))
@@ -112,5 +113,11 @@ for w in off["windows"]:
     if w["t1_ns"] >= as_of - W * 1e9:
         assert w["job"] in ljobs, f"{w['job']} has data in the window but no live entry"
 assert len(ljobs) >= 4 and checked >= 3, (len(ljobs), checked)
+# --stats: the passes read windows; a job is read whole at its first pass (and at the few
+# fallbacks of live_window.h), so whole loads are fewer than the (pass, job) pairs
+st = [json.loads(l) for l in open(sys.argv[4]) if l.startswith("{")]
+assert len(st) == 1, st
+passes, whole = st[0]["live_passes"], st[0]["live_whole_loads"]
+assert passes >= 10 and len(ljobs) <= whole < passes * len(ljobs) / 2, (passes, whole)
 print(f"live_findings: ok ({len(ljobs)} jobs, {checked} findings agree; as_of {(end - as_of) / 1e9:.0f} s before the end)")
 PY
