@@ -104,7 +104,7 @@ static int64_t select_i64(int64_t *v, size_t n, size_t k) {
 
 int64_t gp_sig_hist_kth(gp_sig_hist *h, uint64_t k) {
     if (h->nb == 0) return select_i64(h->tail, h->nt, (size_t)k);
-    qsort(h->tail, h->nt, sizeof *h->tail, cmp_i64);
+    if (h->nt > 1) qsort(h->tail, h->nt, sizeof *h->tail, cmp_i64); /* tail may be NULL */
     uint64_t seen = 0;
     size_t i = 0, j = 0;
     int64_t v = 0;
