@@ -113,8 +113,15 @@ size_t gp_live_hist_bytes(const gp_live_hist *h) {
  * interval counts are borrowed, read only; what the copy is fed goes to its tails. */
 static int hist_copy(gp_live_hist *c, const gp_live_hist *h) {
     *c = *h;
+    /* nothing of h's owned by c until copied, so hist_reset(c) after a failure here
+     * frees only c's own */
     c->allocs = NULL;
     c->n_allocs = 0;
+    c->franks = NULL;
+    c->n_franks = 0;
+    c->ranks = NULL;
+    c->n_ranks = 0;
+    c->alone = gp_sig_hist_borrow(&h->alone);
     c->devs = h->n_devs ? malloc(h->n_devs * sizeof *c->devs) : NULL;
     if (h->n_devs && !c->devs) {
         c->n_devs = 0;
@@ -124,19 +131,14 @@ static int hist_copy(gp_live_hist *c, const gp_live_hist *h) {
         c->devs[i] = h->devs[i];
         c->devs[i].dt = gp_sig_hist_borrow(&h->devs[i].dt);
     }
-    c->alone = gp_sig_hist_borrow(&h->alone);
     c->franks = h->n_franks ? malloc(h->n_franks * sizeof *c->franks) : NULL;
-    if (h->n_franks && !c->franks) {
-        c->n_franks = 0;
-        return -1;
-    }
+    if (h->n_franks && !c->franks) return -1;
     if (h->n_franks) memcpy(c->franks, h->franks, h->n_franks * sizeof *c->franks);
+    c->n_franks = h->n_franks;
     c->ranks = h->n_ranks ? malloc((size_t)h->n_ranks * sizeof *c->ranks) : NULL;
-    if (h->n_ranks && !c->ranks) {
-        c->n_ranks = 0;
-        return -1;
-    }
+    if (h->n_ranks && !c->ranks) return -1;
     if (h->n_ranks) memcpy(c->ranks, h->ranks, (size_t)h->n_ranks * sizeof *c->ranks);
+    c->n_ranks = h->n_ranks;
     return 0;
 }
 
