@@ -71,8 +71,10 @@ static void test_median_in_pieces(void **state) {
         /* the whole-history way: one tail, no counts */
         gp_sig_hist w;
         memset(&w, 0, sizeof w);
+        assert_int_equal(gp_sig_hist_reserve(&w, n), 0);
         for (size_t i = 0; i < n; i++)
             assert_int_equal(gp_sig_hist_add(&w, raw[i]), 0);
+        assert_true(w.tcap == n); /* reserved once, no doubling */
         assert_true(gp_sig_hist_median_s(&w) == want);
         gp_sig_hist_free(&w);
         gp_sig_hist_free(&c);

@@ -310,6 +310,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             /* at 4 significant digits (sig_hist.h), as the live pass keeps it */
             gp_sig_hist d;
             memset(&d, 0, sizeof d);
+            rc = gp_sig_hist_reserve(&d, j - i - 1);
             for (size_t k = i + 1; k < j && rc == 0; k++)
                 rc = gp_sig_hist_add(&d, s[k]->ts_ns - s[k - 1]->ts_ns);
             if (rc == 0) {
@@ -572,7 +573,7 @@ static int events(const gp_job_input *in, gp_features *f) {
     qsort(shared_ts, nsh, sizeof *shared_ts, cmp_i64);
     dsh = malloc((ns ? ns : 1) * sizeof *dsh);
     size_t nsh_d = 0, nal_d = 0;
-    if (!dsh) goto out;
+    if (!dsh || gp_sig_hist_reserve(&alone, ns ? ns : 1) < 0) goto out;
     /* one walk in (rank, time) order over all three: the next of the other events, of the
      * marks or of the steps; an event or mark first when it ties with a step, an event
      * first when it ties with a mark (they touch different state) */

@@ -17,6 +17,15 @@ int64_t gp_sig_round_ns(int64_t v_ns) {
     return (q + (2 * r >= p)) * p;
 }
 
+int gp_sig_hist_reserve(gp_sig_hist *h, size_t n) {
+    if (h->tcap - h->nt >= n) return 0;
+    int64_t *t = realloc(h->tail, (h->nt + n) * sizeof *t);
+    if (!t) return -1;
+    h->tail = t;
+    h->tcap = h->nt + n;
+    return 0;
+}
+
 int gp_sig_hist_add(gp_sig_hist *h, int64_t v_ns) {
     if (h->nt == h->tcap) {
         size_t c = h->tcap ? 2 * h->tcap : 64;

@@ -44,6 +44,9 @@ typedef struct gp_sig_hist {
     uint64_t n; /* values in bins and tail */
 } gp_sig_hist;
 
+/* Room for n more values in the tail, allocated once: a whole job's values (a day of 8
+ * ranks' steps is ~1 M) without doubling's slack (report's peak RSS). 0, or -1. */
+int gp_sig_hist_reserve(gp_sig_hist *h, size_t n);
 /* Adds v_ns rounded (to the tail). 0, or -1 out of memory. */
 int gp_sig_hist_add(gp_sig_hist *h, int64_t v_ns);
 /* Moves the tail into the counts (not on a borrowed hist). 0, or -1 out of memory. */
