@@ -310,15 +310,18 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             /* at 4 significant digits (sig_hist.h), as the live pass keeps it */
             gp_sig_hist d;
             memset(&d, 0, sizeof d);
-            rc = gp_sig_hist_reserve(&d, j - i - 1);
-            for (size_t k = i + 1; k < j && rc == 0; k++)
-                rc = gp_sig_hist_add(&d, s[k]->ts_ns - s[k - 1]->ts_ns);
-            if (rc == 0) {
+            int oom = gp_sig_hist_reserve(&d, j - i - 1);
+            for (size_t k = i + 1; k < j && !oom; k++)
+                oom = gp_sig_hist_add(&d, s[k]->ts_ns - s[k - 1]->ts_ns);
+            if (!oom) {
                 int64_t v = gp_sig_hist_kth(&d, (d.n - 1) / 2);
                 if (v > 0) dt_med = v;
             }
             gp_sig_hist_free(&d);
-            if (rc) break;
+            if (oom) {
+                rc = -1;
+                break;
+            }
         }
         double run = 0, dev_idle = 0, dev_act = 0;
         const gp_sample *first_pc = NULL, *last_pc = NULL, *first_nv = NULL, *last_nv = NULL,
