@@ -1052,15 +1052,8 @@ int gp_store_job_events(gp_store *s, const char *job_id, int kind, gp_event **ou
     return oom ? list_failed((void **)out, n) : 0;
 }
 
-int gp_store_job_events_each(gp_store *s, const char *job_id,
-                             int (*fn)(void *ctx, const gp_event *e), void *ctx) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           EVENT_SELECT " WHERE job_id = ?1"
-                                        " ORDER BY ts_ns, id",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
+/* Calls fn on each event a prepared, bound statement selects (EVENT_SELECT); finalizes it. */
+static int events_each(sqlite3_stmt *st, int (*fn)(void *ctx, const gp_event *e), void *ctx) {
     gp_event e;
     int rc = 0, r;
     while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1075,6 +1068,18 @@ int gp_store_job_events_each(gp_store *s, const char *job_id,
     return rc;
 }
 
+int gp_store_job_events_each(gp_store *s, const char *job_id,
+                             int (*fn)(void *ctx, const gp_event *e), void *ctx) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           EVENT_SELECT " WHERE job_id = ?1"
+                                        " ORDER BY ts_ns, id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
+    return events_each(st, fn, ctx);
+}
+
 int gp_store_job_events_range_each(gp_store *s, const char *job_id, int64_t t0_ns, int64_t t1_ns,
                                    int (*fn)(void *ctx, const gp_event *e), void *ctx) {
     sqlite3_stmt *st;
@@ -1086,18 +1091,7 @@ int gp_store_job_events_range_each(gp_store *s, const char *job_id, int64_t t0_n
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, t0_ns);
     sqlite3_bind_int64(st, 3, t1_ns);
-    gp_event e;
-    int rc = 0, r;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-        event_row(st, &e);
-        if (fn(ctx, &e) < 0) {
-            rc = -1;
-            break;
-        }
-    }
-    if (rc == 0 && r != SQLITE_DONE) rc = -1;
-    sqlite3_finalize(st);
-    return rc;
+    return events_each(st, fn, ctx);
 }
 
 int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,

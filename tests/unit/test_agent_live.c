@@ -31,10 +31,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
-    free(tmp);
+    gp_test_tmpdir_remove(tmp);
     return 0;
 }
 

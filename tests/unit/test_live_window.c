@@ -48,10 +48,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
-    free(tmp);
+    gp_test_tmpdir_remove(tmp);
     return 0;
 }
 
@@ -188,6 +185,16 @@ static void check_hook(gp_agent *a, void *ctx) {
     assert_int_equal(k, json_array_size(all));
     free(list);
     json_decref(doc);
+}
+
+/* Runs scenario source src into the store at path for duration_ns at speed 0. */
+static void run_agent(const char *src, const char *path, int64_t duration_ns) {
+    char err[512];
+    gp_agent_opts o = {.source_spec = src, .db_path = path, .speed = 0, .duration_ns = duration_ns};
+    gp_agent *a;
+    if (gp_agent_open(&o, &a, err, sizeof err) != 0) fail_msg("%s", err);
+    if (gp_agent_run(a, NULL, err, sizeof err) != 0) fail_msg("%s", err);
+    gp_agent_close(a);
 }
 
 static void run_checked(const char *scen_path, int64_t duration_ns, int64_t window_ns, int gaps,
@@ -339,12 +346,7 @@ static void test_late_close_rebuilds(void **state) {
     snprintf(path, sizeof path, "%s/late.db", tmp);
     char src[700];
     snprintf(src, sizeof src, "sim:%s", scen);
-    gp_agent_opts o = {
-        .source_spec = src, .db_path = path, .speed = 0, .duration_ns = 30 * 60 * NS};
-    gp_agent *a;
-    if (gp_agent_open(&o, &a, err, sizeof err) != 0) fail_msg("%s", err);
-    if (gp_agent_run(a, NULL, err, sizeof err) != 0) fail_msg("%s", err);
-    gp_agent_close(a);
+    run_agent(src, path, 30 * 60 * NS);
     gp_store *st = NULL;
     assert_int_equal(gp_store_open(path, 0, &st, err, sizeof err), 0);
     gp_alloc *al = NULL;
@@ -466,12 +468,7 @@ static void test_long_jittered_job_state_is_bounded(void **state) {
     write_file(scen, LONG);
     snprintf(path, sizeof path, "%s/long.db", tmp);
     snprintf(src, sizeof src, "sim:%s", scen);
-    gp_agent_opts o = {
-        .source_spec = src, .db_path = path, .speed = 0, .duration_ns = 150 * 60 * NS};
-    gp_agent *a;
-    if (gp_agent_open(&o, &a, err, sizeof err) != 0) fail_msg("%s", err);
-    if (gp_agent_run(a, NULL, err, sizeof err) != 0) fail_msg("%s", err);
-    gp_agent_close(a);
+    run_agent(src, path, 150 * 60 * NS);
     gp_store *st = NULL;
     assert_int_equal(gp_store_open(path, 0, &st, err, sizeof err), 0);
     gp_alloc *al = NULL;

@@ -30,4 +30,12 @@ static inline char *gp_test_tmpdir(void) {
     if (!mkdtemp(t)) abort();
     return t;
 }
+
+/* Removes a dir made by gp_test_tmpdir and frees its name (a cmocka teardown's body). */
+static inline void gp_test_tmpdir_remove(char *dir) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    free(dir);
+}
 #endif

@@ -9,6 +9,7 @@
 
 #include "engine/diagnosis/sig_hist.h"
 #include "engine/diagnosis/thresholds.h"
+#include "engine/diagnosis/kth.h"
 
 #define NS 1e9
 #define SLOWDOWN_MASK 0xECull /* SW power cap, HW slowdown, SW/HW thermal, power brake */
@@ -27,41 +28,21 @@ double gp_quantile(double *v, size_t n, double q) {
     return i + 1 < n ? v[i] * (1 - fr) + v[i + 1] * fr : v[n - 1];
 }
 
-/* The k-th smallest of v[0..n) (k < n), by selection: v is reordered so that v[k] holds
- * it, with nothing larger before it and nothing smaller after. O(n) on average, where a
- * sort is O(n log n): a day of 8 ranks' steps is ~1 M durations, and a job's gauges
- * 86,400 samples per GPU-day. */
-static double kth(double *v, size_t n, size_t k) {
-    size_t lo = 0, hi = n - 1;
-    while (hi > lo) {
-        /* median of three as the pivot */
-        size_t mid = lo + (hi - lo) / 2;
-        double a = v[lo], b = v[mid], c = v[hi];
-        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < piv)
-                i++;
-            while (v[j] > piv)
-                j--;
-            if (i <= j) {
-                double t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                if (j == 0) break;
-                j--;
-            }
-        }
-        /* now v[lo..j] <= piv <= v[i..hi], and anything between equals piv */
-        if (j >= lo && k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
+GP_KTH_DEFINE(kth, double)
+
+int gp_features_near_foreign(const int64_t *ts_ns, size_t n, int64_t t_ns) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ts_ns[mid] < t_ns)
+            lo = mid + 1;
         else
-            return v[k];
+            hi = mid;
     }
-    return v[k];
+    int64_t best = INT64_MAX;
+    if (lo < n) best = llabs(ts_ns[lo] - t_ns);
+    if (lo > 0 && llabs(ts_ns[lo - 1] - t_ns) < best) best = llabs(ts_ns[lo - 1] - t_ns);
+    return best <= GP_FEATURES_SHARED_NEAR_NS;
 }
 
 /* gp_quantile's value (linear interpolation between closest ranks) by selection; v is
@@ -644,22 +625,7 @@ static int events(const gp_job_input *in, gp_features *f) {
                 double d = (double)(sp->ts_ns - st) / NS;
                 dur[nd] = d;
                 dts[nd++] = sp->ts_ns;
-                int shared = 0;
-                if (nsh) { /* nearest foreign-process row within 2 s */
-                    size_t lo2 = 0, hi2 = nsh;
-                    while (lo2 < hi2) {
-                        size_t mid = (lo2 + hi2) / 2;
-                        if (shared_ts[mid] < sp->ts_ns)
-                            lo2 = mid + 1;
-                        else
-                            hi2 = mid;
-                    }
-                    int64_t best = INT64_MAX;
-                    if (lo2 < nsh) best = llabs(shared_ts[lo2] - sp->ts_ns);
-                    if (lo2 > 0 && llabs(shared_ts[lo2 - 1] - sp->ts_ns) < best)
-                        best = llabs(shared_ts[lo2 - 1] - sp->ts_ns);
-                    shared = best <= 2000000000LL;
-                }
+                int shared = gp_features_near_foreign(shared_ts, nsh, sp->ts_ns);
                 if (shared) {
                     dsh[nsh_d++] = d;
                     if (!f->shared_t0_ns || st < f->shared_t0_ns) f->shared_t0_ns = st;

@@ -185,5 +185,10 @@ int gp_features_rolling_with(const gp_job_input *in, int64_t t_end_ns, const gp_
  * the whole job (ready before the window: none; still not ready: only the part inside
  * the window), not by the first progress the window happens to see. */
 void gp_features_clip_ready(gp_features *window, const gp_features *whole);
+/* A step ending at t_ns shared its GPU when another job's process row (ts_ns[0..n), sorted)
+ * lies within GP_FEATURES_SHARED_NEAR_NS of its end: one rule for the whole-history
+ * features and the live state (live_window.c). */
+#define GP_FEATURES_SHARED_NEAR_NS 2000000000LL
+int gp_features_near_foreign(const int64_t *ts_ns, size_t n, int64_t t_ns);
 
 #endif

@@ -288,20 +288,7 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
             int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : fr->prev_end;
             fr->prev_end = sp->ts_ns;
             if (st >= 0 && sp->ts_ns > st) {
-                /* nearest foreign-process row within 2 s: shared */
-                size_t a = 0, b = nf;
-                while (a < b) {
-                    size_t mid = (a + b) / 2;
-                    if (fts[mid] < sp->ts_ns)
-                        a = mid + 1;
-                    else
-                        b = mid;
-                }
-                int64_t best = INT64_MAX;
-                if (a < nf) best = llabs(fts[a] - sp->ts_ns);
-                if (a > 0 && llabs(fts[a - 1] - sp->ts_ns) < best)
-                    best = llabs(fts[a - 1] - sp->ts_ns);
-                if (best <= 2000000000LL)
+                if (gp_features_near_foreign(fts, nf, sp->ts_ns))
                     h->n_shared++;
                 else if (h->track_alone && gp_sig_hist_add(&h->alone, sp->ts_ns - st) < 0)
                     goto oom;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/diagnosis/kth.h"
+
 int64_t gp_sig_round_ns(int64_t v_ns) {
     if (v_ns <= 0) return v_ns;
     int64_t lim = 1;
@@ -78,38 +80,7 @@ int gp_sig_hist_merge(gp_sig_hist *h) {
     return 0;
 }
 
-/* The k-th smallest of v[0..n) (k < n) by selection (a whole job's steps: ~1 M values a
- * day for 8 ranks; no sort). */
-static int64_t select_i64(int64_t *v, size_t n, size_t k) {
-    size_t lo = 0, hi = n - 1;
-    while (hi > lo) {
-        size_t mid = lo + (hi - lo) / 2;
-        int64_t a = v[lo], b = v[mid], c = v[hi];
-        int64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < piv)
-                i++;
-            while (v[j] > piv)
-                j--;
-            if (i <= j) {
-                int64_t t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                if (j == 0) break;
-                j--;
-            }
-        }
-        if (j >= lo && k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return v[k];
-    }
-    return v[k];
-}
+GP_KTH_DEFINE(select_i64, int64_t)
 
 int64_t gp_sig_hist_kth(gp_sig_hist *h, uint64_t k) {
     if (h->nb == 0) return select_i64(h->tail, h->nt, (size_t)k);
