@@ -30,6 +30,23 @@ double gp_quantile(double *v, size_t n, double q) {
 
 GP_KTH_DEFINE(kth, double)
 
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t gp_features_foreign_ts(const gp_job_input *in, int64_t *out_ts_ns) {
+    size_t n = 0;
+    for (size_t i = 0; i < in->n_procs; i++) {
+        const gp_proc_sample *p = &in->procs[i];
+        if (p->job_id[0] && in->job_id && strcmp(p->job_id, in->job_id) &&
+            gp_has(p->valid, GP_P_SM_SHARE) && p->sm_share > 0.05)
+            out_ts_ns[n++] = p->ts_ns;
+    }
+    qsort(out_ts_ns, n, sizeof *out_ts_ns, cmp_i64);
+    return n;
+}
+
 int gp_features_near_foreign(const int64_t *ts_ns, size_t n, int64_t t_ns) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -131,11 +148,6 @@ static int cmp_ev_ptr(const void *a, const void *b) {
     const gp_event *x = *(const gp_event *const *)a, *y = *(const gp_event *const *)b;
     if (x->rank != y->rank) return (x->rank > y->rank) - (x->rank < y->rank);
     return (x->ts_ns > y->ts_ns) - (x->ts_ns < y->ts_ns);
-}
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 static const gp_gpu_spec *spec_of(const gp_job_input *in, const char *uuid) {
@@ -547,14 +559,7 @@ static int events(const gp_job_input *in, gp_features *f) {
     int64_t cur_rank = INT64_MIN, rank_lo = 0, rank_hi = 0;
     int64_t open_dw = -1, open_ck = -1, open_in = -1, open_cm = -1, prev_end = -1;
     /* foreign processes on the job's GPUs (interference) */
-    size_t nsh = 0;
-    for (size_t i = 0; i < in->n_procs; i++) {
-        const gp_proc_sample *p = &in->procs[i];
-        if (p->job_id[0] && in->job_id && strcmp(p->job_id, in->job_id) &&
-            gp_has(p->valid, GP_P_SM_SHARE) && p->sm_share > 0.05)
-            shared_ts[nsh++] = p->ts_ns;
-    }
-    qsort(shared_ts, nsh, sizeof *shared_ts, cmp_i64);
+    size_t nsh = gp_features_foreign_ts(in, shared_ts);
     dsh = malloc((ns ? ns : 1) * sizeof *dsh);
     size_t nsh_d = 0, nal_d = 0;
     if (!dsh || gp_sig_hist_reserve(&alone, ns ? ns : 1) < 0) goto out;

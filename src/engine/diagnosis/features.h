@@ -185,9 +185,13 @@ int gp_features_rolling_with(const gp_job_input *in, int64_t t_end_ns, const gp_
  * the whole job (ready before the window: none; still not ready: only the part inside
  * the window), not by the first progress the window happens to see. */
 void gp_features_clip_ready(gp_features *window, const gp_features *whole);
+/* The times of other jobs' process rows using more than 5% of the SM on the job's GPUs,
+ * sorted, into out_ts_ns (room for in->n_procs); returns how many. With
+ * gp_features_near_foreign: one rule for the whole-history features and the live state
+ * (live_window.c). */
+size_t gp_features_foreign_ts(const gp_job_input *in, int64_t *out_ts_ns);
 /* A step ending at t_ns shared its GPU when another job's process row (ts_ns[0..n), sorted)
- * lies within GP_FEATURES_SHARED_NEAR_NS of its end: one rule for the whole-history
- * features and the live state (live_window.c). */
+ * lies within GP_FEATURES_SHARED_NEAR_NS of its end. */
 #define GP_FEATURES_SHARED_NEAR_NS 2000000000LL
 int gp_features_near_foreign(const int64_t *ts_ns, size_t n, int64_t t_ns);
 

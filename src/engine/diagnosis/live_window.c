@@ -174,11 +174,6 @@ static live_dev *dev_of(gp_live_hist *h, const char *uuid) {
     return d;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* features.c's median interval: the ((n - 1) / 2)-th smallest at 4 significant digits,
  * 1 s when there is none or it is <= 0 */
 static int64_t dev_dt_med(live_dev *d) {
@@ -257,15 +252,8 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
     }
     /* foreign processes on the job's GPUs, as features.c picks them */
     int64_t *fts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *fts);
-    size_t nf = 0;
     if (!fts) return -1;
-    for (size_t i = 0; i < in->n_procs; i++) {
-        const gp_proc_sample *p = &in->procs[i];
-        if (p->job_id[0] && in->job_id && strcmp(p->job_id, in->job_id) &&
-            gp_has(p->valid, GP_P_SM_SHARE) && p->sm_share > 0.05)
-            fts[nf++] = p->ts_ns;
-    }
-    qsort(fts, nf, sizeof *fts, cmp_i64);
+    size_t nf = gp_features_foreign_ts(in, fts);
     size_t ns = 0;
     for (size_t i = 0; in->steps && i < in->n_steps; i++)
         ns += in->steps[i].ts_ns > lo_ns && in->steps[i].ts_ns <= hi_ns;
