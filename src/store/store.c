@@ -20,7 +20,9 @@
 enum {
     ST_DEVICE,
     ST_SAMPLE,
+    ST_SAMPLE_NEW,
     ST_PROC,
+    ST_PROC_NEW,
     ST_EVENT,
     ST_JOB_UPSERT,
     ST_ALLOC,
@@ -40,9 +42,21 @@ static const char *const stmt_sql[ST__COUNT] = {
                   " ON CONFLICT(uuid) DO UPDATE SET idx=?2, name=?3, host=?4, pci_bus_id=?5,"
                   " memory_total_bytes=COALESCE(?6, memory_total_bytes), mig_mode=?7,"
                   " parent_uuid=?8, model=?9, last_seen_ns=?10",
+    /* A sample or process row replaces one stored for the same key. The agent's rows are
+     * new: they are first tried with OR FAIL (the _NEW statements), which needs no
+     * statement journal, and only a primary-key conflict runs OR REPLACE. OR REPLACE
+     * turns the NOT NULL checks into ABORT, and an ABORT statement with a trigger (the
+     * job_results ones, schema.c) in a transaction copies every page it touches to the
+     * statement journal first and opens and closes a savepoint: ~3.8 k of the ~18 k
+     * instructions of a sample row, ~3.8 k of ~11 k of a process row (docs/benchmarks.md,
+     * agent cost). A constraint is checked before anything is written, so the failed
+     * attempt leaves nothing behind, and the row and its trigger are the same either way. */
     [ST_SAMPLE] = "INSERT OR REPLACE INTO samples VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
                   "?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
+    [ST_SAMPLE_NEW] = "INSERT OR FAIL INTO samples VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,"
+                      "?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
     [ST_PROC] = "INSERT OR REPLACE INTO proc_samples VALUES(?1,?2,?3,?4,?5,?6)",
+    [ST_PROC_NEW] = "INSERT OR FAIL INTO proc_samples VALUES(?1,?2,?3,?4,?5,?6)",
     /* A duplicate (same job and key) is ignored; the caller learns it from changes().
      * OR FAIL (here and in the other one-row upserts below): a one-row statement has nothing
      * to roll back but its row, so FAIL is ABORT for it, and SQLite then needs no
@@ -483,8 +497,8 @@ int gp_store_put_sample(gp_store *s, const gp_sample *x) {
     return s->rollup ? gp_rollup_add(s->rollup, x) : 0;
 }
 
-int gp_store_put_sample_row(gp_store *s, const gp_sample *x) {
-    sqlite3_stmt *st = s->st[ST_SAMPLE];
+static void bind_sample(sqlite3_stmt *st, const void *row) {
+    const gp_sample *x = row;
     uint32_t v = x->valid;
     bind_text_row(st, 1, x->uuid);
     sqlite3_bind_int64(st, 2, x->ts_ns);
@@ -510,18 +524,42 @@ int gp_store_put_sample_row(gp_store *s, const gp_sample *x) {
     bind_d_known(st, 22, x->temp_c, v & GP_F_TEMP);
     bind_i64_known(st, 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
     bind_i64_known(st, 24, x->xid, v & GP_F_XID);
-    return run(s, st);
 }
 
-int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
-    sqlite3_stmt *st = s->st[ST_PROC];
+/* Runs the OR FAIL statement fresh; on a primary-key conflict (a row stored for the same
+ * key), the OR REPLACE one, bound by bind(). */
+static int run_new_or_replace(gp_store *s, sqlite3_stmt *fresh, sqlite3_stmt *replace,
+                              void (*bind)(sqlite3_stmt *, const void *), const void *row) {
+    bind(fresh, row);
+    int rc = sqlite3_step(fresh);
+    int conflict =
+        rc != SQLITE_DONE && sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_PRIMARYKEY;
+    sqlite3_reset(fresh);
+    if (rc == SQLITE_DONE) return 0;
+    if (!conflict) {
+        note_rc(s, rc);
+        return -1;
+    }
+    bind(replace, row);
+    return run(s, replace);
+}
+
+int gp_store_put_sample_row(gp_store *s, const gp_sample *x) {
+    return run_new_or_replace(s, s->st[ST_SAMPLE_NEW], s->st[ST_SAMPLE], bind_sample, x);
+}
+
+static void bind_proc(sqlite3_stmt *st, const void *row) {
+    const gp_proc_sample *p = row;
     bind_text_row(st, 1, p->uuid);
     sqlite3_bind_int64(st, 2, p->ts_ns);
     sqlite3_bind_int64(st, 3, p->pid);
     bind_d_known(st, 4, p->sm_share, p->valid & GP_P_SM_SHARE);
     bind_i64_known(st, 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
     bind_text_row(st, 6, p->job_id);
-    return run(s, st);
+}
+
+int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
+    return run_new_or_replace(s, s->st[ST_PROC_NEW], s->st[ST_PROC], bind_proc, p);
 }
 
 int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {

@@ -251,6 +251,50 @@ static int64_t query_i64(gp_store *s, const char *sql) {
     return v;
 }
 
+/* A sample or process row the agent's path stores again under a key already stored (it
+ * replaces that row, store.c) deletes the results it is input to, as a new row does. */
+static void test_replaced_rows_invalidate(void **state) {
+    (void)state;
+    char path[600];
+    gp_store *s = copy_store("replaced.db", path, sizeof path);
+    assert_int_equal(seal(s), 3);
+    gp_job t;
+    assert_int_equal(gp_store_get_job(s, "tiny-kernels", &t), 1);
+    gp_sample x = {0};
+    x.ts_ns = t.ended_ns - 5 * 60 * S;
+    x.valid = GP_F_GPU_UTIL;
+    x.gpu_util = 0.5;
+    snprintf(x.uuid, sizeof x.uuid, "GPU-late");
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU-late', %lld, 0.25)",
+             (long long)x.ts_ns);
+    exec_sql(gp_store_db(s), sql);
+    assert_int_equal(seal(s), 3); /* the new row deleted them; sealed again after it */
+    assert_true(has_result(s, "tiny-kernels"));
+    gp_store_begin(s);
+    assert_int_equal(gp_store_put_sample_row(s, &x), 0); /* the key is stored: replaced */
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_int_equal(query_i64(s, "SELECT count(*) FROM samples WHERE uuid = 'GPU-late'"), 1);
+    assert_int_equal(seal(s), 3);
+    gp_proc_sample p = {0};
+    snprintf(p.uuid, sizeof p.uuid, "GPU-late");
+    p.ts_ns = x.ts_ns;
+    p.pid = 7;
+    gp_store_begin(s);
+    assert_int_equal(gp_store_put_proc(s, &p), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_int_equal(seal(s), 3);
+    gp_store_begin(s);
+    assert_int_equal(gp_store_put_proc(s, &p), 0); /* again: replaced */
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_int_equal(query_i64(s, "SELECT count(*) FROM proc_samples WHERE uuid = 'GPU-late'"), 1);
+    gp_store_close(s);
+}
+
 /* Migration 14's bound (schema.c): the triggers on samples, process rows and events read
  * job_results_hwm instead of max(t1_ns). It is never below a stored result's t1_ns, however
  * the result got there (the writer, a hand-written row, an update), stays up when results
@@ -471,9 +515,13 @@ static void test_claims(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stored_is_computed), cmocka_unit_test(test_late_rows_invalidate),
-        cmocka_unit_test(test_bound_kept),         cmocka_unit_test(test_other_options_not_served),
-        cmocka_unit_test(test_old_store_reports),  cmocka_unit_test(test_claims),
+        cmocka_unit_test(test_stored_is_computed),
+        cmocka_unit_test(test_late_rows_invalidate),
+        cmocka_unit_test(test_bound_kept),
+        cmocka_unit_test(test_other_options_not_served),
+        cmocka_unit_test(test_old_store_reports),
+        cmocka_unit_test(test_claims),
+        cmocka_unit_test(test_replaced_rows_invalidate),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

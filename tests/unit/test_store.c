@@ -102,6 +102,61 @@ static void test_round_trip(void **st) {
     free(dir);
 }
 
+/* A row stored again under the same key replaces the stored one (the rows are first tried
+ * as new, store.c), in the same transaction or a later one; a row the store refuses is an
+ * error, not a replacement. */
+static void test_same_key_replaces(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), *path = db_path(dir, "r.db"), err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    gp_sample x = {0};
+    strcpy(x.uuid, "GPU-r");
+    x.ts_ns = 5000;
+    x.valid = GP_F_GPU_UTIL | GP_F_POWER;
+    x.gpu_util = 0.25;
+    x.power_w = 100;
+    gp_proc_sample p = {0};
+    strcpy(p.uuid, "GPU-r");
+    p.ts_ns = 5000;
+    p.pid = 42;
+    p.valid = GP_P_SM_SHARE;
+    p.sm_share = 0.5;
+    strcpy(p.job_id, "j1");
+    for (int tx = 0; tx < 2; tx++) {
+        assert_int_equal(gp_store_begin(s), 0);
+        assert_int_equal(gp_store_put_sample_row(s, &x), 0);
+        assert_int_equal(gp_store_put_proc(s, &p), 0);
+        x.gpu_util += 0.25; /* 0.5, then 0.75 */
+        x.valid &= ~GP_F_POWER;
+        p.sm_share += 0.25;
+        strcpy(p.job_id, tx ? "j3" : "j2");
+        assert_int_equal(gp_store_put_sample_row(s, &x), 0); /* same transaction */
+        assert_int_equal(gp_store_put_proc(s, &p), 0);
+        assert_int_equal(gp_store_commit(s), 0);
+    }
+    x.uuid[0] = '\0'; /* NULL uuid: refused */
+    assert_int_equal(gp_store_begin(s), 0);
+    assert_int_equal(gp_store_put_sample_row(s, &x), -1);
+    assert_int_equal(gp_store_commit(s), 0);
+    gp_sample *xs;
+    size_t n;
+    assert_int_equal(gp_store_device_samples(s, "GPU-r", 0, 10000, &xs, &n), 0);
+    assert_int_equal(n, 1);
+    assert_near(xs[0].gpu_util, 0.75, 0);
+    assert_false(gp_has(xs[0].valid, GP_F_POWER)); /* the whole row replaced */
+    free(xs);
+    gp_proc_sample *ps;
+    assert_int_equal(gp_store_device_procs(s, "GPU-r", 0, 10000, &ps, &n), 0);
+    assert_int_equal(n, 1);
+    assert_near(ps[0].sm_share, 1.0, 0);
+    assert_string_equal(ps[0].job_id, "j3");
+    free(ps);
+    gp_store_close(s);
+    free(path);
+    free(dir);
+}
+
 static void test_bad_files(void **st) {
     (void)st;
     char *dir = gp_test_tmpdir(), err[256];
@@ -248,7 +303,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_readonly_lists),
         cmocka_unit_test(test_bad_files),    cmocka_unit_test(test_schema_version),
-        cmocka_unit_test(test_crash_safety),
+        cmocka_unit_test(test_crash_safety), cmocka_unit_test(test_same_key_replaces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
