@@ -48,25 +48,7 @@ scenario() { # gpus
 
 # 1,000 events/s in datagrams of 10 lines every 10 ms; prints the number of lines sent.
 sender() { # port seconds
-  /usr/bin/python3 - "$1" "$2" <<'PY'
-import socket, sys, time
-port, secs = int(sys.argv[1]), float(sys.argv[2])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-sent, step, t0 = 0, 0, time.monotonic()
-s.sendto(b"hello job=bench-ev v=1 unit=samples\n", ("127.0.0.1", port))
-while time.monotonic() - t0 < secs:
-    lines = []
-    for _ in range(10):
-        step += 1
-        lines.append(f"step job=bench-ev step={step} units=32 dur=1000000 seq={step}")
-    s.sendto(("\n".join(lines) + "\n").encode(), ("127.0.0.1", port))
-    sent += 10
-    nxt = t0 + sent / 1000.0
-    d = nxt - time.monotonic()
-    if d > 0:
-        time.sleep(d)
-print(sent)
-PY
+  /usr/bin/python3 bench/agent_cost/sender.py "$1" "$2"
 }
 
 port=$((20000 + RANDOM % 20000))

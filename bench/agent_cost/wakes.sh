@@ -32,24 +32,7 @@ GOODPUT_FAKE_NVML_SPEED=1 GOODPUT_FAKE_NVML_CHEAP=1 GOODPUT_SIM_NODE_ROOT="$out/
   --jobmap-dir "$out/node/jobmap" >"$out/stats.json" 2>"$out/err" &
 apid=$!
 if [ "$ev" = 1 ]; then
-  /usr/bin/python3 - "$port" "$((wall_s - 1))" <<'PY' &
-import socket, sys, time
-port, secs = int(sys.argv[1]), float(sys.argv[2])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-sent, step, t0 = 0, 0, time.monotonic()
-time.sleep(0.5)
-s.sendto(b"hello job=bench-ev v=1 unit=samples\n", ("127.0.0.1", port))
-while time.monotonic() - t0 < secs:
-    lines = []
-    for _ in range(10):
-        step += 1
-        lines.append(f"step job=bench-ev step={step} units=32 dur=1000000 seq={step}")
-    s.sendto(("\n".join(lines) + "\n").encode(), ("127.0.0.1", port))
-    sent += 10
-    d = t0 + 0.5 + sent / 1000.0 - time.monotonic()
-    if d > 0:
-        time.sleep(d)
-PY
+  /usr/bin/python3 bench/agent_cost/sender.py "$port" "$((wall_s - 1))" 0.5 >/dev/null &
   spid=$!
 fi
 # Sum of a status field over the process's threads.

@@ -35,6 +35,17 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+int gp_features_sample_active(const gp_sample *x) {
+    double act = gp_has(x->valid, GP_F_GPU_UTIL)    ? x->gpu_util
+                 : gp_has(x->valid, GP_F_SM_ACTIVE) ? x->sm_active
+                                                    : -1;
+    double memf =
+        gp_has(x->valid, GP_F_MEM_USED) && gp_has(x->valid, GP_F_MEM_TOTAL) && x->mem_total_bytes
+            ? (double)x->mem_used_bytes / (double)x->mem_total_bytes
+            : -1;
+    return act >= gp_th(GP_TH_IDLE_UTIL) || memf >= 0.05;
+}
+
 size_t gp_features_foreign_ts(const gp_job_input *in, int64_t *out_ts_ns) {
     size_t n = 0;
     for (size_t i = 0; i < in->n_procs; i++) {
@@ -265,14 +276,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
         const gp_sample *x = s[i];
         if (x->ts_ns <= f->t0_ns || x->ts_ns > f->t1_ns) continue;
         if (alloc_overlap(in, x->uuid, x->ts_ns - 1, x->ts_ns, f->t1_ns) <= 0) continue;
-        double act = gp_has(x->valid, GP_F_GPU_UTIL)    ? x->gpu_util
-                     : gp_has(x->valid, GP_F_SM_ACTIVE) ? x->sm_active
-                                                        : -1;
-        double memf = gp_has(x->valid, GP_F_MEM_USED) && gp_has(x->valid, GP_F_MEM_TOTAL) &&
-                              x->mem_total_bytes
-                          ? (double)x->mem_used_bytes / (double)x->mem_total_bytes
-                          : -1;
-        if (act >= gp_th(GP_TH_IDLE_UTIL) || memf >= 0.05)
+        if (gp_features_sample_active(x))
             if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
                 f->first_active_ns = x->ts_ns;
     }

@@ -185,6 +185,9 @@ int gp_features_rolling_with(const gp_job_input *in, int64_t t_end_ns, const gp_
  * the whole job (ready before the window: none; still not ready: only the part inside
  * the window), not by the first progress the window happens to see. */
 void gp_features_clip_ready(gp_features *window, const gp_features *whole);
+/* A sample shows the GPU in use (kernels running above the idle threshold, or 5% of its
+ * memory held): what dates a job's first activity, whole-history and live alike. */
+int gp_features_sample_active(const gp_sample *x);
 /* The times of other jobs' process rows using more than 5% of the SM on the job's GPUs,
  * sorted, into out_ts_ns (room for in->n_procs); returns how many. With
  * gp_features_near_foreign: one rule for the whole-history features and the live state

@@ -328,14 +328,7 @@ static int hist_feed(gp_live_hist *h, const gp_job_input *in, int64_t lo_ns, int
         d->last_ts = x->ts_ns;
         /* first activity (features.c telemetry): kernels running or memory held */
         if (x->ts_ns <= t0f || !held_at(in->allocs, in->n_allocs, x->uuid, x->ts_ns)) continue;
-        double act = gp_has(x->valid, GP_F_GPU_UTIL)    ? x->gpu_util
-                     : gp_has(x->valid, GP_F_SM_ACTIVE) ? x->sm_active
-                                                        : -1;
-        double memf = gp_has(x->valid, GP_F_MEM_USED) && gp_has(x->valid, GP_F_MEM_TOTAL) &&
-                              x->mem_total_bytes
-                          ? (double)x->mem_used_bytes / (double)x->mem_total_bytes
-                          : -1;
-        if ((act >= gp_th(GP_TH_IDLE_UTIL) || memf >= 0.05) &&
+        if (gp_features_sample_active(x) &&
             (h->first_active_ns < 0 || x->ts_ns < h->first_active_ns))
             h->first_active_ns = x->ts_ns;
     }
