@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <errno.h>
 
 #include "agent/agent.h"
@@ -118,7 +119,8 @@ static void usage(FILE *f) {
                "  --speed X        simulated seconds per wall second (default 60: the hour in a\n"
                "                   minute); 0 = as fast as possible\n"
                "  --duration D     simulate only D (e.g. 5m; default: the scenario's 1h)\n"
-               "  --db PATH        where to store the run (default: a new /tmp/goodput-demo-*)\n"
+               "  --db PATH        where to store the run (default: a new $TMPDIR/goodput-demo-*,\n"
+               "                   /tmp without TMPDIR; kept for the commands printed)\n"
                "  --no-live        no live table, only the report at the end\n\n"
                "example: goodput demo --duration 5m --speed 0\n");
 }
@@ -131,6 +133,23 @@ static int write_builtin(const char *dir, char *path, size_t cap) {
     if (!f) return -1;
     int bad = fputs(gp_demo_scenario_conf, f) < 0;
     return (fclose(f) != 0 || bad) ? -1 : 0;
+}
+
+/* Removes the folder the demo made and what it put there (a flat folder: the built-in
+ * scenario, the store and SQLite's side files), so a run that never started, or one whose
+ * store lives elsewhere (--db), leaves nothing behind in /tmp. */
+static void remove_tmpdir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[4200];
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+    rmdir(dir);
 }
 
 int gp_cmd_demo(int argc, char **argv) {
@@ -192,26 +211,36 @@ int gp_cmd_demo(int argc, char **argv) {
                 argv[optind]);
         return GP_EXIT_USAGE;
     }
-    char tmpdir[] = "/tmp/goodput-demo-XXXXXX";
-    if (!mkdtemp(tmpdir)) {
-        fprintf(stderr, "goodput demo: cannot create /tmp/goodput-demo-*: %s\n", strerror(errno));
-        return GP_EXIT_FAIL;
-    }
     char scen_buf[4096];
     const char *dir = getenv("GOODPUT_SCENARIOS");
     if (!scenario && dir && *dir) {
         snprintf(scen_buf, sizeof scen_buf, "%s/demo.conf", dir);
         scenario = scen_buf;
-    } else if (!scenario) {
+    }
+    if (scenario && access(scenario, R_OK) != 0) {
+        fprintf(stderr, "goodput demo: --scenario %s: %s\n", scenario, strerror(errno));
+        return GP_EXIT_INPUT;
+    }
+    /* A temporary folder only for what has no other home: the built-in scenario, and the
+     * store when --db is not given (that one stays, for the commands printed at the end). */
+    const char *tmp_root = getenv("TMPDIR");
+    if (!tmp_root || !*tmp_root) tmp_root = "/tmp";
+    char tmpdir[3900];
+    int made_tmp = !scenario || !db, keep_tmp = !db;
+    if (made_tmp && (snprintf(tmpdir, sizeof tmpdir, "%s/goodput-demo-XXXXXX", tmp_root) >=
+                         (int)sizeof tmpdir ||
+                     !mkdtemp(tmpdir))) {
+        fprintf(stderr, "goodput demo: cannot create a folder in %s (TMPDIR): %s\n", tmp_root,
+                strerror(errno));
+        return GP_EXIT_FAIL;
+    }
+    if (!scenario) {
         if (write_builtin(tmpdir, scen_buf, sizeof scen_buf) != 0) {
             fprintf(stderr, "goodput demo: %s: %s\n", scen_buf, strerror(errno));
+            remove_tmpdir(tmpdir);
             return GP_EXIT_FAIL;
         }
         scenario = scen_buf;
-    }
-    if (access(scenario, R_OK) != 0) {
-        fprintf(stderr, "goodput demo: --scenario %s: %s\n", scenario, strerror(errno));
-        return GP_EXIT_INPUT;
     }
     char db_buf[4096];
     if (!db) {
@@ -224,6 +253,7 @@ int gp_cmd_demo(int argc, char **argv) {
     char err[512];
     if (gp_scenario_load(scenario, &sc, err, sizeof err) != 0) {
         fprintf(stderr, "goodput demo: %s\n", err);
+        if (made_tmp) remove_tmpdir(tmpdir);
         return GP_EXIT_INPUT;
     }
     if (!total_ns || sc.duration_ns < total_ns) total_ns = sc.duration_ns;
@@ -238,6 +268,7 @@ int gp_cmd_demo(int argc, char **argv) {
     gp_agent *a;
     if (gp_agent_open(&o, &a, err, sizeof err) != 0) {
         fprintf(stderr, "goodput demo: %s\n", err);
+        if (made_tmp) remove_tmpdir(tmpdir);
         return GP_EXIT_INPUT;
     }
     struct sigaction sa = {0};
@@ -253,8 +284,11 @@ int gp_cmd_demo(int argc, char **argv) {
     if (live) live_table(a, &lc);
     gp_demo_finish(a, stdout);
     gp_agent_close(a);
+    /* With --db only the built-in scenario was here; the run has read it. */
+    if (made_tmp && !keep_tmp) remove_tmpdir(tmpdir);
     if (rc != 0) {
         fprintf(stderr, "goodput demo: %s\n", err);
+        if (keep_tmp) fprintf(stderr, "goodput demo: what was stored is in %s\n", db);
         return GP_EXIT_FAIL;
     }
     printf("\n");

@@ -12,6 +12,8 @@ GOODPUT=${GOODPUT:-build/goodput}
 GOODPUT=$(realpath "$GOODPUT")
 cd "${GOODPUT_SRC:-.}"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# The demo's failed runs below must leave no goodput-demo-* folder behind in $TMPDIR.
+mkdir "$tmp/t" && export TMPDIR=$tmp/t
 nfail=0 npass=0
 fail() { nfail=$((nfail + 1)); echo "FAIL $*"; }
 
@@ -54,6 +56,8 @@ done
 row 3 nope.conf     agent --db "$tmp/a.db" --source sim:"$N.conf" --no-socket --quiet
 row 3 nope.csv      agent --db "$tmp/a.db" --source smi:"$N.csv" --no-socket --quiet
 row 3 nope.conf     demo --scenario "$N.conf" --no-live
+printf '[node]\ngpus = many\n' >"$tmp/bad.conf"
+row 3 bad.conf:2    demo --scenario "$tmp/bad.conf" --no-live
 row 3 nope.db       report --db "$N.db"
 row 3 nope.conf     sim "$N.conf" --summary
 row 3 nope.db       diagnose --db "$N.db"
@@ -115,6 +119,9 @@ row 1 127.0.0.1:1   analyze --prometheus http://127.0.0.1:1 --from now-1h --to n
     --sacct /bin/false 2>"$tmp/err"
 rc=$?; [ $rc -eq 1 ] && tail -1 "$tmp/err" | grep -q 'every poll failed' && npass=$((npass + 1)) \
     || fail "slurm-poll with every poll failing: exit $rc: $(tail -1 "$tmp/err")"
+# a demo that never ran (bad option, value or scenario) left nothing in TMPDIR
+left=$(find "$tmp/t" -maxdepth 1 -name 'goodput-demo-*')
+[ -z "$left" ] && npass=$((npass + 1)) || fail "a failed demo left $left"
 # readers open the store read-only: the store's bytes do not change.
 sum=$(sha256sum <"$tmp/ok.db")
 for c in "report --db $tmp/ok.db" "report --db $tmp/ok.db --json" "attrib jobs --db $tmp/ok.db" \

@@ -16,11 +16,14 @@ gp=$tmp/prefix/bin/goodput
 [ -x "$gp" ]
 mkdir "$tmp/empty" && cd "$tmp/empty"
 # The demo needs no file: its scenario is compiled in.
-env -u GOODPUT_SCENARIOS "$gp" demo --duration 5m --speed 0 --no-live >"$tmp/demo.out" 2>"$tmp/demo.err"
+# Without --db the store goes to a new $TMPDIR/goodput-demo-* (here inside $tmp, so the
+# trap removes it).
+env -u GOODPUT_SCENARIOS TMPDIR="$tmp" "$gp" demo --duration 5m --speed 0 --no-live >"$tmp/demo.out" 2>"$tmp/demo.err"
 [ -z "$(ls -A "$tmp/empty")" ]   # wrote nothing in the working directory
 grep -q '^Try next:' "$tmp/demo.out"
 db=$(sed -n 's/^Database: //p' "$tmp/demo.out")
 [ -s "$db" ]
+case $db in "$tmp"/goodput-demo-*/goodput.db) ;; *) echo "demo store at $db, not in TMPDIR"; exit 1 ;; esac
 [ "$(grep -c '^  goodput [a-z]* --db ' "$tmp/demo.out")" -eq 3 ]
 # Each suggested command runs and exits 0 on the demo's store.
 grep '^  goodput [a-z]* --db ' "$tmp/demo.out" | grep -v ' serve ' | while read -r _ cmd rest; do
