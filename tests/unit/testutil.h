@@ -24,9 +24,13 @@ static inline const char *gp_test_data_dir(void) {
         if (!(fabs(a_ - b_) <= t_)) fail_msg("%s = %.9g, expected %.9g +- %.3g", #a, a_, b_, t_);  \
     } while (0)
 
-/* A fresh temp dir for a test; caller frees. */
+/* A fresh temp dir for a test, in $TMPDIR (scripts/run-tests gives each test its own and
+ * removes it after), else /tmp; caller frees. */
 static inline char *gp_test_tmpdir(void) {
-    char *t = strdup("/tmp/gp-test-XXXXXX");
+    const char *root = getenv("TMPDIR");
+    char *t = malloc(4096);
+    if (!t) abort();
+    snprintf(t, 4096, "%s/gp-test-XXXXXX", root && *root ? root : "/tmp");
     if (!mkdtemp(t)) abort();
     return t;
 }
