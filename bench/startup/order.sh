@@ -77,6 +77,14 @@ for a in "$(dirname "$GOODPUT")"/static/*.a; do
     nm -A --defined-only "$a" 2>/dev/null | awk 'NF == 3 && $2 ~ /^[rR]$/ {
         n = split($1, p, ":"); print $3, p[n - 1]}' >>"$TMP/rsyms_lib"
 done
+# Objects linked ahead of the archives (BUILD/static/*.o: sqlite_lean.o) define some of
+# their functions instead of the archive's members: those are goodput's own sections.
+for o in "$(dirname "$GOODPUT")"/static/*.o; do
+    [ -e "$o" ] || continue
+    nm --defined-only "$o" | awk '$2 ~ /^[tT]$/ {print $3}'
+done >"$TMP/own"
+awk 'FILENAME == ARGV[1] {own[$1] = 1; next} !($1 in own)' "$TMP/own" "$TMP/syms" >"$TMP/syms2"
+mv "$TMP/syms2" "$TMP/syms"
 {
     echo "# made by bench/startup/order.sh: the code --version and report run, then its rodata"
     # members with a hot function: hot functions per KiB, ascending (sparsest first)

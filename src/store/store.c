@@ -1132,6 +1132,53 @@ int gp_store_job_events_range_each(gp_store *s, const char *job_id, int64_t t0_n
     return events_each(st, fn, ctx);
 }
 
+/* One row of "SELECT * FROM samples" into *x. */
+static void sample_row(sqlite3_stmt *st, gp_sample *x) {
+    memset(x, 0, sizeof *x);
+    col_text(st, 0, x->uuid, sizeof x->uuid);
+    x->ts_ns = sqlite3_column_int64(st, 1);
+#define RD(col, field, bit)                                                                        \
+    if (col_known(st, col)) {                                                                      \
+        x->field = sqlite3_column_double(st, col);                                                 \
+        x->valid |= bit;                                                                           \
+    }
+#define RI(col, field, bit)                                                                        \
+    if (col_known(st, col)) {                                                                      \
+        x->field = (uint64_t)sqlite3_column_int64(st, col);                                        \
+        x->valid |= bit;                                                                           \
+    }
+    RD(2, gpu_util, GP_F_GPU_UTIL)
+    RD(3, sm_active, GP_F_SM_ACTIVE)
+    RD(4, sm_occupancy, GP_F_SM_OCCUPANCY)
+    RD(5, tensor_active, GP_F_TENSOR_ACTIVE)
+    RD(6, dram_active, GP_F_DRAM_ACTIVE)
+    RD(7, mem_util, GP_F_MEM_UTIL)
+    RD(8, fp16_active, GP_F_FP16_ACTIVE)
+    RD(9, fp32_active, GP_F_FP32_ACTIVE)
+    RD(10, fp64_active, GP_F_FP64_ACTIVE)
+    RI(11, mem_used_bytes, GP_F_MEM_USED)
+    RI(12, mem_total_bytes, GP_F_MEM_TOTAL)
+    RD(13, power_w, GP_F_POWER)
+    RI(14, energy_mj, GP_F_ENERGY)
+    RD(15, sm_clock_mhz, GP_F_SM_CLOCK)
+    RD(16, mem_clock_mhz, GP_F_MEM_CLOCK)
+    RI(17, pcie_tx_bytes, GP_F_PCIE_TX)
+    RI(18, pcie_rx_bytes, GP_F_PCIE_RX)
+    RI(19, nvlink_tx_bytes, GP_F_NVLINK_TX)
+    RI(20, nvlink_rx_bytes, GP_F_NVLINK_RX)
+    RD(21, temp_c, GP_F_TEMP)
+    RI(22, throttle_reasons, GP_F_THROTTLE)
+    if (col_known(st, 23)) {
+        x->xid = sqlite3_column_int64(st, 23);
+        x->valid |= GP_F_XID;
+    }
+#undef RD
+#undef RI
+}
+
+#define DEVICE_SAMPLES_SQL                                                                         \
+    "SELECT * FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3 ORDER BY ts_ns"
+
 int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                             gp_sample **out, size_t *n) {
     sqlite3_stmt *st;
@@ -1139,10 +1186,7 @@ int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_
     *n = 0;
     size_t cap = 0;
     int oom = 0; /* a list cut short by memory is an error, never a shorter answer */
-    st = device_range(s,
-                      "SELECT * FROM samples WHERE uuid = ?1 AND ts_ns >= ?2 AND ts_ns < ?3"
-                      " ORDER BY ts_ns",
-                      uuid, t0_ns, t1_ns);
+    st = device_range(s, DEVICE_SAMPLES_SQL, uuid, t0_ns, t1_ns);
     if (!st) return -1;
     if (presize(device_range(s,
                              "SELECT count(*) FROM samples WHERE uuid = ?1 AND ts_ns >= ?2"
@@ -1155,50 +1199,28 @@ int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_
             oom = 1;
             break;
         }
-        gp_sample *x = &(*out)[(*n)++];
-        memset(x, 0, sizeof *x);
-        col_text(st, 0, x->uuid, sizeof x->uuid);
-        x->ts_ns = sqlite3_column_int64(st, 1);
-#define RD(col, field, bit)                                                                        \
-    if (col_known(st, col)) {                                                                      \
-        x->field = sqlite3_column_double(st, col);                                                 \
-        x->valid |= bit;                                                                           \
-    }
-#define RI(col, field, bit)                                                                        \
-    if (col_known(st, col)) {                                                                      \
-        x->field = (uint64_t)sqlite3_column_int64(st, col);                                        \
-        x->valid |= bit;                                                                           \
-    }
-        RD(2, gpu_util, GP_F_GPU_UTIL)
-        RD(3, sm_active, GP_F_SM_ACTIVE)
-        RD(4, sm_occupancy, GP_F_SM_OCCUPANCY)
-        RD(5, tensor_active, GP_F_TENSOR_ACTIVE)
-        RD(6, dram_active, GP_F_DRAM_ACTIVE)
-        RD(7, mem_util, GP_F_MEM_UTIL)
-        RD(8, fp16_active, GP_F_FP16_ACTIVE)
-        RD(9, fp32_active, GP_F_FP32_ACTIVE)
-        RD(10, fp64_active, GP_F_FP64_ACTIVE)
-        RI(11, mem_used_bytes, GP_F_MEM_USED)
-        RI(12, mem_total_bytes, GP_F_MEM_TOTAL)
-        RD(13, power_w, GP_F_POWER)
-        RI(14, energy_mj, GP_F_ENERGY)
-        RD(15, sm_clock_mhz, GP_F_SM_CLOCK)
-        RD(16, mem_clock_mhz, GP_F_MEM_CLOCK)
-        RI(17, pcie_tx_bytes, GP_F_PCIE_TX)
-        RI(18, pcie_rx_bytes, GP_F_PCIE_RX)
-        RI(19, nvlink_tx_bytes, GP_F_NVLINK_TX)
-        RI(20, nvlink_rx_bytes, GP_F_NVLINK_RX)
-        RD(21, temp_c, GP_F_TEMP)
-        RI(22, throttle_reasons, GP_F_THROTTLE)
-        if (col_known(st, 23)) {
-            x->xid = sqlite3_column_int64(st, 23);
-            x->valid |= GP_F_XID;
-        }
-#undef RD
-#undef RI
+        sample_row(st, &(*out)[(*n)++]);
     }
     sqlite3_finalize(st);
     return oom ? list_failed((void **)out, n) : 0;
+}
+
+int gp_store_device_samples_each(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                                 int (*fn)(void *ctx, const gp_sample *x), void *ctx) {
+    sqlite3_stmt *st = device_range(s, DEVICE_SAMPLES_SQL, uuid, t0_ns, t1_ns);
+    if (!st) return -1;
+    gp_sample x;
+    int rc = 0, r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+        sample_row(st, &x);
+        if (fn(ctx, &x) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && r != SQLITE_DONE) rc = -1;
+    sqlite3_finalize(st);
+    return rc;
 }
 
 /* Reads the rows of st (uuid, ts_ns, pid, sm_share, mem_bytes, job_id) onto *out and

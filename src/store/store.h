@@ -110,6 +110,11 @@ int gp_store_job_events_range_each(gp_store *s, const char *job_id, int64_t t0_n
 /* Samples of one device with t0 <= ts < t1, ordered by ts. */
 int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                             gp_sample **out, size_t *n);
+/* The same rows one at a time: fn(ctx, row) for each (the row is fn's to copy, not to keep),
+ * so a caller that keeps less than a gp_sample never holds the whole list (the diagnosis
+ * input, engine/diagnosis/features.h). Stops at fn's first < 0. Returns 0 or -1. */
+int gp_store_device_samples_each(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                                 int (*fn)(void *ctx, const gp_sample *x), void *ctx);
 int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                           gp_proc_sample **out, size_t *n);
 /* The rows of other jobs' processes using the device: a known owner other than job_id,

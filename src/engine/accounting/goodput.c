@@ -41,12 +41,19 @@ static const gp_bucket label_bucket[L__COUNT] = {
 /* The least gap threshold: max_gap = max(1 s, median step). */
 #define GAP_MIN_NS 1000000000LL
 
+/* 16 bytes: a training job has two a step, an inference job two a request, and the sweep
+ * sorts them (report's peak memory, docs/benchmarks.md "Start-up and libraries"). */
 typedef struct {
     int64_t t;
-    int label;    /* L_* or L_ALLOC */
-    int delta;    /* +1 open, -1 close */
-    double share; /* L_ALLOC: the fraction of a GPU this allocation holds */
+    int32_t alloc; /* L_ALLOC: its allocation's index in gp_goodput_in.allocs (alloc_share) */
+    int8_t label;  /* L_* or L_ALLOC */
+    int8_t delta;  /* +1 open, -1 close */
 } edge;
+
+/* The fraction of a GPU allocation a holds (a shared GPU split), else 1. */
+static double alloc_share(const gp_alloc *a) {
+    return a->share > 0 && a->share < 1 ? a->share : 1;
+}
 
 typedef struct {
     edge *v;
@@ -70,7 +77,8 @@ static int edges_reserve(edges *e, size_t more) {
     return 0;
 }
 
-static void add_interval_w(edges *e, int64_t a, int64_t b, int label, double share) {
+/* [a, b) with label; alloc: L_ALLOC's allocation index, else -1. */
+static void add_interval_w(edges *e, int64_t a, int64_t b, int label, int32_t alloc) {
     if (b <= a) return;
     if (a < e->floor) e->below = 1;
     if (e->n + 2 > e->cap) {
@@ -83,18 +91,59 @@ static void add_interval_w(edges *e, int64_t a, int64_t b, int label, double sha
         e->v = p;
         e->cap = nc;
     }
-    e->v[e->n++] = (edge){a, label, +1, share};
-    e->v[e->n++] = (edge){b, label, -1, share};
+    e->v[e->n++] = (edge){a, alloc, (int8_t)label, +1};
+    e->v[e->n++] = (edge){b, alloc, (int8_t)label, -1};
 }
 
 static void add_interval(edges *e, int64_t a, int64_t b, int label) {
-    add_interval_w(e, a, b, label, 1);
+    add_interval_w(e, a, b, label, -1);
+}
+
+/* The sweep's order: time, closes before opens at the same instant; edges equal in both
+ * keep the order they were added in (a stable sort, as glibc's qsort, a merge sort, gave). */
+static int edge_before(const edge *x, const edge *y) {
+    return x->t != y->t ? x->t < y->t : x->delta < y->delta;
 }
 
 static int cmp_edge(const void *a, const void *b) {
     const edge *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    return x->delta - y->delta; /* closes before opens at the same instant */
+    return edge_before(x, y) ? -1 : edge_before(y, x);
+}
+
+/* Stable merge sort of v[0..n) by edge_before with buf (room for n / 2 edges): each merge
+ * moves only its left half aside, so the sort needs half the array beside it where qsort's
+ * merge sort takes a whole copy. */
+static void sort_edges_run(edge *v, size_t n, edge *buf) {
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            edge x = v[i];
+            size_t j = i;
+            for (; j > 0 && edge_before(&x, &v[j - 1]); j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    sort_edges_run(v, h, buf);
+    sort_edges_run(v + h, n - h, buf);
+    if (!edge_before(&v[h], &v[h - 1])) return; /* already in order */
+    memcpy(buf, v, h * sizeof *v);
+    size_t i = 0, j = h, k = 0; /* k <= j: the writes never pass the right half's reads */
+    while (i < h && j < n)
+        v[k++] = edge_before(&v[j], &buf[i]) ? v[j++] : buf[i++];
+    while (i < h)
+        v[k++] = buf[i++];
+}
+
+static void sort_edges(edge *v, size_t n) {
+    edge *buf = n > 16 ? malloc(n / 2 * sizeof *buf) : NULL;
+    if (n > 16 && !buf) { /* out of memory: qsort, as before */
+        qsort(v, n, sizeof *v, cmp_edge);
+        return;
+    }
+    sort_edges_run(v, n, buf);
+    free(buf);
 }
 
 static int cmp_event_ts(const void *a, const void *b) {
@@ -308,15 +357,15 @@ static void add_allocs(const gp_goodput_in *in, gp_goodput *out, edges *E, int64
         if (b > in->t1_ns) b = in->t1_ns;
         if (b <= a) continue;
         if (out->first_alloc_ns < 0 || a < out->first_alloc_ns) out->first_alloc_ns = a;
-        double share = in->allocs[i].share > 0 && in->allocs[i].share < 1 ? in->allocs[i].share : 1;
+        double share = alloc_share(&in->allocs[i]);
         out->allocated_gpu_s += (b - a) / 1e9 * share;
         if (a >= from) {
             int64_t fl = E->floor;
             E->floor = INT64_MIN;
-            add_interval_w(E, a, b, L_ALLOC, share);
+            add_interval_w(E, a, b, L_ALLOC, (int32_t)i);
             E->floor = fl;
         } else if (b > from && edges_reserve(E, 1) == 0) {
-            E->v[E->n++] = (edge){b, L_ALLOC, -1, share};
+            E->v[E->n++] = (edge){b, (int32_t)i, L_ALLOC, -1};
         }
     }
 }
@@ -885,7 +934,7 @@ static int busy_resume_breaks(const gp_goodput_in *in, const gp_acct_event **ev,
 /* One productive interval: opened in the checkpoint's state when it starts before it. */
 static void add_busy(edges *E, const gp_goodput_ckpt *from, int64_t a, int64_t b) {
     if (from && a < from->t_ns) {
-        if (edges_reserve(E, 1) == 0) E->v[E->n++] = (edge){b, L_PRODUCTIVE, -1, 1};
+        if (edges_reserve(E, 1) == 0) E->v[E->n++] = (edge){b, -1, L_PRODUCTIVE, -1};
     } else {
         add_interval(E, a, b, L_PRODUCTIVE);
     }
@@ -1062,7 +1111,7 @@ static void snap(gp_goodput_ckpt *t, const int *open, double held, int n_held, d
 }
 
 static void sweep(const gp_goodput_in *in, edges *E, gp_goodput *out, ck_ctx *ck) {
-    if (E->n) qsort(E->v, E->n, sizeof *E->v, cmp_edge); /* E->v is NULL when empty */
+    if (E->n) sort_edges(E->v, E->n); /* E->v is NULL when empty */
     int open[L__COUNT] = {0};
     double held = 0; /* GPUs held, fractional where a shared GPU was split */
     int n_held = 0;  /* open allocations (the float sum is not trusted to reach 0) */
@@ -1085,7 +1134,7 @@ static void sweep(const gp_goodput_in *in, edges *E, gp_goodput *out, ck_ctx *ck
                     if (open[l] != (l == L_PRODUCTIVE ? (int)ck->to->n_span : 0)) ck->snap_bad = 1;
         }
         if (e->label == L_ALLOC) {
-            held += e->delta * e->share;
+            held += e->delta * alloc_share(&in->allocs[e->alloc]);
             n_held += e->delta;
             if (n_held == 0) held = 0;
         } else

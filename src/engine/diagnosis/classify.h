@@ -79,7 +79,9 @@ int gp_diagnose_all(struct gp_store *s, const gp_diag_opts *o, gp_finding **out,
                     char *err, size_t errlen);
 
 /* Loads a job's input from the store (allocs, devices, samples, procs, events); free with
- * gp_job_input_free. Steps come as compact records (gp_job_input.steps); process rows
+ * gp_job_input_free. Samples come as compact series, one per device (gp_job_input.series,
+ * read row by row: never held as gp_samples), steps as compact records
+ * (gp_job_input.steps); the _ex and _range forms give gp_samples. Process rows
  * only those of other jobs (the interference the features look for); a device the job
  * held for GP_SUMMARY_ROLLUP_MIN_NS or more (6 h) is read from its 1-minute rollups, as
  * the accounting does (diagnose.c says what that changes; GOODPUT_DIAG_RAW=1 turns it

@@ -24,6 +24,9 @@ void gp_job_input_free(gp_job_input *in) {
     free((void *)in->allocs);
     free((void *)in->devices);
     free((void *)in->samples);
+    for (size_t i = 0; i < in->n_series; i++)
+        free(in->series[i].v);
+    free((void *)in->series);
     free((void *)in->procs);
     free((void *)in->events);
     free((void *)in->steps);
@@ -109,19 +112,21 @@ static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi
     return t;
 }
 
-/* Samples of one device for the job's span [lo, hi) of it. A span of
- * GP_SUMMARY_ROLLUP_MIN_NS or more (the accounting's rule for long jobs, job_summary.h)
- * is read from the 1-minute rollups, as the accounting does: ~60x fewer rows, each the
- * means of its minute, covering (end - 1 min, end]. The features built from them keep
- * means and time shares exact up to the minute at each end; quantiles of a gauge
- * (gp_stat p10/p50/p90, which no rule reads) are quantiles of minute means, and an idle
- * gap shorter than a minute inside a busy minute is not seen (docs/benchmarks.md).
- * GOODPUT_DIAG_RAW=1 in the environment forces raw rows (to compare both paths).
- * Returns 0 or -1. */
-static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
+/* The rollup rows of one device for the job's span [lo, hi) of it, when that span is
+ * GP_SUMMARY_ROLLUP_MIN_NS or more (the accounting's rule for long jobs, job_summary.h):
+ * ~60x fewer rows than the raw ones, each the means of its minute, covering
+ * (end - 1 min, end]. The features built from them keep means and time shares exact up
+ * to the minute at each end; quantiles of a gauge (gp_stat p10/p50/p90, which no rule
+ * reads) are quantiles of minute means, and an idle gap shorter than a minute inside a
+ * busy minute is not seen (docs/benchmarks.md). GOODPUT_DIAG_RAW=1 in the environment
+ * forces raw rows (to compare both paths). Returns 1 with *out filled (*step_ns set), 0
+ * when the raw rows are the ones to read (nothing read), -1 on error. */
+static int load_device_rollups(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
                                gp_sample **out, size_t *n, int64_t *step_ns) {
     const char *env = getenv("GOODPUT_DIAG_RAW");
     int64_t last = -1;
+    *out = NULL;
+    *n = 0;
     if (!raw && !(env && env[0] == '1')) {
         last = last_raw_ns(s, uuid, lo, hi);
         int64_t end = hi != INT64_MAX ? hi : last;
@@ -135,31 +140,93 @@ static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_
                                           ? last
                                           : (*out)[i].ts_ns - GP_ROLLUP_1M_NS + 1;
                 *step_ns = GP_ROLLUP_1M_NS;
-                return 0;
+                return 1;
             }
             free(*out); /* no rollups (older schema): the raw rows */
             *out = NULL;
             *n = 0;
         }
     }
+    return 0;
+}
+
+/* Samples of one device for the job's span [lo, hi): its rollups (load_device_rollups)
+ * or its raw rows. Returns 0 or -1. */
+static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
+                               gp_sample **out, size_t *n, int64_t *step_ns) {
+    int rc = load_device_rollups(s, uuid, lo, hi, raw, out, n, step_ns);
+    if (rc != 0) return rc < 0 ? -1 : 0;
     return gp_store_device_samples(s, uuid, lo, hi, out, n);
+}
+
+/* One device's samples as a series (gp_dev_series), appended row by row: the rows are
+ * never held as gp_samples, whose UUID and unread fields are half their size. */
+typedef struct series_fill {
+    gp_dev_series *d;
+    size_t cap;
+} series_fill;
+
+static int series_add(void *ctx, const gp_sample *x) {
+    series_fill *f = ctx;
+    if (f->d->n == f->cap) {
+        size_t c = f->cap ? 2 * f->cap : 256;
+        gp_feat_sample *p = realloc(f->d->v, c * sizeof *p);
+        if (!p) return -1;
+        f->d->v = p;
+        f->cap = c;
+    }
+    gp_feat_sample_of(x, &f->d->v[f->d->n++]);
+    return 0;
+}
+
+/* The series of one device for [lo, hi) (load_device_samples, compact); d->uuid set by
+ * the caller, d->v NULL. Returns 0 or -1. */
+static int load_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_t hi, int raw,
+                              int64_t *step_ns) {
+    gp_sample *x = NULL;
+    size_t nx = 0;
+    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns);
+    if (rc < 0) return -1;
+    if (rc == 0) {
+        series_fill f = {d, 0};
+        return gp_store_device_samples_each(s, d->uuid, lo, hi, series_add, &f);
+    }
+    d->v = malloc(nx * sizeof *d->v);
+    if (!d->v) {
+        free(x);
+        return -1;
+    }
+    for (size_t i = 0; i < nx; i++)
+        gp_feat_sample_of(&x[i], &d->v[i]);
+    d->n = nx;
+    free(x);
+    return 0;
 }
 
 /* The process rows the features read: another job's process using the GPU
  * (interference, features.c). A day of 8 GPUs has ~700 k rows of the job's own. */
 #define FOREIGN_SM_SHARE 0.05
 
+static int load_input(gp_store *s, const char *job_id, int raw, int compact, int64_t from_ns,
+                      int64_t to_ns, gp_job_input *in, char *err, size_t errlen);
+
 int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *err, size_t errlen) {
-    return gp_job_input_load_ex(s, job_id, 0, in, err, errlen);
+    return load_input(s, job_id, 0, 1, INT64_MIN, INT64_MAX, in, err, errlen);
 }
 
 int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input *in, char *err,
                          size_t errlen) {
-    return gp_job_input_load_range(s, job_id, raw, INT64_MIN, INT64_MAX, in, err, errlen);
+    return load_input(s, job_id, raw, 0, INT64_MIN, INT64_MAX, in, err, errlen);
 }
 
 int gp_job_input_load_range(gp_store *s, const char *job_id, int raw, int64_t from_ns,
                             int64_t to_ns, gp_job_input *in, char *err, size_t errlen) {
+    return load_input(s, job_id, raw, 0, from_ns, to_ns, in, err, errlen);
+}
+
+/* compact: samples as series (gp_dev_series, one per device), else as gp_samples. */
+static int load_input(gp_store *s, const char *job_id, int raw, int compact, int64_t from_ns,
+                      int64_t to_ns, gp_job_input *in, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
     int whole = from_ns == INT64_MIN && to_ns == INT64_MAX;
     in->job_id = strdup(job_id);
@@ -198,6 +265,13 @@ int gp_job_input_load_range(gp_store *s, const char *job_id, int raw, int64_t fr
     }
     void *smp = NULL, *prc = NULL;
     size_t nsmp = 0, nprc = 0;
+    gp_dev_series *ser = compact && nal ? calloc(nal, sizeof *ser) : NULL;
+    if (compact && nal && !ser) {
+        snprintf(err, errlen, "job %s: out of memory", job_id);
+        gp_job_input_free(in);
+        return -1;
+    }
+    in->series = ser; /* freed with in from here on */
     for (size_t i = 0; i < nal; i++) {
         int dup = 0;
         for (size_t k = 0; k < i; k++)
@@ -215,7 +289,19 @@ int gp_job_input_load_range(gp_store *s, const char *job_id, int raw, int64_t fr
         gp_sample *x = NULL;
         gp_proc_sample *p = NULL;
         size_t nx = 0, np = 0;
-        int rc = load_device_samples(s, al[i].uuid, lo, hi, raw, &x, &nx, &in->samples_step_ns);
+        int rc;
+        if (ser) { /* a device without samples gets no series */
+            gp_dev_series *d = &ser[in->n_series];
+            snprintf(d->uuid, sizeof d->uuid, "%s", al[i].uuid);
+            rc = load_device_series(s, d, lo, hi, raw, &in->samples_step_ns);
+            if (d->n)
+                in->n_series++;
+            else {
+                free(d->v);
+                d->v = NULL;
+            }
+        } else
+            rc = load_device_samples(s, al[i].uuid, lo, hi, raw, &x, &nx, &in->samples_step_ns);
         if (rc >= 0)
             rc = gp_store_device_procs_foreign(s, al[i].uuid, lo, hi, job_id, FOREIGN_SM_SHARE, &p,
                                                &np);

@@ -147,7 +147,6 @@ static void acc_finish(acc *a, gp_stat *s) {
     a->v = NULL;
 }
 
-static const gp_sample *const *g_sorted_base;
 static int cmp_sample_ptr(const void *a, const void *b) {
     const gp_sample *x = *(const gp_sample *const *)a, *y = *(const gp_sample *const *)b;
     int c = strcmp(x->uuid, y->uuid);
@@ -225,9 +224,15 @@ static void window_of(const gp_job_input *in, int64_t *t0, int64_t *t1) {
         if (in->allocs[i].from_ns < lo) lo = in->allocs[i].from_ns;
         if (in->allocs[i].to_ns > hi) hi = in->allocs[i].to_ns;
     }
-    for (size_t i = 0; i < in->n_samples; i++) {
+    for (size_t i = 0; !in->n_series && i < in->n_samples; i++) {
         if (in->n_allocs == 0 && in->samples[i].ts_ns < lo) lo = in->samples[i].ts_ns;
         if (in->samples[i].ts_ns > hi) hi = in->samples[i].ts_ns;
+    }
+    for (size_t d = 0; d < in->n_series; d++) { /* each in time order */
+        const gp_dev_series *x = &in->series[d];
+        if (!x->n) continue;
+        if (in->n_allocs == 0 && x->v[0].ts_ns < lo) lo = x->v[0].ts_ns;
+        if (x->v[x->n - 1].ts_ns > hi) hi = x->v[x->n - 1].ts_ns;
     }
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_event *e = &in->events[i];
@@ -247,39 +252,179 @@ static void window_of(const gp_job_input *in, int64_t *t0, int64_t *t1) {
     *t1 = in->t0_ns || in->t1_ns ? in->t1_ns : (hi == INT64_MIN ? *t0 : hi);
 }
 
+void gp_feat_sample_of(const gp_sample *x, gp_feat_sample *out) {
+    *out = (gp_feat_sample){.ts_ns = x->ts_ns,
+                            .valid = x->valid,
+                            .gpu_util = x->gpu_util,
+                            .sm_active = x->sm_active,
+                            .sm_occupancy = x->sm_occupancy,
+                            .tensor_active = x->tensor_active,
+                            .dram_active = x->dram_active,
+                            .mem_used_bytes = x->mem_used_bytes,
+                            .mem_total_bytes = x->mem_total_bytes,
+                            .power_w = x->power_w,
+                            .sm_clock_mhz = x->sm_clock_mhz,
+                            .energy_mj = x->energy_mj,
+                            .pcie_tx_bytes = x->pcie_tx_bytes,
+                            .pcie_rx_bytes = x->pcie_rx_bytes,
+                            .nvlink_tx_bytes = x->nvlink_tx_bytes,
+                            .nvlink_rx_bytes = x->nvlink_rx_bytes,
+                            .throttle_reasons = x->throttle_reasons,
+                            .xid = x->xid};
+}
+
+/* The fields of c that the telemetry reads, into x (the others, and x->uuid, untouched:
+ * the device's UUID is its series'). */
+static void feat_expand(const gp_feat_sample *c, gp_sample *x) {
+    x->ts_ns = c->ts_ns;
+    x->valid = c->valid;
+    x->gpu_util = c->gpu_util;
+    x->sm_active = c->sm_active;
+    x->sm_occupancy = c->sm_occupancy;
+    x->tensor_active = c->tensor_active;
+    x->dram_active = c->dram_active;
+    x->mem_used_bytes = c->mem_used_bytes;
+    x->mem_total_bytes = c->mem_total_bytes;
+    x->power_w = c->power_w;
+    x->sm_clock_mhz = c->sm_clock_mhz;
+    x->energy_mj = c->energy_mj;
+    x->pcie_tx_bytes = c->pcie_tx_bytes;
+    x->pcie_rx_bytes = c->pcie_rx_bytes;
+    x->nvlink_tx_bytes = c->nvlink_tx_bytes;
+    x->nvlink_rx_bytes = c->nvlink_rx_bytes;
+    x->throttle_reasons = c->throttle_reasons;
+    x->xid = c->xid;
+}
+
+/* One device's samples in time order, whichever form the input holds them in: sorted
+ * pointers into in->samples, or a series. */
+typedef struct dev_view {
+    const char *uuid;
+    const gp_sample *const *p; /* samples: n pointers */
+    const gp_feat_sample *v;   /* series: n records */
+    size_t n;
+} dev_view;
+
+/* Sample k of d: the sample itself, or the series record expanded into *buf. */
+static const gp_sample *view_at(const dev_view *d, size_t k, gp_sample *buf) {
+    if (d->p) return d->p[k];
+    feat_expand(&d->v[k], buf);
+    return buf;
+}
+static int64_t view_ts(const dev_view *d, size_t k) {
+    return d->p ? d->p[k]->ts_ns : d->v[k].ts_ns;
+}
+
+static int cmp_series_ptr(const void *a, const void *b) {
+    return strcmp((*(const gp_dev_series *const *)a)->uuid,
+                  (*(const gp_dev_series *const *)b)->uuid);
+}
+
+/* A counter's first and last reading among a device's counted samples. */
+typedef struct ctr_span {
+    int n;
+    int64_t t_first, t_last;
+    uint64_t a_first, a_last, b_first, b_last;
+} ctr_span;
+static void ctr_see(ctr_span *c, int64_t t, uint64_t a, uint64_t b) {
+    if (!c->n++) {
+        c->t_first = t;
+        c->a_first = a;
+        c->b_first = b;
+    }
+    c->t_last = t;
+    c->a_last = a;
+    c->b_last = b;
+}
+
+/* The input's devices in UUID order, each with its samples in time order (*ptrs: the
+ * sorted pointers a samples input needs; the caller frees it and *out). Returns the
+ * number of devices, or -1 when out of memory. */
+static ptrdiff_t device_views(const gp_job_input *in, dev_view **out, const gp_sample ***ptrs) {
+    *out = NULL;
+    *ptrs = NULL;
+    if (in->n_series) {
+        const gp_dev_series **o = malloc(in->n_series * sizeof *o);
+        dev_view *d = malloc(in->n_series * sizeof *d);
+        if (!o || !d) {
+            free(o);
+            free(d);
+            return -1;
+        }
+        for (size_t i = 0; i < in->n_series; i++)
+            o[i] = &in->series[i];
+        qsort(o, in->n_series, sizeof *o, cmp_series_ptr);
+        for (size_t i = 0; i < in->n_series; i++)
+            d[i] = (dev_view){o[i]->uuid, NULL, o[i]->v, o[i]->n};
+        free(o);
+        *out = d;
+        return (ptrdiff_t)in->n_series;
+    }
+    size_t m = in->n_samples;
+    const gp_sample **s = malloc(m * sizeof *s);
+    if (!s) return -1;
+    for (size_t i = 0; i < m; i++)
+        s[i] = &in->samples[i];
+    qsort(s, m, sizeof *s, cmp_sample_ptr);
+    size_t nd = 0;
+    for (size_t i = 0; i < m; i++)
+        if (i == 0 || strcmp(s[i]->uuid, s[i - 1]->uuid)) nd++;
+    dev_view *d = malloc(nd * sizeof *d);
+    if (!d) {
+        free(s);
+        return -1;
+    }
+    nd = 0;
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        while (j < m && !strcmp(s[j]->uuid, s[i]->uuid))
+            j++;
+        d[nd++] = (dev_view){s[i]->uuid, s + i, NULL, j - i};
+        i = j;
+    }
+    *out = d;
+    *ptrs = s;
+    return (ptrdiff_t)nd;
+}
+
 static int telemetry(const gp_job_input *in, gp_features *f) {
-    size_t n = in->n_samples;
-    if (n == 0 && in->history && in->history->n_samples > 0) {
+    size_t m = 0;
+    if (in->n_series)
+        for (size_t i = 0; i < in->n_series; i++)
+            m += in->series[i].n;
+    else
+        m = in->n_samples;
+    if (m == 0 && in->history && in->history->n_samples > 0) {
         /* the job has samples, none of them this window's */
         f->first_active_ns = -1;
         f->n_samples_seen = (int)in->history->n_samples;
         return 0;
     }
-    if (n == 0) return 0;
-    const gp_sample **s = malloc(n * sizeof *s);
-    if (!s) return -1;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        s[m++] = &in->samples[i];
-    (void)g_sorted_base;
-    qsort(s, m, sizeof *s, cmp_sample_ptr);
+    if (m == 0) return 0;
+    dev_view *dv;
+    const gp_sample **s;
+    ptrdiff_t ndv = device_views(in, &dv, &s);
+    if (ndv < 0) return -1;
+    gp_sample buf; /* a series record expanded (view_at) */
+    memset(&buf, 0, sizeof buf);
     acc a[7];
     memset(a, 0, sizeof a);
     for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
         a[k].most = m;
     double thr_s = 0, thr_known = 0, idle_s = 0, act_known = 0;
     double pcie = 0, nvl = 0, pk_pcie = 0, pk_nvl = 0, energy = 0;
-    int pcie_known = 0, nvl_known = 0, energy_known = 0, ndev = 0;
+    int pcie_known = 0, nvl_known = 0, energy_known = 0;
     /* first activity: kernels running or memory held (a process has the GPU) */
     f->first_active_ns = -1;
-    for (size_t i = 0; i < m; i++) {
-        const gp_sample *x = s[i];
-        if (x->ts_ns <= f->t0_ns || x->ts_ns > f->t1_ns) continue;
-        if (alloc_overlap(in, x->uuid, x->ts_ns - 1, x->ts_ns, f->t1_ns) <= 0) continue;
-        if (gp_features_sample_active(x))
-            if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
-                f->first_active_ns = x->ts_ns;
-    }
+    for (ptrdiff_t d = 0; d < ndv; d++)
+        for (size_t k = 0; k < dv[d].n; k++) {
+            const gp_sample *x = view_at(&dv[d], k, &buf);
+            if (x->ts_ns <= f->t0_ns || x->ts_ns > f->t1_ns) continue;
+            if (alloc_overlap(in, dv[d].uuid, x->ts_ns - 1, x->ts_ns, f->t1_ns) <= 0) continue;
+            if (gp_features_sample_active(x))
+                if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
+                    f->first_active_ns = x->ts_ns;
+        }
     int64_t after = f->ready_ns >= 0 ? f->ready_ns : f->t0_ns;
     if (!f->has_steps && !f->has_requests) /* activity only: from the first activity */
         after = f->first_active_ns >= 0 ? f->first_active_ns : INT64_MAX;
@@ -289,48 +434,47 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
         f->first_active_ns < after)
         after = f->first_active_ns;
     int rc = 0;
-    for (size_t i = 0; i < m;) {
-        size_t j = i;
-        while (j < m && !strcmp(s[j]->uuid, s[i]->uuid))
-            j++;
-        ndev++;
-        const gp_gpu_spec *sp = spec_of(in, s[i]->uuid);
+    for (ptrdiff_t d = 0; d < ndv; d++) {
+        const dev_view *dev = &dv[d];
+        size_t nk = dev->n;
+        const gp_gpu_spec *sp = spec_of(in, dev->uuid);
         /* median interval of this device (over the whole job when the input is one
          * window's rows) */
         int64_t dt_med = 1000000000;
         const gp_dev_interval *hd = NULL;
         for (size_t h = 0; in->history && h < in->history->n_dev && !hd; h++)
-            if (!strcmp(in->history->dev[h].uuid, s[i]->uuid)) hd = &in->history->dev[h];
+            if (!strcmp(in->history->dev[h].uuid, dev->uuid)) hd = &in->history->dev[h];
         if (hd)
             dt_med = hd->dt_med_ns;
-        else if (j - i >= 2) {
+        else if (nk >= 2) {
             /* at 4 significant digits (sig_hist.h), as the live pass keeps it */
-            gp_sig_hist d;
-            memset(&d, 0, sizeof d);
-            int oom = gp_sig_hist_reserve(&d, j - i - 1);
-            for (size_t k = i + 1; k < j && !oom; k++)
-                oom = gp_sig_hist_add(&d, s[k]->ts_ns - s[k - 1]->ts_ns);
+            gp_sig_hist dh;
+            memset(&dh, 0, sizeof dh);
+            int oom = gp_sig_hist_reserve(&dh, nk - 1);
+            for (size_t k = 1; k < nk && !oom; k++)
+                oom = gp_sig_hist_add(&dh, view_ts(dev, k) - view_ts(dev, k - 1));
             if (!oom) {
-                int64_t v = gp_sig_hist_kth(&d, (d.n - 1) / 2);
+                int64_t v = gp_sig_hist_kth(&dh, (dh.n - 1) / 2);
                 if (v > 0) dt_med = v;
             }
-            gp_sig_hist_free(&d);
+            gp_sig_hist_free(&dh);
             if (oom) {
                 rc = -1;
                 break;
             }
         }
         double run = 0, dev_idle = 0, dev_act = 0;
-        const gp_sample *first_pc = NULL, *last_pc = NULL, *first_nv = NULL, *last_nv = NULL,
-                        *first_en = NULL, *last_en = NULL;
-        for (size_t k = i; k < j; k++) {
-            const gp_sample *x = s[k];
-            int64_t prev = k > i ? s[k - 1]->ts_ns : x->ts_ns - dt_med;
+        ctr_span pc = {0}, nv = {0}, en = {0};
+        int64_t prev_ts = 0;
+        for (size_t k = 0; k < nk; k++) {
+            const gp_sample *x = view_at(dev, k, &buf);
+            int64_t prev = k > 0 ? prev_ts : x->ts_ns - dt_med;
+            prev_ts = x->ts_ns;
             if (x->ts_ns - prev > 5 * dt_med) prev = x->ts_ns - dt_med; /* gap: no data */
             int64_t lo = prev > f->t0_ns ? prev : f->t0_ns;
             int64_t hi = x->ts_ns < f->t1_ns ? x->ts_ns : f->t1_ns;
             if (hi <= lo) continue;
-            double w = (double)alloc_overlap(in, x->uuid, lo, hi, f->t1_ns) / NS;
+            double w = (double)alloc_overlap(in, dev->uuid, lo, hi, f->t1_ns) / NS;
             if (w <= 0) continue;
             uint32_t v = x->valid;
             if (gp_has(v, GP_F_GPU_UTIL)) rc |= acc_add(&a[0], x->gpu_util, w);
@@ -362,18 +506,11 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
                 f->xid_count++;
                 f->last_xid = x->xid;
             }
-            if (gp_has(v, GP_F_PCIE_TX) && gp_has(v, GP_F_PCIE_RX)) {
-                if (!first_pc) first_pc = x;
-                last_pc = x;
-            }
-            if (gp_has(v, GP_F_NVLINK_TX) && gp_has(v, GP_F_NVLINK_RX)) {
-                if (!first_nv) first_nv = x;
-                last_nv = x;
-            }
-            if (gp_has(v, GP_F_ENERGY)) {
-                if (!first_en) first_en = x;
-                last_en = x;
-            }
+            if (gp_has(v, GP_F_PCIE_TX) && gp_has(v, GP_F_PCIE_RX))
+                ctr_see(&pc, x->ts_ns, x->pcie_tx_bytes, x->pcie_rx_bytes);
+            if (gp_has(v, GP_F_NVLINK_TX) && gp_has(v, GP_F_NVLINK_RX))
+                ctr_see(&nv, x->ts_ns, x->nvlink_tx_bytes, x->nvlink_rx_bytes);
+            if (gp_has(v, GP_F_ENERGY)) ctr_see(&en, x->ts_ns, x->energy_mj, 0);
             /* activity */
             double act = gp_has(v, GP_F_GPU_UTIL)    ? x->gpu_util
                          : gp_has(v, GP_F_SM_ACTIVE) ? x->sm_active
@@ -393,27 +530,22 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
         }
         if (run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += run;
         if (dev_act > 0 && dev_idle >= 0.98 * dev_act) f->n_idle_devices++;
-        if (first_pc && last_pc != first_pc) {
-            double dt = (double)(last_pc->ts_ns - first_pc->ts_ns) / NS;
-            pcie += (double)((last_pc->pcie_tx_bytes - first_pc->pcie_tx_bytes) +
-                             (last_pc->pcie_rx_bytes - first_pc->pcie_rx_bytes)) /
-                    dt;
+        if (pc.n >= 2) { /* two readings or more: a rate */
+            double dt = (double)(pc.t_last - pc.t_first) / NS;
+            pcie += (double)((pc.a_last - pc.a_first) + (pc.b_last - pc.b_first)) / dt;
             pcie_known++;
             if (sp && sp->pcie_bytes_s > 0) pk_pcie += 2 * sp->pcie_bytes_s;
         }
-        if (first_nv && last_nv != first_nv) {
-            double dt = (double)(last_nv->ts_ns - first_nv->ts_ns) / NS;
-            nvl += (double)((last_nv->nvlink_tx_bytes - first_nv->nvlink_tx_bytes) +
-                            (last_nv->nvlink_rx_bytes - first_nv->nvlink_rx_bytes)) /
-                   dt;
+        if (nv.n >= 2) {
+            double dt = (double)(nv.t_last - nv.t_first) / NS;
+            nvl += (double)((nv.a_last - nv.a_first) + (nv.b_last - nv.b_first)) / dt;
             nvl_known++;
             if (sp && sp->nvlink_bytes_s > 0) pk_nvl += sp->nvlink_bytes_s;
         }
-        if (first_en && last_en != first_en) {
-            energy += (double)(last_en->energy_mj - first_en->energy_mj) / 1000.0;
+        if (en.n >= 2) {
+            energy += (double)(en.a_last - en.a_first) / 1000.0;
             energy_known = 1;
         }
-        i = j;
     }
     acc_finish(&a[0], &f->gpu_util);
     acc_finish(&a[1], &f->sm_active);
@@ -432,8 +564,8 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     if (nvl_known && pk_nvl > 0 && nvl / pk_nvl > sh) sh = nvl / pk_nvl;
     f->interconnect_peak_share = sh;
     f->energy_j = energy_known ? energy : -1;
-    (void)ndev;
     f->n_samples_seen = in->history ? (int)in->history->n_samples : (int)m;
+    free(dv);
     free(s);
     return rc ? -1 : 0;
 }
@@ -864,7 +996,9 @@ int gp_features_compute(const gp_job_input *in_arg, gp_features *f, char *err, s
         if (hi > lo) f->alloc_gpu_s += (double)(hi - lo) / NS;
     }
     if (in->n_allocs == 0) { /* no allocations: the devices seen in samples */
-        for (size_t i = 0; i < in->n_samples; i++) {
+        for (size_t d = 0; d < in->n_series; d++)
+            if (in->series[d].n) f->n_gpus++;
+        for (size_t i = 0; !in->n_series && i < in->n_samples; i++) {
             int dup = 0;
             for (size_t k = 0; k < i && !dup; k++)
                 if (!strcmp(in->samples[k].uuid, in->samples[i].uuid)) dup = 1;

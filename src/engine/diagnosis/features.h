@@ -56,6 +56,30 @@ typedef struct gp_mark_ev {
 /* 1 and *out filled when e is a request or a phase (what gp_mark_ev holds), else 0. */
 int gp_mark_of(const gp_event *e, gp_mark_ev *out);
 
+/* A device sample held compactly, with only what the features read: 144 bytes instead of
+ * a gp_sample's 288 (its UUID, 96 of them, is the series', and temperature, memory clock,
+ * memory utilisation and the fp16/32/64 pipes are not read). One device's samples of a
+ * job are one gp_dev_series, in time order. The store loader (gp_job_input_load) gives a
+ * job's samples so: held as gp_samples, a training job's samples were most of `goodput
+ * report`'s peak memory (docs/benchmarks.md, "Start-up and libraries"). */
+typedef struct gp_feat_sample {
+    int64_t ts_ns;
+    uint32_t valid; /* GP_F_* as in gp_sample */
+    double gpu_util, sm_active, sm_occupancy, tensor_active, dram_active;
+    uint64_t mem_used_bytes, mem_total_bytes;
+    double power_w, sm_clock_mhz;
+    uint64_t energy_mj, pcie_tx_bytes, pcie_rx_bytes, nvlink_tx_bytes, nvlink_rx_bytes;
+    uint64_t throttle_reasons;
+    int64_t xid;
+} gp_feat_sample;
+typedef struct gp_dev_series {
+    char uuid[GP_UUID_MAX];
+    gp_feat_sample *v; /* n > 0 samples, ts ascending, no two at one ts */
+    size_t n;
+} gp_dev_series;
+/* The compact form of x (what the features read of it). */
+void gp_feat_sample_of(const gp_sample *x, gp_feat_sample *out);
+
 /* What the input of one window, loaded without the job's earlier rows, carries over from
  * them (live_window.h): per device its median sample interval over all of the job's
  * samples (a gap is 5x it), and how many samples the job has in all. */
@@ -77,6 +101,12 @@ typedef struct gp_job_input {
     size_t n_devices;
     const gp_sample *samples; /* samples of the job's devices, any order */
     size_t n_samples;
+    /* The same held compactly, one series per device (gp_dev_series): what the store loader
+     * gives (gp_job_input_load), with no samples above; hand-built inputs and the window
+     * loaders (gp_job_input_load_ex, _range) give samples. An input holds one form or the
+     * other: with any series the features read the series and not samples. */
+    const gp_dev_series *series;
+    size_t n_series;
     /* 0: samples are raw rows; else some device's are rollup rows of this step, each the
      * means of (ts - step, ts] (gp_job_input_load, long allocations) */
     int64_t samples_step_ns;
