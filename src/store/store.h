@@ -58,7 +58,10 @@ int gp_store_put_sample(gp_store *s, const gp_sample *x);
 int gp_store_put_sample_row(gp_store *s, const gp_sample *x);
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
 /* n calls of gp_store_put_sample / gp_store_put_proc in order (the agent writes what it
- * queued between flushes this way). Returns the number of rows not stored (0: all were). */
+ * queued between flushes this way): the same rows, rollups and triggers, written
+ * GP_STORE_BATCH_ROWS rows per statement. Returns the number of rows not stored (0: all
+ * were). */
+#define GP_STORE_BATCH_ROWS 8
 int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n);
 int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n);
 /* Stores the event; also updates jobs/allocations for hello, job, alloc, and sets a
