@@ -593,8 +593,7 @@ static int row_arrived(gp_store *s, int64_t bound, int64_t ts_ns) {
  * key), the OR REPLACE one, bound by bind(); then the results rule for the row. */
 static int run_new_or_replace(gp_store *s, sqlite3_stmt *fresh, sqlite3_stmt *replace,
                               void (*bind)(sqlite3_stmt *, int, const void *), const void *row,
-                              int64_t ts_ns) {
-    int64_t bound = results_bound(s);
+                              int64_t ts_ns, int64_t bound) {
     bind(fresh, 0, row);
     s->gate.own = 1;
     int rc = sqlite3_step(fresh);
@@ -616,8 +615,14 @@ static int run_new_or_replace(gp_store *s, sqlite3_stmt *fresh, sqlite3_stmt *re
     return rc == 0 ? row_arrived(s, bound, ts_ns) : -1;
 }
 
+/* One row, with the bound read before it (the callers' batches read it once). */
+static int put_sample_one(gp_store *s, const gp_sample *x, int64_t bound) {
+    return run_new_or_replace(s, s->st[ST_SAMPLE_NEW], s->st[ST_SAMPLE], bind_sample, x, x->ts_ns,
+                              bound);
+}
+
 int gp_store_put_sample_row(gp_store *s, const gp_sample *x) {
-    return run_new_or_replace(s, s->st[ST_SAMPLE_NEW], s->st[ST_SAMPLE], bind_sample, x, x->ts_ns);
+    return put_sample_one(s, x, results_bound(s));
 }
 
 static void bind_proc(sqlite3_stmt *st, int base, const void *row) {
@@ -630,8 +635,13 @@ static void bind_proc(sqlite3_stmt *st, int base, const void *row) {
     bind_text_row(st, base + 6, p->job_id);
 }
 
+static int put_proc_one(gp_store *s, const gp_proc_sample *p, int64_t bound) {
+    return run_new_or_replace(s, s->st[ST_PROC_NEW], s->st[ST_PROC], bind_proc, p, p->ts_ns,
+                              bound);
+}
+
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
-    return run_new_or_replace(s, s->st[ST_PROC_NEW], s->st[ST_PROC], bind_proc, p, p->ts_ns);
+    return put_proc_one(s, p, results_bound(s));
 }
 
 /* Stores GP_STORE_BATCH_ROWS rows (sz bytes apart) with the batch statement st; returns
@@ -654,7 +664,7 @@ static size_t put_batch(gp_store *s, sqlite3_stmt *st, void (*bind)(sqlite3_stmt
 int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
     int failed = 0;
     size_t i = 0;
-    int64_t bound = n >= GP_STORE_BATCH_ROWS ? results_bound(s) : -1;
+    int64_t bound = n ? results_bound(s) : -1;
     while (i < n) {
         int batch = s->own_rows && n - i >= GP_STORE_BATCH_ROWS;
         /* A device's first sample on this connection reads its stored rows into the rollup:
@@ -671,7 +681,9 @@ int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
         i += done;
         if (done == GP_STORE_BATCH_ROWS) continue;
         /* A short tail, or the row a batch stopped at: alone (a conflict replaces). */
-        if (gp_store_put_sample(s, &x[i]) != 0) failed++;
+        if (put_sample_one(s, &x[i], bound) != 0 ||
+            (s->rollup && gp_rollup_add(s->rollup, &x[i]) != 0))
+            failed++;
         i++;
     }
     return failed;
@@ -680,7 +692,7 @@ int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
 int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
     int failed = 0;
     size_t i = 0;
-    int64_t bound = n >= GP_STORE_BATCH_ROWS ? results_bound(s) : -1;
+    int64_t bound = n ? results_bound(s) : -1;
     while (i < n) {
         size_t done = s->own_rows && n - i >= GP_STORE_BATCH_ROWS
                           ? put_batch(s, s->st[ST_PROC_BATCH], bind_proc, PROC_COLS,
@@ -690,7 +702,7 @@ int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
             if (row_arrived(s, bound, p[i + k].ts_ns) != 0) failed++;
         i += done;
         if (done == GP_STORE_BATCH_ROWS) continue;
-        if (gp_store_put_proc(s, &p[i]) != 0) failed++;
+        if (put_proc_one(s, &p[i], bound) != 0) failed++;
         i++;
     }
     return failed;
