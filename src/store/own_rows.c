@@ -1,7 +1,6 @@
 /* own_rows.c: the triggers of a store connection as own_rows.h says. */
 #include "store/own_rows.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 

@@ -26,9 +26,9 @@ typedef struct {
 } gp_own_rows_gate;
 
 /* Installs the above on db (writable, migrated, before any statement is prepared).
- * Returns 1 installed, 0 not (the triggers on samples or proc_samples are not exactly
- * migration 14's, or a copy failed: the schema's triggers stay on and run per row, as
- * before), -1 out of memory or an SQLite error that left the connection unusable. */
+ * Returns 1 installed, 0 not: the triggers on samples or proc_samples are not exactly
+ * migration 14's, or a step failed; the schema's triggers then stay on and run per row,
+ * as before, and nothing of the above is left on the connection. */
 int gp_own_rows_install(sqlite3 *db, gp_own_rows_gate *gate);
 
 #endif

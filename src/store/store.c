@@ -142,7 +142,10 @@ static void batch_sql(char *buf, size_t cap, const char *table, int ncols) {
     size_t len = (size_t)snprintf(buf, cap, "INSERT OR FAIL INTO %s VALUES", table);
     for (int r = 0; r < GP_STORE_BATCH_ROWS && len < cap; r++)
         for (int c = 0; c < ncols && len < cap; c++)
-            len += (size_t)snprintf(buf + len, cap - len, "%s?%d%s", c ? "," : r ? ",(" : "(",
+            len += (size_t)snprintf(buf + len, cap - len, "%s?%d%s",
+                                    c   ? ","
+                                    : r ? ",("
+                                        : "(",
                                     r * ncols + c + 1, c == ncols - 1 ? ")" : "");
 }
 
@@ -636,8 +639,7 @@ static void bind_proc(sqlite3_stmt *st, int base, const void *row) {
 }
 
 static int put_proc_one(gp_store *s, const gp_proc_sample *p, int64_t bound) {
-    return run_new_or_replace(s, s->st[ST_PROC_NEW], s->st[ST_PROC], bind_proc, p, p->ts_ns,
-                              bound);
+    return run_new_or_replace(s, s->st[ST_PROC_NEW], s->st[ST_PROC], bind_proc, p, p->ts_ns, bound);
 }
 
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
@@ -649,8 +651,9 @@ int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
  * key already stored, a refused row, an error). OR FAIL keeps the rows inserted before a
  * failing one and SQLite's change count says how many (the triggers' deletes are not
  * counted in it); the caller puts the failing row alone, on the OR REPLACE path. */
-static size_t put_batch(gp_store *s, sqlite3_stmt *st, void (*bind)(sqlite3_stmt *, int, const void *),
-                        int ncols, const char *rows, size_t sz) {
+static size_t put_batch(gp_store *s, sqlite3_stmt *st,
+                        void (*bind)(sqlite3_stmt *, int, const void *), int ncols,
+                        const char *rows, size_t sz) {
     for (int r = 0; r < GP_STORE_BATCH_ROWS; r++)
         bind(st, r * ncols, rows + (size_t)r * sz);
     s->gate.own = 1;

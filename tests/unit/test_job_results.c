@@ -544,7 +544,8 @@ static void test_own_rows_invalidate(void **state) {
     snprintf(sql, sizeof sql, "INSERT INTO samples(uuid, ts_ns) VALUES('GPU-raw', %lld)",
              (long long)(t.ended_ns - 60 * S));
     assert_int_equal(sqlite3_exec(gp_store_db(s), sql, NULL, NULL, NULL), SQLITE_AUTH);
-    snprintf(sql, sizeof sql, "INSERT INTO proc_samples(uuid, ts_ns, pid) VALUES('GPU-raw', %lld, 1)",
+    snprintf(sql, sizeof sql,
+             "INSERT INTO proc_samples(uuid, ts_ns, pid) VALUES('GPU-raw', %lld, 1)",
              (long long)(t.ended_ns - 60 * S));
     assert_int_equal(sqlite3_exec(gp_store_db(s), sql, NULL, NULL, NULL), SQLITE_AUTH);
     assert_int_equal(query_i64(s, "SELECT count(*) FROM samples WHERE uuid = 'GPU-raw'"), 0);
@@ -598,9 +599,10 @@ static void test_own_rows_invalidate(void **state) {
     gp_store_close(s);
     /* a trigger that is not migration 14's: the store leaves the triggers on, raw inserts
      * are allowed and run them */
-    other_sql(path, "DROP TRIGGER job_results_sample;"
-                    "CREATE TRIGGER job_results_sample AFTER INSERT ON samples BEGIN"
-                    " DELETE FROM job_results WHERE t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns; END;");
+    other_sql(path,
+              "DROP TRIGGER job_results_sample;"
+              "CREATE TRIGGER job_results_sample AFTER INSERT ON samples BEGIN"
+              " DELETE FROM job_results WHERE t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns; END;");
     char err[256];
     assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
     assert_true(has_result(s, "tiny-kernels"));
