@@ -133,7 +133,10 @@ struct gp_store {
 /* The agent's flush writes its queued rows GP_STORE_BATCH_ROWS at a time, in one
  * multi-row INSERT OR FAIL each: a statement's own cost (step, cursor open, transaction
  * check, halt, reset) is paid once per batch instead of once per row, while every row
- * still runs its job_results trigger and the rows are the same (gp_store_put_samples). */
+ * still gets the job_results rule of its table's trigger (own_rows.h) and the rows are the
+ * same (gp_store_put_samples). Only where that trigger is off on this connection: with a
+ * trigger, SQLite copies a multi-row INSERT's rows to a temporary table first, which costs
+ * more than the statements it saves. */
 #define SAMPLE_COLS 24
 #define PROC_COLS 6
 
