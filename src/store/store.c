@@ -38,6 +38,9 @@ enum {
     ST__COUNT
 };
 
+#define SAMPLE_COLS 24 /* parameters of a sample row, a process row */
+#define PROC_COLS 6
+
 static const char *const stmt_sql[ST__COUNT] = {
     [ST_BEGIN] = "BEGIN",
     [ST_COMMIT] = "COMMIT",
@@ -111,6 +114,12 @@ static const char *const stmt_sql[ST__COUNT] = {
         " ready_ns=?2 WHERE ready_ns IS NULL OR ready_ns > ?2",
 };
 
+/* A batch statement's parameter as bound last (binder, below). */
+typedef struct {
+    uint64_t bits;
+    int kind; /* 0 nothing bound yet, 1 NULL, 2 a double, 3 an integer */
+} bound_val;
+
 struct gp_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST__COUNT];
@@ -123,6 +132,9 @@ struct gp_store {
     gp_rollup *rollup;   /* 1 min / 1 h rollups of samples (writable stores) */
     int own_rows;        /* the triggers on samples/proc_samples are ours (own_rows.h) */
     gp_own_rows_gate gate;
+    /* what the batch statements' parameters hold (binder) */
+    bound_val sample_last[GP_STORE_BATCH_ROWS * SAMPLE_COLS];
+    bound_val proc_last[GP_STORE_BATCH_ROWS * PROC_COLS];
     gp_store_commit_hist commits;
     /* gp_store_span_memo_*: the time span and the content version it was read at */
     int span_known;
@@ -137,8 +149,6 @@ struct gp_store {
  * same (gp_store_put_samples). Only where that trigger is off on this connection: with a
  * trigger, SQLite copies a multi-row INSERT's rows to a temporary table first, which costs
  * more than the statements it saves. */
-#define SAMPLE_COLS 24
-#define PROC_COLS 6
 
 /* "INSERT OR FAIL INTO table VALUES(?1,...),(...),..." for GP_STORE_BATCH_ROWS rows. */
 static void batch_sql(char *buf, size_t cap, const char *table, int ncols) {
@@ -545,33 +555,71 @@ int gp_store_put_sample(gp_store *s, const gp_sample *x) {
     return s->rollup ? gp_rollup_add(s->rollup, x) : 0;
 }
 
-static void bind_sample(sqlite3_stmt *st, int base, const void *row) {
+/* Where a row's parameters go: a statement, the index before its first parameter and, for
+ * the batch statements, what each of their parameters was bound to last. SQLite keeps a
+ * binding across resets, so a number equal to the one bound last in that place (a clock,
+ * a total, a zero: about half a sample row's fields from one flush to the next) is not
+ * bound again: a bind is ~90 instructions, the compare a few. Text is always bound (the
+ * row's own bytes, bound without a copy). */
+typedef struct {
+    sqlite3_stmt *st;
+    int base;
+    bound_val *last; /* NULL: bind everything */
+} binder;
+
+/* Whether parameter base+i already holds (kind, bits); records them when not. */
+static int same_as_bound(const binder *b, int i, int kind, uint64_t bits) {
+    if (!b->last) return 0;
+    bound_val *l = &b->last[b->base + i - 1];
+    if (l->kind == kind && (kind == 1 || l->bits == bits)) return 1;
+    l->kind = kind;
+    l->bits = bits;
+    return 0;
+}
+
+static void put_d(const binder *b, int i, double v, int known) {
+    uint64_t bits = 0;
+    if (known) memcpy(&bits, &v, sizeof bits);
+    if (!same_as_bound(b, i, known ? 2 : 1, bits)) bind_d_known(b->st, b->base + i, v, known);
+}
+
+static void put_i64(const binder *b, int i, int64_t v, int known) {
+    if (!same_as_bound(b, i, known ? 3 : 1, known ? (uint64_t)v : 0))
+        bind_i64_known(b->st, b->base + i, v, known);
+}
+
+static void put_text(const binder *b, int i, const char *v) {
+    if (b->last) b->last[b->base + i - 1].kind = 0;
+    bind_text_row(b->st, b->base + i, v);
+}
+
+static void bind_sample(const binder *b, const void *row) {
     const gp_sample *x = row;
     uint32_t v = x->valid;
-    bind_text_row(st, base + 1, x->uuid);
-    sqlite3_bind_int64(st, base + 2, x->ts_ns);
-    bind_d_known(st, base + 3, x->gpu_util, v & GP_F_GPU_UTIL);
-    bind_d_known(st, base + 4, x->sm_active, v & GP_F_SM_ACTIVE);
-    bind_d_known(st, base + 5, x->sm_occupancy, v & GP_F_SM_OCCUPANCY);
-    bind_d_known(st, base + 6, x->tensor_active, v & GP_F_TENSOR_ACTIVE);
-    bind_d_known(st, base + 7, x->dram_active, v & GP_F_DRAM_ACTIVE);
-    bind_d_known(st, base + 8, x->mem_util, v & GP_F_MEM_UTIL);
-    bind_d_known(st, base + 9, x->fp16_active, v & GP_F_FP16_ACTIVE);
-    bind_d_known(st, base + 10, x->fp32_active, v & GP_F_FP32_ACTIVE);
-    bind_d_known(st, base + 11, x->fp64_active, v & GP_F_FP64_ACTIVE);
-    bind_i64_known(st, base + 12, (int64_t)x->mem_used_bytes, v & GP_F_MEM_USED);
-    bind_i64_known(st, base + 13, (int64_t)x->mem_total_bytes, v & GP_F_MEM_TOTAL);
-    bind_d_known(st, base + 14, x->power_w, v & GP_F_POWER);
-    bind_i64_known(st, base + 15, (int64_t)x->energy_mj, v & GP_F_ENERGY);
-    bind_d_known(st, base + 16, x->sm_clock_mhz, v & GP_F_SM_CLOCK);
-    bind_d_known(st, base + 17, x->mem_clock_mhz, v & GP_F_MEM_CLOCK);
-    bind_i64_known(st, base + 18, (int64_t)x->pcie_tx_bytes, v & GP_F_PCIE_TX);
-    bind_i64_known(st, base + 19, (int64_t)x->pcie_rx_bytes, v & GP_F_PCIE_RX);
-    bind_i64_known(st, base + 20, (int64_t)x->nvlink_tx_bytes, v & GP_F_NVLINK_TX);
-    bind_i64_known(st, base + 21, (int64_t)x->nvlink_rx_bytes, v & GP_F_NVLINK_RX);
-    bind_d_known(st, base + 22, x->temp_c, v & GP_F_TEMP);
-    bind_i64_known(st, base + 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
-    bind_i64_known(st, base + 24, x->xid, v & GP_F_XID);
+    put_text(b, 1, x->uuid);
+    put_i64(b, 2, x->ts_ns, 1);
+    put_d(b, 3, x->gpu_util, v & GP_F_GPU_UTIL);
+    put_d(b, 4, x->sm_active, v & GP_F_SM_ACTIVE);
+    put_d(b, 5, x->sm_occupancy, v & GP_F_SM_OCCUPANCY);
+    put_d(b, 6, x->tensor_active, v & GP_F_TENSOR_ACTIVE);
+    put_d(b, 7, x->dram_active, v & GP_F_DRAM_ACTIVE);
+    put_d(b, 8, x->mem_util, v & GP_F_MEM_UTIL);
+    put_d(b, 9, x->fp16_active, v & GP_F_FP16_ACTIVE);
+    put_d(b, 10, x->fp32_active, v & GP_F_FP32_ACTIVE);
+    put_d(b, 11, x->fp64_active, v & GP_F_FP64_ACTIVE);
+    put_i64(b, 12, (int64_t)x->mem_used_bytes, v & GP_F_MEM_USED);
+    put_i64(b, 13, (int64_t)x->mem_total_bytes, v & GP_F_MEM_TOTAL);
+    put_d(b, 14, x->power_w, v & GP_F_POWER);
+    put_i64(b, 15, (int64_t)x->energy_mj, v & GP_F_ENERGY);
+    put_d(b, 16, x->sm_clock_mhz, v & GP_F_SM_CLOCK);
+    put_d(b, 17, x->mem_clock_mhz, v & GP_F_MEM_CLOCK);
+    put_i64(b, 18, (int64_t)x->pcie_tx_bytes, v & GP_F_PCIE_TX);
+    put_i64(b, 19, (int64_t)x->pcie_rx_bytes, v & GP_F_PCIE_RX);
+    put_i64(b, 20, (int64_t)x->nvlink_tx_bytes, v & GP_F_NVLINK_TX);
+    put_i64(b, 21, (int64_t)x->nvlink_rx_bytes, v & GP_F_NVLINK_RX);
+    put_d(b, 22, x->temp_c, v & GP_F_TEMP);
+    put_i64(b, 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
+    put_i64(b, 24, x->xid, v & GP_F_XID);
 }
 
 /* The results bound (job_results_hwm.t1_ns; INT64_MAX unknown) where the store applies
@@ -598,9 +646,9 @@ static int row_arrived(gp_store *s, int64_t bound, int64_t ts_ns) {
 /* Runs the OR FAIL statement fresh; on a primary-key conflict (a row stored for the same
  * key), the OR REPLACE one, bound by bind(); then the results rule for the row. */
 static int run_new_or_replace(gp_store *s, sqlite3_stmt *fresh, sqlite3_stmt *replace,
-                              void (*bind)(sqlite3_stmt *, int, const void *), const void *row,
+                              void (*bind)(const binder *, const void *), const void *row,
                               int64_t ts_ns, int64_t bound) {
-    bind(fresh, 0, row);
+    bind(&(binder){fresh, 0, NULL}, row);
     s->gate.own = 1;
     int rc = sqlite3_step(fresh);
     int conflict =
@@ -612,7 +660,7 @@ static int run_new_or_replace(gp_store *s, sqlite3_stmt *fresh, sqlite3_stmt *re
         return -1;
     }
     if (rc != SQLITE_DONE) {
-        bind(replace, 0, row);
+        bind(&(binder){replace, 0, NULL}, row);
         rc = run(s, replace);
     } else {
         rc = 0;
@@ -631,14 +679,14 @@ int gp_store_put_sample_row(gp_store *s, const gp_sample *x) {
     return put_sample_one(s, x, results_bound(s));
 }
 
-static void bind_proc(sqlite3_stmt *st, int base, const void *row) {
+static void bind_proc(const binder *b, const void *row) {
     const gp_proc_sample *p = row;
-    bind_text_row(st, base + 1, p->uuid);
-    sqlite3_bind_int64(st, base + 2, p->ts_ns);
-    sqlite3_bind_int64(st, base + 3, p->pid);
-    bind_d_known(st, base + 4, p->sm_share, p->valid & GP_P_SM_SHARE);
-    bind_i64_known(st, base + 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
-    bind_text_row(st, base + 6, p->job_id);
+    put_text(b, 1, p->uuid);
+    put_i64(b, 2, p->ts_ns, 1);
+    put_i64(b, 3, p->pid, 1);
+    put_d(b, 4, p->sm_share, p->valid & GP_P_SM_SHARE);
+    put_i64(b, 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
+    put_text(b, 6, p->job_id);
 }
 
 static int put_proc_one(gp_store *s, const gp_proc_sample *p, int64_t bound) {
@@ -654,11 +702,11 @@ int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
  * key already stored, a refused row, an error). OR FAIL keeps the rows inserted before a
  * failing one and SQLite's change count says how many (the triggers' deletes are not
  * counted in it); the caller puts the failing row alone, on the OR REPLACE path. */
-static size_t put_batch(gp_store *s, sqlite3_stmt *st,
-                        void (*bind)(sqlite3_stmt *, int, const void *), int ncols,
-                        const char *rows, size_t sz) {
+static size_t put_batch(gp_store *s, sqlite3_stmt *st, bound_val *last,
+                        void (*bind)(const binder *, const void *), int ncols, const char *rows,
+                        size_t sz) {
     for (int r = 0; r < GP_STORE_BATCH_ROWS; r++)
-        bind(st, r * ncols, rows + (size_t)r * sz);
+        bind(&(binder){st, r * ncols, last}, rows + (size_t)r * sz);
     s->gate.own = 1;
     int rc = sqlite3_step(st);
     sqlite3_int64 done = rc == SQLITE_DONE ? GP_STORE_BATCH_ROWS : sqlite3_changes64(s->db);
@@ -677,8 +725,8 @@ int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
          * before the batch's rows are in the table (gp_rollup_prepare). */
         for (size_t k = 0; batch && s->rollup && k < GP_STORE_BATCH_ROWS; k++)
             if (gp_rollup_prepare(s->rollup, &x[i + k]) != 0) batch = 0;
-        size_t done = batch ? put_batch(s, s->st[ST_SAMPLE_BATCH], bind_sample, SAMPLE_COLS,
-                                        (const char *)&x[i], sizeof *x)
+        size_t done = batch ? put_batch(s, s->st[ST_SAMPLE_BATCH], s->sample_last, bind_sample,
+                                        SAMPLE_COLS, (const char *)&x[i], sizeof *x)
                             : 0;
         for (size_t k = 0; k < done; k++)
             if (row_arrived(s, bound, x[i + k].ts_ns) != 0 ||
@@ -701,7 +749,7 @@ int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
     int64_t bound = n ? results_bound(s) : -1;
     while (i < n) {
         size_t done = s->own_rows && n - i >= GP_STORE_BATCH_ROWS
-                          ? put_batch(s, s->st[ST_PROC_BATCH], bind_proc, PROC_COLS,
+                          ? put_batch(s, s->st[ST_PROC_BATCH], s->proc_last, bind_proc, PROC_COLS,
                                       (const char *)&p[i], sizeof *p)
                           : 0;
         for (size_t k = 0; k < done; k++)
