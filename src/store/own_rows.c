@@ -31,21 +31,19 @@ static int authorize(void *ctx, int op, const char *a, const char *b, const char
     return SQLITE_OK;
 }
 
-/* Drops the TEMP copies made so far. */
+/* Drops the TEMP copies (a step after them failed). */
 static void drop_copies(sqlite3 *db) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT name FROM temp.sqlite_master WHERE type = 'trigger'", -1,
                            &st, NULL) != SQLITE_OK)
         return;
-    char *names[64];
-    int n = 0;
-    while (n < 64 && sqlite3_step(st) == SQLITE_ROW)
-        names[n++] = sqlite3_mprintf("DROP TRIGGER temp.\"%w\"", sqlite3_column_text(st, 0));
+    sqlite3_str *drops = sqlite3_str_new(db);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        sqlite3_str_appendf(drops, "DROP TRIGGER temp.\"%w\";", sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
-    for (int i = 0; i < n; i++) {
-        if (names[i]) sqlite3_exec(db, names[i], NULL, NULL, NULL);
-        sqlite3_free(names[i]);
-    }
+    char *sql = sqlite3_str_finish(drops);
+    if (sql) sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
 }
 
 int gp_own_rows_install(sqlite3 *db, gp_own_rows_gate *gate) {
@@ -55,7 +53,10 @@ int gp_own_rows_install(sqlite3 *db, gp_own_rows_gate *gate) {
                            " ORDER BY rowid",
                            -1, &st, NULL) != SQLITE_OK)
         return 0;
-    int seen = 0, ok = 1, copied = 0;
+    /* The copies, made in one transaction: all or none (and one temp-schema change). */
+    sqlite3_str *copies = sqlite3_str_new(db);
+    sqlite3_str_appendall(copies, "BEGIN;");
+    int seen = 0, ok = 1;
     while (ok && sqlite3_step(st) == SQLITE_ROW) {
         const char *tbl = (const char *)sqlite3_column_text(st, 0);
         const char *sql = (const char *)sqlite3_column_text(st, 1);
@@ -72,17 +73,22 @@ int gp_own_rows_install(sqlite3 *db, gp_own_rows_gate *gate) {
         } else if (strncasecmp(sql, "CREATE TRIGGER ", 15) == 0) {
             /* The same trigger in the connection's TEMP schema: its table and body names
              * resolve to the main tables (there are no TEMP tables of those names). */
-            char *copy = sqlite3_mprintf("CREATE TEMP TRIGGER %s", sql + 15);
-            ok = copy && sqlite3_exec(db, copy, NULL, NULL, NULL) == SQLITE_OK;
-            sqlite3_free(copy);
-            copied += ok;
+            sqlite3_str_appendf(copies, "CREATE TEMP TRIGGER %s;", sql + 15);
         } else {
             ok = 0;
         }
     }
     sqlite3_finalize(st);
-    if (!ok || seen != 3) {
-        if (copied) drop_copies(db);
+    sqlite3_str_appendall(copies, "COMMIT;");
+    char *sql = sqlite3_str_finish(copies);
+    if (!ok || seen != 3 || !sql) {
+        sqlite3_free(sql);
+        return 0;
+    }
+    ok = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_free(sql);
+    if (!ok) {
+        if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return 0;
     }
     int on = 1;

@@ -387,7 +387,8 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
         }
     }
     /* Before any statement is prepared: statements are coded with the triggers they see. */
-    if (!(flags & GP_STORE_READONLY)) s->own_rows = gp_own_rows_install(s->db, &s->gate) == 1;
+    if (!(flags & GP_STORE_READONLY) && (flags & GP_STORE_OWN_ROWS))
+        s->own_rows = gp_own_rows_install(s->db, &s->gate) == 1;
     s->gate.own = 1; /* the store's own statements below */
     char batch_samples[2048], batch_procs[1024];
     batch_sql(batch_samples, sizeof batch_samples, "samples", SAMPLE_COLS);

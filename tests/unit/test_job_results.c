@@ -71,7 +71,9 @@ static int teardown(void **state) {
     return 0;
 }
 
-/* A fresh copy of the agent's store at dir/name, opened read-write. */
+/* A fresh copy of the agent's store at dir/name, opened read-write as the agent opens it
+ * (GP_STORE_OWN_ROWS: the sample and process rows' rule applied by the store, the other
+ * triggers as TEMP copies; store/own_rows.h). */
 static gp_store *copy_store(const char *name, char *path, size_t cap) {
     snprintf(path, cap, "%s/%s", g_dir, name);
     char cmd[1200];
@@ -79,7 +81,7 @@ static gp_store *copy_store(const char *name, char *path, size_t cap) {
     assert_int_equal(system(cmd), 0);
     gp_store *s;
     char err[256];
-    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    assert_int_equal(gp_store_open(path, GP_STORE_OWN_ROWS, &s, err, sizeof err), 0);
     return s;
 }
 
@@ -597,14 +599,23 @@ static void test_own_rows_invalidate(void **state) {
     assert_false(has_result(s, "tiny-kernels"));
     assert_int_equal(seal(s), 3);
     gp_store_close(s);
+    /* a store opened without GP_STORE_OWN_ROWS keeps the triggers: raw inserts run them */
+    char err[256];
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    assert_true(has_result(s, "tiny-kernels"));
+    snprintf(sql, sizeof sql, "INSERT INTO samples(uuid, ts_ns) VALUES('GPU-plain', %lld)",
+             (long long)(t.ended_ns - 60 * S));
+    exec_sql(gp_store_db(s), sql);
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_int_equal(seal(s), 3);
+    gp_store_close(s);
     /* a trigger that is not migration 14's: the store leaves the triggers on, raw inserts
      * are allowed and run them */
     other_sql(path,
               "DROP TRIGGER job_results_sample;"
               "CREATE TRIGGER job_results_sample AFTER INSERT ON samples BEGIN"
               " DELETE FROM job_results WHERE t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns; END;");
-    char err[256];
-    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    assert_int_equal(gp_store_open(path, GP_STORE_OWN_ROWS, &s, err, sizeof err), 0);
     assert_true(has_result(s, "tiny-kernels"));
     snprintf(sql, sizeof sql, "INSERT INTO samples(uuid, ts_ns) VALUES('GPU-raw', %lld)",
              (long long)(t.ended_ns - 60 * S));
