@@ -5,11 +5,11 @@
  * sample or process row stored at ts_ns deletes every stored result with
  * t0_ns <= ts_ns <= t1_ns whenever ts_ns <= job_results_hwm.t1_ns. Other connections (the
  * sqlite3 shell, another program, a goodput store opened without GP_STORE_OWN_ROWS) keep
- * the schema's triggers. On a connection where gp_own_rows_install() succeeded, the schema's
- * triggers are off and every other one of them runs as a TEMP copy (same text, same tables); the
- * two on samples and proc_samples have no copy: store.c applies their rule itself, one bound read
- * per batch of rows (gp_store_put_samples), and refuses any other INSERT into those two tables on
- * the connection (an authorizer), so no write there can skip the rule.
+ * the schema's triggers. On a connection where gp_own_rows_install() succeeded (the agent's
+ * store), the schema's triggers are off and each of them runs as a TEMP copy (same text, same
+ * tables) except the two on samples and proc_samples: store.c applies their rule itself, one
+ * bound read per batch of rows (gp_store_put_samples), and refuses any other INSERT into those
+ * two tables on the connection (an authorizer), so no write there can skip the rule.
  *
  * Why: a trigger costs a sub-program call per row (~2.1 k instructions, a seventh of a
  * sample row, docs/benchmarks.md agent cost), and with a trigger a multi-row INSERT goes
