@@ -146,7 +146,7 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
         gp_agent_close(a);
         return busy ? GP_AGENT_BUSY : -1;
     }
-    if (gp_store_open(o->db_path, 0, &a->store, err, errlen) != 0) goto fail;
+    if (gp_store_open(o->db_path, GP_STORE_OWN_ROWS, &a->store, err, errlen) != 0) goto fail;
     if (gp_source_open(o->source_spec, &so, &a->src, err, errlen) != 0) goto fail;
     a->own_clock = a->src.ops->now_ns != NULL;
     /* Lines without ts keep their arrival time when reads are batched (gp_agent_run), in

@@ -49,14 +49,28 @@ void gp_presence_free(gp_presence *p) {
     free(p);
 }
 
+/* One string into h, 8 bytes a step, its length in the last step (so "ab"+"c" and "a"+"bc"
+ * differ). A key is hashed three times per process row per tick (gp_presence_sched,
+ * _has, _proc); the byte-wise FNV-1a this replaced was two thirds of a lookup. */
+static uint64_t mix_str(uint64_t h, const char *s) {
+    const uint64_t m = 0x9E3779B97F4A7C15ULL;
+    size_t n = strlen(s);
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * m;
+        h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w ^ ((uint64_t)n << 56)) * m;
+    return h ^ (h >> 29);
+}
+
 static uint64_t key_hash(const char *job, const char *uuid) {
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *c = job; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-    h = (h ^ 0xff) * 1099511628211ULL;
-    for (const char *c = uuid; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-    return h;
+    uint64_t h = mix_str(mix_str(1469598103934665603ULL, job), uuid);
+    h = (h ^ (h >> 32)) * 0xD6E8FEB86659FD93ULL; /* the index uses the low bits */
+    return h ^ (h >> 32);
 }
 
 /* Rebuilds the index for rows 0..n-1 (after growth or compaction). */

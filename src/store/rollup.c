@@ -387,6 +387,12 @@ static int recover(gp_rollup *r, device_acc *d, int64_t skip_ts) {
     return rc;
 }
 
+int gp_rollup_prepare(gp_rollup *r, const gp_sample *x) {
+    device_acc *d = find_device(r, x->uuid);
+    if (!d) return -1;
+    return !d->recovered && recover(r, d, x->ts_ns) != 0 ? -1 : 0;
+}
+
 int gp_rollup_add(gp_rollup *r, const gp_sample *x) {
     device_acc *d = find_device(r, x->uuid);
     if (!d) return -1;

@@ -38,6 +38,11 @@ void gp_rollup_free(gp_rollup *r);
 /* Folds one sample (already inserted) into its open buckets; writes a bucket the sample
  * closes. */
 int gp_rollup_add(gp_rollup *r, const gp_sample *x);
+/* What gp_rollup_add does first for a device it has not seen on this connection (reading
+ * the device's stored rows the rollup rows lack), for a sample not inserted yet: a caller
+ * that inserts several samples before folding them (gp_store_put_samples) calls it for
+ * each before inserting them, so that read never sees a row that will be folded too. */
+int gp_rollup_prepare(gp_rollup *r, const gp_sample *x);
 /* Before a commit: the transaction's samples count as committed; the open hour of a device
  * one of whose minutes closed is written (the caller's transaction makes it atomic with
  * the raw rows). */

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/own_rows.h"
 #include "store/rollup.h"
 #include "store/schema.h"
 
@@ -23,6 +24,10 @@ enum {
     ST_SAMPLE_NEW,
     ST_PROC,
     ST_PROC_NEW,
+    ST_SAMPLE_BATCH, /* GP_STORE_BATCH_ROWS rows of ST_SAMPLE_NEW in one statement */
+    ST_PROC_BATCH,   /* idem, ST_PROC_NEW */
+    ST_RESULTS_BOUND,
+    ST_RESULTS_UNDO,
     ST_EVENT,
     ST_JOB_UPSERT,
     ST_ALLOC,
@@ -32,6 +37,9 @@ enum {
     ST_COMMIT,
     ST__COUNT
 };
+
+#define SAMPLE_COLS 24 /* parameters of a sample row, a process row */
+#define PROC_COLS 6
 
 static const char *const stmt_sql[ST__COUNT] = {
     [ST_BEGIN] = "BEGIN",
@@ -57,6 +65,12 @@ static const char *const stmt_sql[ST__COUNT] = {
                       "?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
     [ST_PROC] = "INSERT OR REPLACE INTO proc_samples VALUES(?1,?2,?3,?4,?5,?6)",
     [ST_PROC_NEW] = "INSERT OR FAIL INTO proc_samples VALUES(?1,?2,?3,?4,?5,?6)",
+    /* ST_SAMPLE_BATCH, ST_PROC_BATCH: built by batch_sql() at open. */
+    /* Migration 14's rule for a sample or process row, applied by the store where its
+     * triggers are off (own_rows.h): the bound, and the results a row at ?1 deletes. */
+    [ST_RESULTS_BOUND] = "SELECT ifnull((SELECT t1_ns FROM job_results_hwm WHERE id = 0),"
+                         " 9223372036854775807)",
+    [ST_RESULTS_UNDO] = "DELETE FROM job_results WHERE t1_ns >= ?1 AND t0_ns <= ?1",
     /* A duplicate (same job and key) is ignored; the caller learns it from changes().
      * OR FAIL (here and in the other one-row upserts below): a one-row statement has nothing
      * to roll back but its row, so FAIL is ABORT for it, and SQLite then needs no
@@ -100,6 +114,12 @@ static const char *const stmt_sql[ST__COUNT] = {
         " ready_ns=?2 WHERE ready_ns IS NULL OR ready_ns > ?2",
 };
 
+/* A batch statement's parameter as bound last (binder, below). */
+typedef struct {
+    uint64_t bits;
+    int kind; /* 0 nothing bound yet, 1 NULL, 2 a double, 3 an integer */
+} bound_val;
+
 struct gp_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST__COUNT];
@@ -110,12 +130,37 @@ struct gp_store {
     int fatal_errno;     /* its errno (EFBIG, ENOSPC), 0 unknown */
     char fatal_msg[128]; /* SQLite's message for it */
     gp_rollup *rollup;   /* 1 min / 1 h rollups of samples (writable stores) */
+    int own_rows;        /* the triggers on samples/proc_samples are ours (own_rows.h) */
+    gp_own_rows_gate gate;
+    /* what the batch statements' parameters hold (binder) */
+    bound_val sample_last[GP_STORE_BATCH_ROWS * SAMPLE_COLS];
+    bound_val proc_last[GP_STORE_BATCH_ROWS * PROC_COLS];
     gp_store_commit_hist commits;
     /* gp_store_span_memo_*: the time span and the content version it was read at */
     int span_known;
     int64_t span_t0_ns, span_t1_ns;
     sqlite3_int64 span_changes, span_dv, pend_changes, pend_dv;
 };
+
+/* The agent's flush writes its queued rows GP_STORE_BATCH_ROWS at a time, in one
+ * multi-row INSERT OR FAIL each: a statement's own cost (step, cursor open, transaction
+ * check, halt, reset) is paid once per batch instead of once per row, while every row
+ * still gets the job_results rule of its table's trigger (own_rows.h) and the rows are the
+ * same (gp_store_put_samples). Only where that trigger is off on this connection: with a
+ * trigger, SQLite copies a multi-row INSERT's rows to a temporary table first, which costs
+ * more than the statements it saves. */
+
+/* "INSERT OR FAIL INTO table VALUES(?1,...),(...),..." for GP_STORE_BATCH_ROWS rows. */
+static void batch_sql(char *buf, size_t cap, const char *table, int ncols) {
+    size_t len = (size_t)snprintf(buf, cap, "INSERT OR FAIL INTO %s VALUES", table);
+    for (int r = 0; r < GP_STORE_BATCH_ROWS && len < cap; r++)
+        for (int c = 0; c < ncols && len < cap; c++)
+            len += (size_t)snprintf(buf + len, cap - len, "%s?%d%s",
+                                    c   ? ","
+                                    : r ? ",("
+                                        : "(",
+                                    r * ncols + c + 1, c == ncols - 1 ? ")" : "");
+}
 
 gp_rollup *gp_store_rollup(gp_store *s) {
     return s->rollup;
@@ -341,14 +386,28 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
             return -1;
         }
     }
+    /* Before any statement is prepared: statements are coded with the triggers they see. */
+    if (!(flags & GP_STORE_READONLY) && (flags & GP_STORE_OWN_ROWS))
+        s->own_rows = gp_own_rows_install(s->db, &s->gate) == 1;
+    s->gate.own = 1; /* the store's own statements below */
+    char batch_samples[2048], batch_procs[1024];
+    batch_sql(batch_samples, sizeof batch_samples, "samples", SAMPLE_COLS);
+    batch_sql(batch_procs, sizeof batch_procs, "proc_samples", PROC_COLS);
     for (int i = 0; i < ST__COUNT && !(flags & GP_STORE_READONLY); i++) {
-        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
-                               NULL) != SQLITE_OK) {
+        const char *sql = i == ST_SAMPLE_BATCH ? batch_samples
+                          : i == ST_PROC_BATCH ? batch_procs
+                                               : stmt_sql[i];
+        /* With the triggers on, a multi-row INSERT would go through a temporary table:
+         * rows are then written one at a time. */
+        if (!s->own_rows && (i == ST_SAMPLE_BATCH || i == ST_PROC_BATCH)) continue;
+        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
+            SQLITE_OK) {
             snprintf(err, errlen, "store '%s': prepare: %s", path, sqlite3_errmsg(s->db));
             gp_store_close(s);
             return -1;
         }
     }
+    s->gate.own = 0;
     if (flags & GP_STORE_READONLY) {
         /* A reader walks each table once in index order, so SQLite's default 2,000 KiB page
          * cache mostly keeps pages that are never read again; the kernel's page cache
@@ -497,82 +556,210 @@ int gp_store_put_sample(gp_store *s, const gp_sample *x) {
     return s->rollup ? gp_rollup_add(s->rollup, x) : 0;
 }
 
-static void bind_sample(sqlite3_stmt *st, const void *row) {
+/* Where a row's parameters go: a statement, the index before its first parameter and, for
+ * the batch statements, what each of their parameters was bound to last. SQLite keeps a
+ * binding across resets, so a number equal to the one bound last in that place (a clock,
+ * a total, a zero: about half a sample row's fields from one flush to the next) is not
+ * bound again: a bind is ~90 instructions, the compare a few. Text is always bound (the
+ * row's own bytes, bound without a copy). */
+typedef struct {
+    sqlite3_stmt *st;
+    int base;
+    bound_val *last; /* NULL: bind everything */
+} binder;
+
+/* Whether parameter base+i already holds (kind, bits); records them when not. */
+static int same_as_bound(const binder *b, int i, int kind, uint64_t bits) {
+    if (!b->last) return 0;
+    bound_val *l = &b->last[b->base + i - 1];
+    if (l->kind == kind && (kind == 1 || l->bits == bits)) return 1;
+    l->kind = kind;
+    l->bits = bits;
+    return 0;
+}
+
+static void put_d(const binder *b, int i, double v, int known) {
+    uint64_t bits = 0;
+    if (known) memcpy(&bits, &v, sizeof bits);
+    if (!same_as_bound(b, i, known ? 2 : 1, bits)) bind_d_known(b->st, b->base + i, v, known);
+}
+
+static void put_i64(const binder *b, int i, int64_t v, int known) {
+    if (!same_as_bound(b, i, known ? 3 : 1, known ? (uint64_t)v : 0))
+        bind_i64_known(b->st, b->base + i, v, known);
+}
+
+static void put_text(const binder *b, int i, const char *v) {
+    if (b->last) b->last[b->base + i - 1].kind = 0;
+    bind_text_row(b->st, b->base + i, v);
+}
+
+static void bind_sample(const binder *b, const void *row) {
     const gp_sample *x = row;
     uint32_t v = x->valid;
-    bind_text_row(st, 1, x->uuid);
-    sqlite3_bind_int64(st, 2, x->ts_ns);
-    bind_d_known(st, 3, x->gpu_util, v & GP_F_GPU_UTIL);
-    bind_d_known(st, 4, x->sm_active, v & GP_F_SM_ACTIVE);
-    bind_d_known(st, 5, x->sm_occupancy, v & GP_F_SM_OCCUPANCY);
-    bind_d_known(st, 6, x->tensor_active, v & GP_F_TENSOR_ACTIVE);
-    bind_d_known(st, 7, x->dram_active, v & GP_F_DRAM_ACTIVE);
-    bind_d_known(st, 8, x->mem_util, v & GP_F_MEM_UTIL);
-    bind_d_known(st, 9, x->fp16_active, v & GP_F_FP16_ACTIVE);
-    bind_d_known(st, 10, x->fp32_active, v & GP_F_FP32_ACTIVE);
-    bind_d_known(st, 11, x->fp64_active, v & GP_F_FP64_ACTIVE);
-    bind_i64_known(st, 12, (int64_t)x->mem_used_bytes, v & GP_F_MEM_USED);
-    bind_i64_known(st, 13, (int64_t)x->mem_total_bytes, v & GP_F_MEM_TOTAL);
-    bind_d_known(st, 14, x->power_w, v & GP_F_POWER);
-    bind_i64_known(st, 15, (int64_t)x->energy_mj, v & GP_F_ENERGY);
-    bind_d_known(st, 16, x->sm_clock_mhz, v & GP_F_SM_CLOCK);
-    bind_d_known(st, 17, x->mem_clock_mhz, v & GP_F_MEM_CLOCK);
-    bind_i64_known(st, 18, (int64_t)x->pcie_tx_bytes, v & GP_F_PCIE_TX);
-    bind_i64_known(st, 19, (int64_t)x->pcie_rx_bytes, v & GP_F_PCIE_RX);
-    bind_i64_known(st, 20, (int64_t)x->nvlink_tx_bytes, v & GP_F_NVLINK_TX);
-    bind_i64_known(st, 21, (int64_t)x->nvlink_rx_bytes, v & GP_F_NVLINK_RX);
-    bind_d_known(st, 22, x->temp_c, v & GP_F_TEMP);
-    bind_i64_known(st, 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
-    bind_i64_known(st, 24, x->xid, v & GP_F_XID);
+    put_text(b, 1, x->uuid);
+    put_i64(b, 2, x->ts_ns, 1);
+    put_d(b, 3, x->gpu_util, v & GP_F_GPU_UTIL);
+    put_d(b, 4, x->sm_active, v & GP_F_SM_ACTIVE);
+    put_d(b, 5, x->sm_occupancy, v & GP_F_SM_OCCUPANCY);
+    put_d(b, 6, x->tensor_active, v & GP_F_TENSOR_ACTIVE);
+    put_d(b, 7, x->dram_active, v & GP_F_DRAM_ACTIVE);
+    put_d(b, 8, x->mem_util, v & GP_F_MEM_UTIL);
+    put_d(b, 9, x->fp16_active, v & GP_F_FP16_ACTIVE);
+    put_d(b, 10, x->fp32_active, v & GP_F_FP32_ACTIVE);
+    put_d(b, 11, x->fp64_active, v & GP_F_FP64_ACTIVE);
+    put_i64(b, 12, (int64_t)x->mem_used_bytes, v & GP_F_MEM_USED);
+    put_i64(b, 13, (int64_t)x->mem_total_bytes, v & GP_F_MEM_TOTAL);
+    put_d(b, 14, x->power_w, v & GP_F_POWER);
+    put_i64(b, 15, (int64_t)x->energy_mj, v & GP_F_ENERGY);
+    put_d(b, 16, x->sm_clock_mhz, v & GP_F_SM_CLOCK);
+    put_d(b, 17, x->mem_clock_mhz, v & GP_F_MEM_CLOCK);
+    put_i64(b, 18, (int64_t)x->pcie_tx_bytes, v & GP_F_PCIE_TX);
+    put_i64(b, 19, (int64_t)x->pcie_rx_bytes, v & GP_F_PCIE_RX);
+    put_i64(b, 20, (int64_t)x->nvlink_tx_bytes, v & GP_F_NVLINK_TX);
+    put_i64(b, 21, (int64_t)x->nvlink_rx_bytes, v & GP_F_NVLINK_RX);
+    put_d(b, 22, x->temp_c, v & GP_F_TEMP);
+    put_i64(b, 23, (int64_t)x->throttle_reasons, v & GP_F_THROTTLE);
+    put_i64(b, 24, x->xid, v & GP_F_XID);
+}
+
+/* The results bound (job_results_hwm.t1_ns; INT64_MAX unknown) where the store applies
+ * the rule of the triggers on samples and proc_samples itself; -1 (no row looks) where
+ * the triggers run. Read once per batch: only an insert or update of job_results raises
+ * it, and none runs between the bound's read and the batch's rows. */
+static int64_t results_bound(gp_store *s) {
+    if (!s->own_rows) return -1;
+    sqlite3_stmt *st = s->st[ST_RESULTS_BOUND];
+    int64_t b = INT64_MAX; /* unreadable: every row looks */
+    if (sqlite3_step(st) == SQLITE_ROW) b = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    return b;
+}
+
+/* A sample or process row stored at ts_ns: the trigger's rule. */
+static int row_arrived(gp_store *s, int64_t bound, int64_t ts_ns) {
+    if (ts_ns > bound) return 0;
+    sqlite3_stmt *st = s->st[ST_RESULTS_UNDO];
+    sqlite3_bind_int64(st, 1, ts_ns);
+    return run(s, st);
 }
 
 /* Runs the OR FAIL statement fresh; on a primary-key conflict (a row stored for the same
- * key), the OR REPLACE one, bound by bind(). */
+ * key), the OR REPLACE one, bound by bind(); then the results rule for the row. */
 static int run_new_or_replace(gp_store *s, sqlite3_stmt *fresh, sqlite3_stmt *replace,
-                              void (*bind)(sqlite3_stmt *, const void *), const void *row) {
-    bind(fresh, row);
+                              void (*bind)(const binder *, const void *), const void *row,
+                              int64_t ts_ns, int64_t bound) {
+    bind(&(binder){fresh, 0, NULL}, row);
+    s->gate.own = 1;
     int rc = sqlite3_step(fresh);
     int conflict =
         rc != SQLITE_DONE && sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_PRIMARYKEY;
     sqlite3_reset(fresh);
-    if (rc == SQLITE_DONE) return 0;
-    if (!conflict) {
+    if (rc != SQLITE_DONE && !conflict) {
+        s->gate.own = 0;
         note_rc(s, rc);
         return -1;
     }
-    bind(replace, row);
-    return run(s, replace);
+    if (rc != SQLITE_DONE) {
+        bind(&(binder){replace, 0, NULL}, row);
+        rc = run(s, replace);
+    } else {
+        rc = 0;
+    }
+    s->gate.own = 0;
+    return rc == 0 ? row_arrived(s, bound, ts_ns) : -1;
+}
+
+/* One row, with the bound read before it (the callers' batches read it once). */
+static int put_sample_one(gp_store *s, const gp_sample *x, int64_t bound) {
+    return run_new_or_replace(s, s->st[ST_SAMPLE_NEW], s->st[ST_SAMPLE], bind_sample, x, x->ts_ns,
+                              bound);
 }
 
 int gp_store_put_sample_row(gp_store *s, const gp_sample *x) {
-    return run_new_or_replace(s, s->st[ST_SAMPLE_NEW], s->st[ST_SAMPLE], bind_sample, x);
+    return put_sample_one(s, x, results_bound(s));
 }
 
-static void bind_proc(sqlite3_stmt *st, const void *row) {
+static void bind_proc(const binder *b, const void *row) {
     const gp_proc_sample *p = row;
-    bind_text_row(st, 1, p->uuid);
-    sqlite3_bind_int64(st, 2, p->ts_ns);
-    sqlite3_bind_int64(st, 3, p->pid);
-    bind_d_known(st, 4, p->sm_share, p->valid & GP_P_SM_SHARE);
-    bind_i64_known(st, 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
-    bind_text_row(st, 6, p->job_id);
+    put_text(b, 1, p->uuid);
+    put_i64(b, 2, p->ts_ns, 1);
+    put_i64(b, 3, p->pid, 1);
+    put_d(b, 4, p->sm_share, p->valid & GP_P_SM_SHARE);
+    put_i64(b, 5, (int64_t)p->mem_bytes, p->valid & GP_P_MEM);
+    put_text(b, 6, p->job_id);
+}
+
+static int put_proc_one(gp_store *s, const gp_proc_sample *p, int64_t bound) {
+    return run_new_or_replace(s, s->st[ST_PROC_NEW], s->st[ST_PROC], bind_proc, p, p->ts_ns, bound);
 }
 
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p) {
-    return run_new_or_replace(s, s->st[ST_PROC_NEW], s->st[ST_PROC], bind_proc, p);
+    return put_proc_one(s, p, results_bound(s));
+}
+
+/* Stores GP_STORE_BATCH_ROWS rows (sz bytes apart) with the batch statement st; returns
+ * how many were stored, the first ones: all, or those before the row it stopped at (a
+ * key already stored, a refused row, an error). OR FAIL keeps the rows inserted before a
+ * failing one and SQLite's change count says how many (the triggers' deletes are not
+ * counted in it); the caller puts the failing row alone, on the OR REPLACE path. */
+static size_t put_batch(gp_store *s, sqlite3_stmt *st, bound_val *last,
+                        void (*bind)(const binder *, const void *), int ncols, const char *rows,
+                        size_t sz) {
+    for (int r = 0; r < GP_STORE_BATCH_ROWS; r++)
+        bind(&(binder){st, r * ncols, last}, rows + (size_t)r * sz);
+    s->gate.own = 1;
+    int rc = sqlite3_step(st);
+    sqlite3_int64 done = rc == SQLITE_DONE ? GP_STORE_BATCH_ROWS : sqlite3_changes64(s->db);
+    sqlite3_reset(st);
+    s->gate.own = 0;
+    return done >= 0 && done <= GP_STORE_BATCH_ROWS ? (size_t)done : 0;
 }
 
 int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
     int failed = 0;
-    for (size_t i = 0; i < n; i++)
-        if (gp_store_put_sample(s, &x[i]) != 0) failed++;
+    size_t i = 0;
+    int64_t bound = n ? results_bound(s) : -1;
+    while (i < n) {
+        int batch = s->own_rows && n - i >= GP_STORE_BATCH_ROWS;
+        /* A device's first sample on this connection reads its stored rows into the rollup:
+         * before the batch's rows are in the table (gp_rollup_prepare). */
+        for (size_t k = 0; batch && s->rollup && k < GP_STORE_BATCH_ROWS; k++)
+            if (gp_rollup_prepare(s->rollup, &x[i + k]) != 0) batch = 0;
+        size_t done = batch ? put_batch(s, s->st[ST_SAMPLE_BATCH], s->sample_last, bind_sample,
+                                        SAMPLE_COLS, (const char *)&x[i], sizeof *x)
+                            : 0;
+        for (size_t k = 0; k < done; k++)
+            if (row_arrived(s, bound, x[i + k].ts_ns) != 0 ||
+                (s->rollup && gp_rollup_add(s->rollup, &x[i + k]) != 0))
+                failed++;
+        i += done;
+        if (done == GP_STORE_BATCH_ROWS) continue;
+        /* A short tail, or the row a batch stopped at: alone (a conflict replaces). */
+        if (put_sample_one(s, &x[i], bound) != 0 ||
+            (s->rollup && gp_rollup_add(s->rollup, &x[i]) != 0))
+            failed++;
+        i++;
+    }
     return failed;
 }
 
 int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
     int failed = 0;
-    for (size_t i = 0; i < n; i++)
-        if (gp_store_put_proc(s, &p[i]) != 0) failed++;
+    size_t i = 0;
+    int64_t bound = n ? results_bound(s) : -1;
+    while (i < n) {
+        size_t done = s->own_rows && n - i >= GP_STORE_BATCH_ROWS
+                          ? put_batch(s, s->st[ST_PROC_BATCH], s->proc_last, bind_proc, PROC_COLS,
+                                      (const char *)&p[i], sizeof *p)
+                          : 0;
+        for (size_t k = 0; k < done; k++)
+            if (row_arrived(s, bound, p[i + k].ts_ns) != 0) failed++;
+        i += done;
+        if (done == GP_STORE_BATCH_ROWS) continue;
+        if (put_proc_one(s, &p[i], bound) != 0) failed++;
+        i++;
+    }
     return failed;
 }
 

@@ -24,8 +24,12 @@ typedef struct gp_store gp_store;
 
 /* GP_STORE_READONLY never writes: where the store's directory is not writable (a
  * read-only mount) it is opened immutable, and a store one schema version old is read
- * without migrating it. */
-enum { GP_STORE_READONLY = 1 };
+ * without migrating it. GP_STORE_OWN_ROWS (a writer of many sample and process rows: the
+ * agent): the job_results rule of the triggers on those two tables is applied by the
+ * store itself, per batch, and the rows are written GP_STORE_BATCH_ROWS per statement
+ * (store/own_rows.h); setting it up costs ~1.4 M instructions at open, which a writer of
+ * a few rows (the sealing child, a CLI command) does not pay. */
+enum { GP_STORE_READONLY = 1, GP_STORE_OWN_ROWS = 2 };
 
 int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen);
 void gp_store_close(gp_store *s);
@@ -58,7 +62,10 @@ int gp_store_put_sample(gp_store *s, const gp_sample *x);
 int gp_store_put_sample_row(gp_store *s, const gp_sample *x);
 int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
 /* n calls of gp_store_put_sample / gp_store_put_proc in order (the agent writes what it
- * queued between flushes this way). Returns the number of rows not stored (0: all were). */
+ * queued between flushes this way): the same rows, rollups and triggers, written
+ * GP_STORE_BATCH_ROWS rows per statement. Returns the number of rows not stored (0: all
+ * were). */
+#define GP_STORE_BATCH_ROWS 8
 int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n);
 int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n);
 /* Stores the event; also updates jobs/allocations for hello, job, alloc, and sets a

@@ -4,8 +4,10 @@
  *  - the writer stores exactly the sealed jobs, and what a reader gets back is what
  *    computing gives: the report's JSON of every summary and every finding, byte for byte;
  *  - any later row of the job's input deletes its result (event, sample, job row, a
- *    neighbour's allocation), whoever writes it; retention deletes results whose raw
- *    samples it prunes;
+ *    neighbour's allocation), whoever writes it: another connection, raw SQL on the
+ *    store's (its TEMP copies of the triggers), the store's own rows one at a time or in
+ *    batches (the rule applied by store.c); retention deletes results whose raw samples
+ *    it prunes;
  *  - other options (SLO, price, the engine's environment, a window) are never served;
  *  - a store without the table (older) gives no reader, and the report of an older store
  *    prints the same;
@@ -35,6 +37,16 @@ static void exec_sql(sqlite3 *db, const char *sql) {
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", sql, msg);
 }
 
+/* sql run by another writer: a connection of its own (the store's own connection refuses
+ * raw inserts into samples and proc_samples, store/own_rows.h). */
+static void other_sql(const char *path, const char *sql) {
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    exec_sql(db, sql);
+    sqlite3_close(db);
+}
+
 static char *g_dir;
 static char g_base[512]; /* the agent's store, copied by each test */
 
@@ -59,7 +71,9 @@ static int teardown(void **state) {
     return 0;
 }
 
-/* A fresh copy of the agent's store at dir/name, opened read-write. */
+/* A fresh copy of the agent's store at dir/name, opened read-write as the agent opens it
+ * (GP_STORE_OWN_ROWS: the sample and process rows' rule applied by the store, the other
+ * triggers as TEMP copies; store/own_rows.h). */
 static gp_store *copy_store(const char *name, char *path, size_t cap) {
     snprintf(path, cap, "%s/%s", g_dir, name);
     char cmd[1200];
@@ -67,7 +81,7 @@ static gp_store *copy_store(const char *name, char *path, size_t cap) {
     assert_int_equal(system(cmd), 0);
     gp_store *s;
     char err[256];
-    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    assert_int_equal(gp_store_open(path, GP_STORE_OWN_ROWS, &s, err, sizeof err), 0);
     return s;
 }
 
@@ -186,7 +200,7 @@ static void test_late_rows_invalidate(void **state) {
     snprintf(sql, sizeof sql,
              "INSERT OR REPLACE INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU-late', %lld, 0.5)",
              (long long)(t.ended_ns - 5 * 60 * S));
-    exec_sql(gp_store_db(s), sql);
+    other_sql(path, sql);
     /* every job running 10 minutes in: all three */
     assert_false(has_result(s, "tiny-kernels"));
     assert_false(has_result(s, "flaky"));
@@ -269,7 +283,7 @@ static void test_replaced_rows_invalidate(void **state) {
     snprintf(sql, sizeof sql,
              "INSERT INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU-late', %lld, 0.25)",
              (long long)x.ts_ns);
-    exec_sql(gp_store_db(s), sql);
+    other_sql(path, sql);
     assert_int_equal(seal(s), 3); /* the new row deleted them; sealed again after it */
     assert_true(has_result(s, "tiny-kernels"));
     gp_store_begin(s);
@@ -323,7 +337,7 @@ static void test_bound_kept(void **state) {
     snprintf(sql, sizeof sql,
              "INSERT INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU-late', %lld, 0.5)",
              (long long)(max1 + 25 * S));
-    exec_sql(gp_store_db(s), sql);
+    other_sql(path, sql);
     assert_false(has_result(s, "hand"));
     assert_true(has_result(s, "flaky"));
     /* deleting results leaves the bound up: no result is kept over a row for that */
@@ -337,7 +351,7 @@ static void test_bound_kept(void **state) {
         sql, sizeof sql,
         "INSERT INTO proc_samples(uuid, ts_ns, pid, sm_share) VALUES('GPU-late', %lld, 7, 0.1)",
         (long long)(f.ended_ns - S));
-    exec_sql(gp_store_db(s), sql);
+    other_sql(path, sql);
     assert_false(has_result(s, "flaky"));
     /* and an event of a job with a result, after the job's range, still deletes its own */
     assert_true(has_result(s, "tiny-kernels"));
@@ -513,6 +527,108 @@ static void test_claims(void **state) {
     gp_store_close(c);
 }
 
+/* The store's own rows (store/own_rows.h): on its connection the schema's triggers on
+ * samples and proc_samples are off and the store applies their rule itself, also to
+ * rows written in batches (gp_store_put_samples / _procs, the agent's flush); a raw
+ * INSERT there is refused, never stored without the rule; a store whose trigger is not
+ * migration 14's keeps the triggers on. */
+static void test_own_rows_invalidate(void **state) {
+    (void)state;
+    char path[600];
+    gp_store *s = copy_store("own.db", path, sizeof path);
+    assert_int_equal(seal(s), 3);
+    gp_job t;
+    assert_int_equal(gp_store_get_job(s, "tiny-kernels", &t), 1);
+    int64_t bound = query_i64(s, "SELECT t1_ns FROM job_results_hwm");
+    assert_true(bound >= t.ended_ns);
+    /* refused on the store's connection, for both tables, and nothing stored */
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO samples(uuid, ts_ns) VALUES('GPU-raw', %lld)",
+             (long long)(t.ended_ns - 60 * S));
+    assert_int_equal(sqlite3_exec(gp_store_db(s), sql, NULL, NULL, NULL), SQLITE_AUTH);
+    snprintf(sql, sizeof sql,
+             "INSERT INTO proc_samples(uuid, ts_ns, pid) VALUES('GPU-raw', %lld, 1)",
+             (long long)(t.ended_ns - 60 * S));
+    assert_int_equal(sqlite3_exec(gp_store_db(s), sql, NULL, NULL, NULL), SQLITE_AUTH);
+    assert_int_equal(query_i64(s, "SELECT count(*) FROM samples WHERE uuid = 'GPU-raw'"), 0);
+    assert_true(has_result(s, "tiny-kernels"));
+    /* a batch after every result's range: nothing deleted */
+    enum { N = 3 * GP_STORE_BATCH_ROWS + 3 };
+    gp_sample xs[N];
+    gp_proc_sample ps[N];
+    memset(xs, 0, sizeof xs);
+    memset(ps, 0, sizeof ps);
+    for (int i = 0; i < N; i++) {
+        snprintf(xs[i].uuid, sizeof xs[i].uuid, "GPU-own%d", i % 4);
+        xs[i].ts_ns = bound + (1 + i / 4) * S;
+        xs[i].valid = GP_F_GPU_UTIL;
+        xs[i].gpu_util = 0.5;
+        snprintf(ps[i].uuid, sizeof ps[i].uuid, "GPU-own%d", i % 4);
+        ps[i].ts_ns = xs[i].ts_ns;
+        ps[i].pid = 9;
+    }
+    gp_store_begin(s);
+    assert_int_equal(gp_store_put_samples(s, xs, N), 0);
+    assert_int_equal(gp_store_put_procs(s, ps, N), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_int_equal(seal(s), 0);
+    assert_true(has_result(s, "tiny-kernels"));
+    assert_true(has_result(s, "flaky"));
+    /* one sample row in the middle of a batch inside tiny-kernels' run, the row before it
+     * a key already stored (replaced): the results of every job running then go */
+    xs[GP_STORE_BATCH_ROWS + 2].ts_ns = t.ended_ns - 5 * 60 * S;
+    xs[GP_STORE_BATCH_ROWS + 1] = xs[3];
+    gp_store_begin(s);
+    assert_int_equal(gp_store_put_samples(s, xs, N), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_false(has_result(s, "flaky"));
+    assert_int_equal(seal(s), 3);
+    /* the same with a process row, in the last full batch */
+    ps[2 * GP_STORE_BATCH_ROWS + 5].ts_ns = t.ended_ns - 5 * 60 * S;
+    gp_store_begin(s);
+    assert_int_equal(gp_store_put_procs(s, ps, N), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_int_equal(seal(s), 3);
+    /* and in the short tail, written alone */
+    ps[N - 1].ts_ns = t.ended_ns - 4 * 60 * S;
+    gp_store_begin(s);
+    assert_int_equal(gp_store_put_procs(s, ps, N), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_int_equal(seal(s), 3);
+    gp_store_close(s);
+    /* a store opened without GP_STORE_OWN_ROWS keeps the triggers: raw inserts run them */
+    char err[256];
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    assert_true(has_result(s, "tiny-kernels"));
+    snprintf(sql, sizeof sql, "INSERT INTO samples(uuid, ts_ns) VALUES('GPU-plain', %lld)",
+             (long long)(t.ended_ns - 60 * S));
+    exec_sql(gp_store_db(s), sql);
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_int_equal(seal(s), 3);
+    gp_store_close(s);
+    /* a trigger that is not migration 14's: the store leaves the triggers on, raw inserts
+     * are allowed and run them */
+    other_sql(path,
+              "DROP TRIGGER job_results_sample;"
+              "CREATE TRIGGER job_results_sample AFTER INSERT ON samples BEGIN"
+              " DELETE FROM job_results WHERE t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns; END;");
+    assert_int_equal(gp_store_open(path, GP_STORE_OWN_ROWS, &s, err, sizeof err), 0);
+    assert_true(has_result(s, "tiny-kernels"));
+    snprintf(sql, sizeof sql, "INSERT INTO samples(uuid, ts_ns) VALUES('GPU-raw', %lld)",
+             (long long)(t.ended_ns - 60 * S));
+    exec_sql(gp_store_db(s), sql);
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_int_equal(seal(s), 3);
+    gp_store_begin(s);
+    assert_int_equal(gp_store_put_samples(s, xs, N), 0); /* one at a time, by the trigger */
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_false(has_result(s, "tiny-kernels"));
+    gp_store_close(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stored_is_computed),
@@ -522,6 +638,7 @@ int main(void) {
         cmocka_unit_test(test_old_store_reports),
         cmocka_unit_test(test_claims),
         cmocka_unit_test(test_replaced_rows_invalidate),
+        cmocka_unit_test(test_own_rows_invalidate),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
