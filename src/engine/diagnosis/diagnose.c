@@ -161,6 +161,9 @@ int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input 
 int gp_job_input_load_range(gp_store *s, const char *job_id, int raw, int64_t from_ns,
                             int64_t to_ns, gp_job_input *in, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
+    /* Retention deleted its events: a diagnosis of what is left would be wrong, not
+     * smaller. Only its stored result is known (engine/results/job_results.h). */
+    if (gp_store_events_pruned_err(s, job_id, err, errlen) != 0) return -1;
     int whole = from_ns == INT64_MIN && to_ns == INT64_MAX;
     in->job_id = strdup(job_id);
     gp_alloc *al = NULL;
