@@ -785,11 +785,19 @@ int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
     /* Open rollup buckets (written when they close, rollup.h) that hold a sample about to
      * be deleted are written first. */
     if (s->rollup && gp_rollup_sync(s->rollup, cutoff_ns) != 0) return -1;
-    /* A stored job result that read a raw sample deleted here would no longer be what
-     * computing it gives (engine/results/job_results.h): it goes first. */
-    static const char *const sql[] = {
-        "DELETE FROM job_results WHERE raw_t0_ns < ?1", "DELETE FROM samples WHERE ts_ns < ?1",
-        "DELETE FROM proc_samples WHERE ts_ns < ?1", "DELETE FROM spans WHERE end_ns < ?1"};
+        /* A stored job result that read a raw sample deleted here would no longer be what
+         * computing it gives (engine/results/job_results.h): it goes first. */
+        /* Raw rows by device, through the primary key (uuid, ts_ns): a plain ts_ns < ?1 scans
+         * every raw row of the window on every pass (a pass a minute; 4 M rows for 3 days of 8
+         * GPUs), this reads only what it deletes. The devices come from a loose index scan. */
+#define RETAIN_BY_UUID(t)                                                                          \
+    "WITH RECURSIVE su(u) AS (SELECT (SELECT min(uuid) FROM " t ") UNION ALL"                      \
+    " SELECT (SELECT min(uuid) FROM " t " WHERE uuid > su.u) FROM su WHERE su.u IS NOT NULL)"      \
+    " DELETE FROM " t " WHERE uuid IN (SELECT u FROM su WHERE u IS NOT NULL) AND ts_ns < ?1"
+    static const char *const sql[] = {"DELETE FROM job_results WHERE raw_t0_ns < ?1",
+                                      RETAIN_BY_UUID("samples"), RETAIN_BY_UUID("proc_samples"),
+                                      "DELETE FROM spans WHERE end_ns < ?1"};
+#undef RETAIN_BY_UUID
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
         if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) != SQLITE_OK) return -1;
         sqlite3_bind_int64(st, 1, cutoff_ns);
@@ -832,8 +840,10 @@ int64_t gp_store_retain_events(gp_store *s, int64_t cutoff_ns, int64_t now_ns, i
                      NULL, NULL, NULL) != SQLITE_OK)
         return -1;
     if (sqlite3_prepare_v2(s->db,
-                           "DELETE FROM events WHERE id IN (SELECT e.id FROM job_events_pruned p,"
-                           " events e WHERE e.job_id = p.job_id LIMIT ?1)",
+                           /* CROSS JOIN: the few marked jobs outside, each one's events
+                            * by events_job_ts; the other order scans every event */
+                           "DELETE FROM events WHERE id IN (SELECT e.id FROM job_events_pruned p"
+                           " CROSS JOIN events e WHERE e.job_id = p.job_id LIMIT ?1)",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(st, 1, max_rows > 0 ? max_rows : -1);
