@@ -75,8 +75,8 @@ static void pruned_notes(gp_store *s, const char *job) {
     for (size_t i = 0; i < nj; i++) {
         int64_t before = -1;
         if (gp_store_events_pruned(s, jobs[i].id, &before) == 1)
-            printf("note: %s: events deleted by retention (before %lld ns); its stored findings"
-                   " are shown\n",
+            printf("note: %s: events deleted by retention (before %lld ns); only its stored"
+                   " findings are known (shown with the options they were stored with)\n",
                    jobs[i].id, (long long)before);
     }
     if (!job) free(jobs);

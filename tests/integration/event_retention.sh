@@ -10,7 +10,8 @@
 #   - report text and JSON, diagnose text and JSON are those without retention, but for
 #     what says so (a note per pruned job; events_pruned_before_ns in JSON);
 #   - whatever would compute a pruned job from its events is refused with one line naming
-#     retention (diagnose --window/--job, compare), and diagnose --windows lists it unknown.
+#     retention (diagnose --window/--job, compare), diagnose --windows lists it unknown, and
+#     a diagnosis with other options (--price) leaves it out, noted, and gives the others.
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 src=${GOODPUT_SRC:-.}
@@ -88,4 +89,11 @@ refused compare --db "$p" done1@0m..10m done1@10m..20m
 "$GOODPUT" diagnose --db "$p" --no-write --windows >"$tmp/w.txt"
 [ "$(grep -c '^== done[12]  events deleted by retention .*: windows unknown' "$tmp/w.txt")" = 2 ] &&
   grep -q '^== live ' "$tmp/w.txt" || fail "diagnose --windows: $(head -20 "$tmp/w.txt")"
+# Other options than the stored results': the pruned jobs have no findings to give (not
+# computed from what is left), the others are diagnosed, the notes say which.
+"$GOODPUT" diagnose --db "$p" --no-write --price 3 >"$tmp/price.txt" ||
+  fail "diagnose --price fails once jobs are pruned"
+grep -q '\[job live\]' "$tmp/price.txt" && ! grep -q '\[job done' "$tmp/price.txt" &&
+  [ "$(grep -c '^note: done[12]: events deleted by retention' "$tmp/price.txt")" = 2 ] ||
+  fail "diagnose --price with pruned jobs: $(cat "$tmp/price.txt")"
 echo "event_retention: ok ($ended_events events of 2 ended jobs pruned, $live_p of the running one kept; live pages $(used "$k") -> $(used "$p"))"
