@@ -74,10 +74,12 @@ static void pruned_notes(gp_store *s, const char *job) {
         return;
     for (size_t i = 0; i < nj; i++) {
         int64_t before = -1;
-        if (gp_store_events_pruned(s, jobs[i].id, &before) == 1)
-            printf("note: %s: events deleted by retention (before %lld ns); only its stored"
-                   " findings are known (shown with the options they were stored with)\n",
-                   jobs[i].id, (long long)before);
+        char when[32];
+        if (gp_store_events_pruned(s, jobs[i].id, &before) != 1) continue;
+        iso(before, when, sizeof when);
+        printf("note: %s: events deleted by retention (those before %s); only its stored"
+               " findings are known (shown with the options they were stored with)\n",
+               jobs[i].id, when);
     }
     if (!job) free(jobs);
 }
@@ -98,6 +100,11 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
         if (found <= 0) {
             fprintf(stderr, "goodput diagnose: no job '%s' in %s\n", job, db);
             return found < 0 ? GP_EXIT_FAIL : GP_EXIT_INPUT;
+        }
+        /* its events deleted by retention: one line, before any header */
+        if (gp_store_events_pruned_err(s, job, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput diagnose: %s\n", err);
+            return GP_EXIT_FAIL;
         }
     }
     json_t *root = json ? json_object() : NULL, *arr = json ? json_array() : NULL;
@@ -127,9 +134,12 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
                 json_object_set_new(x, "job", json_string(id));
                 json_object_set_new(x, "events_pruned_before_ns", json_integer(before));
                 json_array_append_new(pruned, x);
-            } else
-                printf("\n== %s  events deleted by retention (before %lld ns): windows unknown\n",
-                       id, (long long)before);
+            } else {
+                char when[32];
+                iso(before, when, sizeof when);
+                printf("\n== %s  events deleted by retention (those before %s): windows unknown\n",
+                       id, when);
+            }
             continue;
         }
         if (gp_diagnose_windows_as_of(s, id, o, window_ns, last_only, as_of_ns, &w, &nw, err,

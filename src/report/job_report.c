@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void fmt_num(char *buf, size_t cap, double v, const char *fmt) {
     if (v < 0 || !isfinite(v))
@@ -146,12 +147,17 @@ void gp_report_text(FILE *f, const gp_job_summary *js, size_t n, int width) {
     }
     /* A job whose events retention deleted shows the result stored before (job_results.h):
      * say so, it can no longer be computed again (a window of it is refused). */
-    for (size_t i = 0; i < n; i++)
-        if (js[i].events_pruned_ns > 0)
-            fprintf(f,
-                    "note: %s: events deleted by retention (before %lld ns); its stored result"
-                    " is shown\n",
-                    js[i].job.id, (long long)js[i].events_pruned_ns);
+    for (size_t i = 0; i < n; i++) {
+        if (js[i].events_pruned_ns <= 0) continue;
+        time_t t = (time_t)(js[i].events_pruned_ns / 1000000000LL);
+        struct tm tm;
+        char when[32] = "?";
+        if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%SZ", &tm);
+        fprintf(f,
+                "note: %s: events deleted by retention (those before %s); its stored result is"
+                " shown\n",
+                js[i].job.id, when);
+    }
 }
 
 static json_t *num_or_null(double v) {

@@ -871,11 +871,16 @@ int gp_store_events_pruned_err(gp_store *s, const char *job_id, char *err, size_
     int p = gp_store_events_pruned(s, job_id, &before);
     if (p < 0)
         snprintf(err, errlen, "job '%s': store: %s", job_id, gp_store_errmsg(s));
-    else if (p > 0)
+    else if (p > 0) {
+        time_t t = (time_t)(before / 1000000000LL);
+        struct tm tm;
+        char when[32] = "?";
+        if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%SZ", &tm);
         snprintf(err, errlen,
-                 "job '%s': its events before %lld ns were deleted by the agent's event"
-                 " retention; only its stored whole-history result is known (goodput report)",
-                 job_id, (long long)before);
+                 "job '%s': its events before %s were deleted by the agent's event retention;"
+                 " only its stored whole-history result is known (goodput report)",
+                 job_id, when);
+    }
     return p != 0 ? -1 : 0;
 }
 
