@@ -4,7 +4,8 @@
 # served from the ended jobs' stored results against computed from the raw rows.
 # Usage: bench/store_month/results.sh GOODPUT SEAL_RESULTS [RUNS]
 # KEEP_DB=PATH keeps the store there and reuses it (the agent takes minutes to write it).
-# Steps: the agent writes the store (storing results as it seals each job); SEAL_RESULTS
+# Steps: the agent writes the store (storing results as it seals each job; every event
+# kept, --event-retention keep, so the computed copies below have whole histories); SEAL_RESULTS
 # stores them again with this build's engine (a store from another build would not be
 # served); a copy has them deleted; then RUNS interleaved rounds of `goodput report` and
 # `goodput report --json` on each, CPU (user+sys) and peak RSS from /usr/bin/time, and
@@ -19,7 +20,7 @@ dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 if [ ! -s "$db" ]; then
   /usr/bin/time -f 'agent: wall_s=%e cpu_s=%U+%S max_rss_kib=%M' "$goodput" agent \
     --source "sim:$src/bench/store_month/days.conf" --speed 0 --duration 72h --no-socket \
-    --quiet --db "$db"
+    --quiet --event-retention keep --db "$db"
 fi
 "$seal" "$db"
 mkdir -p "$dir/with" "$dir/without"

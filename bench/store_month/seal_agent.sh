@@ -20,7 +20,9 @@ for round in 1 2; do
   for g in ${old:+"$old"} "$new"; do
     rm -f "$tmp"/b.db*; cp "$tmp/day.db" "$tmp/b.db"
     echo "== $g round $round, load $(cut -d' ' -f1 /proc/loadavg)"
-    "$g" agent --source "sim:$tmp/idle.conf" --duration 70s --no-socket --quiet --stats \
+    # every event kept (a build with event retention would also prune the sealed job)
+    keep=(); case "$("$g" agent --help 2>&1)" in *--event-retention*) keep=(--event-retention keep) ;; esac
+    "$g" agent --source "sim:$tmp/idle.conf" --duration 70s --no-socket --quiet --stats "${keep[@]}" \
       --db "$tmp/b.db"
     echo "stored results: $(sqlite3 "$tmp/b.db" "SELECT count(*) FROM job_results WHERE sum_fp != 'sealing'")"
   done

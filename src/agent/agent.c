@@ -368,7 +368,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
     int64_t wall0 = mono_ns(), last_flush = wall0;
     int64_t next_tick = t_start + a->o.interval_ns;
     int64_t last_flush_src = t_start;
-    int64_t last_retain = wall0;
+    int64_t last_retain = wall0, last_retain_src = t_start;
     int fast = a->own_clock && a->o.speed <= 0;
     /* The first flush comes after 1 s of wall time: a kill early on loses little. */
     int64_t flush_every = a->o.flush_ns < 1000000000 ? a->o.flush_ns : 1000000000;
@@ -473,10 +473,22 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
             flush_every = a->o.flush_ns;
         }
         if (gp_store_failed(a->store, err, errlen)) return GP_AGENT_STORE_FULL;
-        if (a->o.retention_ns > 0 && wall - last_retain >= 60000000000LL) {
+        /* Once a minute; as fast as possible, once a minute of the source's clock, so a
+         * run at speed 0 keeps the store the size a real-time one does. */
+        if ((a->o.retention_ns > 0 || a->o.event_retention_ns > 0) &&
+            ((!fast && wall - last_retain >= 60000000000LL) ||
+             (fast && a->now_ns - last_retain_src >= 60000000000LL))) {
             write_pending(a);
-            gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
+            if (a->o.retention_ns > 0) gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
+            /* Events of ended jobs whose result is stored (store.h): at most
+             * GP_AGENT_EVENT_PRUNE_ROWS a pass, ~50 ms */
+            int64_t k = a->o.event_retention_ns > 0
+                            ? gp_store_retain_events(a->store, a->now_ns - a->o.event_retention_ns,
+                                                     a->now_ns, GP_AGENT_EVENT_PRUNE_ROWS)
+                            : 0;
+            if (k > 0) a->stats.events_pruned += (uint64_t)k;
             last_retain = wall;
+            last_retain_src = a->now_ns;
         }
         for (int h = 0; h < a->n_hooks; h++) {
             if (a->hooks[h].every_ns > 0 && wall - a->hooks[h].last_wall < a->hooks[h].every_ns)

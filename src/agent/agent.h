@@ -17,6 +17,19 @@
 #include "sources/source.h"
 #include "store/store.h"
 
+/* Events deleted at most per retention pass (a pass a minute): ~50 ms of work, and
+ * ~28 M events a day, far above what an 8-GPU trainer writes (~1 M). */
+#define GP_AGENT_EVENT_PRUNE_ROWS 20000
+
+/* The agent's default retention (docs/reliability.md, docs/benchmarks.md "Store over a
+ * month"): measured on an 8-GPU node at 1 s with a trainer's ~1 M events a day, raw
+ * samples are ~129 MiB a day, process rows ~57, events ~117 and 1-minute rollups ~3:
+ * 7 days of raw rows alone (~1.3 GiB) exceed the 1 GiB a month may take. 3 days of raw
+ * rows, a month of rollups and ~2 days of events (the running job's and those of jobs
+ * ended within a day) are ~0.9 GiB. */
+#define GP_AGENT_RETENTION_NS (3 * 86400 * 1000000000LL)
+#define GP_AGENT_EVENT_RETENTION_NS (86400 * 1000000000LL)
+
 typedef struct gp_agent_opts {
     const char *source_spec; /* "sim:FILE", "nvml", ... */
     const char *db_path;
@@ -24,7 +37,10 @@ typedef struct gp_agent_opts {
     int64_t duration_ns;  /* stop after this much source time; 0 = until the source ends/signal */
     double speed;         /* for sources with their own clock; 0 = as fast as possible */
     int64_t flush_ns;     /* wall time between commits; default 5 s */
-    int64_t retention_ns; /* delete raw samples/events older than this; 0 = keep */
+    int64_t retention_ns; /* delete raw samples and process rows older than this; 0 = keep */
+    /* delete the events of ended jobs whose result is stored and that ended longer ago
+     * than this (gp_store_retain_events); 0 = keep every event */
+    int64_t event_retention_ns;
     const char *socket_path; /* NULL = no unix socket; "" = default path */
     const char *udp_addr;    /* NULL = no UDP */
     /* Ownership (attribution/resolver.h, presence.h): who owns each GPU process, and the
@@ -47,6 +63,7 @@ typedef struct gp_agent_stats {
     uint64_t ticks, samples, proc_samples, events, flushes, store_errors;
     uint64_t owners_resolved, owners_unattributed, allocs_opened, allocs_closed;
     uint64_t events_duplicate; /* events already in the store (retries, replays): ignored */
+    uint64_t events_pruned;    /* events deleted by the event retention */
     double collect_cpu_s;      /* CPU spent in the agent path (collect+store), sim excluded */
     double source_cpu_s;       /* CPU spent inside the source's sample() */
     /* Schedule (paced runs only, not --speed 0): ticks that began more than 10% of the

@@ -96,9 +96,16 @@ static void usage(FILE *f) {
             "  --speed X          simulated/replayed sources: X source seconds per wall second;\n"
             "                     0 = as fast as possible (default 1)\n"
             "  --flush D          commit interval (default 5s); a crash loses at most this\n"
-            "  --retention D      delete raw samples older than D (default 7d; 'keep': never);\n"
-            "                     they are rolled up as they arrive into 1 min / 1 h rollups,\n"
-            "                     which stay, and reports read those before the raw window\n"
+            "  --retention D      delete raw samples and process rows older than D (default\n"
+            "                     3d; 'keep': never); samples are rolled up as they arrive\n"
+            "                     into 1 min / 1 h rollups, which stay, and reports read those\n"
+            "                     before the raw window\n"
+            "  --event-retention D\n"
+            "                     delete the events of a job that ended more than D ago once\n"
+            "                     its result is stored (default 1d; 'keep': never); never a\n"
+            "                     running job's or one without a stored result. Such a job is\n"
+            "                     then reported from its stored result only: a time window,\n"
+            "                     compare or per-window diagnosis of it is refused\n"
             "  --socket PATH      event socket (default $XDG_RUNTIME_DIR/goodput.sock or\n"
             "                     /tmp/goodput-$UID/goodput.sock)\n"
             "  --no-socket        do not listen on a unix socket\n"
@@ -170,7 +177,10 @@ int gp_cmd_agent(int argc, char **argv) {
      * (store/rollup.h) before a device's raw window (engine/job_summary.c), so a job
      * older than the window keeps its numbers within a minute per GPU, and a month of
      * 8 GPUs at 1 s stays under 1 GiB (docs/benchmarks.md). */
-    gp_agent_opts o = {.speed = 1, .socket_path = "", .retention_ns = 7 * 86400 * 1000000000LL};
+    gp_agent_opts o = {.speed = 1,
+                       .socket_path = "",
+                       .retention_ns = GP_AGENT_RETENTION_NS,
+                       .event_retention_ns = GP_AGENT_EVENT_RETENTION_NS};
     int quiet = 0, stats = 0, slurm = 0, verbose = 0;
     gp_slurm_opts slo = {0};
     int64_t slurm_every_ns = 10000000000LL, scrape_every_ns = 10000000000LL;
@@ -189,6 +199,7 @@ int gp_cmd_agent(int argc, char **argv) {
                                          {"speed", required_argument, 0, 'x'},
                                          {"flush", required_argument, 0, 'f'},
                                          {"retention", required_argument, 0, 'r'},
+                                         {"event-retention", required_argument, 0, 'Z'},
                                          {"socket", required_argument, 0, 'S'},
                                          {"no-socket", no_argument, 0, 'N'},
                                          {"udp", required_argument, 0, 'u'},
@@ -245,6 +256,13 @@ int gp_cmd_agent(int argc, char **argv) {
                 o.retention_ns = 0;
             else if (gp_parse_duration_ns(optarg, &o.retention_ns) < 0 || o.retention_ns <= 0)
                 return bad_duration("--retention", optarg);
+            break;
+        case 'Z':
+            if (!strcmp(optarg, "keep"))
+                o.event_retention_ns = 0;
+            else if (gp_parse_duration_ns(optarg, &o.event_retention_ns) < 0 ||
+                     o.event_retention_ns <= 0)
+                return bad_duration("--event-retention", optarg);
             break;
         case 'x':
             o.speed = strtod(optarg, &end);
@@ -525,7 +543,7 @@ int gp_cmd_agent(int argc, char **argv) {
                "\"process_cpu_s\": %.6f, \"first_tick_cpu_s\": %.6f, "
                "\"first_tick_samples\": %llu, \"seal_passes\": %llu, \"seal_stored\": %llu, "
                "\"seal_idle_passes\": %llu, \"seal_cpu_s\": %.6f, \"seal_max_rss_kib\": %ld, "
-               "\"wakes\": %llu}\n",
+               "\"wakes\": %llu, \"events_pruned\": %llu}\n",
                (unsigned long long)st->samples, (unsigned long long)st->proc_samples,
                (unsigned long long)st->events, (unsigned long long)st->ticks, st->collect_cpu_s,
                st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
@@ -539,7 +557,7 @@ int gp_cmd_agent(int argc, char **argv) {
                st->first_tick_cpu_s, (unsigned long long)st->first_tick_samples,
                (unsigned long long)rst->passes, (unsigned long long)rst->stored,
                (unsigned long long)rst->idle_passes, rst->cpu_s, rst->max_rss_kib,
-               (unsigned long long)st->wakes);
+               (unsigned long long)st->wakes, (unsigned long long)st->events_pruned);
     }
     gp_agent_results_free(&results);
     for (int i = 0; i < n_scrape; i++)

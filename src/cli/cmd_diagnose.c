@@ -61,6 +61,29 @@ static void iso(int64_t ns, char *buf, size_t cap) {
 }
 
 /* --window / --windows: each job's last window, or all of them, diagnosed on their own. */
+/* A note for each job (job, or every job) whose events retention deleted: its findings are
+ * the ones stored before (engine/results/job_results.h). */
+static void pruned_notes(gp_store *s, const char *job) {
+    gp_job *jobs = NULL, one;
+    size_t nj = 0;
+    if (job) {
+        snprintf(one.id, sizeof one.id, "%s", job);
+        jobs = &one;
+        nj = 1;
+    } else if (gp_store_list_jobs(s, &jobs, &nj) < 0)
+        return;
+    for (size_t i = 0; i < nj; i++) {
+        int64_t before = -1;
+        char when[32];
+        if (gp_store_events_pruned(s, jobs[i].id, &before) != 1) continue;
+        iso(before, when, sizeof when);
+        printf("note: %s: events deleted by retention (those before %s); only its stored"
+               " findings are known (shown with the options they were stored with)\n",
+               jobs[i].id, when);
+    }
+    if (!job) free(jobs);
+}
+
 static int diagnose_windows(gp_store *s, const char *db, const char *job, const gp_diag_opts *o,
                             int64_t window_ns, int last_only, int64_t as_of_ns, int json,
                             size_t top, int width) {
@@ -78,6 +101,11 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
             fprintf(stderr, "goodput diagnose: no job '%s' in %s\n", job, db);
             return found < 0 ? GP_EXIT_FAIL : GP_EXIT_INPUT;
         }
+        /* its events deleted by retention: one line, before any header */
+        if (gp_store_events_pruned_err(s, job, err, sizeof err) != 0) {
+            fprintf(stderr, "goodput diagnose: %s\n", err);
+            return GP_EXIT_FAIL;
+        }
     }
     json_t *root = json ? json_object() : NULL, *arr = json ? json_array() : NULL;
     json_t *eps = json && !last_only ? json_array() : NULL;
@@ -91,10 +119,29 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
         printf("Findings in %s per %s%.0f s window%s, ranked by badput, then headroom:\n", db,
                last_only ? "last " : "", (double)window_ns / 1e9, last_only ? "" : "s");
     int rc = GP_EXIT_OK;
+    json_t *pruned = NULL;
     for (size_t i = 0; i < (job ? 1 : nj); i++) {
         const char *id = job ? job : jobs[i].id;
         gp_diag_window *w = NULL;
         size_t nw = 0;
+        int64_t before = -1;
+        /* Of every job, one whose events retention deleted has no windows to read: it is
+         * listed as unknown, not failed (asked by --job, it is an error below). */
+        if (!job && gp_store_events_pruned(s, id, &before) == 1) {
+            if (json) {
+                if (!pruned) pruned = json_array();
+                json_t *x = json_object();
+                json_object_set_new(x, "job", json_string(id));
+                json_object_set_new(x, "events_pruned_before_ns", json_integer(before));
+                json_array_append_new(pruned, x);
+            } else {
+                char when[32];
+                iso(before, when, sizeof when);
+                printf("\n== %s  events deleted by retention (those before %s): windows unknown\n",
+                       id, when);
+            }
+            continue;
+        }
         if (gp_diagnose_windows_as_of(s, id, o, window_ns, last_only, as_of_ns, &w, &nw, err,
                                       sizeof err) < 0) {
             fprintf(stderr, "goodput diagnose: %s\n", err);
@@ -166,6 +213,7 @@ static int diagnose_windows(gp_store *s, const char *db, const char *job, const 
     if (json) {
         json_object_set_new(root, "windows", arr);
         if (eps) json_object_set_new(root, "episodes", eps);
+        if (pruned) json_object_set_new(root, "events_pruned", pruned); /* only then */
         if (rc == GP_EXIT_OK) {
             json_dumpf(
                 root, stdout,
@@ -366,6 +414,14 @@ int gp_cmd_diagnose(int argc, char **argv) {
             for (size_t i = 0; i < nj; i++) {
                 json_t *m =
                     gp_job_metrics_json(s, jobs[i].id, &o.slo, o.price_per_gpu_h, err, sizeof err);
+                int64_t before = -1;
+                /* events deleted by retention: its metrics are unknown (its findings are
+                 * the stored ones), said rather than left out */
+                if (!m && gp_store_events_pruned(s, jobs[i].id, &before) == 1) {
+                    m = json_object();
+                    json_object_set_new(m, "job", json_string(jobs[i].id));
+                    json_object_set_new(m, "events_pruned_before_ns", json_integer(before));
+                }
                 if (m) json_array_append_new(jm, m);
             }
         }
@@ -380,6 +436,7 @@ int gp_cmd_diagnose(int argc, char **argv) {
         printf("Findings in %s%s%s, ranked by badput explained, then headroom:\n\n", db,
                job ? " for job " : "", job ? job : "");
         gp_findings_print_w(stdout, f, n, (size_t)top, gp_text_width(wide));
+        pruned_notes(s, job);
     }
     free(f);
     gp_store_close(s);

@@ -295,6 +295,8 @@ static int write_page(FILE *f, gp_store *s, gp_serve *srv, const char *db, const
         if (js->time_to_ready_s >= 0)
             fprintf(f, "; ready %.0f s after allocation", js->time_to_ready_s);
         if (js->energy_kwh >= 0) fprintf(f, "; %.2f kWh", js->energy_kwh);
+        if (js->events_pruned_ns > 0) /* only its stored result is known */
+            fputs("; events deleted by retention, its stored result is shown", f);
         fputs(".</p><table><tr>", f);
         for (int k = 0; k < GP_B__COUNT; k++)
             fprintf(f, "<th>%s</th>", gp_bucket_name((gp_bucket)k));

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void fmt_num(char *buf, size_t cap, double v, const char *fmt) {
     if (v < 0 || !isfinite(v))
@@ -144,6 +145,19 @@ void gp_report_text(FILE *f, const gp_job_summary *js, size_t n, int width) {
             fprintf(f, "  %-18s sent no progress events: activity-only estimate, goodput unknown\n",
                     s->job.id);
     }
+    /* A job whose events retention deleted shows the result stored before (job_results.h):
+     * say so, it can no longer be computed again (a window of it is refused). */
+    for (size_t i = 0; i < n; i++) {
+        if (js[i].events_pruned_ns <= 0) continue;
+        time_t t = (time_t)(js[i].events_pruned_ns / 1000000000LL);
+        struct tm tm;
+        char when[32] = "?";
+        if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%SZ", &tm);
+        fprintf(f,
+                "note: %s: events deleted by retention (those before %s); its stored result is"
+                " shown\n",
+                js[i].job.id, when);
+    }
 }
 
 static json_t *num_or_null(double v) {
@@ -179,6 +193,8 @@ json_t *gp_report_json_job(const gp_job_summary *s) {
     json_object_set_new(o, "proc_mem_max_bytes", num_or_null(s->proc_mem_max_bytes));
     json_object_set_new(o, "energy_kwh", num_or_null(s->energy_kwh));
     json_object_set_new(o, "goodput", num_or_null(g->goodput));
+    if (s->events_pruned_ns > 0) /* only then: other jobs' JSON is unchanged */
+        json_object_set_new(o, "events_pruned_before_ns", json_integer(s->events_pruned_ns));
     json_t *b = json_object();
     for (int k = 0; k < GP_B__COUNT; k++)
         json_object_set_new(b, gp_bucket_name((gp_bucket)k), json_real(g->bucket_gpu_s[k]));

@@ -490,7 +490,13 @@ static void api_job_series(gp_serve *s, const srv_req *q, srv_resp *r, const gp_
                        : any_units ? (j->unit_name[0] ? j->unit_name : "units")
                                    : "steps";
     json_t *rate = json_array();
-    for (int i = 0; i < n; i++) {
+    /* Retention deleted its events: its progress is unknown, not zero. */
+    int64_t pruned_before = -1;
+    int pruned = gp_store_events_pruned(s->store, j->id, &pruned_before) == 1;
+    if (pruned) json_object_set_new(o, "events_pruned_before_ns", json_integer(pruned_before));
+    for (int i = 0; i < n && pruned; i++)
+        json_array_append_new(rate, json_null());
+    for (int i = 0; i < n && !pruned; i++) {
         int64_t bt0 = t0 + step * (int64_t)i;
         int inside = 0; /* null outside the allocations: no progress is unknown there */
         for (size_t k = 0; k < na && !inside; k++)
@@ -562,6 +568,12 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
     json_object_set_new(o, "span", json_pack("{s:f, s:f}", "from_s", a / 1e9, "to_s", b / 1e9));
     json_t *wa = json_array();
     int nw = (int)windows;
+    /* Retention deleted its events: a window would be computed from what is left. Its
+     * windows are unknown (the whole-job figures above are its stored result). */
+    if (js.events_pruned_ns > 0 && nw > 0) {
+        nw = 0;
+        json_object_set_new(o, "windows_unknown", json_string("events deleted by retention"));
+    }
     /* Windows share the job's events: the running job's accounting state, or (ended job,
      * or a running one whose state froze its past and dropped its old events) one made for
      * this request, so n windows read the events once. */

@@ -349,6 +349,17 @@ static const char *const migrations[] = {
     "  WHEN NEW.ts_ns <= ifnull((SELECT t1_ns FROM job_results_hwm WHERE id = 0),"
     "   9223372036854775807) BEGIN"
     "  DELETE FROM job_results WHERE t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns; END;",
+    /* 15: jobs whose events retention deleted (gp_store_retain_events), with the result
+     * they had when it did (job_results' row, moved here). Its events are gone, so
+     * computing the job again would give a number from partial data: every reader serves
+     * this result (engine/results/job_results.h), whatever engine build stored it, and
+     * anything that would compute the job from its events refuses instead. No trigger
+     * touches this table: a late row of the job does not make its lost events come back.
+     * before_ns: the job's events before it were deleted (all of them: t1_ns + 1). */
+    "CREATE TABLE IF NOT EXISTS job_events_pruned ("
+    "  job_id TEXT PRIMARY KEY, before_ns INTEGER NOT NULL, pruned_at_ns INTEGER NOT NULL,"
+    "  sum_fp TEXT NOT NULL, diag_fp TEXT NOT NULL, t0_ns INTEGER NOT NULL,"
+    "  t1_ns INTEGER NOT NULL, raw_t0_ns INTEGER, summary BLOB NOT NULL, diag BLOB NOT NULL);",
 };
 
 /* Columns a migration adds. ALTER TABLE ADD COLUMN has no IF NOT EXISTS: each is added only

@@ -94,6 +94,20 @@ int gp_store_replace_findings(gp_store *s, const char *job_id, const gp_finding 
 /* Deletes raw device and per-process samples older than cutoff_ns; the 1 min / 1 h
  * rollups (store/rollup.h) and events are kept. */
 int gp_store_retain(gp_store *s, int64_t cutoff_ns);
+/* Event retention (schema 15, docs/reliability.md "Ended jobs' results"): the events of an
+ * ended job may go only once its result is stored (job_results, by the agent's sealing
+ * child) and everything of it (range, end) lies before cutoff_ns, and never a running
+ * job's, a job's without a stored result, or one with stage events. The result first
+ * moves to job_events_pruned (the mark every reader checks), then at most max_rows of
+ * such jobs' events are deleted (<= 0: all). In the caller's transaction. Returns the
+ * events deleted, or -1 on a store error. */
+int64_t gp_store_retain_events(gp_store *s, int64_t cutoff_ns, int64_t now_ns, int64_t max_rows);
+/* 1 when retention deleted job_id's events (*before_ns: those before it are gone), 0 when
+ * not (or a store without the table), -1 on a store error. */
+int gp_store_events_pruned(gp_store *s, const char *job_id, int64_t *before_ns);
+/* For anything that would compute a job from its events: 0 when they are all there; -1
+ * with a one-line err when retention deleted them (or on a store error). */
+int gp_store_events_pruned_err(gp_store *s, const char *job_id, char *err, size_t errlen);
 
 int gp_store_list_devices(gp_store *s, gp_device **out, size_t *n);
 int gp_store_list_jobs(gp_store *s, gp_job **out, size_t *n);

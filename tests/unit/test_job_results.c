@@ -14,7 +14,12 @@
  *  - a writer without an open transaction (the agent's sealing child) stores the same rows
  *    byte for byte through its claims, leaves no claim, and the claims a killed one left
  *    are never served and are deleted by gp_job_results_unclaim; jobs handed to a writer
- *    as failed before are not tried. */
+ *    as failed before are not tried;
+ *  - event retention (gp_store_retain_events) deletes the events of ended jobs with a
+ *    stored result only (never one without, or with a claim), marks them first, and then
+ *    their stored result is served whatever engine stored it (not with other options or
+ *    struct sizes), while computing them (whole, window, diagnosis input) is refused and
+ *    the writer never stores them again. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -629,6 +634,126 @@ static void test_own_rows_invalidate(void **state) {
     gp_store_close(s);
 }
 
+static int64_t count_i64(gp_store *s, const char *sql) {
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void test_event_retention(void **state) {
+    (void)state;
+    char path[600];
+    gp_store *s = copy_store("prune.db", path, sizeof path);
+    assert_int_equal(seal(s), 3); /* flaky, tiny-kernels, queued; late-runner has none */
+    /* queued's result is a sealing child's claim: not a result, never pruned */
+    exec_sql(gp_store_db(s), "UPDATE job_results SET sum_fp = 'sealing' WHERE job_id = 'queued'");
+    gp_summary_opts so = {0};
+    gp_diag_opts dopt = {0};
+    gp_job_results *r = gp_job_results_open(s, &so, &dopt);
+    gp_job_summary before[2];
+    char *fbefore = NULL;
+    const char *pruned[] = {"flaky", "tiny-kernels"};
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(gp_job_results_summary(r, pruned[i], &before[i]), 1);
+    gp_finding *f = NULL;
+    size_t n = 0;
+    char err[256];
+    gp_job_results_use(&dopt, r);
+    assert_int_equal(gp_diagnose_job(s, "flaky", &dopt, &f, &n, err, sizeof err), 0);
+    fbefore = dump(gp_findings_json(f, n, 0));
+    free(f);
+    gp_job_results_close(r);
+    int64_t ev_late = count_i64(s, "SELECT count(*) FROM events WHERE job_id = 'late-runner'");
+    int64_t ev_queued = count_i64(s, "SELECT count(*) FROM events WHERE job_id = 'queued'");
+    int64_t ev_flaky = count_i64(s, "SELECT count(*) FROM events WHERE job_id = 'flaky'");
+    assert_true(ev_late > 0 && ev_flaky > 100);
+    /* A cutoff before the jobs ended prunes nothing and marks nothing. */
+    assert_int_equal(gp_store_begin(s), 0);
+    assert_int_equal(gp_store_retain_events(s, 1, 1, 0), 0);
+    assert_int_equal(count_i64(s, "SELECT count(*) FROM job_events_pruned"), 0);
+    /* 100 events a pass: the mark is there from the first pass on */
+    int64_t k = gp_store_retain_events(s, store_end(s) + 1, store_end(s), 100);
+    assert_int_equal(k, 100);
+    assert_int_equal(count_i64(s, "SELECT count(*) FROM job_events_pruned"), 2);
+    int64_t total = k;
+    while ((k = gp_store_retain_events(s, store_end(s) + 1, store_end(s), 100)) > 0)
+        total += k;
+    assert_int_equal(k, 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_true(total >= ev_flaky);
+    assert_int_equal(count_i64(s, "SELECT count(*) FROM events WHERE job_id IN ('flaky',"
+                                  " 'tiny-kernels')"),
+                     0);
+    assert_int_equal(count_i64(s, "SELECT count(*) FROM events WHERE job_id = 'late-runner'"),
+                     ev_late);
+    assert_int_equal(count_i64(s, "SELECT count(*) FROM events WHERE job_id = 'queued'"),
+                     ev_queued);
+    int64_t b = -1;
+    assert_int_equal(gp_store_events_pruned(s, "flaky", &b), 1);
+    assert_true(b > 0);
+    assert_int_equal(gp_store_events_pruned(s, "late-runner", &b), 0);
+    /* An engine that changed (another version, same sizes and options) still serves them,
+     * said in the summary; the findings are the same bytes. */
+    exec_sql(gp_store_db(s), "UPDATE job_events_pruned SET sum_fp = 'otherbuild' ||"
+                             " substr(sum_fp, instr(sum_fp, ';')), diag_fp = 'otherbuild' ||"
+                             " substr(diag_fp, instr(diag_fp, ';'))");
+    dopt = (gp_diag_opts){0};
+    r = gp_job_results_open(s, &so, &dopt);
+    for (size_t i = 0; i < 2; i++) {
+        gp_job_summary got;
+        assert_int_equal(gp_job_results_summary(r, pruned[i], &got), 1);
+        assert_true(got.events_pruned_ns > 0);
+        got.events_pruned_ns = 0;
+        char *x = dump(gp_report_json_job(&got)), *y = dump(gp_report_json_job(&before[i]));
+        assert_string_equal(x, y);
+        free(x);
+        free(y);
+    }
+    gp_job_results_use(&dopt, r);
+    assert_int_equal(gp_diagnose_job(s, "flaky", &dopt, &f, &n, err, sizeof err), 0);
+    char *fafter = dump(gp_findings_json(f, n, 0));
+    free(f);
+    assert_string_equal(fafter, fbefore);
+    free(fafter);
+    free(fbefore);
+    gp_job_results_close(r);
+    /* Other options (an SLO), or a window: not served, and computing is refused. */
+    gp_summary_opts slo = {.slo = {.ttft_s = 1}};
+    r = gp_job_results_open(s, &slo, NULL);
+    gp_job_summary x;
+    assert_int_equal(gp_job_results_summary(r, "flaky", &x), 0);
+    gp_job_results_close(r);
+    assert_int_not_equal(gp_job_summary_compute(s, "flaky", &so, &x, err, sizeof err), 0);
+    assert_non_null(strstr(err, "retention"));
+    gp_summary_opts win = {.t0_ns = store_end(s) - 600 * S, .t1_ns = store_end(s)};
+    assert_int_not_equal(gp_job_summary_compute(s, "tiny-kernels", &win, &x, err, sizeof err), 0);
+    assert_non_null(strstr(err, "retention"));
+    gp_job_input in;
+    assert_int_not_equal(gp_job_input_load(s, "flaky", &in, err, sizeof err), 0);
+    assert_non_null(strstr(err, "retention"));
+    dopt = (gp_diag_opts){.no_write = 1};
+    assert_int_not_equal(gp_diagnose_job(s, "flaky", &dopt, &f, &n, err, sizeof err), 0);
+    /* Other struct sizes: not served either (the bytes would not be this build's). */
+    exec_sql(gp_store_db(s), "UPDATE job_events_pruned SET sum_fp = 'otherbuild;1/2/3'");
+    r = gp_job_results_open(s, &so, NULL);
+    assert_int_equal(gp_job_results_summary(r, "flaky", &x), 0);
+    gp_job_results_close(r);
+    /* The writer never stores them again (late-runner ends too late: nothing to store);
+     * the claim left on queued is taken over and queued stored. */
+    gp_job_results_writer *w = gp_job_results_writer_new();
+    assert_int_equal(gp_store_begin(s), 0);
+    assert_int_equal(gp_job_results_seal(w, s, store_end(s), 0, err, sizeof err), 1);
+    assert_int_equal(gp_store_commit(s), 0);
+    gp_job_results_writer_free(w);
+    assert_false(has_result(s, "flaky"));
+    assert_false(has_result(s, "tiny-kernels"));
+    assert_true(has_result(s, "queued"));
+    gp_store_close(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stored_is_computed),
@@ -639,6 +764,7 @@ int main(void) {
         cmocka_unit_test(test_claims),
         cmocka_unit_test(test_replaced_rows_invalidate),
         cmocka_unit_test(test_own_rows_invalidate),
+        cmocka_unit_test(test_event_retention),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

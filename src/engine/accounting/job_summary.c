@@ -997,6 +997,9 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         snprintf(err, errlen, "job '%s' is not in the store", a->job_id);
         return -1;
     }
+    /* Retention deleted its events: what is left would give a wrong number, not a
+     * smaller one. Only its stored result is known (engine/results/job_results.h). */
+    if (gp_store_events_pruned_err(s, a->job_id, err, errlen) != 0) return -1;
     int64_t t0 = a->opt_t0, t1 = a->opt_t1;
     if (t0 <= 0 && t1 <= 0) {
         int64_t x, y;

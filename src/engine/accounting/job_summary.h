@@ -28,6 +28,9 @@ typedef struct gp_job_summary {
     double energy_kwh;
     double span_s; /* window covered */
     gp_goodput gp;
+    /* > 0: retention deleted the job's events before this time, and this is the result
+     * stored before it did (engine/results/job_results.h); 0: not pruned. Set on read. */
+    int64_t events_pruned_ns;
 } gp_job_summary;
 
 typedef struct gp_summary_opts {

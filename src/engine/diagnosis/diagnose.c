@@ -228,6 +228,9 @@ int gp_job_input_load_range(gp_store *s, const char *job_id, int raw, int64_t fr
 static int load_input(gp_store *s, const char *job_id, int raw, int compact, int64_t from_ns,
                       int64_t to_ns, gp_job_input *in, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
+    /* Retention deleted its events: a diagnosis of what is left would be wrong, not
+     * smaller. Only its stored result is known (engine/results/job_results.h). */
+    if (gp_store_events_pruned_err(s, job_id, err, errlen) != 0) return -1;
     int whole = from_ns == INT64_MIN && to_ns == INT64_MAX;
     in->job_id = strdup(job_id);
     gp_alloc *al = NULL;
@@ -531,6 +534,14 @@ static void diag_task(gp_store *conn, size_t i, void *ctx) {
                          &p->prices[i], d->err, sizeof d->err);
 }
 
+/* Of every job, one whose events retention deleted and whose stored findings do not fit
+ * these options (another price, SLOs) has no findings to give: it is left out rather than
+ * failing the others (the CLI says which jobs are pruned). */
+static int pruned_unserved(gp_store *s, const char *job_id) {
+    int64_t before;
+    return gp_store_events_pruned(s, job_id, &before) == 1;
+}
+
 static int diagnose_jobs_par(gp_store *s, const gp_job *jobs, size_t nj, const gp_diag_opts *o,
                              gp_finding *all, size_t *tot, gp_features *feats, gp_goodput *accts,
                              double *prices, char *err, size_t errlen) {
@@ -555,11 +566,12 @@ static int diagnose_jobs_par(gp_store *s, const gp_job *jobs, size_t nj, const g
     gp_read_pool_run(s, nj, o->threads, diag_task, &p);
     int rc = 1;
     for (size_t i = 0; i < nj; i++) {
+        if (slot[i].rc < 0 && pruned_unserved(s, jobs[i].id)) slot[i].rc = 0, slot[i].n = 0;
         if (rc == 1 && slot[i].rc < 0) {
             snprintf(err, errlen, "%s", slot[i].err);
             rc = -1;
         }
-        if (rc == 1) {
+        if (rc == 1 && slot[i].n) {
             memcpy(all + *tot, slot[i].f, slot[i].n * sizeof *all);
             *tot += slot[i].n;
         }
@@ -601,6 +613,10 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         size_t k = 0;
         if (diagnose_one(s, jobs[i].id, o, all + tot, &k, &feats[i], &accts[i], &prices[i], err,
                          errlen) < 0) {
+            if (pruned_unserved(s, jobs[i].id)) {
+                memset(&feats[i], 0, sizeof feats[i]);
+                continue;
+            }
             par = -1;
             break;
         }

@@ -345,7 +345,10 @@ static int candidates(gp_job_results_writer *w, sqlite3 *db, int64_t now_ns, con
     if (sqlite3_prepare_v2(db,
                            "SELECT id FROM jobs WHERE ended_ns > 0 AND ended_ns <= ?1"
                            " AND NOT EXISTS (SELECT 1 FROM job_results r WHERE r.job_id = jobs.id"
-                           " AND r.sum_fp = ?2 AND r.diag_fp = ?3) ORDER BY ended_ns, id",
+                           " AND r.sum_fp = ?2 AND r.diag_fp = ?3)"
+                           /* events pruned: computing it now would read partial data */
+                           " AND NOT EXISTS (SELECT 1 FROM job_events_pruned p"
+                           "  WHERE p.job_id = jobs.id) ORDER BY ended_ns, id",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(st, 1, now_ns - GP_SUMMARY_FREEZE_LAG_NS);
@@ -440,6 +443,9 @@ int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, d
 struct gp_job_results {
     gp_store *s;
     sqlite3_stmt *sum_st, *diag_st; /* NULL: that part is not served */
+    /* jobs whose events retention deleted (job_events_pruned, schema 15); NULL: an older
+     * store, nothing pruned */
+    sqlite3_stmt *psum_st, *pdiag_st;
     char sum_fp[512], diag_fp[512];
     uint64_t n_sum, n_diag;
 };
@@ -463,13 +469,51 @@ gp_job_results *gp_job_results_open(gp_store *s, const gp_summary_opts *so,
         gp_job_results_close(r);
         return NULL;
     }
+    /* A pruned job's result is served whatever engine stored it: computing it again would
+     * read what is left of its events. Only the struct sizes and the options (the
+     * fingerprint past the engine's version) must match: pruned_fp_ok. */
+    if (r->sum_st &&
+        sqlite3_prepare_v3(db,
+                           "SELECT summary, sum_fp, before_ns FROM job_events_pruned"
+                           " WHERE job_id = ?1",
+                           -1, SQLITE_PREPARE_PERSISTENT, &r->psum_st, NULL) != SQLITE_OK)
+        r->psum_st = NULL;
+    if (r->diag_st &&
+        sqlite3_prepare_v3(db,
+                           "SELECT diag, diag_fp, before_ns FROM job_events_pruned"
+                           " WHERE job_id = ?1",
+                           -1, SQLITE_PREPARE_PERSISTENT, &r->pdiag_st, NULL) != SQLITE_OK)
+        r->pdiag_st = NULL;
     return r;
+}
+
+/* Whether a pruned job's stored fingerprint fits want: the same after the engine's
+ * version (struct sizes, then options). */
+static int pruned_fp_ok(const char *stored, const char *want) {
+    const char *a = stored ? strchr(stored, ';') : NULL, *b = strchr(want, ';');
+    return a && b && !strcmp(a, b);
+}
+
+/* Steps a pruned-job statement (blob, fp, before_ns) for job_id: the blob when its fp fits
+ * want and its size [min, max]; *before_ns. The caller resets st after copying. */
+static const void *lookup_pruned(sqlite3_stmt *st, const char *job_id, const char *want, size_t min,
+                                 size_t max, size_t *len, int64_t *before_ns) {
+    sqlite3_reset(st);
+    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) != SQLITE_ROW) return NULL;
+    if (!pruned_fp_ok((const char *)sqlite3_column_text(st, 1), want)) return NULL;
+    *before_ns = sqlite3_column_int64(st, 2);
+    const void *b = sqlite3_column_blob(st, 0);
+    *len = (size_t)sqlite3_column_bytes(st, 0);
+    return b && *len >= min && *len <= max ? b : NULL;
 }
 
 void gp_job_results_close(gp_job_results *r) {
     if (!r) return;
     sqlite3_finalize(r->sum_st);
     sqlite3_finalize(r->diag_st);
+    sqlite3_finalize(r->psum_st);
+    sqlite3_finalize(r->pdiag_st);
     free(r);
 }
 
@@ -492,6 +536,15 @@ int gp_job_results_summary(gp_job_results *r, const char *job_id, gp_job_summary
     const void *b = lookup(r->sum_st, job_id, r->sum_fp, sizeof *out, sizeof *out, &len);
     if (b) memcpy(out, b, sizeof *out);
     sqlite3_reset(r->sum_st); /* no read transaction left open between lookups */
+    if (!b && r->psum_st) {
+        int64_t before = -1;
+        b = lookup_pruned(r->psum_st, job_id, r->sum_fp, sizeof *out, sizeof *out, &len, &before);
+        if (b) {
+            memcpy(out, b, sizeof *out);
+            out->events_pruned_ns = before > 0 ? before : 1;
+        }
+        sqlite3_reset(r->psum_st);
+    }
     if (!b) return 0;
     /* The store's span, not the job's: what computing it now would say. */
     int64_t t0 = -1, t1 = -1;
@@ -511,6 +564,13 @@ int gp_job_results_diag(void *ctx, const char *job_id, gp_finding *out, size_t c
                sizeof(diag_head) + GP_DIAG_MAX_PER_JOB * sizeof(gp_finding), &len);
     diag_head h;
     int ok = 0;
+    if (!b && r->pdiag_st) {
+        sqlite3_reset(r->diag_st);
+        int64_t before = -1;
+        b = lookup_pruned(r->pdiag_st, job_id, r->diag_fp, sizeof(diag_head),
+                          sizeof(diag_head) + GP_DIAG_MAX_PER_JOB * sizeof(gp_finding), &len,
+                          &before);
+    }
     if (b) {
         memcpy(&h, b, sizeof h);
         ok = h.n <= cap && len == sizeof h + h.n * sizeof(gp_finding);
@@ -523,6 +583,7 @@ int gp_job_results_diag(void *ctx, const char *job_id, gp_finding *out, size_t c
         }
     }
     sqlite3_reset(r->diag_st);
+    if (r->pdiag_st) sqlite3_reset(r->pdiag_st);
     if (ok) r->n_diag++;
     return ok;
 }

@@ -14,7 +14,12 @@
  *    a reader asking for other options computes;
  *  - input: triggers delete a result when a row it depends on arrives or changes later
  *    (schema.c, migration 13), and retention deletes those whose raw samples it prunes;
- *  - range: only a whole-history summary is served (a window computes).
+ *  - range: only a whole-history summary is served (a window computes);
+ *  - pruned: once retention deleted a job's events (gp_store_retain_events moved its result
+ *    to job_events_pruned, schema 15), its result is served whatever engine stored it (the
+ *    struct sizes and options must still match) with gp_job_summary.events_pruned_ns set,
+ *    computing it is refused (the accounting and the diagnosis input check the mark), and
+ *    the writer never stores it again.
  * The one field that follows the store rather than the job, span_s (the store's time
  * span), is filled in at read time. A read command opens the store read-only and never
  * writes: an older store without the table simply computes.
