@@ -343,8 +343,12 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
         return -1;
     }
     if (!(flags & GP_STORE_READONLY)) {
-        if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL,
-                         &msg) != SQLITE_OK) {
+        char wal_sql[128];
+        snprintf(wal_sql, sizeof wal_sql,
+                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                 "PRAGMA journal_size_limit=%lld;",
+                 GP_STORE_WAL_LIMIT_BYTES);
+        if (sqlite3_exec(s->db, wal_sql, NULL, NULL, &msg) != SQLITE_OK) {
             snprintf(err, errlen, "store '%s': %s", path, msg);
             sqlite3_free(msg);
             gp_store_close(s);

@@ -76,6 +76,12 @@ int gp_store_put_event(gp_store *s, const gp_event *e);
 /* Wall time of the commits since open (gp_store_commit, rollups included), as a
  * histogram with the upper bounds GP_STORE_COMMIT_BOUNDS_S (the last bucket is +Inf);
  * counts are per bucket, not cumulative. */
+/* What a writable store's WAL file is cut back to when SQLite next starts it over after a
+ * checkpoint (PRAGMA journal_size_limit). A WAL grows past this while a reader holds an old
+ * snapshot (a sealing child computing a day-long job while an agent at --speed 0 writes
+ * hours: 3.4 GB in bench/store_month) or under one large transaction; without the limit the
+ * file kept that size on disk until the agent exited. */
+#define GP_STORE_WAL_LIMIT_BYTES (64LL << 20)
 #define GP_STORE_COMMIT_BUCKETS 12
 #define GP_STORE_COMMIT_BOUNDS_S                                                                   \
     { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0 }

@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "store/schema.h"
@@ -299,11 +300,47 @@ static void test_readonly_lists(void **st) {
     free(dir);
 }
 
+/* A WAL that grew past GP_STORE_WAL_LIMIT_BYTES (one large transaction here; a reader
+ * holding an old snapshot in the agent) is cut back to the limit once SQLite starts it
+ * over after a checkpoint, instead of keeping its largest size on disk while the store is
+ * open. */
+static void test_wal_cut_back(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), *path = db_path(dir, "w.db"), *wal = db_path(dir, "w.db-wal"),
+         err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    sqlite3 *db = gp_store_db(s);
+    /* 80 MiB in one transaction: the WAL must hold it all. */
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE big(x); WITH RECURSIVE c(i) AS (SELECT 1 UNION "
+                                  "ALL SELECT i + 1 FROM c WHERE i < 80) INSERT INTO big "
+                                  "SELECT zeroblob(1048576) FROM c;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    struct stat sb;
+    assert_int_equal(stat(wal, &sb), 0);
+    assert_true(sb.st_size > 80LL << 20);
+    /* Checkpoint, then small writes: the next one starts the WAL over and cuts it back. */
+    assert_int_equal(sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL),
+                     SQLITE_OK);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(sqlite3_exec(db, "DELETE FROM big WHERE rowid = 1", NULL, NULL, NULL),
+                         SQLITE_OK);
+    assert_int_equal(stat(wal, &sb), 0);
+    assert_true(sb.st_size <= GP_STORE_WAL_LIMIT_BYTES);
+    gp_store_close(s);
+    free(wal);
+    gp_test_tmpdir_remove(dir);
+    free(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_readonly_lists),
         cmocka_unit_test(test_bad_files),    cmocka_unit_test(test_schema_version),
         cmocka_unit_test(test_crash_safety), cmocka_unit_test(test_same_key_replaces),
+        cmocka_unit_test(test_wal_cut_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
