@@ -1034,7 +1034,11 @@ int64_t gp_store_retain_events(gp_store *s, int64_t cutoff_ns, int64_t now_ns, i
                            /* CROSS JOIN: the few marked jobs outside, each one's events
                             * by events_job_ts; the other order scans every event */
                            "DELETE FROM events WHERE id IN (SELECT e.id FROM job_events_pruned p"
-                           " CROSS JOIN events e WHERE e.job_id = p.job_id LIMIT ?1)",
+                           " CROSS JOIN events e WHERE e.job_id = p.job_id"
+                           /* only the range the moved result covers: events of a later
+                            * run under the same id stay (they make the job unknown,
+                            * GP_PRUNED_STILL_SQL, not gone) */
+                           " AND e.ts_ns < p.before_ns LIMIT ?1)",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_int64(st, 1, max_rows > 0 ? max_rows : -1);
@@ -1057,20 +1061,45 @@ int gp_store_events_pruned(gp_store *s, const char *job_id, int64_t *before_ns) 
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* 1 when a pruned job has rows past its moved result (an event at or after before_ns, an
+ * allocation or an end after the result's t1: a later run under the same id), 0 when not,
+ * -1 on a store error. */
+static int pruned_job_grew(gp_store *s, const char *job_id) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT 1 FROM job_events_pruned p WHERE p.job_id = ?1 AND NOT (" GP_PRUNED_STILL_SQL
+            ")",
+            -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
 int gp_store_events_pruned_err(gp_store *s, const char *job_id, char *err, size_t errlen) {
     int64_t before = -1;
     int p = gp_store_events_pruned(s, job_id, &before);
-    if (p < 0)
+    int grew = p > 0 ? pruned_job_grew(s, job_id) : 0;
+    if (p < 0 || grew < 0)
         snprintf(err, errlen, "job '%s': store: %s", job_id, gp_store_errmsg(s));
     else if (p > 0) {
         time_t t = (time_t)(before / 1000000000LL);
         struct tm tm;
         char when[32] = "?";
         if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%SZ", &tm);
-        snprintf(err, errlen,
-                 "job '%s': its events before %s were deleted by the agent's event retention;"
-                 " only its stored whole-history result is known (goodput report)",
-                 job_id, when);
+        if (grew)
+            snprintf(err, errlen,
+                     "job '%s': its events before %s were deleted by the agent's event retention"
+                     " and it has rows since (a later run under the same id?): its figures are"
+                     " unknown",
+                     job_id, when);
+        else
+            snprintf(err, errlen,
+                     "job '%s': its events before %s were deleted by the agent's event retention;"
+                     " only its stored whole-history result is known (goodput report)",
+                     job_id, when);
     }
     return p != 0 ? -1 : 0;
 }

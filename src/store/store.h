@@ -111,6 +111,17 @@ int64_t gp_store_retain_events(gp_store *s, int64_t cutoff_ns, int64_t now_ns, i
 /* 1 when retention deleted job_id's events (*before_ns: those before it are gone), 0 when
  * not (or a store without the table), -1 on a store error. */
 int gp_store_events_pruned(gp_store *s, const char *job_id, int64_t *before_ns);
+/* The condition, on a job_events_pruned row p, that the job has nothing past its moved
+ * result: no event at or after p.before_ns, no allocation open or reaching past p.t1_ns,
+ * and the job ended by then. Only then is that result the job's whole history; a later run
+ * under the same id makes the job unknown (its earlier events are gone), never the old
+ * result served as if nothing had happened. */
+#define GP_PRUNED_STILL_SQL                                                                        \
+    "NOT EXISTS (SELECT 1 FROM events e WHERE e.job_id = p.job_id AND e.ts_ns >= p.before_ns)"     \
+    " AND NOT EXISTS (SELECT 1 FROM allocations a WHERE a.job_id = p.job_id"                       \
+    "  AND (a.to_ns IS NULL OR a.to_ns > p.t1_ns))"                                                \
+    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = p.job_id"                                  \
+    "  AND (j.ended_ns IS NULL OR j.ended_ns <= 0 OR j.ended_ns > p.t1_ns))"
 /* For anything that would compute a job from its events: 0 when they are all there; -1
  * with a one-line err when retention deleted them (or on a store error). */
 int gp_store_events_pruned_err(gp_store *s, const char *job_id, char *err, size_t errlen);

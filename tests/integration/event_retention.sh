@@ -96,4 +96,20 @@ refused compare --db "$p" done1@0m..10m done1@10m..20m
 grep -q '\[job live\]' "$tmp/price.txt" && ! grep -q '\[job done' "$tmp/price.txt" &&
   [ "$(grep -c '^note: done[12]: events deleted by retention' "$tmp/price.txt")" = 2 ] ||
   fail "diagnose --price with pruned jobs: $(cat "$tmp/price.txt")"
+# A later run under a pruned job's id: its events stay (retention deletes only the range
+# the moved result covers), and the job is unknown: left out with one line saying why,
+# never the first run's result shown as the job's; done2 is still served.
+cp "$p" "$tmp/again.db"
+"$GOODPUT" agent --source "sim:$src/tests/data/scenarios/retention_events_again.conf" \
+  --speed 0 --duration 15m --no-socket --quiet --retention keep --event-retention 2m \
+  --db "$tmp/again.db"
+again=$(q "$tmp/again.db" "SELECT count(*) FROM events WHERE job_id = 'done1'")
+[ "$again" -gt 1000 ] || fail "the later run's events of done1 were deleted: $again left"
+"$GOODPUT" report --db "$tmp/again.db" --json >"$tmp/again.json" 2>"$tmp/again.err" ||
+  fail "report with a reused pruned id: $(cat "$tmp/again.err")"
+[ "$(jq -r '[.jobs[].id] | join(",")' "$tmp/again.json")" = done2,live ] ||
+  fail "report with a reused pruned id lists: $(jq -c '[.jobs[].id]' "$tmp/again.json")"
+[ "$(wc -l <"$tmp/again.err")" = 1 ] &&
+  grep -q "^goodput report: job 'done1': .* has rows since .*: its figures are unknown" "$tmp/again.err" ||
+  fail "report does not say why done1 is unknown: $(cat "$tmp/again.err")"
 echo "event_retention: ok ($ended_events events of 2 ended jobs pruned, $live_p of the running one kept; live pages $(used "$k") -> $(used "$p"))"

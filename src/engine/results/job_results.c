@@ -471,17 +471,18 @@ gp_job_results *gp_job_results_open(gp_store *s, const gp_summary_opts *so,
     }
     /* A pruned job's result is served whatever engine stored it: computing it again would
      * read what is left of its events. Only the struct sizes and the options (the
-     * fingerprint past the engine's version) must match: pruned_fp_ok. */
+     * fingerprint past the engine's version) must match: pruned_fp_ok. And only while the
+     * job has nothing past it (GP_PRUNED_STILL_SQL): else it is unknown. */
     if (r->sum_st &&
         sqlite3_prepare_v3(db,
-                           "SELECT summary, sum_fp, before_ns FROM job_events_pruned"
-                           " WHERE job_id = ?1",
+                           "SELECT summary, sum_fp, before_ns FROM job_events_pruned p"
+                           " WHERE job_id = ?1 AND " GP_PRUNED_STILL_SQL,
                            -1, SQLITE_PREPARE_PERSISTENT, &r->psum_st, NULL) != SQLITE_OK)
         r->psum_st = NULL;
     if (r->diag_st &&
         sqlite3_prepare_v3(db,
-                           "SELECT diag, diag_fp, before_ns FROM job_events_pruned"
-                           " WHERE job_id = ?1",
+                           "SELECT diag, diag_fp, before_ns FROM job_events_pruned p"
+                           " WHERE job_id = ?1 AND " GP_PRUNED_STILL_SQL,
                            -1, SQLITE_PREPARE_PERSISTENT, &r->pdiag_st, NULL) != SQLITE_OK)
         r->pdiag_st = NULL;
     return r;
