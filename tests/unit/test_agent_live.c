@@ -21,19 +21,7 @@
 #define NS 1000000000LL
 #define SCEN "sim:examples/scenarios/demo.conf"
 
-static char *tmp;
-
-static int setup(void **state) {
-    (void)state;
-    tmp = gp_test_tmpdir();
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    gp_test_tmpdir_remove(tmp);
-    return 0;
-}
+GP_TEST_TMPDIR_GROUP(tmp)
 
 /* Runs the demo for duration_ns at full speed into tmp/name; live (may be NULL) attached.
  * Returns the open agent (its store stays readable) and its clock at the end. */

@@ -13,19 +13,7 @@
 
 #define NS 1000000000LL
 
-static char *tmp;
-
-static int setup(void **state) {
-    (void)state;
-    tmp = gp_test_tmpdir();
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    gp_test_tmpdir_remove(tmp);
-    return 0;
-}
+GP_TEST_TMPDIR_GROUP(tmp)
 
 static void features_of(const gp_job_input *in, gp_features *f) {
     char err[256];

@@ -38,19 +38,7 @@
 
 #define NS 1000000000LL
 
-static char *tmp;
-
-static int setup(void **state) {
-    (void)state;
-    tmp = gp_test_tmpdir();
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    gp_test_tmpdir_remove(tmp);
-    return 0;
-}
+GP_TEST_TMPDIR_GROUP(tmp)
 
 static const char *HARD =
     "[node]\nname = live-node\ngpus = 5\nmodel = H100-SXM\nseed = 7\nduration = 40m\n\n"

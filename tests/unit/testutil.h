@@ -42,4 +42,18 @@ static inline void gp_test_tmpdir_remove(char *dir) {
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     free(dir);
 }
+/* A group's temp dir: defines `static char *NAME` and the cmocka group setup/teardown that
+ * make it before the group's tests and remove it after them. */
+#define GP_TEST_TMPDIR_GROUP(NAME)                                                                 \
+    static char *NAME;                                                                             \
+    static int setup(void **state) {                                                               \
+        (void)state;                                                                               \
+        NAME = gp_test_tmpdir();                                                                   \
+        return 0;                                                                                  \
+    }                                                                                              \
+    static int teardown(void **state) {                                                            \
+        (void)state;                                                                               \
+        gp_test_tmpdir_remove(NAME);                                                               \
+        return 0;                                                                                  \
+    }
 #endif
