@@ -48,6 +48,9 @@ static void drop_copies(sqlite3 *db) {
 
 int gp_own_rows_install(sqlite3 *db, gp_own_rows_gate *gate) {
     sqlite3_stmt *st;
+    /* Before SQLite 3.35, SQLITE_DBCONFIG_ENABLE_TRIGGER turned TEMP triggers off too: the
+     * copies would never run. Such a library keeps the schema's triggers on. */
+    if (sqlite3_libversion_number() < 3035000) return 0;
     if (sqlite3_prepare_v2(db,
                            "SELECT tbl_name, sql FROM main.sqlite_master WHERE type = 'trigger'"
                            " ORDER BY rowid",
