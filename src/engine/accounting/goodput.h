@@ -71,7 +71,7 @@ typedef struct gp_activity {
  * (gp_event's is ~700; a long job's refresh expands tens of thousands). A request's
  * fields share their bytes with a step's or stage's: the accounting reads arrival,
  * first token and output tokens only of requests, and step, start and units only of
- * steps and stages, so the writer fills one side by kind (gp_acct_event_set). name: ""
+ * steps and stages, so the writer fills one side by kind (gp_acct_event_fill). name: ""
  * for none; the caller keeps its storage. */
 typedef struct gp_acct_event {
     int64_t ts_ns, rank;
