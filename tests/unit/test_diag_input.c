@@ -3,7 +3,9 @@
  * from the demo scenario, every job's features from the compact input are the features
  * from the same rows held as gp_samples (gp_job_input_load_ex), bit for bit; and a
  * hand-built input without allocations gives the same features in either form (devices
- * and the window then come from the samples). */
+ * and the window then come from the samples). The deferred input
+ * (gp_job_input_load_deferred: series read after the event features, steps released) gives
+ * the same features and straggler observations. */
 #include "testutil.h"
 
 #include "agent/agent.h"
@@ -54,13 +56,32 @@ static void test_demo_compact_same_features(void **state) {
     if (gp_agent_run(a, NULL, err, sizeof err) != 0) fail_msg("%s", err);
     gp_agent_close(a);
 
+    /* train-allreduce's steps again as ranks 0 and 1 (rank 1 a little slower): the demo's
+     * steps have no rank, and the straggler's observations need ranked ones */
     gp_store *st = NULL;
+    assert_int_equal(gp_store_open(path, 0, &st, err, sizeof err), 0);
+    gp_event *ev = NULL;
+    size_t nev = 0;
+    assert_int_equal(gp_store_job_events(st, "train-allreduce", GP_EV_STEP, &ev, &nev), 0);
+    assert_true(nev > 100);
+    gp_store_begin(st);
+    for (size_t i = 0; i < nev; i++)
+        for (int r = 0; r < 2; r++) {
+            gp_event e = ev[i];
+            e.rank = r;
+            e.ts_ns += r * 20000000LL;
+            assert_true(gp_store_put_event(st, &e) >= 0);
+        }
+    assert_int_equal(gp_store_commit(st), 0);
+    free(ev);
+    gp_store_close(st);
+
     assert_int_equal(gp_store_open(path, GP_STORE_READONLY, &st, err, sizeof err), 0);
     gp_job *jobs = NULL;
     size_t nj = 0;
     assert_int_equal(gp_store_list_jobs(st, &jobs, &nj), 0);
     assert_true(nj >= 6);
-    size_t multi_gpu = 0, with_samples = 0;
+    size_t multi_gpu = 0, with_samples = 0, deferred_seen = 0, steps_seen = 0;
     for (size_t j = 0; j < nj; j++) {
         gp_job_input c, w;
         assert_int_equal(gp_job_input_load(st, jobs[j].id, &c, err, sizeof err), 0);
@@ -88,6 +109,37 @@ static void test_demo_compact_same_features(void **state) {
         if (memcmp(&fc, &fw, sizeof fc) != 0) fail_msg("job %s: features differ", jobs[j].id);
         assert_int_equal(fc.n_samples_seen, (int)w.n_samples);
 
+        /* the series read after the event features (what diagnosing from the store does):
+         * the same features and straggler observations */
+        gp_job_input df;
+        assert_int_equal(gp_job_input_load_deferred(st, jobs[j].id, &df, err, sizeof err), 0);
+        assert_int_equal(df.n_deferred, c.n_series); /* raw rows only: every series */
+        for (size_t d = 0; d < df.n_series; d++)
+            assert_int_equal(df.series[d].n, 0);
+        gp_features fd;
+        features_of(&df, &fd);
+        if (memcmp(&fd, &fc, sizeof fd) != 0)
+            fail_msg("job %s: features of the deferred input differ", jobs[j].id);
+        assert_int_equal(df.n_deferred, 0);
+        assert_int_equal(df.n_series, c.n_series);
+        for (size_t d = 0; d < c.n_series; d++) {
+            assert_string_equal(df.series[d].uuid, c.series[d].uuid);
+            assert_int_equal(df.series[d].n, c.series[d].n);
+        }
+        deferred_seen += c.n_series > 0;
+        gp_worker_obs *oc = NULL, *od = NULL;
+        int noc = gp_step_obs_from_input(&c, &oc), nod = gp_job_input_obs(&df, &od);
+        assert_int_equal(nod, noc);
+        for (int k = 0; k < noc; k++) /* field by field: the records have padding */
+            if (oc[k].worker != od[k].worker || oc[k].iter != od[k].iter ||
+                memcmp(&oc[k].value, &od[k].value, sizeof oc[k].value) != 0 ||
+                oc[k].ts_ns != od[k].ts_ns)
+                fail_msg("job %s: straggler observation %d differs", jobs[j].id, k);
+        steps_seen += noc > 0;
+        free(oc);
+        free(od);
+        gp_job_input_free(&df);
+
         /* without allocations: devices and window from the samples, either form */
         gp_job_input hw = w, hc = w;
         hw.n_allocs = hc.n_allocs = 0;
@@ -111,6 +163,8 @@ static void test_demo_compact_same_features(void **state) {
     /* the store has what the comparison needs: jobs with samples, one on several GPUs */
     assert_true(with_samples >= 5);
     assert_true(multi_gpu >= 1);
+    assert_true(deferred_seen >= 5);
+    assert_true(steps_seen >= 1); /* train-allreduce: ranked steps */
     free(jobs);
     gp_store_close(st);
 }

@@ -244,19 +244,15 @@ static int request_good(const gp_acct_event *r, const gp_slo *slo) {
 
 /* The fields of an event the accounting reads; name points into e. */
 static gp_acct_event acct_event_of(const gp_event *e) {
-    return (gp_acct_event){.ts_ns = e->ts_ns,
-                           .rank = e->rank,
-                           .step = e->step,
-                           .step_start_ns = e->step_start_ns,
-                           .start_ns = e->start_ns,
-                           .arrival_ns = e->arrival_ns,
-                           .first_token_ns = e->first_token_ns,
-                           .output_tokens = e->output_tokens,
-                           .units = e->units,
-                           .kind = (int)e->kind,
-                           .edge = e->edge,
-                           .ok = e->ok,
-                           .name = e->name};
+    gp_acct_event a = {.ts_ns = e->ts_ns,
+                       .rank = e->rank,
+                       .name = e->name,
+                       .edge = e->edge,
+                       .kind = (int8_t)e->kind,
+                       .ok = (int8_t)(e->ok != 0)};
+    gp_acct_event_fill(&a, e->step, e->kind == GP_EV_STAGE ? e->start_ns : e->step_start_ns,
+                       e->units, e->arrival_ns, e->first_token_ns, e->output_tokens);
+    return a;
 }
 
 int gp_request_good(const gp_event *r, const gp_slo *slo) {

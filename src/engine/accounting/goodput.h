@@ -67,15 +67,46 @@ typedef struct gp_activity {
     double util; /* mean gpu_util over the job's GPUs in that interval */
 } gp_activity;
 
-/* An event as the accounting reads it: the fields of gp_event that it uses, a seventh of
- * gp_event's size (a long job's refresh expands tens of thousands). name: "" for none;
- * the caller keeps its storage. */
+/* An event as the accounting reads it: the fields of gp_event that it uses, 56 bytes
+ * (gp_event's is ~700; a long job's refresh expands tens of thousands). A request's
+ * fields share their bytes with a step's or stage's: the accounting reads arrival,
+ * first token and output tokens only of requests, and step, start and units only of
+ * steps and stages, so the writer fills one side by kind (gp_acct_event_fill). name: ""
+ * for none; the caller keeps its storage. */
 typedef struct gp_acct_event {
-    int64_t ts_ns, rank, step, step_start_ns, start_ns, arrival_ns, first_token_ns, output_tokens;
-    double units;
-    int kind, edge, ok; /* gp_event_kind, gp_phase_edge, request ok */
+    int64_t ts_ns, rank;
+    union {
+        struct { /* GP_EV_STEP, GP_EV_STAGE, and every kind but requests */
+            int64_t step;
+            union { /* gp_event's step_start_ns of a step, start_ns of a stage */
+                int64_t step_start_ns, start_ns;
+            };
+            double units;
+        };
+        struct { /* GP_EV_REQUEST */
+            int64_t arrival_ns, first_token_ns, output_tokens;
+        };
+    };
     const char *name;
+    int32_t edge;    /* gp_phase_edge, or a stage's resource */
+    int8_t kind, ok; /* gp_event_kind; request ok (0 or 1) */
 } gp_acct_event;
+
+/* The kind-dependent fields of *a, whose kind is set: a request's three, else a step's or
+ * stage's (start: the step's step_start_ns, the stage's start_ns). */
+static inline void gp_acct_event_fill(gp_acct_event *a, int64_t step, int64_t start_ns,
+                                      double units, int64_t arrival_ns, int64_t first_token_ns,
+                                      int64_t output_tokens) {
+    if (a->kind == GP_EV_REQUEST) {
+        a->arrival_ns = arrival_ns;
+        a->first_token_ns = first_token_ns;
+        a->output_tokens = output_tokens;
+    } else {
+        a->step = step;
+        a->start_ns = start_ns;
+        a->units = units;
+    }
+}
 
 typedef struct gp_goodput_in {
     const gp_alloc *allocs;

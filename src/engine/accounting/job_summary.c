@@ -684,20 +684,14 @@ static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from) {
     gp_acct_event *v = a->xev;
     for (size_t i = 0; i < from->n_ev; i++) {
         const cev *c = &from->ev[i];
-        int stage = c->kind == GP_EV_STAGE;
         v[i] = (gp_acct_event){.ts_ns = c->ts,
                                .rank = c->rank,
-                               .step = c->step,
-                               .step_start_ns = stage ? -1 : c->start,
-                               .start_ns = stage ? c->start : -1,
-                               .arrival_ns = c->arrival,
-                               .first_token_ns = c->first_token,
-                               .output_tokens = c->output_tokens,
-                               .units = c->units,
-                               .kind = c->kind,
+                               .name = c->name >= 0 ? from->names[c->name] : "",
                                .edge = c->edge,
-                               .ok = c->ok,
-                               .name = c->name >= 0 ? from->names[c->name] : ""};
+                               .kind = (int8_t)c->kind,
+                               .ok = (int8_t)(c->ok != 0)};
+        gp_acct_event_fill(&v[i], c->step, c->start, c->units, c->arrival, c->first_token,
+                           c->output_tokens);
     }
     return v;
 }
@@ -738,7 +732,7 @@ static int64_t fold_events_direct(gp_job_acct *a, gp_store *s, int64_t limit) {
             }
             a->cap_xev = c;
         }
-        int kind = sqlite3_column_int(st, 2), stage = kind == GP_EV_STAGE;
+        int kind = sqlite3_column_int(st, 2);
         int64_t start = col_time(st, 6);
         a->xnm[n] = name_index(a, sqlite3_column_text(st, 7));
         if (a->xnm[n] < -1) {
@@ -747,17 +741,13 @@ static int64_t fold_events_direct(gp_job_acct *a, gp_store *s, int64_t limit) {
         }
         a->xev[n] = (gp_acct_event){.ts_ns = sqlite3_column_int64(st, 1),
                                     .rank = col_time(st, 3),
-                                    .step = col_time(st, 4),
-                                    .step_start_ns = stage ? -1 : start,
-                                    .start_ns = stage ? start : -1,
-                                    .arrival_ns = col_time(st, 9),
-                                    .first_token_ns = col_time(st, 10),
-                                    .output_tokens = col_time(st, 12),
-                                    .units = col_known(st, 5) ? sqlite3_column_double(st, 5) : -1,
-                                    .kind = kind,
+                                    .name = "",
                                     .edge = col_known(st, 8) ? sqlite3_column_int(st, 8) : 0,
-                                    .ok = sqlite3_column_int(st, 13),
-                                    .name = ""};
+                                    .kind = (int8_t)kind,
+                                    .ok = (int8_t)(sqlite3_column_int(st, 13) != 0)};
+        gp_acct_event_fill(&a->xev[n], col_time(st, 4), start,
+                           col_known(st, 5) ? sqlite3_column_double(st, 5) : -1, col_time(st, 9),
+                           col_time(st, 10), col_time(st, 12));
         a->xcur_ts = a->xev[n].ts_ns;
         a->xcur_id = sqlite3_column_int64(st, 0);
         n++;

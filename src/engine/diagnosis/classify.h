@@ -95,6 +95,16 @@ int gp_job_input_load_ex(struct gp_store *s, const char *job_id, int raw, gp_job
  * live findings read the last window's rows, live_window.h). */
 int gp_job_input_load_range(struct gp_store *s, const char *job_id, int raw, int64_t from_ns,
                             int64_t to_ns, gp_job_input *in, char *err, size_t errlen);
+/* gp_job_input_load, with the series of raw rows read only when gp_features_compute has
+ * done the event features (features.h, n_deferred): what diagnosing a job from the store
+ * uses. Before reading them it takes the straggler's observations of the steps and
+ * releases the steps and marks: after the features, read the observations with
+ * gp_job_input_obs. Same features as gp_job_input_load's input (test_diag_input.c). */
+int gp_job_input_load_deferred(struct gp_store *s, const char *job_id, gp_job_input *in, char *err,
+                               size_t errlen);
+/* The straggler's observations of in's steps (gp_step_obs_from_input), also once a deferred
+ * input released its steps; *out is the caller's. Count, or -1 on OOM. */
+int gp_job_input_obs(gp_job_input *in, gp_worker_obs **out);
 void gp_job_input_free(gp_job_input *in);
 /* Raw samples of the job's devices from from_ns on (a rolled-up input's recent minutes,
  * for windows shorter than the job); *out malloc'ed. Returns 0 or -1. */

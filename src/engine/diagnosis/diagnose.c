@@ -20,7 +20,11 @@
 
 #include <sqlite3.h>
 
+static int load_deferred(void *ctx);
+static void deferred_free(void *ctx);
+
 void gp_job_input_free(gp_job_input *in) {
+    if (in->load_series == load_deferred) deferred_free(in->load_ctx);
     free((void *)in->allocs);
     free((void *)in->devices);
     free((void *)in->samples);
@@ -122,13 +126,14 @@ static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi
  * forces raw rows (to compare both paths). Returns 1 with *out filled (*step_ns set), 0
  * when the raw rows are the ones to read (nothing read), -1 on error. */
 static int load_device_rollups(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
-                               gp_sample **out, size_t *n, int64_t *step_ns) {
+                               gp_sample **out, size_t *n, int64_t *step_ns, int64_t *last_out) {
     const char *env = getenv("GOODPUT_DIAG_RAW");
     int64_t last = -1;
     *out = NULL;
     *n = 0;
     if (!raw && !(env && env[0] == '1')) {
         last = last_raw_ns(s, uuid, lo, hi);
+        if (last_out) *last_out = last;
         int64_t end = hi != INT64_MAX ? hi : last;
         if (end >= 0 && end - lo >= GP_SUMMARY_ROLLUP_MIN_NS) {
             int64_t t1 = hi > INT64_MAX - GP_ROLLUP_1M_NS ? INT64_MAX : hi + GP_ROLLUP_1M_NS;
@@ -154,7 +159,7 @@ static int load_device_rollups(gp_store *s, const char *uuid, int64_t lo, int64_
  * or its raw rows. Returns 0 or -1. */
 static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
                                gp_sample **out, size_t *n, int64_t *step_ns) {
-    int rc = load_device_rollups(s, uuid, lo, hi, raw, out, n, step_ns);
+    int rc = load_device_rollups(s, uuid, lo, hi, raw, out, n, step_ns, NULL);
     if (rc != 0) return rc < 0 ? -1 : 0;
     return gp_store_device_samples(s, uuid, lo, hi, out, n);
 }
@@ -179,19 +184,9 @@ static int series_add(void *ctx, const gp_sample *x) {
     return 0;
 }
 
-/* The series of one device for [lo, hi) (load_device_samples, compact); d->uuid set by
- * the caller, d->v NULL. Returns 0 or -1. */
-static int load_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_t hi, int raw,
-                              int64_t *step_ns) {
-    gp_sample *x = NULL;
-    size_t nx = 0;
-    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns);
-    if (rc < 0) return -1;
-    if (rc == 0) {
-        series_fill f = {d, 0};
-        return gp_store_device_samples_each(s, d->uuid, lo, hi, series_add, &f);
-    }
-    d->v = malloc(nx * sizeof *d->v);
+/* d's series from x[0..nx) (rollup rows), x freed. Returns 0 or -1. */
+static int series_of_samples(gp_dev_series *d, gp_sample *x, size_t nx) {
+    d->v = malloc((nx ? nx : 1) * sizeof *d->v);
     if (!d->v) {
         free(x);
         return -1;
@@ -203,30 +198,160 @@ static int load_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_t
     return 0;
 }
 
+/* The series of one device for [lo, hi) (load_device_samples, compact); d->uuid set by
+ * the caller, d->v NULL. Returns 0 or -1. */
+static int load_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_t hi, int raw,
+                              int64_t *step_ns) {
+    gp_sample *x = NULL;
+    size_t nx = 0;
+    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, NULL);
+    if (rc < 0) return -1;
+    if (rc == 0) {
+        series_fill f = {d, 0};
+        return gp_store_device_samples_each(s, d->uuid, lo, hi, series_add, &f);
+    }
+    return series_of_samples(d, x, nx);
+}
+
+/* Series read late (gp_job_input_load_deferred, features.h n_deferred): each deferred
+ * device's slot in in->series and its rows' range [lo, hi), hi one past the last row
+ * that was there when the input was loaded (the window was taken from it). */
+typedef struct deferred_dev {
+    size_t slot;
+    int64_t lo, hi;
+} deferred_dev;
+typedef struct deferred_load {
+    gp_store *s;
+    gp_job_input *in;
+    deferred_dev *dev;
+    size_t n, cap;
+    gp_worker_obs *obs; /* the steps' observations, taken before the steps are released */
+    int n_obs, obs_taken;
+} deferred_load;
+
+static void deferred_free(void *ctx) {
+    deferred_load *dl = ctx;
+    if (!dl) return;
+    free(dl->dev);
+    free(dl->obs);
+    free(dl);
+}
+
+/* Device d's series for [lo, hi) in a deferred input: its rollups now (long spans: few
+ * rows), else an empty slot to fill later, with its last raw row's time. Returns 1
+ * deferred, 0 (d filled, or no rows: d->n 0), -1 on error. */
+static int defer_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_t hi, int raw,
+                               int64_t *step_ns, gp_job_input *in, deferred_load *dl) {
+    gp_sample *x = NULL;
+    size_t nx = 0;
+    int64_t last = INT64_MIN;
+    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, &last);
+    if (rc < 0) return -1;
+    if (rc == 1) return series_of_samples(d, x, nx);
+    if (last == INT64_MIN) last = last_raw_ns(s, d->uuid, lo, hi); /* raw rows forced */
+    if (last < 0) return 0;
+    if (dl->n == dl->cap) {
+        size_t c = dl->cap ? 2 * dl->cap : 8;
+        deferred_dev *p = realloc(dl->dev, c * sizeof *p);
+        if (!p) return -1;
+        dl->dev = p;
+        dl->cap = c;
+    }
+    dl->dev[dl->n++] = (deferred_dev){in->n_series, lo, last + 1};
+    if (!in->n_deferred++ || last > in->deferred_last_ns) in->deferred_last_ns = last;
+    return 1;
+}
+
+/* gp_job_input.load_series of a deferred input: the straggler's observations from the
+ * steps, then the steps and marks released (the telemetry reads neither), then each
+ * deferred device's rows, then the slots left empty dropped, order kept. */
+static int load_deferred(void *ctx) {
+    deferred_load *dl = ctx;
+    gp_job_input *in = dl->in;
+    if (!dl->obs_taken) {
+        dl->n_obs = gp_step_obs_from_input(in, &dl->obs);
+        if (dl->n_obs < 0) return -1;
+        dl->obs_taken = 1;
+        free((void *)in->steps);
+        in->steps = NULL;
+        in->n_steps = 0;
+        free((void *)in->marks);
+        in->marks = NULL;
+        in->n_marks = 0;
+    }
+    gp_dev_series *ser = (gp_dev_series *)in->series;
+    for (size_t k = 0; k < dl->n; k++) {
+        series_fill f = {&ser[dl->dev[k].slot], 0};
+        if (gp_store_device_samples_each(dl->s, f.d->uuid, dl->dev[k].lo, dl->dev[k].hi, series_add,
+                                         &f) < 0)
+            return -1;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < in->n_series; i++) {
+        if (ser[i].n)
+            ser[m++] = ser[i];
+        else
+            free(ser[i].v);
+    }
+    in->n_series = m;
+    in->n_deferred = 0;
+    dl->n = 0;
+    return 0;
+}
+
+int gp_job_input_obs(gp_job_input *in, gp_worker_obs **out) {
+    deferred_load *dl = in->load_series == load_deferred ? in->load_ctx : NULL;
+    if (!dl || !dl->obs_taken) return gp_step_obs_from_input(in, out);
+    *out = dl->obs;
+    dl->obs = NULL;
+    return dl->n_obs;
+}
+
 /* The process rows the features read: another job's process using the GPU
  * (interference, features.c). A day of 8 GPUs has ~700 k rows of the job's own. */
 #define FOREIGN_SM_SHARE 0.05
 
 static int load_input(gp_store *s, const char *job_id, int raw, int compact, int64_t from_ns,
-                      int64_t to_ns, gp_job_input *in, char *err, size_t errlen);
+                      int64_t to_ns, gp_job_input *in, deferred_load *dl, char *err, size_t errlen);
 
 int gp_job_input_load(gp_store *s, const char *job_id, gp_job_input *in, char *err, size_t errlen) {
-    return load_input(s, job_id, 0, 1, INT64_MIN, INT64_MAX, in, err, errlen);
+    return load_input(s, job_id, 0, 1, INT64_MIN, INT64_MAX, in, NULL, err, errlen);
+}
+
+int gp_job_input_load_deferred(gp_store *s, const char *job_id, gp_job_input *in, char *err,
+                               size_t errlen) {
+    deferred_load *dl = calloc(1, sizeof *dl);
+    if (!dl) {
+        memset(in, 0, sizeof *in);
+        snprintf(err, errlen, "job %s: out of memory", job_id);
+        return -1;
+    }
+    dl->s = s;
+    dl->in = in;
+    if (load_input(s, job_id, 0, 1, INT64_MIN, INT64_MAX, in, dl, err, errlen) < 0) {
+        deferred_free(dl);
+        return -1;
+    }
+    in->load_series = load_deferred;
+    in->load_ctx = dl;
+    return 0;
 }
 
 int gp_job_input_load_ex(gp_store *s, const char *job_id, int raw, gp_job_input *in, char *err,
                          size_t errlen) {
-    return load_input(s, job_id, raw, 0, INT64_MIN, INT64_MAX, in, err, errlen);
+    return load_input(s, job_id, raw, 0, INT64_MIN, INT64_MAX, in, NULL, err, errlen);
 }
 
 int gp_job_input_load_range(gp_store *s, const char *job_id, int raw, int64_t from_ns,
                             int64_t to_ns, gp_job_input *in, char *err, size_t errlen) {
-    return load_input(s, job_id, raw, 0, from_ns, to_ns, in, err, errlen);
+    return load_input(s, job_id, raw, 0, from_ns, to_ns, in, NULL, err, errlen);
 }
 
-/* compact: samples as series (gp_dev_series, one per device), else as gp_samples. */
+/* compact: samples as series (gp_dev_series, one per device), else as gp_samples; dl (compact
+ * only): raw rows' series deferred (gp_job_input_load_deferred). */
 static int load_input(gp_store *s, const char *job_id, int raw, int compact, int64_t from_ns,
-                      int64_t to_ns, gp_job_input *in, char *err, size_t errlen) {
+                      int64_t to_ns, gp_job_input *in, deferred_load *dl, char *err,
+                      size_t errlen) {
     memset(in, 0, sizeof *in);
     /* Retention deleted its events: a diagnosis of what is left would be wrong, not
      * smaller. Only its stored result is known (engine/results/job_results.h). */
@@ -296,8 +421,9 @@ static int load_input(gp_store *s, const char *job_id, int raw, int compact, int
         if (ser) { /* a device without samples gets no series */
             gp_dev_series *d = &ser[in->n_series];
             snprintf(d->uuid, sizeof d->uuid, "%s", al[i].uuid);
-            rc = load_device_series(s, d, lo, hi, raw, &in->samples_step_ns);
-            if (d->n)
+            rc = dl ? defer_device_series(s, d, lo, hi, raw, &in->samples_step_ns, in, dl)
+                    : load_device_series(s, d, lo, hi, raw, &in->samples_step_ns);
+            if (d->n || rc == 1) /* rc 1: a deferred slot */
                 in->n_series++;
             else {
                 free(d->v);
@@ -421,11 +547,13 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
         o->stored(o->stored_ctx, job_id, out, MAX_PER_JOB, n, feat, acct, price_out) == 1)
         return o->no_write ? 0 : write_findings(s, job_id, out, *n, err, errlen);
     gp_job_input in;
-    if (gp_job_input_load(s, job_id, &in, err, errlen) < 0) return -1;
+    /* the series read after the event features (features.h, n_deferred): a long job's
+     * samples and its per-step arrays are never held together */
+    if (gp_job_input_load_deferred(s, job_id, &in, err, errlen) < 0) return -1;
     gp_slo_override(&in.slo, o ? &o->slo : NULL);
     int rc = gp_features_compute(&in, feat, err, errlen);
     gp_worker_obs *obs = NULL;
-    int nobs = rc == 0 ? gp_step_obs_from_input(&in, &obs) : 0;
+    int nobs = rc == 0 ? gp_job_input_obs(&in, &obs) : 0;
     if (rc == 0) {
         double price = gp_price_per_gpu_h(job_spec(&in), o ? o->price_per_gpu_h : 0);
         *n = gp_classify(job_id, feat, obs, nobs > 0 ? (size_t)nobs : 0, price, out, MAX_PER_JOB);

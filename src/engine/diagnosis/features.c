@@ -234,6 +234,8 @@ static void window_of(const gp_job_input *in, int64_t *t0, int64_t *t1) {
         if (in->n_allocs == 0 && x->v[0].ts_ns < lo) lo = x->v[0].ts_ns;
         if (x->v[x->n - 1].ts_ns > hi) hi = x->v[x->n - 1].ts_ns;
     }
+    if (in->n_deferred && in->deferred_last_ns > hi) /* the last rows of series read later */
+        hi = in->deferred_last_ns;
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_event *e = &in->events[i];
         if (e->kind == GP_EV_JOB || e->kind == GP_EV_ALLOC || e->kind == GP_EV_HELLO) continue;
@@ -1006,7 +1008,25 @@ int gp_features_compute(const gp_job_input *in_arg, gp_features *f, char *err, s
         }
         f->alloc_gpu_s = f->wall_s * f->n_gpus;
     }
-    if (events(in, f) < 0 || telemetry(in, f) < 0) {
+    if (events(in, f) < 0) {
+        snprintf(err, errlen, "features of job %s: out of memory", in->job_id ? in->job_id : "?");
+        return -1;
+    }
+    if (in_arg->n_deferred && in_arg->load_series) { /* the series, now (features.h) */
+        if (in_arg->load_series(in_arg->load_ctx) < 0) {
+            snprintf(err, errlen, "features of job %s: cannot read its samples",
+                     in->job_id ? in->job_id : "?");
+            return -1;
+        }
+        in_eff.series = in_arg->series;
+        in_eff.n_series = in_arg->n_series;
+        in_eff.steps = in_arg->steps;
+        in_eff.n_steps = in_arg->n_steps;
+        in_eff.marks = in_arg->marks;
+        in_eff.n_marks = in_arg->n_marks;
+        in_eff.n_deferred = in_arg->n_deferred;
+    }
+    if (telemetry(in, f) < 0) {
         snprintf(err, errlen, "features of job %s: out of memory", in->job_id ? in->job_id : "?");
         return -1;
     }

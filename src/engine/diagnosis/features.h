@@ -107,6 +107,16 @@ typedef struct gp_job_input {
      * other: with any series the features read the series and not samples. */
     const gp_dev_series *series;
     size_t n_series;
+    /* Series read late (gp_job_input_load_deferred): n_deferred of the series are empty
+     * slots until the event features are done, so their rows and those features' per-step
+     * arrays never share the peak. The window needs only their latest sample time
+     * (deferred_last_ns). gp_features_compute calls load_series(load_ctx) between the event
+     * features and the telemetry: it fills the slots (dropping those left empty, order
+     * kept) and may release steps and marks, which the telemetry does not read. */
+    size_t n_deferred;
+    int64_t deferred_last_ns;
+    int (*load_series)(void *load_ctx);
+    void *load_ctx;
     /* 0: samples are raw rows; else some device's are rollup rows of this step, each the
      * means of (ts - step, ts] (gp_job_input_load, long allocations) */
     int64_t samples_step_ns;
