@@ -19,12 +19,7 @@ static char *db_path(const char *dir, const char *name) {
 }
 
 static int64_t count(gp_store *s, const char *sql) {
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s), sql, -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    int64_t n = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return n;
+    return gp_test_sql_i64(gp_store_db(s), sql);
 }
 
 static gp_event step(const char *job, int64_t k) {

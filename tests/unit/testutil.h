@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,4 +57,13 @@ static inline void gp_test_tmpdir_remove(char *dir) {
         gp_test_tmpdir_remove(NAME);                                                               \
         return 0;                                                                                  \
     }
+/* The one integer a query on db answers (a count, a max); fails the test otherwise. */
+static inline int64_t gp_test_sql_i64(sqlite3 *db, const char *sql) {
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
 #endif
