@@ -53,6 +53,18 @@ static double cpu_now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+json_t *gp_agent_live_findings_json(const gp_diag_window *w) {
+    json_t *f = gp_findings_json(w->findings, w->n, 0);
+    size_t k;
+    json_t *x;
+    json_array_foreach(f, k, x) {
+        json_object_set_new(x, "live", json_true());
+        json_object_set_new(x, "window_t0_ns", json_integer(w->t0_ns));
+        json_object_set_new(x, "window_t1_ns", json_integer(w->t1_ns));
+    }
+    return f;
+}
+
 int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
     double c0 = cpu_now_s();
     int64_t now = gp_agent_now_ns(a);
@@ -89,15 +101,8 @@ int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
         }
         if (nw == 1) rows += w[0].rows_read;
         if (nw == 1 && w[0].t1_ns >= now - l->window_ns) {
-            json_t *f = gp_findings_json(w[0].findings, w[0].n, 0);
-            size_t k;
-            json_t *x;
-            json_array_foreach(f, k, x) {
-                json_object_set_new(x, "live", json_true());
-                json_object_set_new(x, "window_t0_ns", json_integer(w[0].t0_ns));
-                json_object_set_new(x, "window_t1_ns", json_integer(w[0].t1_ns));
-                json_array_append(all, x);
-            }
+            json_t *f = gp_agent_live_findings_json(&w[0]);
+            json_array_extend(all, f);
             json_decref(f);
             json_array_append_new(jarr, json_pack("{s:s, s:I, s:I, s:I}", "job", jobs[i].id,
                                                   "window_t0_ns", (json_int_t)w[0].t0_ns,

@@ -19,7 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "agent/agent.h"
+#include "engine/diagnosis/windows.h"
 #include "serve/serve.h"
 
 #define GP_LIVE_DEFAULT_WINDOW_NS (15LL * 60 * 1000000000LL)
@@ -47,6 +50,9 @@ int gp_agent_live_attach(gp_agent_live *l, gp_agent *a);
 /* One pass now, at the agent's clock: fills l->json and hands it to l->srv. 0, or -1
  * with l->last_err (the previous document is kept). */
 int gp_agent_live_pass(gp_agent_live *l, gp_agent *a);
+/* One window's findings as a pass publishes them (the findings' JSON, each marked live
+ * with its window's bounds); a new reference. */
+json_t *gp_agent_live_findings_json(const gp_diag_window *w);
 /* Job loads of the whole history so far, over every job (the first pass over each, and
  * live_window.h's fallbacks). */
 uint64_t gp_agent_live_whole_loads(const gp_agent_live *l);

@@ -148,13 +148,10 @@ static void check_hook(gp_agent *a, void *ctx) {
             assert_string_equal(json_string_value(json_object_get(j, "job")), list[i].id);
             assert_true(json_integer_value(json_object_get(j, "window_t0_ns")) == w[0].t0_ns);
             assert_true(json_integer_value(json_object_get(j, "window_t1_ns")) == w[0].t1_ns);
-            json_t *f = gp_findings_json(w[0].findings, w[0].n, 0);
+            json_t *f = gp_agent_live_findings_json(&w[0]);
             size_t m;
             json_t *x;
             json_array_foreach(f, m, x) {
-                json_object_set_new(x, "live", json_true());
-                json_object_set_new(x, "window_t0_ns", json_integer(w[0].t0_ns));
-                json_object_set_new(x, "window_t1_ns", json_integer(w[0].t1_ns));
                 json_t *y = json_array_get(all, k++);
                 assert_non_null(y);
                 if (!json_equal(x, y)) {
