@@ -220,6 +220,20 @@ static void write_file(const char *path, const char *text) {
     assert_int_equal(fclose(f), 0);
 }
 
+/* NAME.conf holding conf, run through the agent for duration_ns into NAME.db in tmp; the
+ * store, opened writable (the tests add rows the agent did not). */
+static gp_store *scenario_store(const char *name, const char *conf, int64_t duration_ns) {
+    char scen[600], path[600], src[700], err[512];
+    snprintf(scen, sizeof scen, "%s/%s.conf", tmp, name);
+    write_file(scen, conf);
+    snprintf(path, sizeof path, "%s/%s.db", tmp, name);
+    snprintf(src, sizeof src, "sim:%s", scen);
+    run_agent(src, path, duration_ns);
+    gp_store *st = NULL;
+    if (gp_store_open(path, 0, &st, err, sizeof err) != 0) fail_msg("%s", err);
+    return st;
+}
+
 static void test_every_pass_is_the_whole_history(void **state) {
     (void)state;
     char scen[600];
@@ -325,15 +339,7 @@ static void same_as_whole(gp_store *st, gp_live_hist **h, int64_t as_of, int64_t
  * history's. */
 static void test_late_close_rebuilds(void **state) {
     (void)state;
-    char scen[600], path[600], err[512];
-    snprintf(scen, sizeof scen, "%s/late.conf", tmp);
-    write_file(scen, OLD);
-    snprintf(path, sizeof path, "%s/late.db", tmp);
-    char src[700];
-    snprintf(src, sizeof src, "sim:%s", scen);
-    run_agent(src, path, 30 * 60 * NS);
-    gp_store *st = NULL;
-    assert_int_equal(gp_store_open(path, 0, &st, err, sizeof err), 0);
+    gp_store *st = scenario_store("late", OLD, 30 * 60 * NS);
     gp_alloc *al = NULL;
     size_t nal = 0;
     assert_int_equal(gp_store_job_allocs(st, "old", &al, &nal), 0);
@@ -448,14 +454,8 @@ static int64_t exact_dt_med(gp_store *st, const char *uuid, int64_t as_of) {
 
 static void test_long_jittered_job_state_is_bounded(void **state) {
     (void)state;
-    char scen[600], path[600], err[512], src[700];
-    snprintf(scen, sizeof scen, "%s/long.conf", tmp);
-    write_file(scen, LONG);
-    snprintf(path, sizeof path, "%s/long.db", tmp);
-    snprintf(src, sizeof src, "sim:%s", scen);
-    run_agent(src, path, 150 * 60 * NS);
-    gp_store *st = NULL;
-    assert_int_equal(gp_store_open(path, 0, &st, err, sizeof err), 0);
+    char err[512];
+    gp_store *st = scenario_store("long", LONG, 150 * 60 * NS);
     gp_alloc *al = NULL;
     size_t nal = 0;
     assert_int_equal(gp_store_job_allocs(st, "long", &al, &nal), 0);
