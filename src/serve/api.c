@@ -541,7 +541,13 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
         return;
     }
     if (src != 0) {
-        srv_error(r, 500, "cannot summarise job '%s': %s", j->id, gp_store_errmsg(s->store));
+        /* Its events deleted by retention and no stored result to serve (a later run under
+         * the same id, another layout): the data is gone, not the server broken. */
+        char why[512];
+        if (gp_store_events_pruned_err(s->store, j->id, why, sizeof why) != 0)
+            srv_error(r, 410, "%s", why);
+        else
+            srv_error(r, 500, "cannot summarise job '%s': %s", j->id, gp_store_errmsg(s->store));
         return;
     }
     double price = price_for(s);

@@ -112,4 +112,23 @@ again=$(q "$tmp/again.db" "SELECT count(*) FROM events WHERE job_id = 'done1'")
 [ "$(wc -l <"$tmp/again.err")" = 1 ] &&
   grep -q "^goodput report: job 'done1': .* has rows since .*: its figures are unknown" "$tmp/again.err" ||
   fail "report does not say why done1 is unknown: $(cat "$tmp/again.err")"
+# The server says the same as the report: the API's jobs carry the same
+# events_pruned_before_ns (one stored row read by both), and the reused id's job answers
+# 410 with the reason, not a server error.
+serve_json() { # DB PATH: the path's JSON body on the first line, its status on the last
+  "$GOODPUT" serve --db "$1" --listen 127.0.0.1:0 --duration 20s 2>"$tmp/serve.err" &
+  local spid=$! url=
+  for _ in $(seq 50); do url=$(sed -n 's/.* on \(http:[^ ]*\) .*/\1/p' "$tmp/serve.err"); [ -n "$url" ] && break; sleep 0.1; done
+  [ -n "$url" ] || fail "serve did not start: $(cat "$tmp/serve.err")"
+  curl -s -w '\n%{http_code}\n' "${url}$2"
+  kill "$spid"; wait "$spid" 2>/dev/null || :
+}
+serve_json "$p" api/v1/jobs >"$tmp/api.txt"
+[ "$(tail -1 "$tmp/api.txt")" = 200 ] || fail "api/v1/jobs: $(cat "$tmp/api.txt")"
+head -1 "$tmp/api.txt" | jq -S '[.jobs[] | {id, events_pruned_before_ns}]' >"$tmp/a.json"
+jq -S '[.jobs[] | {id, events_pruned_before_ns}]' "$tmp/pruned/report.json" >"$tmp/b.json"
+cmp -s "$tmp/a.json" "$tmp/b.json" || fail "API and report disagree on pruned jobs: $(diff "$tmp/a.json" "$tmp/b.json")"
+serve_json "$tmp/again.db" api/v1/jobs/done1 >"$tmp/api.txt"
+[ "$(tail -1 "$tmp/api.txt")" = 410 ] && head -1 "$tmp/api.txt" | jq -r .error | grep -q "has rows since" ||
+  fail "api/v1/jobs/done1 of a reused pruned id: $(cat "$tmp/api.txt")"
 echo "event_retention: ok ($ended_events events of 2 ended jobs pruned, $live_p of the running one kept; live pages $(used "$k") -> $(used "$p"))"
