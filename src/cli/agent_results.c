@@ -19,6 +19,8 @@
  * agent deletes them once it has reaped it. */
 #include "cli/agent_results.h"
 
+#include "engine/accounting/acct_prefix.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -97,6 +99,7 @@ static int reap(gp_agent_results *r, gp_agent *a, int block) {
         /* Killed while it computed: its claims go (nothing else can be half-written). */
         gp_store_begin(gp_agent_store(a));
         gp_job_results_unclaim(gp_agent_store(a));
+        gp_acct_prefix_unclaim(gp_agent_store(a));
     }
     return 1;
 }
@@ -166,7 +169,9 @@ static void results_hook(gp_agent *a, void *ctx) {
     if (r->last_pass_ns && now - r->last_pass_ns < GP_AGENT_RESULTS_EVERY_NS) return;
     /* A child costs ~3 ms of CPU (exec, open, schema) even with nothing to seal: ~6 us a
      * GPU-sample at 8 GPUs. Ask the agent's own connection first (one query on jobs). */
-    if (gp_job_results_pending(r->w, gp_agent_store(a), now) == 0) {
+    /* ... and running jobs' accounting prefixes (engine/accounting/acct_prefix.h). */
+    if (gp_job_results_pending(r->w, gp_agent_store(a), now) == 0 &&
+        gp_acct_prefix_pending(gp_agent_store(a), now) == 0) {
         r->last_pass_ns = now;
         r->st.idle_passes++;
         return;
@@ -198,7 +203,8 @@ void gp_agent_results_finish(gp_agent_results *r, gp_agent *a, int last_pass) {
         return;
     }
     reap(r, a, 1);
-    if (gp_job_results_pending(r->w, gp_agent_store(a), gp_agent_now_ns(a)) == 0)
+    if (gp_job_results_pending(r->w, gp_agent_store(a), gp_agent_now_ns(a)) == 0 &&
+        gp_acct_prefix_pending(gp_agent_store(a), gp_agent_now_ns(a)) == 0)
         r->st.idle_passes++;
     else
         start(r, a, 0);
@@ -258,6 +264,11 @@ int gp_agent_results_child(int argc, char **argv) {
         printf("error %s\n", err);
     else
         printf("stored %d\n", n);
+    /* Then the running jobs' prefixes, with what is left of the budget (a job at least). */
+    int np = n < 0 ? -1
+                   : gp_acct_prefix_pass(s, strtoll(argv[2], NULL, 10), strtod(argv[3], NULL), err,
+                                         sizeof err);
+    if (n >= 0 && np < 0) printf("error %s\n", err);
     for (const char *id; (id = gp_job_results_writer_failed(w, n0)); n0++)
         printf("failed %s\n", id);
     gp_job_results_writer_free(w);

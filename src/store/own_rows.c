@@ -4,9 +4,9 @@
 #include <string.h>
 #include <strings.h>
 
-/* Migration 14's triggers on samples and proc_samples, as SQLite keeps their text. The
- * rule store.c applies in their place is theirs; any other text (a later migration, a
- * trigger changed by hand) leaves the triggers on. */
+/* Migration 14's triggers on samples and proc_samples (and migration 18's), as SQLite keeps
+ * their text. The rule store.c applies in their place is theirs; any other text (a later migration,
+ * a trigger changed by hand) leaves the triggers on. */
 static const char *const own_sql[] = {
     "CREATE TRIGGER job_results_sample AFTER INSERT ON samples  WHEN NEW.ts_ns <= "
     "ifnull((SELECT t1_ns FROM job_results_hwm WHERE id = 0),   9223372036854775807) BEGIN  "
@@ -14,6 +14,13 @@ static const char *const own_sql[] = {
     "CREATE TRIGGER job_results_proc AFTER INSERT ON proc_samples  WHEN NEW.ts_ns <= "
     "ifnull((SELECT t1_ns FROM job_results_hwm WHERE id = 0),   9223372036854775807) BEGIN  "
     "DELETE FROM job_results WHERE t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns; END",
+    /* migration 18's, for running jobs' accounting prefixes */
+    "CREATE TRIGGER job_prefix_sample AFTER INSERT ON samples  WHEN NEW.ts_ns <= "
+    "ifnull((SELECT t_ns FROM job_prefix_hwm WHERE id = 0),   9223372036854775807) BEGIN  "
+    "DELETE FROM job_prefix WHERE t_ns >= NEW.ts_ns; END",
+    "CREATE TRIGGER job_prefix_proc AFTER INSERT ON proc_samples  WHEN NEW.ts_ns <= "
+    "ifnull((SELECT t_ns FROM job_prefix_hwm WHERE id = 0),   9223372036854775807) BEGIN  "
+    "DELETE FROM job_prefix WHERE t_ns >= NEW.ts_ns; END",
 };
 
 static int own_table(const char *t) {
@@ -84,7 +91,8 @@ int gp_own_rows_install(sqlite3 *db, gp_own_rows_gate *gate) {
     sqlite3_finalize(st);
     sqlite3_str_appendall(copies, "COMMIT;");
     char *sql = sqlite3_str_finish(copies);
-    if (!ok || seen != 3 || !sql) {
+    const int all = (1 << (sizeof own_sql / sizeof own_sql[0])) - 1;
+    if (!ok || seen != all || !sql) {
         sqlite3_free(sql);
         return 0;
     }

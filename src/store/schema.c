@@ -360,6 +360,57 @@ static const char *const migrations[] = {
     "  job_id TEXT PRIMARY KEY, before_ns INTEGER NOT NULL, pruned_at_ns INTEGER NOT NULL,"
     "  sum_fp TEXT NOT NULL, diag_fp TEXT NOT NULL, t0_ns INTEGER NOT NULL,"
     "  t1_ns INTEGER NOT NULL, raw_t0_ns INTEGER, summary BLOB NOT NULL, diag BLOB NOT NULL);",
+    /* 16, 17: numbers held for other changes merged at the same time (renumbered then). */
+    "",
+    "",
+    /* 18: running jobs' accounting prefixes (engine/accounting/acct_prefix.h): the agent
+     * saves a running job's incremental accounting state, folded up to t_ns (samples and
+     * process rows) and frozen before ev_t_ns (events), so a reader folds only what came
+     * after. A prefix is served only while it is exactly what computing the job gives:
+     * the triggers delete it when a row it read, or a row before its bounds, arrives
+     * later (an event of the job at or before ev_t_ns; any sample or process row at or
+     * before t_ns, through job_prefix_hwm as migration 14 does for results; an allocation
+     * of the job or on its GPUs; a job row inserted or deleted under its id), and
+     * retention deletes those whose raw samples it prunes (raw_t0_ns). fp: the engine and
+     * the state's layout; 'claim' while the agent computes one (never served). */
+    "CREATE TABLE IF NOT EXISTS job_prefix ("
+    "  job_id TEXT PRIMARY KEY, fp TEXT NOT NULL, t_ns INTEGER NOT NULL,"
+    "  ev_t_ns INTEGER NOT NULL, raw_t0_ns INTEGER NOT NULL, computed_ns INTEGER NOT NULL,"
+    "  state BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS job_prefix_hwm ("
+    "  id INTEGER PRIMARY KEY CHECK (id = 0), t_ns INTEGER NOT NULL);"
+    "INSERT OR REPLACE INTO job_prefix_hwm(id, t_ns)"
+    "  VALUES (0, ifnull((SELECT max(t_ns) FROM job_prefix), -1));"
+    "CREATE TRIGGER IF NOT EXISTS job_prefix_hwm_in AFTER INSERT ON job_prefix BEGIN"
+    "  UPDATE job_prefix_hwm SET t_ns = NEW.t_ns WHERE id = 0 AND t_ns < NEW.t_ns; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_prefix_hwm_up AFTER UPDATE OF t_ns ON job_prefix BEGIN"
+    "  UPDATE job_prefix_hwm SET t_ns = NEW.t_ns WHERE id = 0 AND t_ns < NEW.t_ns; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_prefix_ev AFTER INSERT ON events"
+    "  WHEN NEW.ts_ns <= (SELECT ev_t_ns FROM job_prefix WHERE job_id = NEW.job_id) BEGIN"
+    "  DELETE FROM job_prefix WHERE job_id = NEW.job_id; END;"
+    /* The two on samples and process rows drop any older copy first, so their text is
+     * exactly what own_rows.c knows (as migration 14's). */
+    "DROP TRIGGER IF EXISTS job_prefix_sample;"
+    "DROP TRIGGER IF EXISTS job_prefix_proc;"
+    "CREATE TRIGGER job_prefix_sample AFTER INSERT ON samples"
+    "  WHEN NEW.ts_ns <= ifnull((SELECT t_ns FROM job_prefix_hwm WHERE id = 0),"
+    "   9223372036854775807) BEGIN"
+    "  DELETE FROM job_prefix WHERE t_ns >= NEW.ts_ns; END;"
+    "CREATE TRIGGER job_prefix_proc AFTER INSERT ON proc_samples"
+    "  WHEN NEW.ts_ns <= ifnull((SELECT t_ns FROM job_prefix_hwm WHERE id = 0),"
+    "   9223372036854775807) BEGIN"
+    "  DELETE FROM job_prefix WHERE t_ns >= NEW.ts_ns; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_prefix_alloc AFTER INSERT ON allocations BEGIN"
+    "  DELETE FROM job_prefix WHERE job_id = NEW.job_id"
+    "   OR job_id IN (SELECT job_id FROM allocations WHERE uuid = NEW.uuid); END;"
+    "CREATE TRIGGER IF NOT EXISTS job_prefix_alloc_up AFTER UPDATE ON allocations BEGIN"
+    "  DELETE FROM job_prefix WHERE job_id = NEW.job_id OR job_id = OLD.job_id"
+    "   OR job_id IN (SELECT job_id FROM allocations WHERE uuid = NEW.uuid OR uuid = OLD.uuid);"
+    "  END;"
+    "CREATE TRIGGER IF NOT EXISTS job_prefix_job AFTER INSERT ON jobs BEGIN"
+    "  DELETE FROM job_prefix WHERE job_id = NEW.id; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_prefix_job_del AFTER DELETE ON jobs BEGIN"
+    "  DELETE FROM job_prefix WHERE job_id = OLD.id; END;",
 };
 
 /* Columns a migration adds. ALTER TABLE ADD COLUMN has no IF NOT EXISTS: each is added only

@@ -28,6 +28,8 @@ enum {
     ST_PROC_BATCH,   /* idem, ST_PROC_NEW */
     ST_RESULTS_BOUND,
     ST_RESULTS_UNDO,
+    ST_PREFIX_BOUND,
+    ST_PREFIX_UNDO,
     ST_EVENT,
     ST_JOB_UPSERT,
     ST_ALLOC,
@@ -71,6 +73,10 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_RESULTS_BOUND] = "SELECT ifnull((SELECT t1_ns FROM job_results_hwm WHERE id = 0),"
                          " 9223372036854775807)",
     [ST_RESULTS_UNDO] = "DELETE FROM job_results WHERE t1_ns >= ?1 AND t0_ns <= ?1",
+    /* ... and migration 18's for running jobs' accounting prefixes (acct_prefix.h). */
+    [ST_PREFIX_BOUND] = "SELECT ifnull((SELECT t_ns FROM job_prefix_hwm WHERE id = 0),"
+                        " 9223372036854775807)",
+    [ST_PREFIX_UNDO] = "DELETE FROM job_prefix WHERE t_ns >= ?1",
     /* A duplicate (same job and key) is ignored; the caller learns it from changes().
      * OR FAIL (here and in the other one-row upserts below): a one-row statement has nothing
      * to roll back but its row, so FAIL is ABORT for it, and SQLite then needs no
@@ -631,19 +637,30 @@ static void bind_sample(const binder *b, const void *row) {
  * the rule of the triggers on samples and proc_samples itself; -1 (no row looks) where
  * the triggers run. Read once per batch: only an insert or update of job_results raises
  * it, and none runs between the bound's read and the batch's rows. */
-static int64_t results_bound(gp_store *s) {
-    if (!s->own_rows) return -1;
-    sqlite3_stmt *st = s->st[ST_RESULTS_BOUND];
+static int64_t bound_of(gp_store *s, int which) {
+    sqlite3_stmt *st = s->st[which];
     int64_t b = INT64_MAX; /* unreadable: every row looks */
     if (sqlite3_step(st) == SQLITE_ROW) b = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
     return b;
 }
 
-/* A sample or process row stored at ts_ns: the trigger's rule. */
+/* The higher of the results bound and the prefixes' (job_prefix_hwm.t_ns, migration 18):
+ * a row after both touches neither table, the usual case (rows arrive in time order). */
+static int64_t results_bound(gp_store *s) {
+    if (!s->own_rows) return -1;
+    int64_t b = bound_of(s, ST_RESULTS_BOUND), p = bound_of(s, ST_PREFIX_BOUND);
+    return p > b ? p : b;
+}
+
+/* A sample or process row stored at ts_ns: the triggers' rule (each delete has its own
+ * condition, so a row before the higher bound runs both). */
 static int row_arrived(gp_store *s, int64_t bound, int64_t ts_ns) {
     if (ts_ns > bound) return 0;
     sqlite3_stmt *st = s->st[ST_RESULTS_UNDO];
+    sqlite3_bind_int64(st, 1, ts_ns);
+    if (run(s, st) != 0) return -1;
+    st = s->st[ST_PREFIX_UNDO];
     sqlite3_bind_int64(st, 1, ts_ns);
     return run(s, st);
 }
@@ -985,7 +1002,9 @@ int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
     "WITH RECURSIVE su(u) AS (SELECT (SELECT min(uuid) FROM " t ") UNION ALL"                      \
     " SELECT (SELECT min(uuid) FROM " t " WHERE uuid > su.u) FROM su WHERE su.u IS NOT NULL)"      \
     " DELETE FROM " t " WHERE uuid IN (SELECT u FROM su WHERE u IS NOT NULL) AND ts_ns < ?1"
+    /* So does a running job's accounting prefix (engine/accounting/acct_prefix.h). */
     static const char *const sql[] = {"DELETE FROM job_results WHERE raw_t0_ns < ?1",
+                                      "DELETE FROM job_prefix WHERE raw_t0_ns < ?1",
                                       RETAIN_BY_UUID("samples"), RETAIN_BY_UUID("proc_samples"),
                                       "DELETE FROM spans WHERE end_ns < ?1"};
 #undef RETAIN_BY_UUID

@@ -81,7 +81,9 @@
  * seen (by id, not by time). */
 #include "engine/accounting/job_summary.h"
 
+#include "engine/accounting/acct_prefix.h"
 #include "engine/accounting/alloc_split.h"
+#include "engine/accounting/job_acct_state.h"
 #include "store/rollup.h"
 
 #include <stdint.h>
@@ -158,9 +160,6 @@ static int holders(gp_store *s, const char *uuid, int64_t t0, int64_t t1) {
     return n > 0 ? n : 1;
 }
 
-typedef struct {
-    double sum, w;
-} wmean;
 static void wm_add(wmean *m, double v, double w) {
     m->sum += v * w;
     m->w += w;
@@ -170,76 +169,6 @@ static double wm_get(const wmean *m) {
 }
 
 /* ---- the incremental state ---- */
-
-/* An event as the accounting reads it: the fields goodput.c uses (start: step_start_ns, or
- * start_ns for a stage, as the store keeps them in one column), about 100 bytes instead
- * of gp_event's 700, so a running job's state costs ~8 MB per day at one step per
- * second. Expanded into a gp_event array only while goodput is computed. */
-typedef struct cev {
-    int64_t id, ts, rank, step, start, arrival, first_token, prompt_tokens, output_tokens;
-    double units;
-    int32_t kind, edge, ok, name; /* name: index into names, -1 = "" */
-} cev;
-
-typedef struct acct_alloc {
-    gp_alloc al;         /* as stored at the last update */
-    int64_t a;           /* folded samples lie in (a, cursor] */
-    int64_t cursor;      /* the last sample folded (a when none): also the weight origin */
-    int64_t proc_cursor; /* the last per-process row folded (a - 1 when none) */
-    int64_t mem_cursor;  /* the last row folded into mem_max (a - 1 when none) */
-    double mem_max;      /* peak device memory of the job's processes here; < 0 unknown */
-    wmean util, sm, tensor, dram, memf;
-    uint64_t e_first, e_last;
-    int have_e;
-    /* Energy counter where the rollup part ended (the last 1-minute bucket folded before
-     * the raw window): the energy before it is split evenly on a shared GPU, per-process
-     * SM shares not being rolled up. */
-    uint64_t e_roll;
-    int have_e_roll;
-    int64_t roll_end;             /* end of the rollup part (a when none) */
-    double share_mine, share_all; /* sums of sm_share: this job's, everyone's */
-} acct_alloc;
-
-struct gp_job_acct {
-    char job_id[GP_JOB_ID_MAX];
-    double nb_sig[3];       /* neighbour_sig at the last update */
-    int64_t opt_t0, opt_t1; /* 0/0: whole history */
-    gp_slo opt_slo;
-    int64_t opt_rollup_min; /* gp_summary_opts.rollup_min_ns resolved: < 0 never */
-    int rolled;             /* long: whole minutes of the raw window from rollups */
-    int started;
-    int64_t t0, t1; /* the window of the last update */
-    acct_alloc *al;
-    size_t n_al;
-    /* merged activity: act[k].util = act_sum[k] / act_n[k] */
-    gp_activity *act;
-    double *act_sum;
-    int *act_n, *act_owner; /* owner: the allocation whose interval the entry takes */
-    size_t n_act, cap_act;
-    /* events of the kinds the accounting reads, in (ts, id) order, compact */
-    cev *ev;
-    size_t n_ev, cap_ev;
-    char (*names)[GP_NAME_MAX]; /* distinct non-empty event names (phases) */
-    size_t n_names;
-    int64_t ev_cursor; /* every event with id <= cursor has been seen */
-    int ev_loaded;
-    const gp_job_acct *borrow; /* windows: events are this state's */
-    gp_acct_event *xev;        /* goodput.c's view of the events, rebuilt per update */
-    size_t cap_xev;
-    /* One update then freed (gp_job_summary_compute): the events are read straight into
-     * xev (n_xev of them) and no compact copy is kept, halving the peak for a long job. */
-    int oneshot;
-    size_t n_xev;
-    int32_t *xnm;             /* per xev entry: its name's index, -1 = "" */
-    int64_t xcur_ts, xcur_id; /* events up to (ts, id) have been read into xev */
-    int64_t slice_events;     /* one-shot: read this many at a time, freezing; 0 = all */
-    int64_t slice_lag;        /* ... freezing this far behind the newest event read */
-    int64_t slice_top;        /* a running state's first load in parts: ids up to this */
-    gp_goodput_ckpt ck;       /* the frozen labelled past (ck.valid) */
-    int64_t freeze_lag;       /* < 0: never freeze (one-shot summaries, windows) */
-    size_t freeze_steps;
-    gp_job_acct_stats stats;
-};
 
 gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
     gp_job_acct *a = calloc(1, sizeof *a);
@@ -259,6 +188,7 @@ gp_job_acct *gp_job_acct_new(const char *job_id, const gp_summary_opts *o) {
     a->slice_events = o && o->slice_events ? o->slice_events : GP_SUMMARY_SLICE_EVENTS;
     if (a->slice_events < 0) a->slice_events = 0;
     a->xcur_ts = INT64_MIN;
+    a->fold_cap = INT64_MAX;
     if (a->freeze_steps == 0) a->freeze_steps = GP_SUMMARY_FREEZE_STEPS;
     if (a->opt_t0 != 0 || a->opt_t1 != 0) { /* a fixed window: no refresh, no slices */
         a->freeze_lag = -1;
@@ -576,6 +506,11 @@ static int fold_long(gp_store *s, acct_alloc *x, int k, int64_t b, const char *j
                      size_t *nn, size_t *cap, uint64_t *rows) {
     const int64_t m = GP_ROLLUP_1M_NS;
     int64_t edge = (x->cursor >= 0 ? x->cursor / m : (x->cursor - m + 1) / m) * m + m;
+    /* A fold that stopped at the end of a whole minute past the first one (a prefix,
+     * fold_cap) goes on with the rollups from there, as one fold of the whole history
+     * does: the same rows, the same sums. */
+    if (x->cap_end >= 0 && x->cursor == x->cap_end && x->cursor > x->a && x->cursor % m == 0)
+        edge = x->cursor;
     int64_t whole = (b >= 0 ? b / m : (b - m + 1) / m) * m;
     if (edge < whole &&
         device_scalar(gp_store_db(s), "SELECT 1 FROM rollup_1m WHERE uuid = ?1 LIMIT 1",
@@ -1031,6 +966,7 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
             a->al[i].a = a->al[i].cursor = a->al[i].roll_end = lo;
             a->al[i].proc_cursor = a->al[i].mem_cursor = lo - 1;
             a->al[i].mem_max = -1;
+            a->al[i].cap_end = -1;
         }
         a->n_al = na;
     }
@@ -1057,8 +993,15 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         if (!dup) out->n_gpus++;
         int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
         if (b <= x->a) continue;
+        int capped = b > a->fold_cap;
+        if (capped) b = a->fold_cap > x->cursor ? a->fold_cap : x->cursor;
         rc = fold_samples(s, x, (int)i, b, a->rolled, a->job_id, &nw, &nn, &cap_nw,
                           &a->stats.sample_rows);
+        /* A capped fold that ended on a rollup bucket: the next one goes on with rollups. */
+        x->cap_end = capped && a->rolled && x->cursor > x->a && x->cursor == x->roll_end &&
+                             x->cursor % GP_ROLLUP_1M_NS == 0
+                         ? x->cursor
+                         : -1;
         if (rc == 0 && !proc_st &&
             sqlite3_prepare_v2(gp_store_db(s), proc_rows_sql, -1, &proc_st, NULL) != SQLITE_OK)
             rc = -1;
@@ -1333,8 +1276,31 @@ int gp_job_acct_window(gp_job_acct *a, gp_store *s, int64_t t0_ns, int64_t t1_ns
     return rc;
 }
 
+/* The options a running job's saved prefix was folded with (acct_prefix.h): all default. */
+static int default_opts(const gp_summary_opts *o) {
+    return !o || (o->t0_ns == 0 && o->t1_ns == 0 && o->slo.ttft_s == 0 && o->slo.tpot_s == 0 &&
+                  o->slo.e2e_s == 0 && o->rollup_min_ns == 0 && o->freeze_lag_ns == 0 &&
+                  o->freeze_steps == 0 && o->slice_events == 0);
+}
+
 int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opts *o,
                            gp_job_summary *out, char *err, size_t errlen) {
+    /* A running job the agent saved a prefix of: only the rows after it are folded, and the
+     * result is the whole history's (acct_prefix.h). In one read transaction with the
+     * rows, so the prefix and the rows after it are one snapshot. */
+    if (default_opts(o)) {
+        sqlite3 *db = gp_store_db(s);
+        int own_tx = read_begin(db);
+        gp_job_acct *p = gp_acct_prefix_load(s, job_id);
+        int rc = -1;
+        if (p) {
+            p->freeze_lag = -1; /* a reader freezes nothing */
+            rc = acct_update(p, s, out, err, errlen);
+            gp_job_acct_free(p);
+        }
+        read_end(db, own_tx);
+        if (rc == 0) return 0;
+    }
     gp_job_acct *a = gp_job_acct_new(job_id, o);
     if (!a) {
         memset(out, 0, sizeof *out);
