@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Running jobs' accounting prefixes (engine/accounting/acct_prefix.h) on the path users run:
+# a scenario -> `goodput agent` (whose sealing child saves a running job's prefix) ->
+# store -> `goodput report` / `goodput diagnose`. A 2-GPU trainer still running after 7 h
+# (a long job: its fold reads the 1-minute rollups, job_summary.c fold_long). Checks:
+#   - the agent saved a prefix of the running job (and no claim is left);
+#   - report text and JSON and diagnose text are byte-identical to the whole computation
+#     (GOODPUT_NO_PREFIX=1) on the same store;
+#   - the report resumes the prefix: with the job's first hour of step events deleted
+#     behind its back (a DELETE runs no trigger), the report's jobs section is still the
+#     one above, while the whole computation's now differs;
+#   - a late event of the job before the prefix's frozen past, inserted by another writer
+#     (the sqlite3 shell), deletes the prefix, and the report then equals the whole
+#     computation again; so does a late sample before the prefix's fold end;
+#   - the report never writes the store.
+set -euo pipefail
+GOODPUT=${GOODPUT:-build/goodput}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+command -v sqlite3 >/dev/null || fail "sqlite3 shell missing (Debian sqlite3)"
+
+cat >"$tmp/train.conf" <<'EOF'
+[node]
+name = prefix-node
+gpus = 2
+model = H100-SXM
+seed = 7
+start = 2026-12-01T00:00:00Z
+duration = 7h
+
+[job train]
+kind = training
+gpus = 0-1
+start = 0s ; end = 1430m
+init = 2m
+batch = 16 ; sample_cpu = 3ms ; loader_workers = 8
+flops_per_step = 40T ; efficiency = 0.5
+checkpoint_every = 2000 ; checkpoint_time = 20s
+EOF
+db=$tmp/s.db
+"$GOODPUT" agent --source "sim:$tmp/train.conf" --speed 0 --duration 7h --no-socket --quiet --db "$db"
+
+rows=$(sqlite3 "$db" "SELECT count(*) FROM job_prefix WHERE job_id = 'train' AND fp != 'claim' AND length(state) > 0")
+[ "$rows" = 1 ] || fail "no saved prefix of the running job ($rows)"
+[ "$(sqlite3 "$db" "SELECT count(*) FROM job_prefix WHERE fp = 'claim'")" = 0 ] || fail "a claim is left"
+
+# outputs DIR [env...]: report text, JSON and diagnose text of $db into DIR
+outputs() {
+  local d=$1; shift
+  mkdir -p "$d"
+  env "$@" "$GOODPUT" report --db "$db" >"$d/report.txt"
+  env "$@" "$GOODPUT" report --db "$db" --json >"$d/report.json"
+  env "$@" "$GOODPUT" diagnose --db "$db" --no-write >"$d/diag.txt"
+}
+same() { # same A B WHAT
+  for f in report.txt report.json diag.txt; do
+    cmp -s "$1/$f" "$2/$f" || { diff "$1/$f" "$2/$f" | head -20; fail "$3: $f differs"; }
+  done
+}
+
+sum0=$(sha256sum <"$db")
+outputs "$tmp/prefix"
+outputs "$tmp/whole" GOODPUT_NO_PREFIX=1
+same "$tmp/prefix" "$tmp/whole" "prefix vs whole"
+grep -q '"kind": "training"' "$tmp/prefix/report.json" || fail "the job is not accounted as training"
+[ "$(sha256sum <"$db")" = "$sum0" ] || fail "a read command wrote the store"
+
+# The report resumes the prefix: the first hour of steps deleted (no trigger runs on a
+# DELETE) changes the whole computation's accounting, not the resumed one's (the jobs
+# section; the findings still read the whole history, engine/diagnosis).
+jobs() { python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["jobs"], sort_keys=True))' "$1"; }
+cp "$db" "$tmp/cut.db"
+t0=$(sqlite3 "$tmp/cut.db" "SELECT min(ts_ns) FROM events WHERE job_id = 'train'")
+sqlite3 "$tmp/cut.db" "DELETE FROM events WHERE job_id = 'train' AND kind = 2 AND ts_ns < $t0 + 3600000000000"
+"$GOODPUT" report --db "$tmp/cut.db" --json >"$tmp/cut_prefix.json"
+GOODPUT_NO_PREFIX=1 "$GOODPUT" report --db "$tmp/cut.db" --json >"$tmp/cut_whole.json"
+[ "$(jobs "$tmp/cut_prefix.json")" = "$(jobs "$tmp/prefix/report.json")" ] || fail "the report did not resume the prefix"
+[ "$(jobs "$tmp/cut_whole.json")" != "$(jobs "$tmp/prefix/report.json")" ] || fail "deleting steps changed nothing: the check proves nothing"
+
+# A late event before the frozen past: the trigger deletes the prefix; the report is the
+# whole computation's.
+ev_t=$(sqlite3 "$db" "SELECT ev_t_ns FROM job_prefix WHERE job_id = 'train'")
+[ "$ev_t" -gt 0 ] || fail "the prefix has no frozen past ($ev_t)"
+cp "$db" "$tmp/late.db"
+sqlite3 "$tmp/late.db" "INSERT INTO events(job_id, ts_ns, kind, rank, step) VALUES('train', $ev_t - 60000000000, 2, 0, 5)"
+[ "$(sqlite3 "$tmp/late.db" "SELECT count(*) FROM job_prefix")" = 0 ] || fail "a late event left the prefix"
+"$GOODPUT" report --db "$tmp/late.db" --json >"$tmp/late_a.json"
+GOODPUT_NO_PREFIX=1 "$GOODPUT" report --db "$tmp/late.db" --json >"$tmp/late_b.json"
+cmp -s "$tmp/late_a.json" "$tmp/late_b.json" || fail "after a late event: report differs from the whole computation"
+
+# A late sample before the fold's end deletes it too (any device: a sample is not keyed by
+# job); one after it does not.
+t_ns=$(sqlite3 "$db" "SELECT t_ns FROM job_prefix WHERE job_id = 'train'")
+cp "$db" "$tmp/late_s.db"
+sqlite3 "$tmp/late_s.db" "INSERT INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU-late', $t_ns + 1, 0.5)"
+[ "$(sqlite3 "$tmp/late_s.db" "SELECT count(*) FROM job_prefix")" = 1 ] || fail "a sample after the prefix deleted it"
+sqlite3 "$tmp/late_s.db" "INSERT INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU-late', $t_ns - 1000000000, 0.5)"
+[ "$(sqlite3 "$tmp/late_s.db" "SELECT count(*) FROM job_prefix")" = 0 ] || fail "a late sample left the prefix"
+echo "acct_prefix: ok"
