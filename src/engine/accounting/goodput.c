@@ -710,6 +710,11 @@ static int label_training(const gp_goodput_in *in, const gp_acct_event **ev, siz
         if (!(durs = malloc((sl.n + 1) * sizeof *durs))) goto out;
         memcpy(durs, sl.durs, sl.n * sizeof *durs);
         out->median_step_s = gp_ckpt_median(from, durs, sl.n); /* durs now sorted */
+        if (out->median_step_s == GP_CKPT_MEDIAN_UNKNOWN) {    /* outside the kept durations */
+            ck->broken = 1;
+            rc = 0;
+            goto out;
+        }
     } else {
         out->median_step_s = sl.n ? median_of(sl.durs, sl.n) : -1;
     }
@@ -734,12 +739,9 @@ static int label_training(const gp_goodput_in *in, const gp_acct_event **ev, siz
             t->gaps = malloc((c + (from ? from->n_gaps : 0) + 1) * sizeof *t->gaps);
             double *cd = malloc((c + 1) * sizeof *cd);
             if (cd) memcpy(cd, sl.durs, c * sizeof *cd);
-            t->durs =
-                cd ? gp_ckpt_merge_durs(from ? from->durs : NULL, from ? from->n_durs : 0, cd, c)
-                   : NULL;
+            int drc = cd ? gp_ckpt_durs_extend(from, cd, c, t) : -1;
             free(cd);
-            if (!t->gaps || !t->durs) goto out;
-            t->n_durs = (from ? from->n_durs : 0) + c;
+            if (!t->gaps || drc != 0) goto out;
             t->n_gaps = 0;
             ck->cut_t = sl.start[c];
             t->kind = GP_JK_TRAINING;

@@ -149,6 +149,10 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out);
  * caller. */
 #define GP_CKPT_LABELS 8
 #define GP_CKPT_STAGES 16 /* the GPU stages a pipeline's labelling follows */
+/* Step durations a prefix keeps on each side of its median (gp_goodput_ckpt.durs): later
+ * computations resume it exactly while fewer than about twice this many steps come
+ * after it (a running job's refresh adds minutes of steps). */
+#define GP_CKPT_MEDIAN_HALF 32768
 typedef struct gp_goodput_ckpt {
     int valid;
     gp_job_kind kind; /* GP_JK_TRAINING, _INFERENCE or _PIPELINE: the labelling it froze */
@@ -162,8 +166,14 @@ typedef struct gp_goodput_ckpt {
     int64_t steps, kept_steps, redone_steps;
     double units;
     int64_t max_gap_ns; /* the gap threshold the prefix was labelled with */
-    double *durs;       /* the prefix's step durations, sorted (the median needs them) */
-    size_t n_durs;
+    /* The prefix's step durations around their median, sorted (the median needs them): the
+     * ones of rank [durs_below, durs_below + n_durs) among all of the prefix's; the
+     * durs_below before them are <= durs[0], the durs_above after them >= the last. At most
+     * 2 * GP_CKPT_MEDIAN_HALF + 1 are kept, so a prefix does not grow with the job; a
+     * median whose rank falls outside them is unknown and breaks the prefix (compute
+     * again without it), so the median is always exact. */
+    double *durs;
+    size_t n_durs, durs_below, durs_above;
     int64_t *gaps; /* the prefix's gaps longer than 1 s between steps (no restart), sorted */
     size_t n_gaps;
     int64_t *allocs; /* allocation pieces before t_ns: (from, min(to, t_ns), share bits) */

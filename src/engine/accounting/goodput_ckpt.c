@@ -13,17 +13,6 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Sorted merge of a[0..na) and sorted-in-place b[0..nb) into a new array; NULL on OOM. */
-double *gp_ckpt_merge_durs(const double *a, size_t na, double *b, size_t nb) {
-    qsort(b, nb, sizeof *b, cmp_double);
-    double *m = malloc((na + nb + 1) * sizeof *m);
-    if (!m) return NULL;
-    size_t i = 0, j = 0, k = 0;
-    while (i < na || j < nb)
-        m[k++] = (j >= nb || (i < na && a[i] <= b[j])) ? a[i++] : b[j++];
-    return m;
-}
-
 /* The k-th smallest (from 0) of two sorted arrays together. */
 static double kth_of_two(const double *a, size_t na, const double *b, size_t nb, size_t k) {
     size_t lo = k + 1 > nb ? k + 1 - nb : 0, hi = k + 1 < na ? k + 1 : na;
@@ -39,15 +28,68 @@ static double kth_of_two(const double *a, size_t na, const double *b, size_t nb,
     return x > y ? x : y;
 }
 
-/* The median of the checkpoint's durations and these (unsorted; sorted here). */
+/* Where the new durations v[0..n) (sorted) fall against c's kept ones: those before *lo
+ * rank below all of them and those from *hi above (unknown among the ones c dropped there,
+ * so only counted); with nothing dropped on a side, all of v on that side is merged. */
+static void split_new(const gp_goodput_ckpt *c, const double *v, size_t n, size_t *lo, size_t *hi) {
+    *lo = 0, *hi = n;
+    if (!c || !c->n_durs) return;
+    if (c->durs_below)
+        while (*lo < n && v[*lo] < c->durs[0])
+            (*lo)++;
+    if (c->durs_above)
+        while (*hi > *lo && v[*hi - 1] > c->durs[c->n_durs - 1])
+            (*hi)--;
+}
+
+/* The value of rank r among c's durations and v (sorted) together, or NAN when r falls
+ * where c dropped its durations. */
+static double rank_of(const gp_goodput_ckpt *c, const double *v, size_t lo, size_t hi, size_t r) {
+    size_t below = c ? c->durs_below : 0, nw = c ? c->n_durs : 0;
+    size_t first = below + lo, count = nw + (hi - lo);
+    if (r < first || r >= first + count) return NAN;
+    return kth_of_two(c ? c->durs : NULL, nw, v + lo, hi - lo, r - first);
+}
+
 double gp_ckpt_median(const gp_goodput_ckpt *c, double *v, size_t n) {
-    size_t tot = c->n_durs + n;
     qsort(v, n, sizeof *v, cmp_double);
+    size_t tot = c->durs_below + c->n_durs + c->durs_above + n;
     if (tot == 0) return -1;
-    if (tot % 2) return kth_of_two(c->durs, c->n_durs, v, n, tot / 2);
-    return (kth_of_two(c->durs, c->n_durs, v, n, tot / 2 - 1) +
-            kth_of_two(c->durs, c->n_durs, v, n, tot / 2)) /
-           2;
+    if (!c->n_durs && (c->durs_below || c->durs_above)) return GP_CKPT_MEDIAN_UNKNOWN;
+    size_t lo, hi;
+    split_new(c, v, n, &lo, &hi);
+    double m = tot % 2 ? rank_of(c, v, lo, hi, tot / 2)
+                       : (rank_of(c, v, lo, hi, tot / 2 - 1) + rank_of(c, v, lo, hi, tot / 2)) / 2;
+    return isnan(m) ? GP_CKPT_MEDIAN_UNKNOWN : m;
+}
+
+int gp_ckpt_durs_extend(const gp_goodput_ckpt *from, double *add, size_t n_add,
+                        gp_goodput_ckpt *to) {
+    qsort(add, n_add, sizeof *add, cmp_double);
+    size_t lo, hi;
+    split_new(from, add, n_add, &lo, &hi);
+    size_t nw = from ? from->n_durs : 0, nm = nw + (hi - lo);
+    size_t below = (from ? from->durs_below : 0) + lo;
+    size_t above = (from ? from->durs_above : 0) + (n_add - hi);
+    double *m = malloc((nm + 1) * sizeof *m);
+    if (!m) return -1;
+    size_t i = 0, j = lo, k = 0;
+    while (i < nw || j < hi)
+        m[k++] = (j >= hi || (i < nw && from->durs[i] <= add[j])) ? from->durs[i++] : add[j++];
+    /* Keep the ranks within GP_CKPT_MEDIAN_HALF of the median's, where kept ones are. */
+    size_t tot = below + nm + above, mlo = tot ? (tot - 1) / 2 : 0, mhi = tot / 2;
+    size_t r0 = mlo > GP_CKPT_MEDIAN_HALF ? mlo - GP_CKPT_MEDIAN_HALF : 0;
+    size_t r1 = mhi + GP_CKPT_MEDIAN_HALF;
+    size_t i0 = r0 > below ? r0 - below : 0, i1 = r1 > below ? r1 - below : 0;
+    if (i0 > nm) i0 = nm;
+    if (i1 > nm) i1 = nm;
+    if (i1 < i0) i1 = i0;
+    if (i0) memmove(m, m + i0, (i1 - i0) * sizeof *m);
+    to->durs = m;
+    to->n_durs = i1 - i0;
+    to->durs_below = below + i0;
+    to->durs_above = above + (nm - i1);
+    return 0;
 }
 
 /* How many of the sorted gaps are at most max_gap. */

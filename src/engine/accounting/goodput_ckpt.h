@@ -5,11 +5,15 @@
 
 #include "engine/accounting/goodput.h"
 
-/* Sorted merge of a[0..na) (sorted) and b[0..nb) (sorted here, in place) into a new
- * array; NULL on OOM. */
-double *gp_ckpt_merge_durs(const double *a, size_t na, double *b, size_t nb);
-/* The median of c's durations and v[0..n) (sorted here, in place); < 0 when none: what a
- * sort of all of them gives, exactly. */
+/* to's durations (durs, n_durs, durs_below, durs_above): from's (NULL: none) and
+ * add[0..n_add) (sorted here, in place), trimmed to GP_CKPT_MEDIAN_HALF on each side of
+ * their median. 0, -1 on OOM. */
+int gp_ckpt_durs_extend(const gp_goodput_ckpt *from, double *add, size_t n_add,
+                        gp_goodput_ckpt *to);
+/* The median of c's durations and v[0..n) (sorted here, in place): what a sort of all of
+ * them gives, exactly; -1 when there are none; GP_CKPT_MEDIAN_UNKNOWN when its rank falls
+ * outside the durations c kept (the prefix no longer holds). */
+#define GP_CKPT_MEDIAN_UNKNOWN (-2.0)
 double gp_ckpt_median(const gp_goodput_ckpt *c, double *v, size_t n);
 /* How many of the sorted gaps are at most max_gap. */
 size_t gp_ckpt_gaps_within(const int64_t *g, size_t n, int64_t max_gap);
