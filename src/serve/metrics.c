@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/accounting/acct_prefix.h"
 #include "engine/accounting/cost.h"
 #include "serve/serve_int.h"
 #include "engine/results/job_results.h"
@@ -74,7 +75,10 @@ gp_job_acct *srv_job_acct(gp_serve *s, const gp_job *j) {
         gp_job_acct_free(s->accts[slot].a);
         s->accts[slot].a = NULL;
     }
-    gp_job_acct *a = gp_job_acct_new(j->id, NULL);
+    /* The agent's saved prefix of the job, when there is one (engine/accounting/
+     * acct_prefix.h): the first update then folds only the rows after it. */
+    gp_job_acct *a = gp_acct_prefix_load(s->store, j->id);
+    if (!a) a = gp_job_acct_new(j->id, NULL);
     if (!a) return NULL;
     snprintf(s->accts[slot].id, sizeof s->accts[slot].id, "%s", j->id);
     s->accts[slot].a = a;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/accounting/acct_prefix.h"
 #include "engine/diagnosis/classify.h"
 #include "engine/accounting/job_summary.h"
 #include "store/store.h"
@@ -68,7 +69,9 @@ static job_state *state_for(gp_top_store *t, const char *id) {
     memset(j, 0, sizeof *j);
     snprintf(j->id, sizeof j->id, "%s", id);
     gp_summary_opts o = {0}; /* as `goodput report`: the whole history */
-    j->acct = gp_job_acct_new(id, &o);
+    /* from the agent's saved prefix when there is one (acct_prefix.h) */
+    j->acct = gp_acct_prefix_load(t->s, id);
+    if (!j->acct) j->acct = gp_job_acct_new(id, &o);
     if (!j->acct) return NULL;
     t->n_js++;
     return j;
