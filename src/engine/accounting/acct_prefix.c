@@ -195,12 +195,23 @@ static double cpu_now_s(void) {
 
 /* Running jobs (an allocation still open, events not pruned) older than
  * GP_ACCT_PREFIX_MIN_AGE_NS without a prefix of this build saved since now_ns -
- * GP_ACCT_PREFIX_EVERY_NS, oldest save first; with each its first allocation's start. */
+ * GP_ACCT_PREFIX_EVERY_NS, oldest save first; with each its first allocation's start.
+ * Not a job whose devices' raw samples retention pruned after RAW_MARGIN_NS before its
+ * start (a device's first raw sample left is after its first rollup and after that): the
+ * whole computation then reads rollups up to the raw boundary, which moves with every
+ * retention pass, and gp_store_retain deletes the prefix each time, so such a job is
+ * computed whole, as before (docs/reliability.md). */
 static const char candidates_sql[] =
     "SELECT j.id, (SELECT min(from_ns) FROM allocations a WHERE a.job_id = j.id) AS t0"
     " FROM jobs j WHERE EXISTS (SELECT 1 FROM allocations a WHERE a.job_id = j.id"
     "  AND a.to_ns IS NULL)"
     " AND NOT EXISTS (SELECT 1 FROM job_events_pruned p WHERE p.job_id = j.id)"
+    " AND NOT EXISTS (SELECT 1 FROM (SELECT DISTINCT uuid FROM allocations a"
+    "   WHERE a.job_id = j.id) d"
+    "  WHERE (SELECT first_ts_ns FROM rollup_1m r WHERE r.uuid = d.uuid ORDER BY t1_ns LIMIT 1)"
+    "   < (SELECT min(ts_ns) FROM samples s WHERE s.uuid = d.uuid)"
+    "  AND (SELECT min(ts_ns) FROM samples s WHERE s.uuid = d.uuid)"
+    "   > (SELECT min(from_ns) FROM allocations a WHERE a.job_id = j.id) - ?4)"
     " AND NOT EXISTS (SELECT 1 FROM job_prefix p WHERE p.job_id = j.id AND p.fp = ?1"
     "  AND p.computed_ns > ?2)"
     " AND t0 <= ?3"
@@ -216,6 +227,7 @@ static int candidates(sqlite3 *db, int64_t now_ns, const char *fp, char (**ids)[
     sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, now_ns - GP_ACCT_PREFIX_EVERY_NS);
     sqlite3_bind_int64(st, 3, now_ns - GP_ACCT_PREFIX_MIN_AGE_NS);
+    sqlite3_bind_int64(st, 4, RAW_MARGIN_NS);
     size_t n = 0, cap = 0;
     char(*v)[GP_JOB_ID_MAX] = NULL;
     int64_t *t = NULL;

@@ -28,8 +28,10 @@
  * (to compare the two: tests, benches).
  *
  * Cost: the saved state holds the events of the last GP_SUMMARY_FREEZE_LAG_NS (~100 bytes
- * each), the activity since the frozen past, and 8 bytes per step of the job (the exact
- * median): a day at 11 steps/s is ~8 MB; see docs/benchmarks.md. */
+ * each), the activity since the frozen past, and the 2 * GP_CKPT_MEDIAN_HALF step
+ * durations around the median (goodput.h): ~1.2 MB for an 8-GPU trainer at 11 steps/s,
+ * whatever its age; see docs/benchmarks.md. A job whose devices' raw samples retention
+ * pruned after an hour before its start gets none (acct_prefix.c, candidates_sql). */
 #ifndef GP_ENGINE_ACCT_PREFIX_H
 #define GP_ENGINE_ACCT_PREFIX_H
 
