@@ -67,7 +67,17 @@ int gp_acct_prefix_encode(const gp_job_acct *a, unsigned char **buf, size_t *len
     wbuf w = {calloc(1, total), 0};
     if (!w.p) return -1;
     put(&w, &h, sizeof h);
-    put(&w, a, sizeof *a); /* its pointers are meaningless here and replaced on decode */
+    /* The struct without what only lives in this process (pointers, capacities, one
+     * update's buffers, counters): the same state gives the same bytes. */
+    gp_job_acct c;
+    memcpy(&c, a, sizeof c);
+    c.al = NULL, c.act = NULL, c.act_sum = NULL, c.act_n = NULL, c.act_owner = NULL;
+    c.ev = NULL, c.names = NULL, c.borrow = NULL, c.xev = NULL, c.xnm = NULL;
+    c.ck.durs = NULL, c.ck.gaps = NULL, c.ck.allocs = NULL, c.ck.span = NULL;
+    c.cap_act = c.cap_ev = c.cap_xev = c.n_xev = 0;
+    c.xcur_ts = INT64_MIN, c.xcur_id = 0, c.oneshot = 0, c.fold_cap = INT64_MAX;
+    memset(&c.stats, 0, sizeof c.stats);
+    put(&w, &c, sizeof c);
     put(&w, a->al, a->n_al * sizeof *a->al);
     put(&w, a->act, a->n_act * sizeof *a->act);
     put(&w, a->act_sum, a->n_act * sizeof *a->act_sum);
@@ -115,7 +125,7 @@ gp_job_acct *gp_acct_prefix_decode(const char *job_id, const unsigned char *buf,
     if (strncmp(a->job_id, job_id, sizeof a->job_id) != 0 || !a->started || !a->ev_loaded ||
         a->n_al != h.n_al || a->n_act != h.n_act || a->n_ev != h.n_ev || a->n_names != h.n_names ||
         a->ck.n_durs != h.n_durs || a->ck.n_gaps != h.n_gaps || a->ck.n_allocs != h.n_allocs ||
-        a->ck.n_span != h.n_span) {
+        a->ck.n_span != h.n_span || a->ck.n_gpu_stage < 0 || a->ck.n_gpu_stage > GP_CKPT_STAGES) {
         free(a);
         return NULL;
     }
@@ -148,6 +158,8 @@ gp_job_acct *gp_acct_prefix_decode(const char *job_id, const unsigned char *buf,
     /* Names are copied whole but must end inside their slot. */
     for (size_t i = 0; i < a->n_names; i++)
         a->names[i][GP_NAME_MAX - 1] = 0;
+    for (int i = 0; i < GP_CKPT_STAGES; i++)
+        a->ck.gpu_stage[i][GP_NAME_MAX - 1] = 0;
     for (size_t i = 0; i < a->n_ev; i++)
         if (a->ev[i].name >= (int32_t)a->n_names || a->ev[i].name < -1) {
             gp_job_acct_free(a);
