@@ -12,7 +12,12 @@
 #   - a late event of the job before the prefix's frozen past, inserted by another writer
 #     (the sqlite3 shell), deletes the prefix, and the report then equals the whole
 #     computation again; so does a late sample before the prefix's fold end;
-#   - the report never writes the store.
+#   - the report never writes the store;
+#   - past the raw retention (`--retention 2h`, an 8 h job): the prefix is saved from the
+#     rollups (its raw_t0_ns is its fold's end, so later retention passes keep it), the
+#     report equals the whole computation, and still does after raw rows are pruned
+#     further (as gp_store_retain does); a 3 h job (not long: its fold reads raw rows after
+#     the raw boundary) past a 1 h retention gets no prefix (a 'skip' row) and is computed.
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -96,4 +101,29 @@ sqlite3 "$tmp/late_s.db" "INSERT INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU
 [ "$(sqlite3 "$tmp/late_s.db" "SELECT count(*) FROM job_prefix")" = 1 ] || fail "a sample after the prefix deleted it"
 sqlite3 "$tmp/late_s.db" "INSERT INTO samples(uuid, ts_ns, gpu_util) VALUES('GPU-late', $t_ns - 1000000000, 0.5)"
 [ "$(sqlite3 "$tmp/late_s.db" "SELECT count(*) FROM job_prefix")" = 0 ] || fail "a late sample left the prefix"
+# Past the raw retention.
+sed 's/^duration = 7h/duration = 8h/' "$tmp/train.conf" >"$tmp/train8.conf"
+db=$tmp/r8.db
+"$GOODPUT" agent --source "sim:$tmp/train8.conf" --speed 0 --duration 8h --retention 2h \
+  --no-socket --quiet --db "$db"
+read -r t_ns raw_t0 <<<"$(sqlite3 -separator ' ' "$db" "SELECT t_ns, raw_t0_ns FROM job_prefix WHERE job_id = 'train' AND length(state) > 0")"
+[ -n "$t_ns" ] && [ "$raw_t0" = "$t_ns" ] || fail "past retention: prefix '$t_ns' raw_t0 '$raw_t0'"
+[ "$(sqlite3 "$db" "SELECT min(ts_ns) > (SELECT min(from_ns) FROM allocations) FROM samples")" = 1 ] ||
+  fail "retention pruned nothing of the job"
+outputs "$tmp/r_prefix"
+outputs "$tmp/r_whole" GOODPUT_NO_PREFIX=1
+same "$tmp/r_prefix" "$tmp/r_whole" "past retention: prefix vs whole"
+cut=$(sqlite3 "$db" "SELECT min(ts_ns) + 3600000000000 FROM samples")
+sqlite3 "$db" "DELETE FROM samples WHERE ts_ns < $cut; DELETE FROM proc_samples WHERE ts_ns < $cut;
+  DELETE FROM job_prefix WHERE raw_t0_ns < $cut"
+[ "$(sqlite3 "$db" "SELECT count(*) FROM job_prefix WHERE length(state) > 0")" = 1 ] || fail "pruning deleted the prefix"
+outputs "$tmp/r2_prefix"
+outputs "$tmp/r2_whole" GOODPUT_NO_PREFIX=1
+same "$tmp/r2_prefix" "$tmp/r2_whole" "pruned further: prefix vs whole"
+same "$tmp/r2_whole" "$tmp/r_whole" "pruned further: whole computation moved"
+sed 's/^duration = 7h/duration = 3h/' "$tmp/train.conf" >"$tmp/train3.conf"
+db=$tmp/r3.db
+"$GOODPUT" agent --source "sim:$tmp/train3.conf" --speed 0 --duration 3h --retention 1h \
+  --no-socket --quiet --db "$db"
+[ "$(sqlite3 "$db" "SELECT group_concat(fp) FROM job_prefix")" = skip ] || fail "a short pruned job: $(sqlite3 "$db" "SELECT fp FROM job_prefix")"
 echo "acct_prefix: ok"

@@ -22,6 +22,9 @@ extern const char gp_engine_version[];
 
 /* The fp of a claim: never a fingerprint (those start with the engine's version). */
 #define CLAIM_FP "claim"
+/* ... and of a job the writer declined (retention pruned raw rows that a short job's fold
+ * reads after its start: each retention pass would change it): never served. */
+#define SKIP_FP "skip"
 
 #define MAGIC 0x31505041u /* "APP1" */
 
@@ -206,26 +209,16 @@ static double cpu_now_s(void) {
 }
 
 /* Running jobs (an allocation still open, events not pruned) older than
- * GP_ACCT_PREFIX_MIN_AGE_NS without a prefix of this build saved since now_ns -
- * GP_ACCT_PREFIX_EVERY_NS, oldest save first; with each its first allocation's start.
- * Not a job whose devices' raw samples retention pruned after RAW_MARGIN_NS before its
- * start (a device's first raw sample left is after its first rollup and after that): the
- * whole computation then reads rollups up to the raw boundary, which moves with every
- * retention pass, and gp_store_retain deletes the prefix each time, so such a job is
- * computed whole, as before (docs/reliability.md). */
+ * GP_ACCT_PREFIX_MIN_AGE_NS without a prefix of this build saved (or declined: SKIP_FP)
+ * since now_ns - GP_ACCT_PREFIX_EVERY_NS, oldest save first; with each its first
+ * allocation's start. */
 static const char candidates_sql[] =
     "SELECT j.id, (SELECT min(from_ns) FROM allocations a WHERE a.job_id = j.id) AS t0"
     " FROM jobs j WHERE EXISTS (SELECT 1 FROM allocations a WHERE a.job_id = j.id"
     "  AND a.to_ns IS NULL)"
     " AND NOT EXISTS (SELECT 1 FROM job_events_pruned p WHERE p.job_id = j.id)"
-    " AND NOT EXISTS (SELECT 1 FROM (SELECT DISTINCT uuid FROM allocations a"
-    "   WHERE a.job_id = j.id) d"
-    "  WHERE (SELECT first_ts_ns FROM rollup_1m r WHERE r.uuid = d.uuid ORDER BY t1_ns LIMIT 1)"
-    "   < (SELECT min(ts_ns) FROM samples s WHERE s.uuid = d.uuid)"
-    "  AND (SELECT min(ts_ns) FROM samples s WHERE s.uuid = d.uuid)"
-    "   > (SELECT min(from_ns) FROM allocations a WHERE a.job_id = j.id) - ?4)"
-    " AND NOT EXISTS (SELECT 1 FROM job_prefix p WHERE p.job_id = j.id AND p.fp = ?1"
-    "  AND p.computed_ns > ?2)"
+    " AND NOT EXISTS (SELECT 1 FROM job_prefix p WHERE p.job_id = j.id"
+    "  AND (p.fp = ?1 OR p.fp = '" SKIP_FP "') AND p.computed_ns > ?2)"
     " AND t0 <= ?3"
     " ORDER BY (SELECT computed_ns FROM job_prefix p WHERE p.job_id = j.id), j.id";
 
@@ -239,7 +232,6 @@ static int candidates(sqlite3 *db, int64_t now_ns, const char *fp, char (**ids)[
     sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, now_ns - GP_ACCT_PREFIX_EVERY_NS);
     sqlite3_bind_int64(st, 3, now_ns - GP_ACCT_PREFIX_MIN_AGE_NS);
-    sqlite3_bind_int64(st, 4, RAW_MARGIN_NS);
     size_t n = 0, cap = 0;
     char(*v)[GP_JOB_ID_MAX] = NULL;
     int64_t *t = NULL;
@@ -287,12 +279,60 @@ static int exec_job(sqlite3 *db, const char *sql, const char *id) {
     return rc;
 }
 
+/* The raw_t0_ns of the job's saved prefix of this build; -1 none. */
+static int64_t saved_raw_t0(sqlite3 *db, const char *id, const char *fp) {
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, "SELECT raw_t0_ns FROM job_prefix WHERE job_id = ?1 AND fp = ?2", -1,
+                           &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, fp, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Whether retention has pruned the raw samples of the job's devices at its start (a
+ * device's first raw sample left is after alloc0_ns and after its first rollup, or none is
+ * left): 0 on none, 1 some, 2 all of them. A fold then reads rollups up to the raw
+ * boundary (job_summary.c, fold_samples). */
+static int pruned_at_start(sqlite3 *db, const char *id, int64_t alloc0_ns) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT count(*), total(roll0 IS NOT NULL AND (raw0 IS NULL OR (raw0 > ?2"
+            " AND roll0 < raw0))) FROM (SELECT"
+            " (SELECT min(ts_ns) FROM samples s WHERE s.uuid = d.uuid) AS raw0,"
+            " (SELECT first_ts_ns FROM rollup_1m r WHERE r.uuid = d.uuid ORDER BY t1_ns LIMIT 1)"
+            " AS roll0 FROM (SELECT DISTINCT uuid FROM allocations WHERE job_id = ?1) d)",
+            -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, alloc0_ns);
+    int r = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t n = sqlite3_column_int64(st, 0), k = (int64_t)sqlite3_column_double(st, 1);
+        r = k == 0 ? 0 : k < n ? 1 : 2;
+    }
+    sqlite3_finalize(st);
+    return r;
+}
+
 /* One job: 1 saved, 0 not this pass (nothing to save, its input moved while it was
- * computed, or its computation failed), -1 store error. Without an open transaction the
- * write lock is never held while computing: a claim (the job's row with CLAIM_FP, bounds
- * t_ns = ev_t_ns = the fold's end) is committed first, which the triggers delete like a
- * prefix when a row for the time it folds arrives, and the state replaces it only if it is
- * still there. */
+ * computed, its computation failed, or it was declined), -1 store error. Without an open
+ * transaction the write lock is never held while computing: a claim (the job's row with
+ * CLAIM_FP, bounds t_ns = ev_t_ns = the fold's end) is committed first, which the triggers
+ * delete like a prefix when a row for the time it folds arrives, and the state replaces
+ * it only if it is still there.
+ *
+ * raw_t0_ns, the first raw sample the state read (retention pruning one deletes the
+ * prefix, store.c): a loaded state keeps its own; a fresh one read raw rows from the job's
+ * start, unless retention had pruned them on every device (it then read only rollups up to
+ * the cut: a long job's fold, fold_long, continues with rollups from the raw boundary, so
+ * no later pruning changes it). A job that is not long (its fold reads raw rows after the
+ * raw boundary, which every retention pass moves) is declined once pruned: computed whole,
+ * as before. */
 static int save_one(gp_store *s, const char *id, int64_t alloc0_ns, int64_t now_ns,
                     const char *fp) {
     sqlite3 *db = gp_store_db(s);
@@ -303,10 +343,10 @@ static int save_one(gp_store *s, const char *id, int64_t alloc0_ns, int64_t now_
     cut = (cut >= 0 ? cut / m : (cut - m + 1) / m) * m;
     if (cut <= alloc0_ns) return 0;
     gp_job_acct *a = gp_acct_prefix_load(s, id); /* before the claim replaces it */
+    int64_t raw0 = a ? saved_raw_t0(db, id, fp) : -1;
     if (!a) a = gp_job_acct_new(id, NULL);
     if (!a) return 0;
     sqlite3_stmt *st;
-    int rc = 0;
     if (sqlite3_prepare_v2(db,
                            "INSERT OR REPLACE INTO job_prefix(job_id, fp, t_ns, ev_t_ns, raw_t0_ns,"
                            " computed_ns, state) VALUES(?1,'" CLAIM_FP "',?2,?2,?3,?4,X'')",
@@ -318,7 +358,7 @@ static int save_one(gp_store *s, const char *id, int64_t alloc0_ns, int64_t now_
     sqlite3_bind_int64(st, 2, cut);
     sqlite3_bind_int64(st, 3, alloc0_ns - RAW_MARGIN_NS);
     sqlite3_bind_int64(st, 4, now_ns);
-    rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(st);
     if (rc < 0) {
         gp_job_acct_free(a);
@@ -331,25 +371,35 @@ static int save_one(gp_store *s, const char *id, int64_t alloc0_ns, int64_t now_
     size_t len = 0;
     int got = gp_job_acct_update(a, s, &out, err, sizeof err) == 0 && a->started && a->ev_loaded &&
               gp_acct_prefix_encode(a, &blob, &len) == 0;
+    int pruned = got ? pruned_at_start(db, id, alloc0_ns) : 0;
+    if (got && raw0 < 0) raw0 = pruned == 2 ? cut : alloc0_ns;
+    const char *sql =
+        got && pruned && !a->rolled
+            ? "UPDATE job_prefix SET fp = '" SKIP_FP "', t_ns = -1, ev_t_ns = -1,"
+              " raw_t0_ns = 9223372036854775807, state = X'' WHERE job_id = ?1"
+              " AND fp = '" CLAIM_FP "'"
+            : "UPDATE job_prefix SET fp = ?2, ev_t_ns = ?3, state = ?4, raw_t0_ns = ?6"
+              " WHERE job_id = ?1 AND fp = '" CLAIM_FP "' AND t_ns = ?5";
+    int declined = got && pruned && !a->rolled;
     if (got) {
-        if (sqlite3_prepare_v2(db,
-                               "UPDATE job_prefix SET fp = ?2, ev_t_ns = ?3, state = ?4"
-                               " WHERE job_id = ?1 AND fp = '" CLAIM_FP "' AND t_ns = ?5",
-                               -1, &st, NULL) != SQLITE_OK) {
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
             rc = -1;
         } else {
             sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-            sqlite3_bind_text(st, 2, fp, -1, SQLITE_STATIC);
-            /* Events up to the frozen past's staleness bound break the state; after it
-             * they are merged by id (no frozen past: every event is held). */
-            sqlite3_bind_int64(st, 3, a->ck.valid ? a->ck.late_ns : -1);
-            sqlite3_bind_blob64(st, 4, blob, len, SQLITE_STATIC);
-            sqlite3_bind_int64(st, 5, cut);
-            rc = sqlite3_step(st) == SQLITE_DONE ? (sqlite3_changes(db) > 0) : -1;
+            if (!declined) {
+                sqlite3_bind_text(st, 2, fp, -1, SQLITE_STATIC);
+                /* Events up to the frozen past's staleness bound break the state; after it
+                 * they are merged by id (no frozen past: every event is held). */
+                sqlite3_bind_int64(st, 3, a->ck.valid ? a->ck.late_ns : -1);
+                sqlite3_bind_blob64(st, 4, blob, len, SQLITE_STATIC);
+                sqlite3_bind_int64(st, 5, cut);
+                sqlite3_bind_int64(st, 6, raw0);
+            }
+            rc = sqlite3_step(st) == SQLITE_DONE ? (sqlite3_changes(db) > 0 && !declined) : -1;
             sqlite3_finalize(st);
         }
     }
-    if (rc <= 0 &&
+    if (rc <= 0 && !declined &&
         exec_job(db, "DELETE FROM job_prefix WHERE job_id = ?1 AND fp = '" CLAIM_FP "'", id) != 0)
         rc = -1;
     free(blob);

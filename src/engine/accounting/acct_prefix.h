@@ -30,8 +30,8 @@
  * Cost: the saved state holds the events of the last GP_SUMMARY_FREEZE_LAG_NS (~100 bytes
  * each), the activity since the frozen past, and the 2 * GP_CKPT_MEDIAN_HALF step
  * durations around the median (goodput.h): ~1.2 MB for an 8-GPU trainer at 11 steps/s,
- * whatever its age; see docs/benchmarks.md. A job whose devices' raw samples retention
- * pruned after an hour before its start gets none (acct_prefix.c, candidates_sql). */
+ * whatever its age; see docs/benchmarks.md. Past the raw retention only a long job (its
+ * fold reads rollups from the raw boundary on) gets one (acct_prefix.c, save_one). */
 #ifndef GP_ENGINE_ACCT_PREFIX_H
 #define GP_ENGINE_ACCT_PREFIX_H
 

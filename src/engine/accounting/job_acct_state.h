@@ -40,9 +40,6 @@ typedef struct acct_alloc {
     int have_e_roll;
     int64_t roll_end;             /* end of the rollup part (a when none) */
     double share_mine, share_all; /* sums of sm_share: this job's, everyone's */
-    /* Where a fold capped at a whole minute (fold_cap) stopped, reading rollups: the next
-     * fold goes on with the rollups from there (fold_long); -1 none. */
-    int64_t cap_end;
 } acct_alloc;
 
 struct gp_job_acct {

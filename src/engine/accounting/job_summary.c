@@ -506,11 +506,12 @@ static int fold_long(gp_store *s, acct_alloc *x, int k, int64_t b, const char *j
                      size_t *nn, size_t *cap, uint64_t *rows) {
     const int64_t m = GP_ROLLUP_1M_NS;
     int64_t edge = (x->cursor >= 0 ? x->cursor / m : (x->cursor - m + 1) / m) * m + m;
-    /* A fold that stopped at the end of a whole minute past the first one (a prefix,
-     * fold_cap) goes on with the rollups from there, as one fold of the whole history
-     * does: the same rows, the same sums. */
-    if (x->cap_end >= 0 && x->cursor == x->cap_end && x->cursor > x->a && x->cursor % m == 0)
-        edge = x->cursor;
+    /* A fold that stopped on the end of a 1-minute rollup bucket it read, past the first
+     * minute (a prefix's fold, capped at a whole minute: acct_prefix.h; or the rollups
+     * before the raw window, where retention deleted the raw rows) goes on with the
+     * rollups from there, as one fold of the whole history reads those minutes: the same
+     * rows, the same sums, wherever the raw boundary or the cap lies. */
+    if (x->cursor > x->a && x->cursor == x->roll_end && x->cursor % m == 0) edge = x->cursor;
     int64_t whole = (b >= 0 ? b / m : (b - m + 1) / m) * m;
     if (edge < whole &&
         device_scalar(gp_store_db(s), "SELECT 1 FROM rollup_1m WHERE uuid = ?1 LIMIT 1",
@@ -966,7 +967,6 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
             a->al[i].a = a->al[i].cursor = a->al[i].roll_end = lo;
             a->al[i].proc_cursor = a->al[i].mem_cursor = lo - 1;
             a->al[i].mem_max = -1;
-            a->al[i].cap_end = -1;
         }
         a->n_al = na;
     }
@@ -993,15 +993,9 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         if (!dup) out->n_gpus++;
         int64_t b = allocs[i].to_ns < 0 || allocs[i].to_ns > t1 ? t1 : allocs[i].to_ns;
         if (b <= x->a) continue;
-        int capped = b > a->fold_cap;
-        if (capped) b = a->fold_cap > x->cursor ? a->fold_cap : x->cursor;
+        if (b > a->fold_cap) b = a->fold_cap > x->cursor ? a->fold_cap : x->cursor;
         rc = fold_samples(s, x, (int)i, b, a->rolled, a->job_id, &nw, &nn, &cap_nw,
                           &a->stats.sample_rows);
-        /* A capped fold that ended on a rollup bucket: the next one goes on with rollups. */
-        x->cap_end = capped && a->rolled && x->cursor > x->a && x->cursor == x->roll_end &&
-                             x->cursor % GP_ROLLUP_1M_NS == 0
-                         ? x->cursor
-                         : -1;
         if (rc == 0 && !proc_st &&
             sqlite3_prepare_v2(gp_store_db(s), proc_rows_sql, -1, &proc_st, NULL) != SQLITE_OK)
             rc = -1;
