@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-/* Migration 14's triggers on samples and proc_samples (and migration 18's), as SQLite keeps
+/* Migration 14's triggers on samples and proc_samples (and migration 16's), as SQLite keeps
  * their text. The rule store.c applies in their place is theirs; any other text (a later migration,
  * a trigger changed by hand) leaves the triggers on. */
 static const char *const own_sql[] = {
@@ -14,7 +14,7 @@ static const char *const own_sql[] = {
     "CREATE TRIGGER job_results_proc AFTER INSERT ON proc_samples  WHEN NEW.ts_ns <= "
     "ifnull((SELECT t1_ns FROM job_results_hwm WHERE id = 0),   9223372036854775807) BEGIN  "
     "DELETE FROM job_results WHERE t1_ns >= NEW.ts_ns AND t0_ns <= NEW.ts_ns; END",
-    /* migration 18's, for running jobs' accounting prefixes */
+    /* migration 16's, for running jobs' accounting prefixes */
     "CREATE TRIGGER job_prefix_sample AFTER INSERT ON samples  WHEN NEW.ts_ns <= "
     "ifnull((SELECT t_ns FROM job_prefix_hwm WHERE id = 0),   9223372036854775807) BEGIN  "
     "DELETE FROM job_prefix WHERE t_ns >= NEW.ts_ns; END",

@@ -360,10 +360,7 @@ static const char *const migrations[] = {
     "  job_id TEXT PRIMARY KEY, before_ns INTEGER NOT NULL, pruned_at_ns INTEGER NOT NULL,"
     "  sum_fp TEXT NOT NULL, diag_fp TEXT NOT NULL, t0_ns INTEGER NOT NULL,"
     "  t1_ns INTEGER NOT NULL, raw_t0_ns INTEGER, summary BLOB NOT NULL, diag BLOB NOT NULL);",
-    /* 16, 17: numbers held for other changes merged at the same time (renumbered then). */
-    "",
-    "",
-    /* 18: running jobs' accounting prefixes (engine/accounting/acct_prefix.h): the agent
+    /* 16: running jobs' accounting prefixes (engine/accounting/acct_prefix.h): the agent
      * saves a running job's incremental accounting state, folded up to t_ns (samples and
      * process rows) and frozen before ev_t_ns (events), so a reader folds only what came
      * after. A prefix is served only while it is exactly what computing the job gives:

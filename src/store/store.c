@@ -73,7 +73,7 @@ static const char *const stmt_sql[ST__COUNT] = {
     [ST_RESULTS_BOUND] = "SELECT ifnull((SELECT t1_ns FROM job_results_hwm WHERE id = 0),"
                          " 9223372036854775807)",
     [ST_RESULTS_UNDO] = "DELETE FROM job_results WHERE t1_ns >= ?1 AND t0_ns <= ?1",
-    /* ... and migration 18's for running jobs' accounting prefixes (acct_prefix.h). */
+    /* ... and migration 16's for running jobs' accounting prefixes (acct_prefix.h). */
     [ST_PREFIX_BOUND] = "SELECT ifnull((SELECT t_ns FROM job_prefix_hwm WHERE id = 0),"
                         " 9223372036854775807)",
     [ST_PREFIX_UNDO] = "DELETE FROM job_prefix WHERE t_ns >= ?1",
@@ -645,7 +645,7 @@ static int64_t bound_of(gp_store *s, int which) {
     return b;
 }
 
-/* The higher of the results bound and the prefixes' (job_prefix_hwm.t_ns, migration 18):
+/* The higher of the results bound and the prefixes' (job_prefix_hwm.t_ns, migration 16):
  * a row after both touches neither table, the usual case (rows arrive in time order). */
 static int64_t results_bound(gp_store *s) {
     if (!s->own_rows) return -1;
