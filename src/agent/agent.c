@@ -113,6 +113,7 @@ static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n,
 
 static void store_event(void *ctx, const gp_event *e) {
     gp_agent *a = ctx;
+    gp_store_begin(a->store); /* the tick opens none (tick()) */
     int rc = gp_store_put_event(a->store, e);
     if (rc == 1) {
         a->stats.events_duplicate++;
@@ -313,7 +314,9 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
      * to back, so one interval covers both. */
     double c0 = cpu_s();
     size_t n = 0, np = 0;
-    gp_store_begin(a->store);
+    /* No transaction is opened here: the rows are queued, and what writes at once (an
+     * event, a row that found no room in the queue) opens one first. A tick after a flush
+     * would otherwise run BEGIN's statement, cold, for nothing (bench/agent_cost). */
     int rc = a->src.ops->sample(a->src.state, a->now_ns, a->samples, MAX_DEVICES, &n, err, errlen);
     if (rc != 0) {
         /* An outage is said when it starts and again only in other words a minute later:
@@ -339,6 +342,7 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
               sizeof *a->samples) == 0) {
         a->stats.samples += n;
     } else { /* no room to queue: write them now */
+        gp_store_begin(a->store);
         for (size_t i = 0; i < n; i++) {
             if (gp_store_put_sample(a->store, &a->samples[i]) != 0)
                 a->stats.store_errors++;
@@ -351,9 +355,11 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
         if (queue((void **)&a->pend_p, &a->n_pend_p, &a->cap_pend_p, a->procs, np,
                   sizeof *a->procs) == 0)
             a->stats.proc_samples += np;
-        else
+        else {
+            gp_store_begin(a->store);
             for (size_t i = 0; i < np; i++)
                 if (gp_store_put_proc(a->store, &a->procs[i]) == 0) a->stats.proc_samples++;
+        }
     }
     if (a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p > PENDING_MAX_BYTES)
         write_pending(a);
@@ -483,13 +489,18 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         }
         next_tick += a->o.interval_ns;
         int64_t wall = mono_ns();
+        /* Retention and the hooks run, as before the tick stopped opening a transaction,
+         * inside one unless this tick's flush has just committed (opened when one is due). */
+        int tx_due = 1;
         /* As fast as possible, flush on the source's clock: the transactions are then the
          * same size as in a real-time run, so memory and cost per sample are too. */
         if ((!fast && wall - last_flush >= flush_every) ||
             (fast && a->now_ns - last_flush_src >= a->o.flush_ns)) {
             last_flush_src = a->now_ns;
             double c0 = cpu_s();
+            gp_store_begin(a->store); /* committed even when empty, as before */
             gp_agent_flush(a);
+            tx_due = 0;
             a->stats.collect_cpu_s += cpu_s() - c0;
             last_flush = wall;
             flush_every = a->o.flush_ns;
@@ -500,6 +511,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         if ((a->o.retention_ns > 0 || a->o.event_retention_ns > 0) &&
             ((!fast && wall - last_retain >= 60000000000LL) ||
              (fast && a->now_ns - last_retain_src >= 60000000000LL))) {
+            if (tx_due) gp_store_begin(a->store);
+            tx_due = 0;
             write_pending(a);
             if (a->o.retention_ns > 0) gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
             /* Events of ended jobs whose result is stored (store.h): at most
@@ -517,6 +530,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 continue;
             /* Hooks share the agent's connection, so they see what is not yet committed;
              * readers on other connections (the HTTP thread) see each flush. */
+            if (tx_due) gp_store_begin(a->store);
+            tx_due = 0;
             write_pending(a);
             a->hooks[h].fn(a, a->hooks[h].ctx);
             a->hooks[h].last_wall = wall;
