@@ -47,9 +47,8 @@ struct gp_agent {
     gp_jobmap *jobmap; /* NULL: no job-mapping directory */
     char jobmap_dir[512];
     int jobmap_said;
-    int jobmap_quiet; /* the poll just before this tick saw the job-mapping watch quiet */
-    int64_t now_ns;   /* source time of the last tick */
-    int own_clock;    /* the source has its own clock (sim, replay) */
+    int64_t now_ns; /* source time of the last tick */
+    int own_clock;  /* the source has its own clock (sim, replay) */
     struct {
         gp_agent_hook fn;
         void *ctx;
@@ -277,9 +276,7 @@ static void on_jobmap(void *ctx, const char *job_id, const char *uuid, int64_t m
  * through ingest like any client's. */
 static void attribute(gp_agent *a, gp_proc_sample *procs, size_t np) {
     gp_presence_begin(a->presence, a->now_ns);
-    if (a->jobmap &&
-        gp_jobmap_scan_quiet(a->jobmap, a->devices, a->n_devices, a->jobmap_quiet, on_jobmap, a) <
-            0 &&
+    if (a->jobmap && gp_jobmap_scan(a->jobmap, a->devices, a->n_devices, on_jobmap, a) < 0 &&
         !a->jobmap_said) {
         fprintf(stderr, "goodput agent: job-mapping directory %s: cannot read it (will retry)\n",
                 a->jobmap_dir);
@@ -387,10 +384,9 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
 
     while (!(stop && *stop)) {
         if (t_stop >= 0 && next_tick > t_stop) break;
-        a->jobmap_quiet = 0; /* unless the last poll before the tick says so (below) */
         /* Wait (absorbing events) until the tick is due. */
         if (!fast) {
-            int drained = 0, jobmap_changed = 0;
+            int drained = 0;
             for (;;) {
                 int64_t wall = mono_ns();
                 int64_t due_wall = wall0 + (int64_t)((next_tick - t_start) / speed);
@@ -399,17 +395,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 /* Holding: the sockets are not watched until hold_until, then read. */
                 int holding = hold_until > 0;
                 if (holding && hold_until < due_wall) wait_ns = hold_until - wall;
-                struct pollfd fds[5];
+                struct pollfd fds[4];
                 int nf = holding ? 0 : gp_ingest_fds(a->ingest, fds, 4);
-                /* The job-mapping watch too, while it is quiet: a poll that returns with it
-                 * not readable spares the tick's scan its read() (jobmap.h). Once it is
-                 * readable it is left out until the tick, whose scan reads it. */
-                int jfd = !holding && a->jobmap && !jobmap_changed ? gp_jobmap_fd(a->jobmap) : -1;
-                int jslot = -1;
-                if (jfd >= 0) {
-                    jslot = nf++;
-                    fds[jslot] = (struct pollfd){.fd = jfd, .events = POLLIN};
-                }
                 int ms = wait_ns > 0 ? (int)(wait_ns / 1000000) + 1 : 0;
                 /* One wake-up per tick when nothing arrives: a signal interrupts the poll
                  * (EINTR) and the loop sees the stop at once. (A 200 ms cap woke an idle
@@ -420,15 +407,6 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 int pr = poll(nf ? fds : NULL, (nfds_t)nf, ms);
                 int64_t woke = mono_ns();
                 a->stats.wakes++;
-                a->jobmap_quiet = jslot >= 0 && pr >= 0 && !fds[jslot].revents;
-                if (jslot >= 0 && pr > 0 && fds[jslot].revents) {
-                    jobmap_changed = 1;
-                    pr--;          /* what is left counts the event sockets */
-                    if (pr == 0) { /* they were polled too, and are empty */
-                        drained = 1;
-                        continue;
-                    }
-                }
                 if (holding) {
                     if (woke < hold_until && woke < due_wall) continue; /* a signal */
                     if (woke >= due_wall) break; /* the tick reads them (below) */

@@ -183,18 +183,9 @@ static file *lookup(gp_jobmap *m, const char *name, size_t hint) {
     return f;
 }
 
-int gp_jobmap_fd(const gp_jobmap *m) {
-    return m->ifd >= 0 && m->wd >= 0 ? m->ifd : -1;
-}
-
 int gp_jobmap_scan(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn, void *ctx) {
-    return gp_jobmap_scan_quiet(m, devs, n_devs, 0, fn, ctx);
-}
-
-int gp_jobmap_scan_quiet(gp_jobmap *m, const gp_device *devs, size_t n_devs, int quiet,
-                         gp_jobmap_fn fn, void *ctx) {
     if (m->valid && m->wd >= 0 && m->since + 1 < GP_JOBMAP_RESCAN_EVERY && devs == m->devs &&
-        n_devs == m->n_devs && (quiet || !drain(m))) {
+        n_devs == m->n_devs && !drain(m)) {
         m->since++;
         m->stats.cached++;
         return replay(m, fn, ctx);

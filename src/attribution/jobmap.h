@@ -28,17 +28,6 @@ void gp_jobmap_free(gp_jobmap *m);
  * file for an index the node does not have is ignored). Returns the number of pairs, or
  * -1 when the directory cannot be read (errno set). */
 int gp_jobmap_scan(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn, void *ctx);
-/* The watch's descriptor, readable once anything in the directory changed, for a caller
- * that polls; -1 while there is none (no inotify, or no watch set: the next scan lists
- * the directory anyway). */
-int gp_jobmap_fd(const gp_jobmap *m);
-/* gp_jobmap_scan for such a caller. quiet: its poll() on gp_jobmap_fd() has just returned
- * with the descriptor not readable, so the queue is empty and the read() that would check
- * it is skipped (one system call a tick fewer for the agent: bench/agent_cost).
- * A change made since that poll is seen by the next scan, as one made just after the read
- * would be. quiet = 0 is gp_jobmap_scan. */
-int gp_jobmap_scan_quiet(gp_jobmap *m, const gp_device *devs, size_t n_devs, int quiet,
-                         gp_jobmap_fn fn, void *ctx);
 /* Scans that listed the directory, and scans answered from memory. */
 typedef struct gp_jobmap_stats {
     uint64_t full, cached;

@@ -5,7 +5,6 @@
  * alloc_split (a shared GPU's time split, never counted twice). */
 #include "testutil.h"
 
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,57 +288,6 @@ static void test_jobmap(void **st) {
     free(dir);
 }
 
-/* The watch's descriptor for a caller that polls (the agent): not readable while nothing
- * changed, and then a quiet scan answers from memory; readable once a file changes, and a
- * scan told nothing then (quiet = 0) reads the change. */
-static void test_jobmap_poll(void **st) {
-    (void)st;
-    char *dir = gp_test_tmpdir();
-    gp_device devs[1];
-    memset(devs, 0, sizeof devs);
-    snprintf(devs[0].uuid, sizeof devs[0].uuid, "GPU-zero");
-    devs[0].index = 0;
-    put(dir, "0", "123\n", 4);
-    gp_jobmap *m = gp_jobmap_new(dir);
-    sink_t s = {0};
-    assert_int_equal(gp_jobmap_scan(m, devs, 1, on_pair, &s), 1);
-    int fd = gp_jobmap_fd(m);
-    assert_true(fd >= 0); /* inotify: Linux */
-    struct pollfd pf = {.fd = fd, .events = POLLIN};
-    assert_int_equal(poll(&pf, 1, 0), 0);
-    gp_jobmap_stats js0 = gp_jobmap_get_stats(m);
-    s.n = 0;
-    assert_int_equal(gp_jobmap_scan_quiet(m, devs, 1, 1, on_pair, &s), 1);
-    assert_true(has(&s, "123@GPU-zero"));
-    gp_jobmap_stats js1 = gp_jobmap_get_stats(m);
-    assert_int_equal(js1.cached, js0.cached + 1);
-    assert_int_equal(js1.full, js0.full);
-    usleep(20000);
-    put(dir, "0", "456\n", 4);
-    pf.revents = 0;
-    assert_int_equal(poll(&pf, 1, 0), 1);
-    assert_true(pf.revents & POLLIN);
-    /* quiet = 1 is the caller's word that the queue is empty: the scan does not read it
-     * (so it answers from memory here, and the change stays queued for the next scan). */
-    s.n = 0;
-    assert_int_equal(gp_jobmap_scan_quiet(m, devs, 1, 1, on_pair, &s), 1);
-    assert_true(has(&s, "123@GPU-zero"));
-    pf.revents = 0;
-    assert_int_equal(poll(&pf, 1, 0), 1);
-    s.n = 0;
-    assert_int_equal(gp_jobmap_scan_quiet(m, devs, 1, 0, on_pair, &s), 1);
-    assert_true(has(&s, "456@GPU-zero"));
-    assert_int_equal(gp_jobmap_get_stats(m).full, js1.full + 1);
-    /* The full scan read the queue: quiet again. */
-    pf.revents = 0;
-    assert_int_equal(poll(&pf, 1, 0), 0);
-    gp_jobmap_free(m);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(dir);
-}
-
 static gp_alloc al(const char *job, const char *uuid, int64_t a, int64_t b) {
     gp_alloc x;
     memset(&x, 0, sizeof x);
@@ -386,8 +334,9 @@ static void test_alloc_split(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resolver_owners), cmocka_unit_test(test_presence_lifecycle),
-        cmocka_unit_test(test_jobmap),          cmocka_unit_test(test_jobmap_poll),
+        cmocka_unit_test(test_resolver_owners),
+        cmocka_unit_test(test_presence_lifecycle),
+        cmocka_unit_test(test_jobmap),
         cmocka_unit_test(test_alloc_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
