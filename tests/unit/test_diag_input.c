@@ -4,8 +4,9 @@
  * from the same rows held as gp_samples (gp_job_input_load_ex), bit for bit; and a
  * hand-built input without allocations gives the same features in either form (devices
  * and the window then come from the samples). The deferred input
- * (gp_job_input_load_deferred: series read after the event features, steps released) gives
- * the same features and straggler observations. */
+ * (gp_job_input_load_deferred: series read after the event features, steps released, one
+ * device at a time) gives the same features and straggler observations, and never holds two
+ * devices' rows at once. */
 #include "testutil.h"
 
 #include "agent/agent.h"
@@ -81,7 +82,7 @@ static void test_demo_compact_same_features(void **state) {
     size_t nj = 0;
     assert_int_equal(gp_store_list_jobs(st, &jobs, &nj), 0);
     assert_true(nj >= 6);
-    size_t multi_gpu = 0, with_samples = 0, deferred_seen = 0, steps_seen = 0;
+    size_t multi_gpu = 0, with_samples = 0, deferred_seen = 0, steps_seen = 0, scans_seen = 0;
     for (size_t j = 0; j < nj; j++) {
         gp_job_input c, w;
         assert_int_equal(gp_job_input_load(st, jobs[j].id, &c, err, sizeof err), 0);
@@ -122,11 +123,41 @@ static void test_demo_compact_same_features(void **state) {
             fail_msg("job %s: features of the deferred input differ", jobs[j].id);
         assert_int_equal(df.n_deferred, 0);
         assert_int_equal(df.n_series, c.n_series);
+        /* streamed: every device read once, one at a time, and released after its fold */
+        gp_job_input_stream_stats ss;
+        gp_job_input_stream_stats_of(&df, &ss);
+        size_t most = 0;
         for (size_t d = 0; d < c.n_series; d++) {
             assert_string_equal(df.series[d].uuid, c.series[d].uuid);
-            assert_int_equal(df.series[d].n, c.series[d].n);
+            assert_int_equal(df.series[d].n, 0);
+            assert_null(df.series[d].v);
+            if (c.series[d].n > most) most = c.series[d].n;
         }
+        assert_int_equal(ss.rows_read, rows);
+        assert_int_equal(ss.fills, c.n_series);
+        assert_int_equal(ss.rows_held, 0);
+        assert_int_equal(ss.rows_held_peak, most); /* never two devices' rows at once */
+        /* the first activity read ahead, device by device, where the idle time needs it:
+         * no steps, and a server's first request served promptly (features.c) */
+        int ahead = !fc.has_steps && (!fc.has_requests || !fc.first_request_delayed);
+        assert_int_equal(ss.scans, ahead ? c.n_series : 0);
+        scans_seen += ss.scans > 0 && fc.has_requests;
         deferred_seen += c.n_series > 0;
+        /* a window inside the job (the scheduling-gap check's): the same again */
+        if (fc.t1_ns - fc.t0_ns > 4 * NS) {
+            gp_job_input wc, wd;
+            gp_features fwc, fwd;
+            assert_int_equal(gp_job_input_load(st, jobs[j].id, &wc, err, sizeof err), 0);
+            assert_int_equal(gp_job_input_load_deferred(st, jobs[j].id, &wd, err, sizeof err), 0);
+            wc.t0_ns = wd.t0_ns = fc.t0_ns + (fc.t1_ns - fc.t0_ns) / 4;
+            wc.t1_ns = wd.t1_ns = fc.t1_ns - (fc.t1_ns - fc.t0_ns) / 4;
+            features_of(&wc, &fwc);
+            features_of(&wd, &fwd);
+            if (memcmp(&fwc, &fwd, sizeof fwc) != 0)
+                fail_msg("job %s: features of a window of the deferred input differ", jobs[j].id);
+            gp_job_input_free(&wc);
+            gp_job_input_free(&wd);
+        }
         gp_worker_obs *oc = NULL, *od = NULL;
         int noc = gp_step_obs_from_input(&c, &oc), nod = gp_job_input_obs(&df, &od);
         assert_int_equal(nod, noc);
@@ -165,6 +196,7 @@ static void test_demo_compact_same_features(void **state) {
     assert_true(multi_gpu >= 1);
     assert_true(deferred_seen >= 5);
     assert_true(steps_seen >= 1); /* train-allreduce: ranked steps */
+    assert_true(scans_seen >= 1); /* llm-decode: a server */
     free(jobs);
     gp_store_close(st);
 }

@@ -305,6 +305,8 @@ typedef struct dev_view {
     const gp_sample *const *p; /* samples: n pointers */
     const gp_feat_sample *v;   /* series: n records */
     size_t n;
+    size_t slot; /* series: its index in in->series */
+    int lazy;    /* series read only when folded (in->series_fill), v NULL until then */
 } dev_view;
 
 /* Sample k of d: the sample itself, or the series record expanded into *buf. */
@@ -357,7 +359,12 @@ static ptrdiff_t device_views(const gp_job_input *in, dev_view **out, const gp_s
             o[i] = &in->series[i];
         qsort(o, in->n_series, sizeof *o, cmp_series_ptr);
         for (size_t i = 0; i < in->n_series; i++)
-            d[i] = (dev_view){o[i]->uuid, NULL, o[i]->v, o[i]->n};
+            d[i] = (dev_view){o[i]->uuid,
+                              NULL,
+                              o[i]->v,
+                              o[i]->n,
+                              (size_t)(o[i] - in->series),
+                              in->series_fill && !o[i]->n};
         free(o);
         *out = d;
         return (ptrdiff_t)in->n_series;
@@ -381,12 +388,40 @@ static ptrdiff_t device_views(const gp_job_input *in, dev_view **out, const gp_s
         size_t j = i;
         while (j < m && !strcmp(s[j]->uuid, s[i]->uuid))
             j++;
-        d[nd++] = (dev_view){s[i]->uuid, s + i, NULL, j - i};
+        d[nd++] = (dev_view){s[i]->uuid, s + i, NULL, j - i, 0, 0};
         i = j;
     }
     *out = d;
     *ptrs = s;
     return (ptrdiff_t)nd;
+}
+
+/* The first active sample of a streamed device (series_scan): the first loop of
+ * telemetry's test, on rows in time order, so the first that passes is the device's
+ * earliest. */
+typedef struct first_scan {
+    const gp_job_input *in;
+    const gp_features *f;
+    const char *uuid;
+    int64_t ts_ns; /* -1: none yet */
+} first_scan;
+
+/* Does x count for the job's first activity: in the window, in an allocation of uuid,
+ * with kernels or memory in use. */
+static int first_active_at(const gp_job_input *in, const gp_features *f, const char *uuid,
+                           const gp_sample *x) {
+    if (x->ts_ns <= f->t0_ns || x->ts_ns > f->t1_ns) return 0;
+    if (alloc_overlap(in, uuid, x->ts_ns - 1, x->ts_ns, f->t1_ns) <= 0) return 0;
+    return gp_features_sample_active(x);
+}
+
+static int first_scan_row(void *ctx, const gp_feat_sample *c) {
+    first_scan *fs = ctx;
+    gp_sample x;
+    feat_expand(c, &x);
+    if (!first_active_at(fs->in, fs->f, fs->uuid, &x)) return 0;
+    fs->ts_ns = x.ts_ns;
+    return 1;
 }
 
 static int telemetry(const gp_job_input *in, gp_features *f) {
@@ -396,6 +431,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             m += in->series[i].n;
     else
         m = in->n_samples;
+    m += in->deferred_rows; /* streamed series, read device by device below */
     if (m == 0 && in->history && in->history->n_samples > 0) {
         /* the job has samples, none of them this window's */
         f->first_active_ns = -1;
@@ -416,17 +452,31 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     double thr_s = 0, thr_known = 0, idle_s = 0, act_known = 0;
     double pcie = 0, nvl = 0, pk_pcie = 0, pk_nvl = 0, energy = 0;
     int pcie_known = 0, nvl_known = 0, energy_known = 0;
-    /* first activity: kernels running or memory held (a process has the GPU) */
+    /* first activity: kernels running or memory held (a process has the GPU). A streamed
+     * device's is read here (series_scan) only when the idle time below depends on it (no
+     * steps); else it is taken as its rows are folded, below. */
+    int scan = !f->has_steps && (!f->has_requests || !f->first_request_delayed);
+    int rc = 0;
     f->first_active_ns = -1;
-    for (ptrdiff_t d = 0; d < ndv; d++)
+    for (ptrdiff_t d = 0; d < ndv; d++) {
+        if (dv[d].lazy) {
+            if (!scan) continue;
+            first_scan fs = {in, f, dv[d].uuid, -1};
+            if (in->series_scan(in->load_ctx, dv[d].slot, first_scan_row, &fs) < 0) {
+                rc = -1;
+                break;
+            }
+            if (fs.ts_ns >= 0 && (f->first_active_ns < 0 || fs.ts_ns < f->first_active_ns))
+                f->first_active_ns = fs.ts_ns;
+            continue;
+        }
         for (size_t k = 0; k < dv[d].n; k++) {
             const gp_sample *x = view_at(&dv[d], k, &buf);
-            if (x->ts_ns <= f->t0_ns || x->ts_ns > f->t1_ns) continue;
-            if (alloc_overlap(in, dv[d].uuid, x->ts_ns - 1, x->ts_ns, f->t1_ns) <= 0) continue;
-            if (gp_features_sample_active(x))
+            if (first_active_at(in, f, dv[d].uuid, x))
                 if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
                     f->first_active_ns = x->ts_ns;
         }
+    }
     int64_t after = f->ready_ns >= 0 ? f->ready_ns : f->t0_ns;
     if (!f->has_steps && !f->has_requests) /* activity only: from the first activity */
         after = f->first_active_ns >= 0 ? f->first_active_ns : INT64_MAX;
@@ -435,10 +485,19 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     if (f->has_requests && !f->has_steps && !f->first_request_delayed && f->first_active_ns >= 0 &&
         f->first_active_ns < after)
         after = f->first_active_ns;
-    int rc = 0;
-    for (ptrdiff_t d = 0; d < ndv; d++) {
-        const dev_view *dev = &dv[d];
+    size_t seen = 0; /* samples folded */
+    for (ptrdiff_t d = 0; d < ndv && !rc; d++) {
+        dev_view *dev = &dv[d];
+        if (dev->lazy) { /* read now, freed at the end of this iteration */
+            if (in->series_fill(in->load_ctx, dev->slot) < 0) {
+                rc = -1;
+                break;
+            }
+            dev->v = in->series[dev->slot].v;
+            dev->n = in->series[dev->slot].n;
+        }
         size_t nk = dev->n;
+        seen += nk;
         const gp_gpu_spec *sp = spec_of(in, dev->uuid);
         /* median interval of this device (over the whole job when the input is one
          * window's rows) */
@@ -462,14 +521,21 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             gp_sig_hist_free(&dh);
             if (oom) {
                 rc = -1;
+                if (dev->lazy) in->series_drop(in->load_ctx, dev->slot);
                 break;
             }
         }
         double run = 0, dev_idle = 0, dev_act = 0;
         ctr_span pc = {0}, nv = {0}, en = {0};
         int64_t prev_ts = 0;
+        int take_first = dev->lazy && !scan; /* its first activity, not read above */
         for (size_t k = 0; k < nk; k++) {
             const gp_sample *x = view_at(dev, k, &buf);
+            if (take_first && first_active_at(in, f, dev->uuid, x)) {
+                if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
+                    f->first_active_ns = x->ts_ns;
+                take_first = 0; /* rows in time order: the device's earliest */
+            }
             int64_t prev = k > 0 ? prev_ts : x->ts_ns - dt_med;
             prev_ts = x->ts_ns;
             if (x->ts_ns - prev > 5 * dt_med) prev = x->ts_ns - dt_med; /* gap: no data */
@@ -548,6 +614,10 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             energy += (double)(en.a_last - en.a_first) / 1000.0;
             energy_known = 1;
         }
+        if (dev->lazy) {
+            in->series_drop(in->load_ctx, dev->slot);
+            dev->v = NULL;
+        }
     }
     acc_finish(&a[0], &f->gpu_util);
     acc_finish(&a[1], &f->sm_active);
@@ -566,7 +636,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     if (nvl_known && pk_nvl > 0 && nvl / pk_nvl > sh) sh = nvl / pk_nvl;
     f->interconnect_peak_share = sh;
     f->energy_j = energy_known ? energy : -1;
-    f->n_samples_seen = in->history ? (int)in->history->n_samples : (int)m;
+    f->n_samples_seen = in->history ? (int)in->history->n_samples : (int)seen;
     free(dv);
     free(s);
     return rc ? -1 : 0;
@@ -1025,6 +1095,7 @@ int gp_features_compute(const gp_job_input *in_arg, gp_features *f, char *err, s
         in_eff.marks = in_arg->marks;
         in_eff.n_marks = in_arg->n_marks;
         in_eff.n_deferred = in_arg->n_deferred;
+        in_eff.deferred_rows = in_arg->deferred_rows;
     }
     if (telemetry(in, f) < 0) {
         snprintf(err, errlen, "features of job %s: out of memory", in->job_id ? in->job_id : "?");
