@@ -944,20 +944,22 @@ static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from);
  * past; the caller computes again all at once). */
 static int compute_sliced(gp_job_acct *a, gp_store *s, gp_goodput_in *in, const gp_alloc *al,
                           size_t na, int64_t t1, gp_goodput *out) {
+    int64_t limit = a->slice_events; /* this slice's events */
     for (;;) {
         int64_t got;
         if (a->oneshot) {
-            got = fold_events_direct(a, s, a->slice_events);
+            got = fold_events_direct(a, s, limit);
             if (got < 0) return -1;
             xev_names(a);
             in->acct_events = a->xev;
             in->n_events = a->n_xev;
         } else {
-            if (fold_events_part(a, s, a->slice_events, &got) != 0) return -1;
+            if (fold_events_part(a, s, limit, &got) != 0) return -1;
             if (!(in->acct_events = expand_events(a, a))) return -1;
             in->n_events = a->n_ev;
         }
-        int last = got < a->slice_events;
+        int last = got < limit;
+        a->stats.slices++;
         int64_t newest = in->n_events ? in->acct_events[in->n_events - 1].ts_ns : INT64_MIN;
         int64_t by = a->oneshot ? INT64_MIN : freeze_by(a, al, na, t1);
         if (!last) {
@@ -970,7 +972,16 @@ static int compute_sliced(gp_job_acct *a, gp_store *s, gp_goodput_in *in, const 
         int grc = gp_goodput_compute_ckpt(in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
                                           by > INT64_MIN ? &nck : NULL, out);
         if (grc != 0) return grc;
-        if (by > INT64_MIN && nck.valid) freeze(a, &nck);
+        if (by > INT64_MIN && nck.valid) {
+            freeze(a, &nck);
+            limit = a->slice_events;
+        } else if (limit < INT64_MAX / 2) {
+            /* Nothing frozen: the events so far are all still held and the next slice
+             * labels them again. Reading as many again as are held keeps that to about
+             * twice a whole computation for a job with no cut (one with a phase inside
+             * every step, goodput.c "Checkpoints"), instead of once a slice. */
+            limit *= 2;
+        }
         if (last) return 0;
     }
 }
@@ -1343,6 +1354,10 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
     }
     a->freeze_lag = -1; /* one update: nothing to freeze for */
     a->oneshot = 1;
+    /* A whole history read in slices of GP_SUMMARY_ONESHOT_SLICE_EVENTS unless the caller
+     * chose (a fixed window has none: slice_events 0) */
+    if (a->slice_events > 0 && !(o && o->slice_events))
+        a->slice_events = GP_SUMMARY_ONESHOT_SLICE_EVENTS;
     int rc = gp_job_acct_update(a, s, out, err, errlen);
     gp_job_acct_free(a);
     return rc;
