@@ -44,6 +44,56 @@ static gp_dev_series *to_series(const gp_job_input *in, size_t *n) {
     return d;
 }
 
+/* Steps or marks in (rank, time) order, ties in their given order (a stable sort), for an
+ * input the features need not index (features.c in_order). */
+typedef struct {
+    int64_t rank, ts_ns;
+    size_t i;
+} rank_key;
+static int cmp_rank_key(const void *a, const void *b) {
+    const rank_key *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+static rank_key *rank_order(size_t n) {
+    rank_key *k = malloc((n ? n : 1) * sizeof *k);
+    assert_non_null(k);
+    return k;
+}
+
+/* in's features equal those of the same input with its steps and marks handed over
+ * already in (rank, time) order. */
+static void same_features_presorted(const gp_job_input *in, const gp_features *want,
+                                    const char *job) {
+    rank_key *ks = rank_order(in->n_steps), *km = rank_order(in->n_marks);
+    for (size_t i = 0; i < in->n_steps; i++)
+        ks[i] = (rank_key){in->steps[i].rank, in->steps[i].ts_ns, i};
+    for (size_t i = 0; i < in->n_marks; i++)
+        km[i] = (rank_key){in->marks[i].rank, in->marks[i].ts_ns, i};
+    qsort(ks, in->n_steps, sizeof *ks, cmp_rank_key);
+    qsort(km, in->n_marks, sizeof *km, cmp_rank_key);
+    gp_step_ev *st = malloc((in->n_steps ? in->n_steps : 1) * sizeof *st);
+    gp_mark_ev *mk = malloc((in->n_marks ? in->n_marks : 1) * sizeof *mk);
+    assert_non_null(st);
+    assert_non_null(mk);
+    for (size_t i = 0; i < in->n_steps; i++)
+        st[i] = in->steps[ks[i].i];
+    for (size_t i = 0; i < in->n_marks; i++)
+        mk[i] = in->marks[km[i].i];
+    gp_job_input p = *in;
+    p.steps = st;
+    p.marks = mk;
+    gp_features f;
+    features_of(&p, &f);
+    if (memcmp(&f, want, sizeof f) != 0)
+        fail_msg("job %s: features of its steps and marks in (rank, time) order differ", job);
+    free(st);
+    free(mk);
+    free(ks);
+    free(km);
+}
+
 static void test_demo_compact_same_features(void **state) {
     (void)state;
     char path[600], err[512];
@@ -109,6 +159,7 @@ static void test_demo_compact_same_features(void **state) {
         features_of(&w, &fw);
         if (memcmp(&fc, &fw, sizeof fc) != 0) fail_msg("job %s: features differ", jobs[j].id);
         assert_int_equal(fc.n_samples_seen, (int)w.n_samples);
+        same_features_presorted(&c, &fc, jobs[j].id);
 
         /* the series read after the event features (what diagnosing from the store does):
          * the same features and straggler observations */

@@ -669,11 +669,26 @@ static int mark_idx_before(const void *base, size_t a, size_t b) {
     return x->rank != y->rank ? x->rank < y->rank : x->ts_ns < y->ts_ns;
 }
 
+/* Is base[0..n) in before()'s order already? Then a stable sort is the identity and the
+ * index is not needed: a single rank's steps and marks come from the store in time order,
+ * and a long job's index was 8 bytes a step (report's peak RSS, docs/benchmarks.md). */
+static int in_order(const void *base, int (*before)(const void *, size_t, size_t), size_t n) {
+    for (size_t k = 1; k < n; k++)
+        if (before(base, k, k - 1)) return 0;
+    return 1;
+}
+
+/* ord[k], or k when there is no index (in_order). */
+static size_t idx_at(const size_t *ord, size_t k) {
+    return ord ? ord[k] : k;
+}
+
 /* Stable merge sort of the indices ord[0..n) of base by before() (rank, time): steps of
  * one rank at one time keep their order, which decides which is "the previous step";
  * phase edges of one rank at one time keep theirs, which decides what a begin closes. */
 static int sort_idx(const void *base, int (*before)(const void *, size_t, size_t), size_t *ord,
                     size_t n) {
+    if (!ord) return 0; /* in order already (in_order) */
     size_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     if (!tmp) return -1;
     for (size_t w = 1; w < n; w *= 2) {
@@ -736,8 +751,10 @@ static int events(const gp_job_input *in, gp_features *f) {
             k++;
         sv = sv_own;
     }
-    size_t *ord = malloc((ns ? ns : 1) * sizeof *ord);
-    size_t *ordm = malloc((nm ? nm : 1) * sizeof *ordm);
+    int steps_sorted = in_order(sv, step_idx_before, ns),
+        marks_sorted = in_order(mv, mark_idx_before, nm);
+    size_t *ord = steps_sorted ? NULL : malloc(ns * sizeof *ord);
+    size_t *ordm = marks_sorted ? NULL : malloc(nm * sizeof *ordm);
     const gp_event **e = malloc((n ? n : 1) * sizeof *e);
     double *dur = malloc((ns ? ns : 1) * sizeof *dur);
     int64_t *dts = malloc((ns ? ns : 1) * sizeof *dts);
@@ -748,11 +765,13 @@ static int events(const gp_job_input *in, gp_features *f) {
     double *dsh = NULL;
     gp_sig_hist alone = {0}; /* alone step times, at 4 significant digits (thr_alone) */
     int rc = -1;
-    if (!ord || !ordm || !e || !dur || !dts || !ttft || !tpot || !e2e || !shared_ts) goto out;
-    for (size_t k = 0; k < ns; k++)
+    if ((!ord && !steps_sorted) || (!ordm && !marks_sorted) || !e || !dur || !dts || !ttft ||
+        !tpot || !e2e || !shared_ts)
+        goto out;
+    for (size_t k = 0; ord && k < ns; k++)
         ord[k] = k;
     if (sort_idx(sv, step_idx_before, ord, ns) < 0) goto out;
-    for (size_t k = 0; k < nm; k++)
+    for (size_t k = 0; ordm && k < nm; k++)
         ordm[k] = k;
     if (sort_idx(mv, mark_idx_before, ordm, nm) < 0) goto out;
     size_t m = 0;
@@ -778,22 +797,22 @@ static int events(const gp_job_input *in, gp_features *f) {
         const gp_event *x = NULL;
         const gp_mark_ev *mk = NULL;
         const gp_step_ev *sp = NULL;
-        int take_e = i < m && (j >= nm ||
-                               !(mv[ordm[j]].rank != e[i]->rank ? mv[ordm[j]].rank < e[i]->rank
-                                                                : mv[ordm[j]].ts_ns < e[i]->ts_ns));
+        int take_e = i < m && (j >= nm || !(mv[idx_at(ordm, j)].rank != e[i]->rank
+                                                ? mv[idx_at(ordm, j)].rank < e[i]->rank
+                                                : mv[idx_at(ordm, j)].ts_ns < e[i]->ts_ns));
         int have_ev = i < m || j < nm;
         gp_step_ev ev_key = {0, 0, 0, 0, 0};
         if (have_ev) {
-            ev_key.ts_ns = take_e ? e[i]->ts_ns : mv[ordm[j]].ts_ns;
-            ev_key.rank = take_e ? e[i]->rank : mv[ordm[j]].rank;
+            ev_key.ts_ns = take_e ? e[i]->ts_ns : mv[idx_at(ordm, j)].ts_ns;
+            ev_key.rank = take_e ? e[i]->rank : mv[idx_at(ordm, j)].rank;
         }
-        if (have_ev && (k >= ns || !step_before(&sv[ord[k]], &ev_key))) {
+        if (have_ev && (k >= ns || !step_before(&sv[idx_at(ord, k)], &ev_key))) {
             if (take_e)
                 x = e[i++];
             else
-                mk = &mv[ordm[j++]];
+                mk = &mv[idx_at(ordm, j++)];
         } else if (k < ns)
-            sp = &sv[ord[k++]];
+            sp = &sv[idx_at(ord, k++)];
         int have = x || mk || sp;
         int64_t x_rank = x    ? x->rank
                          : mk ? mk->rank
