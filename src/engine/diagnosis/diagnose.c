@@ -98,20 +98,27 @@ static int split_one(void *ctx, const gp_event *e) {
     return 0;
 }
 
-/* Last raw sample of a device in [lo, hi); -1 when none is kept. */
-static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi) {
+/* Last raw sample of a device in [lo, hi); -1 when none is kept. rows (NULL: not asked):
+ * how many raw samples there are in [lo, hi), in the same query (a deferred series' room,
+ * features.h series_fill), else 0. */
+static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int64_t *rows) {
     sqlite3_stmt *st;
     int64_t t = -1;
+    if (rows) *rows = 0;
     if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT max(ts_ns) FROM samples WHERE uuid = ?1 AND ts_ns >= ?2"
-                           " AND ts_ns < ?3",
+                           rows ? "SELECT max(ts_ns), count(*) FROM samples WHERE uuid = ?1"
+                                  " AND ts_ns >= ?2 AND ts_ns < ?3"
+                                : "SELECT max(ts_ns) FROM samples WHERE uuid = ?1 AND ts_ns >= ?2"
+                                  " AND ts_ns < ?3",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, lo);
     sqlite3_bind_int64(st, 3, hi);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         t = sqlite3_column_int64(st, 0);
+        if (rows) *rows = sqlite3_column_int64(st, 1);
+    }
     sqlite3_finalize(st);
     return t;
 }
@@ -126,13 +133,14 @@ static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi
  * forces raw rows (to compare both paths). Returns 1 with *out filled (*step_ns set), 0
  * when the raw rows are the ones to read (nothing read), -1 on error. */
 static int load_device_rollups(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
-                               gp_sample **out, size_t *n, int64_t *step_ns, int64_t *last_out) {
+                               gp_sample **out, size_t *n, int64_t *step_ns, int64_t *last_out,
+                               int64_t *rows_out) {
     const char *env = getenv("GOODPUT_DIAG_RAW");
     int64_t last = -1;
     *out = NULL;
     *n = 0;
     if (!raw && !(env && env[0] == '1')) {
-        last = last_raw_ns(s, uuid, lo, hi);
+        last = last_raw_ns(s, uuid, lo, hi, rows_out);
         if (last_out) *last_out = last;
         int64_t end = hi != INT64_MAX ? hi : last;
         if (end >= 0 && end - lo >= GP_SUMMARY_ROLLUP_MIN_NS) {
@@ -159,7 +167,7 @@ static int load_device_rollups(gp_store *s, const char *uuid, int64_t lo, int64_
  * or its raw rows. Returns 0 or -1. */
 static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
                                gp_sample **out, size_t *n, int64_t *step_ns) {
-    int rc = load_device_rollups(s, uuid, lo, hi, raw, out, n, step_ns, NULL);
+    int rc = load_device_rollups(s, uuid, lo, hi, raw, out, n, step_ns, NULL, NULL);
     if (rc != 0) return rc < 0 ? -1 : 0;
     return gp_store_device_samples(s, uuid, lo, hi, out, n);
 }
@@ -204,7 +212,7 @@ static int load_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_t
                               int64_t *step_ns) {
     gp_sample *x = NULL;
     size_t nx = 0;
-    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, NULL);
+    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, NULL, NULL);
     if (rc < 0) return -1;
     if (rc == 0) {
         series_fill f = {d, 0};
@@ -219,7 +227,7 @@ static int load_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_t
 typedef struct deferred_dev {
     size_t slot;
     int64_t lo, hi;
-    size_t rows; /* counted by load_deferred: the room series_fill allocates */
+    size_t rows; /* counted with the last row's time: the room series_fill allocates */
 } deferred_dev;
 typedef struct deferred_load {
     gp_store *s;
@@ -246,11 +254,11 @@ static int defer_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_
                                int64_t *step_ns, gp_job_input *in, deferred_load *dl) {
     gp_sample *x = NULL;
     size_t nx = 0;
-    int64_t last = INT64_MIN;
-    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, &last);
+    int64_t last = INT64_MIN, rows = 0;
+    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, &last, &rows);
     if (rc < 0) return -1;
     if (rc == 1) return series_of_samples(d, x, nx);
-    if (last == INT64_MIN) last = last_raw_ns(s, d->uuid, lo, hi); /* raw rows forced */
+    if (last == INT64_MIN) last = last_raw_ns(s, d->uuid, lo, hi, &rows); /* raw rows forced */
     if (last < 0) return 0;
     if (dl->n == dl->cap) {
         size_t c = dl->cap ? 2 * dl->cap : 8;
@@ -259,26 +267,11 @@ static int defer_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_
         dl->dev = p;
         dl->cap = c;
     }
-    dl->dev[dl->n++] = (deferred_dev){in->n_series, lo, last + 1, 0};
+    /* [lo, last] holds the rows of [lo, hi): their count is the series' room */
+    dl->dev[dl->n++] = (deferred_dev){in->n_series, lo, last + 1, rows > 0 ? (size_t)rows : 0};
+    in->deferred_rows += rows > 0 ? (size_t)rows : 0;
     if (!in->n_deferred++ || last > in->deferred_last_ns) in->deferred_last_ns = last;
     return 1;
-}
-
-/* Rows of uuid in [lo, hi), or -1. */
-static int64_t count_rows(gp_store *s, const char *uuid, int64_t lo, int64_t hi) {
-    sqlite3_stmt *st;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT count(*) FROM samples WHERE uuid = ?1 AND ts_ns >= ?2"
-                           " AND ts_ns < ?3",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 2, lo);
-    sqlite3_bind_int64(st, 3, hi);
-    if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
 }
 
 static deferred_dev *deferred_of(deferred_load *dl, size_t slot) {
@@ -360,9 +353,9 @@ void gp_job_input_stream_stats_of(const gp_job_input *in, gp_job_input_stream_st
 }
 
 /* gp_job_input.load_series of a deferred input: the straggler's observations from the
- * steps, then the steps and marks released (the telemetry reads neither), then each
- * deferred device's rows counted; the telemetry reads them one device at a time
- * (deferred_fill, deferred_drop; features.h series_fill). */
+ * steps, then the steps and marks released (the telemetry reads neither); the telemetry
+ * then reads the deferred devices' rows one device at a time (deferred_fill,
+ * deferred_drop; features.h series_fill). */
 static int load_deferred(void *ctx) {
     deferred_load *dl = ctx;
     gp_job_input *in = dl->in;
@@ -376,14 +369,6 @@ static int load_deferred(void *ctx) {
         free((void *)in->marks);
         in->marks = NULL;
         in->n_marks = 0;
-    }
-    in->deferred_rows = 0;
-    for (size_t k = 0; k < dl->n; k++) {
-        int64_t r =
-            count_rows(dl->s, in->series[dl->dev[k].slot].uuid, dl->dev[k].lo, dl->dev[k].hi);
-        if (r < 0) return -1;
-        dl->dev[k].rows = (size_t)r;
-        in->deferred_rows += (size_t)r;
     }
     in->n_deferred = 0;
     return 0;

@@ -307,6 +307,7 @@ typedef struct dev_view {
     size_t n;
     size_t slot; /* series: its index in in->series */
     int lazy;    /* series read only when folded (in->series_fill), v NULL until then */
+    int filled;  /* lazy, and read already */
 } dev_view;
 
 /* Sample k of d: the sample itself, or the series record expanded into *buf. */
@@ -364,7 +365,8 @@ static ptrdiff_t device_views(const gp_job_input *in, dev_view **out, const gp_s
                               o[i]->v,
                               o[i]->n,
                               (size_t)(o[i] - in->series),
-                              in->series_fill && !o[i]->n};
+                              in->series_fill && !o[i]->n,
+                              0};
         free(o);
         *out = d;
         return (ptrdiff_t)in->n_series;
@@ -388,7 +390,7 @@ static ptrdiff_t device_views(const gp_job_input *in, dev_view **out, const gp_s
         size_t j = i;
         while (j < m && !strcmp(s[j]->uuid, s[i]->uuid))
             j++;
-        d[nd++] = (dev_view){s[i]->uuid, s + i, NULL, j - i, 0, 0};
+        d[nd++] = (dev_view){s[i]->uuid, s + i, NULL, j - i, 0, 0, 0};
         i = j;
     }
     *out = d;
@@ -454,12 +456,24 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     int pcie_known = 0, nvl_known = 0, energy_known = 0;
     /* first activity: kernels running or memory held (a process has the GPU). A streamed
      * device's is read here (series_scan) only when the idle time below depends on it (no
-     * steps); else it is taken as its rows are folded, below. */
+     * steps); else it is taken as its rows are folded, below. The only streamed device of
+     * a job is read whole here instead (it is folded next: one query, not two). */
     int scan = !f->has_steps && (!f->has_requests || !f->first_request_delayed);
+    size_t n_lazy = 0;
+    for (ptrdiff_t d = 0; d < ndv; d++)
+        n_lazy += dv[d].lazy;
     int rc = 0;
     f->first_active_ns = -1;
     for (ptrdiff_t d = 0; d < ndv; d++) {
-        if (dv[d].lazy) {
+        if (dv[d].lazy && scan && n_lazy == 1) {
+            if (in->series_fill(in->load_ctx, dv[d].slot) < 0) {
+                rc = -1;
+                break;
+            }
+            dv[d].v = in->series[dv[d].slot].v;
+            dv[d].n = in->series[dv[d].slot].n;
+            dv[d].filled = 1;
+        } else if (dv[d].lazy) {
             if (!scan) continue;
             first_scan fs = {in, f, dv[d].uuid, -1};
             if (in->series_scan(in->load_ctx, dv[d].slot, first_scan_row, &fs) < 0) {
@@ -488,7 +502,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     size_t seen = 0; /* samples folded */
     for (ptrdiff_t d = 0; d < ndv && !rc; d++) {
         dev_view *dev = &dv[d];
-        if (dev->lazy) { /* read now, freed at the end of this iteration */
+        if (dev->lazy && !dev->filled) { /* read now, freed at the end of this iteration */
             if (in->series_fill(in->load_ctx, dev->slot) < 0) {
                 rc = -1;
                 break;

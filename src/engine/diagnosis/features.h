@@ -118,8 +118,9 @@ typedef struct gp_job_input {
     int (*load_series)(void *load_ctx);
     void *load_ctx;
     /* Deferred series streamed (gp_job_input_load_deferred): when series_fill is set,
-     * load_series leaves the deferred slots empty (n 0) and counts their rows
-     * (deferred_rows), and the telemetry reads them one device at a time, in UUID order:
+     * load_series leaves the deferred slots empty (n 0) (their rows were counted with
+     * deferred_last_ns: deferred_rows), and the telemetry reads them one device at a time,
+     * in UUID order:
      * series_fill(load_ctx, slot) reads that slot's rows into in->series[slot],
      * series_drop(load_ctx, slot) frees them before the next device, so the input holds
      * one device's series at a time, not all of them (report's peak RSS,
