@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/startup/order.sh [GOODPUT]: writes bench/startup/hot.order, the link order of the
-# code `goodput --version` and `goodput report` (text, on the demo scenario's 1- and
-# 10-minute stores) execute, for gold's --section-ordering-file (mk/startup.mk):
+# code `goodput --version` and `goodput report` (text, on the demo scenario's 1-, 10- and
+# 60-minute stores: the hour's report labels its long jobs in slices) execute, for gold's --section-ordering-file (mk/startup.mk):
 #   1. the members of the static archives the binary links (BUILD/static/*.a, sections
 #      renamed by bench/startup/archive.sh) that run any function, one `.text.TAG.MEMBER`
 #      a line, the sparsest first: a large member with one hot function (FTS5's init) at
@@ -24,13 +24,14 @@ cd "$(dirname "$0")/../.."
 GOODPUT=${1:-build/goodput}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-for m in 1 10; do
+for m in 1 10 60; do
     "$GOODPUT" agent --source sim:examples/scenarios/demo.conf --speed 0 --duration ${m}m \
         --no-socket --quiet --db "$TMP/${m}m.db"
 done
 bin=$(readlink -f "$GOODPUT")
 n=0
-for cmd in "--version" "report --db $TMP/1m.db" "report --db $TMP/10m.db"; do
+for cmd in "--version" "report --db $TMP/1m.db" "report --db $TMP/10m.db" \
+    "report --db $TMP/60m.db"; do
     n=$((n + 1))
     # shellcheck disable=SC2086 # word splitting of the command is intended
     valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.$n" "$GOODPUT" $cmd >/dev/null 2>&1

@@ -4,8 +4,9 @@
  * from the same rows held as gp_samples (gp_job_input_load_ex), bit for bit; and a
  * hand-built input without allocations gives the same features in either form (devices
  * and the window then come from the samples). The deferred input
- * (gp_job_input_load_deferred: series read after the event features, steps released) gives
- * the same features and straggler observations. */
+ * (gp_job_input_load_deferred: series read after the event features, steps released, one
+ * device at a time) gives the same features and straggler observations, and never holds two
+ * devices' rows at once. */
 #include "testutil.h"
 
 #include "agent/agent.h"
@@ -41,6 +42,56 @@ static gp_dev_series *to_series(const gp_job_input *in, size_t *n) {
         gp_feat_sample_of(x, &d[k].v[d[k].n++]);
     }
     return d;
+}
+
+/* Steps or marks in (rank, time) order, ties in their given order (a stable sort), for an
+ * input the features need not index (features.c in_order). */
+typedef struct {
+    int64_t rank, ts_ns;
+    size_t i;
+} rank_key;
+static int cmp_rank_key(const void *a, const void *b) {
+    const rank_key *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+static rank_key *rank_order(size_t n) {
+    rank_key *k = malloc((n ? n : 1) * sizeof *k);
+    assert_non_null(k);
+    return k;
+}
+
+/* in's features equal those of the same input with its steps and marks handed over
+ * already in (rank, time) order. */
+static void same_features_presorted(const gp_job_input *in, const gp_features *want,
+                                    const char *job) {
+    rank_key *ks = rank_order(in->n_steps), *km = rank_order(in->n_marks);
+    for (size_t i = 0; i < in->n_steps; i++)
+        ks[i] = (rank_key){in->steps[i].rank, in->steps[i].ts_ns, i};
+    for (size_t i = 0; i < in->n_marks; i++)
+        km[i] = (rank_key){in->marks[i].rank, in->marks[i].ts_ns, i};
+    qsort(ks, in->n_steps, sizeof *ks, cmp_rank_key);
+    qsort(km, in->n_marks, sizeof *km, cmp_rank_key);
+    gp_step_ev *st = malloc((in->n_steps ? in->n_steps : 1) * sizeof *st);
+    gp_mark_ev *mk = malloc((in->n_marks ? in->n_marks : 1) * sizeof *mk);
+    assert_non_null(st);
+    assert_non_null(mk);
+    for (size_t i = 0; i < in->n_steps; i++)
+        st[i] = in->steps[ks[i].i];
+    for (size_t i = 0; i < in->n_marks; i++)
+        mk[i] = in->marks[km[i].i];
+    gp_job_input p = *in;
+    p.steps = st;
+    p.marks = mk;
+    gp_features f;
+    features_of(&p, &f);
+    if (memcmp(&f, want, sizeof f) != 0)
+        fail_msg("job %s: features of its steps and marks in (rank, time) order differ", job);
+    free(st);
+    free(mk);
+    free(ks);
+    free(km);
 }
 
 static void test_demo_compact_same_features(void **state) {
@@ -81,7 +132,7 @@ static void test_demo_compact_same_features(void **state) {
     size_t nj = 0;
     assert_int_equal(gp_store_list_jobs(st, &jobs, &nj), 0);
     assert_true(nj >= 6);
-    size_t multi_gpu = 0, with_samples = 0, deferred_seen = 0, steps_seen = 0;
+    size_t multi_gpu = 0, with_samples = 0, deferred_seen = 0, steps_seen = 0, scans_seen = 0;
     for (size_t j = 0; j < nj; j++) {
         gp_job_input c, w;
         assert_int_equal(gp_job_input_load(st, jobs[j].id, &c, err, sizeof err), 0);
@@ -108,6 +159,7 @@ static void test_demo_compact_same_features(void **state) {
         features_of(&w, &fw);
         if (memcmp(&fc, &fw, sizeof fc) != 0) fail_msg("job %s: features differ", jobs[j].id);
         assert_int_equal(fc.n_samples_seen, (int)w.n_samples);
+        same_features_presorted(&c, &fc, jobs[j].id);
 
         /* the series read after the event features (what diagnosing from the store does):
          * the same features and straggler observations */
@@ -122,11 +174,62 @@ static void test_demo_compact_same_features(void **state) {
             fail_msg("job %s: features of the deferred input differ", jobs[j].id);
         assert_int_equal(df.n_deferred, 0);
         assert_int_equal(df.n_series, c.n_series);
+        /* streamed: every device read once, one at a time, and released after its fold */
+        gp_job_input_stream_stats ss;
+        gp_job_input_stream_stats_of(&df, &ss);
+        size_t most = 0;
         for (size_t d = 0; d < c.n_series; d++) {
             assert_string_equal(df.series[d].uuid, c.series[d].uuid);
-            assert_int_equal(df.series[d].n, c.series[d].n);
+            assert_int_equal(df.series[d].n, 0);
+            assert_null(df.series[d].v);
+            if (c.series[d].n > most) most = c.series[d].n;
+        }
+        assert_int_equal(ss.rows_read, rows);
+        assert_int_equal(ss.fills, c.n_series);
+        assert_int_equal(ss.rows_held, 0);
+        assert_int_equal(ss.rows_held_peak, most); /* never two devices' rows at once */
+        /* the first activity read ahead, device by device, where the idle time needs it:
+         * no steps, and a server's first request served promptly (features.c); a job's
+         * only device is read whole first instead */
+        int ahead = !fc.has_steps && (!fc.has_requests || !fc.first_request_delayed);
+        assert_int_equal(ss.scans, ahead && c.n_series > 1 ? c.n_series : 0);
+        /* ... which a window of train-allreduce before its first step needs (4 GPUs) */
+        if (c.n_series > 1 && fc.has_steps && fc.ready_ns > fc.t0_ns + 2 * NS) {
+            gp_job_input wc, wd;
+            gp_features fwc, fwd;
+            assert_int_equal(gp_job_input_load(st, jobs[j].id, &wc, err, sizeof err), 0);
+            assert_int_equal(gp_job_input_load_deferred(st, jobs[j].id, &wd, err, sizeof err), 0);
+            wc.t0_ns = wd.t0_ns = fc.t0_ns;
+            wc.t1_ns = wd.t1_ns = fc.ready_ns - NS;
+            features_of(&wc, &fwc);
+            features_of(&wd, &fwd);
+            assert_false(fwd.has_steps);
+            if (memcmp(&fwc, &fwd, sizeof fwc) != 0)
+                fail_msg("job %s: features before its first step differ, streamed", jobs[j].id);
+            gp_job_input_stream_stats ws;
+            gp_job_input_stream_stats_of(&wd, &ws);
+            assert_int_equal(ws.scans, c.n_series);
+            assert_int_equal(ws.rows_held_peak, most);
+            scans_seen++;
+            gp_job_input_free(&wc);
+            gp_job_input_free(&wd);
         }
         deferred_seen += c.n_series > 0;
+        /* a window inside the job (the scheduling-gap check's): the same again */
+        if (fc.t1_ns - fc.t0_ns > 4 * NS) {
+            gp_job_input wc, wd;
+            gp_features fwc, fwd;
+            assert_int_equal(gp_job_input_load(st, jobs[j].id, &wc, err, sizeof err), 0);
+            assert_int_equal(gp_job_input_load_deferred(st, jobs[j].id, &wd, err, sizeof err), 0);
+            wc.t0_ns = wd.t0_ns = fc.t0_ns + (fc.t1_ns - fc.t0_ns) / 4;
+            wc.t1_ns = wd.t1_ns = fc.t1_ns - (fc.t1_ns - fc.t0_ns) / 4;
+            features_of(&wc, &fwc);
+            features_of(&wd, &fwd);
+            if (memcmp(&fwc, &fwd, sizeof fwc) != 0)
+                fail_msg("job %s: features of a window of the deferred input differ", jobs[j].id);
+            gp_job_input_free(&wc);
+            gp_job_input_free(&wd);
+        }
         gp_worker_obs *oc = NULL, *od = NULL;
         int noc = gp_step_obs_from_input(&c, &oc), nod = gp_job_input_obs(&df, &od);
         assert_int_equal(nod, noc);
@@ -165,6 +268,7 @@ static void test_demo_compact_same_features(void **state) {
     assert_true(multi_gpu >= 1);
     assert_true(deferred_seen >= 5);
     assert_true(steps_seen >= 1); /* train-allreduce: ranked steps */
+    assert_true(scans_seen >= 1); /* train-allreduce before its first step */
     free(jobs);
     gp_store_close(st);
 }

@@ -128,6 +128,33 @@ static void test_phases_inside_steps_two_gpus(void **st) {
     assert_near(bucket_sum(&g), 200, 1e-6);
 }
 
+/* An edge value the accounting does not know, even one that is a known edge's modulo
+ * 2^16 (the compact event holds 16 bits), is neither begin nor end: such a phase labels
+ * nothing, as with an edge of 3. */
+static void test_unknown_phase_edge(void **st) {
+    (void)st;
+    gp_alloc a[1] = {alloc("GPU-a", 0, 100)};
+    int64_t odd[3] = {3, 65536 + GP_PH_BEGIN, -65536 + GP_PH_BEGIN};
+    double want = -1;
+    for (int k = 0; k < 3; k++) {
+        gp_event ev[32];
+        size_t n = 0;
+        for (int i = 0; i < 10; i++) {
+            ev[n++] = phase_ev("data_wait", (int)odd[k], i * 10);
+            ev[n++] = phase_ev("data_wait", GP_PH_END, i * 10 + 3);
+            ev[n++] = step_ev(i, i * 10, i * 10 + 10);
+        }
+        gp_goodput_in in = {
+            .allocs = a, .n_allocs = 1, .events = ev, .n_events = n, .t0_ns = 0, .t1_ns = 100 * S};
+        gp_goodput g;
+        assert_int_equal(gp_goodput_compute(&in, &g), 0);
+        assert_near(g.bucket_gpu_s[GP_B_DATA_WAIT], 0, 1e-9);
+        if (k == 0) want = g.goodput;
+        assert_near(g.goodput, want, 1e-12);
+    }
+    assert_true(want > 0.99);
+}
+
 /* A job that said hello but never stepped: all not_ready. */
 static void test_never_ready(void **st) {
     (void)st;
@@ -864,6 +891,7 @@ int main(void) {
         cmocka_unit_test(test_not_ready_then_steps),
         cmocka_unit_test(test_restart_redoes_ten_seconds),
         cmocka_unit_test(test_phases_inside_steps_two_gpus),
+        cmocka_unit_test(test_unknown_phase_edge),
         cmocka_unit_test(test_never_ready),
         cmocka_unit_test(test_idle_after_last_step),
         cmocka_unit_test(test_inference_slo),

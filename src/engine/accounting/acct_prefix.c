@@ -75,7 +75,7 @@ int gp_acct_prefix_encode(const gp_job_acct *a, unsigned char **buf, size_t *len
     gp_job_acct c;
     memcpy(&c, a, sizeof c);
     c.al = NULL, c.act = NULL, c.act_sum = NULL, c.act_n = NULL, c.act_owner = NULL;
-    c.ev = NULL, c.names = NULL, c.borrow = NULL, c.xev = NULL, c.xnm = NULL;
+    c.ev = NULL, c.names = NULL, c.borrow = NULL, c.xev = NULL;
     c.ck.durs = NULL, c.ck.gaps = NULL, c.ck.allocs = NULL, c.ck.span = NULL;
     c.cap_act = c.cap_ev = c.cap_xev = c.n_xev = 0;
     c.xcur_ts = INT64_MIN, c.xcur_id = 0, c.oneshot = 0, c.fold_cap = INT64_MAX;
@@ -134,7 +134,7 @@ gp_job_acct *gp_acct_prefix_decode(const char *job_id, const unsigned char *buf,
     }
     /* What only lives for one update, or points into the writer's memory. */
     a->borrow = NULL;
-    a->xev = NULL, a->xnm = NULL;
+    a->xev = NULL;
     a->cap_xev = a->n_xev = 0;
     a->oneshot = 0;
     a->xcur_ts = INT64_MIN, a->xcur_id = 0;

@@ -242,12 +242,13 @@ static int request_good(const gp_acct_event *r, const gp_slo *slo) {
     return 1;
 }
 
-/* The fields of an event the accounting reads; name points into e. */
-static gp_acct_event acct_event_of(const gp_event *e) {
+/* The fields of an event the accounting reads; name: i, e's index in the input's events
+ * (gp_acct_event_name), when it has one. */
+static gp_acct_event acct_event_of(const gp_event *e, int32_t i) {
     gp_acct_event a = {.ts_ns = e->ts_ns,
                        .rank = e->rank,
-                       .name = e->name,
-                       .edge = e->edge,
+                       .name = e->name[0] ? i : -1,
+                       .edge = gp_acct_edge(e->edge),
                        .kind = (int8_t)e->kind,
                        .ok = (int8_t)(e->ok != 0)};
     gp_acct_event_fill(&a, e->step, e->kind == GP_EV_STAGE ? e->start_ns : e->step_start_ns,
@@ -256,7 +257,7 @@ static gp_acct_event acct_event_of(const gp_event *e) {
 }
 
 int gp_request_good(const gp_event *r, const gp_slo *slo) {
-    gp_acct_event a = acct_event_of(r);
+    gp_acct_event a = acct_event_of(r, -1);
     return request_good(&a, slo);
 }
 
@@ -321,7 +322,7 @@ static const gp_acct_event **sort_events(const gp_goodput_in *in, event_counts *
         gp_acct_event *v = malloc(in->n_events * sizeof *v);
         if (!v) return NULL;
         for (size_t i = 0; i < in->n_events; i++)
-            v[i] = acct_event_of(&in->events[i]);
+            v[i] = acct_event_of(&in->events[i], (int32_t)i);
         src = *copy = v;
     }
     const gp_acct_event **ev = malloc((in->n_events + 1) * sizeof *ev);
@@ -374,12 +375,13 @@ static void add_phases(const gp_goodput_in *in, const gp_acct_event **ev, edges 
         int64_t end = in->t1_ns;
         for (size_t j = i + 1; j < in->n_events; j++) {
             const gp_acct_event *e = ev[j];
-            if (e->kind == GP_EV_PHASE && e->rank == b->rank && !strcmp(e->name, b->name)) {
+            if (e->kind == GP_EV_PHASE && e->rank == b->rank &&
+                !strcmp(gp_acct_event_name(in, e), gp_acct_event_name(in, b))) {
                 if (e->edge == GP_PH_END) end = e->ts_ns;
                 break; /* a second begin without an end closes the first at... its end */
             }
         }
-        add_interval(E, b->ts_ns, end, phase_label(b->name));
+        add_interval(E, b->ts_ns, end, phase_label(gp_acct_event_name(in, b)));
     }
 }
 
@@ -463,7 +465,7 @@ static size_t restart_times(const gp_goodput_in *in, const gp_acct_event **ev, i
     for (size_t i = 0; i < in->n_events; i++) {
         if (ev[i]->kind == GP_EV_RESTART) restarts[nr++] = restored[nrest++] = ev[i]->ts_ns;
         if (ev[i]->kind == GP_EV_PHASE && ev[i]->edge == GP_PH_BEGIN &&
-            !strcmp(ev[i]->name, "checkpoint_restore"))
+            !strcmp(gp_acct_event_name(in, ev[i]), "checkpoint_restore"))
             restored[nrest++] = ev[i]->ts_ns;
     }
     qsort(restored, nrest, sizeof *restored, cmp_i64);
@@ -627,7 +629,7 @@ static size_t choose_cut(const gp_goodput_in *in, const gp_acct_event **ev, cons
     const gp_acct_event **st = sl->st;
     if (ns < 2 || ck->min_steps >= ns) return 0;
     int64_t *smin = malloc(ns * sizeof *smin), *sst = malloc(ns * sizeof *sst);
-    char *ok = gp_ckpt_phases_closed(ev, in->n_events);
+    char *ok = gp_ckpt_phases_closed(in, ev, in->n_events);
     if (!smin || !sst || !ok) goto out;
     for (size_t k = ns; k-- > 0;) { /* smallest id and start from k on */
         smin[k] = k + 1 < ns && smin[k + 1] < st[k]->step ? smin[k + 1] : st[k]->step;
@@ -799,6 +801,7 @@ static int cmp_pair(const void *a, const void *b) {
  * (inference), or an item in one of its GPU stages (pipelines: those declared
  * resource=gpu, every stage when none is). */
 typedef struct busy_rule {
+    const gp_goodput_in *in; /* the events' names */
     int pipeline;
     char (*gpu)[GP_NAME_MAX];
     int n_gpu;
@@ -814,7 +817,7 @@ static int busy_interval(const busy_rule *r, const gp_acct_event *e, int64_t *st
     if (e->kind != GP_EV_STAGE || e->step >= 0) return 0; /* step >= 0: a declaration */
     int on_gpu = r->n_gpu == 0;
     for (int k = 0; k < r->n_gpu && !on_gpu; k++)
-        on_gpu = !strcmp(r->gpu[k], e->name);
+        on_gpu = !strcmp(r->gpu[k], gp_acct_event_name(r->in, e));
     *start = e->start_ns >= 0 ? e->start_ns : e->ts_ns;
     return on_gpu;
 }
@@ -946,7 +949,7 @@ static int label_inference(const gp_goodput_in *in, const gp_acct_event **ev, gp
                            edges *E, int64_t *ready, ck_ctx *ck) {
     out->kind = GP_JK_INFERENCE;
     const gp_goodput_ckpt *from = ck->from;
-    busy_rule r = {0};
+    busy_rule r = {.in = in};
     if (from) {
         if (busy_resume_breaks(in, ev, &r, from, &ck->broken) != 0) return -1;
         if (ck->broken) return 0;
@@ -957,7 +960,8 @@ static int label_inference(const gp_goodput_in *in, const gp_acct_event **ev, gp
     }
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_acct_event *e = ev[i];
-        if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END && phase_label(e->name) == L_STARTUP &&
+        if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END &&
+            phase_label(gp_acct_event_name(in, e)) == L_STARTUP &&
             (*ready < 0 || e->ts_ns < *ready))
             *ready = e->ts_ns;
         if (e->kind != GP_EV_REQUEST) continue;
@@ -986,7 +990,7 @@ static int label_pipeline(const gp_goodput_in *in, const gp_acct_event **ev, gp_
                           edges *E, int64_t *ready, ck_ctx *ck) {
     out->kind = GP_JK_PIPELINE;
     char gpu_stage[GP_CKPT_STAGES][GP_NAME_MAX];
-    busy_rule r = {.pipeline = 1, .gpu = gpu_stage, .n_gpu = 0};
+    busy_rule r = {.in = in, .pipeline = 1, .gpu = gpu_stage, .n_gpu = 0};
     const gp_goodput_ckpt *from = ck->from;
     if (from) {
         memcpy(gpu_stage, from->gpu_stage, sizeof gpu_stage);
@@ -1001,12 +1005,12 @@ static int label_pipeline(const gp_goodput_in *in, const gp_acct_event **ev, gp_
             continue;
         int known = 0;
         for (int k = 0; k < r.n_gpu && !known; k++)
-            known = !strcmp(gpu_stage[k], e->name);
+            known = !strcmp(gpu_stage[k], gp_acct_event_name(in, e));
         if (from && !known) {
             ck->broken = 1;
             return 0;
         }
-        snprintf(gpu_stage[r.n_gpu++], GP_NAME_MAX, "%s", e->name);
+        snprintf(gpu_stage[r.n_gpu++], GP_NAME_MAX, "%s", gp_acct_event_name(in, e));
     }
     if (from) {
         if (busy_resume_breaks(in, ev, &r, from, &ck->broken) != 0) return -1;
@@ -1044,7 +1048,8 @@ static void label_activity_only(const gp_goodput_in *in, const gp_acct_event **e
      * or server that started and waits for work is idle, not "not ready"). */
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_acct_event *e = ev[i];
-        if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END && phase_label(e->name) == L_STARTUP &&
+        if (e->kind == GP_EV_PHASE && e->edge == GP_PH_END &&
+            phase_label(gp_acct_event_name(in, e)) == L_STARTUP &&
             (*ready < 0 || e->ts_ns < *ready)) {
             *ready = e->ts_ns > out->first_alloc_ns ? e->ts_ns : out->first_alloc_ns;
             break;

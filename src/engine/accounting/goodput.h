@@ -67,12 +67,14 @@ typedef struct gp_activity {
     double util; /* mean gpu_util over the job's GPUs in that interval */
 } gp_activity;
 
-/* An event as the accounting reads it: the fields of gp_event that it uses, 56 bytes
+/* An event as the accounting reads it: the fields of gp_event that it uses, 48 bytes
  * (gp_event's is ~700; a long job's refresh expands tens of thousands). A request's
  * fields share their bytes with a step's or stage's: the accounting reads arrival,
  * first token and output tokens only of requests, and step, start and units only of
- * steps and stages, so the writer fills one side by kind (gp_acct_event_fill). name: ""
- * for none; the caller keeps its storage. */
+ * steps and stages, so the writer fills one side by kind (gp_acct_event_fill). name: an
+ * index into the input's names (gp_acct_event_name), -1 for none. edge: the store's
+ * value where it fits 16 bits, else GP_ACCT_EDGE_NONE (gp_acct_edge), which equals no
+ * edge or resource, as the value did not. */
 typedef struct gp_acct_event {
     int64_t ts_ns, rank;
     union {
@@ -87,10 +89,16 @@ typedef struct gp_acct_event {
             int64_t arrival_ns, first_token_ns, output_tokens;
         };
     };
-    const char *name;
-    int32_t edge;    /* gp_phase_edge, or a stage's resource */
+    int32_t name;    /* gp_acct_event_name; -1: "" */
+    int16_t edge;    /* gp_phase_edge, or a stage's resource (gp_acct_edge) */
     int8_t kind, ok; /* gp_event_kind; request ok (0 or 1) */
 } gp_acct_event;
+
+#define GP_ACCT_EDGE_NONE INT16_MIN
+/* An event's edge as gp_acct_event holds it. */
+static inline int16_t gp_acct_edge(int64_t edge) {
+    return edge < INT16_MIN + 1 || edge > INT16_MAX ? GP_ACCT_EDGE_NONE : (int16_t)edge;
+}
 
 /* The kind-dependent fields of *a, whose kind is set: a request's three, else a step's or
  * stage's (start: the step's step_start_ns, the stage's start_ns). */
@@ -113,6 +121,7 @@ typedef struct gp_goodput_in {
     size_t n_allocs;
     const gp_event *events;           /* any order; sorted internally */
     const gp_acct_event *acct_events; /* instead of events when set (any order) */
+    const char (*names)[GP_NAME_MAX]; /* acct_events' names: names[e->name] */
     size_t n_events;                  /* of whichever is given */
     const gp_activity *act;           /* sorted by ts; may be NULL */
     size_t n_act;
@@ -120,6 +129,13 @@ typedef struct gp_goodput_in {
     gp_slo slo;
     double idle_util; /* below this a GPU ran "no kernels"; 0 = default 0.05 */
 } gp_goodput_in;
+
+/* e's name: of in->acct_events, names[e->name]; of in->events (e made from the i-th, name i),
+ * that event's. "" when none. */
+static inline const char *gp_acct_event_name(const gp_goodput_in *in, const gp_acct_event *e) {
+    if (e->name < 0) return "";
+    return in->acct_events ? in->names[e->name] : in->events[e->name].name;
+}
 
 typedef struct gp_goodput {
     gp_job_kind kind;

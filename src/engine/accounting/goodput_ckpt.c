@@ -113,7 +113,7 @@ typedef struct {
 
 /* ok[i]: after the events ev[0..i], no phase is open, and none ever ran to the window's
  * end (a begin followed by another begin of the same name and rank). NULL on OOM. */
-char *gp_ckpt_phases_closed(const gp_acct_event *const *ev, size_t n) {
+char *gp_ckpt_phases_closed(const gp_goodput_in *in, const gp_acct_event *const *ev, size_t n) {
     char *ok = malloc(n + 1);
     if (!ok) return NULL;
     phase_key key[64];
@@ -122,13 +122,14 @@ char *gp_ckpt_phases_closed(const gp_acct_event *const *ev, size_t n) {
         const gp_acct_event *e = ev[i];
         if (e->kind == GP_EV_PHASE) {
             int k = 0;
-            while (k < nk && (key[k].rank != e->rank || strcmp(key[k].name, e->name)))
+            const char *name = gp_acct_event_name(in, e);
+            while (k < nk && (key[k].rank != e->rank || strcmp(key[k].name, name)))
                 k++;
             if (k == nk) {
                 if (nk == 64)
                     broken = 1; /* too many kinds to follow: no cut */
                 else
-                    key[nk++] = (phase_key){e->name, e->rank, 0};
+                    key[nk++] = (phase_key){name, e->rank, 0};
             }
             if (k < nk && e->edge == GP_PH_BEGIN) {
                 if (key[k].open) broken = 1;

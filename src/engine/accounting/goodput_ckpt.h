@@ -20,7 +20,7 @@ size_t gp_ckpt_gaps_within(const int64_t *g, size_t n, int64_t max_gap);
 /* ok[i]: after the events ev[0..i] (sorted), no phase is open, and none ever ran to the
  * window's end (a begin followed by another begin of the same name and rank). NULL on
  * OOM; the caller frees. */
-char *gp_ckpt_phases_closed(const gp_acct_event *const *ev, size_t n);
+char *gp_ckpt_phases_closed(const gp_goodput_in *in, const gp_acct_event *const *ev, size_t n);
 /* The allocation pieces of in before t (window start to min(end, t), share bits): a
  * prefix's held GPUs are right while these stay the same. -1 on OOM. */
 int gp_ckpt_alloc_print(const gp_goodput_in *in, int64_t t, int64_t **out, size_t *n);

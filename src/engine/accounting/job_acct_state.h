@@ -72,7 +72,6 @@ struct gp_job_acct {
      * xev (n_xev of them) and no compact copy is kept, halving the peak for a long job. */
     int oneshot;
     size_t n_xev;
-    int32_t *xnm;             /* per xev entry: its name's index, -1 = "" */
     int64_t xcur_ts, xcur_id; /* events up to (ts, id) have been read into xev */
     int64_t slice_events;     /* one-shot: read this many at a time, freezing; 0 = all */
     int64_t slice_lag;        /* ... freezing this far behind the newest event read */

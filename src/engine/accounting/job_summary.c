@@ -202,8 +202,7 @@ static void acct_reset(gp_job_acct *a) {
     free(a->al), free(a->act), free(a->act_sum), free(a->act_n), free(a->act_owner);
     free(a->ev), free(a->names), free(a->xev);
     gp_goodput_ckpt_free(&a->ck);
-    free(a->xnm);
-    a->xev = NULL, a->xnm = NULL, a->cap_xev = a->n_xev = 0;
+    a->xev = NULL, a->cap_xev = a->n_xev = 0;
     a->xcur_ts = INT64_MIN, a->xcur_id = 0;
     a->al = NULL, a->act = NULL, a->act_sum = NULL, a->act_n = NULL, a->act_owner = NULL;
     a->ev = NULL, a->names = NULL;
@@ -622,8 +621,8 @@ static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from) {
         const cev *c = &from->ev[i];
         v[i] = (gp_acct_event){.ts_ns = c->ts,
                                .rank = c->rank,
-                               .name = c->name >= 0 ? from->names[c->name] : "",
-                               .edge = c->edge,
+                               .name = c->name, /* into from->names */
+                               .edge = gp_acct_edge(c->edge),
                                .kind = (int8_t)c->kind,
                                .ok = (int8_t)(c->ok != 0)};
         gp_acct_event_fill(&v[i], c->step, c->start, c->units, c->arrival, c->first_token,
@@ -639,9 +638,10 @@ static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from) {
     " FROM events WHERE "
 
 /* A one-shot summary's events, read in (ts, id) order straight into goodput.c's form and
- * appended to a->xev: the next `limit` of them after (xcur_ts, xcur_id) (0: all). Names
- * are kept as indices (a->xnm) while a->names may still move; xev_names points them.
- * Same rows and values as fold_events then expand_events. The rows read, or -1. */
+ * appended to a->xev: the next `limit` of them after (xcur_ts, xcur_id) (0: all), each
+ * name as its index into a->names (which may move as names are added: the input takes
+ * the table after the reading). Same rows and values as fold_events then expand_events.
+ * The rows read, or -1. */
 static int64_t fold_events_direct(gp_job_acct *a, gp_store *s, int64_t limit) {
     sqlite3 *db = gp_store_db(s);
     sqlite3_stmt *st;
@@ -659,28 +659,27 @@ static int64_t fold_events_direct(gp_job_acct *a, gp_store *s, int64_t limit) {
         if (n == a->cap_xev) {
             size_t c = a->cap_xev ? a->cap_xev * 2 : 256;
             gp_acct_event *p = realloc(a->xev, c * sizeof *p);
-            if (p) a->xev = p;
-            int32_t *q = p ? realloc(a->xnm, c * sizeof *q) : NULL;
-            if (q) a->xnm = q;
-            if (!p || !q) {
+            if (!p) {
                 got = -1;
                 break;
             }
+            a->xev = p;
             a->cap_xev = c;
         }
         int kind = sqlite3_column_int(st, 2);
         int64_t start = col_time(st, 6);
-        a->xnm[n] = name_index(a, sqlite3_column_text(st, 7));
-        if (a->xnm[n] < -1) {
+        int32_t name = name_index(a, sqlite3_column_text(st, 7));
+        if (name < -1) {
             got = -1;
             break;
         }
-        a->xev[n] = (gp_acct_event){.ts_ns = sqlite3_column_int64(st, 1),
-                                    .rank = col_time(st, 3),
-                                    .name = "",
-                                    .edge = col_known(st, 8) ? sqlite3_column_int(st, 8) : 0,
-                                    .kind = (int8_t)kind,
-                                    .ok = (int8_t)(sqlite3_column_int(st, 13) != 0)};
+        a->xev[n] = (gp_acct_event){
+            .ts_ns = sqlite3_column_int64(st, 1),
+            .rank = col_time(st, 3),
+            .name = name, /* into a->names */
+            .edge = gp_acct_edge(col_known(st, 8) ? sqlite3_column_int64(st, 8) : 0),
+            .kind = (int8_t)kind,
+            .ok = (int8_t)(sqlite3_column_int(st, 13) != 0)};
         gp_acct_event_fill(&a->xev[n], col_time(st, 4), start,
                            col_known(st, 5) ? sqlite3_column_double(st, 5) : -1, col_time(st, 9),
                            col_time(st, 10), col_time(st, 12));
@@ -693,11 +692,6 @@ static int64_t fold_events_direct(gp_job_acct *a, gp_store *s, int64_t limit) {
     sqlite3_finalize(st);
     a->n_xev = n;
     return got;
-}
-
-static void xev_names(gp_job_acct *a) {
-    for (size_t i = 0; i < a->n_xev; i++)
-        a->xev[i].name = a->xnm[i] >= 0 ? a->names[a->xnm[i]] : "";
 }
 
 /* Reads the job's events with id in (ev_cursor, max id] (all of them on the first call)
@@ -880,20 +874,22 @@ static gp_acct_event *expand_events(gp_job_acct *a, const gp_job_acct *from);
  * past; the caller computes again all at once). */
 static int compute_sliced(gp_job_acct *a, gp_store *s, gp_goodput_in *in, const gp_alloc *al,
                           size_t na, int64_t t1, gp_goodput *out) {
+    int64_t limit = a->slice_events; /* this slice's events */
     for (;;) {
         int64_t got;
         if (a->oneshot) {
-            got = fold_events_direct(a, s, a->slice_events);
+            got = fold_events_direct(a, s, limit);
             if (got < 0) return -1;
-            xev_names(a);
             in->acct_events = a->xev;
             in->n_events = a->n_xev;
         } else {
-            if (fold_events_part(a, s, a->slice_events, &got) != 0) return -1;
+            if (fold_events_part(a, s, limit, &got) != 0) return -1;
             if (!(in->acct_events = expand_events(a, a))) return -1;
             in->n_events = a->n_ev;
         }
-        int last = got < a->slice_events;
+        in->names = (const char(*)[GP_NAME_MAX])a->names; /* may have moved */
+        int last = got < limit;
+        a->stats.slices++;
         int64_t newest = in->n_events ? in->acct_events[in->n_events - 1].ts_ns : INT64_MIN;
         int64_t by = a->oneshot ? INT64_MIN : freeze_by(a, al, na, t1);
         if (!last) {
@@ -906,7 +902,16 @@ static int compute_sliced(gp_job_acct *a, gp_store *s, gp_goodput_in *in, const 
         int grc = gp_goodput_compute_ckpt(in, a->ck.valid ? &a->ck : NULL, by, a->freeze_steps,
                                           by > INT64_MIN ? &nck : NULL, out);
         if (grc != 0) return grc;
-        if (by > INT64_MIN && nck.valid) freeze(a, &nck);
+        if (by > INT64_MIN && nck.valid) {
+            freeze(a, &nck);
+            limit = a->slice_events;
+        } else if (limit < INT64_MAX / 2) {
+            /* Nothing frozen: the events so far are all still held and the next slice
+             * labels them again. Reading as many again as are held keeps that to about
+             * twice a whole computation for a job with no cut (one with a phase inside
+             * every step, goodput.c "Checkpoints"), instead of once a slice. */
+            limit *= 2;
+        }
         if (last) return 0;
     }
 }
@@ -1012,8 +1017,6 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
             rc = fold_events(a, s);
         else if (fold_events_direct(a, s, 0) < 0)
             rc = -1;
-        else
-            xev_names(a);
     }
     if (rc) {
         set_err(err, errlen, s, a->job_id, "summarising");
@@ -1074,14 +1077,16 @@ static int acct_update(gp_job_acct *a, gp_store *s, gp_job_summary *out, char *e
         return -1;
     }
     free(nb);
-    gp_goodput_in in = {.allocs = pieces,
-                        .n_allocs = n_pieces,
-                        .acct_events = ev,
-                        .n_events = n_ev,
-                        .act = a->act,
-                        .n_act = a->n_act,
-                        .t0_ns = t0,
-                        .t1_ns = t1};
+    gp_goodput_in in = {
+        .allocs = pieces,
+        .n_allocs = n_pieces,
+        .acct_events = ev,
+        .names = (const char(*)[GP_NAME_MAX])(a->oneshot || sliced ? a->names : evs->names),
+        .n_events = n_ev,
+        .act = a->act,
+        .n_act = a->n_act,
+        .t0_ns = t0,
+        .t1_ns = t1};
     /* SLOs: the caller's (report flags) where set, else what the job declared. */
     in.slo = (gp_slo){j->slo_ttft_s, j->slo_tpot_s, j->slo_e2e_s};
     if (a->opt_slo.ttft_s > 0) in.slo.ttft_s = a->opt_slo.ttft_s;
@@ -1177,7 +1182,6 @@ static void freeze(gp_job_acct *a, gp_goodput_ckpt *nck) {
             d++;
         if (d) {
             memmove(a->xev, a->xev + d, (a->n_xev - d) * sizeof *a->xev);
-            memmove(a->xnm, a->xnm + d, (a->n_xev - d) * sizeof *a->xnm);
         }
         a->n_xev -= d;
     }
@@ -1303,6 +1307,10 @@ int gp_job_summary_compute(gp_store *s, const char *job_id, const gp_summary_opt
     }
     a->freeze_lag = -1; /* one update: nothing to freeze for */
     a->oneshot = 1;
+    /* A whole history read in slices of GP_SUMMARY_ONESHOT_SLICE_EVENTS unless the caller
+     * chose (a fixed window has none: slice_events 0) */
+    if (a->slice_events > 0 && !(o && o->slice_events))
+        a->slice_events = GP_SUMMARY_ONESHOT_SLICE_EVENTS;
     int rc = gp_job_acct_update(a, s, out, err, errlen);
     gp_job_acct_free(a);
     return rc;

@@ -105,6 +105,13 @@ int gp_job_input_load_deferred(struct gp_store *s, const char *job_id, gp_job_in
 /* The straggler's observations of in's steps (gp_step_obs_from_input), also once a deferred
  * input released its steps; *out is the caller's. Count, or -1 on OOM. */
 int gp_job_input_obs(gp_job_input *in, gp_worker_obs **out);
+/* What a deferred input's streamed series read (features.h series_fill): rows read, how
+ * many rows it held at once at most (one device's when the telemetry streams), the
+ * devices read whole and the first-activity scans. All 0 for other inputs. */
+typedef struct gp_job_input_stream_stats {
+    size_t rows_read, rows_held, rows_held_peak, fills, scans;
+} gp_job_input_stream_stats;
+void gp_job_input_stream_stats_of(const gp_job_input *in, gp_job_input_stream_stats *out);
 void gp_job_input_free(gp_job_input *in);
 /* Raw samples of the job's devices from from_ns on (a rolled-up input's recent minutes,
  * for windows shorter than the job); *out malloc'ed. Returns 0 or -1. */

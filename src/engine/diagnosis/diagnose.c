@@ -98,20 +98,27 @@ static int split_one(void *ctx, const gp_event *e) {
     return 0;
 }
 
-/* Last raw sample of a device in [lo, hi); -1 when none is kept. */
-static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi) {
+/* Last raw sample of a device in [lo, hi); -1 when none is kept. rows (NULL: not asked):
+ * how many raw samples there are in [lo, hi), in the same query (a deferred series' room,
+ * features.h series_fill), else 0. */
+static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int64_t *rows) {
     sqlite3_stmt *st;
     int64_t t = -1;
+    if (rows) *rows = 0;
     if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT max(ts_ns) FROM samples WHERE uuid = ?1 AND ts_ns >= ?2"
-                           " AND ts_ns < ?3",
+                           rows ? "SELECT max(ts_ns), count(*) FROM samples WHERE uuid = ?1"
+                                  " AND ts_ns >= ?2 AND ts_ns < ?3"
+                                : "SELECT max(ts_ns) FROM samples WHERE uuid = ?1 AND ts_ns >= ?2"
+                                  " AND ts_ns < ?3",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(st, 1, uuid, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(st, 2, lo);
     sqlite3_bind_int64(st, 3, hi);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         t = sqlite3_column_int64(st, 0);
+        if (rows) *rows = sqlite3_column_int64(st, 1);
+    }
     sqlite3_finalize(st);
     return t;
 }
@@ -126,13 +133,14 @@ static int64_t last_raw_ns(gp_store *s, const char *uuid, int64_t lo, int64_t hi
  * forces raw rows (to compare both paths). Returns 1 with *out filled (*step_ns set), 0
  * when the raw rows are the ones to read (nothing read), -1 on error. */
 static int load_device_rollups(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
-                               gp_sample **out, size_t *n, int64_t *step_ns, int64_t *last_out) {
+                               gp_sample **out, size_t *n, int64_t *step_ns, int64_t *last_out,
+                               int64_t *rows_out) {
     const char *env = getenv("GOODPUT_DIAG_RAW");
     int64_t last = -1;
     *out = NULL;
     *n = 0;
     if (!raw && !(env && env[0] == '1')) {
-        last = last_raw_ns(s, uuid, lo, hi);
+        last = last_raw_ns(s, uuid, lo, hi, rows_out);
         if (last_out) *last_out = last;
         int64_t end = hi != INT64_MAX ? hi : last;
         if (end >= 0 && end - lo >= GP_SUMMARY_ROLLUP_MIN_NS) {
@@ -159,7 +167,7 @@ static int load_device_rollups(gp_store *s, const char *uuid, int64_t lo, int64_
  * or its raw rows. Returns 0 or -1. */
 static int load_device_samples(gp_store *s, const char *uuid, int64_t lo, int64_t hi, int raw,
                                gp_sample **out, size_t *n, int64_t *step_ns) {
-    int rc = load_device_rollups(s, uuid, lo, hi, raw, out, n, step_ns, NULL);
+    int rc = load_device_rollups(s, uuid, lo, hi, raw, out, n, step_ns, NULL, NULL);
     if (rc != 0) return rc < 0 ? -1 : 0;
     return gp_store_device_samples(s, uuid, lo, hi, out, n);
 }
@@ -204,7 +212,7 @@ static int load_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_t
                               int64_t *step_ns) {
     gp_sample *x = NULL;
     size_t nx = 0;
-    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, NULL);
+    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, NULL, NULL);
     if (rc < 0) return -1;
     if (rc == 0) {
         series_fill f = {d, 0};
@@ -219,6 +227,7 @@ static int load_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_t
 typedef struct deferred_dev {
     size_t slot;
     int64_t lo, hi;
+    size_t rows; /* counted with the last row's time: the room series_fill allocates */
 } deferred_dev;
 typedef struct deferred_load {
     gp_store *s;
@@ -227,6 +236,7 @@ typedef struct deferred_load {
     size_t n, cap;
     gp_worker_obs *obs; /* the steps' observations, taken before the steps are released */
     int n_obs, obs_taken;
+    gp_job_input_stream_stats st;
 } deferred_load;
 
 static void deferred_free(void *ctx) {
@@ -244,11 +254,11 @@ static int defer_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_
                                int64_t *step_ns, gp_job_input *in, deferred_load *dl) {
     gp_sample *x = NULL;
     size_t nx = 0;
-    int64_t last = INT64_MIN;
-    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, &last);
+    int64_t last = INT64_MIN, rows = 0;
+    int rc = load_device_rollups(s, d->uuid, lo, hi, raw, &x, &nx, step_ns, &last, &rows);
     if (rc < 0) return -1;
     if (rc == 1) return series_of_samples(d, x, nx);
-    if (last == INT64_MIN) last = last_raw_ns(s, d->uuid, lo, hi); /* raw rows forced */
+    if (last == INT64_MIN) last = last_raw_ns(s, d->uuid, lo, hi, &rows); /* raw rows forced */
     if (last < 0) return 0;
     if (dl->n == dl->cap) {
         size_t c = dl->cap ? 2 * dl->cap : 8;
@@ -257,14 +267,95 @@ static int defer_device_series(gp_store *s, gp_dev_series *d, int64_t lo, int64_
         dl->dev = p;
         dl->cap = c;
     }
-    dl->dev[dl->n++] = (deferred_dev){in->n_series, lo, last + 1};
+    /* [lo, last] holds the rows of [lo, hi): their count is the series' room */
+    dl->dev[dl->n++] = (deferred_dev){in->n_series, lo, last + 1, rows > 0 ? (size_t)rows : 0};
+    in->deferred_rows += rows > 0 ? (size_t)rows : 0;
     if (!in->n_deferred++ || last > in->deferred_last_ns) in->deferred_last_ns = last;
     return 1;
 }
 
+static deferred_dev *deferred_of(deferred_load *dl, size_t slot) {
+    for (size_t k = 0; k < dl->n; k++)
+        if (dl->dev[k].slot == slot) return &dl->dev[k];
+    return NULL;
+}
+
+/* gp_job_input.series_fill: one deferred device's rows into its slot, room for the rows
+ * counted (no doubling's slack). */
+static int deferred_fill(void *ctx, size_t slot) {
+    deferred_load *dl = ctx;
+    deferred_dev *dd = deferred_of(dl, slot);
+    gp_dev_series *d = (gp_dev_series *)&dl->in->series[slot];
+    if (!dd || d->v) return -1;
+    d->n = 0;
+    series_fill f = {d, 0};
+    if (dd->rows) {
+        if (!(d->v = malloc(dd->rows * sizeof *d->v))) return -1;
+        f.cap = dd->rows;
+    }
+    if (gp_store_device_samples_each(dl->s, d->uuid, dd->lo, dd->hi, series_add, &f) < 0) {
+        free(d->v);
+        d->v = NULL;
+        d->n = 0;
+        return -1;
+    }
+    dl->st.rows_read += d->n;
+    dl->st.rows_held += d->n;
+    if (dl->st.rows_held > dl->st.rows_held_peak) dl->st.rows_held_peak = dl->st.rows_held;
+    dl->st.fills++;
+    return 0;
+}
+
+/* gp_job_input.series_drop: the slot's rows freed again. */
+static void deferred_drop(void *ctx, size_t slot) {
+    deferred_load *dl = ctx;
+    gp_dev_series *d = (gp_dev_series *)&dl->in->series[slot];
+    dl->st.rows_held -= d->n;
+    free(d->v);
+    d->v = NULL;
+    d->n = 0;
+}
+
+/* gp_job_input.series_scan: the slot's rows to fn until it returns 1. */
+typedef struct scan_ctx {
+    int (*fn)(void *, const gp_feat_sample *);
+    void *fn_ctx;
+    int stopped;
+} scan_ctx;
+
+static int scan_row(void *ctx, const gp_sample *x) {
+    scan_ctx *sc = ctx;
+    gp_feat_sample c;
+    gp_feat_sample_of(x, &c);
+    if (sc->fn(sc->fn_ctx, &c) != 1) return 0;
+    sc->stopped = 1;
+    return -1; /* stops the reading; not an error (stopped) */
+}
+
+static int deferred_scan(void *ctx, size_t slot, int (*fn)(void *, const gp_feat_sample *),
+                         void *fn_ctx) {
+    deferred_load *dl = ctx;
+    deferred_dev *dd = deferred_of(dl, slot);
+    if (!dd) return -1;
+    scan_ctx sc = {fn, fn_ctx, 0};
+    int rc = gp_store_device_samples_each(dl->s, dl->in->series[slot].uuid, dd->lo, dd->hi,
+                                          scan_row, &sc);
+    dl->st.scans++;
+    return rc < 0 && !sc.stopped ? -1 : 0;
+}
+
+void gp_job_input_stream_stats_of(const gp_job_input *in, gp_job_input_stream_stats *out) {
+    const deferred_load *dl = in->load_series == load_deferred ? in->load_ctx : NULL;
+    if (dl)
+        *out = dl->st;
+    else
+        memset(out, 0, sizeof *out);
+}
+
 /* gp_job_input.load_series of a deferred input: the straggler's observations from the
- * steps, then the steps and marks released (the telemetry reads neither), then each
- * deferred device's rows, then the slots left empty dropped, order kept. */
+ * steps, then the steps and marks released (the telemetry reads neither); the telemetry
+ * then reads the deferred devices' rows one device at a time (deferred_fill,
+ * deferred_drop; features.h series_fill). */
 static int load_deferred(void *ctx) {
     deferred_load *dl = ctx;
     gp_job_input *in = dl->in;
@@ -279,23 +370,7 @@ static int load_deferred(void *ctx) {
         in->marks = NULL;
         in->n_marks = 0;
     }
-    gp_dev_series *ser = (gp_dev_series *)in->series;
-    for (size_t k = 0; k < dl->n; k++) {
-        series_fill f = {&ser[dl->dev[k].slot], 0};
-        if (gp_store_device_samples_each(dl->s, f.d->uuid, dl->dev[k].lo, dl->dev[k].hi, series_add,
-                                         &f) < 0)
-            return -1;
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < in->n_series; i++) {
-        if (ser[i].n)
-            ser[m++] = ser[i];
-        else
-            free(ser[i].v);
-    }
-    in->n_series = m;
     in->n_deferred = 0;
-    dl->n = 0;
     return 0;
 }
 
@@ -334,6 +409,9 @@ int gp_job_input_load_deferred(gp_store *s, const char *job_id, gp_job_input *in
     }
     in->load_series = load_deferred;
     in->load_ctx = dl;
+    in->series_fill = deferred_fill;
+    in->series_drop = deferred_drop;
+    in->series_scan = deferred_scan;
     return 0;
 }
 
@@ -812,7 +890,8 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
                 continue;
             gp_job_input in;
             gp_features fk;
-            if (gp_job_input_load(s, jobs[k].id, &in, err, errlen) < 0) continue;
+            /* streamed as diagnose_one's (features.h series_fill): the same features */
+            if (gp_job_input_load_deferred(s, jobs[k].id, &in, err, errlen) < 0) continue;
             in.t0_ns = w0 > feats[k].first_alloc_ns ? w0 : feats[k].first_alloc_ns;
             in.t1_ns = w1 < feats[k].t1_ns ? w1 : feats[k].t1_ns;
             if (in.t1_ns > in.t0_ns && gp_features_compute(&in, &fk, err, errlen) == 0)

@@ -305,6 +305,9 @@ typedef struct dev_view {
     const gp_sample *const *p; /* samples: n pointers */
     const gp_feat_sample *v;   /* series: n records */
     size_t n;
+    size_t slot; /* series: its index in in->series */
+    int lazy;    /* series read only when folded (in->series_fill), v NULL until then */
+    int filled;  /* lazy, and read already */
 } dev_view;
 
 /* Sample k of d: the sample itself, or the series record expanded into *buf. */
@@ -357,7 +360,13 @@ static ptrdiff_t device_views(const gp_job_input *in, dev_view **out, const gp_s
             o[i] = &in->series[i];
         qsort(o, in->n_series, sizeof *o, cmp_series_ptr);
         for (size_t i = 0; i < in->n_series; i++)
-            d[i] = (dev_view){o[i]->uuid, NULL, o[i]->v, o[i]->n};
+            d[i] = (dev_view){o[i]->uuid,
+                              NULL,
+                              o[i]->v,
+                              o[i]->n,
+                              (size_t)(o[i] - in->series),
+                              in->series_fill && !o[i]->n,
+                              0};
         free(o);
         *out = d;
         return (ptrdiff_t)in->n_series;
@@ -381,12 +390,40 @@ static ptrdiff_t device_views(const gp_job_input *in, dev_view **out, const gp_s
         size_t j = i;
         while (j < m && !strcmp(s[j]->uuid, s[i]->uuid))
             j++;
-        d[nd++] = (dev_view){s[i]->uuid, s + i, NULL, j - i};
+        d[nd++] = (dev_view){s[i]->uuid, s + i, NULL, j - i, 0, 0, 0};
         i = j;
     }
     *out = d;
     *ptrs = s;
     return (ptrdiff_t)nd;
+}
+
+/* The first active sample of a streamed device (series_scan): the first loop of
+ * telemetry's test, on rows in time order, so the first that passes is the device's
+ * earliest. */
+typedef struct first_scan {
+    const gp_job_input *in;
+    const gp_features *f;
+    const char *uuid;
+    int64_t ts_ns; /* -1: none yet */
+} first_scan;
+
+/* Does x count for the job's first activity: in the window, in an allocation of uuid,
+ * with kernels or memory in use. */
+static int first_active_at(const gp_job_input *in, const gp_features *f, const char *uuid,
+                           const gp_sample *x) {
+    if (x->ts_ns <= f->t0_ns || x->ts_ns > f->t1_ns) return 0;
+    if (alloc_overlap(in, uuid, x->ts_ns - 1, x->ts_ns, f->t1_ns) <= 0) return 0;
+    return gp_features_sample_active(x);
+}
+
+static int first_scan_row(void *ctx, const gp_feat_sample *c) {
+    first_scan *fs = ctx;
+    gp_sample x;
+    feat_expand(c, &x);
+    if (!first_active_at(fs->in, fs->f, fs->uuid, &x)) return 0;
+    fs->ts_ns = x.ts_ns;
+    return 1;
 }
 
 static int telemetry(const gp_job_input *in, gp_features *f) {
@@ -396,6 +433,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             m += in->series[i].n;
     else
         m = in->n_samples;
+    m += in->deferred_rows; /* streamed series, read device by device below */
     if (m == 0 && in->history && in->history->n_samples > 0) {
         /* the job has samples, none of them this window's */
         f->first_active_ns = -1;
@@ -416,17 +454,43 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     double thr_s = 0, thr_known = 0, idle_s = 0, act_known = 0;
     double pcie = 0, nvl = 0, pk_pcie = 0, pk_nvl = 0, energy = 0;
     int pcie_known = 0, nvl_known = 0, energy_known = 0;
-    /* first activity: kernels running or memory held (a process has the GPU) */
-    f->first_active_ns = -1;
+    /* first activity: kernels running or memory held (a process has the GPU). A streamed
+     * device's is read here (series_scan) only when the idle time below depends on it (no
+     * steps); else it is taken as its rows are folded, below. The only streamed device of
+     * a job is read whole here instead (it is folded next: one query, not two). */
+    int scan = !f->has_steps && (!f->has_requests || !f->first_request_delayed);
+    size_t n_lazy = 0;
     for (ptrdiff_t d = 0; d < ndv; d++)
+        n_lazy += dv[d].lazy;
+    int rc = 0;
+    f->first_active_ns = -1;
+    for (ptrdiff_t d = 0; d < ndv; d++) {
+        if (dv[d].lazy && scan && n_lazy == 1) {
+            if (in->series_fill(in->load_ctx, dv[d].slot) < 0) {
+                rc = -1;
+                break;
+            }
+            dv[d].v = in->series[dv[d].slot].v;
+            dv[d].n = in->series[dv[d].slot].n;
+            dv[d].filled = 1;
+        } else if (dv[d].lazy) {
+            if (!scan) continue;
+            first_scan fs = {in, f, dv[d].uuid, -1};
+            if (in->series_scan(in->load_ctx, dv[d].slot, first_scan_row, &fs) < 0) {
+                rc = -1;
+                break;
+            }
+            if (fs.ts_ns >= 0 && (f->first_active_ns < 0 || fs.ts_ns < f->first_active_ns))
+                f->first_active_ns = fs.ts_ns;
+            continue;
+        }
         for (size_t k = 0; k < dv[d].n; k++) {
             const gp_sample *x = view_at(&dv[d], k, &buf);
-            if (x->ts_ns <= f->t0_ns || x->ts_ns > f->t1_ns) continue;
-            if (alloc_overlap(in, dv[d].uuid, x->ts_ns - 1, x->ts_ns, f->t1_ns) <= 0) continue;
-            if (gp_features_sample_active(x))
+            if (first_active_at(in, f, dv[d].uuid, x))
                 if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
                     f->first_active_ns = x->ts_ns;
         }
+    }
     int64_t after = f->ready_ns >= 0 ? f->ready_ns : f->t0_ns;
     if (!f->has_steps && !f->has_requests) /* activity only: from the first activity */
         after = f->first_active_ns >= 0 ? f->first_active_ns : INT64_MAX;
@@ -435,10 +499,19 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     if (f->has_requests && !f->has_steps && !f->first_request_delayed && f->first_active_ns >= 0 &&
         f->first_active_ns < after)
         after = f->first_active_ns;
-    int rc = 0;
-    for (ptrdiff_t d = 0; d < ndv; d++) {
-        const dev_view *dev = &dv[d];
+    size_t seen = 0; /* samples folded */
+    for (ptrdiff_t d = 0; d < ndv && !rc; d++) {
+        dev_view *dev = &dv[d];
+        if (dev->lazy && !dev->filled) { /* read now, freed at the end of this iteration */
+            if (in->series_fill(in->load_ctx, dev->slot) < 0) {
+                rc = -1;
+                break;
+            }
+            dev->v = in->series[dev->slot].v;
+            dev->n = in->series[dev->slot].n;
+        }
         size_t nk = dev->n;
+        seen += nk;
         const gp_gpu_spec *sp = spec_of(in, dev->uuid);
         /* median interval of this device (over the whole job when the input is one
          * window's rows) */
@@ -462,14 +535,21 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             gp_sig_hist_free(&dh);
             if (oom) {
                 rc = -1;
+                if (dev->lazy) in->series_drop(in->load_ctx, dev->slot);
                 break;
             }
         }
         double run = 0, dev_idle = 0, dev_act = 0;
         ctr_span pc = {0}, nv = {0}, en = {0};
         int64_t prev_ts = 0;
+        int take_first = dev->lazy && !scan; /* its first activity, not read above */
         for (size_t k = 0; k < nk; k++) {
             const gp_sample *x = view_at(dev, k, &buf);
+            if (take_first && first_active_at(in, f, dev->uuid, x)) {
+                if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
+                    f->first_active_ns = x->ts_ns;
+                take_first = 0; /* rows in time order: the device's earliest */
+            }
             int64_t prev = k > 0 ? prev_ts : x->ts_ns - dt_med;
             prev_ts = x->ts_ns;
             if (x->ts_ns - prev > 5 * dt_med) prev = x->ts_ns - dt_med; /* gap: no data */
@@ -548,6 +628,10 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             energy += (double)(en.a_last - en.a_first) / 1000.0;
             energy_known = 1;
         }
+        if (dev->lazy) {
+            in->series_drop(in->load_ctx, dev->slot);
+            dev->v = NULL;
+        }
     }
     acc_finish(&a[0], &f->gpu_util);
     acc_finish(&a[1], &f->sm_active);
@@ -566,7 +650,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     if (nvl_known && pk_nvl > 0 && nvl / pk_nvl > sh) sh = nvl / pk_nvl;
     f->interconnect_peak_share = sh;
     f->energy_j = energy_known ? energy : -1;
-    f->n_samples_seen = in->history ? (int)in->history->n_samples : (int)m;
+    f->n_samples_seen = in->history ? (int)in->history->n_samples : (int)seen;
     free(dv);
     free(s);
     return rc ? -1 : 0;
@@ -599,11 +683,26 @@ static int mark_idx_before(const void *base, size_t a, size_t b) {
     return x->rank != y->rank ? x->rank < y->rank : x->ts_ns < y->ts_ns;
 }
 
+/* Is base[0..n) in before()'s order already? Then a stable sort is the identity and the
+ * index is not needed: a single rank's steps and marks come from the store in time order,
+ * and a long job's index was 8 bytes a step (report's peak RSS, docs/benchmarks.md). */
+static int in_order(const void *base, int (*before)(const void *, size_t, size_t), size_t n) {
+    for (size_t k = 1; k < n; k++)
+        if (before(base, k, k - 1)) return 0;
+    return 1;
+}
+
+/* ord[k], or k when there is no index (in_order). */
+static size_t idx_at(const size_t *ord, size_t k) {
+    return ord ? ord[k] : k;
+}
+
 /* Stable merge sort of the indices ord[0..n) of base by before() (rank, time): steps of
  * one rank at one time keep their order, which decides which is "the previous step";
  * phase edges of one rank at one time keep theirs, which decides what a begin closes. */
 static int sort_idx(const void *base, int (*before)(const void *, size_t, size_t), size_t *ord,
                     size_t n) {
+    if (!ord) return 0; /* in order already (in_order) */
     size_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
     if (!tmp) return -1;
     for (size_t w = 1; w < n; w *= 2) {
@@ -666,8 +765,10 @@ static int events(const gp_job_input *in, gp_features *f) {
             k++;
         sv = sv_own;
     }
-    size_t *ord = malloc((ns ? ns : 1) * sizeof *ord);
-    size_t *ordm = malloc((nm ? nm : 1) * sizeof *ordm);
+    int steps_sorted = in_order(sv, step_idx_before, ns),
+        marks_sorted = in_order(mv, mark_idx_before, nm);
+    size_t *ord = steps_sorted ? NULL : malloc(ns * sizeof *ord);
+    size_t *ordm = marks_sorted ? NULL : malloc(nm * sizeof *ordm);
     const gp_event **e = malloc((n ? n : 1) * sizeof *e);
     double *dur = malloc((ns ? ns : 1) * sizeof *dur);
     int64_t *dts = malloc((ns ? ns : 1) * sizeof *dts);
@@ -678,11 +779,13 @@ static int events(const gp_job_input *in, gp_features *f) {
     double *dsh = NULL;
     gp_sig_hist alone = {0}; /* alone step times, at 4 significant digits (thr_alone) */
     int rc = -1;
-    if (!ord || !ordm || !e || !dur || !dts || !ttft || !tpot || !e2e || !shared_ts) goto out;
-    for (size_t k = 0; k < ns; k++)
+    if ((!ord && !steps_sorted) || (!ordm && !marks_sorted) || !e || !dur || !dts || !ttft ||
+        !tpot || !e2e || !shared_ts)
+        goto out;
+    for (size_t k = 0; ord && k < ns; k++)
         ord[k] = k;
     if (sort_idx(sv, step_idx_before, ord, ns) < 0) goto out;
-    for (size_t k = 0; k < nm; k++)
+    for (size_t k = 0; ordm && k < nm; k++)
         ordm[k] = k;
     if (sort_idx(mv, mark_idx_before, ordm, nm) < 0) goto out;
     size_t m = 0;
@@ -708,22 +811,22 @@ static int events(const gp_job_input *in, gp_features *f) {
         const gp_event *x = NULL;
         const gp_mark_ev *mk = NULL;
         const gp_step_ev *sp = NULL;
-        int take_e = i < m && (j >= nm ||
-                               !(mv[ordm[j]].rank != e[i]->rank ? mv[ordm[j]].rank < e[i]->rank
-                                                                : mv[ordm[j]].ts_ns < e[i]->ts_ns));
+        int take_e = i < m && (j >= nm || !(mv[idx_at(ordm, j)].rank != e[i]->rank
+                                                ? mv[idx_at(ordm, j)].rank < e[i]->rank
+                                                : mv[idx_at(ordm, j)].ts_ns < e[i]->ts_ns));
         int have_ev = i < m || j < nm;
         gp_step_ev ev_key = {0, 0, 0, 0, 0};
         if (have_ev) {
-            ev_key.ts_ns = take_e ? e[i]->ts_ns : mv[ordm[j]].ts_ns;
-            ev_key.rank = take_e ? e[i]->rank : mv[ordm[j]].rank;
+            ev_key.ts_ns = take_e ? e[i]->ts_ns : mv[idx_at(ordm, j)].ts_ns;
+            ev_key.rank = take_e ? e[i]->rank : mv[idx_at(ordm, j)].rank;
         }
-        if (have_ev && (k >= ns || !step_before(&sv[ord[k]], &ev_key))) {
+        if (have_ev && (k >= ns || !step_before(&sv[idx_at(ord, k)], &ev_key))) {
             if (take_e)
                 x = e[i++];
             else
-                mk = &mv[ordm[j++]];
+                mk = &mv[idx_at(ordm, j++)];
         } else if (k < ns)
-            sp = &sv[ord[k++]];
+            sp = &sv[idx_at(ord, k++)];
         int have = x || mk || sp;
         int64_t x_rank = x    ? x->rank
                          : mk ? mk->rank
@@ -1025,6 +1128,7 @@ int gp_features_compute(const gp_job_input *in_arg, gp_features *f, char *err, s
         in_eff.marks = in_arg->marks;
         in_eff.n_marks = in_arg->n_marks;
         in_eff.n_deferred = in_arg->n_deferred;
+        in_eff.deferred_rows = in_arg->deferred_rows;
     }
     if (telemetry(in, f) < 0) {
         snprintf(err, errlen, "features of job %s: out of memory", in->job_id ? in->job_id : "?");

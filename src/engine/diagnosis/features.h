@@ -117,6 +117,21 @@ typedef struct gp_job_input {
     int64_t deferred_last_ns;
     int (*load_series)(void *load_ctx);
     void *load_ctx;
+    /* Deferred series streamed (gp_job_input_load_deferred): when series_fill is set,
+     * load_series leaves the deferred slots empty (n 0) (their rows were counted with
+     * deferred_last_ns: deferred_rows), and the telemetry reads them one device at a time,
+     * in UUID order:
+     * series_fill(load_ctx, slot) reads that slot's rows into in->series[slot],
+     * series_drop(load_ctx, slot) frees them before the next device, so the input holds
+     * one device's series at a time, not all of them (report's peak RSS,
+     * docs/benchmarks.md). Where a device's idle time needs the job's first activity over
+     * all devices (no steps), it comes first from series_scan: the slot's rows handed to
+     * fn one at a time in time order until fn returns 1 (usually a few rows). */
+    size_t deferred_rows;
+    int (*series_fill)(void *load_ctx, size_t slot);
+    void (*series_drop)(void *load_ctx, size_t slot);
+    int (*series_scan)(void *load_ctx, size_t slot,
+                       int (*fn)(void *fn_ctx, const gp_feat_sample *x), void *fn_ctx);
     /* 0: samples are raw rows; else some device's are rollup rows of this step, each the
      * means of (ts - step, ts] (gp_job_input_load, long allocations) */
     int64_t samples_step_ns;
