@@ -483,3 +483,103 @@ fail:
     snprintf(err, errlen, "store: %s", sqlite3_errmsg(db));
     return -1;
 }
+
+/* Appends s to buf at *len (truncation is detected by the caller from *len >= cap). */
+static void put(char *buf, size_t cap, size_t *len, const char *s) {
+    int n = snprintf(buf + (*len < cap ? *len : cap), *len < cap ? cap - *len : 0, "%s", s);
+    *len += (size_t)(n > 0 ? n : 0);
+}
+
+/* One table of the latest schema (latest: its columns from the in-memory copy) against
+ * the store's: the TEMP statement that fills in what the store lacks, "" when nothing. */
+static int shadow_sql(sqlite3 *latest, sqlite3 *db, const char *table, char *sql, size_t cap) {
+    sqlite3_stmt *want = NULL, *have = NULL;
+    size_t len = 0, n_missing = 0, n_have = 0;
+    int rc = -1;
+    if (sqlite3_prepare_v2(latest, "SELECT name FROM pragma_table_info(?1) ORDER BY cid", -1, &want,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1, 'main') WHERE name = ?2", -1,
+                           &have, NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_bind_text(want, 1, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(have, 1, table, -1, SQLITE_STATIC);
+    char body[4096];
+    size_t blen = 0;
+    while (sqlite3_step(want) == SQLITE_ROW) {
+        const char *col = (const char *)sqlite3_column_text(want, 0);
+        sqlite3_bind_text(have, 2, col, -1, SQLITE_TRANSIENT);
+        int present = sqlite3_step(have) == SQLITE_ROW;
+        sqlite3_reset(have);
+        put(body, sizeof body, &blen, blen ? ", " : "");
+        if (present)
+            n_have++;
+        else
+            n_missing++, put(body, sizeof body, &blen, "NULL AS ");
+        put(body, sizeof body, &blen, "\"");
+        put(body, sizeof body, &blen, col);
+        put(body, sizeof body, &blen, "\"");
+    }
+    if (blen >= sizeof body) goto out;
+    if (!n_missing) {
+        sql[0] = '\0';
+    } else if (!n_have) { /* the whole table is newer than the store: empty */
+        put(sql, cap, &len, "CREATE TEMP TABLE \"");
+        put(sql, cap, &len, table);
+        put(sql, cap, &len, "\" AS SELECT ");
+        put(sql, cap, &len, body);
+        put(sql, cap, &len, " LIMIT 0");
+    } else {
+        put(sql, cap, &len, "CREATE TEMP VIEW \"");
+        put(sql, cap, &len, table);
+        put(sql, cap, &len, "\" AS SELECT ");
+        put(sql, cap, &len, body);
+        put(sql, cap, &len, " FROM main.\"");
+        put(sql, cap, &len, table);
+        put(sql, cap, &len, "\"");
+    }
+    rc = len < cap ? 0 : -1;
+out:
+    sqlite3_finalize(want);
+    sqlite3_finalize(have);
+    return rc;
+}
+
+int gp_schema_shadow(sqlite3 *db, char *err, size_t errlen) {
+    sqlite3 *latest = NULL;
+    sqlite3_stmt *tables = NULL;
+    int rc = -1;
+    /* The latest schema, built where it costs nothing to write: memory. */
+    if (sqlite3_open_v2(":memory:", &latest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        snprintf(err, errlen, "store: the latest schema: out of memory");
+        goto out;
+    }
+    if (gp_schema_migrate(latest, err, errlen) != 0) goto out;
+    if (sqlite3_prepare_v2(latest,
+                           "SELECT name FROM sqlite_master WHERE type = 'table'"
+                           " AND name NOT LIKE 'sqlite_%' ORDER BY name",
+                           -1, &tables, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "store: %s", sqlite3_errmsg(latest));
+        goto out;
+    }
+    while (sqlite3_step(tables) == SQLITE_ROW) {
+        const char *table = (const char *)sqlite3_column_text(tables, 0);
+        char sql[8192];
+        char *msg = NULL;
+        if (shadow_sql(latest, db, table, sql, sizeof sql) != 0) {
+            snprintf(err, errlen, "store: cannot read table %s as the latest schema", table);
+            goto out;
+        }
+        if (sql[0] && sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+            snprintf(err, errlen, "store: reading table %s as the latest schema: %s", table,
+                     msg ? msg : sqlite3_errmsg(db));
+            sqlite3_free(msg);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(tables);
+    sqlite3_close(latest);
+    return rc;
+}

@@ -211,8 +211,10 @@ const char *gp_store_errmsg(gp_store *s) {
     return sqlite3_errmsg(s->db);
 }
 
-/* Oldest schema a read-only open can read without migrating: later migrations only add
- * what readers do not select (5: events.dedup_key; 4 added finding columns readers use). */
+/* Oldest schema a read-only open reads without migrating (gp_schema_shadow fills in what
+ * later migrations added): 4 added finding columns whose absence readers would not know
+ * from a finding of no badput, so older stores are refused with a line saying how to
+ * migrate them. */
 #define MIN_READABLE_SCHEMA 4
 /* SQLite page cache of a read-only open, KiB (the default is 2,000). 64 and 256 ran
  * `report` and `diagnose` in the same CPU time on the demo stores and on a 3-day 8-GPU
@@ -371,22 +373,21 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
             if (sqlite3_step(v) == SQLITE_ROW) version = sqlite3_column_int(v, 0);
             sqlite3_finalize(v);
         }
-        int can_write = !ro_dir && access(path, W_OK) == 0;
-        if (version >= MIN_READABLE_SCHEMA && version < gp_schema_latest() && !can_write) {
-            /* Older but readable, and we may not migrate it here: read it as it is. */
-        } else if (version > 0 && version < gp_schema_latest()) {
-            /* An older store: migrations are additive and transactional, so bring it up to
-             * date once (needs write access), then continue read-only. */
-            gp_store *rw;
-            sqlite3_close(s->db);
-            s->db = NULL;
-            if (gp_store_open(path, 0, &rw, err, errlen) != 0) {
+        if (version >= MIN_READABLE_SCHEMA && version < gp_schema_latest()) {
+            /* An older store, read as it is: a read command never writes the store (the
+             * agent migrates it when it next opens it). What later migrations add reads
+             * as empty tables and NULL columns of this connection's TEMP schema. */
+            if (gp_schema_shadow(s->db, err, errlen) != 0) {
                 gp_store_close(s);
                 return -1;
             }
-            gp_store_close(rw);
-            free(s);
-            return gp_store_open(path, flags, out, err, errlen);
+        } else if (version > gp_schema_latest()) {
+            snprintf(err, errlen,
+                     "store '%s': schema version %d is newer than this goodput reads (%d): "
+                     "read it with the goodput that wrote it",
+                     path, version, gp_schema_latest());
+            gp_store_close(s);
+            return -1;
         } else if (version != gp_schema_latest()) {
             snprintf(err, errlen,
                      "store '%s': schema version %d, expected %d (open it once with goodput "

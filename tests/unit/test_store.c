@@ -194,6 +194,60 @@ static void test_schema_version(void **st) {
     free(path), free(dir);
 }
 
+/* The bytes of a file (a store after its writer closed: no -wal content). */
+static char *slurp(const char *path, long *n) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *n = ftell(f);
+    rewind(f);
+    char *b = malloc((size_t)*n + 1);
+    assert_int_equal(fread(b, 1, (size_t)*n, f), (size_t)*n);
+    fclose(f);
+    return b;
+}
+
+/* A read command never writes the store: an older store (a table and a column a later
+ * migration added are missing) opens read-only without being migrated, its file stays
+ * the same bytes and version, and readers see the missing table empty and the missing
+ * column NULL; a store newer than this goodput is refused with a line that says so. */
+static void test_old_store_read_as_is(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), *path = db_path(dir, "old.db"), err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO findings(job_id, class, scope) VALUES ('j', 'c', 'job');"
+             "ALTER TABLE findings DROP COLUMN counterfactual; DROP TABLE job_prefix;"
+             "PRAGMA user_version = %d;",
+             gp_schema_latest() - 1);
+    assert_int_equal(sqlite3_exec(gp_store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
+    gp_store_close(s);
+    long n0, n1;
+    char *before = slurp(path, &n0);
+    assert_int_equal(gp_store_open(path, GP_STORE_READONLY, &s, err, sizeof err), 0);
+    assert_int_equal(gp_test_sql_i64(gp_store_db(s), "SELECT count(*) FROM job_prefix"), 0);
+    assert_int_equal(gp_test_sql_i64(gp_store_db(s), "SELECT count(*) FROM findings"
+                                                     " WHERE counterfactual IS NULL"),
+                     1);
+    assert_int_equal(gp_test_sql_i64(gp_store_db(s), "PRAGMA main.user_version"),
+                     gp_schema_latest() - 1);
+    gp_store_close(s);
+    char *after = slurp(path, &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, (size_t)n0);
+    free(before), free(after);
+
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    assert_int_equal(sqlite3_exec(gp_store_db(s), "PRAGMA user_version = 999", NULL, NULL, NULL),
+                     SQLITE_OK);
+    gp_store_close(s);
+    assert_true(gp_store_open(path, GP_STORE_READONLY, &s, err, sizeof err) < 0);
+    assert_non_null(strstr(err, "newer"));
+    free(path), free(dir);
+}
+
 /* A child writes flushes in a loop; the parent kills it with SIGKILL at varying moments,
  * reopens, and checks integrity and that every committed flush is whole. */
 static void test_crash_safety(void **st) {
@@ -340,7 +394,7 @@ int main(void) {
         cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_readonly_lists),
         cmocka_unit_test(test_bad_files),    cmocka_unit_test(test_schema_version),
         cmocka_unit_test(test_crash_safety), cmocka_unit_test(test_same_key_replaces),
-        cmocka_unit_test(test_wal_cut_back),
+        cmocka_unit_test(test_wal_cut_back), cmocka_unit_test(test_old_store_read_as_is),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
