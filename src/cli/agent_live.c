@@ -2,6 +2,8 @@
 #include "cli/agent_live.h"
 
 #include <jansson.h>
+#include <malloc.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +67,49 @@ json_t *gp_agent_live_findings_json(const gp_diag_window *w) {
     return f;
 }
 
+/* The connection's page cache size as PRAGMA cache_size says it (negative: KiB), so that
+ * setting it back restores it exactly; 0 when it cannot be read. */
+static int cache_size(sqlite3 *db) {
+    sqlite3_stmt *q = NULL;
+    int v = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA cache_size", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+static void set_cache_size(sqlite3 *db, int v) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size=%d", v);
+    sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+static int live_pass(gp_agent_live *l, gp_agent *a);
+
+/* A pass reads each live job's window once, through the agent's own connection (it must
+ * see what this tick stored). At the connection's cache size (2 MiB or more, sized for the
+ * ticks' hot pages and event floods: store.h) those reads would fill the cache with window
+ * pages the ticks never touch again, and the agent would carry them, ~2 MiB at 8 GPUs after
+ * ten minutes of passes (docs/benchmarks.md, agent --listen). So the pass runs with a small
+ * cache: shrinking frees the clean pages (dirty ones, this tick's, stay), malloc_trim hands
+ * them back to the kernel before the pass allocates, and the size is restored after, to
+ * be refilled by the ticks' own pages only. */
 int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
+    sqlite3 *db = gp_store_db(gp_agent_store(a));
+    int kept = cache_size(db);
+    if (kept) {
+        set_cache_size(db, -GP_LIVE_CACHE_KIB);
+#ifdef __GLIBC__
+        malloc_trim(0);
+#endif
+    }
+    int rc = live_pass(l, a);
+    if (kept) set_cache_size(db, kept);
+    return rc;
+}
+
+static int live_pass(gp_agent_live *l, gp_agent *a) {
     double c0 = cpu_now_s();
     int64_t now = gp_agent_now_ns(a);
     gp_store *st = gp_agent_store(a);
