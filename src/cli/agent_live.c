@@ -198,23 +198,10 @@ static void live_hook(gp_agent *a, void *ctx) {
         return;
     }
     if (now - l->last_ns < l->every_ns) return;
-    /* Not beside a render of the server: a pass and a running job's /metrics accounting
-     * each hold a few MiB for a moment on a busy job, and side by side their sum was the
-     * agent's peak (docs/benchmarks.md, agent --listen). A render in progress defers the
-     * pass to the next tick, so the agent never waits on one; after GP_LIVE_MAX_DEFERS
-     * ticks in a row (a client that scrapes without pause) it waits its turn. */
-    if (!gp_serve_hold_renders(l->srv, l->defers >= GP_LIVE_MAX_DEFERS)) {
-        l->defers++;
-        l->deferred++;
-        return;
-    }
-    l->defers = 0;
     l->last_ns = now;
     char prev[sizeof l->last_err];
     snprintf(prev, sizeof prev, "%s", l->last_err);
-    int rc = gp_agent_live_pass(l, a);
-    gp_serve_release_renders(l->srv);
-    if (rc != 0 && strcmp(prev, l->last_err) != 0)
+    if (gp_agent_live_pass(l, a) != 0 && strcmp(prev, l->last_err) != 0)
         fprintf(stderr, "goodput agent: live findings: %s (will retry)\n", l->last_err);
 }
 

@@ -29,8 +29,6 @@
 #define GP_LIVE_EVERY_NS (60LL * 1000000000LL)
 /* The agent connection's page cache during a pass (agent_live.c says why). */
 #define GP_LIVE_CACHE_KIB 256
-/* Ticks a due pass waits for the server's render to end before it waits on it. */
-#define GP_LIVE_MAX_DEFERS 5
 
 typedef struct gp_agent_live {
     int64_t window_ns;               /* > 0 */
@@ -43,8 +41,6 @@ typedef struct gp_agent_live {
     uint64_t rows;                   /* store rows loaded over every pass (rows_read) */
     uint64_t rows_max_pass;          /* the most one pass loaded */
     uint64_t whole_loads;            /* job loads of the whole history (live_window.h) */
-    uint64_t deferred;               /* ticks a due pass waited for a server render */
-    int defers;                      /* of them, in a row now */
     struct gp_live_job *live_jobs;   /* per live job: its whole-job figures (owned) */
     size_t n_live_jobs;
     char last_err[256];

@@ -546,7 +546,7 @@ int gp_cmd_agent(int argc, char **argv) {
                "\"max_rss_kib\": %ld, \"ticks_late\": %llu, \"tick_late_max_ms\": %.3f, "
                "\"ingest_dropped\": %llu, \"ingest_rejected\": %llu, \"live_passes\": %llu, "
                "\"live_cpu_s\": %.6f, \"live_rows\": %llu, \"live_rows_max_pass\": %llu, "
-               "\"live_whole_loads\": %llu, \"live_deferred\": %llu, "
+               "\"live_whole_loads\": %llu, "
                "\"process_cpu_s\": %.6f, \"first_tick_cpu_s\": %.6f, "
                "\"first_tick_samples\": %llu, \"seal_passes\": %llu, \"seal_stored\": %llu, "
                "\"seal_idle_passes\": %llu, \"seal_cpu_s\": %.6f, \"seal_max_rss_kib\": %ld, "
@@ -559,7 +559,6 @@ int gp_cmd_agent(int argc, char **argv) {
                (unsigned long long)live.passes, live.cpu_s, (unsigned long long)live.rows,
                (unsigned long long)live.rows_max_pass,
                (unsigned long long)gp_agent_live_whole_loads(&live),
-               (unsigned long long)live.deferred,
                (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                    ru.ru_stime.tv_usec / 1e6,
                st->first_tick_cpu_s, (unsigned long long)st->first_tick_samples,

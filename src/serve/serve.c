@@ -669,16 +669,6 @@ const char *gp_serve_url(const gp_serve *s) {
     return s->url;
 }
 
-int gp_serve_hold_renders(gp_serve *s, int wait) {
-    if (!s) return 1;
-    if (wait) return pthread_mutex_lock(&s->render_mu) == 0;
-    return pthread_mutex_trylock(&s->render_mu) == 0;
-}
-
-void gp_serve_release_renders(gp_serve *s) {
-    if (s) pthread_mutex_unlock(&s->render_mu);
-}
-
 static void pump_hook(gp_agent *a, void *ctx) {
     gp_serve_pump(ctx, a);
 }

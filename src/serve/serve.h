@@ -53,11 +53,6 @@ void gp_serve_pump(gp_serve *s, gp_agent *a);
  * {"as_of_ns", "window_s", "findings": [...]} (cli/agent_live.h); copied under the
  * snapshot's mutex, shown by GET /api/v1/findings. NULL clears them. */
 void gp_serve_set_live(gp_serve *s, const char *json_text);
-/* On the agent's thread, around work whose memory should not add to a render's (the live
- * findings' pass): hold returns 1 when no render runs, and none starts until release (a
- * request meanwhile waits); 0 when one runs. wait = 1 waits for it instead. NULL: 1. */
-int gp_serve_hold_renders(gp_serve *s, int wait);
-void gp_serve_release_renders(gp_serve *s);
 /* The agent is about to close: POST answers 503 from now on; GETs keep working. */
 void gp_serve_detach(gp_serve *s);
 
