@@ -2,6 +2,8 @@
 #include "cli/agent_live.h"
 
 #include <jansson.h>
+#include <malloc.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +67,53 @@ json_t *gp_agent_live_findings_json(const gp_diag_window *w) {
     return f;
 }
 
+/* A pragma's value (PRAGMA cache_size: negative is KiB; PRAGMA cache_spill: 0 = off), so
+ * that setting it back restores it exactly; `none` when it cannot be read. */
+static int pragma_int(sqlite3 *db, const char *sql, int none) {
+    sqlite3_stmt *q = NULL;
+    int v = none;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+static void set_cache(sqlite3 *db, int cache_size, int spill) {
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size=%d; PRAGMA cache_spill=%s", cache_size,
+             spill ? "ON" : "OFF");
+    sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+static int live_pass(gp_agent_live *l, gp_agent *a);
+
+/* A pass reads each live job's window once, through the agent's own connection (it must
+ * see what this tick stored). At the connection's cache size (2 MiB or more, sized for the
+ * ticks' hot pages and event floods: store.c) those reads would fill the cache with window
+ * pages the ticks never touch again, and the agent would carry them, ~2 MiB at 8 GPUs after
+ * ten minutes of passes (docs/benchmarks.md, agent --listen). So the pass runs with a small
+ * cache: shrinking frees the clean pages, malloc_trim hands them back to the kernel before
+ * the pass allocates, and the size is restored after, to be refilled by the ticks' own
+ * pages only. The pages the open transaction wrote stay (dirty pages are never dropped);
+ * with spilling off for the pass, more of them than the small cache holds (an event flood,
+ * hundreds of GPUs) make the cache grow past it instead of being written to the WAL before
+ * the commit, so the store's writes are what they were. */
 int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
+    sqlite3 *db = gp_store_db(gp_agent_store(a));
+    int kept = pragma_int(db, "PRAGMA cache_size", 0);
+    int spill = pragma_int(db, "PRAGMA cache_spill", 1) != 0;
+    if (kept) {
+        set_cache(db, -GP_LIVE_CACHE_KIB, 0);
+#ifdef __GLIBC__
+        malloc_trim(0);
+#endif
+    }
+    int rc = live_pass(l, a);
+    if (kept) set_cache(db, kept, spill);
+    return rc;
+}
+
+static int live_pass(gp_agent_live *l, gp_agent *a) {
     double c0 = cpu_now_s();
     int64_t now = gp_agent_now_ns(a);
     gp_store *st = gp_agent_store(a);

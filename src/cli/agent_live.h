@@ -27,6 +27,8 @@
 
 #define GP_LIVE_DEFAULT_WINDOW_NS (15LL * 60 * 1000000000LL)
 #define GP_LIVE_EVERY_NS (60LL * 1000000000LL)
+/* The agent connection's page cache during a pass (agent_live.c says why). */
+#define GP_LIVE_CACHE_KIB 256
 
 typedef struct gp_agent_live {
     int64_t window_ns;               /* > 0 */

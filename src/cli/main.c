@@ -60,6 +60,16 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "report") || !strcmp(argv[1], "diagnose") ||
         !strcmp(argv[1], GP_AGENT_RESULTS_CMD))
         mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    /* The agent lives for years and its peak RSS is the budget (issue 22): the same fixed
+     * threshold, so the live findings' window arrays are unmapped after each pass instead
+     * of leaving holes in the heap, and one malloc arena for all its threads (the HTTP
+     * server's workers and the connection reaper would each get an arena of their own,
+     * ~0.2-0.8 MiB resident each, for a few renders a minute; docs/benchmarks.md, agent
+     * --listen). The server leaves this policy alone (gp_serve_opts.keep_malloc_policy). */
+    if (!strcmp(argv[1], "agent")) {
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+        mallopt(M_ARENA_MAX, 1);
+    }
     /* The agent's sealing child (agent_results.h): not a command users run. */
     if (!strcmp(argv[1], GP_AGENT_RESULTS_CMD)) return gp_agent_results_child(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -565,10 +565,13 @@ int gp_serve_start(const gp_serve_opts *o, gp_serve **out, char *err, size_t err
     /* A running job's accounting update allocates and frees arrays of a few MiB each
      * time; with glibc's default thresholds each one is an mmap/munmap pair or a heap trim,
      * which cost a 1-hour job's scrape as much as the accounting itself (bench/RESULTS.md,
-     * serve). A long-lived server keeps that memory for the next update instead: the
-     * peak RSS is unchanged, only its release is deferred. */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+     * serve). A long-lived server keeps that memory for the next update instead. Not in
+     * the agent (keep_malloc_policy): there the live findings' arrays, grown in the brk
+     * heap, raised its peak RSS by ~3 MiB (docs/benchmarks.md, agent --listen). */
+    if (!o->keep_malloc_policy) {
+        mallopt(M_MMAP_THRESHOLD, 32 << 20);
+        mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    }
 #endif
     gp_serve *s = calloc(1, sizeof *s);
     if (!s) return -1;

@@ -30,6 +30,10 @@ typedef struct gp_serve_opts {
     int insecure;           /* allow a non-loopback address without a token */
     const char *db_path;    /* the store to read */
     double price_per_gpu_h; /* > 0 overrides the price table (cost per hour) */
+    /* The process keeps its own malloc policy (the agent: cli/main.c, its peak RSS is the
+     * budget); 0 = gp_serve_start raises glibc's mmap and trim thresholds for a long-lived
+     * server's accounting churn (serve.c). */
+    int keep_malloc_policy;
 } gp_serve_opts;
 
 typedef struct gp_serve gp_serve;

@@ -7,11 +7,15 @@
  * - A live pass made by the agent's hook while it ran holds, per job, the window and the
  *   findings that gp_diagnose_windows_as_of gives afterwards at the pass's clock, each
  *   marked live with its window.
+ * - A pass leaves the agent connection's page cache settings as they were (size and
+ *   spilling), and leaves at most its own small cache's pages behind, not the 2 MiB of
+ *   window pages a pass at the tuned size would keep (agent_live.c).
  * Expected values come from a second run of the same deterministic scenario, never from
  * constants. */
 #include "testutil.h"
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "agent/agent.h"
 #include "cli/agent_live.h"
@@ -159,10 +163,59 @@ static void test_live_pass_matches_offline(void **state) {
     gp_agent_close(a);
 }
 
+static int pragma(sqlite3 *db, const char *sql) {
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int v = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+static int cache_used(sqlite3 *db) {
+    int cur = 0, hi = 0;
+    assert_int_equal(sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &cur, &hi, 0), SQLITE_OK);
+    return cur;
+}
+
+static void test_pass_leaves_the_cache_as_it_was(void **state) {
+    (void)state;
+    char p[600];
+    gp_agent_live live = {.window_ns = 15 * 60 * NS};
+    gp_agent *a = run_agent("cache.db", 20 * 60 * NS, &live, p, sizeof p);
+    sqlite3 *db = gp_store_db(gp_agent_store(a));
+    assert_int_equal(sqlite3_exec(db, "PRAGMA cache_size=-8192", NULL, NULL, NULL), SQLITE_OK);
+    /* every page of the store read once: a cache of 8 MiB keeps them */
+    assert_int_equal(sqlite3_exec(db,
+                                  "SELECT count(*) FROM samples; SELECT count(*) FROM events; "
+                                  "SELECT count(*) FROM proc_samples",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    int before = cache_used(db);
+    assert_true(before > 2 * GP_LIVE_CACHE_KIB * 1024);
+    uint64_t passes = live.passes;
+    assert_int_equal(gp_agent_live_pass(&live, a), 0);
+    assert_true(live.passes == passes + 1 && live.rows_max_pass > 0);
+    /* the pass read through its small cache: the store's pages are gone, its own few left
+     * (page headers and the pcache's slots are counted too: a margin of a quarter) */
+    int after = cache_used(db);
+    assert_true(after <= GP_LIVE_CACHE_KIB * 1024 * 5 / 4);
+    assert_int_equal(pragma(db, "PRAGMA cache_size"), -8192);
+    assert_true(pragma(db, "PRAGMA cache_spill") != 0);
+    /* spilling off before: off after */
+    assert_int_equal(sqlite3_exec(db, "PRAGMA cache_spill=OFF", NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(gp_agent_live_pass(&live, a), 0);
+    assert_int_equal(pragma(db, "PRAGMA cache_spill"), 0);
+    assert_int_equal(pragma(db, "PRAGMA cache_size"), -8192);
+    gp_agent_live_free(&live);
+    gp_agent_close(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_as_of_is_the_store_then),
         cmocka_unit_test(test_live_pass_matches_offline),
+        cmocka_unit_test(test_pass_leaves_the_cache_as_it_was),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
