@@ -70,10 +70,10 @@ int gp_rollup_read(sqlite3 *db, int64_t step_ns, const char *uuid, int64_t t0_ns
  * starts inside the raw retention window) and the span holds at most max_points seconds
  * (0: no limit); otherwise 1-minute rollups when the span holds at most max_points
  * minutes, else 1-hour rollups; 1-hour rollups too when the range starts where the
- * 1-minute ones were deleted (gp_rollup_retain). *step_ns: 0 for raw rows, else the rollup's step (each
- * sample then covers (ts_ns - step, ts_ns]). Rollup rows are whole buckets: one whose
- * end lies in [t0, t1) may start before t0. Falls back to raw rows when the store has no
- * rollup tables. Returns 0 or -1 (store error or out of memory). */
+ * 1-minute ones were deleted (gp_rollup_retain). *step_ns: 0 for raw rows, else the rollup's step
+ * (each sample then covers (ts_ns - step, ts_ns]). Rollup rows are whole buckets: one whose end
+ * lies in [t0, t1) may start before t0. Falls back to raw rows when the store has no rollup tables.
+ * Returns 0 or -1 (store error or out of memory). */
 int gp_store_samples_best(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                           size_t max_points, gp_sample **out, size_t *n, int64_t *step_ns);
 

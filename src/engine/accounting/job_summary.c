@@ -616,13 +616,13 @@ static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, int rolled
     /* Before the 1-minute rollups (their retention deleted the rows there), the 1-hour
      * ones: each row one interval of an hour, its means those of the hour's samples. */
     int64_t mb = gp_rollup_minutes_from(gp_store_db(s), x->al.uuid);
-    if (mb > x->cursor && fold_rollups(s, x, k, GP_ROLLUP_1H_NS, x->cursor, b, mb, n_hold, nw, nn,
-                                       cap, rows) != 0)
+    if (mb > x->cursor &&
+        fold_rollups(s, x, k, GP_ROLLUP_1H_NS, x->cursor, b, mb, n_hold, nw, nn, cap, rows) != 0)
         return -1;
     if (x->cursor >= b) return 0;
     int64_t rb = raw_boundary(gp_store_db(s), x->al.uuid, x->cursor);
-    if (rb > x->cursor && fold_rollups(s, x, k, GP_ROLLUP_1M_NS, x->cursor, b, rb, n_hold, nw, nn,
-                                       cap, rows) != 0)
+    if (rb > x->cursor &&
+        fold_rollups(s, x, k, GP_ROLLUP_1M_NS, x->cursor, b, rb, n_hold, nw, nn, cap, rows) != 0)
         return -1;
     if (x->cursor >= b) return 0;
     if (rolled) return fold_long(s, x, k, b, job_id, nw, nn, cap, rows);
