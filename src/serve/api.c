@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "engine/accounting/cost.h"
+#include "report/rollup_note.h"
 #include "report/findings_fmt.h"
 #include "report/job_report.h"
 #include "serve/serve_int.h"
@@ -76,8 +77,10 @@ static const char *job_state(const gp_job *j, const gp_job_summary *js) {
     return "not_ready";
 }
 
-static json_t *job_json(const gp_job_summary *js, double price) {
+static json_t *job_json(gp_serve *s, const gp_job_summary *js, double price) {
     json_t *o = gp_report_json_job(js);
+    /* 1-hour rollups read (rollup_note.h): the report's fields, from the same rule */
+    if (js->events_pruned_ns <= 0) gp_report_hourly_json(o, s->store, js->job.id);
     json_object_set_new(o, "state", json_string(job_state(&js->job, js)));
     json_object_set_new(o, "origin", json_string(gp_origin_name(js->job.origin)));
     if (price > 0) {
@@ -523,7 +526,8 @@ static void api_jobs(gp_serve *s, srv_resp *r) {
     json_t *a = json_array();
     for (size_t i = 0; i < nj; i++) {
         gp_job_summary js;
-        if (srv_job_summary(s, &jobs[i], &js) == 0) json_array_append_new(a, job_json(&js, price));
+        if (srv_job_summary(s, &jobs[i], &js) == 0)
+            json_array_append_new(a, job_json(s, &js, price));
     }
     free(jobs);
     send_json(r, json_pack("{s:o}", "jobs", a));
@@ -551,7 +555,7 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
         return;
     }
     double price = price_for(s);
-    json_t *o = job_json(&js, price);
+    json_t *o = job_json(s, &js, price);
     json_object_set_new(
         o, "lifecycle",
         json_pack("{s:o, s:o, s:o, s:o}", "submitted_s", sec_or_null(j->submitted_ns),

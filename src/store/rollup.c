@@ -562,7 +562,7 @@ int gp_store_samples_best(gp_store *s, const char *uuid, int64_t t0_ns, int64_t 
     /* A range that starts where the 1-minute rows were deleted (gp_rollup_retain): the
      * 1-hour rows, the only ones that reach back there. */
     int64_t mb = gp_rollup_minutes_from(db, uuid);
-    if (mb >= 0 && t0_ns < mb - GP_ROLLUP_1H_NS) *step_ns = GP_ROLLUP_1H_NS;
+    if (mb >= 0 && t0_ns < mb) *step_ns = GP_ROLLUP_1H_NS;
     return gp_rollup_read(db, *step_ns, uuid, t0_ns, t1_ns, out, NULL, n);
 }
 
@@ -575,7 +575,12 @@ int64_t gp_rollup_minutes_from(sqlite3 *db, const char *uuid) {
      * first sample until the 1-minute retention deletes a prefix. */
     if (h0 < 0 || (m0 >= 0 && h0 >= m0)) return -1;
     if (m0 < 0) return INT64_MAX;
-    return (m0 / GP_ROLLUP_1H_NS + (m0 % GP_ROLLUP_1H_NS > 0)) * GP_ROLLUP_1H_NS;
+    /* The hour holding the first minute left: whole (its end) when a minute of it before
+     * that one may be gone, else from its start (the retention deletes whole hours). */
+    int64_t b0 =
+        first_ts(db, "SELECT t1_ns FROM rollup_1m WHERE uuid = ?1 ORDER BY t1_ns LIMIT 1", uuid) -
+        GP_ROLLUP_1M_NS;
+    return (b0 / GP_ROLLUP_1H_NS + (b0 % GP_ROLLUP_1H_NS > 0)) * GP_ROLLUP_1H_NS;
 }
 
 /* The devices of rollup_1m by a loose index scan over its key (uuid, t1_ns). */

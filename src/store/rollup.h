@@ -91,9 +91,9 @@ int64_t gp_rollup_retain(gp_store *s, int64_t cutoff_ns);
 /* Where a device's 1-minute rollups begin, for readers that fall back to the 1-hour ones
  * before it: -1 when no 1-minute row was deleted (none exist, or the first 1-minute bucket
  * starts at the device's first sample, as its first 1-hour bucket does); else the end of
- * the hour holding the first sample of the first 1-minute row left (INT64_MAX when none is
- * left): the rows before it are answered by the 1-hour rollups, at 1-hour resolution. Two
- * index lookups. */
+ * the hour holding the first 1-minute bucket left, or its start when that bucket starts
+ * the hour (INT64_MAX when none is left): the rows before it are answered by the 1-hour rollups, at
+ * 1-hour resolution. Two index lookups. */
 int64_t gp_rollup_minutes_from(sqlite3 *db, const char *uuid);
 
 #endif
