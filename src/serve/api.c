@@ -18,6 +18,7 @@
 #include "report/findings_fmt.h"
 #include "report/job_report.h"
 #include "serve/serve_int.h"
+#include "serve/series_tiers.h"
 
 static void send_json(srv_resp *r, json_t *o) {
     char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(13));
@@ -265,11 +266,13 @@ typedef struct series {
     int n;
     double *sum[N_SIG];
     int *cnt[N_SIG];
+    srv_tiers tiers; /* the rollups read before raw rows (series_tiers.h) */
 } series;
 
 static int series_init(series *x, int64_t t0, int64_t step, int n) {
     memset(x, 0, sizeof *x);
     x->t0 = t0, x->step = step, x->n = n;
+    srv_tiers_init(&x->tiers);
     for (int k = 0; k < N_SIG; k++) {
         x->sum[k] = calloc((size_t)n, sizeof(double));
         x->cnt[k] = calloc((size_t)n, sizeof(int));
@@ -290,6 +293,7 @@ typedef struct acc {
     int64_t t0, step;
     int n;
     double *sum, *cnt; /* n x ROLLUP_NSIG */
+    srv_tiers *tiers;  /* a device's: its rollups before its raw rows; NULL for a job */
 } acc;
 
 static void acc_row(void *ctx, int64_t ts, const double *v, const int *has) {
@@ -305,6 +309,13 @@ static int acc_fill(gp_serve *s, acc *x, int is_job, const char *key, int64_t a,
     if (b >= 0 && b < hi) hi = b;
     if (hi <= lo) return 0;
     sqlite3 *db = gp_store_db(s->store);
+    /* Before the device's raw rows (retention deleted them), its stored rollups. */
+    if (!is_job && x->tiers) {
+        int64_t raw0;
+        if (srv_tiers_scan(db, key, lo, hi, acc_row, x, x->tiers, &raw0) != 0) return -1;
+        if (raw0 > lo) lo = raw0;
+        if (hi <= lo) return 0;
+    }
     srv_rollup *r = NULL;
     if (x->step >= 2 * ROLLUP_W_NS && x->step % ROLLUP_W_NS == 0)
         r = srv_rollup_get(db, s->rollups, &s->n_rollups, &s->rollup_clock, is_job, key);
@@ -325,6 +336,7 @@ static int acc_fill(gp_serve *s, acc *x, int is_job, const char *key, int64_t a,
 
 static int acc_init(acc *x, const series *sr) {
     x->t0 = sr->t0, x->step = sr->step, x->n = sr->n;
+    x->tiers = NULL;
     x->sum = calloc((size_t)sr->n * ROLLUP_NSIG, sizeof(double));
     x->cnt = calloc((size_t)sr->n * ROLLUP_NSIG, sizeof(double));
     return x->sum && x->cnt ? 0 : -1;
@@ -335,6 +347,7 @@ static int acc_init(acc *x, const series *sr) {
 static int series_add_device(gp_serve *s, series *x, const char *uuid, int64_t a, int64_t b) {
     acc d;
     int rc = acc_init(&d, x);
+    d.tiers = &x->tiers;
     if (rc == 0) rc = acc_fill(s, &d, 0, uuid, a, b);
     for (int i = 0; rc == 0 && i < x->n; i++)
         for (int k = 0; k < N_SIG; k++) {
@@ -422,6 +435,7 @@ static void api_device_series(gp_serve *s, const srv_req *q, srv_resp *r, const 
     json_object_set_new(o, "uuid", json_string(uuid));
     json_object_set_new(o, "step_s", json_real(step / 1e9));
     series_json(&x, o);
+    srv_tiers_json(&x.tiers, o);
     series_free(&x);
     send_json(r, o);
 }
@@ -489,6 +503,7 @@ static void api_job_series(gp_serve *s, const srv_req *q, srv_resp *r, const gp_
     json_object_set_new(o, "job_id", json_string(j->id));
     json_object_set_new(o, "step_s", json_real(step / 1e9));
     series_json(&x, o);
+    srv_tiers_json(&x.tiers, o);
     const char *unit = inference   ? "tokens"
                        : any_units ? (j->unit_name[0] ? j->unit_name : "units")
                                    : "steps";

@@ -12,7 +12,8 @@
 #   - the running job straddles the tiers (04-05 hours, 05-06 minutes, 06-07 raw rows):
 #     its energy is the kept run's less what the minutes of its first hour added;
 #   - nothing else changes: the 1-hour rows, the minutes after the cutoff, every other
-#     figure of the report; the API says what the report says.
+#     figure of the report; the API says what the report says, and its time series of the
+#     old job has one point per hour, each what the minutes give for that hour.
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 src=${GOODPUT_SRC:-.}
@@ -114,7 +115,20 @@ spid=$! url=
 for _ in $(seq 50); do url=$(sed -n 's/.* on \(http:[^ ]*\) .*/\1/p' "$tmp/serve.err"); [ -n "$url" ] && break; sleep 0.1; done
 [ -n "$url" ] || fail "serve did not start: $(cat "$tmp/serve.err")"
 curl -s "${url}api/v1/jobs" >"$tmp/api.json"
+# The old job's time series: one point per hour (1-hour resolution, said in "rollups"),
+# each the mean over its GPUs of what their minutes give for that hour.
+curl -s "${url}api/v1/jobs/old/series?points=4" >"$tmp/series.json"
 kill "$spid"; wait "$spid" 2>/dev/null || :
+[ "$(jq -c '[.rollups[] | .resolution_s]' "$tmp/series.json")" = '[3600]' ] &&
+  [ "$(jq -c '[.signals.gpu_util[] | . != null]' "$tmp/series.json")" = '[false,true,false,true]' ] ||
+  fail "old job's series: $(jq -c '{step_s, rollups, u: .signals.gpu_util}' "$tmp/series.json")"
+for T in 1 2; do
+  want=$(q "$tmp/s.db" "SELECT printf('%.17g', avg(u)) FROM (SELECT sum(gpu_util_sum) * 1.0 / sum(gpu_util_n) u
+    FROM rollup_1m WHERE uuid IN (SELECT uuid FROM allocations WHERE job_id = 'old')
+    AND t1_ns > ($T - 1) * $H + 1767225600000000000 AND t1_ns <= $T * $H + 1767225600000000000 GROUP BY uuid)")
+  got=$(jq -r ".signals.gpu_util[$((2 * T - 1))]" "$tmp/series.json")
+  close "$got" "$want" || fail "old job's series, hour $T: $got, the minutes give $want"
+done
 jq -S '[.jobs[] | {id, telemetry_rollup_s, telemetry_rollup_until_ns, energy_kwh}]' "$tmp/api.json" >"$tmp/a.json"
 jq -S '[.jobs[] | {id, telemetry_rollup_s, telemetry_rollup_until_ns, energy_kwh}]' "$tmp/pruned/r.json" >"$tmp/b.json"
 cmp -s "$tmp/a.json" "$tmp/b.json" || fail "API and report disagree: $(diff "$tmp/a.json" "$tmp/b.json")"
