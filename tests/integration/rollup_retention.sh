@@ -90,6 +90,10 @@ grep -q '^note: old: telemetry before 2026-01-01 02:00:00Z read from 1-hour roll
   grep -q '^note: live: telemetry before 2026-01-01 05:00:00Z read from 1-hour rollups' "$tmp/pruned/r.txt" ||
   fail "the report does not say which jobs read 1-hour rollups: $(cat "$tmp/pruned/r.txt")"
 
+(cd "$tmp/pruned" && "$GOODPUT" report --db s.db --html r.html)
+[ "$(grep -o 'telemetry partly from 1-hour rollups' "$tmp/pruned/r.html" | wc -l)" = 2 ] ||
+  fail "the HTML report does not say which jobs read 1-hour rollups"
+
 # The running job straddles the tiers: hours to 05:00, minutes to 06:00, raw rows after.
 [ "$(j "$tmp/pruned/r.json" live telemetry_rollup_until_ns)" = "$t5" ] ||
   fail "live: telemetry_rollup_until_ns $(j "$tmp/pruned/r.json" live telemetry_rollup_until_ns)"
