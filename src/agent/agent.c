@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 
 #include "store/agent_lock.h"
+#include "store/rollup.h"
 
 #define MAX_DEVICES 4096
 #define MAX_PROCS 8192
@@ -509,13 +510,18 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         if (gp_store_failed(a->store, err, errlen)) return GP_AGENT_STORE_FULL;
         /* Once a minute; as fast as possible, once a minute of the source's clock, so a
          * run at speed 0 keeps the store the size a real-time one does. */
-        if ((a->o.retention_ns > 0 || a->o.event_retention_ns > 0) &&
+        if ((a->o.retention_ns > 0 || a->o.event_retention_ns > 0 ||
+             a->o.rollup_retention_ns > 0) &&
             ((!fast && wall - last_retain >= 60000000000LL) ||
              (fast && a->now_ns - last_retain_src >= 60000000000LL))) {
             if (tx_due) gp_store_begin(a->store);
             tx_due = 0;
             write_pending(a);
             if (a->o.retention_ns > 0) gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
+            /* 1-minute rollups of whole hours (a delete once an hour, an index lookup per
+             * device otherwise) */
+            if (a->o.rollup_retention_ns > 0)
+                gp_rollup_retain(a->store, a->now_ns - a->o.rollup_retention_ns);
             /* Events of ended jobs whose result is stored (store.h): at most
              * GP_AGENT_EVENT_PRUNE_ROWS a pass, ~50 ms */
             int64_t k = a->o.event_retention_ns > 0

@@ -29,6 +29,11 @@
  * ended within a day) are ~0.9 GiB. */
 #define GP_AGENT_RETENTION_NS (3 * 86400 * 1000000000LL)
 #define GP_AGENT_EVENT_RETENTION_NS (86400 * 1000000000LL)
+/* 1-minute rollups (~3 MiB a day for 8 GPUs) are kept 30 days, then the 1-hour ones
+ * (~50 KiB a day, kept) answer (store/rollup.h gp_rollup_retain): a store that grew
+ * forever (1 GiB near day 60) stays under ~1 GiB (docs/benchmarks.md "Store over a
+ * month", Update rollup retention). */
+#define GP_AGENT_ROLLUP_RETENTION_NS (30 * 86400 * 1000000000LL)
 
 typedef struct gp_agent_opts {
     const char *source_spec; /* "sim:FILE", "nvml", ... */
@@ -41,6 +46,10 @@ typedef struct gp_agent_opts {
     /* delete the events of ended jobs whose result is stored and that ended longer ago
      * than this (gp_store_retain_events); 0 = keep every event */
     int64_t event_retention_ns;
+    /* delete the 1-minute rollups of the whole hours older than this (gp_rollup_retain);
+     * the 1-hour rollups stay; 0 = keep. At least retention_ns (the cmd checks it): raw rows
+     * never outlive the 1-minute rollups of their minutes. */
+    int64_t rollup_retention_ns;
     const char *socket_path; /* NULL = no unix socket; "" = default path */
     const char *udp_addr;    /* NULL = no UDP */
     /* Ownership (attribution/resolver.h, presence.h): who owns each GPU process, and the

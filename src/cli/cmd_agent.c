@@ -98,8 +98,13 @@ static void usage(FILE *f) {
             "  --flush D          commit interval (default 5s); a crash loses at most this\n"
             "  --retention D      delete raw samples and process rows older than D (default\n"
             "                     3d; 'keep': never); samples are rolled up as they arrive\n"
-            "                     into 1 min / 1 h rollups, which stay, and reports read those\n"
-            "                     before the raw window\n"
+            "                     into 1 min / 1 h rollups, and reports read those before the\n"
+            "                     raw window\n"
+            "  --rollup-retention D\n"
+            "                     delete the 1-minute rollups of whole hours older than D\n"
+            "                     (default 30d, or --retention if longer; 'keep': never; at\n"
+            "                     least --retention); the 1-hour rollups stay, and reports\n"
+            "                     read those before, at 1-hour resolution (they say so)\n"
             "  --event-retention D\n"
             "                     delete the events of a job that ended more than D ago once\n"
             "                     its result is stored (default 1d; 'keep': never); never a\n"
@@ -181,6 +186,8 @@ int gp_cmd_agent(int argc, char **argv) {
                        .socket_path = "",
                        .retention_ns = GP_AGENT_RETENTION_NS,
                        .event_retention_ns = GP_AGENT_EVENT_RETENTION_NS};
+    int64_t rollup_retention_ns = -1; /* --rollup-retention; -1: not given (the default) */
+    const char *retention_arg = "3d", *rollup_retention_arg = "";
     int quiet = 0, stats = 0, slurm = 0, verbose = 0;
     gp_slurm_opts slo = {0};
     int64_t slurm_every_ns = 10000000000LL, scrape_every_ns = 10000000000LL;
@@ -200,6 +207,7 @@ int gp_cmd_agent(int argc, char **argv) {
                                          {"flush", required_argument, 0, 'f'},
                                          {"retention", required_argument, 0, 'r'},
                                          {"event-retention", required_argument, 0, 'Z'},
+                                         {"rollup-retention", required_argument, 0, 'Y'},
                                          {"socket", required_argument, 0, 'S'},
                                          {"no-socket", no_argument, 0, 'N'},
                                          {"udp", required_argument, 0, 'u'},
@@ -252,6 +260,7 @@ int gp_cmd_agent(int argc, char **argv) {
                 return bad_duration("--flush", optarg);
             break;
         case 'r':
+            retention_arg = optarg;
             if (!strcmp(optarg, "keep"))
                 o.retention_ns = 0;
             else if (gp_parse_duration_ns(optarg, &o.retention_ns) < 0 || o.retention_ns <= 0)
@@ -263,6 +272,14 @@ int gp_cmd_agent(int argc, char **argv) {
             else if (gp_parse_duration_ns(optarg, &o.event_retention_ns) < 0 ||
                      o.event_retention_ns <= 0)
                 return bad_duration("--event-retention", optarg);
+            break;
+        case 'Y':
+            rollup_retention_arg = optarg;
+            if (!strcmp(optarg, "keep"))
+                rollup_retention_ns = 0;
+            else if (gp_parse_duration_ns(optarg, &rollup_retention_ns) < 0 ||
+                     rollup_retention_ns <= 0)
+                return bad_duration("--rollup-retention", optarg);
             break;
         case 'x':
             o.speed = strtod(optarg, &end);
@@ -386,6 +403,23 @@ int gp_cmd_agent(int argc, char **argv) {
         fprintf(stderr, "goodput agent: --db PATH is required (see goodput agent --help)\n");
         return GP_EXIT_USAGE;
     }
+    /* The tiers a reader falls back through are raw rows, then 1-minute rollups, then
+     * 1-hour ones (store/rollup.h): raw rows must never outlive the 1-minute rollups of
+     * their minutes. By default the 1-minute rollups are kept 30 days, or as long as the
+     * raw rows when those are kept longer; with every raw row kept, every rollup too. */
+    if (rollup_retention_ns > 0 && (o.retention_ns == 0 || rollup_retention_ns < o.retention_ns)) {
+        fprintf(stderr,
+                "goodput agent: --rollup-retention %s is shorter than the raw --retention "
+                "(%s): the 1-minute rollups must outlive the raw rows they stand in for\n",
+                rollup_retention_arg, o.retention_ns ? retention_arg : "keep");
+        return GP_EXIT_USAGE;
+    }
+    if (rollup_retention_ns >= 0)
+        o.rollup_retention_ns = rollup_retention_ns;
+    else if (o.retention_ns > 0)
+        o.rollup_retention_ns = o.retention_ns > GP_AGENT_ROLLUP_RETENTION_NS
+                                    ? o.retention_ns
+                                    : GP_AGENT_ROLLUP_RETENTION_NS;
     /* One reader of the job-mapping files: the Slurm poller when it runs (it also knows
      * the jobs' lifecycle), else the agent's own attribution. */
     if (!slurm && slo.jobmap_dir) o.jobmap_dir = slo.jobmap_dir;

@@ -14,6 +14,7 @@
 #include "report/html_report.h"
 #include "util/dl.h"
 #include "report/job_report.h"
+#include "report/rollup_note.h"
 #include "report/findings_fmt.h"
 #include "report/report_hooks.h"
 #include "store/read_pool.h"
@@ -128,8 +129,11 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
     gp_report_acct acct = {sum, ns, so.slo, stored, gp_read_threads(threads)};
     if (json) {
         json_t *root = json_object(), *arr = json_array();
-        for (size_t i = 0; i < ns; i++)
-            json_array_append_new(arr, gp_report_json_job(&sum[i]));
+        for (size_t i = 0; i < ns; i++) {
+            json_t *o = gp_report_json_job(&sum[i]);
+            if (sum[i].events_pruned_ns <= 0) gp_report_hourly_json(o, s, sum[i].job.id);
+            json_array_append_new(arr, o);
+        }
         json_object_set_new(root, "db", json_string(db));
         json_object_set_new(root, "jobs", arr);
         json_object_set_new(root, "owners", gp_report_owners_json(sum, ns));
@@ -144,6 +148,7 @@ int gp_report_run(const char *db, const char *job, int json, const gp_slo *slo, 
             fprintf(out, "No jobs in %s yet.\n", db);
         else {
             gp_report_text(out, sum, ns, width);
+            gp_report_hourly_notes(out, s, sum, ns);
             gp_report_owners_text(out, sum, ns, width);
         }
         gp_report_extend_text(s, job, out, width, &acct);

@@ -6,6 +6,7 @@
  * (serve/api.c, through gp_serve_render on an offline server), so the page and the
  * dashboard show the same numbers. Written to FILE.tmp and renamed, so a reader never sees
  * half a page. */
+#include "report/rollup_note.h"
 #include "report/html_report.h"
 #include "engine/results/job_results.h"
 
@@ -297,6 +298,8 @@ static int write_page(FILE *f, gp_store *s, gp_serve *srv, const char *db, const
         if (js->energy_kwh >= 0) fprintf(f, "; %.2f kWh", js->energy_kwh);
         if (js->events_pruned_ns > 0) /* only its stored result is known */
             fputs("; events deleted by retention, its stored result is shown", f);
+        else if (gp_job_hourly_until_ns(s, js->job.id) >= 0) /* report/rollup_note.h */
+            fputs("; telemetry partly from 1-hour rollups (1-hour resolution)", f);
         fputs(".</p><table><tr>", f);
         for (int k = 0; k < GP_B__COUNT; k++)
             fprintf(f, "<th>%s</th>", gp_bucket_name((gp_bucket)k));

@@ -14,9 +14,11 @@
 #include <time.h>
 
 #include "engine/accounting/cost.h"
+#include "report/rollup_note.h"
 #include "report/findings_fmt.h"
 #include "report/job_report.h"
 #include "serve/serve_int.h"
+#include "serve/series_tiers.h"
 
 static void send_json(srv_resp *r, json_t *o) {
     char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(13));
@@ -76,8 +78,10 @@ static const char *job_state(const gp_job *j, const gp_job_summary *js) {
     return "not_ready";
 }
 
-static json_t *job_json(const gp_job_summary *js, double price) {
+static json_t *job_json(gp_serve *s, const gp_job_summary *js, double price) {
     json_t *o = gp_report_json_job(js);
+    /* 1-hour rollups read (rollup_note.h): the report's fields, from the same rule */
+    if (js->events_pruned_ns <= 0) gp_report_hourly_json(o, s->store, js->job.id);
     json_object_set_new(o, "state", json_string(job_state(&js->job, js)));
     json_object_set_new(o, "origin", json_string(gp_origin_name(js->job.origin)));
     if (price > 0) {
@@ -262,11 +266,13 @@ typedef struct series {
     int n;
     double *sum[N_SIG];
     int *cnt[N_SIG];
+    srv_tiers tiers; /* the rollups read before raw rows (series_tiers.h) */
 } series;
 
 static int series_init(series *x, int64_t t0, int64_t step, int n) {
     memset(x, 0, sizeof *x);
     x->t0 = t0, x->step = step, x->n = n;
+    srv_tiers_init(&x->tiers);
     for (int k = 0; k < N_SIG; k++) {
         x->sum[k] = calloc((size_t)n, sizeof(double));
         x->cnt[k] = calloc((size_t)n, sizeof(int));
@@ -287,6 +293,7 @@ typedef struct acc {
     int64_t t0, step;
     int n;
     double *sum, *cnt; /* n x ROLLUP_NSIG */
+    srv_tiers *tiers;  /* a device's: its rollups before its raw rows; NULL for a job */
 } acc;
 
 static void acc_row(void *ctx, int64_t ts, const double *v, const int *has) {
@@ -302,6 +309,13 @@ static int acc_fill(gp_serve *s, acc *x, int is_job, const char *key, int64_t a,
     if (b >= 0 && b < hi) hi = b;
     if (hi <= lo) return 0;
     sqlite3 *db = gp_store_db(s->store);
+    /* Before the device's raw rows (retention deleted them), its stored rollups. */
+    if (!is_job && x->tiers) {
+        int64_t raw0;
+        if (srv_tiers_scan(db, key, lo, hi, acc_row, x, x->tiers, &raw0) != 0) return -1;
+        if (raw0 > lo) lo = raw0;
+        if (hi <= lo) return 0;
+    }
     srv_rollup *r = NULL;
     if (x->step >= 2 * ROLLUP_W_NS && x->step % ROLLUP_W_NS == 0)
         r = srv_rollup_get(db, s->rollups, &s->n_rollups, &s->rollup_clock, is_job, key);
@@ -322,6 +336,7 @@ static int acc_fill(gp_serve *s, acc *x, int is_job, const char *key, int64_t a,
 
 static int acc_init(acc *x, const series *sr) {
     x->t0 = sr->t0, x->step = sr->step, x->n = sr->n;
+    x->tiers = NULL;
     x->sum = calloc((size_t)sr->n * ROLLUP_NSIG, sizeof(double));
     x->cnt = calloc((size_t)sr->n * ROLLUP_NSIG, sizeof(double));
     return x->sum && x->cnt ? 0 : -1;
@@ -332,6 +347,7 @@ static int acc_init(acc *x, const series *sr) {
 static int series_add_device(gp_serve *s, series *x, const char *uuid, int64_t a, int64_t b) {
     acc d;
     int rc = acc_init(&d, x);
+    d.tiers = &x->tiers;
     if (rc == 0) rc = acc_fill(s, &d, 0, uuid, a, b);
     for (int i = 0; rc == 0 && i < x->n; i++)
         for (int k = 0; k < N_SIG; k++) {
@@ -419,6 +435,7 @@ static void api_device_series(gp_serve *s, const srv_req *q, srv_resp *r, const 
     json_object_set_new(o, "uuid", json_string(uuid));
     json_object_set_new(o, "step_s", json_real(step / 1e9));
     series_json(&x, o);
+    srv_tiers_json(&x.tiers, o);
     series_free(&x);
     send_json(r, o);
 }
@@ -486,6 +503,7 @@ static void api_job_series(gp_serve *s, const srv_req *q, srv_resp *r, const gp_
     json_object_set_new(o, "job_id", json_string(j->id));
     json_object_set_new(o, "step_s", json_real(step / 1e9));
     series_json(&x, o);
+    srv_tiers_json(&x.tiers, o);
     const char *unit = inference   ? "tokens"
                        : any_units ? (j->unit_name[0] ? j->unit_name : "units")
                                    : "steps";
@@ -523,7 +541,8 @@ static void api_jobs(gp_serve *s, srv_resp *r) {
     json_t *a = json_array();
     for (size_t i = 0; i < nj; i++) {
         gp_job_summary js;
-        if (srv_job_summary(s, &jobs[i], &js) == 0) json_array_append_new(a, job_json(&js, price));
+        if (srv_job_summary(s, &jobs[i], &js) == 0)
+            json_array_append_new(a, job_json(s, &js, price));
     }
     free(jobs);
     send_json(r, json_pack("{s:o}", "jobs", a));
@@ -551,7 +570,7 @@ static void api_job(gp_serve *s, const srv_req *q, srv_resp *r, const gp_job *j)
         return;
     }
     double price = price_for(s);
-    json_t *o = job_json(&js, price);
+    json_t *o = job_json(s, &js, price);
     json_object_set_new(
         o, "lifecycle",
         json_pack("{s:o, s:o, s:o, s:o}", "submitted_s", sec_or_null(j->submitted_ns),

@@ -549,7 +549,7 @@ int gp_store_samples_best(gp_store *s, const char *uuid, int64_t t0_ns, int64_t 
     gp_rollup *r = gp_store_rollup(s);
     if (r && gp_rollup_sync(r, INT64_MAX) != 0) return -1;
     int64_t raw0 = first_ts(db, "SELECT min(ts_ns) FROM samples WHERE uuid = ?1", uuid);
-    int64_t roll0 = first_ts(db, "SELECT min(first_ts_ns) FROM rollup_1m WHERE uuid = ?1", uuid);
+    int64_t roll0 = first_ts(db, "SELECT min(first_ts_ns) FROM rollup_1h WHERE uuid = ?1", uuid);
     if (roll0 < 0) return gp_store_device_samples(s, uuid, t0_ns, t1_ns, out, n);
     /* The span the stored data can answer. */
     int64_t a = t0_ns > roll0 ? t0_ns : roll0;
@@ -559,5 +559,83 @@ int gp_store_samples_best(gp_store *s, const char *uuid, int64_t t0_ns, int64_t 
         return gp_store_device_samples(s, uuid, t0_ns, t1_ns, out, n);
     *step_ns = (max_points == 0 || (uint64_t)(span_s / 60) <= max_points) ? GP_ROLLUP_1M_NS
                                                                           : GP_ROLLUP_1H_NS;
+    /* A range that starts where the 1-minute rows were deleted (gp_rollup_retain): the
+     * 1-hour rows, the only ones that reach back there. */
+    int64_t mb = gp_rollup_minutes_from(db, uuid);
+    if (mb >= 0 && t0_ns < mb) *step_ns = GP_ROLLUP_1H_NS;
     return gp_rollup_read(db, *step_ns, uuid, t0_ns, t1_ns, out, NULL, n);
+}
+
+int64_t gp_rollup_minutes_from(sqlite3 *db, const char *uuid) {
+    int64_t m0 = first_ts(
+        db, "SELECT first_ts_ns FROM rollup_1m WHERE uuid = ?1 ORDER BY t1_ns LIMIT 1", uuid);
+    int64_t h0 = first_ts(
+        db, "SELECT first_ts_ns FROM rollup_1h WHERE uuid = ?1 ORDER BY t1_ns LIMIT 1", uuid);
+    /* Both tiers are written from the same samples: their first buckets hold the same
+     * first sample until the 1-minute retention deletes a prefix. */
+    if (h0 < 0 || (m0 >= 0 && h0 >= m0)) return -1;
+    if (m0 < 0) return INT64_MAX;
+    /* The hour holding the first minute left: whole (its end) when a minute of it before
+     * that one may be gone, else from its start (the retention deletes whole hours). */
+    int64_t b0 =
+        first_ts(db, "SELECT t1_ns FROM rollup_1m WHERE uuid = ?1 ORDER BY t1_ns LIMIT 1", uuid) -
+        GP_ROLLUP_1M_NS;
+    return (b0 / GP_ROLLUP_1H_NS + (b0 % GP_ROLLUP_1H_NS > 0)) * GP_ROLLUP_1H_NS;
+}
+
+/* The devices of rollup_1m by a loose index scan over its key (uuid, t1_ns). */
+#define ROLLUP_1M_DEVICES                                                                          \
+    "WITH RECURSIVE su(u) AS (SELECT (SELECT min(uuid) FROM rollup_1m) UNION ALL"                  \
+    " SELECT (SELECT min(uuid) FROM rollup_1m WHERE uuid > su.u) FROM su WHERE su.u IS NOT NULL) "
+
+/* One int64 bound to ?1 (and ?2), or -1 (NULL, no row); -2 on a store error. */
+static int64_t scalar2(sqlite3 *db, const char *sql, int64_t a, int64_t b) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -2;
+    if (sqlite3_bind_parameter_count(st) >= 1) sqlite3_bind_int64(st, 1, a);
+    if (sqlite3_bind_parameter_count(st) >= 2) sqlite3_bind_int64(st, 2, b);
+    int rc = sqlite3_step(st);
+    int64_t v = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL
+                    ? sqlite3_column_int64(st, 0)
+                    : -1;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) v = -2;
+    sqlite3_finalize(st);
+    return v;
+}
+
+int64_t gp_rollup_retain(gp_store *s, int64_t cutoff_ns) {
+    const int64_t H = GP_ROLLUP_1H_NS;
+    sqlite3 *db = gp_store_db(s);
+    int64_t h = (cutoff_ns >= 0 ? cutoff_ns / H : (cutoff_ns - H + 1) / H) * H;
+    /* The oldest 1-minute bucket of any device: one index lookup per device. Nothing to
+     * do until the cutoff passes it (once an hour). */
+    int64_t old = scalar2(db,
+                          ROLLUP_1M_DEVICES "SELECT min((SELECT t1_ns FROM rollup_1m WHERE"
+                                            " uuid = su.u ORDER BY t1_ns LIMIT 1)) FROM su"
+                                            " WHERE su.u IS NOT NULL",
+                          0, 0);
+    if (old == -2) return -1;
+    if (old < 0 || old > h) return 0;
+    /* The open buckets of those hours are written first (rollup.h), so the 1-hour rows
+     * hold every sample of the minutes deleted. */
+    gp_rollup *r = gp_store_rollup(s);
+    if (r && gp_rollup_sync(r, h) != 0) return -1;
+    /* A stored job result that read a 1-minute row deleted here would no longer be what
+     * computing it gives (it reads 1-hour rows there now): it goes first. Its rows lie in
+     * its range, from an hour before it (job_results.c RAW_MARGIN_NS) to a minute after. */
+    if (scalar2(db,
+                "DELETE FROM job_results WHERE t0_ns - 3600000000000 < ?1"
+                " AND t1_ns + 60000000000 >= ?2",
+                h, old) == -2)
+        return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           ROLLUP_1M_DEVICES "DELETE FROM rollup_1m WHERE uuid IN (SELECT u FROM su"
+                                             " WHERE u IS NOT NULL) AND t1_ns <= ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, h);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? sqlite3_changes64(db) : -1;
 }

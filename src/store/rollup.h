@@ -69,11 +69,31 @@ int gp_rollup_read(sqlite3 *db, int64_t step_ns, const char *uuid, int64_t t0_ns
  * raw rows when they reach back as far as anything stored for the device (the range
  * starts inside the raw retention window) and the span holds at most max_points seconds
  * (0: no limit); otherwise 1-minute rollups when the span holds at most max_points
- * minutes, else 1-hour rollups. *step_ns: 0 for raw rows, else the rollup's step (each
- * sample then covers (ts_ns - step, ts_ns]). Rollup rows are whole buckets: one whose
- * end lies in [t0, t1) may start before t0. Falls back to raw rows when the store has no
- * rollup tables. Returns 0 or -1 (store error or out of memory). */
+ * minutes, else 1-hour rollups; 1-hour rollups too when the range starts where the
+ * 1-minute ones were deleted (gp_rollup_retain). *step_ns: 0 for raw rows, else the rollup's step
+ * (each sample then covers (ts_ns - step, ts_ns]). Rollup rows are whole buckets: one whose end
+ * lies in [t0, t1) may start before t0. Falls back to raw rows when the store has no rollup tables.
+ * Returns 0 or -1 (store error or out of memory). */
 int gp_store_samples_best(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                           size_t max_points, gp_sample **out, size_t *n, int64_t *step_ns);
+
+/* Rollup retention (agent --rollup-retention): deletes the 1-minute rows of the whole
+ * hours before cutoff_ns (bucket end <= cutoff_ns rounded down to the hour), device by
+ * device through the key (uuid, t1_ns), so a pass reads only what it deletes; the 1-hour
+ * rows stay and answer those hours (readers fall back to them, gp_rollup_minutes_from).
+ * Deleting on whole hours leaves no hour half in each tier: the 1-hour part of a read
+ * ends where the 1-minute part starts. Stored job results whose range reaches a deleted
+ * row (engine/results/job_results.h) go first, as raw retention does with raw rows. A
+ * pass with nothing to delete costs one index lookup per device. In the caller's
+ * transaction. Returns the 1-minute rows deleted, or -1 on a store error. */
+int64_t gp_rollup_retain(gp_store *s, int64_t cutoff_ns);
+
+/* Where a device's 1-minute rollups begin, for readers that fall back to the 1-hour ones
+ * before it: -1 when no 1-minute row was deleted (none exist, or the first 1-minute bucket
+ * starts at the device's first sample, as its first 1-hour bucket does); else the end of
+ * the hour holding the first 1-minute bucket left, or its start when that bucket starts
+ * the hour (INT64_MAX when none is left): the rows before it are answered by the 1-hour rollups, at
+ * 1-hour resolution. Two index lookups. */
+int64_t gp_rollup_minutes_from(sqlite3 *db, const char *uuid);
 
 #endif

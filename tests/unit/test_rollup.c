@@ -322,10 +322,96 @@ static void test_killed_writer(void **st) {
     }
 }
 
+/* Count of GPU-a's rows in a rollup table with t1_ns in [a, b]. */
+static int64_t rows_between(gp_store *s, const char *table, int64_t a, int64_t b) {
+    char q[160];
+    snprintf(q, sizeof q,
+             "SELECT count(*) FROM %s WHERE uuid = 'GPU-a' AND t1_ns BETWEEN ?1 AND ?2", table);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s), q, -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Rollup retention (gp_rollup_retain) at its threshold: the minutes of whole hours before
+ * the cutoff go (the bucket just outside, ending at the hour, too), the one just inside
+ * stays, the 1-hour rows all stay; readers then take the 1-hour rows where the minutes
+ * went (gp_rollup_minutes_from, gp_store_samples_best), with the hour's values. */
+static void test_rollup_retention_threshold(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), *path = db_path(dir, "r.db"), err[256];
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    write_range(s, 1, 3 * 3600, 300); /* three hours */
+    int64_t b = base_ns(), H = GP_ROLLUP_1H_NS, M = GP_ROLLUP_1M_NS;
+    /* Nothing deleted: the tiers start together. */
+    assert_int_equal(gp_rollup_minutes_from(gp_store_db(s), "GPU-a"), -1);
+    gp_sample *h0;
+    size_t nh0;
+    assert_int_equal(gp_rollup_read(gp_store_db(s), H, "GPU-a", 0, INT64_MAX, &h0, NULL, &nh0), 0);
+    assert_int_equal(nh0, 3);
+    /* A cutoff before the first hour's end deletes nothing. */
+    assert_int_equal(gp_store_begin(s), 0);
+    assert_int_equal(gp_rollup_retain(s, b + H - 1), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    /* (the last minute is still open: written when it closes or the store closes) */
+    assert_int_equal(rows_between(s, "rollup_1m", b, b + 3 * H), 179);
+    /* A cutoff inside the third hour: the first two hours' minutes go (on both devices),
+     * the bucket ending at b + 2h (just outside) with them, b + 2h + 1m (just inside) stays. */
+    assert_int_equal(gp_store_begin(s), 0);
+    assert_int_equal(gp_rollup_retain(s, b + 2 * H + 30 * M), 2 * 120);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_int_equal(rows_between(s, "rollup_1m", b + 2 * H, b + 2 * H), 0);
+    assert_int_equal(rows_between(s, "rollup_1m", b + 2 * H + M, b + 2 * H + M), 1);
+    assert_int_equal(rows_between(s, "rollup_1m", b, b + 3 * H), 59);
+    assert_int_equal(rows_between(s, "rollup_1h", b, b + 3 * H), 3);
+    /* A second pass with the same cutoff has nothing to do. */
+    assert_int_equal(gp_rollup_retain(s, b + 2 * H + 30 * M), 0);
+    /* The minutes left start the third hour: the 1-hour tier ends at its start. */
+    assert_int_equal(gp_rollup_minutes_from(gp_store_db(s), "GPU-a"), b + 2 * H);
+    /* Raw rows go first in the agent (--rollup-retention >= --retention). A read reaching
+     * back before the minutes is answered by the 1-hour rows, unchanged. */
+    assert_int_equal(gp_store_retain(s, b + 2 * H + 30 * M), 0);
+    gp_sample *r;
+    size_t n;
+    int64_t step;
+    assert_int_equal(gp_store_samples_best(s, "GPU-a", b, b + 3 * H + 1, 0, &r, &n, &step), 0);
+    assert_int_equal(step, H);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(r[i].ts_ns, h0[i].ts_ns);
+        assert_true(r[i].gpu_util == h0[i].gpu_util);
+        assert_int_equal(r[i].energy_mj, h0[i].energy_mj);
+    }
+    free(r);
+    free(h0);
+    /* Inside the minutes kept, before the raw rows: 1-minute rows. */
+    assert_int_equal(
+        gp_store_samples_best(s, "GPU-a", b + 2 * H + M, b + 3 * H + 1, 0, &r, &n, &step), 0);
+    assert_int_equal(step, M);
+    free(r);
+    /* A cutoff past every minute: the open one is written first (its samples are in the
+     * open hour's row then), then none is left, the hours answer everything. */
+    assert_int_equal(gp_store_begin(s), 0);
+    assert_int_equal(gp_rollup_retain(s, b + 4 * H), 2 * 60);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_int_equal(gp_rollup_minutes_from(gp_store_db(s), "GPU-a"), INT64_MAX);
+    gp_store_close(s);
+    free(path);
+    rm_dir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_online_rollup), cmocka_unit_test(test_migration_backfill),
-        cmocka_unit_test(test_samples_best),  cmocka_unit_test(test_sum_is_commit_chain),
+        cmocka_unit_test(test_online_rollup),
+        cmocka_unit_test(test_migration_backfill),
+        cmocka_unit_test(test_samples_best),
+        cmocka_unit_test(test_rollup_retention_threshold),
+        cmocka_unit_test(test_sum_is_commit_chain),
         cmocka_unit_test(test_killed_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,9 +44,14 @@
  *
  * Samples: raw rows where they exist; before a device's raw window (rows retention
  * deleted) its 1-minute rollups, each row one interval of a minute with its mean values
- * and its last energy counter (fold_rollups). A state that folded raw rows keeps them
- * when retention deletes them: the folded sums do not depend on the rows still being
- * there.
+ * and its last energy counter (fold_rollups); before those (rows the rollup retention
+ * deleted, agent --rollup-retention, whole hours) its 1-hour rollups, read the same way at
+ * an hour's precision: means and busy time over whole hours are those of the minutes they
+ * replace (the hour's sums are the minutes' sums), energy starts at the first hour's last
+ * counter, and in an hour where the allocation starts or ends the hour's mean stands for
+ * the allocation's part (the report says which jobs read hours, report/rollup_note.h). A
+ * state that folded raw rows (or minutes) keeps them when retention deletes them: the
+ * folded sums do not depend on the rows still being there.
  *
  * Long jobs (an allocation folded over >= gp_summary_opts.rollup_min_ns, default 6 h) read
  * the rollups inside the raw window too, for the whole minutes between each allocation's
@@ -110,11 +115,13 @@
     "  UNION ALL SELECT (SELECT min(from_ns) FROM allocations),"                                   \
     "   (SELECT max(COALESCE(to_ns, from_ns)) FROM allocations))"
 
-/* The rollups count too: retention deletes raw rows but never rollups, so the store's
- * start is where its first rollup bucket's first sample was, however much raw history
- * retention has deleted since (a start that moved with retention would reset every
- * incremental state at each retention pass, see the reset rule above). A store without
- * rollup tables (an older schema opened read-only) falls back to the raw rows. */
+/* The rollups count too: retention deletes raw rows and 1-minute rollups but never the
+ * 1-hour rollups, so the store's start is where its first rollup bucket's first sample
+ * was, however much raw history retention has deleted since (a start that moved with
+ * retention would reset every incremental state at each retention pass, see the reset
+ * rule above). Both tiers are read: a store whose 1-minute rows are all there has the
+ * same first sample in both. A store without rollup tables (an older schema opened
+ * read-only) falls back to the raw rows. */
 int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
     sqlite3_stmt *st;
     *t0_ns = *t1_ns = -1;
@@ -124,12 +131,18 @@ int gp_store_time_span(gp_store *s, int64_t *t0_ns, int64_t *t1_ns) {
         " ru(u) AS (SELECT (SELECT min(uuid) FROM rollup_1m) UNION ALL"
         "  SELECT (SELECT min(uuid) FROM rollup_1m WHERE uuid > ru.u) FROM ru"
         "  WHERE ru.u IS NOT NULL)"
+        ", rh(u) AS (SELECT (SELECT min(uuid) FROM rollup_1h) UNION ALL"
+        "  SELECT (SELECT min(uuid) FROM rollup_1h WHERE uuid > rh.u) FROM rh"
+        "  WHERE rh.u IS NOT NULL)"
         " SELECT min(a), max(b) FROM ("
         /* first/last bucket by the primary key (uuid, t1_ns): buckets do not overlap */
         "  SELECT (SELECT first_ts_ns FROM rollup_1m WHERE uuid = ru.u ORDER BY t1_ns LIMIT 1) AS "
         "a,"
         "   (SELECT last_ts_ns FROM rollup_1m WHERE uuid = ru.u ORDER BY t1_ns DESC LIMIT 1) AS b"
-        "   FROM ru WHERE ru.u IS NOT NULL UNION ALL" SPAN_TAIL;
+        "   FROM ru WHERE ru.u IS NOT NULL UNION ALL"
+        "  SELECT (SELECT first_ts_ns FROM rollup_1h WHERE uuid = rh.u ORDER BY t1_ns LIMIT 1),"
+        "   (SELECT last_ts_ns FROM rollup_1h WHERE uuid = rh.u ORDER BY t1_ns DESC LIMIT 1)"
+        "   FROM rh WHERE rh.u IS NOT NULL UNION ALL" SPAN_TAIL;
     const char *sql_raw = "WITH RECURSIVE" SPAN_RAW " SELECT min(a), max(b) FROM (" SPAN_TAIL;
     if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK &&
         sqlite3_prepare_v2(gp_store_db(s), sql_raw, -1, &st, NULL) != SQLITE_OK)
@@ -367,23 +380,28 @@ static int64_t raw_boundary(sqlite3 *db, const char *uuid, int64_t cursor_ns) {
  * holders at the bucket's end (gp_util_attributed with shares unknown), and so is its
  * energy there (e_roll, see acct_update). A bucket's means include samples of it that
  * lie outside the allocation: within a minute at each end, the rollup's precision. */
-static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t lo, int64_t b, int64_t rb,
-                        int n_hold, act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
-    int64_t hi = b / GP_ROLLUP_1M_NS + (b % GP_ROLLUP_1M_NS > 0);
-    hi *= GP_ROLLUP_1M_NS;
+static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t step, int64_t lo, int64_t b,
+                        int64_t rb, int n_hold, act_new **nw, size_t *nn, size_t *cap,
+                        uint64_t *rows) {
+    const char *t = step == GP_ROLLUP_1H_NS ? "rollup_1h" : "rollup_1m";
+    int64_t hi = b / step + (b % step > 0);
+    hi *= step;
     if (rb < hi) hi = rb;
     if (lo < x->cursor) lo = x->cursor;
     if (hi <= lo) return 0;
     char sql[1024];
+    char hold[320];
+    snprintf(hold, sizeof hold,
+             "(SELECT count(DISTINCT a.job_id) FROM allocations a WHERE"
+             " a.uuid = %s.uuid AND a.from_ns < min(%s.t1_ns, ?4)"
+             " AND (a.to_ns IS NULL OR a.to_ns >= min(%s.t1_ns, ?4)))",
+             t, t, t);
     snprintf(sql, sizeof sql,
              "SELECT t1_ns, gpu_util_sum / gpu_util_n, sm_active_sum / sm_active_n,"
              " tensor_active_sum / tensor_active_n, dram_active_sum / dram_active_n,"
              " mem_used_bytes_sum / mem_used_bytes_n, mem_total_bytes, energy_mj, %s"
-             " FROM rollup_1m WHERE uuid = ?1 AND t1_ns > ?2 AND t1_ns <= ?3 ORDER BY t1_ns",
-             n_hold > 1 ? "(SELECT count(DISTINCT a.job_id) FROM allocations a WHERE"
-                          " a.uuid = rollup_1m.uuid AND a.from_ns < min(rollup_1m.t1_ns, ?4)"
-                          " AND (a.to_ns IS NULL OR a.to_ns >= min(rollup_1m.t1_ns, ?4)))"
-                        : "1");
+             " FROM %s WHERE uuid = ?1 AND t1_ns > ?2 AND t1_ns <= ?3 ORDER BY t1_ns",
+             n_hold > 1 ? hold : "1", t);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL) != SQLITE_OK) return -1;
     sqlite3_bind_text(st, 1, x->al.uuid, -1, SQLITE_STATIC);
@@ -518,7 +536,7 @@ static int fold_long(gp_store *s, acct_alloc *x, int k, int64_t b, const char *j
         if (fold_raw(s, x, k, edge, 1, job_id, nw, nn, cap, rows) != 0) return -1;
         /* Buckets ending in (edge, whole]: the one ending at edge was just read raw, even
          * when its last sample is missing and the cursor stopped short of it. */
-        if (fold_rollups(s, x, k, edge, b, whole, 1, nw, nn, cap, rows) != 0) return -1;
+        if (fold_rollups(s, x, k, m, edge, b, whole, 1, nw, nn, cap, rows) != 0) return -1;
     }
     return fold_raw(s, x, k, b, 1, job_id, nw, nn, cap, rows);
 }
@@ -530,8 +548,16 @@ static int fold_long(gp_store *s, acct_alloc *x, int k, int64_t b, const char *j
 static int fold_samples(gp_store *s, acct_alloc *x, int k, int64_t b, int rolled,
                         const char *job_id, act_new **nw, size_t *nn, size_t *cap, uint64_t *rows) {
     int n_hold = holders(s, x->al.uuid, x->a, b);
+    /* Before the 1-minute rollups (their retention deleted the rows there), the 1-hour
+     * ones: each row one interval of an hour, its means those of the hour's samples. */
+    int64_t mb = gp_rollup_minutes_from(gp_store_db(s), x->al.uuid);
+    if (mb > x->cursor &&
+        fold_rollups(s, x, k, GP_ROLLUP_1H_NS, x->cursor, b, mb, n_hold, nw, nn, cap, rows) != 0)
+        return -1;
+    if (x->cursor >= b) return 0;
     int64_t rb = raw_boundary(gp_store_db(s), x->al.uuid, x->cursor);
-    if (rb > x->cursor && fold_rollups(s, x, k, x->cursor, b, rb, n_hold, nw, nn, cap, rows) != 0)
+    if (rb > x->cursor &&
+        fold_rollups(s, x, k, GP_ROLLUP_1M_NS, x->cursor, b, rb, n_hold, nw, nn, cap, rows) != 0)
         return -1;
     if (x->cursor >= b) return 0;
     if (rolled) return fold_long(s, x, k, b, job_id, nw, nn, cap, rows);

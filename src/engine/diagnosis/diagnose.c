@@ -143,16 +143,24 @@ static int load_device_rollups(gp_store *s, const char *uuid, int64_t lo, int64_
         last = last_raw_ns(s, uuid, lo, hi, rows_out);
         if (last_out) *last_out = last;
         int64_t end = hi != INT64_MAX ? hi : last;
-        if (end >= 0 && end - lo >= GP_SUMMARY_ROLLUP_MIN_NS) {
-            int64_t t1 = hi > INT64_MAX - GP_ROLLUP_1M_NS ? INT64_MAX : hi + GP_ROLLUP_1M_NS;
-            if (gp_rollup_read(gp_store_db(s), GP_ROLLUP_1M_NS, uuid, lo, t1, out, NULL, n) == 0 &&
-                *n > 0) {
-                /* the last bucket ends at its minute, not at the last sample in it */
+        /* Where the 1-minute rollups were deleted (agent --rollup-retention, whole hours;
+         * the raw rows went before them), the span is read from the 1-hour rollups, all
+         * of it: one step for the whole series (the features weight each row by the gap
+         * to the previous one), and the step says 1 hour (rollup_s 3600). */
+        int64_t mb = gp_rollup_minutes_from(gp_store_db(s), uuid);
+        int64_t step = mb >= 0 && lo < mb ? GP_ROLLUP_1H_NS : GP_ROLLUP_1M_NS;
+        if (end >= 0 && (end - lo >= GP_SUMMARY_ROLLUP_MIN_NS || step == GP_ROLLUP_1H_NS)) {
+            /* buckets (end - step, end] that start before hi; an hour that starts at the
+             * span's end holds none of its samples */
+            int64_t t1 = hi > INT64_MAX - step     ? INT64_MAX
+                         : step == GP_ROLLUP_1H_NS ? hi + step - 1
+                                                   : hi + step;
+            if (gp_rollup_read(gp_store_db(s), step, uuid, lo, t1, out, NULL, n) == 0 && *n > 0) {
+                /* the last bucket ends at its step, not at the last sample in it */
                 for (size_t i = *n; i-- > 0 && last >= 0 && (*out)[i].ts_ns > last;)
-                    (*out)[i].ts_ns = last > (*out)[i].ts_ns - GP_ROLLUP_1M_NS
-                                          ? last
-                                          : (*out)[i].ts_ns - GP_ROLLUP_1M_NS + 1;
-                *step_ns = GP_ROLLUP_1M_NS;
+                    (*out)[i].ts_ns =
+                        last > (*out)[i].ts_ns - step ? last : (*out)[i].ts_ns - step + 1;
+                *step_ns = step;
                 return 1;
             }
             free(*out); /* no rollups (older schema): the raw rows */

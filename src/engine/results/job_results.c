@@ -5,6 +5,8 @@
  * reads (a store moved to another build recomputes). */
 #include "engine/results/job_results.h"
 
+#include "store/rollup.h"
+
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +205,18 @@ static int straddles_retention(sqlite3 *db, const char *id, int64_t t0, int64_t 
     sqlite3_bind_int64(st, 2, t0 - RAW_MARGIN_NS);
     sqlite3_bind_int64(st, 3, t1);
     int r = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (r) return 1;
+    /* The same for the 1-minute rollups (gp_rollup_retain, whole hours): one of the job's
+     * devices whose 1-minute rows begin inside its range after its 1-hour ones. */
+    if (sqlite3_prepare_v2(db, "SELECT DISTINCT uuid FROM allocations WHERE job_id = ?1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    while (!r && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t mb = gp_rollup_minutes_from(db, (const char *)sqlite3_column_text(st, 0));
+        r = mb >= 0 && mb - GP_ROLLUP_1H_NS <= t1 + GP_ROLLUP_1M_NS && mb >= t0 - RAW_MARGIN_NS;
+    }
     sqlite3_finalize(st);
     return r;
 }
