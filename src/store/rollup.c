@@ -628,6 +628,14 @@ int64_t gp_rollup_retain(gp_store *s, int64_t cutoff_ns) {
                 " AND t1_ns + 60000000000 >= ?2",
                 h, old) == -2)
         return -1;
+    /* So does a running job's saved accounting prefix (acct_prefix.h) that read them: a
+     * long job's fold reads 1-minute rows from an hour before its first allocation. A job
+     * that started after that reads none of the minutes deleted, so its prefix stays. */
+    if (scalar2(db,
+                "DELETE FROM job_prefix WHERE job_id IN (SELECT job_id FROM allocations"
+                " GROUP BY job_id HAVING min(from_ns) - 3600000000000 < ?1)",
+                h, 0) == -2)
+        return -1;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
                            ROLLUP_1M_DEVICES "DELETE FROM rollup_1m WHERE uuid IN (SELECT u FROM su"

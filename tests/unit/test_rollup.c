@@ -360,6 +360,17 @@ static void test_rollup_retention_threshold(void **st) {
     assert_int_equal(gp_store_commit(s), 0);
     /* (the last minute is still open: written when it closes or the store closes) */
     assert_int_equal(rows_between(s, "rollup_1m", b, b + 3 * H), 179);
+    /* Running jobs' saved prefixes: one whose job started in the first hour read minutes
+     * about to go, so it goes with them; one whose job starts an hour and a minute after
+     * the cut hour read none of them and stays. */
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO allocations(job_id, uuid, from_ns) VALUES ('old', 'GPU-a', %lld),"
+             " ('new', 'GPU-a', %lld);"
+             "INSERT INTO job_prefix(job_id, fp, t_ns, ev_t_ns, raw_t0_ns, computed_ns, state)"
+             " VALUES ('old', 'f', 0, 0, 0, 0, X''), ('new', 'f', 0, 0, 0, 0, X'');",
+             (long long)b, (long long)(b + 3 * H + M));
+    assert_int_equal(sqlite3_exec(gp_store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
     /* A cutoff inside the third hour: the first two hours' minutes go (on both devices),
      * the bucket ending at b + 2h (just outside) with them, b + 2h + 1m (just inside) stays. */
     assert_int_equal(gp_store_begin(s), 0);
@@ -369,6 +380,10 @@ static void test_rollup_retention_threshold(void **st) {
     assert_int_equal(rows_between(s, "rollup_1m", b + 2 * H + M, b + 2 * H + M), 1);
     assert_int_equal(rows_between(s, "rollup_1m", b, b + 3 * H), 59);
     assert_int_equal(rows_between(s, "rollup_1h", b, b + 3 * H), 3);
+    assert_int_equal(
+        gp_test_sql_i64(gp_store_db(s), "SELECT count(*) FROM job_prefix WHERE job_id = 'old'"), 0);
+    assert_int_equal(
+        gp_test_sql_i64(gp_store_db(s), "SELECT count(*) FROM job_prefix WHERE job_id = 'new'"), 1);
     /* A second pass with the same cutoff has nothing to do. */
     assert_int_equal(gp_rollup_retain(s, b + 2 * H + 30 * M), 0);
     /* The minutes left start the third hour: the 1-hour tier ends at its start. */
