@@ -11,7 +11,10 @@
  * - a late event of the job at or before the bound (triggers on) deletes the saved events;
  * - hostile bytes: truncated, a count changed, another job's id or bound: refused (the
  *   loader then reads every row); random flips: refused or freed cleanly; the saved bytes
- *   decode and encode to the same bytes. */
+ *   decode and encode to the same bytes;
+ * - the steps' (rank, time) order taken by rank buckets from a time-ordered input
+ *   (features.c, sort_steps) gives exactly the features of the merge sort that any other
+ *   order takes (the same steps shuffled). */
 #include "testutil.h"
 
 #include <sqlite3.h>
@@ -258,11 +261,60 @@ static void test_hostile_bytes(void **state) {
     gp_store_close(s);
 }
 
+static void test_step_order(void **state) {
+    (void)state;
+    enum { RANKS = 5, PER = 3000 };
+    size_t n = RANKS * PER;
+    gp_step_ev *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    size_t k = 0;
+    for (int i = 0; i < PER; i++) /* time order: rank by rank within one iteration */
+        for (int w = 0; w < RANKS; w++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            int64_t ts = 1000000000000LL + (int64_t)i * 100000000LL + w * 1000 + (int64_t)(r % 997);
+            a[k++] = (gp_step_ev){ts, i % 7 ? -1 : ts - 90000000LL, (w * 37) % RANKS - 1, i,
+                                  i % 11 ? 16 : -1};
+        }
+    for (size_t i = 1; i < n; i++)
+        assert_true(a[i].ts_ns >= a[i - 1].ts_ns);
+    memcpy(b, a, n * sizeof *a);
+    for (size_t i = n - 1; i > 0; i--) { /* shuffled: the merge sort's path */
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        size_t j = r % (i + 1);
+        gp_step_ev t = b[i];
+        b[i] = b[j];
+        b[j] = t;
+    }
+    gp_features fa, fb;
+    char err[256];
+    gp_job_input in;
+    memset(&in, 0, sizeof in);
+    in.job_id = "order";
+    in.t0_ns = 1;
+    in.t1_ns = 2000000000000LL;
+    in.steps = a;
+    in.n_steps = n;
+    memset(&fa, 0, sizeof fa);
+    assert_int_equal(gp_features_compute(&in, &fa, err, sizeof err), 0);
+    in.steps = b;
+    memset(&fb, 0, sizeof fb);
+    assert_int_equal(gp_features_compute(&in, &fb, err, sizeof err), 0);
+    assert_int_equal(fa.n_steps, (int64_t)n);
+    assert_int_equal(fa.n_ranks, RANKS);
+    assert_true(fa.ideal_step_s > 0 && fa.mean_step_s > 0 && fa.step_drift > 0);
+    assert_memory_equal(&fa, &fb, sizeof fa);
+    free(a);
+    free(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resume_equals_whole),
         cmocka_unit_test(test_resumed_and_invalidated),
         cmocka_unit_test(test_hostile_bytes),
+        cmocka_unit_test(test_step_order),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
