@@ -40,10 +40,10 @@ db=$tmp/s.db
 "$GOODPUT" agent --source "sim:$tmp/train.conf" --speed 0 --duration 7h --no-socket --quiet --db "$db"
 
 q() { sqlite3 "$1" "$2"; }
-[ "$(q "$db" "SELECT count(*) FROM job_ev_prefix WHERE job_id = 'train' AND fp != 'claim' AND length(state) > 0")" = 1 ] ||
+[ "$(q "$db" "SELECT count(DISTINCT job_id) FROM job_ev_prefix WHERE job_id = 'train' AND fp != 'claim' AND length(state) > 0")" = 1 ] ||
   fail "no saved events of the running job"
 [ "$(q "$db" "SELECT count(*) FROM job_ev_prefix WHERE fp = 'claim'")" = 0 ] || fail "a claim is left"
-t_ns=$(q "$db" "SELECT t_ns FROM job_ev_prefix WHERE job_id = 'train'")
+t_ns=$(q "$db" "SELECT max(t_ns) FROM job_ev_prefix WHERE job_id = 'train'")
 [ "$(q "$db" "SELECT count(*) FROM events WHERE job_id = 'train' AND ts_ns <= $t_ns")" -gt 100000 ] ||
   fail "the saved events hold few of the job's events"
 [ "$t_ns" = "$(q "$db" "SELECT t_ns FROM job_prefix WHERE job_id = 'train'")" ] ||
@@ -77,7 +77,7 @@ cp "$db" "$tmp/cut.db"
 t0=$(q "$tmp/cut.db" "SELECT min(ts_ns) FROM events WHERE job_id = 'train'")
 printf '.dbconfig enable_trigger off\nDELETE FROM events WHERE job_id = %s AND kind = 2 AND ts_ns < %s;\n' \
   "'train'" "$((t0 + 3600000000000))" | sqlite3 "$tmp/cut.db" >/dev/null
-[ "$(q "$tmp/cut.db" "SELECT count(*) FROM job_ev_prefix")" = 1 ] || fail "the delete ran the triggers"
+[ "$(q "$tmp/cut.db" "SELECT count(*) FROM job_ev_prefix")" -gt 0 ] || fail "the delete ran the triggers"
 "$GOODPUT" diagnose --db "$tmp/cut.db" --no-write | sed "s#$tmp/cut.db#DB#" >"$tmp/cut_prefix.txt"
 GOODPUT_NO_PREFIX=1 "$GOODPUT" diagnose --db "$tmp/cut.db" --no-write | sed "s#$tmp/cut.db#DB#" >"$tmp/cut_whole.txt"
 cmp -s "$tmp/cut_prefix.txt" "$tmp/prefix/diag.txt" || fail "diagnose did not resume the saved events"
@@ -87,7 +87,7 @@ cmp -s "$tmp/cut_prefix.txt" "$tmp/prefix/diag.txt" || fail "diagnose did not re
 # the whole computation's); so does deleting one before the bound.
 cp "$db" "$tmp/late.db"
 q "$tmp/late.db" "INSERT INTO events(job_id, ts_ns, kind, rank, step) VALUES('train', $t_ns + 1, 2, 0, 5)"
-[ "$(q "$tmp/late.db" "SELECT count(*) FROM job_ev_prefix")" = 1 ] || fail "an event after the bound deleted them"
+[ "$(q "$tmp/late.db" "SELECT count(*) FROM job_ev_prefix")" -gt 0 ] || fail "an event after the bound deleted them"
 q "$tmp/late.db" "INSERT INTO events(job_id, ts_ns, kind, rank, step) VALUES('train', $t_ns, 2, 0, 5)"
 [ "$(q "$tmp/late.db" "SELECT count(*) FROM job_ev_prefix")" = 0 ] || fail "a late event left them"
 outputs "$tmp/late.db" "$tmp/late_a"

@@ -6,6 +6,7 @@
  *   saved events, the diagnosis's whole-history input (gp_job_input_load) resumed from
  *   them holds exactly the arrays of reading every row (GOODPUT_NO_PREFIX=1: the same
  *   bytes once encoded) and gives exactly (memcmp) the same features;
+ * - saved in two steps, a job's events are two segments, resumed exactly as one;
  * - it was resumed: with the job's saved steps deleted from the store behind the triggers'
  *   back, the resumed input is unchanged while reading every row now differs;
  * - a late event of the job at or before the bound (triggers on) deletes the saved events;
@@ -82,7 +83,7 @@ static void input_bytes(const gp_job_input *in, unsigned char **buf, size_t *len
     gp_ev_lists l = {(gp_event *)in->events,  in->n_events, in->n_events,
                      (gp_step_ev *)in->steps, in->n_steps,  in->n_steps,
                      (gp_mark_ev *)in->marks, in->n_marks,  in->n_marks};
-    assert_int_equal(gp_ev_prefix_encode(in->job_id, 0, &l, buf, len), 0);
+    assert_int_equal(gp_ev_prefix_encode(in->job_id, INT64_MIN, 0, &l, buf, len), 0);
 }
 
 /* Loads job id's input and features, resumed (prefix 1) or from every row. */
@@ -103,21 +104,21 @@ static void load(gp_store *s, const char *id, int prefix, unsigned char **buf, s
     gp_job_input_free(&in);
 }
 
-static void test_resume_equals_whole(void **state) {
-    (void)state;
-    gp_store *s = open_with_passes();
-    int64_t saved = count(s, "SELECT count(*) FROM job_ev_prefix WHERE length(state) > 0");
-    assert_true(saved >= 4);
-    assert_int_equal(saved, count(s, "SELECT count(*) FROM job_prefix WHERE fp NOT IN"
-                                     " ('claim', 'skip')"));
+/* Every job with saved events: the resumed input and features are exactly reading every
+ * row's. Returns how many jobs; *max_segs: the most segments a job has. */
+static int check_all(gp_store *s, int *max_segs) {
     sqlite3_stmt *st;
-    assert_int_equal(
-        sqlite3_prepare_v2(gp_store_db(s), "SELECT job_id, t_ns FROM job_ev_prefix", -1, &st, NULL),
-        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s),
+                                        "SELECT job_id, max(t_ns), count(*) FROM job_ev_prefix"
+                                        " GROUP BY job_id",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
     int checked = 0, with_steps = 0, with_marks = 0;
+    *max_segs = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         char id[GP_JOB_ID_MAX];
         snprintf(id, sizeof id, "%s", (const char *)sqlite3_column_text(st, 0));
+        if (sqlite3_column_int(st, 2) > *max_segs) *max_segs = sqlite3_column_int(st, 2);
         gp_ev_lists l;
         int64_t t;
         assert_int_equal(gp_ev_prefix_load(s, id, &l, &t), 1);
@@ -141,9 +142,51 @@ static void test_resume_equals_whole(void **state) {
         checked++;
     }
     sqlite3_finalize(st);
-    assert_int_equal(checked, saved);
     assert_true(with_steps >= 3);
     assert_true(with_marks >= 1);
+    return checked;
+}
+
+static void test_resume_equals_whole(void **state) {
+    (void)state;
+    gp_store *s = open_with_passes();
+    int64_t saved = count(s, "SELECT count(DISTINCT job_id) FROM job_ev_prefix");
+    assert_true(saved >= 4);
+    assert_int_equal(saved, count(s, "SELECT count(*) FROM job_prefix WHERE fp NOT IN"
+                                     " ('claim', 'skip')"));
+    int segs;
+    assert_int_equal(check_all(s, &segs), saved);
+    gp_store_close(s);
+}
+
+/* Saves in two steps (the accounting prefixes' bounds moved 10 minutes back, then restored):
+ * two segments a job, resumed exactly as one. */
+static void test_segments(void **state) {
+    (void)state;
+    gp_store *s = open_with_passes();
+    sqlite3 *db = gp_store_db(s);
+    char err[512];
+    assert_int_equal(sqlite3_exec(db,
+                                  "DELETE FROM job_ev_prefix;"
+                                  " CREATE TEMP TABLE keep AS SELECT job_id, t_ns FROM job_prefix;"
+                                  " UPDATE job_prefix SET t_ns = t_ns - 600000000000"
+                                  " WHERE fp NOT IN ('claim', 'skip')",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    int64_t t0, now;
+    assert_int_equal(gp_store_time_span(s, &t0, &now), 0);
+    assert_true(gp_ev_prefix_pass(s, now, 0, err, sizeof err) >= 4);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE job_prefix SET t_ns = (SELECT t_ns FROM temp.keep k"
+                                  " WHERE k.job_id = job_prefix.job_id)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_true(gp_ev_prefix_pass(s, now, 0, err, sizeof err) >= 4);
+    assert_int_equal(gp_ev_prefix_pass(s, now, 0, err, sizeof err), 0);
+    int segs;
+    assert_true(check_all(s, &segs) >= 4);
+    assert_int_equal(segs, 2);
+    assert_int_equal(count(s, "SELECT count(*) FROM job_ev_prefix WHERE fp = 'claim'"), 0);
     gp_store_close(s);
 }
 
@@ -152,7 +195,7 @@ static void test_resumed_and_invalidated(void **state) {
     gp_store *s = open_with_passes();
     sqlite3 *db = gp_store_db(s);
     const char *id = "train-healthy";
-    int64_t t = count(s, "SELECT t_ns FROM job_ev_prefix WHERE job_id = 'train-healthy'");
+    int64_t t = count(s, "SELECT max(t_ns) FROM job_ev_prefix WHERE job_id = 'train-healthy'");
     unsigned char *a, *b, *c;
     size_t la, lb, lc, na, nb, nc;
     gp_features fa, fb, fc;
@@ -201,34 +244,34 @@ static void test_hostile_bytes(void **state) {
     const char *id = "infer-steady";
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(gp_store_db(s),
-                                        "SELECT job_id, t_ns, state FROM job_ev_prefix"
+                                        "SELECT job_id, t_ns, state, t0_ns FROM job_ev_prefix"
                                         " ORDER BY length(state) LIMIT 1",
                                         -1, &st, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     char jid[GP_JOB_ID_MAX];
     snprintf(jid, sizeof jid, "%s", (const char *)sqlite3_column_text(st, 0));
-    int64_t t = sqlite3_column_int64(st, 1);
+    int64_t t = sqlite3_column_int64(st, 1), t0 = sqlite3_column_int64(st, 3);
     size_t len = (size_t)sqlite3_column_bytes(st, 2);
     unsigned char *b = malloc(len);
     assert_non_null(b);
     memcpy(b, sqlite3_column_blob(st, 2), len);
     sqlite3_finalize(st);
     gp_ev_lists l = {0};
-    assert_int_equal(gp_ev_prefix_decode(jid, t, b, len, &l), 0);
+    assert_int_equal(gp_ev_prefix_decode(jid, t0, t, b, len, &l), 0);
     assert_true(l.nst + l.nmk + l.nev > 0);
     unsigned char *c;
     size_t len2;
-    assert_int_equal(gp_ev_prefix_encode(jid, t, &l, &c, &len2), 0);
+    assert_int_equal(gp_ev_prefix_encode(jid, t0, t, &l, &c, &len2), 0);
     assert_int_equal(len, len2);
     assert_memory_equal(b, c, len);
     free(c);
     gp_ev_lists_free(&l);
-    assert_int_equal(gp_ev_prefix_decode(strcmp(jid, id) ? id : "train-healthy", t, b, len, &l),
-                     -1);                                              /* another job's */
-    assert_int_equal(gp_ev_prefix_decode(jid, t + 1, b, len, &l), -1); /* another bound */
-    for (size_t cut = 0; cut < len; cut += 1 + cut / 3)                /* truncated */
-        assert_int_equal(gp_ev_prefix_decode(jid, t, b, cut, &l), -1);
+    assert_int_equal(gp_ev_prefix_decode(strcmp(jid, id) ? id : "train-healthy", t0, t, b, len, &l),
+                     -1);                                                  /* another job's */
+    assert_int_equal(gp_ev_prefix_decode(jid, t0, t + 1, b, len, &l), -1); /* another bound */
+    for (size_t cut = 0; cut < len; cut += 1 + cut / 3)                    /* truncated */
+        assert_int_equal(gp_ev_prefix_decode(jid, t0, t, b, cut, &l), -1);
     /* each count of the head (8 bytes each after 8 of magic and id length) changed */
     for (size_t k = 0; k < 3; k++) {
         unsigned char *x = malloc(len);
@@ -239,7 +282,7 @@ static void test_hostile_bytes(void **state) {
         uint64_t alt[] = {v + 1, v ? v - 1 : 7, UINT64_MAX / 3};
         for (size_t i = 0; i < 3; i++) {
             memcpy(x + 8 + 8 * k, &alt[i], sizeof alt[i]);
-            assert_int_equal(gp_ev_prefix_decode(jid, t, x, len, &l), -1);
+            assert_int_equal(gp_ev_prefix_decode(jid, t0, t, x, len, &l), -1);
             assert_null(l.st);
         }
         free(x);
@@ -254,7 +297,7 @@ static void test_hostile_bytes(void **state) {
             r ^= r << 13, r ^= r >> 7, r ^= r << 17;
             x[r % len] ^= (unsigned char)(1u << (r >> 60 & 7));
         }
-        if (gp_ev_prefix_decode(jid, t, x, len, &l) == 0) gp_ev_lists_free(&l);
+        if (gp_ev_prefix_decode(jid, t0, t, x, len, &l) == 0) gp_ev_lists_free(&l);
         free(x);
     }
     free(b);
@@ -312,6 +355,7 @@ static void test_step_order(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resume_equals_whole),
+        cmocka_unit_test(test_segments),
         cmocka_unit_test(test_resumed_and_invalidated),
         cmocka_unit_test(test_hostile_bytes),
         cmocka_unit_test(test_step_order),

@@ -165,18 +165,19 @@ static void get_event(rbuf *r, gp_event *e, const char *job_id) {
 typedef struct head {
     uint32_t magic, id_len;
     uint64_t n_st, n_mk, n_ev;
-    int64_t t_ns;
+    int64_t t0_ns, t_ns;
 } head;
 
-int gp_ev_prefix_encode(const char *job_id, int64_t t_ns, const gp_ev_lists *l, unsigned char **buf,
-                        size_t *len) {
+int gp_ev_prefix_encode(const char *job_id, int64_t t0_ns, int64_t t_ns, const gp_ev_lists *l,
+                        unsigned char **buf, size_t *len) {
     wbuf w = {0};
-    head h = {MAGIC, (uint32_t)strlen(job_id), l->nst, l->nmk, l->nev, t_ns};
+    head h = {MAGIC, (uint32_t)strlen(job_id), l->nst, l->nmk, l->nev, t0_ns, t_ns};
     put(&w, &h.magic, sizeof h.magic);
     put(&w, &h.id_len, sizeof h.id_len);
     put(&w, &h.n_st, sizeof h.n_st);
     put(&w, &h.n_mk, sizeof h.n_mk);
     put(&w, &h.n_ev, sizeof h.n_ev);
+    put(&w, &h.t0_ns, sizeof h.t0_ns);
     put(&w, &h.t_ns, sizeof h.t_ns);
     put(&w, job_id, h.id_len);
     for (size_t i = 0; i < l->nst; i++) {
@@ -213,8 +214,8 @@ int gp_ev_prefix_encode(const char *job_id, int64_t t_ns, const gp_ev_lists *l, 
 #define STEP_BYTES 40
 #define MARK_BYTES 44
 
-int gp_ev_prefix_decode(const char *job_id, int64_t t_ns, const unsigned char *buf, size_t len,
-                        gp_ev_lists *l) {
+int gp_ev_prefix_decode(const char *job_id, int64_t t0_ns, int64_t t_ns, const unsigned char *buf,
+                        size_t len, gp_ev_lists *l) {
     rbuf r = {buf, buf + len, 0};
     head h;
     GET(&r, h.magic);
@@ -222,10 +223,11 @@ int gp_ev_prefix_decode(const char *job_id, int64_t t_ns, const unsigned char *b
     GET(&r, h.n_st);
     GET(&r, h.n_mk);
     GET(&r, h.n_ev);
+    GET(&r, h.t0_ns);
     GET(&r, h.t_ns);
     size_t left = (size_t)(r.end - r.p);
-    if (r.bad || h.magic != MAGIC || h.t_ns != t_ns || h.id_len != strlen(job_id) ||
-        h.id_len > left || memcmp(r.p, job_id, h.id_len) != 0)
+    if (r.bad || h.magic != MAGIC || h.t0_ns != t0_ns || h.t_ns != t_ns ||
+        h.id_len != strlen(job_id) || h.id_len > left || memcmp(r.p, job_id, h.id_len) != 0)
         return -1;
     r.p += h.id_len;
     left -= h.id_len;
@@ -247,7 +249,7 @@ int gp_ev_prefix_decode(const char *job_id, int64_t t_ns, const unsigned char *b
         GET(&r, s->rank);
         GET(&r, s->step);
         GET(&r, s->units);
-        if (s->ts_ns > t_ns) r.bad = 1;
+        if (s->ts_ns > t_ns || s->ts_ns <= t0_ns) r.bad = 1;
     }
     for (uint64_t i = 0; i < h.n_mk && !r.bad; i++) {
         gp_mark_ev *m = &l->mk[i];
@@ -261,14 +263,15 @@ int gp_ev_prefix_decode(const char *job_id, int64_t t_ns, const unsigned char *b
         GET(&r, m->ok);
         GET(&r, m->edge);
         GET(&r, m->slot);
-        if (m->ts_ns > t_ns || (m->kind != GP_EV_REQUEST && m->kind != GP_EV_PHASE) ||
-            (m->ok != 0 && m->ok != 1) || m->slot < GP_PS_OTHER || m->slot > GP_PS_COMM ||
+        if (m->ts_ns > t_ns || m->ts_ns <= t0_ns ||
+            (m->kind != GP_EV_REQUEST && m->kind != GP_EV_PHASE) || (m->ok != 0 && m->ok != 1) ||
+            m->slot < GP_PS_OTHER || m->slot > GP_PS_COMM ||
             (m->kind == GP_EV_PHASE && m->edge != GP_PH_BEGIN && m->edge != GP_PH_END))
             r.bad = 1;
     }
     for (uint64_t i = 0; i < h.n_ev && !r.bad; i++) {
         get_event(&r, &l->ev[i], job_id);
-        if (l->ev[i].ts_ns > t_ns) r.bad = 1;
+        if (l->ev[i].ts_ns > t_ns || l->ev[i].ts_ns <= t0_ns) r.bad = 1;
     }
     if (r.bad || r.p != r.end) goto bad;
     l->nst = h.n_st;
@@ -287,6 +290,34 @@ static int prefix_off(void) {
     return off && *off && strcmp(off, "0") != 0;
 }
 
+/* Appends src's records to dst (src emptied). 0, -1 out of memory. */
+static int append_lists(gp_ev_lists *dst, gp_ev_lists *src) {
+    if (!dst->nst && !dst->nmk && !dst->nev) {
+        gp_ev_lists_free(dst);
+        *dst = *src;
+        memset(src, 0, sizeof *src);
+        return 0;
+    }
+    gp_step_ev *st = realloc(dst->st, (dst->nst + src->nst + 1) * sizeof *st);
+    if (st) dst->st = st;
+    gp_mark_ev *mk = st ? realloc(dst->mk, (dst->nmk + src->nmk + 1) * sizeof *mk) : NULL;
+    if (mk) dst->mk = mk;
+    gp_event *ev = mk ? realloc(dst->ev, (dst->nev + src->nev + 1) * sizeof *ev) : NULL;
+    if (ev) dst->ev = ev;
+    if (!ev) return -1;
+    memcpy(dst->st + dst->nst, src->st, src->nst * sizeof *st);
+    memcpy(dst->mk + dst->nmk, src->mk, src->nmk * sizeof *mk);
+    memcpy(dst->ev + dst->nev, src->ev, src->nev * sizeof *ev);
+    dst->nst += src->nst;
+    dst->nmk += src->nmk;
+    dst->nev += src->nev;
+    dst->cap_st = dst->nst + 1;
+    dst->cap_mk = dst->nmk + 1;
+    dst->cap_ev = dst->nev + 1;
+    gp_ev_lists_free(src);
+    return 0;
+}
+
 int gp_ev_prefix_load(gp_store *s, const char *job_id, gp_ev_lists *l, int64_t *t_ns) {
     memset(l, 0, sizeof *l);
     if (prefix_off()) return 0;
@@ -294,23 +325,39 @@ int gp_ev_prefix_load(gp_store *s, const char *job_id, gp_ev_lists *l, int64_t *
     if (gp_ev_prefix_fp(fp, sizeof fp) != 0) return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT t_ns, state FROM job_ev_prefix WHERE job_id = ?1 AND fp = ?2",
+                           "SELECT t0_ns, t_ns, fp, state FROM job_ev_prefix WHERE job_id = ?1"
+                           " ORDER BY t_ns",
                            -1, &st, NULL) != SQLITE_OK)
         return 0; /* an older store: no table */
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, fp, -1, SQLITE_STATIC);
+    /* the segments in order, each the rows of (t0_ns, t_ns], the first from the job's start:
+     * served up to the first that is not this build's, not contiguous (a claim being
+     * written) or not decoded */
+    int64_t prev = INT64_MIN;
     int got = 0;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(st, 0);
-        const unsigned char *b = sqlite3_column_blob(st, 1);
-        int n = sqlite3_column_bytes(st, 1);
-        if (b && n > 0 && gp_ev_prefix_decode(job_id, t, b, (size_t)n, l) == 0) {
-            *t_ns = t;
-            got = 1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t t0 = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
+        const char *f = (const char *)sqlite3_column_text(st, 2);
+        if (!f || strcmp(f, fp) != 0 || t0 != prev) break;
+        const unsigned char *b = sqlite3_column_blob(st, 3);
+        int n = sqlite3_column_bytes(st, 3);
+        gp_ev_lists seg = {0};
+        if (!b || n <= 0 || gp_ev_prefix_decode(job_id, t0, t, b, (size_t)n, &seg) != 0) break;
+        if (append_lists(l, &seg) != 0) {
+            gp_ev_lists_free(&seg);
+            got = 0;
+            break;
         }
+        prev = t;
+        got = 1;
     }
     sqlite3_finalize(st);
-    return got;
+    if (!got) {
+        gp_ev_lists_free(l);
+        return 0;
+    }
+    *t_ns = prev;
+    return 1;
 }
 
 /* ---- writer ---- */
@@ -321,53 +368,87 @@ static double cpu_now_s(void) {
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Jobs with an accounting prefix of this build (acct_fp) saved after their events were
- * (or with none saved), with that prefix's bound and when it was computed. */
+/* Jobs with an accounting prefix of this build (acct_fp) whose bound is past their saved
+ * events' (this build's), with that bound. */
 static const char candidates_sql[] =
     "SELECT p.job_id, p.t_ns, p.computed_ns FROM job_prefix p WHERE p.fp = ?1"
-    " AND p.t_ns > ifnull((SELECT e.t_ns FROM job_ev_prefix e WHERE e.job_id = p.job_id"
+    " AND p.t_ns > ifnull((SELECT max(e.t_ns) FROM job_ev_prefix e WHERE e.job_id = p.job_id"
     "  AND e.fp = ?2), -9223372036854775807)"
     " ORDER BY p.computed_ns, p.job_id";
 
-/* One job, events up to t_ns: 1 saved, 0 not (an event at or before t_ns arrived while it
- * was read, or out of memory), -1 store error. The previous row (if of this build) is read
- * and the claim written in one write transaction, so no event deletes the previous row
- * unseen; an event at or before t_ns committed after the claim deletes the claim (the
- * triggers), and the state replaces the claim only if it is still there. */
+static int exec_id(sqlite3 *db, const char *sql, const char *id) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The end of the job's chain of segments of this build (INT64_MIN: none); a chain that is
+ * not one (another build's, a claim left, a gap) is deleted. -2 on a store error. */
+static int64_t chain_end(sqlite3 *db, const char *id, const char *fp) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT t0_ns, t_ns, fp FROM job_ev_prefix WHERE job_id = ?1"
+                           " ORDER BY t_ns",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -2;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    int64_t prev = INT64_MIN;
+    int broken = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *f = (const char *)sqlite3_column_text(st, 2);
+        if (!f || strcmp(f, fp) != 0 || sqlite3_column_int64(st, 0) != prev) broken = 1;
+        prev = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return -2;
+    if (broken) {
+        if (exec_id(db, "DELETE FROM job_ev_prefix WHERE job_id = ?1", id) != 0) return -2;
+        return INT64_MIN;
+    }
+    return prev;
+}
+
+/* One job, events up to t_ns: 1 saved, 0 not (nothing new, an event at or before t_ns
+ * arrived while it was read, or out of memory), -1 store error. It appends one segment,
+ * the rows of (end of the chain, t_ns], so the writer holds only the rows since its last
+ * save. The chain is checked and the claim (the segment with fp 'claim', empty) written in
+ * one write transaction; an event at or before t_ns committed after the claim deletes the
+ * job's segments, claim included (the triggers), and the segment replaces the claim only
+ * if it is still there. */
 static int save_one(gp_store *s, const char *id, int64_t t_ns, int64_t now_ns, const char *fp) {
     sqlite3 *db = gp_store_db(s);
-    gp_ev_lists l = {0};
-    int64_t t_old = INT64_MIN;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return -1;
-    if (gp_ev_prefix_load(s, id, &l, &t_old) != 1 || t_old > t_ns) {
-        gp_ev_lists_free(&l);
-        t_old = INT64_MIN;
-    }
+    int64_t t_old = chain_end(db, id, fp);
+    int rc = t_old == -2 ? -1 : 0;
     sqlite3_stmt *st;
-    int rc =
-        sqlite3_prepare_v2(db,
-                           "INSERT OR REPLACE INTO job_ev_prefix(job_id, fp, t_ns, computed_ns,"
-                           " state) VALUES(?1,'" CLAIM_FP "',?2,?3,X'')",
-                           -1, &st, NULL) == SQLITE_OK
-            ? 0
-            : -1;
-    if (rc == 0) {
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, t_ns);
-        sqlite3_bind_int64(st, 3, now_ns);
-        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
-        sqlite3_finalize(st);
+    if (rc == 0 && t_old < t_ns) {
+        rc = sqlite3_prepare_v2(db,
+                                "INSERT INTO job_ev_prefix(job_id, t_ns, t0_ns, fp, computed_ns,"
+                                " state) VALUES(?1,?2,?3,'" CLAIM_FP "',?4,X'')",
+                                -1, &st, NULL) == SQLITE_OK
+                 ? 0
+                 : -1;
+        if (rc == 0) {
+            sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 2, t_ns);
+            sqlite3_bind_int64(st, 3, t_old);
+            sqlite3_bind_int64(st, 4, now_ns);
+            rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+            sqlite3_finalize(st);
+        }
     }
     if (sqlite3_exec(db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK) rc = -1;
-    if (rc < 0) {
-        gp_ev_lists_free(&l);
-        return -1;
-    }
+    if (rc < 0) return -1;
+    if (t_old >= t_ns) return 0;
     int64_t from = t_old == INT64_MIN ? INT64_MIN : t_old + 1;
+    gp_ev_lists l = {0};
     unsigned char *blob = NULL;
     size_t len = 0;
     int got = gp_store_job_events_range_each(s, id, from, t_ns, gp_ev_lists_add, &l) == 0 &&
-              gp_ev_prefix_encode(id, t_ns, &l, &blob, &len) == 0;
+              gp_ev_prefix_encode(id, t_old, t_ns, &l, &blob, &len) == 0;
     gp_ev_lists_free(&l);
     if (got) {
         if (sqlite3_prepare_v2(db,
@@ -385,15 +466,9 @@ static int save_one(gp_store *s, const char *id, int64_t t_ns, int64_t now_ns, c
         }
     }
     free(blob);
-    if (rc <= 0) {
-        if (sqlite3_prepare_v2(
-                db, "DELETE FROM job_ev_prefix WHERE job_id = ?1 AND fp = '" CLAIM_FP "'", -1, &st,
-                NULL) != SQLITE_OK)
-            return -1;
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = -1;
-        sqlite3_finalize(st);
-    }
+    if (rc <= 0 &&
+        exec_id(db, "DELETE FROM job_ev_prefix WHERE job_id = ?1 AND fp = '" CLAIM_FP "'", id) != 0)
+        rc = -1;
     return rc;
 }
 

@@ -21,10 +21,12 @@
  * must match this build; GOODPUT_NO_PREFIX=1 reads every row (as for the accounting).
  *
  * Cost: the saved bytes grow with the job (40 bytes a step, 44 a request or phase edge,
- * ~600 an other event): ~40 MB for a day of an 8-GPU trainer at 11 steps/s, read as one
- * blob (~20x cheaper than decoding the rows). It is saved by the agent's sealing child
- * right after the job's accounting prefix (same cadence, GP_ACCT_PREFIX_EVERY_NS), from
- * the previous one plus the rows after it, up to the accounting prefix's bound t_ns. */
+ * ~100 an other event): ~37 MB for a day of an 8-GPU trainer at 11 steps/s, read far
+ * faster than decoding the rows. They are saved by the agent's sealing child right after
+ * the job's accounting prefix (same cadence, GP_ACCT_PREFIX_EVERY_NS), up to that prefix's
+ * bound t_ns, as a chain of segments (rows keyed by (job_id, t_ns), each the events of
+ * (t0_ns, t_ns], the first from the job's start): a save appends one segment with the rows
+ * since the last, so the writer holds only those. */
 #ifndef GP_ENGINE_EV_PREFIX_H
 #define GP_ENGINE_EV_PREFIX_H
 
@@ -56,13 +58,14 @@ void gp_ev_lists_free(gp_ev_lists *l);
  * transaction. */
 int gp_ev_prefix_load(gp_store *s, const char *job_id, gp_ev_lists *l, int64_t *t_ns);
 
-/* The saved bytes (for tests): malloc'ed into *buf; 0, -1 on OOM. */
-int gp_ev_prefix_encode(const char *job_id, int64_t t_ns, const gp_ev_lists *l, unsigned char **buf,
-                        size_t *len);
-/* ... and back into *l (empty on entry): 0, -1 when the bytes are not this job's events of
- * this build's layout up to t_ns (*l left empty). */
-int gp_ev_prefix_decode(const char *job_id, int64_t t_ns, const unsigned char *buf, size_t len,
-                        gp_ev_lists *l);
+/* One segment's bytes, the records of l (the job's rows with t0_ns < ts_ns <= t_ns; t0_ns
+ * INT64_MIN: from the job's start): malloc'ed into *buf; 0, -1 on OOM. */
+int gp_ev_prefix_encode(const char *job_id, int64_t t0_ns, int64_t t_ns, const gp_ev_lists *l,
+                        unsigned char **buf, size_t *len);
+/* ... and back into *l (empty on entry): 0, -1 when the bytes are not this job's segment
+ * (t0_ns, t_ns] of this build's layout (*l left empty). */
+int gp_ev_prefix_decode(const char *job_id, int64_t t0_ns, int64_t t_ns, const unsigned char *buf,
+                        size_t len, gp_ev_lists *l);
 /* The fingerprint a stored row must carry: 0, -1 when cap is too small. */
 int gp_ev_prefix_fp(char *buf, size_t cap);
 
