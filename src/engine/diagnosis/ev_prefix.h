@@ -6,22 +6,24 @@
  * could not yet: their whole-job features (features.c) are not all mergeable (step
  * duration sums and phase sums accumulate across ranks in (rank, time) order, the step
  * drift compares the medians of a first and last third whose bounds move with the job's
- * end, the robust median's MAD, the stragglers' windows; docs/reliability.md "Running
- * jobs' prefixes"). What is saved here is therefore not a state of the features but their
- * input: the job's step, request and phase events (gp_step_ev, gp_mark_ev) and its other
- * events (gp_event) with ts_ns <= t_ns, in the store's order (time, then id). The loader
- * (diagnose.c, gp_job_input_load*) takes them and reads only the rows with ts_ns > t_ns:
- * the input is the same arrays in the same order as reading every row, so the features,
- * findings and every output are bit for bit the whole computation's
+ * end, the robust median's MAD, the stragglers' windows; docs/benchmarks.md, the 21:50
+ * update of "a running job's report folds only what is recent"). What is saved here is therefore
+ * not a state of the features but their input: the job's step, request and phase events
+ * (gp_step_ev, gp_mark_ev) and its other events (gp_event) with ts_ns <= t_ns, in the store's order
+ * (time, then id). The loader (diagnose.c, gp_job_input_load*) takes them and reads only the rows
+ * with ts_ns > t_ns: the input is the same arrays in the same order as reading every row, so the
+ * features, findings and every output are bit for bit the whole computation's
  * (tests/unit/test_ev_prefix.c memcmps the arrays and the features).
  *
- * Exactness rules: the triggers of migration 17 delete a job's row when an event of the job
- * with ts_ns <= t_ns is inserted, deleted or changed; the reader reads the row and the
- * later events in one read transaction; fp (the engine version and the records' layout)
- * must match this build; GOODPUT_NO_PREFIX=1 reads every row (as for the accounting).
+ * Exactness rules (docs/reliability.md, "Running jobs' saved events"): the triggers of
+ * migration 17 delete all of a job's segments when an event of the job at or before their
+ * last t_ns is inserted or deleted, or any of its events is changed; the reader reads the
+ * segments and the later events in one read transaction; fp (the engine version and the
+ * records' layout) must match this build; GOODPUT_NO_PREFIX=1 reads every row (as for
+ * the accounting).
  *
  * Cost: the saved bytes grow with the job (40 bytes a step, 44 a request or phase edge,
- * ~100 an other event): ~37 MB for a day of an 8-GPU trainer at 11 steps/s, read far
+ * a few hundred an other event): ~37 MB for a day of an 8-GPU trainer at 11 steps/s, read far
  * faster than decoding the rows. They are saved by the agent's sealing child right after
  * the job's accounting prefix (same cadence, GP_ACCT_PREFIX_EVERY_NS), up to that prefix's
  * bound t_ns, as a chain of segments (rows keyed by (job_id, t_ns), each the events of
