@@ -20,6 +20,7 @@
 #include "cli/agent_results.h"
 
 #include "engine/accounting/acct_prefix.h"
+#include "engine/diagnosis/ev_prefix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -269,6 +270,11 @@ int gp_agent_results_child(int argc, char **argv) {
                    : gp_acct_prefix_pass(s, strtoll(argv[2], NULL, 10), strtod(argv[3], NULL), err,
                                          sizeof err);
     if (n >= 0 && np < 0) printf("error %s\n", err);
+    /* ... and their events up to those prefixes (engine/diagnosis/ev_prefix.h). */
+    int ne = np < 0 ? -1
+                    : gp_ev_prefix_pass(s, strtoll(argv[2], NULL, 10), strtod(argv[3], NULL), err,
+                                        sizeof err);
+    if (np >= 0 && ne < 0) printf("error %s\n", err);
     for (const char *id; (id = gp_job_results_writer_failed(w, n0)); n0++)
         printf("failed %s\n", id);
     gp_job_results_writer_free(w);

@@ -408,6 +408,28 @@ static const char *const migrations[] = {
     "  DELETE FROM job_prefix WHERE job_id = NEW.id; END;"
     "CREATE TRIGGER IF NOT EXISTS job_prefix_job_del AFTER DELETE ON jobs BEGIN"
     "  DELETE FROM job_prefix WHERE job_id = OLD.id; END;",
+    /* 17: running jobs' saved events (engine/diagnosis/ev_prefix.h): the agent saves a
+     * running job's events compactly, as segments (t0_ns, t_ns] chained from its start, so
+     * the diagnosis's loader reads only the rows after them. Served only while they are
+     * exactly the job's rows up to the last t_ns: the triggers delete a job's segments
+     * when an event of the job at or before their last t_ns is inserted or deleted, any of
+     * its events is changed, or a job row is inserted or deleted under its id. fp: the
+     * engine and the records' layout; 'claim' while the agent writes one. */
+    "CREATE TABLE IF NOT EXISTS job_ev_prefix ("
+    "  job_id TEXT NOT NULL, t_ns INTEGER NOT NULL, t0_ns INTEGER NOT NULL, fp TEXT NOT NULL,"
+    "  computed_ns INTEGER NOT NULL, state BLOB NOT NULL, PRIMARY KEY (job_id, t_ns));"
+    "CREATE TRIGGER IF NOT EXISTS job_ev_prefix_ev AFTER INSERT ON events"
+    "  WHEN NEW.ts_ns <= (SELECT max(t_ns) FROM job_ev_prefix WHERE job_id = NEW.job_id) BEGIN"
+    "  DELETE FROM job_ev_prefix WHERE job_id = NEW.job_id; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_ev_prefix_ev_del AFTER DELETE ON events"
+    "  WHEN OLD.ts_ns <= (SELECT max(t_ns) FROM job_ev_prefix WHERE job_id = OLD.job_id) BEGIN"
+    "  DELETE FROM job_ev_prefix WHERE job_id = OLD.job_id; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_ev_prefix_ev_up AFTER UPDATE ON events BEGIN"
+    "  DELETE FROM job_ev_prefix WHERE job_id = OLD.job_id OR job_id = NEW.job_id; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_ev_prefix_job AFTER INSERT ON jobs BEGIN"
+    "  DELETE FROM job_ev_prefix WHERE job_id = NEW.id; END;"
+    "CREATE TRIGGER IF NOT EXISTS job_ev_prefix_job_del AFTER DELETE ON jobs BEGIN"
+    "  DELETE FROM job_ev_prefix WHERE job_id = OLD.id; END;",
 };
 
 /* Columns a migration adds. ALTER TABLE ADD COLUMN has no IF NOT EXISTS: each is added only

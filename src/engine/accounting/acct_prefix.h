@@ -1,5 +1,5 @@
 /* acct_prefix.h: a running job's accounting prefix, saved by the agent and resumed by every
- * reader (table job_prefix, schema 18), so that the report of a long-running job folds
+ * reader (table job_prefix, schema 16), so that the report of a long-running job folds
  * only the rows that came after it instead of the job's whole history.
  *
  * Ended jobs have stored results (engine/results/job_results.h). A running job's summary

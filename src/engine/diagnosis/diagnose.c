@@ -9,6 +9,7 @@
 
 #include "engine/diagnosis/classify.h"
 #include "engine/accounting/cost.h"
+#include "engine/diagnosis/ev_prefix.h"
 #include "engine/diagnosis/finding_budget.h"
 #include "engine/accounting/job_summary.h"
 #include "engine/pipeline/pipeline.h"
@@ -51,52 +52,11 @@ static int append(void **dst, size_t *n, const void *src, size_t m, size_t sz) {
 
 /* The job's events as one read: steps, requests and phases as compact records
  * (gp_step_ev, gp_mark_ev), the rest as gp_events, each list in the store's order (time,
- * then id). A gp_event is ~700 bytes: held whole, an inference job's requests were most
- * of `goodput report`'s peak RSS (docs/benchmarks.md, "Start-up and libraries"). */
-typedef struct ev_split {
-    gp_event *ev;
-    size_t nev, cap_ev;
-    gp_step_ev *st;
-    size_t nst, cap_st;
-    gp_mark_ev *mk;
-    size_t nmk, cap_mk;
-} ev_split;
-
-static int split_one(void *ctx, const gp_event *e) {
-    ev_split *x = ctx;
-    if (e->kind == GP_EV_STEP) {
-        if (x->nst == x->cap_st) {
-            size_t c = x->cap_st ? 2 * x->cap_st : 1024;
-            gp_step_ev *p = realloc(x->st, c * sizeof *p);
-            if (!p) return -1;
-            x->st = p;
-            x->cap_st = c;
-        }
-        x->st[x->nst++] = (gp_step_ev){e->ts_ns, e->step_start_ns, e->rank, e->step, e->units};
-        return 0;
-    }
-    gp_mark_ev m;
-    if (gp_mark_of(e, &m)) {
-        if (x->nmk == x->cap_mk) {
-            size_t c = x->cap_mk ? 2 * x->cap_mk : 256;
-            gp_mark_ev *p = realloc(x->mk, c * sizeof *p);
-            if (!p) return -1;
-            x->mk = p;
-            x->cap_mk = c;
-        }
-        x->mk[x->nmk++] = m;
-        return 0;
-    }
-    if (x->nev == x->cap_ev) {
-        size_t c = x->cap_ev ? 2 * x->cap_ev : 64;
-        gp_event *p = realloc(x->ev, c * sizeof *p);
-        if (!p) return -1;
-        x->ev = p;
-        x->cap_ev = c;
-    }
-    x->ev[x->nev++] = *e;
-    return 0;
-}
+ * then id): gp_ev_lists (ev_prefix.h). A gp_event is ~700 bytes: held whole, an inference
+ * job's requests were most of `goodput report`'s peak RSS (docs/benchmarks.md, "Start-up
+ * and libraries"). */
+typedef gp_ev_lists ev_split;
+#define split_one gp_ev_lists_add
 
 /* Last raw sample of a device in [lo, hi); -1 when none is kept. rows (NULL: not asked):
  * how many raw samples there are in [lo, hi), in the same query (a deferred series' room,
@@ -449,10 +409,23 @@ static int load_input(gp_store *s, const char *job_id, int raw, int compact, int
     ev_split ev = {0};
     gp_device *dev = NULL;
     size_t ndev = 0;
-    if (!in->job_id || gp_store_job_allocs(s, job_id, &al, &nal) < 0 ||
-        (whole ? gp_store_job_events_each(s, job_id, split_one, &ev)
-               : gp_store_job_events_range_each(s, job_id, from_ns, to_ns, split_one, &ev)) < 0 ||
-        gp_store_list_devices(s, &dev, &ndev) < 0) {
+    /* A whole history starts from the events the agent saved (ev_prefix.h) and reads only
+     * the rows after them, both in one read transaction (a late event deletes the saved
+     * ones: the triggers). */
+    sqlite3 *db = gp_store_db(s);
+    int own_txn = whole && sqlite3_get_autocommit(db) &&
+                  sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+    int64_t ev_t_ns = INT64_MIN;
+    if (whole && gp_ev_prefix_load(s, job_id, &ev, &ev_t_ns) != 1) ev_t_ns = INT64_MIN;
+    int bad =
+        !in->job_id || gp_store_job_allocs(s, job_id, &al, &nal) < 0 ||
+        (whole && ev_t_ns == INT64_MIN
+             ? gp_store_job_events_each(s, job_id, split_one, &ev)
+             : gp_store_job_events_range_each(s, job_id, whole ? ev_t_ns + 1 : from_ns,
+                                              whole ? INT64_MAX : to_ns, split_one, &ev)) < 0 ||
+        gp_store_list_devices(s, &dev, &ndev) < 0;
+    if (own_txn) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (bad) {
         snprintf(err, errlen, "job %s: cannot read the store: %s", job_id, gp_store_errmsg(s));
         free(al);
         free(ev.ev);
