@@ -23,7 +23,8 @@ extern const char gp_engine_version[];
 /* The fp of a claim: never a fingerprint (those start with the engine's version). */
 #define CLAIM_FP "claim"
 /* ... and of a job the writer declined (retention pruned raw rows that a short job's fold
- * reads after its start: each retention pass would change it): never served. */
+ * reads after its start: each retention pass would change it; or its state holds more
+ * than GP_ACCT_PREFIX_MAX_EVENTS events): never served. */
 #define SKIP_FP "skip"
 
 #define MAGIC 0x31505041u /* "APP1" */
@@ -183,20 +184,35 @@ gp_job_acct *gp_acct_prefix_load(gp_store *s, const char *job_id) {
     if (off && *off && strcmp(off, "0") != 0) return NULL;
     char fp[256];
     if (gp_acct_prefix_fp(fp, sizeof fp) != 0) return NULL;
+    sqlite3 *db = gp_store_db(s);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT state FROM job_prefix WHERE job_id = ?1 AND fp = ?2", -1, &st,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT rowid FROM job_prefix WHERE job_id = ?1 AND fp = ?2", -1,
+                           &st, NULL) != SQLITE_OK)
         return NULL; /* an older store: no table */
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, fp, -1, SQLITE_STATIC);
-    gp_job_acct *a = NULL;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *b = sqlite3_column_blob(st, 0);
-        int n = sqlite3_column_bytes(st, 0);
-        if (b && n > 0) a = gp_acct_prefix_decode(job_id, b, (size_t)n);
-    }
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_int64 rowid = found ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
+    if (!found) return NULL;
+    /* The head first, through the blob handle (a column would read the whole blob): a
+     * state with more events than GP_ACCT_PREFIX_MAX_EVENTS (a writer of this layout
+     * without the rule) is not loaded, the whole history being cheaper to compute. */
+    sqlite3_blob *b;
+    if (sqlite3_blob_open(db, "main", "job_prefix", "state", rowid, 0, &b) != SQLITE_OK) {
+        sqlite3_blob_close(b);
+        return NULL;
+    }
+    gp_job_acct *a = NULL;
+    int n = sqlite3_blob_bytes(b);
+    blob_head h;
+    unsigned char *buf = NULL;
+    if (n >= (int)sizeof h && sqlite3_blob_read(b, &h, (int)sizeof h, 0) == SQLITE_OK &&
+        h.magic == MAGIC && h.n_ev <= GP_ACCT_PREFIX_MAX_EVENTS && (buf = malloc((size_t)n)) &&
+        sqlite3_blob_read(b, buf, n, 0) == SQLITE_OK)
+        a = gp_acct_prefix_decode(job_id, buf, (size_t)n);
+    free(buf);
+    sqlite3_blob_close(b);
     return a;
 }
 
@@ -373,14 +389,15 @@ static int save_one(gp_store *s, const char *id, int64_t alloc0_ns, int64_t now_
               gp_acct_prefix_encode(a, &blob, &len) == 0;
     int pruned = got ? pruned_at_start(db, id, alloc0_ns) : 0;
     if (got && raw0 < 0) raw0 = pruned == 2 ? cut : alloc0_ns;
+    /* Declined: a job retention moves under (above), or one whose state would cost a
+     * reader more than computing without it (GP_ACCT_PREFIX_MAX_EVENTS). */
+    int declined = got && ((pruned && !a->rolled) || a->n_ev > GP_ACCT_PREFIX_MAX_EVENTS);
     const char *sql =
-        got && pruned && !a->rolled
-            ? "UPDATE job_prefix SET fp = '" SKIP_FP "', t_ns = -1, ev_t_ns = -1,"
-              " raw_t0_ns = 9223372036854775807, state = X'' WHERE job_id = ?1"
-              " AND fp = '" CLAIM_FP "'"
-            : "UPDATE job_prefix SET fp = ?2, ev_t_ns = ?3, state = ?4, raw_t0_ns = ?6"
-              " WHERE job_id = ?1 AND fp = '" CLAIM_FP "' AND t_ns = ?5";
-    int declined = got && pruned && !a->rolled;
+        declined ? "UPDATE job_prefix SET fp = '" SKIP_FP "', t_ns = -1, ev_t_ns = -1,"
+                   " raw_t0_ns = 9223372036854775807, state = X'' WHERE job_id = ?1"
+                   " AND fp = '" CLAIM_FP "'"
+                 : "UPDATE job_prefix SET fp = ?2, ev_t_ns = ?3, state = ?4, raw_t0_ns = ?6"
+                   " WHERE job_id = ?1 AND fp = '" CLAIM_FP "' AND t_ns = ?5";
     if (got) {
         if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
             rc = -1;
