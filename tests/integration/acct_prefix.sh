@@ -17,7 +17,13 @@
 #     rollups (its raw_t0_ns is its fold's end, so later retention passes keep it), the
 #     report equals the whole computation, and still does after raw rows are pruned
 #     further (as gp_store_retain does); a 3 h job (not long: its fold reads raw rows after
-#     the raw boundary) past a 1 h retention gets no prefix (a 'skip' row) and is computed.
+#     the raw boundary) past a 1 h retention gets no prefix (a 'skip' row) and is computed;
+#   - the demo scenario for 1 h: train-starved never freezes (every step has a data_wait
+#     phase: no cut is allowed), so its state would hold all ~20,900 events, more than
+#     GP_ACCT_PREFIX_MAX_EVENTS: it gets a 'skip' row and no state (loading it made the
+#     report peak 7.6 MiB where the whole computation peaks 5.4), the other running jobs
+#     get their prefixes, and report text, JSON, --html and diagnose are byte-identical to
+#     the whole computation.
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -126,4 +132,17 @@ db=$tmp/r3.db
 "$GOODPUT" agent --source "sim:$tmp/train3.conf" --speed 0 --duration 3h --retention 1h \
   --no-socket --quiet --db "$db"
 [ "$(sqlite3 "$db" "SELECT group_concat(fp) FROM job_prefix")" = skip ] || fail "a short pruned job: $(sqlite3 "$db" "SELECT fp FROM job_prefix")"
+db=$tmp/demo.db
+"$GOODPUT" agent --source "sim:${GOODPUT_SRC:-.}/examples/scenarios/demo.conf" --speed 0 --duration 1h \
+  --no-socket --quiet --db "$db"
+[ "$(sqlite3 "$db" "SELECT fp || ':' || length(state) FROM job_prefix WHERE job_id = 'train-starved'")" = skip:0 ] ||
+  fail "a job that never freezes got a prefix: $(sqlite3 "$db" "SELECT job_id, fp, length(state) FROM job_prefix")"
+[ "$(sqlite3 "$db" "SELECT count(*) FROM job_prefix WHERE length(state) > 0 AND job_id IN ('train-allreduce', 'train-healthy', 'llm-decode')")" = 3 ] ||
+  fail "the demo's other running jobs lost their prefixes: $(sqlite3 "$db" "SELECT job_id, fp, length(state) FROM job_prefix")"
+outputs "$tmp/d_prefix"
+outputs "$tmp/d_whole" GOODPUT_NO_PREFIX=1
+same "$tmp/d_prefix" "$tmp/d_whole" "demo: prefix vs whole"
+"$GOODPUT" report --db "$db" --html "$tmp/d_prefix.html" >/dev/null
+GOODPUT_NO_PREFIX=1 "$GOODPUT" report --db "$db" --html "$tmp/d_whole.html" >/dev/null
+cmp -s "$tmp/d_prefix.html" "$tmp/d_whole.html" || fail "demo: --html differs from the whole computation"
 echo "acct_prefix: ok"

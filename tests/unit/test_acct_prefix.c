@@ -8,6 +8,10 @@
  *   after the prefix (the loaded state's row counts);
  * - a prefix is not saved again within GP_ACCT_PREFIX_EVERY_NS and no claim is left
  *   (tests/integration/acct_prefix.sh runs the agent's child, the triggers and late rows);
+ * - a job that never freezes (train-starved: every step has a data_wait phase, so no cut
+ *   is allowed) holds more than GP_ACCT_PREFIX_MAX_EVENTS events: the writer declines it
+ *   (a 'skip' row, no state), and a state that large stored anyway (as a writer without
+ *   the rule did) is not loaded, though it decodes: the summary is the whole computation's;
  * - hostile bytes: a saved state truncated, with a count of its head changed, or under
  *   another job's id, decodes to NULL (the reader then computes the whole history); bytes
  *   flipped at random decode to NULL or to a state that frees cleanly; the state as saved
@@ -76,12 +80,13 @@ static void test_resume_equals_whole(void **state) {
     assert_int_equal(gp_acct_prefix_pending(s, now), 0); /* not again within 10 minutes */
     assert_int_equal(gp_acct_prefix_pass(s, now, 0, err, sizeof err), 0);
     assert_int_equal(count(s, "SELECT count(*) FROM job_prefix WHERE fp = 'claim'"), 0);
-    assert_int_equal(count(s, "SELECT count(*) FROM job_prefix"), saved);
+    assert_int_equal(count(s, "SELECT count(*) FROM job_prefix WHERE fp != 'skip'"), saved);
     /* every job with a prefix: the resumed summary is the whole computation's, bit for bit */
     sqlite3_stmt *st;
-    assert_int_equal(
-        sqlite3_prepare_v2(gp_store_db(s), "SELECT job_id FROM job_prefix", -1, &st, NULL),
-        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s),
+                                        "SELECT job_id FROM job_prefix WHERE fp != 'skip'", -1, &st,
+                                        NULL),
+                     SQLITE_OK);
     int kinds = 0, checked = 0;
     while (sqlite3_step(st) == SQLITE_ROW) {
         char id[GP_JOB_ID_MAX];
@@ -173,9 +178,77 @@ static void test_hostile_bytes(void **state) {
     gp_store_close(s);
 }
 
+/* The blob head's event count (acct_prefix.c, blob_head: magic and pad, n_al, n_act,
+ * n_ev). */
+static uint64_t blob_events(const unsigned char *b, size_t len) {
+    uint64_t v;
+    assert_true(len >= 32);
+    memcpy(&v, b + 24, sizeof v);
+    return v;
+}
+
+static void test_never_freezing_not_saved(void **state) {
+    (void)state;
+    gp_store *s;
+    char err[512];
+    assert_int_equal(gp_store_open(g_db, 0, &s, err, sizeof err), 0);
+    int64_t now = store_end(s);
+    gp_acct_prefix_pass(s, now, 0, err, sizeof err);
+    /* declined by the writer: a 'skip' row without a state, not served */
+    assert_int_equal(count(s, "SELECT count(*) FROM job_prefix WHERE job_id = 'train-starved'"
+                              " AND fp = 'skip' AND length(state) = 0"),
+                     1);
+    assert_null(gp_acct_prefix_load(s, "train-starved"));
+    /* its whole state, folded by a running accounting (which freezes what it can: nothing
+     * here), holds more events than one slice */
+    gp_job_acct *a = gp_job_acct_new("train-starved", NULL);
+    assert_non_null(a);
+    gp_job_summary x;
+    assert_int_equal(gp_job_acct_update(a, s, &x, err, sizeof err), 0);
+    unsigned char *b = NULL;
+    size_t len = 0;
+    assert_int_equal(gp_acct_prefix_encode(a, &b, &len), 0);
+    gp_job_acct_free(a);
+    assert_true(blob_events(b, len) > GP_ACCT_PREFIX_MAX_EVENTS);
+    gp_job_acct *d = gp_acct_prefix_decode("train-starved", b, len);
+    assert_non_null(d); /* a valid state: only its size keeps the reader off it */
+    gp_job_acct_free(d);
+    /* stored as a writer without the rule would: the reader does not load it */
+    char fp[256];
+    assert_int_equal(gp_acct_prefix_fp(fp, sizeof fp), 0);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s),
+                                        "INSERT OR REPLACE INTO job_prefix(job_id, fp, t_ns,"
+                                        " ev_t_ns, raw_t0_ns, computed_ns, state)"
+                                        " VALUES('train-starved', ?1, ?2, -1, 0, ?2, ?3)",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, now);
+    sqlite3_bind_blob64(st, 3, b, len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    free(b);
+    assert_int_equal(count(s, "SELECT count(*) FROM job_prefix WHERE job_id = 'train-starved'"
+                              " AND length(state) > 0"),
+                     1);
+    assert_null(gp_acct_prefix_load(s, "train-starved"));
+    /* and the summary is the whole computation's */
+    gp_job_summary p, w;
+    memset(&p, 0, sizeof p);
+    memset(&w, 0, sizeof w);
+    assert_int_equal(gp_job_summary_compute(s, "train-starved", NULL, &p, err, sizeof err), 0);
+    setenv("GOODPUT_NO_PREFIX", "1", 1);
+    assert_int_equal(gp_job_summary_compute(s, "train-starved", NULL, &w, err, sizeof err), 0);
+    unsetenv("GOODPUT_NO_PREFIX");
+    assert_memory_equal(&p, &w, sizeof p);
+    gp_store_close(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resume_equals_whole),
+        cmocka_unit_test(test_never_freezing_not_saved),
         cmocka_unit_test(test_hostile_bytes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -23,7 +23,8 @@ extern const char gp_engine_version[];
 /* The fp of a claim: never a fingerprint (those start with the engine's version). */
 #define CLAIM_FP "claim"
 /* ... and of a job the writer declined (retention pruned raw rows that a short job's fold
- * reads after its start: each retention pass would change it): never served. */
+ * reads after its start: each retention pass would change it; or its state holds more
+ * than GP_ACCT_PREFIX_MAX_EVENTS events): never served. */
 #define SKIP_FP "skip"
 
 #define MAGIC 0x31505041u /* "APP1" */
@@ -97,20 +98,49 @@ int gp_acct_prefix_encode(const gp_job_acct *a, unsigned char **buf, size_t *len
     return 0;
 }
 
+/* Where a state's bytes are read from: a buffer (gp_acct_prefix_decode) or the stored
+ * blob itself (gp_acct_prefix_load: each array read straight into its own allocation, so
+ * no copy of the whole blob is held next to the state). */
+typedef struct src {
+    const unsigned char *buf; /* or NULL: */
+    sqlite3_blob *blob;
+    size_t off; /* the next byte to read */
+    int bad;    /* a read failed */
+} src;
+
+static void rd(src *in, void *dst, size_t len) {
+    if (len && in->buf) {
+        memcpy(dst, in->buf + in->off, len);
+    } else if (len && (len > INT32_MAX || in->off > INT32_MAX ||
+                       sqlite3_blob_read(in->blob, dst, (int)len, (int)in->off) != SQLITE_OK)) {
+        memset(dst, 0, len);
+        in->bad = 1;
+    }
+    in->off += len;
+}
+
 /* A copy of the next len bytes (at least one byte allocated, so an empty array is not
- * NULL); NULL on OOM. */
-static void *take(const unsigned char **p, size_t len) {
+ * NULL); NULL on OOM or a failed read. */
+static void *take(src *in, size_t len) {
     void *q = malloc(len ? len : 1);
-    if (q && len) memcpy(q, *p, len);
-    *p += len;
+    if (q)
+        rd(in, q, len);
+    else
+        in->off += len;
+    if (in->bad) {
+        free(q);
+        return NULL;
+    }
     return q;
 }
 
-gp_job_acct *gp_acct_prefix_decode(const char *job_id, const unsigned char *buf, size_t len) {
+/* The state of len bytes read from in (its head first); NULL: not a state of this layout
+ * (or max_events < its event count, or out of memory). */
+static gp_job_acct *decode_src(const char *job_id, src *in, size_t len, uint64_t max_events) {
     blob_head h;
     if (len < sizeof h + sizeof(gp_job_acct)) return NULL;
-    memcpy(&h, buf, sizeof h);
-    if (h.magic != MAGIC) return NULL;
+    rd(in, &h, sizeof h);
+    if (in->bad || h.magic != MAGIC || h.n_ev > max_events) return NULL;
     /* Every count is bounded by the blob's length before any product is formed. */
     uint64_t c[] = {h.n_al, h.n_act, h.n_ev, h.n_names, h.n_durs, h.n_gaps, h.n_allocs, h.n_span};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
@@ -122,13 +152,12 @@ gp_job_acct *gp_acct_prefix_decode(const char *job_id, const unsigned char *buf,
     if (want != len) return NULL;
     gp_job_acct *a = malloc(sizeof *a);
     if (!a) return NULL;
-    const unsigned char *p = buf + sizeof h;
-    memcpy(a, p, sizeof *a);
-    p += sizeof *a;
-    if (strncmp(a->job_id, job_id, sizeof a->job_id) != 0 || !a->started || !a->ev_loaded ||
-        a->n_al != h.n_al || a->n_act != h.n_act || a->n_ev != h.n_ev || a->n_names != h.n_names ||
-        a->ck.n_durs != h.n_durs || a->ck.n_gaps != h.n_gaps || a->ck.n_allocs != h.n_allocs ||
-        a->ck.n_span != h.n_span || a->ck.n_gpu_stage < 0 || a->ck.n_gpu_stage > GP_CKPT_STAGES) {
+    rd(in, a, sizeof *a);
+    if (in->bad || strncmp(a->job_id, job_id, sizeof a->job_id) != 0 || !a->started ||
+        !a->ev_loaded || a->n_al != h.n_al || a->n_act != h.n_act || a->n_ev != h.n_ev ||
+        a->n_names != h.n_names || a->ck.n_durs != h.n_durs || a->ck.n_gaps != h.n_gaps ||
+        a->ck.n_allocs != h.n_allocs || a->ck.n_span != h.n_span || a->ck.n_gpu_stage < 0 ||
+        a->ck.n_gpu_stage > GP_CKPT_STAGES) {
         free(a);
         return NULL;
     }
@@ -140,19 +169,19 @@ gp_job_acct *gp_acct_prefix_decode(const char *job_id, const unsigned char *buf,
     a->xcur_ts = INT64_MIN, a->xcur_id = 0;
     a->fold_cap = INT64_MAX;
     memset(&a->stats, 0, sizeof a->stats);
-    a->al = take(&p, h.n_al * sizeof *a->al);
-    a->act = take(&p, h.n_act * sizeof *a->act);
-    a->act_sum = take(&p, h.n_act * sizeof *a->act_sum);
-    a->act_n = take(&p, h.n_act * sizeof(int));
-    a->act_owner = take(&p, h.n_act * sizeof(int));
+    a->al = take(in, h.n_al * sizeof *a->al);
+    a->act = take(in, h.n_act * sizeof *a->act);
+    a->act_sum = take(in, h.n_act * sizeof *a->act_sum);
+    a->act_n = take(in, h.n_act * sizeof(int));
+    a->act_owner = take(in, h.n_act * sizeof(int));
     a->cap_act = h.n_act;
-    a->ev = take(&p, h.n_ev * sizeof *a->ev);
+    a->ev = take(in, h.n_ev * sizeof *a->ev);
     a->cap_ev = h.n_ev;
-    a->names = take(&p, h.n_names * sizeof *a->names);
-    a->ck.durs = take(&p, h.n_durs * sizeof(double));
-    a->ck.gaps = take(&p, h.n_gaps * sizeof(int64_t));
-    a->ck.allocs = take(&p, 3 * h.n_allocs * sizeof(int64_t));
-    a->ck.span = take(&p, 2 * h.n_span * sizeof(int64_t));
+    a->names = take(in, h.n_names * sizeof *a->names);
+    a->ck.durs = take(in, h.n_durs * sizeof(double));
+    a->ck.gaps = take(in, h.n_gaps * sizeof(int64_t));
+    a->ck.allocs = take(in, 3 * h.n_allocs * sizeof(int64_t));
+    a->ck.span = take(in, 2 * h.n_span * sizeof(int64_t));
     if (!a->al || !a->act || !a->act_sum || !a->act_n || !a->act_owner || !a->ev || !a->names ||
         !a->ck.durs || !a->ck.gaps || !a->ck.allocs || !a->ck.span) {
         gp_job_acct_free(a);
@@ -176,6 +205,11 @@ gp_job_acct *gp_acct_prefix_decode(const char *job_id, const unsigned char *buf,
     return a;
 }
 
+gp_job_acct *gp_acct_prefix_decode(const char *job_id, const unsigned char *buf, size_t len) {
+    src in = {.buf = buf};
+    return decode_src(job_id, &in, len, UINT64_MAX);
+}
+
 /* ---- readers ---- */
 
 gp_job_acct *gp_acct_prefix_load(gp_store *s, const char *job_id) {
@@ -183,20 +217,30 @@ gp_job_acct *gp_acct_prefix_load(gp_store *s, const char *job_id) {
     if (off && *off && strcmp(off, "0") != 0) return NULL;
     char fp[256];
     if (gp_acct_prefix_fp(fp, sizeof fp) != 0) return NULL;
+    sqlite3 *db = gp_store_db(s);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT state FROM job_prefix WHERE job_id = ?1 AND fp = ?2", -1, &st,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT rowid FROM job_prefix WHERE job_id = ?1 AND fp = ?2", -1,
+                           &st, NULL) != SQLITE_OK)
         return NULL; /* an older store: no table */
     sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, fp, -1, SQLITE_STATIC);
-    gp_job_acct *a = NULL;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *b = sqlite3_column_blob(st, 0);
-        int n = sqlite3_column_bytes(st, 0);
-        if (b && n > 0) a = gp_acct_prefix_decode(job_id, b, (size_t)n);
-    }
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_int64 rowid = found ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
+    if (!found) return NULL;
+    /* Read through the blob handle, not as a column (which would hold the whole blob
+     * while the state is copied out of it). */
+    sqlite3_blob *b;
+    if (sqlite3_blob_open(db, "main", "job_prefix", "state", rowid, 0, &b) != SQLITE_OK) {
+        sqlite3_blob_close(b);
+        return NULL;
+    }
+    /* The head first: a state with more events than GP_ACCT_PREFIX_MAX_EVENTS (stored by
+     * a writer of this layout without the rule) is not read further. */
+    src in = {.blob = b};
+    int n = sqlite3_blob_bytes(b);
+    gp_job_acct *a = n > 0 ? decode_src(job_id, &in, (size_t)n, GP_ACCT_PREFIX_MAX_EVENTS) : NULL;
+    sqlite3_blob_close(b);
     return a;
 }
 
@@ -373,14 +417,15 @@ static int save_one(gp_store *s, const char *id, int64_t alloc0_ns, int64_t now_
               gp_acct_prefix_encode(a, &blob, &len) == 0;
     int pruned = got ? pruned_at_start(db, id, alloc0_ns) : 0;
     if (got && raw0 < 0) raw0 = pruned == 2 ? cut : alloc0_ns;
+    /* Declined: a job retention moves under (above), or one whose state would cost a
+     * reader more than computing without it (GP_ACCT_PREFIX_MAX_EVENTS). */
+    int declined = got && ((pruned && !a->rolled) || a->n_ev > GP_ACCT_PREFIX_MAX_EVENTS);
     const char *sql =
-        got && pruned && !a->rolled
-            ? "UPDATE job_prefix SET fp = '" SKIP_FP "', t_ns = -1, ev_t_ns = -1,"
-              " raw_t0_ns = 9223372036854775807, state = X'' WHERE job_id = ?1"
-              " AND fp = '" CLAIM_FP "'"
-            : "UPDATE job_prefix SET fp = ?2, ev_t_ns = ?3, state = ?4, raw_t0_ns = ?6"
-              " WHERE job_id = ?1 AND fp = '" CLAIM_FP "' AND t_ns = ?5";
-    int declined = got && pruned && !a->rolled;
+        declined ? "UPDATE job_prefix SET fp = '" SKIP_FP "', t_ns = -1, ev_t_ns = -1,"
+                   " raw_t0_ns = 9223372036854775807, state = X'' WHERE job_id = ?1"
+                   " AND fp = '" CLAIM_FP "'"
+                 : "UPDATE job_prefix SET fp = ?2, ev_t_ns = ?3, state = ?4, raw_t0_ns = ?6"
+                   " WHERE job_id = ?1 AND fp = '" CLAIM_FP "' AND t_ns = ?5";
     if (got) {
         if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
             rc = -1;

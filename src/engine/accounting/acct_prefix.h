@@ -47,6 +47,15 @@
 #define GP_ACCT_PREFIX_LAG_NS (60 * 1000000000LL)
 /* Jobs younger than this get none (their whole history is cheap). */
 #define GP_ACCT_PREFIX_MIN_AGE_NS (600 * 1000000000LL)
+/* A prefix must never make a read cost more memory than computing without it: a state
+ * holding more unfrozen events than one slice of the one-shot computation
+ * (GP_SUMMARY_ONESHOT_SLICE_EVENTS, job_summary.h) is not saved (the job is declined until
+ * the next pass) and not loaded (the reader reads the count from the blob's head before
+ * the blob). A job that never freezes (no cut the checkpoint rules allow, e.g. every step
+ * has a data_wait phase) holds every event since its start: on the 1-hour demo store
+ * train-starved's 20,906 events, a 2.1 MB state, made the report peak 7.6 MiB where the
+ * whole computation in slices peaks 5.4 MiB (docs/benchmarks.md). */
+#define GP_ACCT_PREFIX_MAX_EVENTS GP_SUMMARY_ONESHOT_SLICE_EVENTS
 
 /* ---- writer (the agent's sealing child) ---- */
 /* Saves the prefixes of the running jobs whose saved one is missing or older than
