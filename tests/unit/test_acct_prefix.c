@@ -199,6 +199,19 @@ static void test_never_freezing_not_saved(void **state) {
                               " AND fp = 'skip' AND length(state) = 0"),
                      1);
     assert_null(gp_acct_prefix_load(s, "train-starved"));
+    /* Looked at again (computed whole) only once the job has doubled its age at the
+     * decline: a minute before, the row is left as it is; a minute after, it is renewed. */
+    int64_t c0 = count(s, "SELECT computed_ns FROM job_prefix WHERE job_id = 'train-starved'");
+    int64_t age =
+        c0 - count(s, "SELECT min(from_ns) FROM allocations WHERE job_id = 'train-starved'");
+    assert_true(age > GP_ACCT_PREFIX_EVERY_NS + 60000000000LL);
+    gp_acct_prefix_pass(s, c0 + age - 60000000000LL, 0, err, sizeof err);
+    assert_int_equal(count(s, "SELECT computed_ns FROM job_prefix WHERE job_id = 'train-starved'"),
+                     c0);
+    gp_acct_prefix_pass(s, c0 + age + 60000000000LL, 0, err, sizeof err);
+    assert_int_equal(count(s, "SELECT computed_ns FROM job_prefix WHERE job_id = 'train-starved'"
+                              " AND fp = 'skip'"),
+                     c0 + age + 60000000000LL);
     /* its whole state, folded by a running accounting (which freezes what it can: nothing
      * here), holds more events than one slice */
     gp_job_acct *a = gp_job_acct_new("train-starved", NULL);

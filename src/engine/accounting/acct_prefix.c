@@ -253,16 +253,20 @@ static double cpu_now_s(void) {
 }
 
 /* Running jobs (an allocation still open, events not pruned) older than
- * GP_ACCT_PREFIX_MIN_AGE_NS without a prefix of this build saved (or declined: SKIP_FP)
- * since now_ns - GP_ACCT_PREFIX_EVERY_NS, oldest save first; with each its first
- * allocation's start. */
+ * GP_ACCT_PREFIX_MIN_AGE_NS without a prefix of this build saved since now_ns -
+ * GP_ACCT_PREFIX_EVERY_NS, oldest save first; with each its first allocation's start. A
+ * declined job (SKIP_FP) is looked at again once it has doubled its age at the decline
+ * (GP_ACCT_PREFIX_EVERY_NS at least): each look computes it whole, so a job that never
+ * freezes costs about two whole computations over its life, not one every 10 minutes. */
 static const char candidates_sql[] =
     "SELECT j.id, (SELECT min(from_ns) FROM allocations a WHERE a.job_id = j.id) AS t0"
     " FROM jobs j WHERE EXISTS (SELECT 1 FROM allocations a WHERE a.job_id = j.id"
     "  AND a.to_ns IS NULL)"
     " AND NOT EXISTS (SELECT 1 FROM job_events_pruned p WHERE p.job_id = j.id)"
     " AND NOT EXISTS (SELECT 1 FROM job_prefix p WHERE p.job_id = j.id"
-    "  AND (p.fp = ?1 OR p.fp = '" SKIP_FP "') AND p.computed_ns > ?2)"
+    "  AND ((p.fp = ?1 AND p.computed_ns > ?2) OR (p.fp = '" SKIP_FP "'"
+    "  AND p.computed_ns > ?4 - max(?5, p.computed_ns - (SELECT min(from_ns) FROM allocations a"
+    "  WHERE a.job_id = j.id)))))"
     " AND t0 <= ?3"
     " ORDER BY (SELECT computed_ns FROM job_prefix p WHERE p.job_id = j.id), j.id";
 
@@ -276,6 +280,8 @@ static int candidates(sqlite3 *db, int64_t now_ns, const char *fp, char (**ids)[
     sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, now_ns - GP_ACCT_PREFIX_EVERY_NS);
     sqlite3_bind_int64(st, 3, now_ns - GP_ACCT_PREFIX_MIN_AGE_NS);
+    sqlite3_bind_int64(st, 4, now_ns);
+    sqlite3_bind_int64(st, 5, GP_ACCT_PREFIX_EVERY_NS);
     size_t n = 0, cap = 0;
     char(*v)[GP_JOB_ID_MAX] = NULL;
     int64_t *t = NULL;
