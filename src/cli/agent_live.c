@@ -13,6 +13,7 @@
 #include "engine/diagnosis/live_window.h"
 #include "engine/diagnosis/windows.h"
 #include "store/store.h"
+#include "util/cpu_clock.h"
 
 /* One live job's state between passes. */
 struct gp_live_job {
@@ -47,12 +48,6 @@ static void live_jobs_sweep(gp_agent_live *l) {
         l->live_jobs[m++] = l->live_jobs[i];
     }
     l->n_live_jobs = m;
-}
-
-static double cpu_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 json_t *gp_agent_live_findings_json(const gp_diag_window *w) {
@@ -114,7 +109,7 @@ int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
 }
 
 static int live_pass(gp_agent_live *l, gp_agent *a) {
-    double c0 = cpu_now_s();
+    double c0 = gp_process_cpu_s();
     int64_t now = gp_agent_now_ns(a);
     gp_store *st = gp_agent_store(a);
     gp_job *jobs = NULL;
@@ -186,7 +181,7 @@ static int live_pass(gp_agent_live *l, gp_agent *a) {
     l->passes++;
     l->rows += rows;
     if (rows > l->rows_max_pass) l->rows_max_pass = rows;
-    l->cpu_s += cpu_now_s() - c0;
+    l->cpu_s += gp_process_cpu_s() - c0;
     return rc;
 }
 

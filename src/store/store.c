@@ -1674,3 +1674,33 @@ int gp_store_list_findings(gp_store *s, const char *job_id, gp_finding **out, si
     sqlite3_finalize(st);
     return oom ? list_failed((void **)out, n) : 0;
 }
+
+int gp_store_collect_ids(sqlite3_stmt *st, char (**ids)[GP_JOB_ID_MAX], int64_t **vals,
+                         size_t *n_out) {
+    size_t n = 0, cap = 0;
+    char(*v)[GP_JOB_ID_MAX] = NULL;
+    int64_t *t = NULL;
+    int rc, oom = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        if (!id) continue;
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 16;
+            void *p = realloc(v, c * sizeof *v);
+            if (p) v = p;
+            void *q = p ? realloc(t, c * sizeof *t) : NULL;
+            if (q) t = q;
+            if (!p || !q) {
+                oom = 1;
+                break;
+            }
+            cap = c;
+        }
+        snprintf(v[n], GP_JOB_ID_MAX, "%s", id);
+        t[n++] = sqlite3_column_int64(st, 1);
+    }
+    *ids = v;
+    *vals = t;
+    *n_out = n;
+    return !oom && (rc == SQLITE_DONE || rc == SQLITE_ROW) ? 0 : -1;
+}

@@ -168,4 +168,10 @@ const char *gp_store_errmsg(gp_store *s);
  * error instead of dying). What was committed before is intact; stop writing. */
 int gp_store_failed(const gp_store *s, char *err, size_t errlen);
 
+/* Steps st to its end, collecting each row's column 0 (a job id; NULL skipped) and column
+ * 1 (an integer) into arrays the caller frees: 0, or -1 on a step error or out of memory
+ * (what was read is returned as well). st is neither reset nor finalized. */
+int gp_store_collect_ids(sqlite3_stmt *st, char (**ids)[GP_JOB_ID_MAX], int64_t **vals,
+                         size_t *n_out);
+
 #endif

@@ -6,6 +6,7 @@
 
 #include "engine/accounting/job_acct_state.h"
 #include "store/rollup.h"
+#include "util/cpu_clock.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -246,12 +247,6 @@ gp_job_acct *gp_acct_prefix_load(gp_store *s, const char *job_id) {
 
 /* ---- writer ---- */
 
-static double cpu_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Running jobs (an allocation still open, events not pruned) older than
  * GP_ACCT_PREFIX_MIN_AGE_NS without a prefix of this build saved since now_ns -
  * GP_ACCT_PREFIX_EVERY_NS, oldest save first; with each its first allocation's start. A
@@ -282,30 +277,9 @@ static int candidates(sqlite3 *db, int64_t now_ns, const char *fp, char (**ids)[
     sqlite3_bind_int64(st, 3, now_ns - GP_ACCT_PREFIX_MIN_AGE_NS);
     sqlite3_bind_int64(st, 4, now_ns);
     sqlite3_bind_int64(st, 5, GP_ACCT_PREFIX_EVERY_NS);
-    size_t n = 0, cap = 0;
-    char(*v)[GP_JOB_ID_MAX] = NULL;
-    int64_t *t = NULL;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *id = (const char *)sqlite3_column_text(st, 0);
-        if (!id) continue;
-        if (n == cap) {
-            size_t c = cap ? 2 * cap : 16;
-            void *p = realloc(v, c * sizeof *v);
-            if (p) v = p;
-            void *q = p ? realloc(t, c * sizeof *t) : NULL;
-            if (q) t = q;
-            if (!p || !q) break;
-            cap = c;
-        }
-        snprintf(v[n], GP_JOB_ID_MAX, "%s", id);
-        t[n++] = sqlite3_column_int64(st, 1);
-    }
+    int rc = gp_store_collect_ids(st, ids, t0s, n_out);
     sqlite3_finalize(st);
-    *ids = v;
-    *t0s = t;
-    *n_out = n;
-    return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
+    return rc;
 }
 
 int gp_acct_prefix_pending(gp_store *s, int64_t now_ns) {
@@ -476,9 +450,9 @@ int gp_acct_prefix_pass(gp_store *s, int64_t now_ns, double budget_cpu_s, char *
         return -1;
     }
     int saved = 0;
-    double c0 = cpu_now_s();
+    double c0 = gp_process_cpu_s();
     for (size_t i = 0; i < n; i++) {
-        if (budget_cpu_s > 0 && i > 0 && cpu_now_s() - c0 >= budget_cpu_s) break;
+        if (budget_cpu_s > 0 && i > 0 && gp_process_cpu_s() - c0 >= budget_cpu_s) break;
         int k = save_one(s, ids[i], t0s[i], now_ns, fp);
         if (k < 0) {
             snprintf(err, errlen, "job_prefix: %s", sqlite3_errmsg(db));

@@ -5,6 +5,7 @@
 #include "engine/diagnosis/ev_prefix.h"
 
 #include "engine/accounting/acct_prefix.h"
+#include "util/cpu_clock.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -362,12 +363,6 @@ int gp_ev_prefix_load(gp_store *s, const char *job_id, gp_ev_lists *l, int64_t *
 
 /* ---- writer ---- */
 
-static double cpu_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Jobs with an accounting prefix of this build (acct_fp) whose bound is past their saved
  * events' (this build's), with that bound. */
 static const char candidates_sql[] =
@@ -497,30 +492,21 @@ int gp_ev_prefix_pass(gp_store *s, int64_t now_ns, double budget_cpu_s, char *er
     }
     sqlite3_bind_text(st, 1, acct_fp, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, fp, -1, SQLITE_STATIC);
-    size_t n = 0, cap = 0;
+    size_t n = 0;
     char(*ids)[GP_JOB_ID_MAX] = NULL;
     int64_t *ts = NULL;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *id = (const char *)sqlite3_column_text(st, 0);
-        if (!id) continue;
-        if (n == cap) {
-            size_t c = cap ? 2 * cap : 16;
-            void *p = realloc(ids, c * sizeof *ids);
-            if (p) ids = p;
-            void *q = p ? realloc(ts, c * sizeof *ts) : NULL;
-            if (q) ts = q;
-            if (!p || !q) break;
-            cap = c;
-        }
-        snprintf(ids[n], GP_JOB_ID_MAX, "%s", id);
-        ts[n++] = sqlite3_column_int64(st, 1);
-    }
+    int crc = gp_store_collect_ids(st, &ids, &ts, &n);
     sqlite3_finalize(st);
+    if (crc != 0) {
+        free(ids);
+        free(ts);
+        snprintf(err, errlen, "job_ev_prefix: %s", sqlite3_errmsg(db));
+        return -1;
+    }
     int saved = 0;
-    double c0 = cpu_now_s();
+    double c0 = gp_process_cpu_s();
     for (size_t i = 0; i < n; i++) {
-        if (budget_cpu_s > 0 && i > 0 && cpu_now_s() - c0 >= budget_cpu_s) break;
+        if (budget_cpu_s > 0 && i > 0 && gp_process_cpu_s() - c0 >= budget_cpu_s) break;
         int k = save_one(s, ids[i], ts[i], now_ns, fp);
         if (k < 0) {
             snprintf(err, errlen, "job_ev_prefix: %s", sqlite3_errmsg(db));

@@ -6,6 +6,7 @@
 #include "engine/results/job_results.h"
 
 #include "store/rollup.h"
+#include "util/cpu_clock.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -55,12 +56,6 @@ int gp_job_results_diag_fp(const gp_diag_opts *o, char *buf, size_t cap) {
                      o->price_per_gpu_h, o->slo.ttft_s, o->slo.tpot_s, o->slo.e2e_s,
                      price_env ? price_env : "-", raw_env ? raw_env : "-");
     return m < 0 || (size_t)m >= cap - (size_t)k ? -1 : 0;
-}
-
-static double cpu_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* ---- writer ---- */
@@ -424,9 +419,9 @@ int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, d
         return -1;
     }
     int stored = 0;
-    double c0 = cpu_now_s();
+    double c0 = gp_process_cpu_s();
     for (size_t i = 0; i < n; i++) {
-        if (budget_cpu_s > 0 && i > 0 && cpu_now_s() - c0 >= budget_cpu_s) break;
+        if (budget_cpu_s > 0 && i > 0 && gp_process_cpu_s() - c0 >= budget_cpu_s) break;
         gp_job j;
         int64_t t0 = -1, t1 = -1;
         int found = gp_store_get_job(s, ids[i], &j);
@@ -447,7 +442,7 @@ int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, d
         else if (k == 1)
             stored++, w->st.stored++;
     }
-    w->st.cpu_s += cpu_now_s() - c0;
+    w->st.cpu_s += gp_process_cpu_s() - c0;
     free(ids);
     return stored;
 }
