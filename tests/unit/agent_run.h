@@ -46,4 +46,21 @@ static inline gp_store *gp_test_agent_store(const gp_scenario *sc, const char *d
     return s;
 }
 
+/* The demo scenario cut at `duration` (most of its jobs still run at 38m) written to
+ * dir/demo.conf and run into dir/demo.db, whose path goes to db. 0, or -1 with err. */
+static inline int gp_test_demo_cut(const char *dir, const char *duration, char *db, size_t dblen,
+                                   char *err, size_t errlen) {
+    char conf[600], cmd[2400];
+    snprintf(conf, sizeof conf, "%s/demo.conf", dir);
+    snprintf(db, dblen, "%s/demo.db", dir);
+    snprintf(cmd, sizeof cmd,
+             "sed 's/^duration = 1h/duration = %s/' %s/examples/scenarios/demo.conf > %s", duration,
+             getenv("GOODPUT_SRC") ? getenv("GOODPUT_SRC") : ".", conf);
+    if (system(cmd) != 0) {
+        snprintf(err, errlen, "cannot write %.200s", conf);
+        return -1;
+    }
+    return gp_test_agent_run(conf, db, err, errlen);
+}
+
 #endif

@@ -33,15 +33,8 @@ static char g_db[600];
 static int setup(void **state) {
     (void)state;
     g_dir = gp_test_tmpdir();
-    char conf[600], err[512];
-    snprintf(conf, sizeof conf, "%s/demo.conf", g_dir);
-    snprintf(g_db, sizeof g_db, "%s/demo.db", g_dir);
-    char cmd[1400];
-    snprintf(cmd, sizeof cmd,
-             "sed 's/^duration = 1h/duration = 38m/' %s/examples/scenarios/demo.conf > %s",
-             getenv("GOODPUT_SRC") ? getenv("GOODPUT_SRC") : ".", conf);
-    if (system(cmd) != 0) return -1;
-    if (gp_test_agent_run(conf, g_db, err, sizeof err) != 0) {
+    char err[512];
+    if (gp_test_demo_cut(g_dir, "38m", g_db, sizeof g_db, err, sizeof err) != 0) {
         fprintf(stderr, "agent: %s\n", err);
         return -1;
     }
