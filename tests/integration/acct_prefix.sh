@@ -30,24 +30,8 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 command -v sqlite3 >/dev/null || fail "sqlite3 shell missing (Debian sqlite3)"
 
-cat >"$tmp/train.conf" <<'EOF'
-[node]
-name = prefix-node
-gpus = 2
-model = H100-SXM
-seed = 7
-start = 2026-12-01T00:00:00Z
-duration = 7h
-
-[job train]
-kind = training
-gpus = 0-1
-start = 0s ; end = 1430m
-init = 2m
-batch = 16 ; sample_cpu = 3ms ; loader_workers = 8
-flops_per_step = 40T ; efficiency = 0.5
-checkpoint_every = 2000 ; checkpoint_time = 20s
-EOF
+src=${GOODPUT_SRC:-.}
+cp "$src/tests/data/scenarios/prefix_trainer.conf" "$tmp/train.conf"
 db=$tmp/s.db
 "$GOODPUT" agent --source "sim:$tmp/train.conf" --speed 0 --duration 7h --no-socket --quiet --db "$db"
 
