@@ -146,6 +146,10 @@ struct gp_store {
     int span_known;
     int64_t span_t0_ns, span_t1_ns;
     sqlite3_int64 span_changes, span_dv, pend_changes, pend_dv;
+    /* the agent's page cache (gp_store_tune_for_devices): its steady and flood sizes, the
+     * size set now, events put in the open transaction, quiet commits since a flood */
+    int cache_steady_kib, cache_flood_kib, cache_kib;
+    uint32_t tx_events, quiet_commits;
 };
 
 /* The agent's flush writes its queued rows GP_STORE_BATCH_ROWS at a time, in one
@@ -451,16 +455,29 @@ void gp_store_close(gp_store *s) {
     free(s);
 }
 
-void gp_store_tune_for_devices(gp_store *s, size_t n_devices) {
-    /* ~3 hot leaf pages per device (samples, proc_samples, an events share) of 4 KiB. The
-     * 2 MiB floor is for event floods: at 1 MiB the dedup index's misses made ticks
-     * 50-65 ms late (reliability_overload.sh; docs/benchmarks.md, agent cost item 4). */
-    size_t kib = n_devices * 12;
-    if (kib < 2048) kib = 2048;
-    if (kib > 262144) kib = 262144;
+static void set_cache_kib(gp_store *s, int kib) {
     char sql[64];
-    snprintf(sql, sizeof sql, "PRAGMA cache_size=-%zu", kib);
+    snprintf(sql, sizeof sql, "PRAGMA cache_size=-%d", kib);
     sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    s->cache_kib = kib;
+}
+
+void gp_store_tune_for_devices(gp_store *s, size_t n_devices) {
+    /* ~3 hot leaf pages per device (samples, proc_samples, an events share) of 4 KiB, with
+     * a 1 MiB floor in steady state: a larger cache only filled, over minutes, with pages
+     * the ticks never read again (retention's deletes, the live pass's and the server's
+     * reads between passes): +1.3 MiB of RSS over 20 minutes at 8 GPUs. During an event
+     * flood the events dedup index's inserts land all over it, and at 1 MiB its misses made
+     * ticks 50-65 ms late (reliability_overload.sh; docs/benchmarks.md, agent cost item 4):
+     * a transaction that puts GP_STORE_FLOOD_EVENTS events raises the cache to 2 MiB at
+     * once (gp_store_put_event), and GP_STORE_QUIET_COMMITS commits below that set it back,
+     * which frees the pages above the smaller size (SQLite's pcache1). */
+    size_t kib = n_devices * 12;
+    if (kib > 262144) kib = 262144;
+    s->cache_steady_kib = kib < GP_STORE_STEADY_CACHE_KIB ? GP_STORE_STEADY_CACHE_KIB : (int)kib;
+    s->cache_flood_kib = kib < GP_STORE_FLOOD_CACHE_KIB ? GP_STORE_FLOOD_CACHE_KIB : (int)kib;
+    s->tx_events = s->quiet_commits = 0;
+    set_cache_kib(s, s->cache_steady_kib);
 }
 
 int gp_store_begin(gp_store *s) {
@@ -499,6 +516,14 @@ int gp_store_commit(gp_store *s) {
     s->commits.count[b]++;
     s->commits.n++;
     s->commits.sum_s += dt;
+    if (s->cache_steady_kib) { /* the flood cache back to steady (gp_store_tune_for_devices) */
+        if (s->tx_events >= GP_STORE_FLOOD_EVENTS)
+            s->quiet_commits = 0;
+        else if (s->cache_kib != s->cache_steady_kib &&
+                 ++s->quiet_commits >= GP_STORE_QUIET_COMMITS)
+            set_cache_kib(s, s->cache_steady_kib);
+        s->tx_events = 0;
+    }
     if (rc == SQLITE_OK) return 0;
     note_rc(s, rc);
     /* A failed COMMIT may leave the transaction open: end it, keeping what was committed. */
@@ -889,6 +914,9 @@ static int fold_lifecycle(gp_store *s, const gp_event *e) {
 }
 
 int gp_store_put_event(gp_store *s, const gp_event *e) {
+    if (s->cache_steady_kib && ++s->tx_events == GP_STORE_FLOOD_EVENTS &&
+        s->cache_kib != s->cache_flood_kib)
+        set_cache_kib(s, s->cache_flood_kib); /* a flood: gp_store_tune_for_devices */
     if (fold_lifecycle(s, e) != 0) return -1;
     if (e->kind == GP_EV_ALLOC || e->kind == GP_EV_JOB) return 0; /* lives in jobs/allocations */
     sqlite3_stmt *st = s->st[ST_EVENT];

@@ -48,8 +48,17 @@ const char *gp_store_path(const gp_store *s);
 
 /* Sizes SQLite's page cache for a node of n_devices: each device appends to its own
  * region of the samples B-tree, so the hot leaf pages grow with the device count; a
- * cache that holds them keeps inserts from re-reading pages (2 MiB minimum). */
+ * cache that holds them keeps inserts from re-reading pages (GP_STORE_STEADY_CACHE_KIB
+ * minimum). From then on a transaction that puts GP_STORE_FLOOD_EVENTS events (an event
+ * flood) raises the cache to GP_STORE_FLOOD_CACHE_KIB at once, and GP_STORE_QUIET_COMMITS
+ * commits of fewer set it back. */
 void gp_store_tune_for_devices(gp_store *s, size_t n_devices);
+#define GP_STORE_STEADY_CACHE_KIB 1024
+#define GP_STORE_FLOOD_CACHE_KIB 2048
+/* a node's steps at 100 a second per GPU are ~800 events a second at 8 GPUs; the overload
+ * test (tests/integration/reliability_overload.sh) stores 100,000 and more */
+#define GP_STORE_FLOOD_EVENTS 5000u
+#define GP_STORE_QUIET_COMMITS 5u
 
 int gp_store_begin(gp_store *s);
 int gp_store_commit(gp_store *s);
