@@ -51,13 +51,9 @@ static int64_t store_end(gp_store *s) {
     return t1;
 }
 
+/* the integer a query on the store answers (testutil.h) */
 static int64_t count(gp_store *s, const char *sql) {
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(gp_store_db(s), sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    return gp_test_sql_i64(gp_store_db(s), sql);
 }
 
 static void test_resume_equals_whole(void **state) {

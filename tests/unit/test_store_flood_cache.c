@@ -68,10 +68,7 @@ static void test_flood_cache(void **st) {
         put_steps(s, "k", 0, &step);
     assert_int_equal(cache_kib(s), (int)big * 12);
     gp_store_close(s);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(dir);
+    gp_test_tmpdir_remove(dir);
 }
 
 int main(void) {

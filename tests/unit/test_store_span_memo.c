@@ -54,10 +54,7 @@ static void test_memo(void **st) {
     assert_int_equal(gp_store_commit(s), 0);
     span_is(s, 40 * S, 1000 * S);
     gp_store_close(s);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(dir);
+    gp_test_tmpdir_remove(dir);
 }
 
 int main(void) {
