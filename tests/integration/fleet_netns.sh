@@ -188,7 +188,7 @@ for p in $AGENT_PIDS; do
         [ "$(date +%s)" -lt "$DEADLINE" ] || fail "the agents did not finish in time (machine overloaded?)"
         sleep 1
     done
-    wait "$p" || fail "an agent failed: $(tail -3 "$WORK"/n?.log)"
+    wait "$p" || fail "an agent failed: $(tail -q -n 3 "$WORK"/n?.log)"
 done
 echo "# $(since)s: agents done"
 grep -h "ledger" "$WORK"/n?.log | sed 's/^/# /' | sort | uniq -c | head -6
