@@ -224,21 +224,40 @@ static int ended_summary(gp_serve *s, const gp_job *j, gp_job_summary *out) {
 void srv_store_summaries(gp_serve *s, gp_store *st) {
     pthread_mutex_lock(&s->mu);
     gp_job_summary *q = s->sumq;
-    size_t n = s->n_sumq;
+    size_t n = s->n_sumq, cap = s->cap_sumq;
     s->sumq = NULL;
     s->n_sumq = s->cap_sumq = 0;
     pthread_mutex_unlock(&s->mu);
-    if (n) {
-        /* A row that fails to be written is computed again when next read: no retry here. */
-        size_t ok = 0;
-        gp_store_begin(st);
-        for (size_t i = 0; i < n; i++)
-            ok += gp_summary_table_put(st, &q[i]) == 0;
-        gp_store_commit(st);
-        pthread_mutex_lock(&s->mu);
-        s->summaries_stored += ok;
-        pthread_mutex_unlock(&s->mu);
+    if (!n) {
+        free(q);
+        return;
     }
+    /* The server keeps its own copy of a queued summary and never computes it again, so a
+     * row that fails to be written (the store busy past the agent's timeout, e.g. behind
+     * the sealing child's transaction on a loaded node) stays queued for the next pump:
+     * the first failure stops this one, since each further row would wait as long. */
+    size_t done = 0;
+    if (gp_store_begin(st) == 0)
+        while (done < n && gp_summary_table_put(st, &q[done]) == 0)
+            done++;
+    if (gp_store_commit(st) != 0) done = 0; /* rolled back: every row is still to write */
+    pthread_mutex_lock(&s->mu);
+    s->summaries_stored += done;
+    if (done < n) { /* the rest first, then what was queued meanwhile */
+        memmove(q, q + done, (n - done) * sizeof *q);
+        n -= done;
+        if (s->n_sumq && n + s->n_sumq > cap) {
+            gp_job_summary *p = realloc(q, (n + s->n_sumq) * sizeof *p);
+            if (p) q = p, cap = n + s->n_sumq;
+        }
+        if (n + s->n_sumq <= cap) {
+            if (s->n_sumq) memcpy(q + n, s->sumq, s->n_sumq * sizeof *q);
+            free(s->sumq);
+            s->sumq = q, s->n_sumq = n + s->n_sumq, s->cap_sumq = cap;
+            q = NULL;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
     free(q);
 }
 

@@ -113,10 +113,28 @@ void srv_store_spans(gp_serve *s, gp_store *st) {
     gp_span_set q = s->spans;
     memset(&s->spans, 0, sizeof s->spans);
     pthread_mutex_unlock(&s->mu);
+    /* Spans were answered 200 when queued: a batch the store refused (busy past the
+     * agent's timeout behind the sealing child on a loaded node) is queued again, ahead of
+     * what came meanwhile, rather than lost. Storing a span twice keeps one row. */
     if (q.n) {
-        gp_store_begin(st);
-        gp_store_put_spans(st, q.v, q.n);
-        gp_store_commit(st);
+        int ok = gp_store_begin(st) == 0;
+        ok = gp_store_put_spans(st, q.v, q.n) >= 0 && ok;
+        ok = gp_store_commit(st) == 0 && ok;
+        if (!ok) {
+            pthread_mutex_lock(&s->mu);
+            for (size_t i = 0; i < s->spans.n; i++) {
+                gp_span *sp = gp_span_set_add(&q);
+                if (sp)
+                    *sp = s->spans.v[i];
+                else
+                    s->spans_oom++;
+            }
+            q.dropped += s->spans.dropped;
+            gp_span_set_free(&s->spans);
+            s->spans = q;
+            pthread_mutex_unlock(&s->mu);
+            return;
+        }
     }
     gp_span_set_free(&q);
 }

@@ -5,7 +5,9 @@
 #  - every /metrics scrape answers in < 1 s while the missing rows are filled in (at most
 #    0.25 s of first summaries per render, goodput_jobs_deferred meanwhile);
 #  - each ended job's summary is stored once (goodput_job_summaries_stored_total = N,
-#    table job_summaries has N rows);
+#    table job_summaries has N rows), also when another writer holds the store's write
+#    lock past the agent's busy timeout as the fill begins (rows queued meanwhile are
+#    written once it lets go);
 #  - a restarted agent serves all N at once from the table (first scrape < 1 s, nothing
 #    deferred, nothing computed again);
 #  - every number /metrics and /api/v1/jobs show for those jobs equals what
@@ -92,14 +94,30 @@ while True:
         if len(times) == 11: break
     else:
         if shown == n and deferred == 0 and stored == n: break
-        if time.monotonic() - t0 > 300: fail(f"fill: after 300 s {shown} of {n} shown, {stored:.0f} stored")
+        if time.monotonic() - t0 > 120: fail(f"fill: after 120 s {shown} of {n} shown, {stored:.0f} stored")
 open(out, "w").write(body)
 print(f"{phase}: {len(times)} scrapes in {time.monotonic() - t0:.1f} s, first {times[0]:.3f} s, slowest {max(times):.3f} s")
 PY
 }
 
 start_agent
+# Another writer holds the store's write lock for 7 s as the fill begins, past the agent's
+# 5 s busy timeout (as the sealing child may on a loaded node): summaries queued meanwhile
+# must be stored once it lets go, not lost (the fill then never completes).
+python3 - "$tmp/gp.db" >"$tmp/locker.log" 2>&1 <<'PY' &
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], timeout=30, isolation_level=None)
+db.execute("BEGIN IMMEDIATE")
+t0 = time.monotonic()
+time.sleep(7)
+db.execute("COMMIT")
+print(f"held {time.monotonic() - t0:.1f} s")
+PY
+lpid=$!
+sleep 0.3
 scrapes fill
+wait $lpid || fail "the lock holder failed: $(cat "$tmp/locker.log")"
+grep -q '^held 7' "$tmp/locker.log" || fail "the lock holder: $(cat "$tmp/locker.log")"
 curl -sf "$U/api/v1/jobs" >"$tmp/api1.json"
 stop_agent
 rows=$(sqlite3 "$tmp/gp.db" "SELECT count(*) FROM job_summaries WHERE job_id LIKE 'old-%'")
