@@ -30,6 +30,8 @@
 #define MAX_DEVICES 4096
 #define MAX_PROCS 8192
 #define PENDING_MAX_BYTES (256 * 1024)
+#define PENDING_HOLD_BYTES (4 * PENDING_MAX_BYTES)
+#define EVENTS_HOLD_MAX 4096 /* events kept while another writer holds the store */
 
 struct gp_agent {
     gp_agent_opts o;
@@ -44,6 +46,9 @@ struct gp_agent {
     size_t n_pend_s, cap_pend_s;
     gp_proc_sample *pend_p; /* idem, process rows (owner stamped) */
     size_t n_pend_p, cap_pend_p;
+    gp_event *held_e; /* events that came while another writer held the store, in order */
+    size_t n_held_e, cap_held_e;
+    int held; /* the last write found the store held by another writer: retry at flush */
     gp_agent_stats stats;
     gp_resolver *resolver; /* NULL: attribution off */
     gp_presence *presence;
@@ -83,10 +88,41 @@ static double cpu_s(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Writes the queued samples into the store's open transaction (opening one if needed). */
+static void put_event_now(gp_agent *a, const gp_event *e) {
+    int rc = gp_store_put_event(a->store, e);
+    if (rc == 1) {
+        a->stats.events_duplicate++;
+        return;
+    }
+    if (rc != 0) {
+        a->stats.store_errors++;
+        if (!a->store_error_said && !gp_store_failed(a->store, NULL, 0)) {
+            fprintf(stderr, "goodput agent: store write failed: %s\n", gp_store_errmsg(a->store));
+            a->store_error_said = 1;
+        }
+        return;
+    }
+    a->stats.events++;
+}
+
+/* Writes the held events and the queued samples into the store's open transaction (opening
+ * one if needed). Another writer (the sealing child, a Slurm prolog's `goodput`) holding
+ * the store longer than GP_AGENT_LOCK_WAIT_MS: everything stays queued for the next flush (samples up
+ * to PENDING_HOLD_BYTES, events up to EVENTS_HOLD_MAX) rather than being lost; past those
+ * bounds samples are tried anyway and counted if they fail. */
 static void write_pending(gp_agent *a) {
-    if (!a->n_pend_s && !a->n_pend_p) return;
-    gp_store_begin(a->store);
+    if (!a->n_pend_s && !a->n_pend_p && !a->n_held_e) return;
+    a->held = gp_store_begin_write(a->store, GP_AGENT_LOCK_WAIT_MS) != 0;
+    if (a->held) {
+        a->stats.store_busy++;
+        if (a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p <=
+            PENDING_HOLD_BYTES)
+            return;
+    } else {
+        for (size_t i = 0; i < a->n_held_e; i++)
+            put_event_now(a, &a->held_e[i]);
+        a->n_held_e = 0;
+    }
     /* Counted when taken; samples counts rows stored. */
     int failed = gp_store_put_samples(a->store, a->pend_s, a->n_pend_s);
     a->stats.store_errors += (uint64_t)failed;
@@ -114,23 +150,21 @@ static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n,
     return 0;
 }
 
+static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n, size_t sz);
+
 static void store_event(void *ctx, const gp_event *e) {
     gp_agent *a = ctx;
-    gp_store_begin(a->store); /* the tick opens none (tick()) */
-    int rc = gp_store_put_event(a->store, e);
-    if (rc == 1) {
-        a->stats.events_duplicate++;
+    /* The tick opens none (tick()). While the store is held by another writer, events wait
+     * in order for the next flush (one busy wait per flush, not one per event). */
+    if (!a->held && gp_store_begin_write(a->store, GP_AGENT_LOCK_WAIT_MS) == 0) {
+        put_event_now(a, e);
         return;
     }
-    if (rc != 0) {
-        a->stats.store_errors++;
-        if (!a->store_error_said && !gp_store_failed(a->store, NULL, 0)) {
-            fprintf(stderr, "goodput agent: store write failed: %s\n", gp_store_errmsg(a->store));
-            a->store_error_said = 1;
-        }
-        return;
-    }
-    a->stats.events++;
+    if (!a->held) a->stats.store_busy++;
+    a->held = 1;
+    if (a->n_held_e >= EVENTS_HOLD_MAX ||
+        queue((void **)&a->held_e, &a->n_held_e, &a->cap_held_e, e, 1, sizeof *e) != 0)
+        a->stats.store_errors++; /* lost, counted */
 }
 
 static void feed_line(void *ctx, const char *line, size_t len) {
@@ -231,11 +265,17 @@ void gp_agent_close(gp_agent *a) {
     if (a->store) {
         write_pending(a);
         gp_store_commit(a->store);
+        if (a->n_pend_s + a->n_pend_p + a->n_held_e) /* the store still held by another writer */
+            fprintf(stderr,
+                    "goodput agent: store busy at exit: %zu samples, %zu process rows and %zu "
+                    "events not stored\n",
+                    a->n_pend_s, a->n_pend_p, a->n_held_e);
     }
     if (a->src.ops) gp_source_close(&a->src);
     gp_ingest_close(a->ingest);
     gp_store_close(a->store);
     free(a->pend_s);
+    free(a->held_e);
     free(a->pend_p);
     free(a->devices);
     free(a->samples);
@@ -380,7 +420,8 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
                 if (gp_store_put_proc(a->store, &a->procs[i]) == 0) a->stats.proc_samples++;
         }
     }
-    if (a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p > PENDING_MAX_BYTES)
+    if (!a->held &&
+        a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p > PENDING_MAX_BYTES)
         write_pending(a);
     if (a->src.ops->drain_events) a->src.ops->drain_events(a->src.state, a->now_ns, feed_line, a);
     a->stats.ticks++;

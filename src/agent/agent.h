@@ -68,8 +68,14 @@ typedef struct gp_agent_opts {
 typedef struct gp_agent gp_agent;
 typedef void (*gp_agent_hook)(gp_agent *a, void *ctx);
 
+/* The agent's wait for another writer's lock before it keeps its rows for the next flush:
+ * short, so the loop keeps ticking and draining its sockets (gp_store_begin_write). */
+#define GP_AGENT_LOCK_WAIT_MS 200
+
 typedef struct gp_agent_stats {
     uint64_t ticks, samples, proc_samples, events, flushes, store_errors;
+    /* writes put off because another writer held the store (GP_AGENT_LOCK_WAIT_MS) */
+    uint64_t store_busy;
     uint64_t owners_resolved, owners_unattributed, allocs_opened, allocs_closed;
     uint64_t events_duplicate; /* events already in the store (retries, replays): ignored */
     uint64_t events_pruned;    /* events deleted by the event retention */

@@ -584,7 +584,8 @@ int gp_cmd_agent(int argc, char **argv) {
                "\"process_cpu_s\": %.6f, \"first_tick_cpu_s\": %.6f, "
                "\"first_tick_samples\": %llu, \"seal_passes\": %llu, \"seal_stored\": %llu, "
                "\"seal_idle_passes\": %llu, \"seal_cpu_s\": %.6f, \"seal_max_rss_kib\": %ld, "
-               "\"wakes\": %llu, \"events_pruned\": %llu}\n",
+               "\"wakes\": %llu, \"events_pruned\": %llu, \"store_errors\": %llu, "
+               "\"store_busy\": %llu}\n",
                (unsigned long long)st->samples, (unsigned long long)st->proc_samples,
                (unsigned long long)st->events, (unsigned long long)st->ticks, st->collect_cpu_s,
                st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
@@ -598,7 +599,8 @@ int gp_cmd_agent(int argc, char **argv) {
                st->first_tick_cpu_s, (unsigned long long)st->first_tick_samples,
                (unsigned long long)rst->passes, (unsigned long long)rst->stored,
                (unsigned long long)rst->idle_passes, rst->cpu_s, rst->max_rss_kib,
-               (unsigned long long)st->wakes, (unsigned long long)st->events_pruned);
+               (unsigned long long)st->wakes, (unsigned long long)st->events_pruned,
+               (unsigned long long)st->store_errors, (unsigned long long)st->store_busy);
     }
     gp_agent_results_free(&results);
     for (int i = 0; i < n_scrape; i++)

@@ -233,11 +233,11 @@ void srv_store_summaries(gp_serve *s, gp_store *st) {
         return;
     }
     /* The server keeps its own copy of a queued summary and never computes it again, so a
-     * row that fails to be written (the store busy past the agent's timeout, e.g. behind
-     * the sealing child's transaction on a loaded node) stays queued for the next pump:
-     * the first failure stops this one, since each further row would wait as long. */
+     * row that fails to be written (the store held by another writer, e.g. the sealing
+     * child on a loaded node) stays queued for the next pump; the first failure stops
+     * this one. */
     size_t done = 0;
-    if (gp_store_begin(st) == 0)
+    if (gp_store_begin_write(st, GP_AGENT_LOCK_WAIT_MS) == 0)
         while (done < n && gp_summary_table_put(st, &q[done]) == 0)
             done++;
     if (gp_store_commit(st) != 0) done = 0; /* rolled back: every row is still to write */
@@ -685,6 +685,10 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
             {"goodput_agent_flushes_total", "Store commits.", (double)sn.agent.flushes},
             {"goodput_agent_store_errors_total", "Failed store writes.",
              (double)sn.agent.store_errors},
+            {"goodput_agent_store_busy_total",
+             "Times the agent found the store held by another writer and kept its samples "
+             "and events queued for the next flush.",
+             (double)sn.agent.store_busy},
             {"goodput_agent_collect_cpu_seconds_total", "CPU spent collecting and storing.",
              sn.agent.collect_cpu_s},
         };

@@ -113,12 +113,12 @@ void srv_store_spans(gp_serve *s, gp_store *st) {
     gp_span_set q = s->spans;
     memset(&s->spans, 0, sizeof s->spans);
     pthread_mutex_unlock(&s->mu);
-    /* Spans were answered 200 when queued: a batch the store refused (busy past the
-     * agent's timeout behind the sealing child on a loaded node) is queued again, ahead of
-     * what came meanwhile, rather than lost. Storing a span twice keeps one row. */
+    /* Spans were answered 200 when queued: a batch the store refused (held by another
+     * writer, e.g. the sealing child on a loaded node) is queued again, ahead of what came
+     * meanwhile, rather than lost. Storing a span twice keeps one row. */
     if (q.n) {
-        int ok = gp_store_begin(st) == 0;
-        ok = gp_store_put_spans(st, q.v, q.n) >= 0 && ok;
+        int ok = gp_store_begin_write(st, GP_AGENT_LOCK_WAIT_MS) == 0;
+        ok = ok && gp_store_put_spans(st, q.v, q.n) >= 0;
         ok = gp_store_commit(st) == 0 && ok;
         if (!ok) {
             pthread_mutex_lock(&s->mu);

@@ -36,6 +36,7 @@ enum {
     ST_JOB_READY,
     ST_ALLOC_CLOSE,
     ST_BEGIN, /* the agent opens and commits a transaction every flush: parsed once */
+    ST_BEGIN_WRITE,
     ST_COMMIT,
     ST__COUNT
 };
@@ -45,6 +46,7 @@ enum {
 
 static const char *const stmt_sql[ST__COUNT] = {
     [ST_BEGIN] = "BEGIN",
+    [ST_BEGIN_WRITE] = "BEGIN IMMEDIATE",
     [ST_COMMIT] = "COMMIT",
     [ST_DEVICE] = "INSERT INTO devices(uuid, idx, name, host, pci_bus_id, memory_total_bytes,"
                   " mig_mode, parent_uuid, model, first_seen_ns, last_seen_ns)"
@@ -340,7 +342,7 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
         gp_store_close(s);
         return -1;
     }
-    sqlite3_busy_timeout(s->db, 5000);
+    sqlite3_busy_timeout(s->db, GP_STORE_BUSY_MS);
     char *msg = NULL;
     /* A file that is not a database fails here with SQLITE_NOTADB. */
     rc = sqlite3_exec(s->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, &msg);
@@ -487,6 +489,36 @@ int gp_store_begin(gp_store *s) {
         sqlite3_reset(s->st[ST_BEGIN]);
         if (rc != SQLITE_DONE) return -1;
     } else if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        return -1;
+    }
+    s->in_tx = 1;
+    return 0;
+}
+
+/* One of the transaction statements: prepared on a writable store (the agent runs them
+ * every flush), else parsed. */
+static int exec_st(gp_store *s, int i, const char *sql) {
+    if (!s->st[i]) return sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+    int rc = sqlite3_step(s->st[i]);
+    int rrc = sqlite3_reset(s->st[i]);
+    return rc == SQLITE_DONE ? SQLITE_OK : (rrc != SQLITE_OK ? rrc : rc);
+}
+
+int gp_store_begin_write(gp_store *s, int wait_ms) {
+    int st = sqlite3_txn_state(s->db, NULL);
+    if (s->in_tx && st == SQLITE_TXN_WRITE) return 0;
+    if (!sqlite3_get_autocommit(s->db)) {
+        /* Nothing written yet: end the reads, whose snapshot another writer may have
+         * passed since (a write would then fail at once, SQLITE_BUSY_SNAPSHOT). */
+        if (exec_st(s, ST_COMMIT, "COMMIT") != SQLITE_OK)
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    s->in_tx = 0;
+    sqlite3_busy_timeout(s->db, wait_ms);
+    int rc = exec_st(s, ST_BEGIN_WRITE, "BEGIN IMMEDIATE");
+    sqlite3_busy_timeout(s->db, GP_STORE_BUSY_MS);
+    if (rc != SQLITE_OK) {
+        note_rc(s, rc);
         return -1;
     }
     s->in_tx = 1;

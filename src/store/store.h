@@ -62,6 +62,17 @@ void gp_store_tune_for_devices(gp_store *s, size_t n_devices);
 
 int gp_store_begin(gp_store *s);
 int gp_store_commit(gp_store *s);
+/* How long a statement waits for another connection's write lock before SQLITE_BUSY. */
+#define GP_STORE_BUSY_MS 5000
+/* A transaction holding the write lock, for a writer about to write: the open one when it
+ * has written already, else a new one (BEGIN IMMEDIATE, waiting at most wait_ms for another
+ * writer; an open one that only read is ended first). -1 when another writer held the lock
+ * that long (no transaction is then open) or on error: the caller keeps its rows for a
+ * later try. The agent waits briefly so that its loop keeps ticking and reading its
+ * sockets while the sealing child or a prolog writes. (A deferred BEGIN followed by reads
+ * could not write at all once another connection committed in between, SQLITE_BUSY_SNAPSHOT,
+ * and would wait the timeout again at every statement.) */
+int gp_store_begin_write(gp_store *s, int wait_ms);
 
 int gp_store_put_device(gp_store *s, const gp_device *d);
 int gp_store_put_sample(gp_store *s, const gp_sample *x);
