@@ -32,6 +32,7 @@
 #define PENDING_MAX_BYTES (256 * 1024)
 #define PENDING_HOLD_BYTES (4 * PENDING_MAX_BYTES)
 #define EVENTS_HOLD_MAX 4096 /* events kept while another writer holds the store */
+#define HELD_RETRY_NS 1000000000LL
 
 struct gp_agent {
     gp_agent_opts o;
@@ -48,7 +49,8 @@ struct gp_agent {
     size_t n_pend_p, cap_pend_p;
     gp_event *held_e; /* events that came while another writer held the store, in order */
     size_t n_held_e, cap_held_e;
-    int held; /* the last write found the store held by another writer: retry at flush */
+    int held; /* the last write found the store held by another writer */
+    int64_t held_try_ns; /* when it was last tried (mono_ns) */
     gp_agent_stats stats;
     gp_resolver *resolver; /* NULL: attribution off */
     gp_presence *presence;
@@ -107,12 +109,19 @@ static void put_event_now(gp_agent *a, const gp_event *e) {
 
 /* Writes the held events and the queued samples into the store's open transaction (opening
  * one if needed). Another writer (the sealing child, a Slurm prolog's `goodput`) holding
- * the store longer than GP_AGENT_LOCK_WAIT_MS: everything stays queued for the next flush (samples up
- * to PENDING_HOLD_BYTES, events up to EVENTS_HOLD_MAX) rather than being lost; past those
- * bounds samples are tried anyway and counted if they fail. */
-static void write_pending(gp_agent *a) {
+ * the store longer than GP_AGENT_LOCK_WAIT_MS: everything stays queued (samples up to
+ * PENDING_HOLD_BYTES, events up to EVENTS_HOLD_MAX) rather than being lost, and is tried
+ * again at most once per HELD_RETRY_NS whatever calls (flushes, hooks, the server's pump),
+ * so the loop keeps ticking and reading its sockets; past those bounds samples are tried
+ * anyway and counted if they fail. force: try now (the last write at close). */
+static void write_pending_wait(gp_agent *a, int wait_ms, int force) {
     if (!a->n_pend_s && !a->n_pend_p && !a->n_held_e) return;
-    a->held = gp_store_begin_write(a->store, GP_AGENT_LOCK_WAIT_MS) != 0;
+    int64_t now = mono_ns();
+    if (a->held && !force && now - a->held_try_ns < HELD_RETRY_NS &&
+        a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p <= PENDING_HOLD_BYTES)
+        return;
+    a->held = gp_store_begin_write(a->store, wait_ms) != 0;
+    a->held_try_ns = now;
     if (a->held) {
         a->stats.store_busy++;
         if (a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p <=
@@ -131,6 +140,10 @@ static void write_pending(gp_agent *a) {
     a->stats.store_errors += (uint64_t)failed;
     a->stats.proc_samples -= (uint64_t)failed;
     a->n_pend_s = a->n_pend_p = 0;
+}
+
+static void write_pending(gp_agent *a) {
+    write_pending_wait(a, GP_AGENT_LOCK_WAIT_MS, 0);
 }
 
 /* Appends n rows of size sz to a queue; 0, or -1 when out of memory. */
@@ -152,16 +165,19 @@ static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n,
 
 static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n, size_t sz);
 
-static void store_event(void *ctx, const gp_event *e) {
-    gp_agent *a = ctx;
+void gp_agent_store_event(void *agent, const gp_event *e) {
+    gp_agent *a = agent;
     /* The tick opens none (tick()). While the store is held by another writer, events wait
      * in order for the next flush (one busy wait per flush, not one per event). */
     if (!a->held && gp_store_begin_write(a->store, GP_AGENT_LOCK_WAIT_MS) == 0) {
         put_event_now(a, e);
         return;
     }
-    if (!a->held) a->stats.store_busy++;
-    a->held = 1;
+    if (!a->held) {
+        a->stats.store_busy++;
+        a->held = 1;
+        a->held_try_ns = mono_ns();
+    }
     if (a->n_held_e >= EVENTS_HOLD_MAX ||
         queue((void **)&a->held_e, &a->n_held_e, &a->cap_held_e, e, 1, sizeof *e) != 0)
         a->stats.store_errors++; /* lost, counted */
@@ -169,7 +185,7 @@ static void store_event(void *ctx, const gp_event *e) {
 
 static void feed_line(void *ctx, const char *line, size_t len) {
     gp_agent *a = ctx;
-    gp_ingest_feed(a->ingest, GP_TR_INPROC, line, len, a->now_ns, store_event, a);
+    gp_ingest_feed(a->ingest, GP_TR_INPROC, line, len, a->now_ns, gp_agent_store_event, a);
 }
 
 int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errlen) {
@@ -263,7 +279,7 @@ fail:
 void gp_agent_close(gp_agent *a) {
     if (!a) return;
     if (a->store) {
-        write_pending(a);
+        write_pending_wait(a, GP_STORE_BUSY_MS, 1); /* the last chance: wait as a statement would */
         gp_store_commit(a->store);
         if (a->n_pend_s + a->n_pend_p + a->n_held_e) /* the store still held by another writer */
             fprintf(stderr,
@@ -420,8 +436,7 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
                 if (gp_store_put_proc(a->store, &a->procs[i]) == 0) a->stats.proc_samples++;
         }
     }
-    if (!a->held &&
-        a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p > PENDING_MAX_BYTES)
+    if (a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p > PENDING_MAX_BYTES)
         write_pending(a);
     if (a->src.ops->drain_events) a->src.ops->drain_events(a->src.state, a->now_ns, feed_line, a);
     a->stats.ticks++;
@@ -486,7 +501,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                     /* A bounded slice (~8 KiB of lines per socket, a few ms): under a
                      * flood the loop comes back here often enough to tick on time. */
                     gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(),
-                                          8 * 1024, store_event, a);
+                                          8 * 1024, gp_agent_store_event, a);
                     int64_t read_end = mono_ns();
                     /* A steady trickle (a trainer's steps every few ms) is read in batches:
                      * the next read waits until a few datagrams are queued, up to
@@ -509,7 +524,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
                 gp_store_begin(a->store);
                 gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(), 8 * 1024,
-                                      store_event, a);
+                                      gp_agent_store_event, a);
                 /* A hold does not span a tick: the rate is measured afresh after it. */
                 hold_until = 0;
                 last_read_end = mono_ns();
@@ -521,7 +536,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
             if ((double)late * 10 * speed > (double)a->o.interval_ns) a->stats.ticks_late++;
         } else {
             gp_store_begin(a->store);
-            gp_ingest_poll(a->ingest, next_tick, store_event, a);
+            gp_ingest_poll(a->ingest, next_tick, gp_agent_store_event, a);
         }
         if (stop && *stop) break;
         a->now_ns = a->own_clock ? next_tick : gp_wall_ns();
@@ -588,7 +603,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
     /* Lines already sent (a client that exited just before the stop) are read before the
      * last flush: a stop never loses what reached the socket. */
     gp_store_begin(a->store);
-    gp_ingest_poll(a->ingest, a->own_clock ? a->now_ns : gp_wall_ns(), store_event, a);
+    gp_ingest_poll(a->ingest, a->own_clock ? a->now_ns : gp_wall_ns(), gp_agent_store_event, a);
     gp_agent_flush(a);
     return gp_store_failed(a->store, err, errlen) ? GP_AGENT_STORE_FULL : 0;
 }

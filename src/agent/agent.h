@@ -123,6 +123,9 @@ int gp_agent_set_hook(gp_agent *a, gp_agent_hook hook, void *ctx, int64_t min_wa
 
 gp_store *gp_agent_store(gp_agent *a);
 gp_ingest *gp_agent_ingest(gp_agent *a);
+/* Stores one event as the agent's own sockets do (a gp_ingest sink; agent is the gp_agent):
+ * while another writer holds the store, events wait in order for the next flush. */
+void gp_agent_store_event(void *agent, const gp_event *e);
 const gp_agent_stats *gp_agent_get_stats(const gp_agent *a);
 int64_t gp_agent_now_ns(const gp_agent *a); /* the loop's clock (source time) */
 const gp_device *gp_agent_devices(const gp_agent *a, size_t *n);

@@ -700,10 +700,6 @@ void gp_serve_detach(gp_serve *s) {
     pthread_mutex_unlock(&s->mu);
 }
 
-static void store_posted(void *ctx, const gp_event *e) {
-    gp_store_put_event(ctx, e); /* duplicates are counted by the store */
-}
-
 void gp_serve_pump(gp_serve *s, gp_agent *a) {
     pthread_mutex_lock(&s->mu);
     if (s->detached) {
@@ -714,10 +710,10 @@ void gp_serve_pump(gp_serve *s, gp_agent *a) {
     memset(&s->queue, 0, sizeof s->queue);
     pthread_mutex_unlock(&s->mu);
     if (q.len) {
-        gp_store *st = gp_agent_store(a);
-        gp_store_begin(st);
-        gp_ingest_feed(gp_agent_ingest(a), GP_TR_HTTP, q.p, q.len, gp_agent_now_ns(a), store_posted,
-                       st);
+        /* Stored as the agent's sockets store theirs (held in order while another writer
+         * holds the store), and counted with them. */
+        gp_ingest_feed(gp_agent_ingest(a), GP_TR_HTTP, q.p, q.len, gp_agent_now_ns(a),
+                       gp_agent_store_event, a);
         gp_agent_flush(a);
     }
     free(q.p);

@@ -6,7 +6,8 @@
 # lock is let go:
 #  - every sample taken is stored (--stats samples = rows in samples; no per-GPU gap of
 #    more than two intervals in the stored series), store_errors = 0, store_busy >= 1;
-#  - every step event sent during the hold is stored once, in order of its step;
+#  - every step event sent during the hold, on the socket and POSTed to /api/v1/events, is
+#    stored once, in order of its step;
 #  - the agent keeps ticking meanwhile (at most one busy wait per flush, not one per row).
 set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
@@ -14,15 +15,16 @@ GOODPUT=${GOODPUT:-$SRC/build/goodput}
 BUILD=${BUILD:-build}
 LIB="$SRC/$BUILD/tests/lib/libnvidia-ml.so.1"
 [ -f "$LIB" ] || { echo "skip: $LIB not built (make $BUILD/tests/lib/libnvidia-ml.so.1)"; exit 77; }
-for t in python3 sqlite3 jq; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
+for t in python3 sqlite3 jq curl; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
 tmp=$(mktemp -d /tmp/gp-rel-lock-XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; [ -n "${GP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
 # The test NVML library (wall clock, so the steps sent now are in the agent's window).
 GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO="$SRC/examples/scenarios/demo.conf" \
 "$GOODPUT" agent --source nvml --db "$tmp/gp.db" \
-    --socket "$tmp/gp.sock" --interval 500ms --flush 1s --duration 16s --stats \
+    --socket "$tmp/gp.sock" --listen "127.0.0.1:$HP" --interval 500ms --flush 1s --duration 16s --stats \
     >"$tmp/stats.json" 2>"$tmp/agent.log" &
 apid=$!
 for _ in $(seq 100); do [ -S "$tmp/gp.sock" ] && [ -e "$tmp/gp.db-wal" ] && break; sleep 0.1; done
@@ -44,6 +46,9 @@ for _ in $(seq 100); do [ -e "$tmp/gp.db.held" ] && break; sleep 0.05; done
 [ -e "$tmp/gp.db.held" ] || fail "the lock holder did not get the lock: $(cat "$tmp/locker.log")"
 for s in $(seq 1 40); do
     "$GOODPUT" emit --socket "$tmp/gp.sock" step job=held step=$s units=8 || fail "emit step $s"
+    code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary "step job=posted step=$s units=8" \
+        "http://127.0.0.1:$HP/api/v1/events")
+    [ "$code" = 202 ] || [ "$code" = 200 ] || fail "POST step $s: HTTP $code"
     sleep 0.1
 done
 wait $lpid || fail "the lock holder failed: $(cat "$tmp/locker.log")"
@@ -64,8 +69,10 @@ echo "samples taken $taken, stored $rows; store errors $errs, busy $busy; ticks 
 [ "$ticks" -ge 24 ] || fail "only $ticks ticks in 16 s: the agent stalled while the store was held"
 gap=$(sqlite3 "$tmp/gp.db" "SELECT max(d) FROM (SELECT ts_ns - lag(ts_ns) OVER (PARTITION BY uuid ORDER BY ts_ns) AS d FROM samples)")
 [ "$gap" -le 1000000000 ] || fail "a GPU's stored series has a gap of $gap ns"
-got=$(sqlite3 "$tmp/gp.db" "SELECT count(*), count(DISTINCT step), min(step), max(step) FROM events WHERE job_id = 'held' AND kind = 2")
-[ "$got" = "40|40|1|40" ] || fail "steps of job 'held' stored (count|distinct|min|max): $got, expected 40|40|1|40"
-order=$(sqlite3 "$tmp/gp.db" "SELECT count(*) FROM (SELECT step, ts_ns, lag(ts_ns) OVER (ORDER BY step) AS p FROM events WHERE job_id = 'held' AND kind = 2) WHERE p > ts_ns")
-[ "$order" = 0 ] || fail "$order steps stored with times out of their order"
+for job in held posted; do
+    got=$(sqlite3 "$tmp/gp.db" "SELECT count(*), count(DISTINCT step), min(step), max(step) FROM events WHERE job_id = '$job' AND kind = 2")
+    [ "$got" = "40|40|1|40" ] || fail "steps of job '$job' stored (count|distinct|min|max): $got, expected 40|40|1|40"
+    order=$(sqlite3 "$tmp/gp.db" "SELECT count(*) FROM (SELECT step, ts_ns, lag(ts_ns) OVER (ORDER BY step) AS p FROM events WHERE job_id = '$job' AND kind = 2) WHERE p > ts_ns")
+    [ "$order" = 0 ] || fail "$order steps of job '$job' stored with times out of their order"
+done
 echo "ok: an 8 s hold of the store's write lock lost no sample and no event"
