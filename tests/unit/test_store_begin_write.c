@@ -12,23 +12,11 @@
 #include "store/store.h"
 
 static gp_event step_event(const char *job, int64_t step) {
-    gp_event e;
-    gp_event_init(&e, GP_EV_STEP);
-    snprintf(e.job_id, sizeof e.job_id, "%s", job);
-    e.step = step;
-    e.units = 1;
-    e.ts_ns = 1000 + step;
-    return e;
+    return gp_test_step_event(job, step, 1, 1000 + step);
 }
 
 static int64_t count_steps(sqlite3 *db) {
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM events", -1, &st, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return n;
+    return gp_test_sql_i64(db, "SELECT count(*) FROM events");
 }
 
 static void test_begin_write(void **state) {

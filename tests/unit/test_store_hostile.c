@@ -23,13 +23,7 @@ static int64_t count(gp_store *s, const char *sql) {
 }
 
 static gp_event step(const char *job, int64_t k) {
-    gp_event e;
-    gp_event_init(&e, GP_EV_STEP);
-    snprintf(e.job_id, sizeof e.job_id, "%s", job);
-    e.step = k;
-    e.units = 8;
-    e.ts_ns = 1000000000LL * (100 + k);
-    return e;
+    return gp_test_step_event(job, k, 8, 1000000000LL * (100 + k));
 }
 
 static void test_dedup(void **st) {

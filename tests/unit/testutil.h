@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/event.h"
+
 /* Path of shared/data (the real data sets), overridable by GOODPUT_DATA. */
 static inline const char *gp_test_data_dir(void) {
     const char *d = getenv("GOODPUT_DATA");
@@ -65,5 +67,15 @@ static inline int64_t gp_test_sql_i64(sqlite3 *db, const char *sql) {
     int64_t v = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return v;
+}
+/* A step event of job: step k, units, ending at ts_ns. */
+static inline gp_event gp_test_step_event(const char *job, int64_t k, double units, int64_t ts_ns) {
+    gp_event e;
+    gp_event_init(&e, GP_EV_STEP);
+    snprintf(e.job_id, sizeof e.job_id, "%s", job);
+    e.step = k;
+    e.units = units;
+    e.ts_ns = ts_ns;
+    return e;
 }
 #endif
