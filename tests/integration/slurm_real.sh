@@ -155,7 +155,14 @@ cat "$W/sacct.txt"
 [ -d "$JOBMAP" ] || fail "the job map directory $JOBMAP is gone"
 ls -A "$JOBMAP" >"$W/jobmap.left"
 
-python3 - "$W" "$UUIDS" <<'PY' || fail "checks failed"
+# On a failure the rows behind it are printed (the CI log is all there is to read).
+dump() {
+    echo "allocations (job|uuid|from_ns|to_ns):"
+    sqlite3 "$W/gp.db" "SELECT * FROM allocations ORDER BY job_id, uuid, from_ns" 2>&1
+    echo "jobs (id|allocated_ns|ended_ns|exit_state):"
+    sqlite3 "$W/gp.db" "SELECT id, allocated_ns, ended_ns, exit_state FROM jobs ORDER BY id" 2>&1
+}
+python3 - "$W" "$UUIDS" <<'PY' || { dump; fail "checks failed"; }
 import datetime, json, sys
 w, uuids = sys.argv[1], sys.argv[2].split(",")
 jobs = {j["name"]: j for j in json.load(open(f"{w}/jobs.json"))["jobs"] if j["origin"] == "slurm"}
