@@ -570,23 +570,28 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
              a->o.rollup_retention_ns > 0) &&
             ((!fast && wall - last_retain >= 60000000000LL) ||
              (fast && a->now_ns - last_retain_src >= 60000000000LL))) {
-            if (tx_due) gp_store_begin(a->store);
-            tx_due = 0;
-            write_pending(a);
-            if (a->o.retention_ns > 0) gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
-            /* 1-minute rollups of whole hours (a delete once an hour, an index lookup per
-             * device otherwise) */
-            if (a->o.rollup_retention_ns > 0)
-                gp_rollup_retain(a->store, a->now_ns - a->o.rollup_retention_ns);
-            /* Events of ended jobs whose result is stored (store.h): at most
-             * GP_AGENT_EVENT_PRUNE_ROWS a pass, ~50 ms */
-            int64_t k = a->o.event_retention_ns > 0
-                            ? gp_store_retain_events(a->store, a->now_ns - a->o.event_retention_ns,
-                                                     a->now_ns, GP_AGENT_EVENT_PRUNE_ROWS)
-                            : 0;
-            if (k > 0) a->stats.events_pruned += (uint64_t)k;
             last_retain = wall;
             last_retain_src = a->now_ns;
+            write_pending(a);
+            /* Another writer holding the store: each delete would wait the busy timeout,
+             * so retention waits for the next minute instead. */
+            if (!a->held && gp_store_begin_write(a->store, GP_AGENT_LOCK_WAIT_MS) == 0) {
+                tx_due = 0;
+                if (a->o.retention_ns > 0)
+                    gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
+                /* 1-minute rollups of whole hours (a delete once an hour, an index lookup
+                 * per device otherwise) */
+                if (a->o.rollup_retention_ns > 0)
+                    gp_rollup_retain(a->store, a->now_ns - a->o.rollup_retention_ns);
+                /* Events of ended jobs whose result is stored (store.h): at most
+                 * GP_AGENT_EVENT_PRUNE_ROWS a pass, ~50 ms */
+                int64_t k = a->o.event_retention_ns > 0
+                                ? gp_store_retain_events(a->store,
+                                                         a->now_ns - a->o.event_retention_ns,
+                                                         a->now_ns, GP_AGENT_EVENT_PRUNE_ROWS)
+                                : 0;
+                if (k > 0) a->stats.events_pruned += (uint64_t)k;
+            }
         }
         for (int h = 0; h < a->n_hooks; h++) {
             if (a->hooks[h].every_ns > 0 && wall - a->hooks[h].last_wall < a->hooks[h].every_ns)
