@@ -146,6 +146,10 @@ static void write_pending(gp_agent *a) {
     write_pending_wait(a, GP_AGENT_LOCK_WAIT_MS, 0);
 }
 
+int gp_agent_store_held(const gp_agent *a) {
+    return a->held && mono_ns() - a->held_try_ns < HELD_RETRY_NS;
+}
+
 /* Appends n rows of size sz to a queue; 0, or -1 when out of memory. */
 static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n, size_t sz) {
     if (!n) return 0; /* a tick with no rows (a source down): nothing to copy, maybe no queue */

@@ -126,6 +126,9 @@ gp_ingest *gp_agent_ingest(gp_agent *a);
 /* Stores one event as the agent's own sockets do (a gp_ingest sink; agent is the gp_agent):
  * while another writer holds the store, events wait in order for the next flush. */
 void gp_agent_store_event(void *agent, const gp_event *e);
+/* 1 while another writer holds the store and the agent's next try is not yet due: other
+ * writers sharing its connection (the server's queues) keep their rows until then. */
+int gp_agent_store_held(const gp_agent *a);
 const gp_agent_stats *gp_agent_get_stats(const gp_agent *a);
 int64_t gp_agent_now_ns(const gp_agent *a); /* the loop's clock (source time) */
 const gp_device *gp_agent_devices(const gp_agent *a, size_t *n);

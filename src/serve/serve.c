@@ -717,8 +717,10 @@ void gp_serve_pump(gp_serve *s, gp_agent *a) {
         gp_agent_flush(a);
     }
     free(q.p);
-    srv_store_spans(s, gp_agent_store(a));
-    srv_store_summaries(s, gp_agent_store(a));
+    if (!gp_agent_store_held(a)) {
+        srv_store_spans(s, gp_agent_store(a));
+        srv_store_summaries(s, gp_agent_store(a));
+    }
     /* The snapshot after the feed, so /metrics counts what was just stored. */
     srv_snapshot sn = {.have_agent = 1};
     sn.agent = *gp_agent_get_stats(a);
