@@ -52,13 +52,20 @@ uuid_of() { # index -> UUID, or nothing
     fi
 }
 
-# The job's start in ns, as Slurm records it (so the allocation row matches the poller's).
+# The job's start in ns, as Slurm records it (so the allocation row matches the poller's),
+# or nothing when slurmctld does not say (busy past 5 s).
 start_ns() {
     t=$(timeout 5 scontrol show job -o "$job" 2>/dev/null | sed -n 's/.*StartTime=\([^ ]*\).*/\1/p')
     s=""
     [ -n "$t" ] && s=$(date -d "$t" +%s 2>/dev/null)
-    if [ -n "$s" ]; then echo "${s}000000000"; else now_ns; fi
+    [ -n "$s" ] && echo "${s}000000000"
 }
+
+# The prolog keeps the start it sent for the epilog (a dot file: mapping readers skip them),
+# so an epilog that cannot ask slurmctld still names the same allocation. Never the
+# epilog's own time: an allocation from the job's end would hold nothing.
+# Only in the mapping directory (root's own): never a predictable name in a shared /tmp.
+start_file() { [ -n "$jobmap" ] && echo "$jobmap/.start.$job"; }
 
 send() { # one datagram of protocol lines from stdin
     [ -S "$sock" ] || return 0
@@ -97,6 +104,11 @@ idx_list=$(echo "$gpus" | tr ',' ' ')
 case "$mode" in
 prolog)
     from=$(start_ns)
+    [ -n "$from" ] || from=$(now_ns) # the prolog runs at allocation: its clock is near
+    if [ -n "$jobmap" ] && mkdir -p "$jobmap" 2>/dev/null; then
+        chmod 755 "$jobmap" 2>/dev/null
+        echo "$from" >"$(start_file)" 2>/dev/null
+    fi
     {
         echo "job job=$job state=allocated ts=$from"
         for i in $idx_list; do
@@ -107,13 +119,19 @@ prolog)
     } | send
     ;;
 epilog)
-    from=$(start_ns)
     to=$(now_ns)
+    from=""
+    if [ -n "$jobmap" ]; then
+        from=$(cat "$(start_file)" 2>/dev/null)
+        rm -f "$(start_file)"
+    fi
+    [ -n "$from" ] || from=$(start_ns)
     {
         for i in $idx_list; do
             map_remove "$i"
             u=$(uuid_of "$i")
-            [ -n "$u" ] && echo "alloc job=$job uuid=$u from=$from to=$to"
+            # without the start the poller (Slurm's times) closes the allocation
+            [ -n "$u" ] && [ -n "$from" ] && echo "alloc job=$job uuid=$u from=$from to=$to"
         done
     } | send
     ;;

@@ -541,13 +541,15 @@ static int open_alloc(gp_slurm *s, gp_store *st, followed *f, const char *uuid, 
     for (int i = 0; i < f->n_uuid; i++)
         if (!strcmp(f->uuid[i], uuid)) return 0;
     if (f->n_uuid >= GP_SLURM_MAX_GPUS) return 0;
-    /* A prolog may already have written this allocation with its own clock. */
+    /* A prolog may already have written this allocation with its own clock. Not a row of
+     * no length: that names no start (an epilog's line from its own end time). */
     gp_alloc *rows = NULL;
     size_t nr = 0;
     int64_t from = from_ns;
     if (gp_store_job_allocs(st, f->id, &rows, &nr) == 0) {
         for (size_t i = 0; i < nr; i++) {
             int64_t d = rows[i].from_ns - from_ns;
+            if (rows[i].to_ns >= 0 && rows[i].to_ns <= rows[i].from_ns) continue;
             if (!strcmp(rows[i].uuid, uuid) && d > -120 * NS && d < 120 * NS) {
                 from = rows[i].from_ns;
                 break;
