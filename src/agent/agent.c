@@ -112,8 +112,8 @@ static void put_event_now(gp_agent *a, const gp_event *e) {
  * the store longer than GP_AGENT_LOCK_WAIT_MS: everything stays queued (samples up to
  * PENDING_HOLD_BYTES, events up to EVENTS_HOLD_MAX) rather than being lost, and is tried
  * again at most once per HELD_RETRY_NS whatever calls (flushes, hooks, the server's pump),
- * so the loop keeps ticking and reading its sockets; past those bounds samples are tried
- * anyway and counted if they fail. force: try now (the last write at close). */
+ * so the loop keeps ticking and reading its sockets; past those bounds they are dropped and
+ * counted. force: try now (the last write at close). */
 static void write_pending_wait(gp_agent *a, int wait_ms, int force) {
     if (!a->n_pend_s && !a->n_pend_p && !a->n_held_e) return;
     int64_t now = mono_ns();
@@ -127,11 +127,24 @@ static void write_pending_wait(gp_agent *a, int wait_ms, int force) {
         if (a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p <=
             PENDING_HOLD_BYTES)
             return;
-    } else {
-        for (size_t i = 0; i < a->n_held_e; i++)
-            put_event_now(a, &a->held_e[i]);
-        a->n_held_e = 0;
+        /* Held for minutes: the oldest rows go, counted (written one by one without the
+         * lock, each would wait the busy timeout). */
+        a->stats.store_errors += a->n_pend_s + a->n_pend_p;
+        a->stats.samples -= a->n_pend_s;
+        a->stats.proc_samples -= a->n_pend_p;
+        if (!a->store_error_said) {
+            fprintf(stderr,
+                    "goodput agent: the store has been held by another writer for too long: "
+                    "%zu samples and %zu process rows dropped (counted in store errors)\n",
+                    a->n_pend_s, a->n_pend_p);
+            a->store_error_said = 1;
+        }
+        a->n_pend_s = a->n_pend_p = 0;
+        return;
     }
+    for (size_t i = 0; i < a->n_held_e; i++)
+        put_event_now(a, &a->held_e[i]);
+    a->n_held_e = 0;
     /* Counted when taken; samples counts rows stored. */
     int failed = gp_store_put_samples(a->store, a->pend_s, a->n_pend_s);
     a->stats.store_errors += (uint64_t)failed;
@@ -166,8 +179,6 @@ static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n,
     *n_q += n;
     return 0;
 }
-
-static int queue(void **q, size_t *n_q, size_t *cap, const void *rows, size_t n, size_t sz);
 
 void gp_agent_store_event(void *agent, const gp_event *e) {
     gp_agent *a = agent;
