@@ -505,8 +505,8 @@ static int exec_st(gp_store *s, int i, const char *sql) {
 }
 
 int gp_store_begin_write(gp_store *s, int wait_ms) {
-    int st = sqlite3_txn_state(s->db, NULL);
-    if (s->in_tx && st == SQLITE_TXN_WRITE) return 0;
+    /* written already (ours, or one a caller opened itself): its rows commit together */
+    if (sqlite3_txn_state(s->db, NULL) == SQLITE_TXN_WRITE) return 0;
     if (!sqlite3_get_autocommit(s->db)) {
         /* Nothing written yet: end the reads, whose snapshot another writer may have
          * passed since (a write would then fail at once, SQLITE_BUSY_SNAPSHOT). */
