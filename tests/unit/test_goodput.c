@@ -406,7 +406,7 @@ static void test_training_carried_phase_checkpoint(void **st) {
     gp_goodput_ckpt ck, ck2;
     assert_int_equal(gp_goodput_compute_ckpt(&in, NULL, 40 * S, 0, &ck, &g), 0);
     same_gp(&g, &full);
-    assert_true(ck.valid); /* no cut without carried phases */
+    assert_true(ck.valid);             /* no cut without carried phases */
     assert_int_equal(ck.t_ns, 39 * S); /* step 30's start, step 29's end */
     assert_int_equal(ck.ev_cut_ns, ck.t_ns);
     assert_int_equal(ck.n_carry, 1);

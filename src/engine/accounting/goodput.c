@@ -684,10 +684,12 @@ static size_t choose_cut(const gp_goodput_in *in, const gp_acct_event **ev, cons
         while (i + 1 < in->n_events && ev[i + 1]->ts_ns == p->ts_ns)
             i++;
         /* ... but those begun there when step k starts there (carried) */
-        good = good && (ok[i] == GP_CKPT_PHASES_NONE || (ok[i] == GP_CKPT_PHASES_NOW && t == p->ts_ns));
+        good = good &&
+               (ok[i] == GP_CKPT_PHASES_NONE || (ok[i] == GP_CKPT_PHASES_NOW && t == p->ts_ns));
         for (size_t j = i + 1; good && j < in->n_events && ev[j]->ts_ns <= q->ts_ns; j++)
-            good = ev[j]->kind == GP_EV_STEP || /* nothing but steps in between, or phases after t */
-                   (ev[j]->kind == GP_EV_PHASE && ev[j]->ts_ns > t && !gp_ckpt_is_restore(in, ev[j]));
+            good =
+                ev[j]->kind == GP_EV_STEP || /* nothing but steps in between, or phases after t */
+                (ev[j]->kind == GP_EV_PHASE && ev[j]->ts_ns > t && !gp_ckpt_is_restore(in, ev[j]));
         if (good) cut = k, cut_i = i;
         if (q->step > pmax) pmax = q->step;
     }

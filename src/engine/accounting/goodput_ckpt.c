@@ -169,7 +169,7 @@ char *gp_ckpt_phases_closed(const gp_goodput_in *in, const gp_acct_event *const 
     phases_start(&s, from);
     for (size_t i = 0; i < n; i++) {
         phases_add(&s, in, ev[i]);
-        ok[i] = s.broken ? 0
+        ok[i] = s.broken        ? 0
                 : s.n_open == 0 ? GP_CKPT_PHASES_NONE
                 : s.n_open == s.n_now && s.n_open <= GP_CKPT_CARRY && !s.n_restore
                     ? GP_CKPT_PHASES_NOW

@@ -440,7 +440,9 @@ static int load_input(gp_store *s, const char *job_id, int raw, int compact, int
                   sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
     int64_t ev_t_ns = INT64_MIN;
     if (whole && gp_ev_prefix_load(s, job_id, &ev, &ev_t_ns) != 1) ev_t_ns = INT64_MIN;
-    int bad = !in->job_id || (whole && reserve_lists(db, job_id, ev_t_ns, &ev) != 0) || gp_store_job_allocs(s, job_id, &al, &nal) < 0 ||
+    int bad =
+        !in->job_id || (whole && reserve_lists(db, job_id, ev_t_ns, &ev) != 0) ||
+        gp_store_job_allocs(s, job_id, &al, &nal) < 0 ||
         (whole && ev_t_ns == INT64_MIN
              ? gp_store_job_events_each(s, job_id, split_one, &ev)
              : gp_store_job_events_range_each(s, job_id, whole ? ev_t_ns + 1 : from_ns,
@@ -767,8 +769,7 @@ static int findings_room(gp_finding **all, size_t *room, size_t n) {
 
 static int diagnose_jobs_par(gp_store *s, const gp_job *jobs, size_t nj, const gp_diag_opts *o,
                              gp_finding **all, size_t *room, size_t *tot, gp_features *feats,
-                             gp_goodput *accts,
-                             double *prices, char *err, size_t errlen) {
+                             gp_goodput *accts, double *prices, char *err, size_t errlen) {
     diag_slot *slot = calloc(nj, sizeof *slot);
     if (!slot) {
         snprintf(err, errlen, "out of memory");
