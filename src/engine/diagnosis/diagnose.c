@@ -393,29 +393,6 @@ int gp_job_input_load_range(gp_store *s, const char *job_id, int raw, int64_t fr
     return load_input(s, job_id, raw, 0, from_ns, to_ns, in, NULL, err, errlen);
 }
 
-/* Room in l for the steps and marks (requests, phases) of the job's rows after after_ns,
- * counted first: the index (job_id, ts_ns) finds them, and the kinds are the rows the
- * loader reads next. 0, -1 on a store error or out of memory. */
-static int reserve_lists(sqlite3 *db, const char *job_id, int64_t after_ns, gp_ev_lists *l) {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT total(kind = ?3), total(kind = ?4 OR kind = ?5) FROM events"
-                           " WHERE job_id = ?1 AND ts_ns > ?2",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, job_id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, after_ns);
-    sqlite3_bind_int(st, 3, GP_EV_STEP);
-    sqlite3_bind_int(st, 4, GP_EV_REQUEST);
-    sqlite3_bind_int(st, 5, GP_EV_PHASE);
-    int rc = sqlite3_step(st) == SQLITE_ROW
-                 ? gp_ev_lists_reserve(l, (size_t)sqlite3_column_int64(st, 0),
-                                       (size_t)sqlite3_column_int64(st, 1))
-                 : -1;
-    sqlite3_finalize(st);
-    return rc;
-}
-
 /* compact: samples as series (gp_dev_series, one per device), else as gp_samples; dl (compact
  * only): raw rows' series deferred (gp_job_input_load_deferred). */
 static int load_input(gp_store *s, const char *job_id, int raw, int compact, int64_t from_ns,
@@ -441,8 +418,7 @@ static int load_input(gp_store *s, const char *job_id, int raw, int compact, int
     int64_t ev_t_ns = INT64_MIN;
     if (whole && gp_ev_prefix_load(s, job_id, &ev, &ev_t_ns) != 1) ev_t_ns = INT64_MIN;
     int bad =
-        !in->job_id || (whole && reserve_lists(db, job_id, ev_t_ns, &ev) != 0) ||
-        gp_store_job_allocs(s, job_id, &al, &nal) < 0 ||
+        !in->job_id || gp_store_job_allocs(s, job_id, &al, &nal) < 0 ||
         (whole && ev_t_ns == INT64_MIN
              ? gp_store_job_events_each(s, job_id, split_one, &ev)
              : gp_store_job_events_range_each(s, job_id, whole ? ev_t_ns + 1 : from_ns,

@@ -49,22 +49,6 @@ int gp_ev_lists_add(void *ctx, const gp_event *e) {
     return 0;
 }
 
-int gp_ev_lists_reserve(gp_ev_lists *l, size_t steps, size_t marks) {
-    if (l->nst + steps > l->cap_st) {
-        gp_step_ev *p = realloc(l->st, (l->nst + steps) * sizeof *p);
-        if (!p) return -1;
-        l->st = p;
-        l->cap_st = l->nst + steps;
-    }
-    if (l->nmk + marks > l->cap_mk) {
-        gp_mark_ev *p = realloc(l->mk, (l->nmk + marks) * sizeof *p);
-        if (!p) return -1;
-        l->mk = p;
-        l->cap_mk = l->nmk + marks;
-    }
-    return 0;
-}
-
 void gp_ev_lists_free(gp_ev_lists *l) {
     free(l->ev);
     free(l->st);

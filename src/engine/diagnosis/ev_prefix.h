@@ -51,10 +51,6 @@ typedef struct gp_ev_lists {
 
 /* Appends e to its list (gp_store_job_events_each's callback): 0, -1 out of memory. */
 int gp_ev_lists_add(void *lists, const gp_event *e);
-/* Room for `steps` more steps and `marks` more marks, exactly (the loader knows how many
- * rows come: a list doubled past them held up to twice their bytes, and the old and the
- * new array together while it moved, at a report's peak). 0, -1 out of memory. */
-int gp_ev_lists_reserve(gp_ev_lists *l, size_t steps, size_t marks);
 void gp_ev_lists_free(gp_ev_lists *l);
 
 /* ---- readers ---- */
