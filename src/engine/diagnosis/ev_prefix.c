@@ -111,7 +111,8 @@ static size_t rleft(const rbuf *r) {
     return (size_t)(r->end - r->p) + (r->blob ? r->len - r->off : 0);
 }
 
-static void get(rbuf *r, void *dst, size_t len) {
+/* get's way through a window's end (or a short read): the next window of the blob. */
+static void get_across(rbuf *r, void *dst, size_t len) {
     if (r->bad || rleft(r) < len) {
         r->bad = 1;
         memset(dst, 0, len);
@@ -132,6 +133,16 @@ static void get(rbuf *r, void *dst, size_t len) {
         memcpy(d, r->p, k);
         r->p += k, d += k, len -= k;
     }
+}
+
+/* len bytes into dst, or zeros and r->bad when fewer are left. */
+static inline void get(rbuf *r, void *dst, size_t len) {
+    if (!r->bad && (size_t)(r->end - r->p) >= len) { /* within the bytes at hand */
+        memcpy(dst, r->p, len);
+        r->p += len;
+        return;
+    }
+    get_across(r, dst, len);
 }
 #define GET(r, v) get((r), &(v), sizeof(v))
 
