@@ -8,8 +8,11 @@
  *   after the prefix (the loaded state's row counts);
  * - a prefix is not saved again within GP_ACCT_PREFIX_EVERY_NS and no claim is left
  *   (tests/integration/acct_prefix.sh runs the agent's child, the triggers and late rows);
- * - a job that never freezes (train-starved: every step has a data_wait phase, so no cut
- *   is allowed) holds more than GP_ACCT_PREFIX_MAX_EVENTS events: the writer declines it
+ * - train-starved (every step holds a data_wait phase begun at the previous step's end:
+ *   its cuts carry that phase, goodput.c "Checkpoints") gets a prefix like the others;
+ * - a job that never freezes (train-starved with an "eval" phase begun in its third
+ *   minute that never ends, so no cut is allowed after it) holds more than
+ *   GP_ACCT_PREFIX_MAX_EVENTS events: the writer declines it
  *   (a 'skip' row, no state), and a state that large stored anyway (as a writer without
  *   the rule did) is not loaded, though it decodes: the summary is the whole computation's;
  * - hostile bytes: a saved state truncated, with a count of its head changed, or under
@@ -64,7 +67,10 @@ static void test_resume_equals_whole(void **state) {
     int64_t now = store_end(s);
     assert_int_equal(gp_acct_prefix_pending(s, now), 1);
     int saved = gp_acct_prefix_pass(s, now, 0, err, sizeof err);
-    assert_true(saved >= 4);
+    assert_true(saved >= 5);
+    assert_int_equal(count(s, "SELECT count(*) FROM job_prefix WHERE job_id = 'train-starved'"
+                              " AND fp != 'skip' AND length(state) > 0"),
+                     1);
     assert_int_equal(gp_acct_prefix_pending(s, now), 0); /* not again within 10 minutes */
     assert_int_equal(gp_acct_prefix_pass(s, now, 0, err, sizeof err), 0);
     assert_int_equal(count(s, "SELECT count(*) FROM job_prefix WHERE fp = 'claim'"), 0);
@@ -181,6 +187,17 @@ static void test_never_freezing_not_saved(void **state) {
     char err[512];
     assert_int_equal(gp_store_open(g_db, 0, &s, err, sizeof err), 0);
     int64_t now = store_end(s);
+    /* a phase that never ends, from train-starved's third minute (its prefix goes with it:
+     * the store's trigger deletes a prefix an event reaches into) */
+    gp_event e;
+    gp_event_init(&e, GP_EV_PHASE);
+    snprintf(e.job_id, sizeof e.job_id, "train-starved");
+    snprintf(e.name, sizeof e.name, "eval");
+    e.edge = GP_PH_BEGIN;
+    e.ts_ns = count(s, "SELECT min(from_ns) FROM allocations WHERE job_id = 'train-starved'") +
+              120000000000LL;
+    assert_int_equal(gp_store_put_event(s, &e), 0);
+    assert_int_equal(count(s, "SELECT count(*) FROM job_prefix WHERE job_id = 'train-starved'"), 0);
     gp_acct_prefix_pass(s, now, 0, err, sizeof err);
     /* declined by the writer: a 'skip' row without a state, not served */
     assert_int_equal(count(s, "SELECT count(*) FROM job_prefix WHERE job_id = 'train-starved'"

@@ -346,6 +346,116 @@ static void test_inference_checkpoint(void **st) {
     gp_goodput_ckpt_free(&ck);
 }
 
+/* A training job whose every step holds a data_wait phase begun at the previous step's end
+ * (the demo's train-starved): no step start has every phase closed, but the phases begun
+ * there are the next step's own. A cut carries them (their begins are dropped with the
+ * events at its instant) and resuming gives the full computation, also where a carried
+ * phase has no end (a second begin: it runs to the window's end). A late event at the
+ * cut's instant or a checkpoint_restore after it says the prefix is stale; a late phase
+ * after the cut labels only later time and keeps it. */
+enum { CARRY_N = 100 };
+static int carry_events(gp_event *ev) {
+    int n = 0;
+    for (int i = 1; i <= CARRY_N; i++) {
+        int64_t start = (9 + i) * S;
+        ev[n] = phase_ev("data_wait", GP_PH_BEGIN, 9 + i);
+        n++;
+        if (i != 70) { /* step 70's never ends: the next begin runs it to the window's end */
+            ev[n] = phase_ev("data_wait", GP_PH_END, 0);
+            ev[n++].ts_ns = start + 300000000LL;
+        }
+        ev[n++] = step_ev(i, 9 + i, 10 + i);
+    }
+    return n;
+}
+
+static void resume_later(const gp_goodput_in *in, const gp_goodput_ckpt *ck, gp_event *later,
+                         gp_goodput_in *rin) {
+    size_t nl = 0;
+    for (size_t i = 0; i < in->n_events; i++)
+        if (in->events[i].ts_ns > ck->ev_cut_ns) later[nl++] = in->events[i];
+    size_t skip = 0;
+    while (skip < in->n_act && in->act[skip].ts_ns <= ck->t_ns)
+        skip++;
+    *rin = *in;
+    rin->events = later, rin->n_events = nl;
+    rin->act = in->act + skip, rin->n_act = in->n_act - skip;
+}
+
+static void test_training_carried_phase_checkpoint(void **st) {
+    (void)st;
+    gp_alloc a = alloc("GPU-a", 0, -1);
+    static gp_event ev[3 * CARRY_N + 4], later[3 * CARRY_N + 4];
+    int n = carry_events(ev);
+    enum { NA = 120 };
+    gp_activity act[NA];
+    for (int k = 0; k < NA; k++)
+        act[k] = (gp_activity){(k + 1) * S, S, k % 3 == 0 ? 0.02 : 0.7};
+    gp_goodput_in in = {.allocs = &a,
+                        .n_allocs = 1,
+                        .events = ev,
+                        .n_events = (size_t)n,
+                        .act = act,
+                        .n_act = NA,
+                        .t0_ns = 0,
+                        .t1_ns = 115 * S};
+    gp_goodput full, g;
+    assert_int_equal(gp_goodput_compute(&in, &full), 0);
+    assert_int_equal(full.kind, GP_JK_TRAINING);
+    assert_true(full.bucket_gpu_s[GP_B_DATA_WAIT] > 35); /* step 70's runs to the end */
+    gp_goodput_ckpt ck, ck2;
+    assert_int_equal(gp_goodput_compute_ckpt(&in, NULL, 40 * S, 0, &ck, &g), 0);
+    same_gp(&g, &full);
+    assert_true(ck.valid);             /* no cut without carried phases */
+    assert_int_equal(ck.t_ns, 39 * S); /* step 30's start, step 29's end */
+    assert_int_equal(ck.ev_cut_ns, ck.t_ns);
+    assert_int_equal(ck.n_carry, 1);
+    assert_string_equal(ck.carry[0].name, "data_wait");
+    gp_goodput_in rin;
+    resume_later(&in, &ck, later, &rin);
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 90 * S, 0, &ck2, &g), 0);
+    same_gp(&g, &full);
+    /* the latest cut: step 70, whose data_wait never ends (step 71's begin breaks later ones) */
+    assert_true(ck2.valid);
+    assert_int_equal(ck2.t_ns, 79 * S);
+    assert_int_equal(ck2.n_carry, 1);
+    static gp_event later2[3 * CARRY_N + 4];
+    gp_goodput_in rin2;
+    resume_later(&in, &ck2, later2, &rin2);
+    assert_int_equal(gp_goodput_compute_ckpt(&rin2, &ck2, 0, 0, NULL, &g), 0);
+    same_gp(&g, &full);
+    /* A later window end: still equal. */
+    rin.t1_ns = rin2.t1_ns = in.t1_ns = 118 * S;
+    assert_int_equal(gp_goodput_compute(&in, &full), 0);
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 0);
+    same_gp(&g, &full);
+    assert_int_equal(gp_goodput_compute_ckpt(&rin2, &ck2, 0, 0, NULL, &g), 0);
+    same_gp(&g, &full);
+    /* Late phases between the cut and its step's end (other than checkpoint_restore):
+     * kept, and equal to the full computation with them. */
+    size_t nl = rin.n_events;
+    later[nl] = phase_ev("eval", GP_PH_BEGIN, 0);
+    later[nl].ts_ns = ck.t_ns + 400000000LL;
+    later[nl + 1] = phase_ev("eval", GP_PH_END, 0);
+    later[nl + 1].ts_ns = ck.t_ns + 700000000LL;
+    ev[n] = later[nl], ev[n + 1] = later[nl + 1];
+    rin.n_events = nl + 2, in.n_events = (size_t)n + 2;
+    assert_int_equal(gp_goodput_compute(&in, &full), 0);
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 0);
+    same_gp(&g, &full);
+    assert_true(full.bucket_gpu_s[GP_B_OTHER] > 0.29);
+    /* Stale: a checkpoint_restore there, or an event at the cut's instant. */
+    later[nl] = phase_ev("checkpoint_restore", GP_PH_BEGIN, 0);
+    later[nl].ts_ns = ck.t_ns + 400000000LL;
+    rin.n_events = nl + 1;
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 1);
+    later[nl] = phase_ev("eval", GP_PH_BEGIN, 0);
+    later[nl].ts_ns = ck.t_ns;
+    assert_int_equal(gp_goodput_compute_ckpt(&rin, &ck, 0, 0, NULL, &g), 1);
+    gp_goodput_ckpt_free(&ck);
+    gp_goodput_ckpt_free(&ck2);
+}
+
 static gp_event stage_ev(const char *name, int64_t decl, int res, int64_t start, int64_t end) {
     gp_event e;
     gp_event_init(&e, GP_EV_STAGE);
@@ -897,6 +1007,7 @@ int main(void) {
         cmocka_unit_test(test_inference_slo),
         cmocka_unit_test(test_inference_checkpoint),
         cmocka_unit_test(test_pipeline_checkpoint),
+        cmocka_unit_test(test_training_carried_phase_checkpoint),
         cmocka_unit_test(test_activity_only),
         cmocka_unit_test(test_pipeline_gpu_stage),
         cmocka_unit_test(test_inference_sparse_requests),

@@ -158,7 +158,7 @@ static gp_job_acct *decode_src(const char *job_id, src *in, size_t len, uint64_t
         !a->ev_loaded || a->n_al != h.n_al || a->n_act != h.n_act || a->n_ev != h.n_ev ||
         a->n_names != h.n_names || a->ck.n_durs != h.n_durs || a->ck.n_gaps != h.n_gaps ||
         a->ck.n_allocs != h.n_allocs || a->ck.n_span != h.n_span || a->ck.n_gpu_stage < 0 ||
-        a->ck.n_gpu_stage > GP_CKPT_STAGES) {
+        a->ck.n_gpu_stage > GP_CKPT_STAGES || a->ck.n_carry < 0 || a->ck.n_carry > GP_CKPT_CARRY) {
         free(a);
         return NULL;
     }
@@ -193,6 +193,8 @@ static gp_job_acct *decode_src(const char *job_id, src *in, size_t len, uint64_t
         a->names[i][GP_NAME_MAX - 1] = 0;
     for (int i = 0; i < GP_CKPT_STAGES; i++)
         a->ck.gpu_stage[i][GP_NAME_MAX - 1] = 0;
+    for (int i = 0; i < GP_CKPT_CARRY; i++)
+        a->ck.carry[i].name[GP_NAME_MAX - 1] = 0;
     for (size_t i = 0; i < a->n_ev; i++)
         if (a->ev[i].name >= (int32_t)a->n_names || a->ev[i].name < -1) {
             gp_job_acct_free(a);

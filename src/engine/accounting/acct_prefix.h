@@ -51,10 +51,11 @@
  * holding more unfrozen events than one slice of the one-shot computation
  * (GP_SUMMARY_ONESHOT_SLICE_EVENTS, job_summary.h) is not saved (the job is declined until
  * the next pass) and not loaded (the reader reads the count from the blob's head before
- * the blob). A job that never freezes (no cut the checkpoint rules allow, e.g. every step
- * has a data_wait phase) holds every event since its start: on the 1-hour demo store
- * train-starved's 20,906 events, a 2.1 MB state, made the report peak 7.6 MiB where the
- * whole computation in slices peaks 5.4 MiB (docs/benchmarks.md). */
+ * the blob). A job that never freezes (no cut the checkpoint rules allow, e.g. a phase
+ * open across every step's start) holds every event since its start: on the 1-hour demo
+ * store train-starved's 20,906 events, a 2.1 MB state, made the report peak 7.6 MiB where
+ * the whole computation in slices peaks 5.4 MiB (docs/benchmarks.md; its data_wait phases,
+ * begun at each step's start, are carried by its cuts since). */
 #define GP_ACCT_PREFIX_MAX_EVENTS GP_SUMMARY_ONESHOT_SLICE_EVENTS
 
 /* ---- writer (the agent's sealing child) ---- */

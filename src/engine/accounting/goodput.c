@@ -367,8 +367,23 @@ static void add_allocs(const gp_goodput_in *in, gp_goodput *out, edges *E, int64
     }
 }
 
-/* Phases: pair begin/end per (name, rank); an unclosed begin runs to the window end. */
-static void add_phases(const gp_goodput_in *in, const gp_acct_event **ev, edges *E) {
+/* Phases: pair begin/end per (name, rank); an unclosed begin runs to the window end.
+ * Resuming after a training prefix, the phases it carries began at its instant: each ends
+ * at the next event of its name and rank when that is an end, as any begin. */
+static void add_phases(const gp_goodput_in *in, const gp_acct_event **ev, edges *E,
+                       const gp_goodput_ckpt *from) {
+    for (int c = 0; from && c < from->n_carry; c++) {
+        int64_t end = in->t1_ns;
+        for (size_t j = 0; j < in->n_events; j++) {
+            const gp_acct_event *e = ev[j];
+            if (e->kind == GP_EV_PHASE && e->rank == from->carry[c].rank &&
+                !strcmp(gp_acct_event_name(in, e), from->carry[c].name)) {
+                if (e->edge == GP_PH_END) end = e->ts_ns;
+                break;
+            }
+        }
+        add_interval(E, from->t_ns, end, phase_label(from->carry[c].name));
+    }
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_acct_event *b = ev[i];
         if (b->kind != GP_EV_PHASE || b->edge != GP_PH_BEGIN) continue;
@@ -587,11 +602,20 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
  *    that puts one on the other side of the threshold breaks the checkpoint. The gap
  *    between steps k-1 and k is at most 1 s: productive whatever the median.
  *  - phases: none is open at the cut (each begin before it met its end before it; a
- *    begin followed by a second begin runs to the window's end, so no cut after it).
+ *    begin followed by a second begin runs to the window's end, so no cut after it), but
+ *    those begun at T itself when T is step k-1's end (a step's data_wait from the previous
+ *    step's end): their intervals start at T, after the prefix. The caller drops their
+ *    begins with the events at T, so the prefix carries their names and ranks (at most
+ *    GP_CKPT_CARRY, no checkpoint_restore) and a later computation labels each from T to
+ *    the next event of its name and rank, as the pairing of all events would: no other
+ *    event of theirs lies at T after them (an end would have closed one, a begin broken
+ *    the cut), and every event after T is that computation's. A phase that began before
+ *    T met its end by T, so no later event pairs with it.
  *  - late events: the caller drops the events up to step k-1's end, and a new event up
- *    to step k's end (other than a step of a higher rank, which the accounting ignores)
- *    breaks the checkpoint; so does a step of a lower rank. Between steps k-1 and k there
- *    is no event but steps.
+ *    to step k's end (other than a step of a higher rank, which the accounting ignores,
+ *    or a phase after T other than checkpoint_restore: it labels only time after T and
+ *    pairs with no begin before it) breaks the checkpoint; so does a step of a lower
+ *    rank. Between steps k-1 and k there is no event but steps and such phases.
  *  - allocations and kernel activity: the pieces held before T must stay the same
  *    (gp_ckpt_alloc_print), and freeze_by (the caller's) keeps the cut where every GPU's
  *    activity is final.
@@ -624,12 +648,13 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
 /* The new cut: the latest step k (k >= min_steps) that ended by freeze_by and where the
  * prefix before its start is final (the list at the top of this section). 0 = none. */
 static size_t choose_cut(const gp_goodput_in *in, const gp_acct_event **ev, const step_list *sl,
-                         const int64_t *restarts, size_t nr, int64_t ready, const ck_ctx *ck) {
+                         const int64_t *restarts, size_t nr, int64_t ready, ck_ctx *ck) {
     size_t ns = sl->n, cut = 0;
     const gp_acct_event **st = sl->st;
     if (ns < 2 || ck->min_steps >= ns) return 0;
     int64_t *smin = malloc(ns * sizeof *smin), *sst = malloc(ns * sizeof *sst);
-    char *ok = gp_ckpt_phases_closed(in, ev, in->n_events);
+    char *ok = gp_ckpt_phases_closed(in, ev, in->n_events, ck->from);
+    size_t cut_i = 0; /* the cut's last event at step k-1's end */
     if (!smin || !sst || !ok) goto out;
     for (size_t k = ns; k-- > 0;) { /* smallest id and start from k on */
         smin[k] = k + 1 < ns && smin[k + 1] < st[k]->step ? smin[k + 1] : st[k]->step;
@@ -655,15 +680,21 @@ static size_t choose_cut(const gp_goodput_in *in, const gp_acct_event **ev, cons
             }
             good = !(lo < nr && restarts[lo] <= q->ts_ns);
         }
-        size_t i = sl->pos[k - 1]; /* no phase open after step k-1's instant */
+        size_t i = sl->pos[k - 1]; /* no phase open after step k-1's instant ... */
         while (i + 1 < in->n_events && ev[i + 1]->ts_ns == p->ts_ns)
             i++;
-        good = good && ok[i];
+        /* ... but those begun there when step k starts there (carried) */
+        good = good &&
+               (ok[i] == GP_CKPT_PHASES_NONE || (ok[i] == GP_CKPT_PHASES_NOW && t == p->ts_ns));
         for (size_t j = i + 1; good && j < in->n_events && ev[j]->ts_ns <= q->ts_ns; j++)
-            good = ev[j]->kind == GP_EV_STEP; /* nothing but steps in between */
-        if (good) cut = k;
+            good =
+                ev[j]->kind == GP_EV_STEP || /* nothing but steps in between, or phases after t */
+                (ev[j]->kind == GP_EV_PHASE && ev[j]->ts_ns > t && !gp_ckpt_is_restore(in, ev[j]));
+        if (good) cut = k, cut_i = i;
         if (q->step > pmax) pmax = q->step;
     }
+    if (cut && ok[cut_i] == GP_CKPT_PHASES_NOW)
+        gp_ckpt_phases_carry(in, ev, cut_i, ck->from, ck->to);
 out:
     free(smin), free(sst), free(ok);
     return cut;
@@ -677,8 +708,9 @@ static int resumed_breaks(const gp_goodput_in *in, const gp_acct_event **ev, con
     for (size_t i = 0; i < in->n_events; i++) {
         const gp_acct_event *e = ev[i];
         if (e->ts_ns > c->late_ns) break;
-        int fine = e->kind == GP_EV_STEP &&
-                   (e->rank > c->rank0 || (e->rank == c->rank0 && e->ts_ns == c->late_ns));
+        int fine = (e->kind == GP_EV_STEP &&
+                    (e->rank > c->rank0 || (e->rank == c->rank0 && e->ts_ns == c->late_ns))) ||
+                   (e->kind == GP_EV_PHASE && e->ts_ns > c->t_ns && !gp_ckpt_is_restore(in, e));
         if (!fine) return 1;
     }
     if (sl->n == 0 || sl->start[0] != c->t_ns || sl->st[0]->ts_ns != c->late_ns) return 1;
@@ -1201,7 +1233,7 @@ int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from
         if (ck.broken) goto out;
     }
     add_allocs(in, out, &E, from ? from->t_ns : INT64_MIN);
-    add_phases(in, ev, &E);
+    add_phases(in, ev, &E, from);
 
     int64_t ready = -1;
     if (c.steps > 0) {

@@ -165,6 +165,8 @@ int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out);
  * caller. */
 #define GP_CKPT_LABELS 8
 #define GP_CKPT_STAGES 16 /* the GPU stages a pipeline's labelling follows */
+/* Phases a training prefix carries: begun at its instant t_ns, so labelled after it. */
+#define GP_CKPT_CARRY 4
 /* Step durations a prefix keeps on each side of its median (gp_goodput_ckpt.durs): later
  * computations resume it exactly while fewer than about twice this many steps come
  * after it (a running job's refresh adds minutes of steps). */
@@ -205,6 +207,14 @@ typedef struct gp_goodput_ckpt {
     int64_t items;
     char gpu_stage[GP_CKPT_STAGES][GP_NAME_MAX];
     int n_gpu_stage;
+    /* training: the phases begun at t_ns (a step's data_wait from the previous step's
+     * end), in event order; the events at t_ns are folded in (ev_cut_ns = t_ns), so the
+     * later computation labels each from t_ns to the next event of its name and rank */
+    struct {
+        char name[GP_NAME_MAX];
+        int64_t rank;
+    } carry[GP_CKPT_CARRY];
+    int n_carry;
     /* the sweep's state at t_ns */
     int open[GP_CKPT_LABELS];
     double held;

@@ -5,6 +5,7 @@
 #include "engine/accounting/goodput_ckpt.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,42 +106,100 @@ size_t gp_ckpt_gaps_within(const int64_t *g, size_t n, int64_t max_gap) {
     return lo;
 }
 
+int gp_ckpt_is_restore(const gp_goodput_in *in, const gp_acct_event *e) {
+    return e->kind == GP_EV_PHASE && !strcmp(gp_acct_event_name(in, e), "checkpoint_restore");
+}
+
+/* Phases followed in event order: which (name, rank) are open and since when. */
+#define PHASE_KEYS 64
 typedef struct {
     const char *name;
-    int64_t rank;
+    int64_t rank, since; /* since: the open one's begin */
     int open;
 } phase_key;
 
-/* ok[i]: after the events ev[0..i], no phase is open, and none ever ran to the window's
- * end (a begin followed by another begin of the same name and rank). NULL on OOM. */
-char *gp_ckpt_phases_closed(const gp_goodput_in *in, const gp_acct_event *const *ev, size_t n) {
+typedef struct {
+    phase_key key[PHASE_KEYS];
+    int nk, n_open, n_now, n_restore, broken;
+    int64_t now; /* the instant of the last event: n_now of the open ones began there */
+} phase_state;
+
+static void phases_start(phase_state *s, const gp_goodput_ckpt *from) {
+    s->nk = s->n_open = s->n_now = s->n_restore = s->broken = 0;
+    s->now = INT64_MIN;
+    for (int c = 0; from && c < from->n_carry && c < GP_CKPT_CARRY; c++) {
+        s->key[s->nk++] = (phase_key){from->carry[c].name, from->carry[c].rank, from->t_ns, 1};
+        s->n_open++;
+    }
+}
+
+static phase_key *phases_add(phase_state *s, const gp_goodput_in *in, const gp_acct_event *e) {
+    if (e->ts_ns != s->now) s->now = e->ts_ns, s->n_now = 0;
+    if (e->kind != GP_EV_PHASE) return NULL;
+    const char *name = gp_acct_event_name(in, e);
+    int k = 0;
+    while (k < s->nk && (s->key[k].rank != e->rank || strcmp(s->key[k].name, name)))
+        k++;
+    if (k == s->nk) {
+        if (s->nk == PHASE_KEYS) {
+            s->broken = 1; /* too many kinds to follow: no cut */
+            return NULL;
+        }
+        s->key[s->nk++] = (phase_key){name, e->rank, 0, 0};
+    }
+    phase_key *p = &s->key[k];
+    int restore = !strcmp(name, "checkpoint_restore");
+    if (e->edge == GP_PH_BEGIN) {
+        if (p->open) s->broken = 1;
+        p->open = 1, p->since = e->ts_ns;
+        s->n_open++, s->n_now++, s->n_restore += restore;
+    } else if (e->edge == GP_PH_END && p->open) {
+        p->open = 0;
+        s->n_open--, s->n_restore -= restore;
+        if (p->since == s->now) s->n_now--;
+    }
+    return p;
+}
+
+char *gp_ckpt_phases_closed(const gp_goodput_in *in, const gp_acct_event *const *ev, size_t n,
+                            const gp_goodput_ckpt *from) {
     char *ok = malloc(n + 1);
     if (!ok) return NULL;
-    phase_key key[64];
-    int nk = 0, n_open = 0, broken = 0;
+    phase_state s;
+    phases_start(&s, from);
     for (size_t i = 0; i < n; i++) {
-        const gp_acct_event *e = ev[i];
-        if (e->kind == GP_EV_PHASE) {
-            int k = 0;
-            const char *name = gp_acct_event_name(in, e);
-            while (k < nk && (key[k].rank != e->rank || strcmp(key[k].name, name)))
-                k++;
-            if (k == nk) {
-                if (nk == 64)
-                    broken = 1; /* too many kinds to follow: no cut */
-                else
-                    key[nk++] = (phase_key){name, e->rank, 0};
-            }
-            if (k < nk && e->edge == GP_PH_BEGIN) {
-                if (key[k].open) broken = 1;
-                key[k].open = 1, n_open++;
-            } else if (k < nk && e->edge == GP_PH_END && key[k].open) {
-                key[k].open = 0, n_open--;
-            }
-        }
-        ok[i] = !broken && n_open == 0;
+        phases_add(&s, in, ev[i]);
+        ok[i] = s.broken        ? 0
+                : s.n_open == 0 ? GP_CKPT_PHASES_NONE
+                : s.n_open == s.n_now && s.n_open <= GP_CKPT_CARRY && !s.n_restore
+                    ? GP_CKPT_PHASES_NOW
+                    : 0;
     }
     return ok;
+}
+
+void gp_ckpt_phases_carry(const gp_goodput_in *in, const gp_acct_event *const *ev, size_t i,
+                          const gp_goodput_ckpt *from, gp_goodput_ckpt *to) {
+    phase_state s;
+    phases_start(&s, from);
+    int64_t order[PHASE_KEYS] = {0}; /* each open key's begin: its index in ev */
+    for (size_t j = 0; j <= i; j++) {
+        phase_key *p = phases_add(&s, in, ev[j]);
+        if (p && p->open && ev[j]->edge == GP_PH_BEGIN) order[p - s.key] = (int64_t)j;
+    }
+    int pick[GP_CKPT_CARRY], np = 0;
+    for (int k = 0; k < s.nk; k++) {
+        if (!s.key[k].open || s.key[k].since != ev[i]->ts_ns || np == GP_CKPT_CARRY) continue;
+        int at = np++; /* in the order they began */
+        for (; at > 0 && order[pick[at - 1]] > order[k]; at--)
+            pick[at] = pick[at - 1];
+        pick[at] = k;
+    }
+    for (int c = 0; c < np; c++) {
+        snprintf(to->carry[c].name, GP_NAME_MAX, "%s", s.key[pick[c]].name);
+        to->carry[c].rank = s.key[pick[c]].rank;
+    }
+    to->n_carry = np;
 }
 
 /* The allocation pieces before t (the window's start to min(end, t), share): a

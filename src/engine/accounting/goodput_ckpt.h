@@ -17,10 +17,22 @@ int gp_ckpt_durs_extend(const gp_goodput_ckpt *from, double *add, size_t n_add,
 double gp_ckpt_median(const gp_goodput_ckpt *c, double *v, size_t n);
 /* How many of the sorted gaps are at most max_gap. */
 size_t gp_ckpt_gaps_within(const int64_t *g, size_t n, int64_t max_gap);
-/* ok[i]: after the events ev[0..i] (sorted), no phase is open, and none ever ran to the
- * window's end (a begin followed by another begin of the same name and rank). NULL on
- * OOM; the caller frees. */
-char *gp_ckpt_phases_closed(const gp_goodput_in *in, const gp_acct_event *const *ev, size_t n);
+/* After the events ev[0..i] (sorted; resuming after `from`, its carried phases open
+ * first), ok[i] is GP_CKPT_PHASES_NONE when no phase is open, GP_CKPT_PHASES_NOW when the
+ * open ones all began at ev[i]'s instant (at most GP_CKPT_CARRY of them, no
+ * checkpoint_restore), else 0; 0 from the first phase that ran to the window's end (a
+ * begin followed by another begin of the same name and rank) on. NULL on OOM; the caller
+ * frees. */
+#define GP_CKPT_PHASES_NONE 1
+#define GP_CKPT_PHASES_NOW 2
+char *gp_ckpt_phases_closed(const gp_goodput_in *in, const gp_acct_event *const *ev, size_t n,
+                            const gp_goodput_ckpt *from);
+/* Into to->carry: the phases open after ev[0..i] (ok[i] == GP_CKPT_PHASES_NOW), in the
+ * order they began. */
+void gp_ckpt_phases_carry(const gp_goodput_in *in, const gp_acct_event *const *ev, size_t i,
+                          const gp_goodput_ckpt *from, gp_goodput_ckpt *to);
+/* Is e a checkpoint_restore phase event (restart evidence: no cut moves across one)? */
+int gp_ckpt_is_restore(const gp_goodput_in *in, const gp_acct_event *e);
 /* The allocation pieces of in before t (window start to min(end, t), share bits): a
  * prefix's held GPUs are right while these stay the same. -1 on OOM. */
 int gp_ckpt_alloc_print(const gp_goodput_in *in, int64_t t, int64_t **out, size_t *n);

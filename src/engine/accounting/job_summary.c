@@ -934,8 +934,8 @@ static int compute_sliced(gp_job_acct *a, gp_store *s, gp_goodput_in *in, const 
         } else if (limit < INT64_MAX / 2) {
             /* Nothing frozen: the events so far are all still held and the next slice
              * labels them again. Reading as many again as are held keeps that to about
-             * twice a whole computation for a job with no cut (one with a phase inside
-             * every step, goodput.c "Checkpoints"), instead of once a slice. */
+             * twice a whole computation for a job with no cut (a phase open across
+             * every step's start, goodput.c "Checkpoints"), instead of once a slice. */
             limit *= 2;
         }
         if (last) return 0;

@@ -729,9 +729,23 @@ static int pruned_unserved(gp_store *s, const char *job_id) {
     return gp_store_events_pruned(s, job_id, &before) == 1;
 }
 
+/* Room for n findings in *all (*room of them now; the new ones zeroed, as calloc gave): the
+ * findings are a handful a job, so the list grows as they come instead of holding room for
+ * every job's most (GP_DIAG_MAX_PER_JOB + 2 each, 0.55 MB for the 60-minute demo's 7 jobs)
+ * through the whole diagnosis, where a report peaks (docs/benchmarks.md). -1 on OOM. */
+static int findings_room(gp_finding **all, size_t *room, size_t n) {
+    if (n <= *room) return 0;
+    gp_finding *p = realloc(*all, n * sizeof *p);
+    if (!p) return -1;
+    memset(p + *room, 0, (n - *room) * sizeof *p);
+    *all = p;
+    *room = n;
+    return 0;
+}
+
 static int diagnose_jobs_par(gp_store *s, const gp_job *jobs, size_t nj, const gp_diag_opts *o,
-                             gp_finding *all, size_t *tot, gp_features *feats, gp_goodput *accts,
-                             double *prices, char *err, size_t errlen) {
+                             gp_finding **all, size_t *room, size_t *tot, gp_features *feats,
+                             gp_goodput *accts, double *prices, char *err, size_t errlen) {
     diag_slot *slot = calloc(nj, sizeof *slot);
     if (!slot) {
         snprintf(err, errlen, "out of memory");
@@ -758,8 +772,12 @@ static int diagnose_jobs_par(gp_store *s, const gp_job *jobs, size_t nj, const g
             snprintf(err, errlen, "%s", slot[i].err);
             rc = -1;
         }
+        if (rc == 1 && slot[i].n && findings_room(all, room, *tot + slot[i].n) != 0) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
         if (rc == 1 && slot[i].n) {
-            memcpy(all + *tot, slot[i].f, slot[i].n * sizeof *all);
+            memcpy(*all + *tot, slot[i].f, slot[i].n * sizeof **all);
             *tot += slot[i].n;
         }
         free(slot[i].f);
@@ -779,7 +797,8 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         return -1;
     }
     size_t cap = (nj + 1) * (MAX_PER_JOB + 2);
-    gp_finding *all = calloc(cap, sizeof *all);
+    size_t room = MAX_PER_JOB;
+    gp_finding *all = calloc(room, sizeof *all);
     gp_features *feats = calloc(nj ? nj : 1, sizeof *feats);
     gp_goodput *accts = calloc(nj ? nj : 1, sizeof *accts);
     double *prices = calloc(nj ? nj : 1, sizeof *prices);
@@ -794,10 +813,16 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
     }
     size_t tot = 0;
     int par = o && o->no_write && o->threads > 1 && nj > 1
-                  ? diagnose_jobs_par(s, jobs, nj, o, all, &tot, feats, accts, prices, err, errlen)
+                  ? diagnose_jobs_par(s, jobs, nj, o, &all, &room, &tot, feats, accts, prices, err,
+                                      errlen)
                   : 0;
     for (size_t i = 0; i < nj && !par; i++) {
         size_t k = 0;
+        if (findings_room(&all, &room, tot + MAX_PER_JOB) != 0) {
+            snprintf(err, errlen, "out of memory");
+            par = -1;
+            break;
+        }
         if (diagnose_one(s, jobs[i].id, o, all + tot, &k, &feats[i], &accts[i], &prices[i], err,
                          errlen) < 0) {
             if (pruned_unserved(s, jobs[i].id)) {
@@ -831,6 +856,7 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         double eff = gp_scaling_efficiency(feats[i].units_per_s, feats[i].n_gpus,
                                            feats[best].units_per_s, feats[best].n_gpus);
         if (eff < 0 || eff >= bound || tot >= cap) continue;
+        if (findings_room(&all, &room, tot + 1) != 0) goto oom;
         gp_finding *x = &all[tot++];
         memset(x, 0, sizeof *x);
         x->cls = GP_FC_SCALE_INEFFICIENT;
@@ -882,6 +908,7 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
         if (idle_gpu_s < 0.5 * feats[i].queue_wait_s * (feats[i].n_gpus ? feats[i].n_gpus : 1) ||
             tot >= cap)
             continue;
+        if (findings_room(&all, &room, tot + 1) != 0) goto oom;
         gp_finding *x = &all[tot++];
         memset(x, 0, sizeof *x);
         x->cls = GP_FC_SCHEDULING_GAP;
@@ -917,4 +944,12 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
     *out = all;
     *n = tot;
     return 0;
+oom:
+    free(all);
+    free(feats);
+    free(accts);
+    free(prices);
+    free(jobs);
+    snprintf(err, errlen, "out of memory");
+    return -1;
 }

@@ -95,19 +95,54 @@ static void put_str(wbuf *w, const char *s, size_t cap) {
     put(w, s, n);
 }
 
+/* Where a segment's bytes are read from: a buffer, or the stored blob itself through a
+ * window (gp_ev_prefix_load), so the whole blob is never held next to the lists decoded
+ * from it (a column read copies it whole: 0.8-0.9 MB for the 60-minute demo's jobs, at
+ * the report's peak). */
 typedef struct {
-    const unsigned char *p, *end;
+    const unsigned char *p, *end; /* the bytes at hand */
     int bad;
+    sqlite3_blob *blob; /* or NULL: every byte is at hand */
+    size_t off, len;    /* blob: where the bytes at hand end in it, and its size */
+    unsigned char win[4096];
 } rbuf;
 
-static void get(rbuf *r, void *dst, size_t len) {
-    if (r->bad || (size_t)(r->end - r->p) < len) {
+static size_t rleft(const rbuf *r) {
+    return (size_t)(r->end - r->p) + (r->blob ? r->len - r->off : 0);
+}
+
+/* get's way through a window's end (or a short read): the next window of the blob. */
+static void get_across(rbuf *r, void *dst, size_t len) {
+    if (r->bad || rleft(r) < len) {
         r->bad = 1;
         memset(dst, 0, len);
         return;
     }
-    memcpy(dst, r->p, len);
-    r->p += len;
+    unsigned char *d = dst;
+    while (len) {
+        if (r->p == r->end) { /* the next window of the blob */
+            size_t k = r->len - r->off < sizeof r->win ? r->len - r->off : sizeof r->win;
+            if (sqlite3_blob_read(r->blob, r->win, (int)k, (int)r->off) != SQLITE_OK) {
+                r->bad = 1;
+                memset(dst, 0, len);
+                return;
+            }
+            r->p = r->win, r->end = r->win + k, r->off += k;
+        }
+        size_t k = (size_t)(r->end - r->p) < len ? (size_t)(r->end - r->p) : len;
+        memcpy(d, r->p, k);
+        r->p += k, d += k, len -= k;
+    }
+}
+
+/* len bytes into dst, or zeros and r->bad when fewer are left. */
+static inline void get(rbuf *r, void *dst, size_t len) {
+    if (!r->bad && (size_t)(r->end - r->p) >= len) { /* within the bytes at hand */
+        memcpy(dst, r->p, len);
+        r->p += len;
+        return;
+    }
+    get_across(r, dst, len);
 }
 #define GET(r, v) get((r), &(v), sizeof(v))
 
@@ -215,9 +250,8 @@ int gp_ev_prefix_encode(const char *job_id, int64_t t0_ns, int64_t t_ns, const g
 #define STEP_BYTES 40
 #define MARK_BYTES 44
 
-int gp_ev_prefix_decode(const char *job_id, int64_t t0_ns, int64_t t_ns, const unsigned char *buf,
-                        size_t len, gp_ev_lists *l) {
-    rbuf r = {buf, buf + len, 0};
+static int decode(rbuf *rb, const char *job_id, int64_t t0_ns, int64_t t_ns, gp_ev_lists *l) {
+#define r (*rb)
     head h;
     GET(&r, h.magic);
     GET(&r, h.id_len);
@@ -226,12 +260,13 @@ int gp_ev_prefix_decode(const char *job_id, int64_t t0_ns, int64_t t_ns, const u
     GET(&r, h.n_ev);
     GET(&r, h.t0_ns);
     GET(&r, h.t_ns);
-    size_t left = (size_t)(r.end - r.p);
+    char id[GP_JOB_ID_MAX];
     if (r.bad || h.magic != MAGIC || h.t0_ns != t0_ns || h.t_ns != t_ns ||
-        h.id_len != strlen(job_id) || h.id_len > left || memcmp(r.p, job_id, h.id_len) != 0)
+        h.id_len != strlen(job_id) || h.id_len >= sizeof id)
         return -1;
-    r.p += h.id_len;
-    left -= h.id_len;
+    get(&r, id, h.id_len);
+    if (r.bad || memcmp(id, job_id, h.id_len) != 0) return -1;
+    size_t left = rleft(&r);
     /* the counts must fit the bytes before anything is allocated for them */
     if (h.n_st > left / STEP_BYTES || h.n_mk > (left - h.n_st * STEP_BYTES) / MARK_BYTES ||
         h.n_ev > left)
@@ -274,7 +309,7 @@ int gp_ev_prefix_decode(const char *job_id, int64_t t0_ns, int64_t t_ns, const u
         get_event(&r, &l->ev[i], job_id);
         if (l->ev[i].ts_ns > t_ns || l->ev[i].ts_ns <= t0_ns) r.bad = 1;
     }
-    if (r.bad || r.p != r.end) goto bad;
+    if (r.bad || rleft(&r) != 0) goto bad;
     l->nst = h.n_st;
     l->nmk = h.n_mk;
     l->nev = h.n_ev;
@@ -282,6 +317,17 @@ int gp_ev_prefix_decode(const char *job_id, int64_t t0_ns, int64_t t_ns, const u
 bad:
     gp_ev_lists_free(l);
     return -1;
+#undef r
+}
+
+int gp_ev_prefix_decode(const char *job_id, int64_t t0_ns, int64_t t_ns, const unsigned char *buf,
+                        size_t len, gp_ev_lists *l) {
+    rbuf *r = malloc(sizeof *r);
+    if (!r) return -1;
+    r->p = buf, r->end = buf + len, r->bad = 0, r->blob = NULL, r->off = r->len = 0;
+    int rc = decode(r, job_id, t0_ns, t_ns, l);
+    free(r);
+    return rc;
 }
 
 /* ---- reader ---- */
@@ -326,7 +372,7 @@ int gp_ev_prefix_load(gp_store *s, const char *job_id, gp_ev_lists *l, int64_t *
     if (gp_ev_prefix_fp(fp, sizeof fp) != 0) return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(gp_store_db(s),
-                           "SELECT t0_ns, t_ns, fp, state FROM job_ev_prefix WHERE job_id = ?1"
+                           "SELECT t0_ns, t_ns, fp, rowid FROM job_ev_prefix WHERE job_id = ?1"
                            " ORDER BY t_ns",
                            -1, &st, NULL) != SQLITE_OK)
         return 0; /* an older store: no table */
@@ -340,10 +386,23 @@ int gp_ev_prefix_load(gp_store *s, const char *job_id, gp_ev_lists *l, int64_t *
         int64_t t0 = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
         const char *f = (const char *)sqlite3_column_text(st, 2);
         if (!f || strcmp(f, fp) != 0 || t0 != prev) break;
-        const unsigned char *b = sqlite3_column_blob(st, 3);
-        int n = sqlite3_column_bytes(st, 3);
+        sqlite3_blob *b;
+        if (sqlite3_blob_open(gp_store_db(s), "main", "job_ev_prefix", "state",
+                              sqlite3_column_int64(st, 3), 0, &b) != SQLITE_OK) {
+            sqlite3_blob_close(b);
+            break;
+        }
+        int n = sqlite3_blob_bytes(b);
+        rbuf *r = n > 0 ? malloc(sizeof *r) : NULL;
         gp_ev_lists seg = {0};
-        if (!b || n <= 0 || gp_ev_prefix_decode(job_id, t0, t, b, (size_t)n, &seg) != 0) break;
+        int drc = -1;
+        if (r) {
+            r->p = r->end = r->win, r->bad = 0, r->blob = b, r->off = 0, r->len = (size_t)n;
+            drc = decode(r, job_id, t0, t, &seg);
+        }
+        free(r);
+        sqlite3_blob_close(b);
+        if (drc != 0) break;
         if (append_lists(l, &seg) != 0) {
             gp_ev_lists_free(&seg);
             got = 0;
