@@ -11,8 +11,9 @@
  * Tolerance (REL_TOL, relative): a 1-minute bucket is the exact mean of its samples
  * (equal 10 s spacing, so the raw time-weighted fold and the bucket means integrate the
  * same), except where the allocation starts inside a bucket: the rollup's mean there
- * includes samples from before the start, and its energy counter is the bucket's last
- * one instead of the first sample after the start. That is at most one minute per GPU
+ * includes samples from before the start, and its energy counter there is the bucket's
+ * last less what the bucket's mean power gives from the start (job_summary.c counter_at)
+ * instead of the first sample after the start. That is at most one minute per GPU
  * out of the job's ~70 h per GPU, 1/4200 = 2.4e-4; the tolerance is 5e-4, twice that.
  * Allocated GPU-hours come from the allocations alone and must be exactly equal. */
 #include "testutil.h"

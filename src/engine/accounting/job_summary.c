@@ -47,9 +47,10 @@
  * and its last energy counter (fold_rollups); before those (rows the rollup retention
  * deleted, agent --rollup-retention, whole hours) its 1-hour rollups, read the same way at
  * an hour's precision: means and busy time over whole hours are those of the minutes they
- * replace (the hour's sums are the minutes' sums), energy starts at the first hour's last
- * counter, and in an hour where the allocation starts or ends the hour's mean stands for
- * the allocation's part (the report says which jobs read hours, report/rollup_note.h). A
+ * replace (the hour's sums are the minutes' sums), and in an hour where the allocation
+ * starts or ends the hour's mean stands for the allocation's part, its energy included
+ * (the counter there from the hour's mean power, counter_at; the report says which jobs
+ * read hours, report/rollup_note.h). A
  * state that folded raw rows (or minutes) keeps them when retention deletes them: the
  * folded sums do not depend on the rows still being there.
  *
@@ -372,10 +373,26 @@ static int64_t raw_boundary(sqlite3 *db, const char *uuid, int64_t cursor_ns) {
     return q * GP_ROLLUP_1M_NS;
 }
 
+/* The energy counter at t in a rollup bucket whose last sample (at last_ts, counter e)
+ * came after t: e less what the bucket's mean power gives from t (or its first sample,
+ * first_ts, when t is before it: as the raw fold, nothing before a first sample) to its
+ * last; e itself when the power is unknown. The rollup's precision, as its means stand
+ * for the allocation's part of the bucket. */
+static uint64_t counter_at(uint64_t e, int64_t t, int64_t first_ts, int64_t last_ts,
+                           double power_w) {
+    if (power_w < 0 || t >= last_ts) return e;
+    if (t < first_ts) t = first_ts;
+    double d_mj = power_w * (double)(last_ts - t) / 1e6; /* W x ns = 1e-9 J = 1e-6 mJ */
+    return d_mj >= (double)e ? 0 : e - (uint64_t)(d_mj + 0.5);
+}
+
 /* Folds allocation k's 1-minute rollup rows of buckets that end after lo (>= the cursor)
  * and by the raw boundary rb, and start before b: each row is one interval from the cursor to
  * its end (clipped at b) with the bucket's mean gauges; the energy counter is the
- * bucket's last one. Per-process SM shares are not rolled up, so on a GPU other jobs
+ * bucket's last one, or where the allocation starts or the fold stops inside a bucket the
+ * counter there (counter_at: the first hour of an allocation read from the 1-hour
+ * rollups is its part of that hour's energy, not none, and its last is not the whole
+ * hour's). Per-process SM shares are not rolled up, so on a GPU other jobs
  * hold too the job's activity before the raw window is the even split among the
  * holders at the bucket's end (gp_util_attributed with shares unknown), and so is its
  * energy there (e_roll, see acct_update). A bucket's means include samples of it that
@@ -399,7 +416,8 @@ static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t step, int64_t
     snprintf(sql, sizeof sql,
              "SELECT t1_ns, gpu_util_sum / gpu_util_n, sm_active_sum / sm_active_n,"
              " tensor_active_sum / tensor_active_n, dram_active_sum / dram_active_n,"
-             " mem_used_bytes_sum / mem_used_bytes_n, mem_total_bytes, energy_mj, %s"
+             " mem_used_bytes_sum / mem_used_bytes_n, mem_total_bytes, energy_mj, %s,"
+             " power_w_sum / power_w_n, first_ts_ns, last_ts_ns"
              " FROM %s WHERE uuid = ?1 AND t1_ns > ?2 AND t1_ns <= ?3 ORDER BY t1_ns",
              n_hold > 1 ? hold : "1", t);
     sqlite3_stmt *st;
@@ -411,6 +429,7 @@ static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t step, int64_t
     int rc = 0;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
         int64_t t1 = sqlite3_column_int64(st, 0), te = t1 < b ? t1 : b;
+        int64_t from = x->cursor;
         (*rows)++;
         double w = (double)(te - x->cursor);
         if (w <= 0) w = 1;
@@ -431,8 +450,10 @@ static int fold_rollups(gp_store *s, acct_alloc *x, int k, int64_t step, int64_t
         }
         if (col_known(st, 7)) {
             uint64_t e = (uint64_t)sqlite3_column_int64(st, 7);
-            if (!x->have_e) x->e_first = e;
-            x->e_last = x->e_roll = e;
+            double p = col_known(st, 9) ? sqlite3_column_double(st, 9) : -1;
+            int64_t ts0 = sqlite3_column_int64(st, 10), ts1 = sqlite3_column_int64(st, 11);
+            if (!x->have_e) x->e_first = counter_at(e, from, ts0, ts1, p);
+            x->e_last = x->e_roll = counter_at(e, te, ts0, ts1, p);
             x->have_e = x->have_e_roll = 1;
         }
     }
