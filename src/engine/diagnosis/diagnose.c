@@ -802,15 +802,7 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
     gp_features *feats = calloc(nj ? nj : 1, sizeof *feats);
     gp_goodput *accts = calloc(nj ? nj : 1, sizeof *accts);
     double *prices = calloc(nj ? nj : 1, sizeof *prices);
-    if (!all || !feats || !accts || !prices) {
-        free(all);
-        free(feats);
-        free(accts);
-        free(prices);
-        free(jobs);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!all || !feats || !accts || !prices) goto oom;
     size_t tot = 0;
     int par = o && o->no_write && o->threads > 1 && nj > 1
                   ? diagnose_jobs_par(s, jobs, nj, o, &all, &room, &tot, feats, accts, prices, err,
