@@ -27,8 +27,12 @@
 
 #define GP_LIVE_DEFAULT_WINDOW_NS (15LL * 60 * 1000000000LL)
 #define GP_LIVE_EVERY_NS (60LL * 1000000000LL)
-/* The agent connection's page cache during a pass (agent_live.c says why). */
-#define GP_LIVE_CACHE_KIB 256
+/* The agent connection's page cache during a pass (agent_live.c says why). 64 KiB (~14
+ * pages): a pass reads each job's window once, in index order, so a larger cache only
+ * kept window pages the ticks never read, resident until the next pass (256 KiB of them
+ * at 8 GPUs, docs/benchmarks.md agent --listen 2026-12-03); re-reads come from the
+ * kernel's page cache. */
+#define GP_LIVE_CACHE_KIB 64
 
 typedef struct gp_agent_live {
     int64_t window_ns;               /* > 0 */

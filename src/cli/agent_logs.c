@@ -10,12 +10,20 @@
 #include "ingest/protocol.h"
 #include "store/store.h"
 
-int gp_agent_logs_init(gp_agent_logs *l, const char *profile_file, char *err, size_t errlen) {
-    memset(l, 0, sizeof *l);
+/* The profiles are compiled (regular expressions, ~0.2 MiB of heap for the built-in ones)
+ * only when a log is followed or a profile file is to be checked: an agent without --log
+ * carries none of it for its whole life (issue 22, the agent's RSS). */
+static int load_profiles(gp_agent_logs *l, const char *profile_file, char *err, size_t errlen) {
+    if (l->profiles.n) return 0;
     if (gp_log_profiles_builtin(&l->profiles, err, errlen) != 0) return -1;
     if (profile_file && gp_log_profiles_load(&l->profiles, profile_file, err, errlen) != 0)
         return -1;
     return 0;
+}
+
+int gp_agent_logs_init(gp_agent_logs *l, const char *profile_file, char *err, size_t errlen) {
+    memset(l, 0, sizeof *l);
+    return profile_file ? load_profiles(l, profile_file, err, errlen) : 0;
 }
 
 int gp_agent_logs_add(gp_agent_logs *l, const char *spec, char *err, size_t errlen) {
@@ -36,6 +44,7 @@ int gp_agent_logs_add(gp_agent_logs *l, const char *spec, char *err, size_t errl
     }
     snprintf(job, sizeof job, "%.*s", (int)(eq - spec), spec);
     snprintf(path, sizeof path, "%.*s", (int)(colon - eq - 1), eq + 1);
+    if (load_profiles(l, NULL, err, errlen) != 0) return -1;
     const gp_log_profile *p = gp_log_profile_find(&l->profiles, colon + 1);
     if (!p) {
         snprintf(err, errlen, "'%s': no profile '%s' (goodput logs --list-profiles)", spec,

@@ -18,7 +18,10 @@ typedef struct gp_agent_logs {
     unsigned long long events;
 } gp_agent_logs;
 
-/* Loads the built-in profiles and profile_file (NULL: none). 0, or -1 with err. */
+/* Loads the built-in profiles and profile_file now when one is given (NULL: none), so a
+ * bad file is reported before the agent opens anything; otherwise the built-in ones are
+ * loaded by the first gp_agent_logs_add (an agent that follows no log compiles none).
+ * 0, or -1 with err. */
 int gp_agent_logs_init(gp_agent_logs *l, const char *profile_file, char *err, size_t errlen);
 /* Adds one "JOB=PATH:PROFILE" (PATH may contain ':'; PROFILE follows the last one).
  * 0, or -1 with err. */

@@ -492,6 +492,7 @@ int gp_cmd_agent(int argc, char **argv) {
     if (so.listen) {
         so.db_path = o.db_path;
         so.keep_malloc_policy = 1; /* cli/main.c */
+        so.trim_heap = 1;
         if (gp_serve_start(&so, &srv, err, sizeof err) != 0) {
             fprintf(stderr, "goodput agent: %s\n", err);
             gp_agent_close(a);

@@ -5,6 +5,7 @@
 
 #include "cli/agent_results.h"
 #include "cli/exit_codes.h"
+#include "store/store.h"
 #include "util/version.h"
 
 #define GP_COMMAND(name, fn, summary) int fn(int argc, char **argv);
@@ -69,6 +70,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "agent")) {
         mallopt(M_MMAP_THRESHOLD, 128 * 1024);
         mallopt(M_ARENA_MAX, 1);
+        /* ... and SQLite's page caches without their first 20-page block (store.h). */
+        gp_store_lean_page_caches();
     }
     /* The agent's sealing child (agent_results.h): not a command users run. */
     if (!strcmp(argv[1], GP_AGENT_RESULTS_CMD)) return gp_agent_results_child(argc - 1, argv + 1);

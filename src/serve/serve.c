@@ -340,6 +340,9 @@ static void render(gp_serve *s, const srv_req *q, srv_resp *r) {
     }
     s->render_deadline_s = mono_now_s() + SRV_RENDER_DEADLINE_S;
     route(s, q, r);
+#ifdef __GLIBC__
+    if (s->o.trim_heap) malloc_trim(0);
+#endif
     int late = mono_now_s() > s->render_deadline_s || s->stopping;
     s->render_deadline_s = 0;
     pthread_mutex_unlock(&s->render_mu);
@@ -394,10 +397,11 @@ static enum MHD_Result send_resp(gp_serve *s, struct MHD_Connection *c, srv_resp
     if (r->static_body)
         resp = MHD_create_response_from_buffer(head ? 0 : r->static_len, (void *)r->static_body,
                                                MHD_RESPMEM_PERSISTENT);
+    else if (r->body.p && !head) /* handed over: MHD frees it once sent, no copy of it */
+        resp = MHD_create_response_from_buffer(r->body.len, r->body.p, MHD_RESPMEM_MUST_FREE);
     else
-        resp = MHD_create_response_from_buffer(
-            head ? 0 : r->body.len, r->body.p ? r->body.p : (char *)"", MHD_RESPMEM_MUST_COPY);
-    free(r->body.p);
+        resp = MHD_create_response_from_buffer(0, (char *)"", MHD_RESPMEM_PERSISTENT);
+    if (!resp || !r->body.p || head) free(r->body.p);
     r->body.p = NULL;
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Content-Type", r->ctype ? r->ctype : "application/json");

@@ -34,6 +34,11 @@ typedef struct gp_serve_opts {
      * budget); 0 = gp_serve_start raises glibc's mmap and trim thresholds for a long-lived
      * server's accounting churn (serve.c). */
     int keep_malloc_policy;
+    /* Hand the free pages inside the heap back to the kernel after each render
+     * (malloc_trim): the agent, whose renders take turns with its ticks in one malloc arena
+     * and leave holes the next render does not refill in the same places (docs/
+     * benchmarks.md, agent --listen 2026-12-03). 0 = keep them for the next render. */
+    int trim_heap;
 } gp_serve_opts;
 
 typedef struct gp_serve gp_serve;

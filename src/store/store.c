@@ -292,6 +292,12 @@ int gp_store_failed(const gp_store *s, char *err, size_t errlen) {
     return 1;
 }
 
+int gp_store_lean_page_caches(void) {
+    /* No memory of its own (NULL, 0) and no pages in it (0): pcache1 then allocates no
+     * bulk block (its nInitPage is 0), page by page instead. */
+    return sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0) == SQLITE_OK ? 0 : -1;
+}
+
 int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen) {
     *out = NULL;
     struct stat sb;

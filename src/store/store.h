@@ -32,6 +32,15 @@ typedef struct gp_store gp_store;
 enum { GP_STORE_READONLY = 1, GP_STORE_OWN_ROWS = 2 };
 
 int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t errlen);
+/* Process-wide, before the first store opens (SQLite's configuration takes effect only
+ * before it initialises; later it is a no-op returning -1): every page cache, the
+ * connections' and each temporary b-tree's (ORDER BY, DISTINCT, IN (SELECT ...)), gets
+ * its pages one at a time as it needs them, instead of SQLite's first allocation of 20
+ * pages (~88 KiB) that it writes through whole at once. For the agent, whose peak RSS is
+ * its budget: a /metrics render opens several such b-trees a second, and each block was
+ * resident for the render's length on top of everything else (docs/benchmarks.md, agent
+ * --listen, 2026-12-03). 0 ok. */
+int gp_store_lean_page_caches(void);
 void gp_store_close(gp_store *s);
 sqlite3 *gp_store_db(gp_store *s); /* for modules with queries of their own */
 /* Binds a time (ns) to parameter i of such a module's statement: NULL when unknown (< 0). */

@@ -197,9 +197,12 @@ static void test_pass_leaves_the_cache_as_it_was(void **state) {
     assert_int_equal(gp_agent_live_pass(&live, a), 0);
     assert_true(live.passes == passes + 1 && live.rows_max_pass > 0);
     /* the pass read through its small cache: the store's pages are gone, its own few left
-     * (page headers and the pcache's slots are counted too: a margin of a quarter) */
+     * (page headers, the pcache's slots and its hash table are counted too: a margin of a
+     * half at this size). Under 100 KiB in all: what the agent carries between passes on
+     * top of the ticks' own pages (issue 22; 288 KiB when the pass read through 256 KiB). */
     int after = cache_used(db);
-    assert_true(after <= GP_LIVE_CACHE_KIB * 1024 * 5 / 4);
+    assert_true(after <= GP_LIVE_CACHE_KIB * 1024 * 3 / 2);
+    assert_true(after <= 100 * 1024);
     assert_int_equal(pragma(db, "PRAGMA cache_size"), -8192);
     assert_true(pragma(db, "PRAGMA cache_spill") != 0);
     /* spilling off before: off after */

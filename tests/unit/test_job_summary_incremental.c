@@ -909,6 +909,41 @@ static void test_retention_keeps_state(void **state) {
     st_close(s2, dir2);
 }
 
+/* A running job's state grows by one activity entry per sample instant for as long as it
+ * runs: its arrays' capacity stays within a quarter of what they hold (doubling left up to
+ * half unused: 2,048 entries for ~1,200), so the agent serving /metrics at 8 GPUs does not
+ * jump by ~320 KiB when its jobs pass 1,024 instants (docs/benchmarks.md, agent --listen
+ * 2026-12-03). */
+static void test_activity_capacity(void **state) {
+    (void)state;
+    char *dir;
+    gp_store *s = st_open(&dir);
+    put_job(s, "act", 1, 0, 0);
+    put_alloc(s, "act", "GPU-2", 1, -1);
+    gp_job_acct *a = gp_job_acct_new("act", NULL);
+    char err[256];
+    gp_job_summary x;
+    uint64_t held_1000 = 0;
+    for (int t = 1; t <= 1300; t++) {
+        gp_store_begin(s);
+        put_sample(s, 2, T_BASE + (int64_t)t * S);
+        gp_store_commit(s);
+        if (t % 100 == 0) assert_int_equal(gp_job_acct_update(a, s, &x, err, sizeof err), 0);
+        if (t == 1000) held_1000 = gp_job_acct_get_stats(a).held_bytes;
+    }
+    uint64_t held = gp_job_acct_get_stats(a).held_bytes;
+    const uint64_t entry = sizeof(gp_activity) + sizeof(double) + 2 * sizeof(int);
+    /* ~920 entries (no utilisation in one sample of 13) fit the first 1,024; ~1,200 grow
+     * them by a quarter, once */
+    assert_true(held > held_1000);
+    if (held - held_1000 > 1024 / 4 * entry + entry)
+        fail_msg("held %llu -> %llu bytes for 300 more instants (entry %llu bytes)",
+                 (unsigned long long)held_1000, (unsigned long long)held,
+                 (unsigned long long)entry);
+    gp_job_acct_free(a);
+    st_close(s, dir);
+}
+
 /* The simulator's demo node (examples/scenarios/demo.conf: 8 GPUs, an hour, training with
  * checkpoints and a failure that redoes steps, an LLM server, a late starter, a notebook,
  * a GPU shared by two jobs) fed into a store as the agent would, every 10 s; every 10
@@ -1075,6 +1110,7 @@ int main(void) {
         cmocka_unit_test(test_windows_equal_reference),
         cmocka_unit_test(test_time_span),
         cmocka_unit_test(test_retention_keeps_state),
+        cmocka_unit_test(test_activity_capacity),
         cmocka_unit_test(test_sim_demo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

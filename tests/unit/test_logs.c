@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include "ingest/logs.h"
+#include "cli/agent_logs.h"
 
 static gp_log_profiles ps;
 
@@ -214,6 +215,24 @@ static void test_profile_file(void **st) {
     free(dir);
 }
 
+/* The agent's log tails compile their profiles only when a log is followed (or a profile
+ * file is checked): an agent without --log holds none of their regular expressions for
+ * its life (issue 22: ~0.2 MiB of its heap). A bad profile name is still refused at once. */
+static void test_agent_logs_lazy_profiles(void **st) {
+    (void)st;
+    char err[256];
+    gp_agent_logs l;
+    assert_int_equal(gp_agent_logs_init(&l, NULL, err, sizeof err), 0);
+    assert_int_equal(l.profiles.n, 0);
+    assert_int_equal(gp_agent_logs_add(&l, "j1=/nonexistent/train.log:nosuchprofile", err,
+                                       sizeof err),
+                     -1);
+    assert_true(l.profiles.n > 0); /* loaded to look the name up */
+    assert_int_equal(l.n, 0);
+    gp_agent_logs_free(&l);
+    assert_int_equal(l.profiles.n, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron),
@@ -224,6 +243,7 @@ int main(void) {
         cmocka_unit_test(test_hf),
         cmocka_unit_test(test_restart_and_live_clock),
         cmocka_unit_test(test_profile_file),
+        cmocka_unit_test(test_agent_logs_lazy_profiles),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -268,9 +268,13 @@ static int act_set_cap(gp_job_acct *a, size_t cap) {
 
 static int act_reserve(gp_job_acct *a, size_t n) {
     if (n <= a->cap_act) return 0;
+    /* By a quarter, not doubled: a running job's state lives as long as the job and grows
+     * by one entry per sample instant (40 bytes), so doubling left up to half of it unused
+     * for as long again (the agent at 8 GPUs: +320 KiB at once when its jobs passed 1,024
+     * instants, docs/benchmarks.md agent --listen 2026-12-03). Still amortised O(1). */
     size_t cap = a->cap_act ? a->cap_act : 1024;
     while (cap < n)
-        cap *= 2;
+        cap += cap / 4 + 1;
     return act_set_cap(a, cap);
 }
 
