@@ -4,8 +4,9 @@
 # Slurm prolog's `goodput` can hold it that long; the agent then keeps its samples and the
 # events that arrive meanwhile queued, in order, and writes them at the next flush after the
 # lock is let go:
-#  - every sample taken is stored (--stats samples = rows in samples; no per-GPU gap of
-#    more than two intervals in the stored series), store_errors = 0, store_busy >= 1;
+#  - every sample taken is stored (--stats samples = rows in samples; no per-GPU gap over
+#    2.5 s in the stored series, where the hold's rows lost would leave 8 s), store_errors
+#    = 0, store_busy >= 1;
 #  - every step event sent during the hold, on the socket and POSTed to /api/v1/events, is
 #    stored once, in order of its step;
 #  - the agent keeps ticking meanwhile (at most one busy wait per flush, not one per row).
@@ -68,7 +69,9 @@ echo "samples taken $taken, stored $rows; store errors $errs, busy $busy; ticks 
 # 16 s at 500 ms: 32 ticks; a busy wait per flush while held would still leave >= 24
 [ "$ticks" -ge 24 ] || fail "only $ticks ticks in 16 s: the agent stalled while the store was held"
 gap=$(sqlite3 "$tmp/gp.db" "SELECT max(d) FROM (SELECT ts_ns - lag(ts_ns) OVER (PARTITION BY uuid ORDER BY ts_ns) AS d FROM samples)")
-[ "$gap" -le 1000000000 ] || fail "a GPU's stored series has a gap of $gap ns"
+# 500 ms ticks: the hold's rows lost would leave 8 s; a tick late on a loaded CI machine
+# leaves its lateness more than 500 ms (the count above catches any row lost)
+[ "$gap" -le 2500000000 ] || fail "a GPU's stored series has a gap of $gap ns"
 for job in held posted; do
     got=$(sqlite3 "$tmp/gp.db" "SELECT count(*), count(DISTINCT step), min(step), max(step) FROM events WHERE job_id = '$job' AND kind = 2")
     [ "$got" = "40|40|1|40" ] || fail "steps of job '$job' stored (count|distinct|min|max): $got, expected 40|40|1|40"
