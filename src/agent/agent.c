@@ -107,6 +107,10 @@ static void put_event_now(gp_agent *a, const gp_event *e) {
     a->stats.events++;
 }
 
+static size_t pending_bytes(const gp_agent *a) {
+    return a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p;
+}
+
 /* Writes the held events and the queued samples into the store's open transaction (opening
  * one if needed). Another writer (the sealing child, a Slurm prolog's `goodput`) holding
  * the store longer than GP_AGENT_LOCK_WAIT_MS: everything stays queued (samples up to
@@ -118,14 +122,13 @@ static void write_pending_wait(gp_agent *a, int wait_ms, int force) {
     if (!a->n_pend_s && !a->n_pend_p && !a->n_held_e) return;
     int64_t now = mono_ns();
     if (a->held && !force && now - a->held_try_ns < HELD_RETRY_NS &&
-        a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p <= PENDING_HOLD_BYTES)
+        pending_bytes(a) <= PENDING_HOLD_BYTES)
         return;
     a->held = gp_store_begin_write(a->store, wait_ms) != 0;
     a->held_try_ns = now;
     if (a->held) {
         a->stats.store_busy++;
-        if (a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p <=
-            PENDING_HOLD_BYTES)
+        if (pending_bytes(a) <= PENDING_HOLD_BYTES)
             return;
         /* Held for minutes: the oldest rows go, counted (written one by one without the
          * lock, each would wait the busy timeout). */
@@ -451,7 +454,7 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
                 if (gp_store_put_proc(a->store, &a->procs[i]) == 0) a->stats.proc_samples++;
         }
     }
-    if (a->n_pend_s * sizeof *a->pend_s + a->n_pend_p * sizeof *a->pend_p > PENDING_MAX_BYTES)
+    if (pending_bytes(a) > PENDING_MAX_BYTES)
         write_pending(a);
     if (a->src.ops->drain_events) a->src.ops->drain_events(a->src.state, a->now_ns, feed_line, a);
     a->stats.ticks++;

@@ -488,19 +488,6 @@ void gp_store_tune_for_devices(gp_store *s, size_t n_devices) {
     set_cache_kib(s, s->cache_steady_kib);
 }
 
-int gp_store_begin(gp_store *s) {
-    if (s->in_tx) return 0;
-    if (s->st[ST_BEGIN]) {
-        int rc = sqlite3_step(s->st[ST_BEGIN]);
-        sqlite3_reset(s->st[ST_BEGIN]);
-        if (rc != SQLITE_DONE) return -1;
-    } else if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        return -1;
-    }
-    s->in_tx = 1;
-    return 0;
-}
-
 /* One of the transaction statements: prepared on a writable store (the agent runs them
  * every flush), else parsed. */
 static int exec_st(gp_store *s, int i, const char *sql) {
@@ -508,6 +495,13 @@ static int exec_st(gp_store *s, int i, const char *sql) {
     int rc = sqlite3_step(s->st[i]);
     int rrc = sqlite3_reset(s->st[i]);
     return rc == SQLITE_DONE ? SQLITE_OK : (rrc != SQLITE_OK ? rrc : rc);
+}
+
+int gp_store_begin(gp_store *s) {
+    if (s->in_tx) return 0;
+    if (exec_st(s, ST_BEGIN, "BEGIN") != SQLITE_OK) return -1;
+    s->in_tx = 1;
+    return 0;
 }
 
 int gp_store_begin_write(gp_store *s, int wait_ms) {
@@ -538,13 +532,7 @@ int gp_store_commit(gp_store *s) {
     clock_gettime(CLOCK_MONOTONIC, &c0);
     /* Rollups of the samples in this transaction commit with them. */
     int rc = s->rollup && gp_rollup_flush(s->rollup) != 0 ? sqlite3_errcode(s->db) : SQLITE_OK;
-    if (rc == SQLITE_OK && s->st[ST_COMMIT]) {
-        rc = sqlite3_step(s->st[ST_COMMIT]);
-        int rrc = sqlite3_reset(s->st[ST_COMMIT]);
-        rc = rc == SQLITE_DONE ? SQLITE_OK : (rrc != SQLITE_OK ? rrc : rc);
-    } else if (rc == SQLITE_OK) {
-        rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-    }
+    if (rc == SQLITE_OK) rc = exec_st(s, ST_COMMIT, "COMMIT");
     clock_gettime(CLOCK_MONOTONIC, &c1);
     double dt = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
     static const double bounds[] = GP_STORE_COMMIT_BOUNDS_S;
