@@ -60,6 +60,8 @@ for s in $(seq 1 40); do
 done
 wait $lpid || fail "the lock holder failed: $(cat "$tmp/locker.log")"
 grep -q '^held 8' "$tmp/locker.log" || fail "the lock holder: $(cat "$tmp/locker.log")"
+# /metrics says so while the agent runs, the number --stats prints at its end or less
+mbusy=$(curl -sf "http://127.0.0.1:$HP/metrics" | awk '$1 == "goodput_agent_store_busy_total" { print $2 }')
 wait $apid || fail "agent exit $?: $(cat "$tmp/agent.log")"
 grep -q "not stored" "$tmp/agent.log" && fail "agent: $(cat "$tmp/agent.log")"
 
@@ -71,6 +73,8 @@ rows=$(sqlite3 "$tmp/gp.db" "SELECT count(*) FROM samples")
 echo "samples taken $taken, stored $rows; store errors $errs, busy $busy; ticks $ticks"
 [ "$errs" = 0 ] || fail "$errs store errors"
 [ "$busy" -ge 1 ] || fail "the agent never found the store held (store_busy $busy): the test held nothing"
+[ -n "$mbusy" ] && [ "$mbusy" -ge 1 ] && [ "$mbusy" -le "$busy" ] ||
+    fail "/metrics goodput_agent_store_busy_total '$mbusy' during the run, --stats store_busy $busy at its end"
 [ "$rows" = "$taken" ] || fail "$taken samples taken, $rows stored"
 # 16 s at 500 ms: 32 ticks; a busy wait per flush while held would still leave >= 24
 [ "$ticks" -ge 24 ] || fail "only $ticks ticks in 16 s: the agent stalled while the store was held"
