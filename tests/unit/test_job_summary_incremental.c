@@ -346,6 +346,8 @@ static void put_sample(gp_store *s, int dev, int64_t ts) {
     int64_t k = (ts - T_BASE) / (S / 2);
     double u = noise(k, dev);
     if (dev == 1 && k % 40 > 30) u = 0.01; /* idle stretches */
+    if (dev == 5 && ts < T_BASE + 50 * S) u = 0.01; /* idle: not ready before 50 s */
+    if (dev == 6) u = 0.02;                          /* nready: never a kernel */
     if (k % 13) gp_set_d(&x, GP_F_GPU_UTIL, &x.gpu_util, u);
     gp_set_d(&x, GP_F_SM_ACTIVE, &x.sm_active, 0.8 * u);
     if (dev != 2) gp_set_d(&x, GP_F_TENSOR_ACTIVE, &x.tensor_active, 0.5 * u);
@@ -461,6 +463,20 @@ static void fill_second(gp_store *s, int t) {
         put_sample(s, d, ts);
     put_sample(s, 4, ts);
     put_sample(s, 3, ts - S / 2);          /* GPU-3 samples half a second off */
+    /* idle (activity only): GPU-5 with a sampling gap at 100-110 s, and GPU-8 held 70-120 s
+     * sampled a third of a second off (its entries overlap GPU-5's) */
+    if (t < 100 || t >= 110) put_sample(s, 5, ts);
+    if (t >= 70 && t <= 121) put_sample(s, 8, ts - S / 3);
+    put_sample(s, 6, ts);
+    put_sample(s, 7, ts);
+    if (t == 120) ev_phase(s, "idle", "warmup", GP_PH_BEGIN, ts);
+    if (t == 125) ev_phase(s, "idle", "warmup", GP_PH_END, ts);
+    if (t == 140) { /* a late phase, 85-87 s: before the frozen past by then */
+        ev_phase(s, "idle", "eval", GP_PH_BEGIN, T_BASE + 85 * S);
+        ev_phase(s, "idle", "eval", GP_PH_END, T_BASE + 87 * S);
+    }
+    /* turns: activity only until its first step at 100 s, then a step a second */
+    if (t >= 100) ev_step(s, "turns", 0, t - 99, ts, -1);
     if (t >= 30 && t < 70 && t % 2 == 0) { /* GPU-1 shared by train and side */
         put_proc(s, 1, ts, 100, "train", 0.3 + 0.4 * noise(t, 20));
         put_proc(s, 1, ts, 200, "side", 0.2 * noise(t, 21));
@@ -562,6 +578,13 @@ static void setup_jobs(gp_store *s) {
     put_alloc(s, "gappy", "GPU-4", 9, -1);
     put_job(s, "flip", 8, 0, 0);
     put_alloc(s, "flip", "GPU-4", 8, -1);
+    put_job(s, "idle", 4, 0, 0);
+    put_alloc(s, "idle", "GPU-5", 4, -1);
+    put_alloc(s, "idle", "GPU-8", 70, 120);
+    put_job(s, "nready", 20, 0, 0);
+    put_alloc(s, "nready", "GPU-6", 20, -1);
+    put_job(s, "turns", 10, 0, 0);
+    put_alloc(s, "turns", "GPU-7", 10, -1);
 }
 
 static void near(double a, double b, const char *what, const char *ctx) {
@@ -609,8 +632,9 @@ static void same(const gp_job_summary *x, const gp_job_summary *y, const char *c
     near(g->busy_gpu_s, h->busy_gpu_s, "busy_gpu_s", ctx);
 }
 
-static const char *const JOBS[] = {"train", "infer", "side", "late", "gappy", "pipe", "flip"};
-#define N_JOBS 7
+static const char *const JOBS[] = {"train", "infer", "side",   "late", "gappy",
+                                   "pipe",  "flip",  "idle", "nready", "turns"};
+#define N_JOBS 10
 
 /* What the frozen-past run saw (test_frozen_equals_full). */
 typedef struct {
@@ -660,6 +684,13 @@ static void run_incremental(const gp_summary_opts *o, frozen_seen *fz) {
             snprintf(ctx, sizeof ctx, "job %s at t=%d", JOBS[k], t);
             ctx[0] = 'J'; /* "Job ...": the incremental state's turn */
             same(&inc, &ref, ctx);
+            /* An activity-only state resumes its segment's sums: its labels are the whole
+             * computation's to the bit (not only within rounding). */
+            if (inc.gp.kind == GP_JK_ACTIVITY_ONLY || inc.gp.kind == GP_JK_NEVER_READY) {
+                assert_memory_equal(inc.gp.bucket_gpu_s, full.gp.bucket_gpu_s,
+                                    sizeof inc.gp.bucket_gpu_s);
+                assert_memory_equal(&inc.gp.busy_gpu_s, &full.gp.busy_gpu_s, sizeof(double));
+            }
             checks++;
             if (k == 0 && inc.gp.redone_steps > 0) restarts_seen++;
             if (k == 3 && t >= 135) late_closed_seen++;
@@ -692,6 +723,14 @@ static void run_incremental(const gp_summary_opts *o, frozen_seen *fz) {
     assert_int_equal(gp_job_acct_update(acct[5], s, &js, err, sizeof err), 0);
     assert_int_equal(js.gp.kind, GP_JK_PIPELINE);
     assert_true(js.gp.items > 50);
+    assert_int_equal(gp_job_acct_update(acct[7], s, &js, err, sizeof err), 0);
+    assert_int_equal(js.gp.kind, GP_JK_ACTIVITY_ONLY);
+    assert_true(js.gp.bucket_gpu_s[GP_B_NOT_READY] > 40 && js.gp.bucket_gpu_s[GP_B_OTHER] > 40);
+    assert_true(js.gp.bucket_gpu_s[GP_B_IDLE_ALLOCATED] > 0);
+    assert_int_equal(gp_job_acct_update(acct[8], s, &js, err, sizeof err), 0);
+    assert_int_equal(js.gp.kind, GP_JK_NEVER_READY);
+    assert_int_equal(gp_job_acct_update(acct[9], s, &js, err, sizeof err), 0);
+    assert_int_equal(js.gp.kind, GP_JK_TRAINING);
     /* And it was incremental: each row read once, no reloads, except for the job whose
      * allocation was closed behind rows already folded, and train once: its neighbour on
      * GPU-0 (late) had its allocation closed after the fact, which changes how GPU-0's
@@ -786,6 +825,20 @@ static void test_frozen_equals_full(void **state) {
     assert_int_equal(fz.st[pipe].stale_freezes, 2);
     assert_true(fz.resumed[pipe] > 10);
     assert_true(fz.st[pipe].held_events * 4 < fz.events[pipe]);
+    /* Activity-only jobs freeze inside a segment: idle (ready at 50 s, two GPUs whose
+     * samples interleave, a sampling gap, a phase after readiness, the late eval phase at
+     * 85-87 s delivered at 140 s), nready (never ready: not_ready open across each cut),
+     * turns (its first step at 100 s: it becomes a training job, its past relabelled). */
+    const int idle = 7, nready = 8, turns = 9;
+    assert_true(fz.st[idle].freezes > 3);
+    assert_true(fz.st[idle].stale_freezes >= 1);
+    assert_true(fz.resumed[idle] > 10);
+    assert_true(fz.st[nready].freezes > 3);
+    assert_int_equal(fz.st[nready].stale_freezes, 0);
+    assert_true(fz.resumed[nready] > 10);
+    assert_true(fz.st[turns].freezes > 3);
+    assert_true(fz.st[turns].stale_freezes >= 1);
+    assert_true(fz.resumed[turns] > 10);
 }
 
 /* The same with states whose first update (and each reload) reads the events 3 at a time,
@@ -914,34 +967,70 @@ static void test_retention_keeps_state(void **state) {
  * half unused: 2,048 entries for ~1,200), so the agent serving /metrics at 8 GPUs does not
  * jump by ~320 KiB when its jobs pass 1,024 instants (docs/benchmarks.md, agent --listen
  * 2026-12-03). */
-static void test_activity_capacity(void **state) {
-    (void)state;
+/* An activity-only job (no progress events: any job on a node without goodput's client)
+ * sampled every second for 3,000 s, its state updated every 100 s; held bytes at 700,
+ * 1,000 and 1,300 s and at the end. */
+static void activity_run(const gp_summary_opts *o, uint64_t *held_700, uint64_t *held_1000,
+                         uint64_t *held_1300, uint64_t *held_end, gp_job_acct_stats *st) {
     char *dir;
     gp_store *s = st_open(&dir);
     put_job(s, "act", 1, 0, 0);
     put_alloc(s, "act", "GPU-2", 1, -1);
-    gp_job_acct *a = gp_job_acct_new("act", NULL);
+    gp_job_acct *a = gp_job_acct_new("act", o);
     char err[256];
-    gp_job_summary x;
-    uint64_t held_1000 = 0;
-    for (int t = 1; t <= 1300; t++) {
+    gp_job_summary x, full;
+    for (int t = 1; t <= 3000; t++) {
         gp_store_begin(s);
         put_sample(s, 2, T_BASE + (int64_t)t * S);
         gp_store_commit(s);
-        if (t % 100 == 0) assert_int_equal(gp_job_acct_update(a, s, &x, err, sizeof err), 0);
-        if (t == 1000) held_1000 = gp_job_acct_get_stats(a).held_bytes;
+        if (t % 100 == 0) {
+            assert_int_equal(gp_job_acct_update(a, s, &x, err, sizeof err), 0);
+            assert_int_equal(gp_job_summary_compute(s, "act", NULL, &full, err, sizeof err), 0);
+            assert_int_equal(x.gp.kind, GP_JK_ACTIVITY_ONLY);
+            same(&x, &full, "act");
+            /* the state's busy time is the whole computation's to the bit */
+            assert_memory_equal(&x.gp.busy_gpu_s, &full.gp.busy_gpu_s, sizeof(double));
+            assert_memory_equal(x.gp.bucket_gpu_s, full.gp.bucket_gpu_s,
+                                sizeof x.gp.bucket_gpu_s);
+        }
+        if (t == 700) *held_700 = gp_job_acct_get_stats(a).held_bytes;
+        if (t == 1000) *held_1000 = gp_job_acct_get_stats(a).held_bytes;
+        if (t == 1300) *held_1300 = gp_job_acct_get_stats(a).held_bytes;
     }
-    uint64_t held = gp_job_acct_get_stats(a).held_bytes;
+    *st = gp_job_acct_get_stats(a);
+    *held_end = st->held_bytes;
+    gp_job_acct_free(a);
+    st_close(s, dir);
+}
+
+/* Without freezing, the activity arrays grow by a quarter when full, not double; with the
+ * default freezing (5 minutes behind the newest sample), the state holds about the last
+ * five minutes of activity however long the job runs, and every update still equals the
+ * whole computation. */
+static void test_activity_capacity(void **state) {
+    (void)state;
+    uint64_t h700, h1000, h1300, never_end, held;
+    gp_job_acct_stats st;
+    gp_summary_opts never = {.freeze_lag_ns = -1};
+    activity_run(&never, &h700, &h1000, &h1300, &never_end, &st);
     const uint64_t entry = sizeof(gp_activity) + sizeof(double) + 2 * sizeof(int);
     /* ~920 entries (no utilisation in one sample of 13) fit the first 1,024; ~1,200 grow
      * them by a quarter, once */
-    assert_true(held > held_1000);
-    if (held - held_1000 > 1024 / 4 * entry + entry)
+    assert_int_equal(st.freezes, 0);
+    assert_true(h1300 > h1000);
+    if (h1300 - h1000 > 1024 / 4 * entry + entry)
         fail_msg("held %llu -> %llu bytes for 300 more instants (entry %llu bytes)",
-                 (unsigned long long)held_1000, (unsigned long long)held,
-                 (unsigned long long)entry);
-    gp_job_acct_free(a);
-    st_close(s, dir);
+                 (unsigned long long)h1000, (unsigned long long)h1300, (unsigned long long)entry);
+    activity_run(NULL, &h700, &h1000, &h1300, &held, &st);
+    print_message("activity-only: held %llu bytes at 3,000 s never frozen; frozen %llu times, "
+                  "held %llu / %llu / %llu / %llu bytes at 700 / 1,000 / 1,300 / 3,000 s\n",
+                  (unsigned long long)never_end, (unsigned long long)st.freezes,
+                  (unsigned long long)h700, (unsigned long long)h1000, (unsigned long long)h1300,
+                  (unsigned long long)held);
+    assert_true(st.freezes >= 20); /* every update from 600 s on */
+    assert_int_equal(st.stale_freezes, 0);
+    assert_true(held <= h700);         /* flat: what is held does not grow with age */
+    assert_true(2 * held < never_end); /* ~5 minutes of 1 s entries, not 50 */
 }
 
 /* The simulator's demo node (examples/scenarios/demo.conf: 8 GPUs, an hour, training with
@@ -988,7 +1077,7 @@ static void test_sim_demo(void **state) {
     enum { MAXJ = 32 };
     gp_job_acct *acct[MAXJ] = {0};
     char ids[MAXJ][GP_JOB_ID_MAX];
-    int nacct = 0, checks = 0, redone = 0, infer = 0;
+    int nacct = 0, checks = 0, redone = 0, infer = 0, acts = 0;
     int64_t t0 = gp_sim_start_ns(sim), end = gp_sim_end_ns(sim);
     for (int64_t t = t0 + 10 * S; t <= end; t += 10 * S) {
         size_t n = 0, np = 0;
@@ -1021,6 +1110,16 @@ static void test_sim_demo(void **state) {
             assert_int_equal(gp_job_acct_update(acct[a], s, &inc, err, sizeof err), 0);
             assert_int_equal(ref_summary_compute(s, jobs[j].id, NULL, &ref, err, sizeof err), 0);
             same(&inc, &ref, ctx);
+            /* An activity-only state resumes its segment's sums: its labels are the whole
+             * computation's to the bit (not only within rounding). */
+            gp_job_summary full;
+            assert_int_equal(gp_job_summary_compute(s, jobs[j].id, NULL, &full, err, sizeof err), 0);
+            if (inc.gp.kind == GP_JK_ACTIVITY_ONLY || inc.gp.kind == GP_JK_NEVER_READY) {
+                acts++;
+                assert_memory_equal(inc.gp.bucket_gpu_s, full.gp.bucket_gpu_s,
+                                    sizeof inc.gp.bucket_gpu_s);
+                assert_memory_equal(&inc.gp.busy_gpu_s, &full.gp.busy_gpu_s, sizeof(double));
+            }
             checks++;
             redone += inc.gp.redone_steps > 0;
             infer += inc.gp.kind == GP_JK_INFERENCE;
@@ -1032,6 +1131,7 @@ static void test_sim_demo(void **state) {
     assert_true(checks > 30);
     assert_true(redone > 0); /* train-allreduce's failure redid steps */
     assert_true(infer > 0);
+    assert_true(acts > 0); /* the notebook, the late starter before its first step */
     /* With the default lag (5 min) the training jobs froze their past along the hour. */
     uint64_t freezes = 0, stale = 0;
     for (int q = 0; q < nacct; q++) {

@@ -269,36 +269,56 @@ static int phase_label(const char *name) {
     return L_OTHER_PHASE;
 }
 
-/* Mean kernel activity over [a, b), or < 0 when no sample covers it. *idle_frac: the share
- * of [a, b) with no kernels. edges_idle: a sample that is not wholly inside [a, b) counts
- * as idle (for a server between requests: a 1 s sample straddling a request's end shows
- * that request's kernels, not work outside it). */
-static double activity_over(const gp_goodput_in *in, int64_t a, int64_t b, double *idle_frac,
-                            int edges_idle) {
-    double covered = 0, busy = 0, idle = 0;
+/* A segment's kernel activity: covered, busy (util-weighted) and idle nanoseconds. */
+typedef struct {
+    double covered, busy, idle;
+} act_sums;
+
+/* Adds to *x the kernel activity over [a, b) of the entries that end in (max(a, after),
+ * until], in order: a segment's sums taken in two parts (before and after a checkpoint
+ * at `until`, then `after`) are the same additions as in one. edges_idle: a sample that
+ * is not wholly inside [a, b) counts as idle (for a server between requests: a 1 s
+ * sample straddling a request's end shows that request's kernels, not work outside it). */
+static void activity_add(const gp_goodput_in *in, act_sums *x, int64_t a, int64_t b,
+                         int64_t after, int64_t until, int edges_idle) {
     double thr = in->idle_util > 0 ? in->idle_util : 0.05;
-    /* First sample whose interval ends after a. */
+    int64_t from = a > after ? a : after;
+    /* First sample whose interval ends after from. */
     size_t lo = 0, hi = in->n_act;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (in->act[mid].ts_ns <= a)
+        if (in->act[mid].ts_ns <= from)
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (size_t i = lo; i < in->n_act; i++) {
+    for (size_t i = lo; i < in->n_act && in->act[i].ts_ns <= until; i++) {
         int64_t s0 = in->act[i].ts_ns - in->act[i].dur_ns, s1 = in->act[i].ts_ns;
         if (s0 >= b) break;
         int64_t o0 = s0 > a ? s0 : a, o1 = s1 < b ? s1 : b;
         if (o1 <= o0) continue;
         double d = (double)(o1 - o0);
-        covered += d;
-        busy += d * in->act[i].util;
-        if (in->act[i].util < thr || (edges_idle && (s0 < a || s1 > b))) idle += d;
+        x->covered += d;
+        x->busy += d * in->act[i].util;
+        if (in->act[i].util < thr || (edges_idle && (s0 < a || s1 > b))) x->idle += d;
     }
-    if (covered <= 0) return -1;
-    *idle_frac = idle / covered;
-    return busy / covered;
+}
+
+/* The mean kernel activity of sums, or < 0 when no sample covers the segment; *idle_frac:
+ * the share of it with no kernels. */
+static double activity_mean(const act_sums *x, double *idle_frac) {
+    if (x->covered <= 0) return -1;
+    *idle_frac = x->idle / x->covered;
+    return x->busy / x->covered;
+}
+
+/* Mean kernel activity over [a, b), or < 0 when no sample covers it. *idle_frac: the share
+ * of [a, b) with no kernels (edges_idle: activity_add). */
+static double activity_over(const gp_goodput_in *in, int64_t a, int64_t b, double *idle_frac,
+                            int edges_idle) {
+    act_sums x = {0, 0, 0};
+    activity_add(in, &x, a, b, INT64_MIN, INT64_MAX, edges_idle);
+    return activity_mean(&x, idle_frac);
 }
 
 /* Whether an event that ended at ts_ns counts in the window [t0, t1]: the window's own
@@ -424,6 +444,8 @@ typedef struct ck_ctx {
     int64_t cut_t;               /* its start: where the sweep state is taken */
     int snapped;                 /* the sweep reached cut_t */
     int snap_bad;                /* ... with labels open there that the new one does not hold */
+    int act_cut;                 /* an activity-only cut at cut_t (inside a segment) */
+    int64_t first_alloc_ns;      /* ... the job's first allocation (not_ready opens there) */
 } ck_ctx;
 
 /* Collects steps of the lowest rank that reports steps (all ranks progress in lockstep;
@@ -642,6 +664,24 @@ static void add_step_spans(const gp_goodput_in *in, const step_list *sl, const c
  * declarations at any time, so the checkpoint keeps the declared GPU stages and a stage
  * newly declared on the GPU after it breaks it (it would relabel that stage's earlier
  * items), as does an item that starts before its readiness.
+ * Activity-only and never-ready jobs (act_cut, label_activity_only): no event labels
+ * their time after readiness; kernel activity does, per elementary segment of the sweep
+ * (the time between two label or allocation edges: idle_allocated and other by the share
+ * of the segment's covered time below the idle threshold, busy by its mean). A job that
+ * holds GPUs for days without reporting progress (any job on a node without goodput's
+ * client) has one such segment per allocation, so the prefix cannot end at an edge; it
+ * ends at the end T of an activity entry inside a segment instead:
+ *  - the sweep's state is taken where the segment holding T begins (no edge at T), with
+ *    the segment's activity sums over the entries that end by T (activity_add, the same
+ *    additions in the same order); a later computation resumes the segment with them and
+ *    adds the entries after T, so the segment's mean is the same double.
+ *  - readiness: the first entry at or above the idle threshold (or an init phase's end).
+ *    Known by T, it is kept. Unknown by T, not_ready is open at T (when the first
+ *    allocation began before it) and a later computation adds its close at readiness;
+ *    no entry after T may begin before T then (readiness there would fall before T).
+ *  - phases: none is open at T (checked at the snapshot); an event at or before T
+ *    breaks the checkpoint, and so does a step, request or pipeline item (the kind).
+ *  - allocations and kernel activity: as for training.
  * When one of these breaks, gp_goodput_compute_ckpt says so and the caller computes
  * everything again: correct first, fast when nothing reaches back. */
 
@@ -1065,11 +1105,48 @@ static int label_pipeline(const gp_goodput_in *in, const gp_acct_event **ev, gp_
     return ck->to ? busy_cut(in, ev, &r, *ready, ck) : 0;
 }
 
+/* An activity-only cut (see "Checkpoints"): the latest end T of an activity entry by
+ * freeze_by, after the window's start and the previous cut, before the window's end, with
+ * no later entry ending at T; when readiness is not known by T, no later entry may begin
+ * before T. The sweep takes its state there (act_snap). */
+static void act_choose_cut(const gp_goodput_in *in, int64_t ready, int64_t first_alloc_ns,
+                           ck_ctx *ck) {
+    int64_t lo = ck->from ? ck->from->t_ns : in->t0_ns;
+    int64_t later_s0 = INT64_MAX; /* the least start of the entries after k */
+    for (size_t k = in->n_act; k-- > 0;) {
+        int64_t t = in->act[k].ts_ns;
+        if (t <= lo) break;
+        int alone = k + 1 == in->n_act || in->act[k + 1].ts_ns > t;
+        if (t <= ck->freeze_by && t < in->t1_ns && alone &&
+            ((ready >= 0 && ready < t) || later_s0 >= t)) {
+            gp_goodput_ckpt *to = ck->to;
+            to->kind = ready >= 0 ? GP_JK_ACTIVITY_ONLY : GP_JK_NEVER_READY;
+            to->t_ns = to->ev_cut_ns = to->late_ns = t;
+            to->ready_ns = ready >= 0 && ready < t ? ready : -1;
+            ck->act_cut = 1;
+            ck->cut_t = t;
+            ck->first_alloc_ns = first_alloc_ns;
+            return;
+        }
+        int64_t s0 = t - in->act[k].dur_ns;
+        if (s0 < later_s0) later_s0 = s0;
+    }
+}
+
 /* No progress events: readiness is the first kernel activity (issue: attribution). A job
  * that never ran a kernel never became ready; one that did gets an activity-only estimate
- * with goodput unknown. */
+ * with goodput unknown. Resuming after a checkpoint, an event at or before it breaks it;
+ * its readiness carries on when it had one. */
 static void label_activity_only(const gp_goodput_in *in, const gp_acct_event **ev, size_t n_phase,
-                                gp_goodput *out, int64_t *ready) {
+                                gp_goodput *out, int64_t *ready, ck_ctx *ck) {
+    const gp_goodput_ckpt *from = ck->from;
+    if (from) {
+        if (in->n_events && ev[0]->ts_ns <= from->late_ns) { /* a late event */
+            ck->broken = 1;
+            return;
+        }
+        *ready = from->ready_ns;
+    }
     double thr = in->idle_util > 0 ? in->idle_util : 0.05;
     for (size_t i = 0; i < in->n_act && *ready < 0; i++) {
         int64_t s0 = in->act[i].ts_ns - in->act[i].dur_ns;
@@ -1089,10 +1166,11 @@ static void label_activity_only(const gp_goodput_in *in, const gp_acct_event **e
     }
     if (*ready >= 0)
         out->kind = GP_JK_ACTIVITY_ONLY;
-    else if (n_phase > 0 || in->n_act > 0)
+    else if (n_phase > 0 || in->n_act > 0 || from)
         out->kind = GP_JK_NEVER_READY;
     else
         out->kind = GP_JK_UNKNOWN;
+    if (ck->to && out->kind != GP_JK_UNKNOWN) act_choose_cut(in, *ready, out->first_alloc_ns, ck);
 }
 
 /* ---- the sweep ---- */
@@ -1102,16 +1180,22 @@ static void label_activity_only(const gp_goodput_in *in, const gp_acct_event **e
  * GPUs ran none, other where they did), or idle_allocated for a ready server whose
  * activity is unknown. Adds the segment's busy GPU-seconds to *busy when known. */
 static void fold_segment(const gp_goodput_in *in, const int *open, int64_t a, int64_t b,
-                         double gpu_s, gp_goodput *out, double *busy, int *busy_known) {
+                         double gpu_s, gp_goodput *out, double *busy, int *busy_known,
+                         const act_sums *carry, int64_t after) {
     int label = -1;
     for (int l = 0; l < L__COUNT; l++)
         if (open[l] > 0) {
             label = l;
             break;
         }
-    double idle_frac = 0;
-    double util =
-        in->n_act ? activity_over(in, a, b, &idle_frac, out->kind == GP_JK_INFERENCE) : -1;
+    double idle_frac = 0, util = -1;
+    if (carry) { /* a checkpoint's segment: its sums up to `after`, then the entries after */
+        act_sums x = *carry;
+        activity_add(in, &x, a, b, after, INT64_MAX, out->kind == GP_JK_INFERENCE);
+        util = activity_mean(&x, &idle_frac);
+    } else if (in->n_act) {
+        util = activity_over(in, a, b, &idle_frac, out->kind == GP_JK_INFERENCE);
+    }
     if (util >= 0) {
         *busy += util * gpu_s;
         *busy_known = 1;
@@ -1145,6 +1229,47 @@ static void snap(gp_goodput_ckpt *t, const int *open, double held, int n_held, d
     t->busy_known = busy_known;
 }
 
+/* An activity-only cut's snapshot, in the segment [a, ...) that holds ck->cut_t: the
+ * state before the segment, and the segment's activity sums over the entries that end by
+ * the cut (carry: the sums up to `after`, when the segment is a checkpoint's). */
+static void act_snap(const gp_goodput_in *in, ck_ctx *ck, const int *open, double held,
+                     int n_held, int64_t a, const act_sums *carry, int64_t after, double busy,
+                     int busy_known, const gp_goodput *out) {
+    gp_goodput_ckpt *t = ck->to;
+    snap(t, open, held, n_held, busy, busy_known, out);
+    ck->snapped = 1;
+    for (int l = 0; l < L__COUNT; l++) { /* only not_ready, before readiness */
+        int want = l == L_NOT_READY && t->ready_ns < 0 && ck->first_alloc_ns < ck->cut_t;
+        if (open[l] != want) ck->snap_bad = 1;
+    }
+    int64_t sa = a < in->t0_ns ? in->t0_ns : a;
+    if (n_held <= 0 || sa >= ck->cut_t) return; /* no GPU held: nothing to resume */
+    act_sums x = {0, 0, 0};
+    if (carry) x = *carry;
+    activity_add(in, &x, sa, INT64_MAX, carry ? after : INT64_MIN, ck->cut_t,
+                 out->kind == GP_JK_INFERENCE);
+    t->has_seg = 1;
+    t->seg_t0_ns = sa;
+    t->seg_covered_ns = x.covered, t->seg_busy_ns = x.busy, t->seg_idle_ns = x.idle;
+}
+
+/* One elementary segment [a, b) of the sweep (carry: a checkpoint's, see fold_segment). */
+static void sweep_segment(const gp_goodput_in *in, ck_ctx *ck, const int *open, double held,
+                          int n_held, int64_t a, int64_t b, const act_sums *carry, int64_t after,
+                          gp_goodput *out, double *busy, int *busy_known) {
+    if (ck->act_cut && !ck->snapped) {
+        if (a == ck->cut_t)
+            ck->snap_bad = 1; /* an edge at the cut: the prefix would split no segment */
+        else if (a < ck->cut_t && b > ck->cut_t)
+            act_snap(in, ck, open, held, n_held, a, carry, after, *busy, *busy_known, out);
+    }
+    if (b <= a || n_held <= 0) return;
+    if (a < in->t0_ns) a = in->t0_ns;
+    if (b > in->t1_ns) b = in->t1_ns;
+    if (b <= a) return;
+    fold_segment(in, open, a, b, (b - a) / 1e9 * held, out, busy, busy_known, carry, after);
+}
+
 static void sweep(const gp_goodput_in *in, edges *E, gp_goodput *out, ck_ctx *ck) {
     if (E->n) sort_edges(E->v, E->n); /* E->v is NULL when empty */
     int open[L__COUNT] = {0};
@@ -1158,6 +1283,11 @@ static void sweep(const gp_goodput_in *in, edges *E, gp_goodput *out, ck_ctx *ck
         held = f->held, n_held = f->n_held;
         busy = f->busy_gpu_s, busy_known = f->busy_known;
         memcpy(out->bucket_gpu_s, f->bucket_gpu_s, sizeof out->bucket_gpu_s);
+        if (f->has_seg) { /* the segment an activity-only prefix ends inside goes on */
+            act_sums carry = {f->seg_covered_ns, f->seg_busy_ns, f->seg_idle_ns};
+            sweep_segment(in, ck, open, held, n_held, f->seg_t0_ns, E->n ? E->v[0].t : in->t1_ns,
+                          &carry, f->t_ns, out, &busy, &busy_known);
+        }
     }
     for (size_t i = 0; i < E->n; i++) {
         edge *e = &E->v[i];
@@ -1175,11 +1305,7 @@ static void sweep(const gp_goodput_in *in, edges *E, gp_goodput *out, ck_ctx *ck
         } else
             open[e->label] += e->delta;
         int64_t a = e->t, b = i + 1 < E->n ? E->v[i + 1].t : a;
-        if (b <= a || n_held <= 0) continue;
-        if (a < in->t0_ns) a = in->t0_ns;
-        if (b > in->t1_ns) b = in->t1_ns;
-        if (b <= a) continue;
-        fold_segment(in, open, a, b, (b - a) / 1e9 * held, out, &busy, &busy_known);
+        sweep_segment(in, ck, open, held, n_held, a, b, NULL, INT64_MIN, out, &busy, &busy_known);
     }
     if (busy_known) out->busy_gpu_s = busy;
 }
@@ -1224,7 +1350,9 @@ int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from
         if (gp_ckpt_alloc_print(in, from->t_ns, &ap, &nap) != 0) goto out;
         int kind_changed = from->kind == GP_JK_TRAINING    ? c.steps == 0
                            : from->kind == GP_JK_INFERENCE ? c.steps > 0
-                                                           : c.steps > 0 || c.requests > 0;
+                           : from->kind == GP_JK_PIPELINE
+                               ? c.steps > 0 || c.requests > 0
+                               : c.steps > 0 || c.requests > 0 || c.stage_items > 0;
         ck.broken = kind_changed || from->t_ns >= in->t1_ns || nap != from->n_allocs ||
                     memcmp(&from->slo, &in->slo, sizeof in->slo) != 0 ||
                     from->idle_util != in->idle_util ||
@@ -1240,21 +1368,33 @@ int gp_goodput_compute_ckpt(const gp_goodput_in *in, const gp_goodput_ckpt *from
         if (label_training(in, ev, c.steps, out, &E, &ready, &ck) != 0 || ck.broken) goto out;
     } else if (c.requests > 0 || (from && from->kind == GP_JK_INFERENCE)) {
         if (label_inference(in, ev, out, &E, &ready, &ck) != 0 || ck.broken) goto out;
-    } else if (c.stage_items > 0 || from) { /* from: a pipeline's (the kind checked above) */
+    } else if (c.stage_items > 0 || (from && from->kind == GP_JK_PIPELINE)) {
         if (label_pipeline(in, ev, out, &E, &ready, &ck) != 0 || ck.broken) goto out;
     } else {
-        ck.to = NULL; /* activity-only jobs freeze nothing */
-        label_activity_only(in, ev, c.phases, out, &ready);
+        label_activity_only(in, ev, c.phases, out, &ready, &ck);
+        if (ck.broken) goto out;
     }
     out->ready_ns = ready;
-    if (out->kind != GP_JK_UNKNOWN && out->first_alloc_ns >= 0 && !from)
-        add_interval(&E, out->first_alloc_ns, ready >= 0 ? ready : in->t1_ns, L_NOT_READY);
+    int64_t nr_end = ready >= 0 ? ready : in->t1_ns;
+    if (out->kind != GP_JK_UNKNOWN && out->first_alloc_ns >= 0 && !from) {
+        add_interval(&E, out->first_alloc_ns, nr_end, L_NOT_READY);
+    } else if (from && from->ready_ns < 0 && out->first_alloc_ns >= 0 &&
+               (from->kind == GP_JK_ACTIVITY_ONLY || from->kind == GP_JK_NEVER_READY)) {
+        /* an activity-only prefix before readiness: not_ready is open in its state when the
+         * first allocation began before it */
+        if (out->first_alloc_ns >= from->t_ns)
+            add_interval(&E, out->first_alloc_ns, nr_end, L_NOT_READY);
+        else if (edges_reserve(&E, 1) == 0)
+            E.v[E.n++] = (edge){nr_end, -1, L_NOT_READY, -1};
+    }
     if (E.oom) goto out;
     if (E.below) { /* something after the checkpoint labels time before it */
         ck.broken = 1;
         goto out;
     }
-    if (ck.cut && gp_ckpt_alloc_print(in, ck.cut_t, &to->allocs, &to->n_allocs) != 0) goto out;
+    if ((ck.cut || ck.act_cut) &&
+        gp_ckpt_alloc_print(in, ck.cut_t, &to->allocs, &to->n_allocs) != 0)
+        goto out;
     sweep(in, &E, out, &ck);
     if (out->kind == GP_JK_INFERENCE) split_serving(out);
     if (out->allocated_gpu_s > 0 && out->kind != GP_JK_ACTIVITY_ONLY && out->kind != GP_JK_UNKNOWN)

@@ -159,8 +159,8 @@ typedef struct gp_goodput {
 
 int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out);
 
-/* A frozen, labelled prefix of a training, inference or pipeline job's time, so that a running
- * job's refresh labels only what came after it (goodput.c, "Checkpoints", says when a
+/* A frozen, labelled prefix of a training, inference, pipeline or activity-only job's
+ * time, so that a running job's refresh labels only what came after it (goodput.c, "Checkpoints", says when a
  * prefix is final and what breaks it). Made by gp_goodput_compute_ckpt; owned by the
  * caller. */
 #define GP_CKPT_LABELS 8
@@ -215,6 +215,14 @@ typedef struct gp_goodput_ckpt {
         int64_t rank;
     } carry[GP_CKPT_CARRY];
     int n_carry;
+    /* activity-only (and never-ready): the sweep's segment that holds t_ns (it begins at
+     * the last label or allocation edge before t_ns and no edge lies at t_ns), when GPUs
+     * were held there: where it began and its kernel activity summed over the entries
+     * that end by t_ns, in the order the whole computation adds them (goodput.c,
+     * activity_add), so that the segment's mean, taken when it ends, is the same double */
+    int has_seg;
+    int64_t seg_t0_ns;
+    double seg_covered_ns, seg_busy_ns, seg_idle_ns;
     /* the sweep's state at t_ns */
     int open[GP_CKPT_LABELS];
     double held;
