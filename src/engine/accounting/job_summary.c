@@ -33,8 +33,11 @@
  * that flips one of its long gaps, an allocation before it that changed, a request stored
  * after it that started before it, a stage declared on the GPU after it), the state
  * reloads in full from the store, as on its first update: the result is always what a
- * full computation gives. Activity-only jobs relabel their whole history in memory on
- * each update (their events are few).
+ * full computation gives. An activity-only (or never-ready) job, which reports no
+ * progress, freezes the same way at the end of an activity entry inside the span its
+ * kernel activity labels, keeping that span's activity sums so far (goodput.c,
+ * "Checkpoints"): a job on a node without goodput's client holds about freeze_lag of
+ * activity entries however long it runs, not 40 bytes per sample instant of its life.
  *
  * Slices: a one-shot summary of a whole history (gp_job_summary_compute) and a state's
  * first update (or reload) read the events slice_events at a time in (ts, id) order and
