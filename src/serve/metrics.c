@@ -482,6 +482,26 @@ static void job_metrics(gp_serve *s, srv_buf *b) {
          "New GPU-less jobs and ended jobs without a stored summary whose first summary waits "
          "for a later scrape (a render spends at most 0.25 s on them).");
     srv_buf_printf(b, "goodput_jobs_deferred %d\n", s->n_deferred);
+    /* What the running jobs' incremental states cost this process: each holds its frozen
+     * labelled past and the minutes after it (job_summary.c "Checkpoints"), so the bytes
+     * stay flat as jobs age; a state that cannot freeze shows here growing. */
+    uint64_t state_bytes = 0;
+    int n_states = 0, n_frozen = 0;
+    for (int i = 0; i < SRV_MAX_ACCTS; i++) {
+        if (!s->accts[i].a) continue;
+        n_states++;
+        n_frozen += gp_job_acct_frozen(s->accts[i].a) != 0;
+        state_bytes += gp_job_acct_get_stats(s->accts[i].a).held_bytes;
+    }
+    head(b, "goodput_job_states", "gauge",
+         "Running jobs whose accounting this server keeps incrementally between scrapes.");
+    srv_buf_printf(b, "goodput_job_states %d\n", n_states);
+    head(b, "goodput_job_states_frozen", "gauge",
+         "Of those, the states holding a frozen labelled past (a refresh labels only later time).");
+    srv_buf_printf(b, "goodput_job_states_frozen %d\n", n_frozen);
+    head(b, "goodput_job_states_bytes", "gauge",
+         "Bytes the running jobs' accounting states hold (bounded by 48 MiB together).");
+    srv_buf_printf(b, "goodput_job_states_bytes %llu\n", (unsigned long long)state_bytes);
     head(b, "goodput_job_info", "gauge", "Job metadata; value is always 1. Join on job_id.");
     for (size_t i = 0; i < nj; i++) {
         srv_buf_printf(b, "goodput_job_info{job_id=\"");
