@@ -23,7 +23,8 @@
 #     carry that phase, goodput.c "Checkpoints"; before that it never froze and got a
 #     'skip' row), each state holds at most GP_ACCT_PREFIX_MAX_EVENTS events, and report
 #     text, JSON, --html and diagnose are byte-identical to the whole computation;
-#   - an activity-only notebook running 3 h: a frozen past saved, outputs equal, resumed.
+#   - an activity-only and a never-ready job running 3 h: frozen pasts saved, outputs
+#     equal, resumed.
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -127,36 +128,25 @@ same "$tmp/d_prefix" "$tmp/d_whole" "demo: prefix vs whole"
 "$GOODPUT" report --db "$db" --html "$tmp/d_prefix.html" >/dev/null
 GOODPUT_NO_PREFIX=1 "$GOODPUT" report --db "$db" --html "$tmp/d_whole.html" >/dev/null
 cmp -s "$tmp/d_prefix.html" "$tmp/d_whole.html" || fail "demo: --html differs from the whole computation"
-# An activity-only job (no progress events: a notebook on a node without goodput's
-# client), still running after 3 h: its saved state holds a frozen past (ev_t_ns > 0; before
-# such jobs froze it held every sample instant, ~430 KB here), the outputs equal the whole
-# computation, and the report resumes it (the first hour of samples deleted behind its back
-# changes the whole computation's jobs section, not the resumed one's).
-cat >"$tmp/nb.conf" <<'CONF'
-[node]
-name = nb-node
-gpus = 1
-model = H100-SXM
-seed = 11
-start = 2026-12-01T00:00:00Z
-duration = 3h
-
-[job notebook]
-kind = idle
-gpus = 0
-start = 0s ; end = 10h
-mem = 30%
-burst_every = 4m ; burst = 3s
-CONF
+# Jobs that report no progress, still running after 3 h (tests/data/scenarios/
+# activity_running.conf: an activity-only notebook, a never-ready job): each saved state
+# holds a frozen past (ev_t_ns > 0; before such jobs froze it held every sample instant,
+# ~430 KB here), the outputs equal the whole computation, and the report resumes them (the
+# first hour of samples deleted behind its back changes the whole computation's jobs
+# section, not the resumed one's).
 db=$tmp/nb.db
-"$GOODPUT" agent --source "sim:$tmp/nb.conf" --speed 0 --duration 3h --no-socket --quiet --db "$db"
-read -r ev_t len <<<"$(sqlite3 -separator ' ' "$db" "SELECT ev_t_ns, length(state) FROM job_prefix WHERE job_id = 'notebook' AND fp != 'skip'")"
-[ -n "$ev_t" ] && [ "$ev_t" -gt 0 ] || fail "activity-only: no frozen past saved ($(sqlite3 "$db" "SELECT job_id, fp, ev_t_ns, length(state) FROM job_prefix"))"
-[ "$len" -lt 100000 ] || fail "activity-only: the saved state holds $len bytes"
+"$GOODPUT" agent --source "sim:$src/tests/data/scenarios/activity_running.conf" --speed 0 \
+  --duration 3h --no-socket --quiet --db "$db"
+for job in notebook stuck; do
+  read -r ev_t len <<<"$(sqlite3 -separator ' ' "$db" "SELECT ev_t_ns, length(state) FROM job_prefix WHERE job_id = '$job' AND fp != 'skip'")"
+  [ -n "$ev_t" ] && [ "$ev_t" -gt 0 ] || fail "$job: no frozen past saved ($(sqlite3 "$db" "SELECT job_id, fp, ev_t_ns, length(state) FROM job_prefix"))"
+  [ "$len" -lt 100000 ] || fail "$job: the saved state holds $len bytes"
+done
 outputs "$tmp/nb_prefix"
 outputs "$tmp/nb_whole" GOODPUT_NO_PREFIX=1
 same "$tmp/nb_prefix" "$tmp/nb_whole" "activity-only: prefix vs whole"
 grep -q '"kind": "activity-only"' "$tmp/nb_prefix/report.json" || fail "the notebook is not activity-only"
+grep -q '"kind": "never-ready"' "$tmp/nb_prefix/report.json" || fail "the stuck job is not never-ready"
 cp "$db" "$tmp/nb_cut.db"
 sqlite3 "$tmp/nb_cut.db" "DELETE FROM samples WHERE ts_ns < (SELECT min(ts_ns) FROM samples) + 3600000000000"
 "$GOODPUT" report --db "$tmp/nb_cut.db" --json >"$tmp/nb_cut_prefix.json"

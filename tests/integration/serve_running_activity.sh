@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # serve_running_activity.sh: jobs that report no progress (a notebook that bursts now and
 # then, a job that never becomes ready: what every job is on a node where nothing runs
-# goodput's client) while they run, on the path users run: a scenario -> `goodput agent`
-# writing the store -> `goodput serve --db` scraped every half second meanwhile -> the same
+# goodput's client; tests/data/scenarios/activity_running.conf) while they run, on the path
+# users run: a scenario -> `goodput agent` writing the store -> `goodput serve --db` scraped
+# every half second meanwhile -> the same
 # store's `goodput report --json`. Checks:
 #   - the server's running-job states freeze a labelled past (goodput_job_states_frozen = 2:
 #     goodput.c "Checkpoints", activity-only cuts) and what they hold stays flat as the jobs
@@ -19,27 +20,7 @@ tmp=$(mktemp -d /tmp/gp-serve-act-XXXXXX)
 apid= spid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; [ -n "$spid" ] && kill $spid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-cat >"$tmp/act.conf" <<'CONF'
-[node]
-name = act-node
-gpus = 2
-model = H100-SXM
-seed = 11
-duration = 40m
-
-[job notebook]
-kind = idle
-gpus = 0
-start = 0s ; end = 10h
-mem = 30%
-burst_every = 4m ; burst = 3s
-
-[job stuck]
-kind = not_ready
-gpus = 1
-start = 0s ; end = 10h
-ready_after = never
-CONF
+sed 's/^duration = 3h/duration = 40m/' "$SRC/tests/data/scenarios/activity_running.conf" >"$tmp/act.conf"
 db=$tmp/s.db
 # 40 simulated minutes in ~24 s: the 5-minute freeze lag passes every 3 s of wall time
 "$GOODPUT" agent --source "sim:$tmp/act.conf" --speed 100 --duration 40m --no-socket --quiet \
