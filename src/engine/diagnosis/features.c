@@ -780,6 +780,116 @@ static int sort_steps(const gp_step_ev *sv, size_t *ord, size_t n) {
     return 0;
 }
 
+/* The step durations of events()' walk, again: the whole-job step features (drift, robust
+ * median, shared and alone medians) each collect the values they select from in one
+ * walk and drop them before the next, so a job's per-step arrays are one at a time, not
+ * five (durations, their times, the shared ones, the alone histogram, the median's
+ * deviations: 5 x 184 KB at 23,026 steps, the 60-minute report's peak RSS,
+ * docs/benchmarks.md). The same steps in the same (rank, time) order with the same rules
+ * as the walk: it meets a rank's steps together (every list it merges is in (rank,
+ * time) order), a step's start is its own or the previous step's end of its rank inside
+ * the window, and only steps inside the window count. A quantile needs every value, but
+ * its value is the multiset's, whatever the order it is collected in. */
+typedef struct dur_walk {
+    const gp_step_ev *sv;
+    const size_t *ord;
+    size_t ns, k;
+    int64_t t0_ns, t1_ns, rank, prev_end;
+} dur_walk;
+
+static dur_walk dur_walk_of(const gp_step_ev *sv, const size_t *ord, size_t ns, int64_t t0_ns,
+                            int64_t t1_ns) {
+    return (dur_walk){sv, ord, ns, 0, t0_ns, t1_ns, INT64_MIN, -1};
+}
+
+/* 1 with the next step that has a duration: *d (s), its end and start (ns); 0 at the end. */
+static int dur_walk_next(dur_walk *w, double *d, int64_t *end_ns, int64_t *start_ns) {
+    while (w->k < w->ns) {
+        const gp_step_ev *sp = &w->sv[idx_at(w->ord, w->k++)];
+        if (sp->rank != w->rank) {
+            w->rank = sp->rank;
+            w->prev_end = -1;
+        }
+        if (sp->ts_ns < w->t0_ns || sp->ts_ns > w->t1_ns) continue;
+        int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : w->prev_end;
+        w->prev_end = sp->ts_ns;
+        if (st >= 0 && sp->ts_ns > st) {
+            *d = (double)(sp->ts_ns - st) / NS;
+            *end_ns = sp->ts_ns;
+            *start_ns = st;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Which steps a walk collects (step_values). */
+enum { SV_ALL, SV_BEFORE, SV_AFTER, SV_SHARED };
+
+/* The durations of the steps `which` selects into out (room for cap, the walk's count of
+ * durations): all, those ending at or before c_ns (SV_BEFORE), at or after it (SV_AFTER),
+ * or those that shared their GPU (gp_features_near_foreign with sh[0..nsh)). Returns how
+ * many. */
+static size_t step_values(dur_walk w, int which, int64_t c_ns, const int64_t *sh, size_t nsh,
+                          double *out, size_t cap) {
+    size_t n = 0;
+    double d;
+    int64_t end, st;
+    while (n < cap && dur_walk_next(&w, &d, &end, &st))
+        if (which == SV_ALL || (which == SV_BEFORE && end <= c_ns) ||
+            (which == SV_AFTER && end >= c_ns) ||
+            (which == SV_SHARED && gp_features_near_foreign(sh, nsh, end)))
+            out[n++] = d;
+    return n;
+}
+
+/* gp_robust_median of the walk's durations with out (room for all) as its only array: the
+ * deviations overwrite the durations (the median of a multiset does not depend on where
+ * its values lie) and a second walk gives the durations back to filter. */
+static double robust_median_walk(dur_walk w, double *out, size_t cap, double k) {
+    size_t n = step_values(w, SV_ALL, 0, NULL, 0, out, cap);
+    if (n == 0) return -1;
+    double med = sel_quantile(out, n, 0.5);
+    for (size_t i = 0; i < n; i++)
+        out[i] = fabs(out[i] - med);
+    double mad = sel_quantile(out, n, 0.5);
+    size_t m = 0;
+    double d;
+    int64_t end, st;
+    while (m < n && dur_walk_next(&w, &d, &end, &st))
+        if (mad <= 0 || fabs(d - med) <= k * mad) out[m++] = d;
+    return m ? sel_quantile(out, m, 0.5) : med;
+}
+
+/* Which request times (req_values) */
+enum { RV_TTFT, RV_TPOT, RV_E2E };
+
+/* The requests' ttft, tpot or e2e (s) inside [t0_ns, t1_ns] into out (room for cap, the
+ * walk's count of e2e values), as events()' walk counts them (any order: only quantiles
+ * are taken). Returns how many. */
+static size_t req_values(const gp_mark_ev *mv, size_t nm, int64_t t0_ns, int64_t t1_ns, int which,
+                         double *out, size_t cap) {
+    size_t n = 0;
+    for (size_t i = 0; i < nm && n < cap; i++) {
+        const gp_mark_ev *mk = &mv[i];
+        if (mk->kind != GP_EV_REQUEST || mk->ts_ns < t0_ns || mk->ts_ns > t1_ns ||
+            mk->arrival_ns < 0)
+            continue;
+        double ee = (double)(mk->ts_ns - mk->arrival_ns) / NS;
+        if (which == RV_E2E) {
+            out[n++] = ee;
+            continue;
+        }
+        if (mk->first_token_ns < 0) continue;
+        double tt = (double)(mk->first_token_ns - mk->arrival_ns) / NS;
+        if (which == RV_TTFT)
+            out[n++] = tt;
+        else if (mk->output_tokens > 1)
+            out[n++] = (ee - tt) / (double)(mk->output_tokens - 1);
+    }
+    return n;
+}
+
 static int events(const gp_job_input *in, gp_features *f) {
     /* Steps are most of a training job's events, requests and phase edges most of the
      * rest: they are walked as compact records (gp_step_ev, gp_mark_ev), each kind in
@@ -828,18 +938,11 @@ static int events(const gp_job_input *in, gp_features *f) {
     size_t *ord = steps_sorted ? NULL : malloc(ns * sizeof *ord);
     size_t *ordm = marks_sorted ? NULL : malloc(nm * sizeof *ordm);
     const gp_event **e = malloc((n ? n : 1) * sizeof *e);
-    double *dur = malloc((ns ? ns : 1) * sizeof *dur);
-    int64_t *dts = malloc((ns ? ns : 1) * sizeof *dts);
-    double *ttft = malloc((nm ? nm : 1) * sizeof *ttft),
-           *tpot = malloc((nm ? nm : 1) * sizeof *tpot);
-    double *e2e = malloc((nm ? nm : 1) * sizeof *e2e);
     int64_t *shared_ts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *shared_ts);
-    double *dsh = NULL;
+    double *vals = NULL;     /* one whole-job array at a time (dur_walk) */
     gp_sig_hist alone = {0}; /* alone step times, at 4 significant digits (thr_alone) */
     int rc = -1;
-    if ((!ord && !steps_sorted) || (!ordm && !marks_sorted) || !e || !dur || !dts || !ttft ||
-        !tpot || !e2e || !shared_ts)
-        goto out;
+    if ((!ord && !steps_sorted) || (!ordm && !marks_sorted) || !e || !shared_ts) goto out;
     if (ord && sort_steps(sv, ord, ns) < 0) goto out;
     for (size_t k = 0; ordm && k < nm; k++)
         ordm[k] = k;
@@ -857,9 +960,9 @@ static int events(const gp_job_input *in, gp_features *f) {
     int64_t open_dw = -1, open_ck = -1, open_in = -1, open_cm = -1, prev_end = -1;
     /* foreign processes on the job's GPUs (interference) */
     size_t nsh = gp_features_foreign_ts(in, shared_ts);
-    dsh = malloc((ns ? ns : 1) * sizeof *dsh);
     size_t nsh_d = 0, nal_d = 0;
-    if (!dsh || gp_sig_hist_reserve(&alone, ns ? ns : 1) < 0) goto out;
+    double dur_sum = 0, dur_sq = 0;               /* in the walk's order, as always */
+    int64_t dur_tlo = INT64_MAX, dur_thi = INT64_MIN; /* the steps' ends with a duration */
     /* one walk in (rank, time) order over all three: the next of the other events, of the
      * marks or of the steps; an event or mark first when it ties with a step, an event
      * first when it ties with a mark (they touch different state) */
@@ -923,18 +1026,19 @@ static int events(const gp_job_input *in, gp_features *f) {
             f->n_steps++;
             if (ready < 0 || sp->ts_ns < ready) ready = sp->ts_ns;
             int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : prev_end;
-            if (st >= 0 && sp->ts_ns > st) {
+            if (st >= 0 && sp->ts_ns > st) { /* the values: dur_walk, after the walk */
                 double d = (double)(sp->ts_ns - st) / NS;
-                dur[nd] = d;
-                dts[nd++] = sp->ts_ns;
+                nd++;
+                dur_sum += d;
+                dur_sq += d * d;
+                if (sp->ts_ns < dur_tlo) dur_tlo = sp->ts_ns;
+                if (sp->ts_ns > dur_thi) dur_thi = sp->ts_ns;
                 int shared = gp_features_near_foreign(shared_ts, nsh, sp->ts_ns);
                 if (shared) {
-                    dsh[nsh_d++] = d;
+                    nsh_d++;
                     if (!f->shared_t0_ns || st < f->shared_t0_ns) f->shared_t0_ns = st;
                     if (sp->ts_ns > f->shared_t1_ns) f->shared_t1_ns = sp->ts_ns;
-                } else if (gp_sig_hist_add(&alone, sp->ts_ns - st) < 0)
-                    goto out;
-                else
+                } else
                     nal_d++;
             }
             if (sp->units >= 0) f->units = (f->units < 0 ? 0 : f->units) + sp->units;
@@ -985,14 +1089,11 @@ static int events(const gp_job_input *in, gp_features *f) {
             int64_t a0 = mk->arrival_ns >= 0 ? mk->arrival_ns : mk->ts_ns;
             if (a0 < req_lo) req_lo = a0;
             if (mk->ts_ns > req_hi) req_hi = mk->ts_ns;
-            if (mk->arrival_ns >= 0) {
-                double ee = (double)(mk->ts_ns - mk->arrival_ns) / NS;
-                e2e[ne++] = ee;
+            if (mk->arrival_ns >= 0) { /* the values: req_values, after the walk */
+                ne++;
                 if (mk->first_token_ns >= 0) {
-                    double tt = (double)(mk->first_token_ns - mk->arrival_ns) / NS;
-                    ttft[nt++] = tt;
-                    if (mk->output_tokens > 1)
-                        tpot[np++] = (ee - tt) / (double)(mk->output_tokens - 1);
+                    nt++;
+                    if (mk->output_tokens > 1) np++;
                 }
             }
             break;
@@ -1017,51 +1118,55 @@ static int events(const gp_job_input *in, gp_features *f) {
         f->init_share = ini / rank_time;
         f->comm_share = comm / rank_time;
     }
+    /* the walk's arrays are gone: the whole-job arrays, one at a time in vals (dur_walk) */
+    vals = (nd || ne) ? malloc((nd > ne ? nd : ne) * sizeof *vals) : NULL;
+    if ((nd || ne) && !vals) goto out;
+    dur_walk dw_all = dur_walk_of(sv, ord, ns, f->t0_ns, f->t1_ns);
     if (nd) {
-        /* drift: last third vs first third by time (dur is in rank, time order) */
-        double *tmp = malloc(nd * sizeof *tmp);
-        if (tmp) {
-            int64_t tlo = INT64_MAX, thi = INT64_MIN;
-            for (size_t i = 0; i < nd; i++) {
-                if (dts[i] < tlo) tlo = dts[i];
-                if (dts[i] > thi) thi = dts[i];
-            }
-            int64_t c1 = tlo + (thi - tlo) / 3, c2 = thi - (thi - tlo) / 3;
-            size_t k1 = 0, k2 = 0;
-            for (size_t i = 0; i < nd; i++)
-                if (dts[i] <= c1) tmp[k1++] = dur[i];
-            double early = k1 >= 3 ? sel_quantile(tmp, k1, 0.5) : -1;
-            for (size_t i = 0; i < nd; i++)
-                if (dts[i] >= c2) tmp[k2++] = dur[i];
-            double late = k2 >= 3 ? sel_quantile(tmp, k2, 0.5) : -1;
-            f->step_drift = early > 0 && late > 0 ? late / early : -1;
-            free(tmp);
-        }
-        double sum = 0, sq = 0;
-        for (size_t i = 0; i < nd; i++) {
-            sum += dur[i];
-            sq += dur[i] * dur[i];
-        }
-        f->mean_step_s = sum / (double)nd;
-        double var = sq / (double)nd - f->mean_step_s * f->mean_step_s;
+        /* drift: last third vs first third by time */
+        int64_t c1 = dur_tlo + (dur_thi - dur_tlo) / 3, c2 = dur_thi - (dur_thi - dur_tlo) / 3;
+        size_t k1 = step_values(dw_all, SV_BEFORE, c1, NULL, 0, vals, nd);
+        double early = k1 >= 3 ? sel_quantile(vals, k1, 0.5) : -1;
+        size_t k2 = step_values(dw_all, SV_AFTER, c2, NULL, 0, vals, nd);
+        double late = k2 >= 3 ? sel_quantile(vals, k2, 0.5) : -1;
+        f->step_drift = early > 0 && late > 0 ? late / early : -1;
+        f->mean_step_s = dur_sum / (double)nd;
+        double var = dur_sq / (double)nd - f->mean_step_s * f->mean_step_s;
         f->step_cv = f->mean_step_s > 0 ? sqrt(var > 0 ? var : 0) / f->mean_step_s : -1;
-        f->ideal_step_s = gp_robust_median(dur, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
+        f->ideal_step_s = robust_median_walk(dw_all, vals, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
     }
     if (ready >= 0 && f->units >= 0 && f->t1_ns > ready)
         f->units_per_s = f->units / ((double)(f->t1_ns - ready) / NS);
     if (nsh_d >= 5 && nal_d >= 5) {
-        double ms = sel_quantile(dsh, nsh_d, 0.5), ma = gp_sig_hist_median_s(&alone);
+        size_t k = step_values(dw_all, SV_SHARED, 0, shared_ts, nsh, vals, nsh_d);
+        double ms = sel_quantile(vals, k, 0.5);
+        free(vals); /* the alone histogram next, never next to it */
+        vals = NULL;
+        if (gp_sig_hist_reserve(&alone, nal_d) < 0) goto out;
+        dur_walk w = dw_all;
+        double d;
+        int64_t end, st;
+        while (dur_walk_next(&w, &d, &end, &st))
+            if (!gp_features_near_foreign(shared_ts, nsh, end) &&
+                gp_sig_hist_add(&alone, end - st) < 0)
+                goto out;
+        double ma = gp_sig_hist_median_s(&alone);
+        gp_sig_hist_free(&alone);
         f->thr_shared = ms > 0 ? 1 / ms : -1;
         f->thr_alone = ma > 0 ? 1 / ma : -1;
+        if (ne && !(vals = malloc(ne * sizeof *vals))) goto out;
     }
     if (nsh_d + nal_d > 0) f->shared_share = (double)nsh_d / (double)(nsh_d + nal_d);
     if (f->n_req) {
-        f->ttft_p50_s = sel_quantile(ttft, nt, 0.5);
-        f->ttft_p90_s = sel_quantile(ttft, nt, 0.9);
-        f->tpot_p50_s = sel_quantile(tpot, np, 0.5);
-        f->tpot_p90_s = sel_quantile(tpot, np, 0.9);
-        f->e2e_p50_s = sel_quantile(e2e, ne, 0.5);
-        f->e2e_p90_s = sel_quantile(e2e, ne, 0.9);
+        size_t k = req_values(mv, nm, f->t0_ns, f->t1_ns, RV_TTFT, vals, ne);
+        f->ttft_p50_s = sel_quantile(vals, k, 0.5);
+        f->ttft_p90_s = sel_quantile(vals, k, 0.9);
+        k = req_values(mv, nm, f->t0_ns, f->t1_ns, RV_TPOT, vals, ne);
+        f->tpot_p50_s = sel_quantile(vals, k, 0.5);
+        f->tpot_p90_s = sel_quantile(vals, k, 0.9);
+        k = req_values(mv, nm, f->t0_ns, f->t1_ns, RV_E2E, vals, ne);
+        f->e2e_p50_s = sel_quantile(vals, k, 0.5);
+        f->e2e_p90_s = sel_quantile(vals, k, 0.9);
         double span = req_hi > req_lo ? (double)(req_hi - req_lo) / NS : 0;
         if (span > 0) {
             f->req_per_s = (double)f->n_req / span;
@@ -1090,18 +1195,13 @@ static int events(const gp_job_input *in, gp_features *f) {
     }
     rc = 0;
 out:
-    free(dsh);
+    free(vals);
     gp_sig_hist_free(&alone);
     free(ord);
     free(ordm);
     free(sv_own);
     free(mv_own);
     free(e);
-    free(dur);
-    free(dts);
-    free(ttft);
-    free(tpot);
-    free(e2e);
     free(shared_ts);
     return rc;
 }
