@@ -606,6 +606,10 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
         o->stored(o->stored_ctx, job_id, out, MAX_PER_JOB, n, feat, acct, price_out) == 1)
         return o->no_write ? 0 : write_findings(s, job_id, out, *n, err, errlen);
     gp_job_input in;
+    /* what was freed before this job (the report's summaries, the previous job's
+     * accounting) handed back first, as after each job below: the first job's input
+     * otherwise lands over ~0.3 MB of freed but resident heap (docs/benchmarks.md) */
+    malloc_trim(0);
     /* the series read after the event features (features.h, n_deferred): a long job's
      * samples and its per-step arrays are never held together */
     if (gp_job_input_load_deferred(s, job_id, &in, err, errlen) < 0) return -1;
