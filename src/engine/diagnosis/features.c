@@ -780,6 +780,71 @@ static int sort_steps(const gp_step_ev *sv, size_t *ord, size_t n) {
     return 0;
 }
 
+/* The steps in (rank, time) order, ties in their order (a stable sort): the array itself
+ * (in order already), through an index (ord), or, when the steps are in time order (the
+ * store loader's) and have at most RANK_SCAN_MAX ranks, rank by rank with a scan of the
+ * array for each (ranks: the distinct ranks ascending): a rank's steps in the array's
+ * order are its steps in time order, ties in their order. The scans cost ranks x steps
+ * compares a walk, where the index held 8 bytes a step (184 KB at the 60-minute demo's
+ * 23,026 steps of 4 ranks, at the report's peak RSS, docs/benchmarks.md). */
+#define RANK_SCAN_MAX 16
+typedef struct step_order {
+    const gp_step_ev *sv;
+    size_t ns;
+    const size_t *ord;    /* or NULL */
+    const int64_t *ranks; /* or NULL; with nr of them */
+    size_t nr;
+} step_order;
+
+/* A walk of o: cur is the next step, NULL at the end. */
+typedef struct step_cursor {
+    const step_order *o;
+    size_t k, ri;
+    const gp_step_ev *cur;
+} step_cursor;
+
+static void cursor_advance(step_cursor *c) {
+    const step_order *o = c->o;
+    if (!o->ranks) {
+        c->cur = c->k < o->ns ? &o->sv[idx_at(o->ord, c->k++)] : NULL;
+        return;
+    }
+    for (; c->ri < o->nr; c->ri++, c->k = 0)
+        while (c->k < o->ns) {
+            const gp_step_ev *s = &o->sv[c->k++];
+            if (s->rank == o->ranks[c->ri]) {
+                c->cur = s;
+                return;
+            }
+        }
+    c->cur = NULL;
+}
+
+static step_cursor cursor_of(const step_order *o) {
+    step_cursor c = {o, 0, 0, NULL};
+    cursor_advance(&c);
+    return c;
+}
+
+/* The distinct ranks of sv[0..n), ascending, into ranks (room for RANK_SCAN_MAX) when sv is
+ * in time order and has that few: how many; else 0 (an index then). */
+static size_t scan_ranks_of(const gp_step_ev *sv, size_t n, int64_t *ranks) {
+    size_t nr = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (k && sv[k].ts_ns < sv[k - 1].ts_ns) return 0;
+        if (k && sv[k].rank == sv[k - 1].rank) continue;
+        size_t at = 0;
+        while (at < nr && ranks[at] < sv[k].rank)
+            at++;
+        if (at < nr && ranks[at] == sv[k].rank) continue;
+        if (nr == RANK_SCAN_MAX) return 0;
+        memmove(&ranks[at + 1], &ranks[at], (nr - at) * sizeof *ranks);
+        ranks[at] = sv[k].rank;
+        nr++;
+    }
+    return nr;
+}
+
 /* The step durations of events()' walk, again: the whole-job step features (drift, robust
  * median, shared and alone medians) each collect the values they select from in one
  * walk and drop them before the next, so a job's per-step arrays are one at a time, not
@@ -791,21 +856,19 @@ static int sort_steps(const gp_step_ev *sv, size_t *ord, size_t n) {
  * the window, and only steps inside the window count. A quantile needs every value, but
  * its value is the multiset's, whatever the order it is collected in. */
 typedef struct dur_walk {
-    const gp_step_ev *sv;
-    const size_t *ord;
-    size_t ns, k;
+    step_cursor c;
     int64_t t0_ns, t1_ns, rank, prev_end;
 } dur_walk;
 
-static dur_walk dur_walk_of(const gp_step_ev *sv, const size_t *ord, size_t ns, int64_t t0_ns,
-                            int64_t t1_ns) {
-    return (dur_walk){sv, ord, ns, 0, t0_ns, t1_ns, INT64_MIN, -1};
+static dur_walk dur_walk_of(const step_order *o, int64_t t0_ns, int64_t t1_ns) {
+    return (dur_walk){cursor_of(o), t0_ns, t1_ns, INT64_MIN, -1};
 }
 
 /* 1 with the next step that has a duration: *d (s), its end and start (ns); 0 at the end. */
 static int dur_walk_next(dur_walk *w, double *d, int64_t *end_ns, int64_t *start_ns) {
-    while (w->k < w->ns) {
-        const gp_step_ev *sp = &w->sv[idx_at(w->ord, w->k++)];
+    while (w->c.cur) {
+        const gp_step_ev *sp = w->c.cur;
+        cursor_advance(&w->c);
         if (sp->rank != w->rank) {
             w->rank = sp->rank;
             w->prev_end = -1;
@@ -935,15 +998,19 @@ static int events(const gp_job_input *in, gp_features *f) {
     }
     int steps_sorted = in_order(sv, step_idx_before, ns),
         marks_sorted = in_order(mv, mark_idx_before, nm);
-    size_t *ord = steps_sorted ? NULL : malloc(ns * sizeof *ord);
+    int64_t scan_ranks[RANK_SCAN_MAX];
+    size_t n_scan_ranks = steps_sorted ? 0 : scan_ranks_of(sv, ns, scan_ranks);
+    size_t *ord = steps_sorted || n_scan_ranks ? NULL : malloc(ns * sizeof *ord);
     size_t *ordm = marks_sorted ? NULL : malloc(nm * sizeof *ordm);
     const gp_event **e = malloc((n ? n : 1) * sizeof *e);
     int64_t *shared_ts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *shared_ts);
     double *vals = NULL;     /* one whole-job array at a time (dur_walk) */
     gp_sig_hist alone = {0}; /* alone step times, at 4 significant digits (thr_alone) */
     int rc = -1;
-    if ((!ord && !steps_sorted) || (!ordm && !marks_sorted) || !e || !shared_ts) goto out;
+    if ((!ord && !steps_sorted && !n_scan_ranks) || (!ordm && !marks_sorted) || !e || !shared_ts) goto out;
     if (ord && sort_steps(sv, ord, ns) < 0) goto out;
+    step_order so = {sv, ns, ord, n_scan_ranks ? scan_ranks : NULL, n_scan_ranks};
+    step_cursor sc = cursor_of(&so);
     for (size_t k = 0; ordm && k < nm; k++)
         ordm[k] = k;
     if (sort_idx(mv, mark_idx_before, ordm, nm) < 0) goto out;
@@ -966,7 +1033,7 @@ static int events(const gp_job_input *in, gp_features *f) {
     /* one walk in (rank, time) order over all three: the next of the other events, of the
      * marks or of the steps; an event or mark first when it ties with a step, an event
      * first when it ties with a mark (they touch different state) */
-    for (size_t i = 0, j = 0, k = 0;;) {
+    for (size_t i = 0, j = 0;;) {
         const gp_event *x = NULL;
         const gp_mark_ev *mk = NULL;
         const gp_step_ev *sp = NULL;
@@ -979,13 +1046,15 @@ static int events(const gp_job_input *in, gp_features *f) {
             ev_key.ts_ns = take_e ? e[i]->ts_ns : mv[idx_at(ordm, j)].ts_ns;
             ev_key.rank = take_e ? e[i]->rank : mv[idx_at(ordm, j)].rank;
         }
-        if (have_ev && (k >= ns || !step_before(&sv[idx_at(ord, k)], &ev_key))) {
+        if (have_ev && (!sc.cur || !step_before(sc.cur, &ev_key))) {
             if (take_e)
                 x = e[i++];
             else
                 mk = &mv[idx_at(ordm, j++)];
-        } else if (k < ns)
-            sp = &sv[idx_at(ord, k++)];
+        } else if (sc.cur) {
+            sp = sc.cur;
+            cursor_advance(&sc);
+        }
         int have = x || mk || sp;
         int64_t x_rank = x    ? x->rank
                          : mk ? mk->rank
@@ -1121,7 +1190,7 @@ static int events(const gp_job_input *in, gp_features *f) {
     /* the walk's arrays are gone: the whole-job arrays, one at a time in vals (dur_walk) */
     vals = (nd || ne) ? malloc((nd > ne ? nd : ne) * sizeof *vals) : NULL;
     if ((nd || ne) && !vals) goto out;
-    dur_walk dw_all = dur_walk_of(sv, ord, ns, f->t0_ns, f->t1_ns);
+    dur_walk dw_all = dur_walk_of(&so, f->t0_ns, f->t1_ns);
     if (nd) {
         /* drift: last third vs first third by time */
         int64_t c1 = dur_tlo + (dur_thi - dur_tlo) / 3, c2 = dur_thi - (dur_thi - dur_tlo) / 3;
