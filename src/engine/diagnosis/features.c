@@ -426,6 +426,137 @@ static int first_scan_row(void *ctx, const gp_feat_sample *c) {
     return 1;
 }
 
+/* What the fold of every device adds to: the gauges and the sampled times. */
+typedef struct tele_sums {
+    acc *a; /* 7 */
+    double thr_s, thr_known, idle_s, act_known;
+} tele_sums;
+
+/* One device's fold (telemetry): its samples in time order, one at a time, from a series
+ * in memory or as a streamed device's rows are read (series_fold). */
+typedef struct dev_fold {
+    const gp_job_input *in;
+    gp_features *f;
+    const char *uuid;
+    const gp_gpu_spec *sp;
+    const gp_dev_interval *hd; /* the history's median interval, or NULL */
+    tele_sums *sums;
+    int64_t after, dt_med, prev_ts;
+    size_t k; /* samples folded */
+    int take_first, rc;
+    double run, dev_idle, dev_act;
+    ctr_span pc, nv, en;
+    /* streamed: the intervals of the times pass, the median taken at the first row */
+    gp_sig_hist dh;
+    int64_t last_ts;
+    size_t n_ts;
+    int dt_pending, oom;
+} dev_fold;
+
+static void fold_sample(dev_fold *fd, const gp_sample *x) {
+    const gp_job_input *in = fd->in;
+    gp_features *f = fd->f;
+    tele_sums *t = fd->sums;
+    acc *a = t->a;
+    const gp_gpu_spec *sp = fd->sp;
+    int64_t dt_med = fd->dt_med;
+    if (fd->take_first && first_active_at(in, f, fd->uuid, x)) {
+        if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns) f->first_active_ns = x->ts_ns;
+        fd->take_first = 0; /* rows in time order: the device's earliest */
+    }
+    int64_t prev = fd->k > 0 ? fd->prev_ts : x->ts_ns - dt_med;
+    fd->k++;
+    fd->prev_ts = x->ts_ns;
+    if (x->ts_ns - prev > 5 * dt_med) prev = x->ts_ns - dt_med; /* gap: no data */
+    int64_t lo = prev > f->t0_ns ? prev : f->t0_ns;
+    int64_t hi = x->ts_ns < f->t1_ns ? x->ts_ns : f->t1_ns;
+    if (hi <= lo) return;
+    double w = (double)alloc_overlap(in, fd->uuid, lo, hi, f->t1_ns) / NS;
+    if (w <= 0) return;
+    uint32_t v = x->valid;
+    int rc = 0;
+    if (gp_has(v, GP_F_GPU_UTIL)) rc |= acc_add(&a[0], x->gpu_util, w);
+    if (gp_has(v, GP_F_SM_ACTIVE)) rc |= acc_add(&a[1], x->sm_active, w);
+    if (gp_has(v, GP_F_SM_OCCUPANCY)) rc |= acc_add(&a[2], x->sm_occupancy, w);
+    if (gp_has(v, GP_F_TENSOR_ACTIVE)) rc |= acc_add(&a[3], x->tensor_active, w);
+    if (gp_has(v, GP_F_DRAM_ACTIVE)) rc |= acc_add(&a[4], x->dram_active, w);
+    if (gp_has(v, GP_F_MEM_USED)) {
+        double tot = gp_has(v, GP_F_MEM_TOTAL) ? (double)x->mem_total_bytes
+                     : sp                      ? (double)sp->memory_bytes
+                                               : 0;
+        if (tot > 0) rc |= acc_add(&a[5], (double)x->mem_used_bytes / tot, w);
+    }
+    if (gp_has(v, GP_F_POWER) && sp && sp->tdp_w > 0)
+        rc |= acc_add(&a[6], x->power_w / sp->tdp_w, w);
+    fd->rc |= rc;
+    if (gp_has(v, GP_F_THROTTLE)) {
+        t->thr_known += w;
+        /* hardware and thermal slowdown always count; the SW power cap only when it
+         * pulls the clock 15% or more under its maximum (at TDP the cap flickers on busy
+         * GPUs without costing much) */
+        uint64_t tr = x->throttle_reasons;
+        int slow = (tr & (SLOWDOWN_MASK & ~0x4ull)) != 0;
+        if (!slow && (tr & 0x4) && gp_has(v, GP_F_SM_CLOCK) && sp && sp->max_sm_clock_mhz > 0 &&
+            x->sm_clock_mhz < 0.85 * sp->max_sm_clock_mhz)
+            slow = 1;
+        if (slow) t->thr_s += w;
+    }
+    if (gp_has(v, GP_F_XID) && x->xid > 0) {
+        f->xid_count++;
+        f->last_xid = x->xid;
+    }
+    if (gp_has(v, GP_F_PCIE_TX) && gp_has(v, GP_F_PCIE_RX))
+        ctr_see(&fd->pc, x->ts_ns, x->pcie_tx_bytes, x->pcie_rx_bytes);
+    if (gp_has(v, GP_F_NVLINK_TX) && gp_has(v, GP_F_NVLINK_RX))
+        ctr_see(&fd->nv, x->ts_ns, x->nvlink_tx_bytes, x->nvlink_rx_bytes);
+    if (gp_has(v, GP_F_ENERGY)) ctr_see(&fd->en, x->ts_ns, x->energy_mj, 0);
+    /* activity */
+    double act = gp_has(v, GP_F_GPU_UTIL)    ? x->gpu_util
+                 : gp_has(v, GP_F_SM_ACTIVE) ? x->sm_active
+                                             : -1;
+    if (act >= 0 && x->ts_ns > fd->after) {
+        t->act_known += w;
+        fd->dev_act += w;
+        if (act < gp_th(GP_TH_IDLE_UTIL)) {
+            t->idle_s += w;
+            fd->dev_idle += w;
+            fd->run += w;
+        } else {
+            if (fd->run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += fd->run;
+            fd->run = 0;
+        }
+    }
+}
+
+/* series_fold's passes: the times (the intervals at 4 significant digits, sig_hist.h, as
+ * the live pass keeps them), then the rows, the median interval taken before the first. */
+static int fold_ts(void *ctx, int64_t ts_ns) {
+    dev_fold *fd = ctx;
+    if (!fd->dt_pending) return 0;
+    if (fd->n_ts++ && gp_sig_hist_add(&fd->dh, ts_ns - fd->last_ts) < 0) {
+        fd->oom = 1;
+        return -1;
+    }
+    fd->last_ts = ts_ns;
+    return 0;
+}
+
+static int fold_streamed(void *ctx, const gp_feat_sample *c) {
+    dev_fold *fd = ctx;
+    if (fd->dt_pending) {
+        if (fd->n_ts >= 2) {
+            int64_t v = gp_sig_hist_kth(&fd->dh, (fd->dh.n - 1) / 2);
+            if (v > 0) fd->dt_med = v;
+        }
+        gp_sig_hist_free(&fd->dh);
+        fd->dt_pending = 0;
+    }
+    gp_sample x;
+    feat_expand(c, &x);
+    fold_sample(fd, &x);
+    return 0;
+}
+
 static int telemetry(const gp_job_input *in, gp_features *f) {
     size_t m = 0;
     if (in->n_series)
@@ -451,7 +582,6 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     memset(a, 0, sizeof a);
     for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
         a[k].most = m;
-    double thr_s = 0, thr_known = 0, idle_s = 0, act_known = 0;
     double pcie = 0, nvl = 0, pk_pcie = 0, pk_nvl = 0, energy = 0;
     int pcie_known = 0, nvl_known = 0, energy_known = 0;
     /* first activity: kernels running or memory held (a process has the GPU). A streamed
@@ -500,9 +630,13 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
         f->first_active_ns < after)
         after = f->first_active_ns;
     size_t seen = 0; /* samples folded */
+    tele_sums ts = {a, 0, 0, 0, 0};
     for (ptrdiff_t d = 0; d < ndv && !rc; d++) {
         dev_view *dev = &dv[d];
-        if (dev->lazy && !dev->filled) { /* read now, freed at the end of this iteration */
+        /* a streamed device not read yet is folded as it is read (series_fold), else read
+         * now and freed at the end of this iteration */
+        int stream = dev->lazy && !dev->filled && in->series_fold;
+        if (dev->lazy && !dev->filled && !stream) {
             if (in->series_fill(in->load_ctx, dev->slot) < 0) {
                 rc = -1;
                 break;
@@ -510,129 +644,78 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             dev->v = in->series[dev->slot].v;
             dev->n = in->series[dev->slot].n;
         }
-        size_t nk = dev->n;
-        seen += nk;
-        const gp_gpu_spec *sp = spec_of(in, dev->uuid);
+        dev_fold fd;
+        memset(&fd, 0, sizeof fd);
+        fd.in = in;
+        fd.f = f;
+        fd.uuid = dev->uuid;
+        fd.sp = spec_of(in, dev->uuid);
+        fd.sums = &ts;
+        fd.after = after;
+        fd.take_first = dev->lazy && !scan; /* its first activity, not read above */
         /* median interval of this device (over the whole job when the input is one
          * window's rows) */
-        int64_t dt_med = 1000000000;
-        const gp_dev_interval *hd = NULL;
-        for (size_t h = 0; in->history && h < in->history->n_dev && !hd; h++)
-            if (!strcmp(in->history->dev[h].uuid, dev->uuid)) hd = &in->history->dev[h];
-        if (hd)
-            dt_med = hd->dt_med_ns;
-        else if (nk >= 2) {
-            /* at 4 significant digits (sig_hist.h), as the live pass keeps it */
-            gp_sig_hist dh;
-            memset(&dh, 0, sizeof dh);
-            int oom = gp_sig_hist_reserve(&dh, nk - 1);
-            for (size_t k = 1; k < nk && !oom; k++)
-                oom = gp_sig_hist_add(&dh, view_ts(dev, k) - view_ts(dev, k - 1));
-            if (!oom) {
-                int64_t v = gp_sig_hist_kth(&dh, (dh.n - 1) / 2);
-                if (v > 0) dt_med = v;
-            }
-            gp_sig_hist_free(&dh);
-            if (oom) {
+        fd.dt_med = 1000000000;
+        for (size_t h = 0; in->history && h < in->history->n_dev && !fd.hd; h++)
+            if (!strcmp(in->history->dev[h].uuid, dev->uuid)) fd.hd = &in->history->dev[h];
+        if (fd.hd)
+            fd.dt_med = fd.hd->dt_med_ns;
+        if (stream) {
+            fd.dt_pending = !fd.hd;
+            if (in->series_fold(in->load_ctx, dev->slot, fold_ts, fold_streamed, &fd) < 0 ||
+                fd.oom)
                 rc = -1;
-                if (dev->lazy) in->series_drop(in->load_ctx, dev->slot);
-                break;
-            }
-        }
-        double run = 0, dev_idle = 0, dev_act = 0;
-        ctr_span pc = {0}, nv = {0}, en = {0};
-        int64_t prev_ts = 0;
-        int take_first = dev->lazy && !scan; /* its first activity, not read above */
-        for (size_t k = 0; k < nk; k++) {
-            const gp_sample *x = view_at(dev, k, &buf);
-            if (take_first && first_active_at(in, f, dev->uuid, x)) {
-                if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
-                    f->first_active_ns = x->ts_ns;
-                take_first = 0; /* rows in time order: the device's earliest */
-            }
-            int64_t prev = k > 0 ? prev_ts : x->ts_ns - dt_med;
-            prev_ts = x->ts_ns;
-            if (x->ts_ns - prev > 5 * dt_med) prev = x->ts_ns - dt_med; /* gap: no data */
-            int64_t lo = prev > f->t0_ns ? prev : f->t0_ns;
-            int64_t hi = x->ts_ns < f->t1_ns ? x->ts_ns : f->t1_ns;
-            if (hi <= lo) continue;
-            double w = (double)alloc_overlap(in, dev->uuid, lo, hi, f->t1_ns) / NS;
-            if (w <= 0) continue;
-            uint32_t v = x->valid;
-            if (gp_has(v, GP_F_GPU_UTIL)) rc |= acc_add(&a[0], x->gpu_util, w);
-            if (gp_has(v, GP_F_SM_ACTIVE)) rc |= acc_add(&a[1], x->sm_active, w);
-            if (gp_has(v, GP_F_SM_OCCUPANCY)) rc |= acc_add(&a[2], x->sm_occupancy, w);
-            if (gp_has(v, GP_F_TENSOR_ACTIVE)) rc |= acc_add(&a[3], x->tensor_active, w);
-            if (gp_has(v, GP_F_DRAM_ACTIVE)) rc |= acc_add(&a[4], x->dram_active, w);
-            if (gp_has(v, GP_F_MEM_USED)) {
-                double tot = gp_has(v, GP_F_MEM_TOTAL) ? (double)x->mem_total_bytes
-                             : sp                      ? (double)sp->memory_bytes
-                                                       : 0;
-                if (tot > 0) rc |= acc_add(&a[5], (double)x->mem_used_bytes / tot, w);
-            }
-            if (gp_has(v, GP_F_POWER) && sp && sp->tdp_w > 0)
-                rc |= acc_add(&a[6], x->power_w / sp->tdp_w, w);
-            if (gp_has(v, GP_F_THROTTLE)) {
-                thr_known += w;
-                /* hardware and thermal slowdown always count; the SW power cap only
-                 * when it pulls the clock 15% or more under its maximum (at TDP the
-                 * cap flickers on busy GPUs without costing much) */
-                uint64_t tr = x->throttle_reasons;
-                int slow = (tr & (SLOWDOWN_MASK & ~0x4ull)) != 0;
-                if (!slow && (tr & 0x4) && gp_has(v, GP_F_SM_CLOCK) && sp &&
-                    sp->max_sm_clock_mhz > 0 && x->sm_clock_mhz < 0.85 * sp->max_sm_clock_mhz)
-                    slow = 1;
-                if (slow) thr_s += w;
-            }
-            if (gp_has(v, GP_F_XID) && x->xid > 0) {
-                f->xid_count++;
-                f->last_xid = x->xid;
-            }
-            if (gp_has(v, GP_F_PCIE_TX) && gp_has(v, GP_F_PCIE_RX))
-                ctr_see(&pc, x->ts_ns, x->pcie_tx_bytes, x->pcie_rx_bytes);
-            if (gp_has(v, GP_F_NVLINK_TX) && gp_has(v, GP_F_NVLINK_RX))
-                ctr_see(&nv, x->ts_ns, x->nvlink_tx_bytes, x->nvlink_rx_bytes);
-            if (gp_has(v, GP_F_ENERGY)) ctr_see(&en, x->ts_ns, x->energy_mj, 0);
-            /* activity */
-            double act = gp_has(v, GP_F_GPU_UTIL)    ? x->gpu_util
-                         : gp_has(v, GP_F_SM_ACTIVE) ? x->sm_active
-                                                     : -1;
-            if (act >= 0 && x->ts_ns > after) {
-                act_known += w;
-                dev_act += w;
-                if (act < gp_th(GP_TH_IDLE_UTIL)) {
-                    idle_s += w;
-                    dev_idle += w;
-                    run += w;
-                } else {
-                    if (run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += run;
-                    run = 0;
+            gp_sig_hist_free(&fd.dh);
+            if (rc) break;
+        } else {
+            size_t nk = dev->n;
+            if (!fd.hd && nk >= 2) {
+                /* at 4 significant digits (sig_hist.h), as the live pass keeps it */
+                int oom = gp_sig_hist_reserve(&fd.dh, nk - 1);
+                for (size_t k = 1; k < nk && !oom; k++)
+                    oom = gp_sig_hist_add(&fd.dh, view_ts(dev, k) - view_ts(dev, k - 1));
+                if (!oom) {
+                    int64_t v = gp_sig_hist_kth(&fd.dh, (fd.dh.n - 1) / 2);
+                    if (v > 0) fd.dt_med = v;
+                }
+                gp_sig_hist_free(&fd.dh);
+                if (oom) {
+                    rc = -1;
+                    if (dev->lazy) in->series_drop(in->load_ctx, dev->slot);
+                    break;
                 }
             }
+            for (size_t k = 0; k < nk; k++)
+                fold_sample(&fd, view_at(dev, k, &buf));
         }
-        if (run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += run;
-        if (dev_act > 0 && dev_idle >= 0.98 * dev_act) f->n_idle_devices++;
-        if (pc.n >= 2) { /* two readings or more: a rate */
-            double dt = (double)(pc.t_last - pc.t_first) / NS;
-            pcie += (double)((pc.a_last - pc.a_first) + (pc.b_last - pc.b_first)) / dt;
+        seen += fd.k;
+        rc |= fd.rc;
+        if (fd.run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += fd.run;
+        if (fd.dev_act > 0 && fd.dev_idle >= 0.98 * fd.dev_act) f->n_idle_devices++;
+        const gp_gpu_spec *sp = fd.sp;
+        if (fd.pc.n >= 2) { /* two readings or more: a rate */
+            double dt = (double)(fd.pc.t_last - fd.pc.t_first) / NS;
+            pcie += (double)((fd.pc.a_last - fd.pc.a_first) + (fd.pc.b_last - fd.pc.b_first)) / dt;
             pcie_known++;
             if (sp && sp->pcie_bytes_s > 0) pk_pcie += 2 * sp->pcie_bytes_s;
         }
-        if (nv.n >= 2) {
-            double dt = (double)(nv.t_last - nv.t_first) / NS;
-            nvl += (double)((nv.a_last - nv.a_first) + (nv.b_last - nv.b_first)) / dt;
+        if (fd.nv.n >= 2) {
+            double dt = (double)(fd.nv.t_last - fd.nv.t_first) / NS;
+            nvl += (double)((fd.nv.a_last - fd.nv.a_first) + (fd.nv.b_last - fd.nv.b_first)) / dt;
             nvl_known++;
             if (sp && sp->nvlink_bytes_s > 0) pk_nvl += sp->nvlink_bytes_s;
         }
-        if (en.n >= 2) {
-            energy += (double)(en.a_last - en.a_first) / 1000.0;
+        if (fd.en.n >= 2) {
+            energy += (double)(fd.en.a_last - fd.en.a_first) / 1000.0;
             energy_known = 1;
         }
-        if (dev->lazy) {
+        if (dev->lazy && !stream) {
             in->series_drop(in->load_ctx, dev->slot);
             dev->v = NULL;
         }
     }
+    double thr_s = ts.thr_s, thr_known = ts.thr_known, idle_s = ts.idle_s,
+           act_known = ts.act_known;
     acc_finish(&a[0], &f->gpu_util);
     acc_finish(&a[1], &f->sm_active);
     acc_finish(&a[2], &f->sm_occupancy);
