@@ -1,16 +1,19 @@
-/* test_feat_walk.c: the whole-job step and request features (features.c) are collected one
- * array at a time, each by walking the job's steps or requests again (dur_walk,
- * step_values, robust_median_walk, req_values), instead of from whole per-step and
- * per-request arrays held together (report's peak RSS, docs/benchmarks.md). This checks
- * that they are, bit for bit, what the whole arrays give: a reference here builds the
- * arrays the old way (every duration, its end, the shared ones, the alone histogram, the
- * ttft/tpot/e2e lists, in one walk in (rank, time) order) and takes the same quantiles of
- * them (gp_quantile sorts, gp_robust_median allocates its deviations), on inputs with
- * ranks interleaved in time (walked rank by rank, or through an index past 16 ranks or
- * when not in time order), steps whose start is the previous step's
- * end, ties, windows that cut a rank's steps, steps next to another job's processes and
- * requests with missing times. A walk that forgot the rank's reset, the window, the
- * previous step inside the window or a request's missing time gives other numbers. */
+/* test_feat_walk.c: the whole-job step and request features (features.c: drift, robust
+ * median, mean and cv, shared and alone medians; ttft, tpot, e2e quantiles) are computed
+ * without per-step or per-request arrays: each quantile selects over the job's steps or
+ * requests walked again as often as it needs (dur_walk, vsrc: a radix selection on the
+ * values' bits, then a copy of at most 4,096 of them), steps of a few ranks walked rank by
+ * rank (report's peak RSS, docs/benchmarks.md). This checks that they are, bit for bit,
+ * what whole arrays give: a reference here builds the arrays the old way (every duration,
+ * its end, the shared ones, the alone histogram, the ttft/tpot/e2e lists, in one walk in
+ * (rank, time) order) and takes the same quantiles of them (gp_quantile sorts,
+ * gp_robust_median allocates its deviations), on inputs with ranks interleaved in time
+ * (walked rank by rank, or through an index past 16 ranks or when not in time order),
+ * steps whose start is the previous step's end, ties, windows that cut a rank's steps,
+ * steps next to another job's processes, requests with missing times, more values than
+ * the selection copies out at once and thousands of equal values. A walk that forgot the
+ * rank's reset, the window, the previous step inside the window or a request's missing
+ * time, or a selection off by one, gives other numbers. */
 #include "testutil.h"
 
 #include "engine/diagnosis/features.h"
@@ -45,7 +48,7 @@ static int cmp_step_ts(const void *a, const void *b) {
  * most with an unknown start (the previous step's end), some ties; requests of two ranks
  * with arrival or first token unknown now and then; another job's processes in the
  * middle of the run (shared steps). */
-static void build(uint64_t seed, int ranks, int per_rank, walk_input *w) {
+static void build_q(uint64_t seed, int ranks, int per_rank, int quantized, walk_input *w) {
     memset(w, 0, sizeof *w);
     w->st = calloc((size_t)(ranks * per_rank), sizeof *w->st);
     assert_non_null(w->st);
@@ -61,6 +64,7 @@ static void build(uint64_t seed, int ranks, int per_rank, walk_input *w) {
             int64_t d = 200000000 + (int64_t)(x % 40000000); /* 200-240 ms */
             if (k > per_rank / 2) d += 30000000;             /* drift */
             if (x % 97 == 0) d *= 6;                         /* outliers */
+            if (quantized) d = 200000000 + (int64_t)(x % 3) * 1000000; /* thousands of ties */
             int tie = k > 0 && x % 53 == 0;
             t += tie ? 0 : d;
             gp_step_ev *s = &w->st[w->ns++];
@@ -87,6 +91,11 @@ static void build(uint64_t seed, int ranks, int per_rank, walk_input *w) {
         m->first_token_ns = x % 7 == 0 ? -1 : m->arrival_ns + 50000000 + (int64_t)(x % 80000000);
         m->output_tokens = (int64_t)(x % 5 == 0 ? x % 2 : 10 + x % 300);
         m->ok = x % 13 != 0;
+        if (quantized && m->arrival_ns >= 0) {
+            m->arrival_ns = t - 500000000 - (int64_t)(x % 2) * 100000000;
+            m->first_token_ns = x % 7 == 0 ? -1 : m->arrival_ns + 50000000;
+            m->output_tokens = 11;
+        }
     }
     w->pr = calloc(64, sizeof *w->pr);
     assert_non_null(w->pr);
@@ -98,6 +107,10 @@ static void build(uint64_t seed, int ranks, int per_rank, walk_input *w) {
         p->sm_share = 0.4;
         snprintf(p->job_id, sizeof p->job_id, "%s", k % 9 ? "other" : "me");
     }
+}
+
+static void build(uint64_t seed, int ranks, int per_rank, walk_input *w) {
+    build_q(seed, ranks, per_rank, 0, w);
 }
 
 static void free_input(walk_input *w) {
@@ -315,6 +328,42 @@ static void test_walks_equal_whole_arrays(void **state) {
     }
 }
 
+/* More values than the selection copies out at once (features.c SEL_SMALL, 4,096: the
+ * passes over the values' bits narrow the range first), and thousands of equal values
+ * (the range narrows to one value): steps and requests. */
+static void test_walks_many_values_and_ties(void **state) {
+    (void)state;
+    for (int quantized = 0; quantized <= 1; quantized++) {
+        walk_input w;
+        build_q(4242 + (uint64_t)quantized, 2, 6000, quantized, &w);
+        int64_t lo = w.st[0].ts_ns, hi = w.st[w.ns - 1].ts_ns;
+        check_window(&w, 0, 0);
+        check_window(&w, lo + (hi - lo) / 7, hi - (hi - lo) / 9);
+        free_input(&w);
+    }
+}
+
+/* A median between two runs of equal values, each longer than the selection copies out:
+ * the range narrows to the first run's value, and the next rank is the smallest value
+ * above it. */
+static void test_walks_median_between_runs(void **state) {
+    (void)state;
+    walk_input w;
+    memset(&w, 0, sizeof w);
+    w.ns = 10000;
+    w.st = calloc(w.ns, sizeof *w.st);
+    assert_non_null(w.st);
+    for (size_t k = 0; k < w.ns; k++) {
+        int64_t d = k < w.ns / 2 ? 200000000 : 210000000;
+        w.st[k].ts_ns = 1000 * NS + (int64_t)k * 300000000;
+        w.st[k].step_start_ns = w.st[k].ts_ns - d;
+        w.st[k].step = (int64_t)k;
+        w.st[k].units = -1;
+    }
+    check_window(&w, 0, 0);
+    free(w.st);
+}
+
 /* Steps held among the events (a hand-built input) and as compact records give the same
  * walk: the features index one array of both. */
 static void test_walks_steps_in_events(void **state) {
@@ -360,6 +409,8 @@ static void test_walks_steps_in_events(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_walks_equal_whole_arrays),
+        cmocka_unit_test(test_walks_many_values_and_ties),
+        cmocka_unit_test(test_walks_median_between_runs),
         cmocka_unit_test(test_walks_steps_in_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -927,7 +927,10 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
                 continue;
             gp_job_input in;
             gp_features fk;
-            /* streamed as diagnose_one's (features.h series_fill): the same features */
+            /* streamed as diagnose_one's (features.h series_fill): the same features;
+             * the heap freed before handed back first, as there (a whole job's input
+             * landing over it was the 60-minute report's peak, docs/benchmarks.md) */
+            malloc_trim(0);
             if (gp_job_input_load_deferred(s, jobs[k].id, &in, err, errlen) < 0) continue;
             in.t0_ns = w0 > feats[k].first_alloc_ns ? w0 : feats[k].first_alloc_ns;
             in.t1_ns = w1 < feats[k].t1_ns ? w1 : feats[k].t1_ns;

@@ -929,15 +929,13 @@ static size_t scan_ranks_of(const gp_step_ev *sv, size_t n, int64_t *ranks) {
 }
 
 /* The step durations of events()' walk, again: the whole-job step features (drift, robust
- * median, shared and alone medians) each collect the values they select from in one
- * walk and drop them before the next, so a job's per-step arrays are one at a time, not
- * five (durations, their times, the shared ones, the alone histogram, the median's
- * deviations: 5 x 184 KB at 23,026 steps, the 60-minute report's peak RSS,
- * docs/benchmarks.md). The same steps in the same (rank, time) order with the same rules
- * as the walk: it meets a rank's steps together (every list it merges is in (rank,
- * time) order), a step's start is its own or the previous step's end of its rank inside
- * the window, and only steps inside the window count. A quantile needs every value, but
- * its value is the multiset's, whatever the order it is collected in. */
+ * median, shared and alone medians) select over the durations walked as often as they
+ * need (vsrc below) instead of arrays of them (durations, their times, the shared ones, the
+ * alone histogram, the median's deviations: 5 x 184 KB at 23,026 steps, the 60-minute
+ * report's peak RSS, docs/benchmarks.md). The same steps in the same (rank, time) order
+ * with the same rules as the walk: it meets a rank's steps together (every list it merges
+ * is in (rank, time) order), a step's start is its own or the previous step's end of its
+ * rank inside the window, and only steps inside the window count. */
 typedef struct dur_walk {
     step_cursor c;
     int64_t t0_ns, t1_ns, rank, prev_end;
@@ -969,71 +967,209 @@ static int dur_walk_next(dur_walk *w, double *d, int64_t *end_ns, int64_t *start
     return 0;
 }
 
-/* Which steps a walk collects (step_values). */
-enum { SV_ALL, SV_BEFORE, SV_AFTER, SV_SHARED };
+/* ---- whole-job quantiles without an array of the values ----
+ * A quantile needs every value, but not all at once: its value is the multiset's, and the
+ * walks give the same multiset as often as asked. The k-th smallest is found by the bits
+ * of the values (a radix selection on an order-preserving key of the double): a pass
+ * counts the values of the range still holding rank k by their next 11 bits, the next
+ * pass looks only inside the bucket holding it, and once the range holds at most
+ * SEL_SMALL values a last pass copies them out and selects among them (kth, as
+ * sel_quantile does). A few passes over the steps or requests in memory, with 40 KB of
+ * stack, instead of an array of 8 bytes a step or request: 184 KB at train-allreduce's
+ * 23,026 steps, 155 KB at llm-decode's 19,366 requests, at the 60-minute report's peak RSS
+ * (docs/benchmarks.md). The values are sel_quantile's over an array of the same values,
+ * bit for bit: the k-th and (k+1)-th smallest of a multiset are its own, and the
+ * interpolation is the same (tests/unit/test_feat_walk.c). */
 
-/* The durations of the steps `which` selects into out (room for cap, the walk's count of
- * durations): all, those ending at or before c_ns (SV_BEFORE), at or after it (SV_AFTER),
- * or those that shared their GPU (gp_features_near_foreign with sh[0..nsh)). Returns how
- * many. */
-static size_t step_values(dur_walk w, int which, int64_t c_ns, const int64_t *sh, size_t nsh,
-                          double *out, size_t cap) {
-    size_t n = 0;
-    double d;
-    int64_t end, st;
-    while (n < cap && dur_walk_next(&w, &d, &end, &st))
-        if (which == SV_ALL || (which == SV_BEFORE && end <= c_ns) ||
-            (which == SV_AFTER && end >= c_ns) ||
-            (which == SV_SHARED && gp_features_near_foreign(sh, nsh, end)))
-            out[n++] = d;
-    return n;
-}
-
-/* gp_robust_median of the walk's durations with out (room for all) as its only array: the
- * deviations overwrite the durations (the median of a multiset does not depend on where
- * its values lie) and a second walk gives the durations back to filter. */
-static double robust_median_walk(dur_walk w, double *out, size_t cap, double k) {
-    size_t n = step_values(w, SV_ALL, 0, NULL, 0, out, cap);
-    if (n == 0) return -1;
-    double med = sel_quantile(out, n, 0.5);
-    for (size_t i = 0; i < n; i++)
-        out[i] = fabs(out[i] - med);
-    double mad = sel_quantile(out, n, 0.5);
-    size_t m = 0;
-    double d;
-    int64_t end, st;
-    while (m < n && dur_walk_next(&w, &d, &end, &st))
-        if (mad <= 0 || fabs(d - med) <= k * mad) out[m++] = d;
-    return m ? sel_quantile(out, m, 0.5) : med;
-}
-
-/* Which request times (req_values) */
+/* Which steps' values (vsrc), and how each step's duration d is mapped */
+enum { SV_ALL, SV_BEFORE, SV_AFTER, SV_SHARED, SV_ALONE };
+enum { VM_DUR, VM_DEV, VM_KEPT, VM_SIG_NS };
+/* Which requests' values */
 enum { RV_TTFT, RV_TPOT, RV_E2E };
 
-/* The requests' ttft, tpot or e2e (s) inside [t0_ns, t1_ns] into out (room for cap, the
- * walk's count of e2e values), as events()' walk counts them (any order: only quantiles
- * are taken). Returns how many. */
-static size_t req_values(const gp_mark_ev *mv, size_t nm, int64_t t0_ns, int64_t t1_ns, int which,
-                         double *out, size_t cap) {
-    size_t n = 0;
-    for (size_t i = 0; i < nm && n < cap; i++) {
-        const gp_mark_ev *mk = &mv[i];
-        if (mk->kind != GP_EV_REQUEST || mk->ts_ns < t0_ns || mk->ts_ns > t1_ns ||
+typedef struct vsrc {
+    const step_order *so; /* steps, or NULL: the requests of mv */
+    int64_t t0_ns, t1_ns;
+    /* steps: all, those ending at or before c_ns (SV_BEFORE), at or after it (SV_AFTER),
+     * those that shared their GPU (gp_features_near_foreign with sh[0..nsh)) or not
+     * (SV_ALONE); mapped: d, fabs(d - med) (VM_DEV), d where mad <= 0 or fabs(d - med) <=
+     * lim (VM_KEPT, the robust median's filter), the duration in ns at 4 significant digits
+     * (VM_SIG_NS, sig_hist.h) */
+    int which, map;
+    int64_t c_ns;
+    const int64_t *sh;
+    size_t nsh;
+    double med, mad, lim;
+    /* requests: ttft, tpot or e2e (s) inside the window, as events()' walk counts them */
+    const gp_mark_ev *mv;
+    size_t nm;
+    int rwhich;
+    dur_walk w;
+    size_t i;
+} vsrc;
+
+static void vsrc_reset(vsrc *s) {
+    if (s->so) s->w = dur_walk_of(s->so, s->t0_ns, s->t1_ns);
+    s->i = 0;
+}
+
+static int vsrc_next(vsrc *s, double *v) {
+    if (s->so) {
+        double d;
+        int64_t end, st;
+        while (dur_walk_next(&s->w, &d, &end, &st)) {
+            if ((s->which == SV_BEFORE && end > s->c_ns) || (s->which == SV_AFTER && end < s->c_ns))
+                continue;
+            if ((s->which == SV_SHARED || s->which == SV_ALONE) &&
+                gp_features_near_foreign(s->sh, s->nsh, end) != (s->which == SV_SHARED))
+                continue;
+            if (s->map == VM_DEV)
+                d = fabs(d - s->med);
+            else if (s->map == VM_KEPT && !(s->mad <= 0 || fabs(d - s->med) <= s->lim))
+                continue;
+            else if (s->map == VM_SIG_NS)
+                d = (double)gp_sig_round_ns(end - st);
+            *v = d;
+            return 1;
+        }
+        return 0;
+    }
+    while (s->i < s->nm) {
+        const gp_mark_ev *mk = &s->mv[s->i++];
+        if (mk->kind != GP_EV_REQUEST || mk->ts_ns < s->t0_ns || mk->ts_ns > s->t1_ns ||
             mk->arrival_ns < 0)
             continue;
         double ee = (double)(mk->ts_ns - mk->arrival_ns) / NS;
-        if (which == RV_E2E) {
-            out[n++] = ee;
-            continue;
+        if (s->rwhich == RV_E2E) {
+            *v = ee;
+            return 1;
         }
         if (mk->first_token_ns < 0) continue;
         double tt = (double)(mk->first_token_ns - mk->arrival_ns) / NS;
-        if (which == RV_TTFT)
-            out[n++] = tt;
-        else if (mk->output_tokens > 1)
-            out[n++] = (ee - tt) / (double)(mk->output_tokens - 1);
+        if (s->rwhich == RV_TTFT) {
+            *v = tt;
+            return 1;
+        }
+        if (mk->output_tokens > 1) {
+            *v = (ee - tt) / (double)(mk->output_tokens - 1);
+            return 1;
+        }
     }
+    return 0;
+}
+
+static size_t vsrc_count(vsrc *s) {
+    size_t n = 0;
+    double v;
+    vsrc_reset(s);
+    while (vsrc_next(s, &v))
+        n++;
     return n;
+}
+
+/* An order-preserving key of a double (no NaN here; zero always +0, whose key follows the
+ * negatives'), and back. */
+static uint64_t key_of(double v) {
+    if (v == 0) v = 0;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u >> 63 ? ~u : u | (1ull << 63);
+}
+static double val_of(uint64_t k) {
+    uint64_t u = k >> 63 ? k & ~(1ull << 63) : ~k;
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+#define SEL_DIGIT 11
+#define SEL_SMALL 4096
+
+/* The k-th smallest (k < n) of the n values of s into *a and, with b, the (k+1)-th
+ * (k + 1 < n) into *b. */
+static void vsrc_kth_pair(vsrc *s, size_t n, size_t k, double *a, double *b) {
+    size_t hist[1u << SEL_DIGIT];
+    double small[SEL_SMALL];
+    uint64_t lo = 0, hi = UINT64_MAX; /* the keys' range holding rank k: lo's top bits */
+    int shift = 64;                   /* bits below the range's fixed top bits */
+    size_t kk = k, cnt = n;           /* k's rank inside the range, the values in it */
+    double v;
+    while (cnt > SEL_SMALL && shift > 0) {
+        int bits = shift >= SEL_DIGIT ? SEL_DIGIT : shift, low = shift - bits;
+        uint64_t mask = (1ull << bits) - 1;
+        memset(hist, 0, sizeof hist);
+        vsrc_reset(s);
+        while (vsrc_next(s, &v)) {
+            uint64_t key = key_of(v);
+            if (key >= lo && key <= hi) hist[(key >> low) & mask]++;
+        }
+        size_t bk = 0;
+        while (kk >= hist[bk])
+            kk -= hist[bk++];
+        cnt = hist[bk];
+        lo |= (uint64_t)bk << low;
+        hi = lo | (low ? (1ull << low) - 1 : 0);
+        shift = low;
+    }
+    /* the range's values, and the smallest above it (the (k+1)-th when k is the range's
+     * largest) */
+    size_t m = 0;
+    uint64_t above = UINT64_MAX;
+    int any_above = 0;
+    vsrc_reset(s);
+    while (vsrc_next(s, &v)) {
+        uint64_t key = key_of(v);
+        if (key >= lo && key <= hi) {
+            if (m < SEL_SMALL) small[m] = v == 0 ? 0 : v;
+            m++;
+        } else if (key > hi && (!any_above || key < above)) {
+            above = key;
+            any_above = 1;
+        }
+    }
+    if (m > SEL_SMALL) { /* one value repeated (shift 0): the range is that value */
+        *a = val_of(lo);
+        if (b) *b = kk + 1 < m ? *a : val_of(above);
+        return;
+    }
+    *a = kth(small, m, kk);
+    if (!b) return;
+    if (kk + 1 < m) {
+        double x = small[kk + 1]; /* the smallest after kk */
+        for (size_t i = kk + 2; i < m; i++)
+            if (small[i] < x) x = small[i];
+        *b = x;
+    } else
+        *b = val_of(above);
+}
+
+/* sel_quantile of s's n values. */
+static double vsrc_quantile(vsrc *s, size_t n, double q) {
+    if (n == 0) return -1;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double fr = pos - (double)i;
+    double a, b = 0;
+    vsrc_kth_pair(s, n, i, &a, i + 1 < n ? &b : NULL);
+    if (i + 1 >= n) return a;
+    return a * (1 - fr) + b * fr;
+}
+
+/* gp_robust_median of the durations of s (map VM_DUR, n of them): the median, the median
+ * of the deviations from it, the median of the durations within k of those. */
+static double robust_median_src(vsrc *s, size_t n, double k) {
+    if (n == 0) return -1;
+    double med = vsrc_quantile(s, n, 0.5);
+    s->map = VM_DEV;
+    s->med = med;
+    double mad = vsrc_quantile(s, n, 0.5);
+    s->map = VM_KEPT;
+    s->mad = mad;
+    s->lim = k * mad;
+    size_t m = vsrc_count(s);
+    double r = m ? vsrc_quantile(s, m, 0.5) : med;
+    s->map = VM_DUR;
+    return r;
 }
 
 static int events(const gp_job_input *in, gp_features *f) {
@@ -1087,8 +1223,6 @@ static int events(const gp_job_input *in, gp_features *f) {
     size_t *ordm = marks_sorted ? NULL : malloc(nm * sizeof *ordm);
     const gp_event **e = malloc((n ? n : 1) * sizeof *e);
     int64_t *shared_ts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *shared_ts);
-    double *vals = NULL;     /* one whole-job array at a time (dur_walk) */
-    gp_sig_hist alone = {0}; /* alone step times, at 4 significant digits (thr_alone) */
     int rc = -1;
     if ((!ord && !steps_sorted && !n_scan_ranks) || (!ordm && !marks_sorted) || !e || !shared_ts) goto out;
     if (ord && sort_steps(sv, ord, ns) < 0) goto out;
@@ -1270,55 +1404,67 @@ static int events(const gp_job_input *in, gp_features *f) {
         f->init_share = ini / rank_time;
         f->comm_share = comm / rank_time;
     }
-    /* the walk's arrays are gone: the whole-job arrays, one at a time in vals (dur_walk) */
-    vals = (nd || ne) ? malloc((nd > ne ? nd : ne) * sizeof *vals) : NULL;
-    if ((nd || ne) && !vals) goto out;
-    dur_walk dw_all = dur_walk_of(&so, f->t0_ns, f->t1_ns);
+    /* the walk's arrays are gone: each whole-job quantile selects over walks (vsrc) */
+    vsrc src;
+    memset(&src, 0, sizeof src);
+    src.so = &so;
+    src.t0_ns = f->t0_ns;
+    src.t1_ns = f->t1_ns;
     if (nd) {
         /* drift: last third vs first third by time */
         int64_t c1 = dur_tlo + (dur_thi - dur_tlo) / 3, c2 = dur_thi - (dur_thi - dur_tlo) / 3;
-        size_t k1 = step_values(dw_all, SV_BEFORE, c1, NULL, 0, vals, nd);
-        double early = k1 >= 3 ? sel_quantile(vals, k1, 0.5) : -1;
-        size_t k2 = step_values(dw_all, SV_AFTER, c2, NULL, 0, vals, nd);
-        double late = k2 >= 3 ? sel_quantile(vals, k2, 0.5) : -1;
+        src.which = SV_BEFORE;
+        src.c_ns = c1;
+        size_t k1 = vsrc_count(&src);
+        double early = k1 >= 3 ? vsrc_quantile(&src, k1, 0.5) : -1;
+        src.which = SV_AFTER;
+        src.c_ns = c2;
+        size_t k2 = vsrc_count(&src);
+        double late = k2 >= 3 ? vsrc_quantile(&src, k2, 0.5) : -1;
         f->step_drift = early > 0 && late > 0 ? late / early : -1;
         f->mean_step_s = dur_sum / (double)nd;
         double var = dur_sq / (double)nd - f->mean_step_s * f->mean_step_s;
         f->step_cv = f->mean_step_s > 0 ? sqrt(var > 0 ? var : 0) / f->mean_step_s : -1;
-        f->ideal_step_s = robust_median_walk(dw_all, vals, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
+        src.which = SV_ALL;
+        f->ideal_step_s = robust_median_src(&src, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
     }
     if (ready >= 0 && f->units >= 0 && f->t1_ns > ready)
         f->units_per_s = f->units / ((double)(f->t1_ns - ready) / NS);
     if (nsh_d >= 5 && nal_d >= 5) {
-        size_t k = step_values(dw_all, SV_SHARED, 0, shared_ts, nsh, vals, nsh_d);
-        double ms = sel_quantile(vals, k, 0.5);
-        free(vals); /* the alone histogram next, never next to it */
-        vals = NULL;
-        if (gp_sig_hist_reserve(&alone, nal_d) < 0) goto out;
-        dur_walk w = dw_all;
-        double d;
-        int64_t end, st;
-        while (dur_walk_next(&w, &d, &end, &st))
-            if (!gp_features_near_foreign(shared_ts, nsh, end) &&
-                gp_sig_hist_add(&alone, end - st) < 0)
-                goto out;
-        double ma = gp_sig_hist_median_s(&alone);
-        gp_sig_hist_free(&alone);
+        src.which = SV_SHARED;
+        src.sh = shared_ts;
+        src.nsh = nsh;
+        double ms = vsrc_quantile(&src, nsh_d, 0.5);
+        /* the alone median at 4 significant digits: gp_sig_hist_median_s's */
+        src.which = SV_ALONE;
+        src.map = VM_SIG_NS;
+        double pos = 0.5 * (double)(nal_d - 1);
+        size_t i = (size_t)pos;
+        double fr = pos - (double)i, a_ns, b_ns = 0;
+        vsrc_kth_pair(&src, nal_d, i, &a_ns, i + 1 < nal_d ? &b_ns : NULL);
+        double ma = a_ns / 1e9;
+        if (i + 1 < nal_d) ma = ma * (1 - fr) + b_ns / 1e9 * fr;
+        src.map = VM_DUR;
         f->thr_shared = ms > 0 ? 1 / ms : -1;
         f->thr_alone = ma > 0 ? 1 / ma : -1;
-        if (ne && !(vals = malloc(ne * sizeof *vals))) goto out;
     }
     if (nsh_d + nal_d > 0) f->shared_share = (double)nsh_d / (double)(nsh_d + nal_d);
     if (f->n_req) {
-        size_t k = req_values(mv, nm, f->t0_ns, f->t1_ns, RV_TTFT, vals, ne);
-        f->ttft_p50_s = sel_quantile(vals, k, 0.5);
-        f->ttft_p90_s = sel_quantile(vals, k, 0.9);
-        k = req_values(mv, nm, f->t0_ns, f->t1_ns, RV_TPOT, vals, ne);
-        f->tpot_p50_s = sel_quantile(vals, k, 0.5);
-        f->tpot_p90_s = sel_quantile(vals, k, 0.9);
-        k = req_values(mv, nm, f->t0_ns, f->t1_ns, RV_E2E, vals, ne);
-        f->e2e_p50_s = sel_quantile(vals, k, 0.5);
-        f->e2e_p90_s = sel_quantile(vals, k, 0.9);
+        vsrc rq;
+        memset(&rq, 0, sizeof rq);
+        rq.t0_ns = f->t0_ns;
+        rq.t1_ns = f->t1_ns;
+        rq.mv = mv;
+        rq.nm = nm;
+        rq.rwhich = RV_TTFT;
+        f->ttft_p50_s = vsrc_quantile(&rq, nt, 0.5);
+        f->ttft_p90_s = vsrc_quantile(&rq, nt, 0.9);
+        rq.rwhich = RV_TPOT;
+        f->tpot_p50_s = vsrc_quantile(&rq, np, 0.5);
+        f->tpot_p90_s = vsrc_quantile(&rq, np, 0.9);
+        rq.rwhich = RV_E2E;
+        f->e2e_p50_s = vsrc_quantile(&rq, ne, 0.5);
+        f->e2e_p90_s = vsrc_quantile(&rq, ne, 0.9);
         double span = req_hi > req_lo ? (double)(req_hi - req_lo) / NS : 0;
         if (span > 0) {
             f->req_per_s = (double)f->n_req / span;
@@ -1347,8 +1493,6 @@ static int events(const gp_job_input *in, gp_features *f) {
     }
     rc = 0;
 out:
-    free(vals);
-    gp_sig_hist_free(&alone);
     free(ord);
     free(ordm);
     free(sv_own);
