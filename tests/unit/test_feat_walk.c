@@ -343,9 +343,8 @@ static void test_walks_many_values_and_ties(void **state) {
     }
 }
 
-/* A median between two runs of equal values, each longer than the selection copies out:
- * the range narrows to the first run's value, and the next rank is the smallest value
- * above it. */
+/* A median at the end of a run of equal values longer than the selection copies out: the
+ * range narrows to that value, and the next rank is the smallest value above it. */
 static void test_walks_median_between_runs(void **state) {
     (void)state;
     walk_input w;
@@ -354,7 +353,9 @@ static void test_walks_median_between_runs(void **state) {
     w.st = calloc(w.ns, sizeof *w.st);
     assert_non_null(w.st);
     for (size_t k = 0; k < w.ns; k++) {
-        int64_t d = k < w.ns / 2 ? 200000000 : 210000000;
+        /* the second half distinct and falling: the first value met above the first run
+         * is not the smallest */
+        int64_t d = k < w.ns / 2 ? 200000000 : 210000000 + (int64_t)(w.ns - k) * 1000;
         w.st[k].ts_ns = 1000 * NS + (int64_t)k * 300000000;
         w.st[k].step_start_ns = w.st[k].ts_ns - d;
         w.st[k].step = (int64_t)k;

@@ -932,6 +932,7 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
              * landing over it was the 60-minute report's peak, docs/benchmarks.md) */
             malloc_trim(0);
             if (gp_job_input_load_deferred(s, jobs[k].id, &in, err, errlen) < 0) continue;
+            in.idle_only = 1; /* idle_gpu_s is all it reads */
             in.t0_ns = w0 > feats[k].first_alloc_ns ? w0 : feats[k].first_alloc_ns;
             in.t1_ns = w1 < feats[k].t1_ns ? w1 : feats[k].t1_ns;
             if (in.t1_ns > in.t0_ns && gp_features_compute(&in, &fk, err, errlen) == 0)

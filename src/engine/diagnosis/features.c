@@ -1004,6 +1004,10 @@ typedef struct vsrc {
     const gp_mark_ev *mv;
     size_t nm;
     int rwhich;
+    /* bounds of every value, when known (bounded): the selection's first pass is then not
+     * needed; any bounds hold, the tighter the fewer passes */
+    int bounded;
+    double bmin, bmax;
     dur_walk w;
     size_t i;
 } vsrc;
@@ -1083,76 +1087,126 @@ static double val_of(uint64_t k) {
 }
 
 #define SEL_DIGIT 11
-#define SEL_SMALL 4096
+#define SEL_SMALL 2048 /* values copied out per rank sought (two at most: 32 KB) */
 
-/* The k-th smallest (k < n) of the n values of s into *a and, with b, the (k+1)-th
- * (k + 1 < n) into *b. */
-static void vsrc_kth_pair(vsrc *s, size_t n, size_t k, double *a, double *b) {
-    size_t hist[1u << SEL_DIGIT];
-    double small[SEL_SMALL];
-    uint64_t lo = 0, hi = UINT64_MAX; /* the keys' range holding rank k: lo's top bits */
-    int shift = 64;                   /* bits below the range's fixed top bits */
-    size_t kk = k, cnt = n;           /* k's rank inside the range, the values in it */
+/* The values of s at the ranks quantile q[j] needs (j < nq <= 2): the (i)-th and (i+1)-th
+ * smallest, i = floor(q (n - 1)), into a[j] and b[j] (b[j] when i + 1 < n). n: how many
+ * values s has, or 0 to count them; returns the count. A first pass counts them and takes
+ * the smallest and largest keys (the bits they share are every value's), each further pass
+ * narrows every rank's range by the next SEL_DIGIT bits, the last copies each range out (or
+ * finds it is one value repeated) with the smallest key above it. */
+static size_t vsrc_select(vsrc *s, size_t n, int nq, const double *q, double *a, double *b) {
+    size_t hist[2][1u << SEL_DIGIT];
+    double small[2][SEL_SMALL];
+    uint64_t kmin = UINT64_MAX, kmax = 0;
+    size_t count = 0;
     double v;
-    while (cnt > SEL_SMALL && shift > 0) {
-        int bits = shift >= SEL_DIGIT ? SEL_DIGIT : shift, low = shift - bits;
-        uint64_t mask = (1ull << bits) - 1;
-        memset(hist, 0, sizeof hist);
+    if (n && s->bounded) {
+        kmin = key_of(s->bmin);
+        kmax = key_of(s->bmax);
+    } else {
         vsrc_reset(s);
         while (vsrc_next(s, &v)) {
             uint64_t key = key_of(v);
-            if (key >= lo && key <= hi) hist[(key >> low) & mask]++;
+            if (key < kmin) kmin = key;
+            if (key > kmax) kmax = key;
+            count++;
         }
-        size_t bk = 0;
-        while (kk >= hist[bk])
-            kk -= hist[bk++];
-        cnt = hist[bk];
-        lo |= (uint64_t)bk << low;
-        hi = lo | (low ? (1ull << low) - 1 : 0);
-        shift = low;
     }
-    /* the range's values, and the smallest above it (the (k+1)-th when k is the range's
-     * largest) */
-    size_t m = 0;
-    uint64_t above = UINT64_MAX;
-    int any_above = 0;
+    if (!n) n = count;
+    if (!n) return 0;
+    int shift0 = kmin == kmax ? 0 : 64 - __builtin_clzll(kmin ^ kmax);
+    uint64_t low_mask0 = shift0 == 64 ? UINT64_MAX : (1ull << shift0) - 1;
+    uint64_t lo[2], hi[2], above[2] = {UINT64_MAX, UINT64_MAX};
+    size_t kk[2], cnt[2], m[2] = {0, 0};
+    int shift[2];
+    for (int j = 0; j < nq; j++) {
+        double pos = q[j] * (double)(n - 1);
+        kk[j] = (size_t)pos;
+        lo[j] = kmin & ~low_mask0;
+        hi[j] = lo[j] | low_mask0;
+        cnt[j] = n;
+        shift[j] = shift0;
+    }
+    for (;;) {
+        int go[2] = {0, 0}, any = 0, low[2] = {0, 0};
+        for (int j = 0; j < nq; j++)
+            if (cnt[j] > SEL_SMALL && shift[j] > 0) {
+                go[j] = any = 1;
+                int bits = shift[j] >= SEL_DIGIT ? SEL_DIGIT : shift[j];
+                low[j] = shift[j] - bits;
+                memset(hist[j], 0, sizeof hist[j]);
+            }
+        if (!any) break;
+        vsrc_reset(s);
+        while (vsrc_next(s, &v)) {
+            uint64_t key = key_of(v);
+            for (int j = 0; j < nq; j++)
+                if (go[j] && key >= lo[j] && key <= hi[j])
+                    hist[j][(key >> low[j]) & (((uint64_t)1 << (shift[j] - low[j])) - 1)]++;
+        }
+        for (int j = 0; j < nq; j++) {
+            if (!go[j]) continue;
+            size_t bk = 0;
+            while (kk[j] >= hist[j][bk])
+                kk[j] -= hist[j][bk++];
+            cnt[j] = hist[j][bk];
+            lo[j] |= (uint64_t)bk << low[j];
+            hi[j] = lo[j] | (low[j] ? ((uint64_t)1 << low[j]) - 1 : 0);
+            shift[j] = low[j];
+        }
+    }
     vsrc_reset(s);
     while (vsrc_next(s, &v)) {
         uint64_t key = key_of(v);
-        if (key >= lo && key <= hi) {
-            if (m < SEL_SMALL) small[m] = v == 0 ? 0 : v;
-            m++;
-        } else if (key > hi && (!any_above || key < above)) {
-            above = key;
-            any_above = 1;
+        for (int j = 0; j < nq; j++) {
+            if (key >= lo[j] && key <= hi[j]) {
+                if (m[j] < SEL_SMALL) small[j][m[j]] = v == 0 ? 0 : v;
+                m[j]++;
+            } else if (key > hi[j] && key < above[j])
+                above[j] = key;
         }
     }
-    if (m > SEL_SMALL) { /* one value repeated (shift 0): the range is that value */
-        *a = val_of(lo);
-        if (b) *b = kk + 1 < m ? *a : val_of(above);
-        return;
+    for (int j = 0; j < nq; j++) {
+        if (m[j] > SEL_SMALL) { /* one value repeated (shift 0): the range is that value */
+            a[j] = val_of(lo[j]);
+            b[j] = kk[j] + 1 < m[j] ? a[j] : val_of(above[j]);
+            continue;
+        }
+        a[j] = kth(small[j], m[j], kk[j]);
+        if (kk[j] + 1 < m[j]) {
+            double x = small[j][kk[j] + 1]; /* the smallest after kk */
+            for (size_t i = kk[j] + 2; i < m[j]; i++)
+                if (small[j][i] < x) x = small[j][i];
+            b[j] = x;
+        } else
+            b[j] = val_of(above[j]); /* meaningless when rank i is the largest: unused */
     }
-    *a = kth(small, m, kk);
-    if (!b) return;
-    if (kk + 1 < m) {
-        double x = small[kk + 1]; /* the smallest after kk */
-        for (size_t i = kk + 2; i < m; i++)
-            if (small[i] < x) x = small[i];
-        *b = x;
-    } else
-        *b = val_of(above);
+    return n;
 }
 
-/* sel_quantile of s's n values. */
+/* sel_quantile of s's values at q[j] (j < nq <= 2) into out[j]; n as vsrc_select's.
+ * Returns the count. */
+static size_t vsrc_quantiles(vsrc *s, size_t n, int nq, const double *q, double *out) {
+    double a[2], b[2];
+    n = vsrc_select(s, n, nq, q, a, b);
+    for (int j = 0; j < nq; j++) {
+        if (!n) {
+            out[j] = -1;
+            continue;
+        }
+        double pos = q[j] * (double)(n - 1);
+        size_t i = (size_t)pos;
+        double fr = pos - (double)i;
+        out[j] = i + 1 >= n ? a[j] : a[j] * (1 - fr) + b[j] * fr;
+    }
+    return n;
+}
+
 static double vsrc_quantile(vsrc *s, size_t n, double q) {
-    if (n == 0) return -1;
-    double pos = q * (double)(n - 1);
-    size_t i = (size_t)pos;
-    double fr = pos - (double)i;
-    double a, b = 0;
-    vsrc_kth_pair(s, n, i, &a, i + 1 < n ? &b : NULL);
-    if (i + 1 >= n) return a;
-    return a * (1 - fr) + b * fr;
+    double r;
+    vsrc_quantiles(s, n, 1, &q, &r);
+    return r;
 }
 
 /* gp_robust_median of the durations of s (map VM_DUR, n of them): the median, the median
@@ -1162,12 +1216,24 @@ static double robust_median_src(vsrc *s, size_t n, double k) {
     double med = vsrc_quantile(s, n, 0.5);
     s->map = VM_DEV;
     s->med = med;
+    /* the deviations lie in [0, the larger at the durations' bounds] (fabs(d - med) grows
+     * away from med on either side, rounding included) */
+    double dmin = s->bmin, dmax = s->bmax;
+    int bounded = s->bounded;
+    if (bounded) {
+        double x = fabs(dmin - med), y = fabs(dmax - med);
+        s->bmin = 0;
+        s->bmax = x > y ? x : y;
+    }
     double mad = vsrc_quantile(s, n, 0.5);
+    s->bmin = dmin;
+    s->bmax = dmax;
     s->map = VM_KEPT;
     s->mad = mad;
     s->lim = k * mad;
     size_t m = vsrc_count(s);
-    double r = m ? vsrc_quantile(s, m, 0.5) : med;
+    /* all kept: the same multiset, the same median */
+    double r = m && m < n ? vsrc_quantile(s, m, 0.5) : med;
     s->map = VM_DUR;
     return r;
 }
@@ -1246,6 +1312,8 @@ static int events(const gp_job_input *in, gp_features *f) {
     size_t nsh = gp_features_foreign_ts(in, shared_ts);
     size_t nsh_d = 0, nal_d = 0;
     double dur_sum = 0, dur_sq = 0;               /* in the walk's order, as always */
+    double dur_min = 0, dur_max = 0, req_min[3] = {0, 0, 0}, req_max[3] = {0, 0, 0};
+    int64_t dur_min_ns = 0, dur_max_ns = 0; /* bounds for the selections (vsrc) */
     int64_t dur_tlo = INT64_MAX, dur_thi = INT64_MIN; /* the steps' ends with a duration */
     /* one walk in (rank, time) order over all three: the next of the other events, of the
      * marks or of the steps; an event or mark first when it ties with a step, an event
@@ -1314,6 +1382,10 @@ static int events(const gp_job_input *in, gp_features *f) {
             int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : prev_end;
             if (st >= 0 && sp->ts_ns > st) { /* the values: dur_walk, after the walk */
                 double d = (double)(sp->ts_ns - st) / NS;
+                if (!nd || d < dur_min) dur_min = d;
+                if (!nd || d > dur_max) dur_max = d;
+                if (!nd || sp->ts_ns - st < dur_min_ns) dur_min_ns = sp->ts_ns - st;
+                if (!nd || sp->ts_ns - st > dur_max_ns) dur_max_ns = sp->ts_ns - st;
                 nd++;
                 dur_sum += d;
                 dur_sq += d * d;
@@ -1375,11 +1447,22 @@ static int events(const gp_job_input *in, gp_features *f) {
             int64_t a0 = mk->arrival_ns >= 0 ? mk->arrival_ns : mk->ts_ns;
             if (a0 < req_lo) req_lo = a0;
             if (mk->ts_ns > req_hi) req_hi = mk->ts_ns;
-            if (mk->arrival_ns >= 0) { /* the values: req_values, after the walk */
+            if (mk->arrival_ns >= 0) { /* the values: vsrc, after the walk; their bounds */
+                double ee = (double)(mk->ts_ns - mk->arrival_ns) / NS;
+                if (!ne || ee < req_min[RV_E2E]) req_min[RV_E2E] = ee;
+                if (!ne || ee > req_max[RV_E2E]) req_max[RV_E2E] = ee;
                 ne++;
                 if (mk->first_token_ns >= 0) {
+                    double tt = (double)(mk->first_token_ns - mk->arrival_ns) / NS;
+                    if (!nt || tt < req_min[RV_TTFT]) req_min[RV_TTFT] = tt;
+                    if (!nt || tt > req_max[RV_TTFT]) req_max[RV_TTFT] = tt;
                     nt++;
-                    if (mk->output_tokens > 1) np++;
+                    if (mk->output_tokens > 1) {
+                        double tp = (ee - tt) / (double)(mk->output_tokens - 1);
+                        if (!np || tp < req_min[RV_TPOT]) req_min[RV_TPOT] = tp;
+                        if (!np || tp > req_max[RV_TPOT]) req_max[RV_TPOT] = tp;
+                        np++;
+                    }
                 }
             }
             break;
@@ -1410,61 +1493,83 @@ static int events(const gp_job_input *in, gp_features *f) {
     src.so = &so;
     src.t0_ns = f->t0_ns;
     src.t1_ns = f->t1_ns;
+    src.bounded = 1; /* every duration's */
+    src.bmin = dur_min;
+    src.bmax = dur_max;
+    int quantiles = !in->idle_only; /* each a few walks (vsrc): none where unread */
     if (nd) {
         /* drift: last third vs first third by time */
         int64_t c1 = dur_tlo + (dur_thi - dur_tlo) / 3, c2 = dur_thi - (dur_thi - dur_tlo) / 3;
         src.which = SV_BEFORE;
         src.c_ns = c1;
-        size_t k1 = vsrc_count(&src);
-        double early = k1 >= 3 ? vsrc_quantile(&src, k1, 0.5) : -1;
+        double early = -1, late = -1;
+        if (quantiles && vsrc_quantiles(&src, 0, 1, (const double[]){0.5}, &early) < 3) early = -1;
         src.which = SV_AFTER;
         src.c_ns = c2;
-        size_t k2 = vsrc_count(&src);
-        double late = k2 >= 3 ? vsrc_quantile(&src, k2, 0.5) : -1;
+        if (quantiles && vsrc_quantiles(&src, 0, 1, (const double[]){0.5}, &late) < 3) late = -1;
         f->step_drift = early > 0 && late > 0 ? late / early : -1;
         f->mean_step_s = dur_sum / (double)nd;
         double var = dur_sq / (double)nd - f->mean_step_s * f->mean_step_s;
         f->step_cv = f->mean_step_s > 0 ? sqrt(var > 0 ? var : 0) / f->mean_step_s : -1;
         src.which = SV_ALL;
-        f->ideal_step_s = robust_median_src(&src, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
+        if (quantiles)
+            f->ideal_step_s = robust_median_src(&src, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
     }
     if (ready >= 0 && f->units >= 0 && f->t1_ns > ready)
         f->units_per_s = f->units / ((double)(f->t1_ns - ready) / NS);
-    if (nsh_d >= 5 && nal_d >= 5) {
+    if (quantiles && nsh_d >= 5 && nal_d >= 5) {
         src.which = SV_SHARED;
         src.sh = shared_ts;
         src.nsh = nsh;
         double ms = vsrc_quantile(&src, nsh_d, 0.5);
         /* the alone median at 4 significant digits: gp_sig_hist_median_s's */
         src.which = SV_ALONE;
-        src.map = VM_SIG_NS;
+        src.map = VM_SIG_NS; /* rounding keeps the order: the bounds' rounded */
+        src.bmin = (double)gp_sig_round_ns(dur_min_ns);
+        src.bmax = (double)gp_sig_round_ns(dur_max_ns);
         double pos = 0.5 * (double)(nal_d - 1);
         size_t i = (size_t)pos;
-        double fr = pos - (double)i, a_ns, b_ns = 0;
-        vsrc_kth_pair(&src, nal_d, i, &a_ns, i + 1 < nal_d ? &b_ns : NULL);
+        double fr = pos - (double)i, a_ns, b_ns;
+        vsrc_select(&src, nal_d, 1, (const double[]){0.5}, &a_ns, &b_ns);
         double ma = a_ns / 1e9;
         if (i + 1 < nal_d) ma = ma * (1 - fr) + b_ns / 1e9 * fr;
         src.map = VM_DUR;
+        src.bmin = dur_min;
+        src.bmax = dur_max;
         f->thr_shared = ms > 0 ? 1 / ms : -1;
         f->thr_alone = ma > 0 ? 1 / ma : -1;
     }
     if (nsh_d + nal_d > 0) f->shared_share = (double)nsh_d / (double)(nsh_d + nal_d);
-    if (f->n_req) {
+    if (f->n_req && quantiles) {
         vsrc rq;
         memset(&rq, 0, sizeof rq);
         rq.t0_ns = f->t0_ns;
         rq.t1_ns = f->t1_ns;
         rq.mv = mv;
         rq.nm = nm;
+        rq.bounded = 1;
+        static const double q5090[2] = {0.5, 0.9};
+        double r[2];
         rq.rwhich = RV_TTFT;
-        f->ttft_p50_s = vsrc_quantile(&rq, nt, 0.5);
-        f->ttft_p90_s = vsrc_quantile(&rq, nt, 0.9);
+        rq.bmin = req_min[RV_TTFT];
+        rq.bmax = req_max[RV_TTFT];
+        vsrc_quantiles(&rq, nt, 2, q5090, r);
+        f->ttft_p50_s = nt ? r[0] : -1;
+        f->ttft_p90_s = nt ? r[1] : -1;
         rq.rwhich = RV_TPOT;
-        f->tpot_p50_s = vsrc_quantile(&rq, np, 0.5);
-        f->tpot_p90_s = vsrc_quantile(&rq, np, 0.9);
+        rq.bmin = req_min[RV_TPOT];
+        rq.bmax = req_max[RV_TPOT];
+        vsrc_quantiles(&rq, np, 2, q5090, r);
+        f->tpot_p50_s = np ? r[0] : -1;
+        f->tpot_p90_s = np ? r[1] : -1;
         rq.rwhich = RV_E2E;
-        f->e2e_p50_s = vsrc_quantile(&rq, ne, 0.5);
-        f->e2e_p90_s = vsrc_quantile(&rq, ne, 0.9);
+        rq.bmin = req_min[RV_E2E];
+        rq.bmax = req_max[RV_E2E];
+        vsrc_quantiles(&rq, ne, 2, q5090, r);
+        f->e2e_p50_s = ne ? r[0] : -1;
+        f->e2e_p90_s = ne ? r[1] : -1;
+    }
+    if (f->n_req) {
         double span = req_hi > req_lo ? (double)(req_hi - req_lo) / NS : 0;
         if (span > 0) {
             f->req_per_s = (double)f->n_req / span;

@@ -163,6 +163,10 @@ typedef struct gp_job_input {
     int64_t submitted_ns;            /* from the job record when lifecycle events are not in events;
                                         <= 0 unknown */
     const gp_input_history *history; /* NULL: every figure from this input */
+    /* 1: only what the idle time needs (a window's idle_gpu_s: the scheduling-gap finding,
+     * diagnose.c): the whole-job step and request quantiles (step_drift, ideal_step_s,
+     * thr_shared, thr_alone, ttft/tpot/e2e) are left unknown, every other field as always */
+    int idle_only;
 } gp_job_input;
 
 typedef struct gp_features {
