@@ -877,6 +877,8 @@ typedef struct step_order {
     const size_t *ord;    /* or NULL */
     const int64_t *ranks; /* or NULL; with nr of them */
     size_t nr;
+    size_t lo, hi; /* the positions walked: [0, ns), or a window's (dur_walk_start) */
+    int timed;     /* sv is in time order (no index): a window's steps are a range of it */
 } step_order;
 
 /* A walk of o: cur is the next step, NULL at the end. */
@@ -889,11 +891,11 @@ typedef struct step_cursor {
 static void cursor_advance(step_cursor *c) {
     const step_order *o = c->o;
     if (!o->ranks) {
-        c->cur = c->k < o->ns ? &o->sv[idx_at(o->ord, c->k++)] : NULL;
+        c->cur = c->k < o->hi ? &o->sv[idx_at(o->ord, c->k++)] : NULL;
         return;
     }
-    for (; c->ri < o->nr; c->ri++, c->k = 0)
-        while (c->k < o->ns) {
+    for (; c->ri < o->nr; c->ri++, c->k = o->lo)
+        while (c->k < o->hi) {
             const gp_step_ev *s = &o->sv[c->k++];
             if (s->rank == o->ranks[c->ri]) {
                 c->cur = s;
@@ -904,7 +906,7 @@ static void cursor_advance(step_cursor *c) {
 }
 
 static step_cursor cursor_of(const step_order *o) {
-    step_cursor c = {o, 0, 0, NULL};
+    step_cursor c = {o, o->lo, 0, NULL};
     cursor_advance(&c);
     return c;
 }
@@ -937,12 +939,37 @@ static size_t scan_ranks_of(const gp_step_ev *sv, size_t n, int64_t *ranks) {
  * is in (rank, time) order), a step's start is its own or the previous step's end of its
  * rank inside the window, and only steps inside the window count. */
 typedef struct dur_walk {
+    step_order o; /* the walk's: time-ordered steps narrowed to the window's positions */
     step_cursor c;
     int64_t t0_ns, t1_ns, rank, prev_end;
 } dur_walk;
 
-static dur_walk dur_walk_of(const step_order *o, int64_t t0_ns, int64_t t1_ns) {
-    return (dur_walk){cursor_of(o), t0_ns, t1_ns, INT64_MIN, -1};
+/* The first position in [lo, hi) of sv (in time order) whose time is >= t (after: > t). */
+static size_t first_at(const gp_step_ev *sv, size_t lo, size_t hi, int64_t t, int after) {
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (after ? sv[mid].ts_ns <= t : sv[mid].ts_ns < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* In place (the cursor points into w). A step outside the window neither counts nor is
+ * any step's previous one: a window's walk of time-ordered steps starts at its first step
+ * (a diagnosis per window walks its own steps, not the job's, times its selections). */
+static void dur_walk_start(dur_walk *w, const step_order *o, int64_t t0_ns, int64_t t1_ns) {
+    w->o = *o;
+    if (o->timed && !o->ord) {
+        w->o.lo = first_at(o->sv, o->lo, o->hi, t0_ns, 0);
+        w->o.hi = first_at(o->sv, w->o.lo, o->hi, t1_ns, 1);
+    }
+    w->c = cursor_of(&w->o);
+    w->t0_ns = t0_ns;
+    w->t1_ns = t1_ns;
+    w->rank = INT64_MIN;
+    w->prev_end = -1;
 }
 
 /* 1 with the next step that has a duration: *d (s), its end and start (ns); 0 at the end. */
@@ -1002,7 +1029,7 @@ typedef struct vsrc {
     double med, mad, lim;
     /* requests: ttft, tpot or e2e (s) inside the window, as events()' walk counts them */
     const gp_mark_ev *mv;
-    size_t nm;
+    size_t nm, mlo; /* mv[mlo, nm): the window's when mv is in time order */
     int rwhich;
     /* bounds of every value, when known (bounded): the selection's first pass is then not
      * needed; any bounds hold, the tighter the fewer passes */
@@ -1013,8 +1040,8 @@ typedef struct vsrc {
 } vsrc;
 
 static void vsrc_reset(vsrc *s) {
-    if (s->so) s->w = dur_walk_of(s->so, s->t0_ns, s->t1_ns);
-    s->i = 0;
+    if (s->so) dur_walk_start(&s->w, s->so, s->t0_ns, s->t1_ns);
+    s->i = s->mlo;
 }
 
 static int vsrc_next(vsrc *s, double *v) {
@@ -1292,7 +1319,10 @@ static int events(const gp_job_input *in, gp_features *f) {
     int rc = -1;
     if ((!ord && !steps_sorted && !n_scan_ranks) || (!ordm && !marks_sorted) || !e || !shared_ts) goto out;
     if (ord && sort_steps(sv, ord, ns) < 0) goto out;
-    step_order so = {sv, ns, ord, n_scan_ranks ? scan_ranks : NULL, n_scan_ranks};
+    int timed = !ord;
+    for (size_t k = 1; timed && k < ns; k++)
+        timed = sv[k].ts_ns >= sv[k - 1].ts_ns;
+    step_order so = {sv, ns, ord, n_scan_ranks ? scan_ranks : NULL, n_scan_ranks, 0, ns, timed};
     step_cursor sc = cursor_of(&so);
     for (size_t k = 0; ordm && k < nm; k++)
         ordm[k] = k;
@@ -1547,6 +1577,28 @@ static int events(const gp_job_input *in, gp_features *f) {
         rq.t1_ns = f->t1_ns;
         rq.mv = mv;
         rq.nm = nm;
+        int mtimed = 1; /* the window's requests a range of mv */
+        for (size_t k = 1; mtimed && k < nm; k++)
+            mtimed = mv[k].ts_ns >= mv[k - 1].ts_ns;
+        if (mtimed) {
+            size_t lo = 0, hi = nm;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (mv[mid].ts_ns < f->t0_ns)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            rq.mlo = lo;
+            for (hi = nm; lo < hi;) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (mv[mid].ts_ns <= f->t1_ns)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            rq.nm = lo;
+        }
         rq.bounded = 1;
         static const double q5090[2] = {0.5, 0.9};
         double r[2];
