@@ -2,7 +2,7 @@
  * median, mean and cv, shared and alone medians; ttft, tpot, e2e quantiles) are computed
  * without per-step or per-request arrays: each quantile selects over the job's steps or
  * requests walked again as often as it needs (dur_walk, vsrc: a radix selection on the
- * values' bits, then a copy of at most 4,096 of them), steps of a few ranks walked rank by
+ * values' bits, then a copy of at most 1,024 of them), steps of a few ranks walked rank by
  * rank (report's peak RSS, docs/benchmarks.md). This checks that they are, bit for bit,
  * what whole arrays give: a reference here builds the arrays the old way (every duration,
  * its end, the shared ones, the alone histogram, the ttft/tpot/e2e lists, in one walk in
@@ -61,9 +61,9 @@ static void build_q(uint64_t seed, int ranks, int per_rank, int quantized, walk_
                     (r > 0 && r == ranks - 1 ? (int64_t)per_rank * 400000000 : 0);
         for (int k = 0; k < per_rank; k++) {
             uint64_t x = next_rand(&seed);
-            int64_t d = 200000000 + (int64_t)(x % 40000000); /* 200-240 ms */
-            if (k > per_rank / 2) d += 30000000;             /* drift */
-            if (x % 97 == 0) d *= 6;                         /* outliers */
+            int64_t d = 200000000 + (int64_t)(x % 40000000);           /* 200-240 ms */
+            if (k > per_rank / 2) d += 30000000;                       /* drift */
+            if (x % 97 == 0) d *= 6;                                   /* outliers */
             if (quantized) d = 200000000 + (int64_t)(x % 3) * 1000000; /* thousands of ties */
             int tie = k > 0 && x % 53 == 0;
             t += tie ? 0 : d;
@@ -260,7 +260,7 @@ static void reference(const walk_input *w, const char *job, int64_t t0, int64_t 
     do {                                                                                           \
         double a_ = (a), b_ = (b);                                                                 \
         if (memcmp(&a_, &b_, sizeof a_))                                                           \
-            fail_msg("%s = %.17g, the whole arrays give %.17g", #a, a_, b_);                      \
+            fail_msg("%s = %.17g, the whole arrays give %.17g", #a, a_, b_);                       \
     } while (0)
 
 static void check_window(const walk_input *w, int64_t t0, int64_t t1) {
@@ -328,7 +328,7 @@ static void test_walks_equal_whole_arrays(void **state) {
     }
 }
 
-/* More values than the selection copies out at once (features.c SEL_SMALL, 4,096: the
+/* More values than the selection copies out at once (features.c SEL_SMALL, 1,024: the
  * passes over the values' bits narrow the range first), and thousands of equal values
  * (the range narrows to one value): steps and requests. */
 static void test_walks_many_values_and_ties(void **state) {

@@ -307,7 +307,8 @@ static int deferred_fold(void *ctx, size_t slot, int (*ts_fn)(void *, int64_t),
     if (!dd) return -1;
     const char *uuid = dl->in->series[slot].uuid;
     sqlite3 *db = gp_store_db(dl->s);
-    int own_txn = sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+    int own_txn =
+        sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
     fold_ctx fc = {row_fn, fn_ctx, 0};
     int rc = gp_store_device_sample_times_each(dl->s, uuid, dd->lo, dd->hi, ts_fn, fn_ctx);
     if (rc == 0) rc = gp_store_device_samples_each(dl->s, uuid, dd->lo, dd->hi, fold_row, &fc);

@@ -658,12 +658,10 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
         fd.dt_med = 1000000000;
         for (size_t h = 0; in->history && h < in->history->n_dev && !fd.hd; h++)
             if (!strcmp(in->history->dev[h].uuid, dev->uuid)) fd.hd = &in->history->dev[h];
-        if (fd.hd)
-            fd.dt_med = fd.hd->dt_med_ns;
+        if (fd.hd) fd.dt_med = fd.hd->dt_med_ns;
         if (stream) {
             fd.dt_pending = !fd.hd;
-            if (in->series_fold(in->load_ctx, dev->slot, fold_ts, fold_streamed, &fd) < 0 ||
-                fd.oom)
+            if (in->series_fold(in->load_ctx, dev->slot, fold_ts, fold_streamed, &fd) < 0 || fd.oom)
                 rc = -1;
             gp_sig_hist_free(&fd.dh);
             if (rc) break;
@@ -714,8 +712,7 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             dev->v = NULL;
         }
     }
-    double thr_s = ts.thr_s, thr_known = ts.thr_known, idle_s = ts.idle_s,
-           act_known = ts.act_known;
+    double thr_s = ts.thr_s, thr_known = ts.thr_known, idle_s = ts.idle_s, act_known = ts.act_known;
     acc_finish(&a[0], &f->gpu_util);
     acc_finish(&a[1], &f->sm_active);
     acc_finish(&a[2], &f->sm_occupancy);
@@ -998,10 +995,10 @@ static int dur_walk_next(dur_walk *w, double *d, int64_t *end_ns, int64_t *start
  * A quantile needs every value, but not all at once: its value is the multiset's, and the
  * walks give the same multiset as often as asked. The k-th smallest is found by the bits
  * of the values (a radix selection on an order-preserving key of the double): a pass
- * counts the values of the range still holding rank k by their next 11 bits, the next
- * pass looks only inside the bucket holding it, and once the range holds at most
+ * counts the values of the range still holding rank k by their next SEL_DIGIT bits, the
+ * next pass looks only inside the bucket holding it, and once the range holds at most
  * SEL_SMALL values a last pass copies them out and selects among them (kth, as
- * sel_quantile does). A few passes over the steps or requests in memory, with 40 KB of
+ * sel_quantile does). A few passes over the steps or requests in memory, with 32 KB of
  * stack, instead of an array of 8 bytes a step or request: 184 KB at train-allreduce's
  * 23,026 steps, 155 KB at llm-decode's 19,366 requests, at the 60-minute report's peak RSS
  * (docs/benchmarks.md). The values are sel_quantile's over an array of the same values,
@@ -1113,8 +1110,8 @@ static double val_of(uint64_t k) {
     return v;
 }
 
-#define SEL_DIGIT 11
-#define SEL_SMALL 2048 /* values copied out per rank sought (two at most: 32 KB) */
+#define SEL_DIGIT 10
+#define SEL_SMALL 1024 /* values copied out per rank sought (two at most: 16 KB) */
 
 /* The values of s at the ranks quantile q[j] needs (j < nq <= 2): the (i)-th and (i+1)-th
  * smallest, i = floor(q (n - 1)), into a[j] and b[j] (b[j] when i + 1 < n). n: how many
@@ -1317,7 +1314,8 @@ static int events(const gp_job_input *in, gp_features *f) {
     const gp_event **e = malloc((n ? n : 1) * sizeof *e);
     int64_t *shared_ts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *shared_ts);
     int rc = -1;
-    if ((!ord && !steps_sorted && !n_scan_ranks) || (!ordm && !marks_sorted) || !e || !shared_ts) goto out;
+    if ((!ord && !steps_sorted && !n_scan_ranks) || (!ordm && !marks_sorted) || !e || !shared_ts)
+        goto out;
     if (ord && sort_steps(sv, ord, ns) < 0) goto out;
     int timed = !ord;
     for (size_t k = 1; timed && k < ns; k++)
@@ -1341,9 +1339,9 @@ static int events(const gp_job_input *in, gp_features *f) {
     /* foreign processes on the job's GPUs (interference) */
     size_t nsh = gp_features_foreign_ts(in, shared_ts);
     size_t nsh_d = 0, nal_d = 0;
-    double dur_sum = 0, dur_sq = 0;               /* in the walk's order, as always */
+    double dur_sum = 0, dur_sq = 0; /* in the walk's order, as always */
     double dur_min = 0, dur_max = 0, req_min[3] = {0, 0, 0}, req_max[3] = {0, 0, 0};
-    int64_t dur_min_ns = 0, dur_max_ns = 0; /* bounds for the selections (vsrc) */
+    int64_t dur_min_ns = 0, dur_max_ns = 0;           /* bounds for the selections (vsrc) */
     int64_t dur_tlo = INT64_MAX, dur_thi = INT64_MIN; /* the steps' ends with a duration */
     /* one walk in (rank, time) order over all three: the next of the other events, of the
      * marks or of the steps; an event or mark first when it ties with a step, an event
@@ -1542,8 +1540,7 @@ static int events(const gp_job_input *in, gp_features *f) {
         double var = dur_sq / (double)nd - f->mean_step_s * f->mean_step_s;
         f->step_cv = f->mean_step_s > 0 ? sqrt(var > 0 ? var : 0) / f->mean_step_s : -1;
         src.which = SV_ALL;
-        if (quantiles)
-            f->ideal_step_s = robust_median_src(&src, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
+        if (quantiles) f->ideal_step_s = robust_median_src(&src, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
     }
     if (ready >= 0 && f->units >= 0 && f->t1_ns > ready)
         f->units_per_s = f->units / ((double)(f->t1_ns - ready) / NS);
