@@ -1601,6 +1601,24 @@ int gp_store_device_samples_each(gp_store *s, const char *uuid, int64_t t0_ns, i
     return rc;
 }
 
+int gp_store_device_sample_times_each(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                                      int (*fn)(void *ctx, int64_t ts_ns), void *ctx) {
+    sqlite3_stmt *st = device_range(s,
+                                    "SELECT ts_ns FROM samples WHERE uuid = ?1 AND ts_ns >= ?2"
+                                    " AND ts_ns < ?3 ORDER BY ts_ns",
+                                    uuid, t0_ns, t1_ns);
+    if (!st) return -1;
+    int rc = 0, r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(ctx, sqlite3_column_int64(st, 0)) < 0) {
+            rc = -1;
+            break;
+        }
+    if (rc == 0 && r != SQLITE_DONE) rc = -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Reads the rows of st (uuid, ts_ns, pid, sm_share, mem_bytes, job_id) onto *out and
  * finalizes it; cap: *out's room (presized or 0). */
 static int proc_rows(sqlite3_stmt *st, gp_proc_sample **out, size_t *n, size_t cap, int oom) {

@@ -182,6 +182,10 @@ int gp_store_device_samples(gp_store *s, const char *uuid, int64_t t0_ns, int64_
  * input, engine/diagnosis/features.h). Stops at fn's first < 0. Returns 0 or -1. */
 int gp_store_device_samples_each(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                                  int (*fn)(void *ctx, const gp_sample *x), void *ctx);
+/* Their times only, in order: fn(ctx, ts_ns) for each (a key-only read, no row decoded).
+ * Stops at fn's first < 0. Returns 0 or -1. */
+int gp_store_device_sample_times_each(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
+                                      int (*fn)(void *ctx, int64_t ts_ns), void *ctx);
 int gp_store_device_procs(gp_store *s, const char *uuid, int64_t t0_ns, int64_t t1_ns,
                           gp_proc_sample **out, size_t *n);
 /* The rows of other jobs' processes using the device: a known owner other than job_id,

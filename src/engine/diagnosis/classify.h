@@ -110,6 +110,7 @@ int gp_job_input_obs(gp_job_input *in, gp_worker_obs **out);
  * devices read whole and the first-activity scans. All 0 for other inputs. */
 typedef struct gp_job_input_stream_stats {
     size_t rows_read, rows_held, rows_held_peak, fills, scans;
+    size_t folds; /* devices read by series_fold (rows_read counts their rows, never held) */
 } gp_job_input_stream_stats;
 void gp_job_input_stream_stats_of(const gp_job_input *in, gp_job_input_stream_stats *out);
 void gp_job_input_free(gp_job_input *in);

@@ -284,6 +284,40 @@ static void deferred_drop(void *ctx, size_t slot) {
     d->n = 0;
 }
 
+/* gp_job_input.series_fold: the slot's row times, then its rows, one at a time, in one
+ * read transaction (features.h). */
+typedef struct fold_ctx {
+    int (*row_fn)(void *, const gp_feat_sample *);
+    void *fn_ctx;
+    size_t rows;
+} fold_ctx;
+
+static int fold_row(void *ctx, const gp_sample *x) {
+    fold_ctx *fc = ctx;
+    gp_feat_sample c;
+    gp_feat_sample_of(x, &c);
+    fc->rows++;
+    return fc->row_fn(fc->fn_ctx, &c);
+}
+
+static int deferred_fold(void *ctx, size_t slot, int (*ts_fn)(void *, int64_t),
+                         int (*row_fn)(void *, const gp_feat_sample *), void *fn_ctx) {
+    deferred_load *dl = ctx;
+    deferred_dev *dd = deferred_of(dl, slot);
+    if (!dd) return -1;
+    const char *uuid = dl->in->series[slot].uuid;
+    sqlite3 *db = gp_store_db(dl->s);
+    int own_txn =
+        sqlite3_get_autocommit(db) && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+    fold_ctx fc = {row_fn, fn_ctx, 0};
+    int rc = gp_store_device_sample_times_each(dl->s, uuid, dd->lo, dd->hi, ts_fn, fn_ctx);
+    if (rc == 0) rc = gp_store_device_samples_each(dl->s, uuid, dd->lo, dd->hi, fold_row, &fc);
+    if (own_txn) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    dl->st.rows_read += fc.rows;
+    dl->st.folds++;
+    return rc;
+}
+
 /* gp_job_input.series_scan: the slot's rows to fn until it returns 1. */
 typedef struct scan_ctx {
     int (*fn)(void *, const gp_feat_sample *);
@@ -377,6 +411,7 @@ int gp_job_input_load_deferred(gp_store *s, const char *job_id, gp_job_input *in
     }
     in->load_series = load_deferred;
     in->load_ctx = dl;
+    in->series_fold = deferred_fold;
     in->series_fill = deferred_fill;
     in->series_drop = deferred_drop;
     in->series_scan = deferred_scan;
@@ -606,6 +641,10 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
         o->stored(o->stored_ctx, job_id, out, MAX_PER_JOB, n, feat, acct, price_out) == 1)
         return o->no_write ? 0 : write_findings(s, job_id, out, *n, err, errlen);
     gp_job_input in;
+    /* what was freed before this job (the report's summaries, the previous job's
+     * accounting) handed back first, as after each job below: the first job's input
+     * otherwise lands over ~0.3 MB of freed but resident heap (docs/benchmarks.md) */
+    malloc_trim(0);
     /* the series read after the event features (features.h, n_deferred): a long job's
      * samples and its per-step arrays are never held together */
     if (gp_job_input_load_deferred(s, job_id, &in, err, errlen) < 0) return -1;
@@ -889,8 +928,12 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
                 continue;
             gp_job_input in;
             gp_features fk;
-            /* streamed as diagnose_one's (features.h series_fill): the same features */
+            /* streamed as diagnose_one's (features.h series_fill): the same features;
+             * the heap freed before handed back first, as there (a whole job's input
+             * landing over it was the 60-minute report's peak, docs/benchmarks.md) */
+            malloc_trim(0);
             if (gp_job_input_load_deferred(s, jobs[k].id, &in, err, errlen) < 0) continue;
+            in.idle_only = 1; /* idle_gpu_s is all it reads */
             in.t0_ns = w0 > feats[k].first_alloc_ns ? w0 : feats[k].first_alloc_ns;
             in.t1_ns = w1 < feats[k].t1_ns ? w1 : feats[k].t1_ns;
             if (in.t1_ns > in.t0_ns && gp_features_compute(&in, &fk, err, errlen) == 0)

@@ -426,6 +426,137 @@ static int first_scan_row(void *ctx, const gp_feat_sample *c) {
     return 1;
 }
 
+/* What the fold of every device adds to: the gauges and the sampled times. */
+typedef struct tele_sums {
+    acc *a; /* 7 */
+    double thr_s, thr_known, idle_s, act_known;
+} tele_sums;
+
+/* One device's fold (telemetry): its samples in time order, one at a time, from a series
+ * in memory or as a streamed device's rows are read (series_fold). */
+typedef struct dev_fold {
+    const gp_job_input *in;
+    gp_features *f;
+    const char *uuid;
+    const gp_gpu_spec *sp;
+    const gp_dev_interval *hd; /* the history's median interval, or NULL */
+    tele_sums *sums;
+    int64_t after, dt_med, prev_ts;
+    size_t k; /* samples folded */
+    int take_first, rc;
+    double run, dev_idle, dev_act;
+    ctr_span pc, nv, en;
+    /* streamed: the intervals of the times pass, the median taken at the first row */
+    gp_sig_hist dh;
+    int64_t last_ts;
+    size_t n_ts;
+    int dt_pending, oom;
+} dev_fold;
+
+static void fold_sample(dev_fold *fd, const gp_sample *x) {
+    const gp_job_input *in = fd->in;
+    gp_features *f = fd->f;
+    tele_sums *t = fd->sums;
+    acc *a = t->a;
+    const gp_gpu_spec *sp = fd->sp;
+    int64_t dt_med = fd->dt_med;
+    if (fd->take_first && first_active_at(in, f, fd->uuid, x)) {
+        if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns) f->first_active_ns = x->ts_ns;
+        fd->take_first = 0; /* rows in time order: the device's earliest */
+    }
+    int64_t prev = fd->k > 0 ? fd->prev_ts : x->ts_ns - dt_med;
+    fd->k++;
+    fd->prev_ts = x->ts_ns;
+    if (x->ts_ns - prev > 5 * dt_med) prev = x->ts_ns - dt_med; /* gap: no data */
+    int64_t lo = prev > f->t0_ns ? prev : f->t0_ns;
+    int64_t hi = x->ts_ns < f->t1_ns ? x->ts_ns : f->t1_ns;
+    if (hi <= lo) return;
+    double w = (double)alloc_overlap(in, fd->uuid, lo, hi, f->t1_ns) / NS;
+    if (w <= 0) return;
+    uint32_t v = x->valid;
+    int rc = 0;
+    if (gp_has(v, GP_F_GPU_UTIL)) rc |= acc_add(&a[0], x->gpu_util, w);
+    if (gp_has(v, GP_F_SM_ACTIVE)) rc |= acc_add(&a[1], x->sm_active, w);
+    if (gp_has(v, GP_F_SM_OCCUPANCY)) rc |= acc_add(&a[2], x->sm_occupancy, w);
+    if (gp_has(v, GP_F_TENSOR_ACTIVE)) rc |= acc_add(&a[3], x->tensor_active, w);
+    if (gp_has(v, GP_F_DRAM_ACTIVE)) rc |= acc_add(&a[4], x->dram_active, w);
+    if (gp_has(v, GP_F_MEM_USED)) {
+        double tot = gp_has(v, GP_F_MEM_TOTAL) ? (double)x->mem_total_bytes
+                     : sp                      ? (double)sp->memory_bytes
+                                               : 0;
+        if (tot > 0) rc |= acc_add(&a[5], (double)x->mem_used_bytes / tot, w);
+    }
+    if (gp_has(v, GP_F_POWER) && sp && sp->tdp_w > 0)
+        rc |= acc_add(&a[6], x->power_w / sp->tdp_w, w);
+    fd->rc |= rc;
+    if (gp_has(v, GP_F_THROTTLE)) {
+        t->thr_known += w;
+        /* hardware and thermal slowdown always count; the SW power cap only when it
+         * pulls the clock 15% or more under its maximum (at TDP the cap flickers on busy
+         * GPUs without costing much) */
+        uint64_t tr = x->throttle_reasons;
+        int slow = (tr & (SLOWDOWN_MASK & ~0x4ull)) != 0;
+        if (!slow && (tr & 0x4) && gp_has(v, GP_F_SM_CLOCK) && sp && sp->max_sm_clock_mhz > 0 &&
+            x->sm_clock_mhz < 0.85 * sp->max_sm_clock_mhz)
+            slow = 1;
+        if (slow) t->thr_s += w;
+    }
+    if (gp_has(v, GP_F_XID) && x->xid > 0) {
+        f->xid_count++;
+        f->last_xid = x->xid;
+    }
+    if (gp_has(v, GP_F_PCIE_TX) && gp_has(v, GP_F_PCIE_RX))
+        ctr_see(&fd->pc, x->ts_ns, x->pcie_tx_bytes, x->pcie_rx_bytes);
+    if (gp_has(v, GP_F_NVLINK_TX) && gp_has(v, GP_F_NVLINK_RX))
+        ctr_see(&fd->nv, x->ts_ns, x->nvlink_tx_bytes, x->nvlink_rx_bytes);
+    if (gp_has(v, GP_F_ENERGY)) ctr_see(&fd->en, x->ts_ns, x->energy_mj, 0);
+    /* activity */
+    double act = gp_has(v, GP_F_GPU_UTIL)    ? x->gpu_util
+                 : gp_has(v, GP_F_SM_ACTIVE) ? x->sm_active
+                                             : -1;
+    if (act >= 0 && x->ts_ns > fd->after) {
+        t->act_known += w;
+        fd->dev_act += w;
+        if (act < gp_th(GP_TH_IDLE_UTIL)) {
+            t->idle_s += w;
+            fd->dev_idle += w;
+            fd->run += w;
+        } else {
+            if (fd->run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += fd->run;
+            fd->run = 0;
+        }
+    }
+}
+
+/* series_fold's passes: the times (the intervals at 4 significant digits, sig_hist.h, as
+ * the live pass keeps them), then the rows, the median interval taken before the first. */
+static int fold_ts(void *ctx, int64_t ts_ns) {
+    dev_fold *fd = ctx;
+    if (!fd->dt_pending) return 0;
+    if (fd->n_ts++ && gp_sig_hist_add(&fd->dh, ts_ns - fd->last_ts) < 0) {
+        fd->oom = 1;
+        return -1;
+    }
+    fd->last_ts = ts_ns;
+    return 0;
+}
+
+static int fold_streamed(void *ctx, const gp_feat_sample *c) {
+    dev_fold *fd = ctx;
+    if (fd->dt_pending) {
+        if (fd->n_ts >= 2) {
+            int64_t v = gp_sig_hist_kth(&fd->dh, (fd->dh.n - 1) / 2);
+            if (v > 0) fd->dt_med = v;
+        }
+        gp_sig_hist_free(&fd->dh);
+        fd->dt_pending = 0;
+    }
+    gp_sample x;
+    feat_expand(c, &x);
+    fold_sample(fd, &x);
+    return 0;
+}
+
 static int telemetry(const gp_job_input *in, gp_features *f) {
     size_t m = 0;
     if (in->n_series)
@@ -451,7 +582,6 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
     memset(a, 0, sizeof a);
     for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
         a[k].most = m;
-    double thr_s = 0, thr_known = 0, idle_s = 0, act_known = 0;
     double pcie = 0, nvl = 0, pk_pcie = 0, pk_nvl = 0, energy = 0;
     int pcie_known = 0, nvl_known = 0, energy_known = 0;
     /* first activity: kernels running or memory held (a process has the GPU). A streamed
@@ -500,9 +630,13 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
         f->first_active_ns < after)
         after = f->first_active_ns;
     size_t seen = 0; /* samples folded */
+    tele_sums ts = {a, 0, 0, 0, 0};
     for (ptrdiff_t d = 0; d < ndv && !rc; d++) {
         dev_view *dev = &dv[d];
-        if (dev->lazy && !dev->filled) { /* read now, freed at the end of this iteration */
+        /* a streamed device not read yet is folded as it is read (series_fold), else read
+         * now and freed at the end of this iteration */
+        int stream = dev->lazy && !dev->filled && in->series_fold;
+        if (dev->lazy && !dev->filled && !stream) {
             if (in->series_fill(in->load_ctx, dev->slot) < 0) {
                 rc = -1;
                 break;
@@ -510,129 +644,75 @@ static int telemetry(const gp_job_input *in, gp_features *f) {
             dev->v = in->series[dev->slot].v;
             dev->n = in->series[dev->slot].n;
         }
-        size_t nk = dev->n;
-        seen += nk;
-        const gp_gpu_spec *sp = spec_of(in, dev->uuid);
+        dev_fold fd;
+        memset(&fd, 0, sizeof fd);
+        fd.in = in;
+        fd.f = f;
+        fd.uuid = dev->uuid;
+        fd.sp = spec_of(in, dev->uuid);
+        fd.sums = &ts;
+        fd.after = after;
+        fd.take_first = dev->lazy && !scan; /* its first activity, not read above */
         /* median interval of this device (over the whole job when the input is one
          * window's rows) */
-        int64_t dt_med = 1000000000;
-        const gp_dev_interval *hd = NULL;
-        for (size_t h = 0; in->history && h < in->history->n_dev && !hd; h++)
-            if (!strcmp(in->history->dev[h].uuid, dev->uuid)) hd = &in->history->dev[h];
-        if (hd)
-            dt_med = hd->dt_med_ns;
-        else if (nk >= 2) {
-            /* at 4 significant digits (sig_hist.h), as the live pass keeps it */
-            gp_sig_hist dh;
-            memset(&dh, 0, sizeof dh);
-            int oom = gp_sig_hist_reserve(&dh, nk - 1);
-            for (size_t k = 1; k < nk && !oom; k++)
-                oom = gp_sig_hist_add(&dh, view_ts(dev, k) - view_ts(dev, k - 1));
-            if (!oom) {
-                int64_t v = gp_sig_hist_kth(&dh, (dh.n - 1) / 2);
-                if (v > 0) dt_med = v;
-            }
-            gp_sig_hist_free(&dh);
-            if (oom) {
+        fd.dt_med = 1000000000;
+        for (size_t h = 0; in->history && h < in->history->n_dev && !fd.hd; h++)
+            if (!strcmp(in->history->dev[h].uuid, dev->uuid)) fd.hd = &in->history->dev[h];
+        if (fd.hd) fd.dt_med = fd.hd->dt_med_ns;
+        if (stream) {
+            fd.dt_pending = !fd.hd;
+            if (in->series_fold(in->load_ctx, dev->slot, fold_ts, fold_streamed, &fd) < 0 || fd.oom)
                 rc = -1;
-                if (dev->lazy) in->series_drop(in->load_ctx, dev->slot);
-                break;
-            }
-        }
-        double run = 0, dev_idle = 0, dev_act = 0;
-        ctr_span pc = {0}, nv = {0}, en = {0};
-        int64_t prev_ts = 0;
-        int take_first = dev->lazy && !scan; /* its first activity, not read above */
-        for (size_t k = 0; k < nk; k++) {
-            const gp_sample *x = view_at(dev, k, &buf);
-            if (take_first && first_active_at(in, f, dev->uuid, x)) {
-                if (f->first_active_ns < 0 || x->ts_ns < f->first_active_ns)
-                    f->first_active_ns = x->ts_ns;
-                take_first = 0; /* rows in time order: the device's earliest */
-            }
-            int64_t prev = k > 0 ? prev_ts : x->ts_ns - dt_med;
-            prev_ts = x->ts_ns;
-            if (x->ts_ns - prev > 5 * dt_med) prev = x->ts_ns - dt_med; /* gap: no data */
-            int64_t lo = prev > f->t0_ns ? prev : f->t0_ns;
-            int64_t hi = x->ts_ns < f->t1_ns ? x->ts_ns : f->t1_ns;
-            if (hi <= lo) continue;
-            double w = (double)alloc_overlap(in, dev->uuid, lo, hi, f->t1_ns) / NS;
-            if (w <= 0) continue;
-            uint32_t v = x->valid;
-            if (gp_has(v, GP_F_GPU_UTIL)) rc |= acc_add(&a[0], x->gpu_util, w);
-            if (gp_has(v, GP_F_SM_ACTIVE)) rc |= acc_add(&a[1], x->sm_active, w);
-            if (gp_has(v, GP_F_SM_OCCUPANCY)) rc |= acc_add(&a[2], x->sm_occupancy, w);
-            if (gp_has(v, GP_F_TENSOR_ACTIVE)) rc |= acc_add(&a[3], x->tensor_active, w);
-            if (gp_has(v, GP_F_DRAM_ACTIVE)) rc |= acc_add(&a[4], x->dram_active, w);
-            if (gp_has(v, GP_F_MEM_USED)) {
-                double tot = gp_has(v, GP_F_MEM_TOTAL) ? (double)x->mem_total_bytes
-                             : sp                      ? (double)sp->memory_bytes
-                                                       : 0;
-                if (tot > 0) rc |= acc_add(&a[5], (double)x->mem_used_bytes / tot, w);
-            }
-            if (gp_has(v, GP_F_POWER) && sp && sp->tdp_w > 0)
-                rc |= acc_add(&a[6], x->power_w / sp->tdp_w, w);
-            if (gp_has(v, GP_F_THROTTLE)) {
-                thr_known += w;
-                /* hardware and thermal slowdown always count; the SW power cap only
-                 * when it pulls the clock 15% or more under its maximum (at TDP the
-                 * cap flickers on busy GPUs without costing much) */
-                uint64_t tr = x->throttle_reasons;
-                int slow = (tr & (SLOWDOWN_MASK & ~0x4ull)) != 0;
-                if (!slow && (tr & 0x4) && gp_has(v, GP_F_SM_CLOCK) && sp &&
-                    sp->max_sm_clock_mhz > 0 && x->sm_clock_mhz < 0.85 * sp->max_sm_clock_mhz)
-                    slow = 1;
-                if (slow) thr_s += w;
-            }
-            if (gp_has(v, GP_F_XID) && x->xid > 0) {
-                f->xid_count++;
-                f->last_xid = x->xid;
-            }
-            if (gp_has(v, GP_F_PCIE_TX) && gp_has(v, GP_F_PCIE_RX))
-                ctr_see(&pc, x->ts_ns, x->pcie_tx_bytes, x->pcie_rx_bytes);
-            if (gp_has(v, GP_F_NVLINK_TX) && gp_has(v, GP_F_NVLINK_RX))
-                ctr_see(&nv, x->ts_ns, x->nvlink_tx_bytes, x->nvlink_rx_bytes);
-            if (gp_has(v, GP_F_ENERGY)) ctr_see(&en, x->ts_ns, x->energy_mj, 0);
-            /* activity */
-            double act = gp_has(v, GP_F_GPU_UTIL)    ? x->gpu_util
-                         : gp_has(v, GP_F_SM_ACTIVE) ? x->sm_active
-                                                     : -1;
-            if (act >= 0 && x->ts_ns > after) {
-                act_known += w;
-                dev_act += w;
-                if (act < gp_th(GP_TH_IDLE_UTIL)) {
-                    idle_s += w;
-                    dev_idle += w;
-                    run += w;
-                } else {
-                    if (run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += run;
-                    run = 0;
+            gp_sig_hist_free(&fd.dh);
+            if (rc) break;
+        } else {
+            size_t nk = dev->n;
+            if (!fd.hd && nk >= 2) {
+                /* at 4 significant digits (sig_hist.h), as the live pass keeps it */
+                int oom = gp_sig_hist_reserve(&fd.dh, nk - 1);
+                for (size_t k = 1; k < nk && !oom; k++)
+                    oom = gp_sig_hist_add(&fd.dh, view_ts(dev, k) - view_ts(dev, k - 1));
+                if (!oom) {
+                    int64_t v = gp_sig_hist_kth(&fd.dh, (fd.dh.n - 1) / 2);
+                    if (v > 0) fd.dt_med = v;
+                }
+                gp_sig_hist_free(&fd.dh);
+                if (oom) {
+                    rc = -1;
+                    if (dev->lazy) in->series_drop(in->load_ctx, dev->slot);
+                    break;
                 }
             }
+            for (size_t k = 0; k < nk; k++)
+                fold_sample(&fd, view_at(dev, k, &buf));
         }
-        if (run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += run;
-        if (dev_act > 0 && dev_idle >= 0.98 * dev_act) f->n_idle_devices++;
-        if (pc.n >= 2) { /* two readings or more: a rate */
-            double dt = (double)(pc.t_last - pc.t_first) / NS;
-            pcie += (double)((pc.a_last - pc.a_first) + (pc.b_last - pc.b_first)) / dt;
+        seen += fd.k;
+        rc |= fd.rc;
+        if (fd.run >= gp_th(GP_TH_HARVEST_GAP_S)) f->harvest_gpu_s += fd.run;
+        if (fd.dev_act > 0 && fd.dev_idle >= 0.98 * fd.dev_act) f->n_idle_devices++;
+        const gp_gpu_spec *sp = fd.sp;
+        if (fd.pc.n >= 2) { /* two readings or more: a rate */
+            double dt = (double)(fd.pc.t_last - fd.pc.t_first) / NS;
+            pcie += (double)((fd.pc.a_last - fd.pc.a_first) + (fd.pc.b_last - fd.pc.b_first)) / dt;
             pcie_known++;
             if (sp && sp->pcie_bytes_s > 0) pk_pcie += 2 * sp->pcie_bytes_s;
         }
-        if (nv.n >= 2) {
-            double dt = (double)(nv.t_last - nv.t_first) / NS;
-            nvl += (double)((nv.a_last - nv.a_first) + (nv.b_last - nv.b_first)) / dt;
+        if (fd.nv.n >= 2) {
+            double dt = (double)(fd.nv.t_last - fd.nv.t_first) / NS;
+            nvl += (double)((fd.nv.a_last - fd.nv.a_first) + (fd.nv.b_last - fd.nv.b_first)) / dt;
             nvl_known++;
             if (sp && sp->nvlink_bytes_s > 0) pk_nvl += sp->nvlink_bytes_s;
         }
-        if (en.n >= 2) {
-            energy += (double)(en.a_last - en.a_first) / 1000.0;
+        if (fd.en.n >= 2) {
+            energy += (double)(fd.en.a_last - fd.en.a_first) / 1000.0;
             energy_known = 1;
         }
-        if (dev->lazy) {
+        if (dev->lazy && !stream) {
             in->series_drop(in->load_ctx, dev->slot);
             dev->v = NULL;
         }
     }
+    double thr_s = ts.thr_s, thr_known = ts.thr_known, idle_s = ts.idle_s, act_known = ts.act_known;
     acc_finish(&a[0], &f->gpu_util);
     acc_finish(&a[1], &f->sm_active);
     acc_finish(&a[2], &f->sm_occupancy);
@@ -780,6 +860,408 @@ static int sort_steps(const gp_step_ev *sv, size_t *ord, size_t n) {
     return 0;
 }
 
+/* The steps in (rank, time) order, ties in their order (a stable sort): the array itself
+ * (in order already), through an index (ord), or, when the steps are in time order (the
+ * store loader's) and have at most RANK_SCAN_MAX ranks, rank by rank with a scan of the
+ * array for each (ranks: the distinct ranks ascending): a rank's steps in the array's
+ * order are its steps in time order, ties in their order. The scans cost ranks x steps
+ * compares a walk, where the index held 8 bytes a step (184 KB at the 60-minute demo's
+ * 23,026 steps of 4 ranks, at the report's peak RSS, docs/benchmarks.md). */
+#define RANK_SCAN_MAX 16
+typedef struct step_order {
+    const gp_step_ev *sv;
+    size_t ns;
+    const size_t *ord;    /* or NULL */
+    const int64_t *ranks; /* or NULL; with nr of them */
+    size_t nr;
+    size_t lo, hi; /* the positions walked: [0, ns), or a window's (dur_walk_start) */
+    int timed;     /* sv is in time order (no index): a window's steps are a range of it */
+} step_order;
+
+/* A walk of o: cur is the next step, NULL at the end. */
+typedef struct step_cursor {
+    const step_order *o;
+    size_t k, ri;
+    const gp_step_ev *cur;
+} step_cursor;
+
+static void cursor_advance(step_cursor *c) {
+    const step_order *o = c->o;
+    if (!o->ranks) {
+        c->cur = c->k < o->hi ? &o->sv[idx_at(o->ord, c->k++)] : NULL;
+        return;
+    }
+    for (; c->ri < o->nr; c->ri++, c->k = o->lo)
+        while (c->k < o->hi) {
+            const gp_step_ev *s = &o->sv[c->k++];
+            if (s->rank == o->ranks[c->ri]) {
+                c->cur = s;
+                return;
+            }
+        }
+    c->cur = NULL;
+}
+
+static step_cursor cursor_of(const step_order *o) {
+    step_cursor c = {o, o->lo, 0, NULL};
+    cursor_advance(&c);
+    return c;
+}
+
+/* The distinct ranks of sv[0..n), ascending, into ranks (room for RANK_SCAN_MAX) when sv is
+ * in time order and has that few: how many; else 0 (an index then). */
+static size_t scan_ranks_of(const gp_step_ev *sv, size_t n, int64_t *ranks) {
+    size_t nr = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (k && sv[k].ts_ns < sv[k - 1].ts_ns) return 0;
+        if (k && sv[k].rank == sv[k - 1].rank) continue;
+        size_t at = 0;
+        while (at < nr && ranks[at] < sv[k].rank)
+            at++;
+        if (at < nr && ranks[at] == sv[k].rank) continue;
+        if (nr == RANK_SCAN_MAX) return 0;
+        memmove(&ranks[at + 1], &ranks[at], (nr - at) * sizeof *ranks);
+        ranks[at] = sv[k].rank;
+        nr++;
+    }
+    return nr;
+}
+
+/* The step durations of events()' walk, again: the whole-job step features (drift, robust
+ * median, shared and alone medians) select over the durations walked as often as they
+ * need (vsrc below) instead of arrays of them (durations, their times, the shared ones, the
+ * alone histogram, the median's deviations: 5 x 184 KB at 23,026 steps, the 60-minute
+ * report's peak RSS, docs/benchmarks.md). The same steps in the same (rank, time) order
+ * with the same rules as the walk: it meets a rank's steps together (every list it merges
+ * is in (rank, time) order), a step's start is its own or the previous step's end of its
+ * rank inside the window, and only steps inside the window count. */
+typedef struct dur_walk {
+    step_order o; /* the walk's: time-ordered steps narrowed to the window's positions */
+    step_cursor c;
+    int64_t t0_ns, t1_ns, rank, prev_end;
+} dur_walk;
+
+/* The first position in [lo, hi) of sv (in time order) whose time is >= t (after: > t). */
+static size_t first_at(const gp_step_ev *sv, size_t lo, size_t hi, int64_t t, int after) {
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (after ? sv[mid].ts_ns <= t : sv[mid].ts_ns < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* In place (the cursor points into w). A step outside the window neither counts nor is
+ * any step's previous one: a window's walk of time-ordered steps starts at its first step
+ * (a diagnosis per window walks its own steps, not the job's, times its selections). */
+static void dur_walk_start(dur_walk *w, const step_order *o, int64_t t0_ns, int64_t t1_ns) {
+    w->o = *o;
+    if (o->timed && !o->ord) {
+        w->o.lo = first_at(o->sv, o->lo, o->hi, t0_ns, 0);
+        w->o.hi = first_at(o->sv, w->o.lo, o->hi, t1_ns, 1);
+    }
+    w->c = cursor_of(&w->o);
+    w->t0_ns = t0_ns;
+    w->t1_ns = t1_ns;
+    w->rank = INT64_MIN;
+    w->prev_end = -1;
+}
+
+/* 1 with the next step that has a duration: *d (s), its end and start (ns); 0 at the end. */
+static int dur_walk_next(dur_walk *w, double *d, int64_t *end_ns, int64_t *start_ns) {
+    while (w->c.cur) {
+        const gp_step_ev *sp = w->c.cur;
+        cursor_advance(&w->c);
+        if (sp->rank != w->rank) {
+            w->rank = sp->rank;
+            w->prev_end = -1;
+        }
+        if (sp->ts_ns < w->t0_ns || sp->ts_ns > w->t1_ns) continue;
+        int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : w->prev_end;
+        w->prev_end = sp->ts_ns;
+        if (st >= 0 && sp->ts_ns > st) {
+            *d = (double)(sp->ts_ns - st) / NS;
+            *end_ns = sp->ts_ns;
+            *start_ns = st;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- whole-job quantiles without an array of the values ----
+ * A quantile needs every value, but not all at once: its value is the multiset's, and the
+ * walks give the same multiset as often as asked. The k-th smallest is found by the bits
+ * of the values (a radix selection on an order-preserving key of the double): a pass
+ * counts the values of the range still holding rank k by their next SEL_DIGIT bits, the
+ * next pass looks only inside the bucket holding it, and once the range holds at most
+ * SEL_SMALL values a last pass copies them out and selects among them (kth, as
+ * sel_quantile does). A few passes over the steps or requests in memory, with 32 KB of
+ * stack, instead of an array of 8 bytes a step or request: 184 KB at train-allreduce's
+ * 23,026 steps, 155 KB at llm-decode's 19,366 requests, at the 60-minute report's peak RSS
+ * (docs/benchmarks.md). The values are sel_quantile's over an array of the same values,
+ * bit for bit: the k-th and (k+1)-th smallest of a multiset are its own, and the
+ * interpolation is the same (tests/unit/test_feat_walk.c). */
+
+/* Which steps' values (vsrc), and how each step's duration d is mapped */
+enum { SV_ALL, SV_BEFORE, SV_AFTER, SV_SHARED, SV_ALONE };
+enum { VM_DUR, VM_DEV, VM_KEPT, VM_SIG_NS };
+/* Which requests' values */
+enum { RV_TTFT, RV_TPOT, RV_E2E };
+
+typedef struct vsrc {
+    const step_order *so; /* steps, or NULL: the requests of mv */
+    int64_t t0_ns, t1_ns;
+    /* steps: all, those ending at or before c_ns (SV_BEFORE), at or after it (SV_AFTER),
+     * those that shared their GPU (gp_features_near_foreign with sh[0..nsh)) or not
+     * (SV_ALONE); mapped: d, fabs(d - med) (VM_DEV), d where mad <= 0 or fabs(d - med) <=
+     * lim (VM_KEPT, the robust median's filter), the duration in ns at 4 significant digits
+     * (VM_SIG_NS, sig_hist.h) */
+    int which, map;
+    int64_t c_ns;
+    const int64_t *sh;
+    size_t nsh;
+    double med, mad, lim;
+    /* requests: ttft, tpot or e2e (s) inside the window, as events()' walk counts them */
+    const gp_mark_ev *mv;
+    size_t nm, mlo; /* mv[mlo, nm): the window's when mv is in time order */
+    int rwhich;
+    /* bounds of every value, when known (bounded): the selection's first pass is then not
+     * needed; any bounds hold, the tighter the fewer passes */
+    int bounded;
+    double bmin, bmax;
+    dur_walk w;
+    size_t i;
+} vsrc;
+
+static void vsrc_reset(vsrc *s) {
+    if (s->so) dur_walk_start(&s->w, s->so, s->t0_ns, s->t1_ns);
+    s->i = s->mlo;
+}
+
+static int vsrc_next(vsrc *s, double *v) {
+    if (s->so) {
+        double d;
+        int64_t end, st;
+        while (dur_walk_next(&s->w, &d, &end, &st)) {
+            if ((s->which == SV_BEFORE && end > s->c_ns) || (s->which == SV_AFTER && end < s->c_ns))
+                continue;
+            if ((s->which == SV_SHARED || s->which == SV_ALONE) &&
+                gp_features_near_foreign(s->sh, s->nsh, end) != (s->which == SV_SHARED))
+                continue;
+            if (s->map == VM_DEV)
+                d = fabs(d - s->med);
+            else if (s->map == VM_KEPT && !(s->mad <= 0 || fabs(d - s->med) <= s->lim))
+                continue;
+            else if (s->map == VM_SIG_NS)
+                d = (double)gp_sig_round_ns(end - st);
+            *v = d;
+            return 1;
+        }
+        return 0;
+    }
+    while (s->i < s->nm) {
+        const gp_mark_ev *mk = &s->mv[s->i++];
+        if (mk->kind != GP_EV_REQUEST || mk->ts_ns < s->t0_ns || mk->ts_ns > s->t1_ns ||
+            mk->arrival_ns < 0)
+            continue;
+        double ee = (double)(mk->ts_ns - mk->arrival_ns) / NS;
+        if (s->rwhich == RV_E2E) {
+            *v = ee;
+            return 1;
+        }
+        if (mk->first_token_ns < 0) continue;
+        double tt = (double)(mk->first_token_ns - mk->arrival_ns) / NS;
+        if (s->rwhich == RV_TTFT) {
+            *v = tt;
+            return 1;
+        }
+        if (mk->output_tokens > 1) {
+            *v = (ee - tt) / (double)(mk->output_tokens - 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static size_t vsrc_count(vsrc *s) {
+    size_t n = 0;
+    double v;
+    vsrc_reset(s);
+    while (vsrc_next(s, &v))
+        n++;
+    return n;
+}
+
+/* An order-preserving key of a double (no NaN here; zero always +0, whose key follows the
+ * negatives'), and back. */
+static uint64_t key_of(double v) {
+    if (v == 0) v = 0;
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u >> 63 ? ~u : u | (1ull << 63);
+}
+static double val_of(uint64_t k) {
+    uint64_t u = k >> 63 ? k & ~(1ull << 63) : ~k;
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+#define SEL_DIGIT 10
+#define SEL_SMALL 1024 /* values copied out per rank sought (two at most: 16 KB) */
+
+/* The values of s at the ranks quantile q[j] needs (j < nq <= 2): the (i)-th and (i+1)-th
+ * smallest, i = floor(q (n - 1)), into a[j] and b[j] (b[j] when i + 1 < n). n: how many
+ * values s has, or 0 to count them; returns the count. A first pass counts them and takes
+ * the smallest and largest keys (the bits they share are every value's), each further pass
+ * narrows every rank's range by the next SEL_DIGIT bits, the last copies each range out (or
+ * finds it is one value repeated) with the smallest key above it. */
+static size_t vsrc_select(vsrc *s, size_t n, int nq, const double *q, double *a, double *b) {
+    size_t hist[2][1u << SEL_DIGIT];
+    double small[2][SEL_SMALL];
+    uint64_t kmin = UINT64_MAX, kmax = 0;
+    size_t count = 0;
+    double v;
+    if (n && s->bounded) {
+        kmin = key_of(s->bmin);
+        kmax = key_of(s->bmax);
+    } else {
+        vsrc_reset(s);
+        while (vsrc_next(s, &v)) {
+            uint64_t key = key_of(v);
+            if (key < kmin) kmin = key;
+            if (key > kmax) kmax = key;
+            count++;
+        }
+    }
+    if (!n) n = count;
+    if (!n) return 0;
+    int shift0 = kmin == kmax ? 0 : 64 - __builtin_clzll(kmin ^ kmax);
+    uint64_t low_mask0 = shift0 == 64 ? UINT64_MAX : (1ull << shift0) - 1;
+    uint64_t lo[2], hi[2], above[2] = {UINT64_MAX, UINT64_MAX};
+    size_t kk[2], cnt[2], m[2] = {0, 0};
+    int shift[2];
+    for (int j = 0; j < nq; j++) {
+        double pos = q[j] * (double)(n - 1);
+        kk[j] = (size_t)pos;
+        lo[j] = kmin & ~low_mask0;
+        hi[j] = lo[j] | low_mask0;
+        cnt[j] = n;
+        shift[j] = shift0;
+    }
+    for (;;) {
+        int go[2] = {0, 0}, any = 0, low[2] = {0, 0};
+        for (int j = 0; j < nq; j++)
+            if (cnt[j] > SEL_SMALL && shift[j] > 0) {
+                go[j] = any = 1;
+                int bits = shift[j] >= SEL_DIGIT ? SEL_DIGIT : shift[j];
+                low[j] = shift[j] - bits;
+                memset(hist[j], 0, sizeof hist[j]);
+            }
+        if (!any) break;
+        vsrc_reset(s);
+        while (vsrc_next(s, &v)) {
+            uint64_t key = key_of(v);
+            for (int j = 0; j < nq; j++)
+                if (go[j] && key >= lo[j] && key <= hi[j])
+                    hist[j][(key >> low[j]) & (((uint64_t)1 << (shift[j] - low[j])) - 1)]++;
+        }
+        for (int j = 0; j < nq; j++) {
+            if (!go[j]) continue;
+            size_t bk = 0;
+            while (kk[j] >= hist[j][bk])
+                kk[j] -= hist[j][bk++];
+            cnt[j] = hist[j][bk];
+            lo[j] |= (uint64_t)bk << low[j];
+            hi[j] = lo[j] | (low[j] ? ((uint64_t)1 << low[j]) - 1 : 0);
+            shift[j] = low[j];
+        }
+    }
+    vsrc_reset(s);
+    while (vsrc_next(s, &v)) {
+        uint64_t key = key_of(v);
+        for (int j = 0; j < nq; j++) {
+            if (key >= lo[j] && key <= hi[j]) {
+                if (m[j] < SEL_SMALL) small[j][m[j]] = v == 0 ? 0 : v;
+                m[j]++;
+            } else if (key > hi[j] && key < above[j])
+                above[j] = key;
+        }
+    }
+    for (int j = 0; j < nq; j++) {
+        if (m[j] > SEL_SMALL) { /* one value repeated (shift 0): the range is that value */
+            a[j] = val_of(lo[j]);
+            b[j] = kk[j] + 1 < m[j] ? a[j] : val_of(above[j]);
+            continue;
+        }
+        a[j] = kth(small[j], m[j], kk[j]);
+        if (kk[j] + 1 < m[j]) {
+            double x = small[j][kk[j] + 1]; /* the smallest after kk */
+            for (size_t i = kk[j] + 2; i < m[j]; i++)
+                if (small[j][i] < x) x = small[j][i];
+            b[j] = x;
+        } else
+            b[j] = val_of(above[j]); /* meaningless when rank i is the largest: unused */
+    }
+    return n;
+}
+
+/* sel_quantile of s's values at q[j] (j < nq <= 2) into out[j]; n as vsrc_select's.
+ * Returns the count. */
+static size_t vsrc_quantiles(vsrc *s, size_t n, int nq, const double *q, double *out) {
+    double a[2], b[2];
+    n = vsrc_select(s, n, nq, q, a, b);
+    for (int j = 0; j < nq; j++) {
+        if (!n) {
+            out[j] = -1;
+            continue;
+        }
+        double pos = q[j] * (double)(n - 1);
+        size_t i = (size_t)pos;
+        double fr = pos - (double)i;
+        out[j] = i + 1 >= n ? a[j] : a[j] * (1 - fr) + b[j] * fr;
+    }
+    return n;
+}
+
+static double vsrc_quantile(vsrc *s, size_t n, double q) {
+    double r;
+    vsrc_quantiles(s, n, 1, &q, &r);
+    return r;
+}
+
+/* gp_robust_median of the durations of s (map VM_DUR, n of them): the median, the median
+ * of the deviations from it, the median of the durations within k of those. */
+static double robust_median_src(vsrc *s, size_t n, double k) {
+    if (n == 0) return -1;
+    double med = vsrc_quantile(s, n, 0.5);
+    s->map = VM_DEV;
+    s->med = med;
+    /* the deviations lie in [0, the larger at the durations' bounds] (fabs(d - med) grows
+     * away from med on either side, rounding included) */
+    double dmin = s->bmin, dmax = s->bmax;
+    int bounded = s->bounded;
+    if (bounded) {
+        double x = fabs(dmin - med), y = fabs(dmax - med);
+        s->bmin = 0;
+        s->bmax = x > y ? x : y;
+    }
+    double mad = vsrc_quantile(s, n, 0.5);
+    s->bmin = dmin;
+    s->bmax = dmax;
+    s->map = VM_KEPT;
+    s->mad = mad;
+    s->lim = k * mad;
+    size_t m = vsrc_count(s);
+    /* all kept: the same multiset, the same median */
+    double r = m && m < n ? vsrc_quantile(s, m, 0.5) : med;
+    s->map = VM_DUR;
+    return r;
+}
+
 static int events(const gp_job_input *in, gp_features *f) {
     /* Steps are most of a training job's events, requests and phase edges most of the
      * rest: they are walked as compact records (gp_step_ev, gp_mark_ev), each kind in
@@ -825,22 +1307,21 @@ static int events(const gp_job_input *in, gp_features *f) {
     }
     int steps_sorted = in_order(sv, step_idx_before, ns),
         marks_sorted = in_order(mv, mark_idx_before, nm);
-    size_t *ord = steps_sorted ? NULL : malloc(ns * sizeof *ord);
+    int64_t scan_ranks[RANK_SCAN_MAX];
+    size_t n_scan_ranks = steps_sorted ? 0 : scan_ranks_of(sv, ns, scan_ranks);
+    size_t *ord = steps_sorted || n_scan_ranks ? NULL : malloc(ns * sizeof *ord);
     size_t *ordm = marks_sorted ? NULL : malloc(nm * sizeof *ordm);
     const gp_event **e = malloc((n ? n : 1) * sizeof *e);
-    double *dur = malloc((ns ? ns : 1) * sizeof *dur);
-    int64_t *dts = malloc((ns ? ns : 1) * sizeof *dts);
-    double *ttft = malloc((nm ? nm : 1) * sizeof *ttft),
-           *tpot = malloc((nm ? nm : 1) * sizeof *tpot);
-    double *e2e = malloc((nm ? nm : 1) * sizeof *e2e);
     int64_t *shared_ts = malloc((in->n_procs ? in->n_procs : 1) * sizeof *shared_ts);
-    double *dsh = NULL;
-    gp_sig_hist alone = {0}; /* alone step times, at 4 significant digits (thr_alone) */
     int rc = -1;
-    if ((!ord && !steps_sorted) || (!ordm && !marks_sorted) || !e || !dur || !dts || !ttft ||
-        !tpot || !e2e || !shared_ts)
+    if ((!ord && !steps_sorted && !n_scan_ranks) || (!ordm && !marks_sorted) || !e || !shared_ts)
         goto out;
     if (ord && sort_steps(sv, ord, ns) < 0) goto out;
+    int timed = !ord;
+    for (size_t k = 1; timed && k < ns; k++)
+        timed = sv[k].ts_ns >= sv[k - 1].ts_ns;
+    step_order so = {sv, ns, ord, n_scan_ranks ? scan_ranks : NULL, n_scan_ranks, 0, ns, timed};
+    step_cursor sc = cursor_of(&so);
     for (size_t k = 0; ordm && k < nm; k++)
         ordm[k] = k;
     if (sort_idx(mv, mark_idx_before, ordm, nm) < 0) goto out;
@@ -857,13 +1338,15 @@ static int events(const gp_job_input *in, gp_features *f) {
     int64_t open_dw = -1, open_ck = -1, open_in = -1, open_cm = -1, prev_end = -1;
     /* foreign processes on the job's GPUs (interference) */
     size_t nsh = gp_features_foreign_ts(in, shared_ts);
-    dsh = malloc((ns ? ns : 1) * sizeof *dsh);
     size_t nsh_d = 0, nal_d = 0;
-    if (!dsh || gp_sig_hist_reserve(&alone, ns ? ns : 1) < 0) goto out;
+    double dur_sum = 0, dur_sq = 0; /* in the walk's order, as always */
+    double dur_min = 0, dur_max = 0, req_min[3] = {0, 0, 0}, req_max[3] = {0, 0, 0};
+    int64_t dur_min_ns = 0, dur_max_ns = 0;           /* bounds for the selections (vsrc) */
+    int64_t dur_tlo = INT64_MAX, dur_thi = INT64_MIN; /* the steps' ends with a duration */
     /* one walk in (rank, time) order over all three: the next of the other events, of the
      * marks or of the steps; an event or mark first when it ties with a step, an event
      * first when it ties with a mark (they touch different state) */
-    for (size_t i = 0, j = 0, k = 0;;) {
+    for (size_t i = 0, j = 0;;) {
         const gp_event *x = NULL;
         const gp_mark_ev *mk = NULL;
         const gp_step_ev *sp = NULL;
@@ -876,13 +1359,15 @@ static int events(const gp_job_input *in, gp_features *f) {
             ev_key.ts_ns = take_e ? e[i]->ts_ns : mv[idx_at(ordm, j)].ts_ns;
             ev_key.rank = take_e ? e[i]->rank : mv[idx_at(ordm, j)].rank;
         }
-        if (have_ev && (k >= ns || !step_before(&sv[idx_at(ord, k)], &ev_key))) {
+        if (have_ev && (!sc.cur || !step_before(sc.cur, &ev_key))) {
             if (take_e)
                 x = e[i++];
             else
                 mk = &mv[idx_at(ordm, j++)];
-        } else if (k < ns)
-            sp = &sv[idx_at(ord, k++)];
+        } else if (sc.cur) {
+            sp = sc.cur;
+            cursor_advance(&sc);
+        }
         int have = x || mk || sp;
         int64_t x_rank = x    ? x->rank
                          : mk ? mk->rank
@@ -923,18 +1408,23 @@ static int events(const gp_job_input *in, gp_features *f) {
             f->n_steps++;
             if (ready < 0 || sp->ts_ns < ready) ready = sp->ts_ns;
             int64_t st = sp->step_start_ns >= 0 ? sp->step_start_ns : prev_end;
-            if (st >= 0 && sp->ts_ns > st) {
+            if (st >= 0 && sp->ts_ns > st) { /* the values: dur_walk, after the walk */
                 double d = (double)(sp->ts_ns - st) / NS;
-                dur[nd] = d;
-                dts[nd++] = sp->ts_ns;
+                if (!nd || d < dur_min) dur_min = d;
+                if (!nd || d > dur_max) dur_max = d;
+                if (!nd || sp->ts_ns - st < dur_min_ns) dur_min_ns = sp->ts_ns - st;
+                if (!nd || sp->ts_ns - st > dur_max_ns) dur_max_ns = sp->ts_ns - st;
+                nd++;
+                dur_sum += d;
+                dur_sq += d * d;
+                if (sp->ts_ns < dur_tlo) dur_tlo = sp->ts_ns;
+                if (sp->ts_ns > dur_thi) dur_thi = sp->ts_ns;
                 int shared = gp_features_near_foreign(shared_ts, nsh, sp->ts_ns);
                 if (shared) {
-                    dsh[nsh_d++] = d;
+                    nsh_d++;
                     if (!f->shared_t0_ns || st < f->shared_t0_ns) f->shared_t0_ns = st;
                     if (sp->ts_ns > f->shared_t1_ns) f->shared_t1_ns = sp->ts_ns;
-                } else if (gp_sig_hist_add(&alone, sp->ts_ns - st) < 0)
-                    goto out;
-                else
+                } else
                     nal_d++;
             }
             if (sp->units >= 0) f->units = (f->units < 0 ? 0 : f->units) + sp->units;
@@ -985,14 +1475,22 @@ static int events(const gp_job_input *in, gp_features *f) {
             int64_t a0 = mk->arrival_ns >= 0 ? mk->arrival_ns : mk->ts_ns;
             if (a0 < req_lo) req_lo = a0;
             if (mk->ts_ns > req_hi) req_hi = mk->ts_ns;
-            if (mk->arrival_ns >= 0) {
+            if (mk->arrival_ns >= 0) { /* the values: vsrc, after the walk; their bounds */
                 double ee = (double)(mk->ts_ns - mk->arrival_ns) / NS;
-                e2e[ne++] = ee;
+                if (!ne || ee < req_min[RV_E2E]) req_min[RV_E2E] = ee;
+                if (!ne || ee > req_max[RV_E2E]) req_max[RV_E2E] = ee;
+                ne++;
                 if (mk->first_token_ns >= 0) {
                     double tt = (double)(mk->first_token_ns - mk->arrival_ns) / NS;
-                    ttft[nt++] = tt;
-                    if (mk->output_tokens > 1)
-                        tpot[np++] = (ee - tt) / (double)(mk->output_tokens - 1);
+                    if (!nt || tt < req_min[RV_TTFT]) req_min[RV_TTFT] = tt;
+                    if (!nt || tt > req_max[RV_TTFT]) req_max[RV_TTFT] = tt;
+                    nt++;
+                    if (mk->output_tokens > 1) {
+                        double tp = (ee - tt) / (double)(mk->output_tokens - 1);
+                        if (!np || tp < req_min[RV_TPOT]) req_min[RV_TPOT] = tp;
+                        if (!np || tp > req_max[RV_TPOT]) req_max[RV_TPOT] = tp;
+                        np++;
+                    }
                 }
             }
             break;
@@ -1017,51 +1515,110 @@ static int events(const gp_job_input *in, gp_features *f) {
         f->init_share = ini / rank_time;
         f->comm_share = comm / rank_time;
     }
+    /* the walk's arrays are gone: each whole-job quantile selects over walks (vsrc) */
+    vsrc src;
+    memset(&src, 0, sizeof src);
+    src.so = &so;
+    src.t0_ns = f->t0_ns;
+    src.t1_ns = f->t1_ns;
+    src.bounded = 1; /* every duration's */
+    src.bmin = dur_min;
+    src.bmax = dur_max;
+    int quantiles = !in->idle_only; /* each a few walks (vsrc): none where unread */
     if (nd) {
-        /* drift: last third vs first third by time (dur is in rank, time order) */
-        double *tmp = malloc(nd * sizeof *tmp);
-        if (tmp) {
-            int64_t tlo = INT64_MAX, thi = INT64_MIN;
-            for (size_t i = 0; i < nd; i++) {
-                if (dts[i] < tlo) tlo = dts[i];
-                if (dts[i] > thi) thi = dts[i];
-            }
-            int64_t c1 = tlo + (thi - tlo) / 3, c2 = thi - (thi - tlo) / 3;
-            size_t k1 = 0, k2 = 0;
-            for (size_t i = 0; i < nd; i++)
-                if (dts[i] <= c1) tmp[k1++] = dur[i];
-            double early = k1 >= 3 ? sel_quantile(tmp, k1, 0.5) : -1;
-            for (size_t i = 0; i < nd; i++)
-                if (dts[i] >= c2) tmp[k2++] = dur[i];
-            double late = k2 >= 3 ? sel_quantile(tmp, k2, 0.5) : -1;
-            f->step_drift = early > 0 && late > 0 ? late / early : -1;
-            free(tmp);
-        }
-        double sum = 0, sq = 0;
-        for (size_t i = 0; i < nd; i++) {
-            sum += dur[i];
-            sq += dur[i] * dur[i];
-        }
-        f->mean_step_s = sum / (double)nd;
-        double var = sq / (double)nd - f->mean_step_s * f->mean_step_s;
+        /* drift: last third vs first third by time */
+        int64_t c1 = dur_tlo + (dur_thi - dur_tlo) / 3, c2 = dur_thi - (dur_thi - dur_tlo) / 3;
+        src.which = SV_BEFORE;
+        src.c_ns = c1;
+        double early = -1, late = -1;
+        if (quantiles && vsrc_quantiles(&src, 0, 1, (const double[]){0.5}, &early) < 3) early = -1;
+        src.which = SV_AFTER;
+        src.c_ns = c2;
+        if (quantiles && vsrc_quantiles(&src, 0, 1, (const double[]){0.5}, &late) < 3) late = -1;
+        f->step_drift = early > 0 && late > 0 ? late / early : -1;
+        f->mean_step_s = dur_sum / (double)nd;
+        double var = dur_sq / (double)nd - f->mean_step_s * f->mean_step_s;
         f->step_cv = f->mean_step_s > 0 ? sqrt(var > 0 ? var : 0) / f->mean_step_s : -1;
-        f->ideal_step_s = gp_robust_median(dur, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
+        src.which = SV_ALL;
+        if (quantiles) f->ideal_step_s = robust_median_src(&src, nd, gp_th(GP_TH_STEP_OUTLIER_MAD));
     }
     if (ready >= 0 && f->units >= 0 && f->t1_ns > ready)
         f->units_per_s = f->units / ((double)(f->t1_ns - ready) / NS);
-    if (nsh_d >= 5 && nal_d >= 5) {
-        double ms = sel_quantile(dsh, nsh_d, 0.5), ma = gp_sig_hist_median_s(&alone);
+    if (quantiles && nsh_d >= 5 && nal_d >= 5) {
+        src.which = SV_SHARED;
+        src.sh = shared_ts;
+        src.nsh = nsh;
+        double ms = vsrc_quantile(&src, nsh_d, 0.5);
+        /* the alone median at 4 significant digits: gp_sig_hist_median_s's */
+        src.which = SV_ALONE;
+        src.map = VM_SIG_NS; /* rounding keeps the order: the bounds' rounded */
+        src.bmin = (double)gp_sig_round_ns(dur_min_ns);
+        src.bmax = (double)gp_sig_round_ns(dur_max_ns);
+        double pos = 0.5 * (double)(nal_d - 1);
+        size_t i = (size_t)pos;
+        double fr = pos - (double)i, a_ns, b_ns;
+        vsrc_select(&src, nal_d, 1, (const double[]){0.5}, &a_ns, &b_ns);
+        double ma = a_ns / 1e9;
+        if (i + 1 < nal_d) ma = ma * (1 - fr) + b_ns / 1e9 * fr;
+        src.map = VM_DUR;
+        src.bmin = dur_min;
+        src.bmax = dur_max;
         f->thr_shared = ms > 0 ? 1 / ms : -1;
         f->thr_alone = ma > 0 ? 1 / ma : -1;
     }
     if (nsh_d + nal_d > 0) f->shared_share = (double)nsh_d / (double)(nsh_d + nal_d);
+    if (f->n_req && quantiles) {
+        vsrc rq;
+        memset(&rq, 0, sizeof rq);
+        rq.t0_ns = f->t0_ns;
+        rq.t1_ns = f->t1_ns;
+        rq.mv = mv;
+        rq.nm = nm;
+        int mtimed = 1; /* the window's requests a range of mv */
+        for (size_t k = 1; mtimed && k < nm; k++)
+            mtimed = mv[k].ts_ns >= mv[k - 1].ts_ns;
+        if (mtimed) {
+            size_t lo = 0, hi = nm;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (mv[mid].ts_ns < f->t0_ns)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            rq.mlo = lo;
+            for (hi = nm; lo < hi;) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (mv[mid].ts_ns <= f->t1_ns)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            rq.nm = lo;
+        }
+        rq.bounded = 1;
+        static const double q5090[2] = {0.5, 0.9};
+        double r[2];
+        rq.rwhich = RV_TTFT;
+        rq.bmin = req_min[RV_TTFT];
+        rq.bmax = req_max[RV_TTFT];
+        vsrc_quantiles(&rq, nt, 2, q5090, r);
+        f->ttft_p50_s = nt ? r[0] : -1;
+        f->ttft_p90_s = nt ? r[1] : -1;
+        rq.rwhich = RV_TPOT;
+        rq.bmin = req_min[RV_TPOT];
+        rq.bmax = req_max[RV_TPOT];
+        vsrc_quantiles(&rq, np, 2, q5090, r);
+        f->tpot_p50_s = np ? r[0] : -1;
+        f->tpot_p90_s = np ? r[1] : -1;
+        rq.rwhich = RV_E2E;
+        rq.bmin = req_min[RV_E2E];
+        rq.bmax = req_max[RV_E2E];
+        vsrc_quantiles(&rq, ne, 2, q5090, r);
+        f->e2e_p50_s = ne ? r[0] : -1;
+        f->e2e_p90_s = ne ? r[1] : -1;
+    }
     if (f->n_req) {
-        f->ttft_p50_s = sel_quantile(ttft, nt, 0.5);
-        f->ttft_p90_s = sel_quantile(ttft, nt, 0.9);
-        f->tpot_p50_s = sel_quantile(tpot, np, 0.5);
-        f->tpot_p90_s = sel_quantile(tpot, np, 0.9);
-        f->e2e_p50_s = sel_quantile(e2e, ne, 0.5);
-        f->e2e_p90_s = sel_quantile(e2e, ne, 0.9);
         double span = req_hi > req_lo ? (double)(req_hi - req_lo) / NS : 0;
         if (span > 0) {
             f->req_per_s = (double)f->n_req / span;
@@ -1090,18 +1647,11 @@ static int events(const gp_job_input *in, gp_features *f) {
     }
     rc = 0;
 out:
-    free(dsh);
-    gp_sig_hist_free(&alone);
     free(ord);
     free(ordm);
     free(sv_own);
     free(mv_own);
     free(e);
-    free(dur);
-    free(dts);
-    free(ttft);
-    free(tpot);
-    free(e2e);
     free(shared_ts);
     return rc;
 }

@@ -128,6 +128,15 @@ typedef struct gp_job_input {
      * all devices (no steps), it comes first from series_scan: the slot's rows handed to
      * fn one at a time in time order until fn returns 1 (usually a few rows). */
     size_t deferred_rows;
+    /* series_fold, when set, is how a deferred device the telemetry folds is read instead
+     * of series_fill: the slot's rows are never held, each is handed to row_fn as it is
+     * read, after all their times were handed to ts_fn (the device's median interval
+     * comes before its first row's weight), both passes in one read transaction (the same
+     * rows): the telemetry then holds no device's rows, where a filled series was 144 bytes
+     * a row (518 KB for an hour of 1 s samples, report's peak RSS, docs/benchmarks.md).
+     * Stops at a fn's first < 0. 0, or -1. */
+    int (*series_fold)(void *load_ctx, size_t slot, int (*ts_fn)(void *fn_ctx, int64_t ts_ns),
+                       int (*row_fn)(void *fn_ctx, const gp_feat_sample *x), void *fn_ctx);
     int (*series_fill)(void *load_ctx, size_t slot);
     void (*series_drop)(void *load_ctx, size_t slot);
     int (*series_scan)(void *load_ctx, size_t slot,
@@ -154,6 +163,10 @@ typedef struct gp_job_input {
     int64_t submitted_ns;            /* from the job record when lifecycle events are not in events;
                                         <= 0 unknown */
     const gp_input_history *history; /* NULL: every figure from this input */
+    /* 1: only what the idle time needs (a window's idle_gpu_s: the scheduling-gap finding,
+     * diagnose.c): the whole-job step and request quantiles (step_drift, ideal_step_s,
+     * thr_shared, thr_alone, ttft/tpot/e2e) are left unknown, every other field as always */
+    int idle_only;
 } gp_job_input;
 
 typedef struct gp_features {
