@@ -31,13 +31,20 @@ gpus = 1
 CONF
 VG=(valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect
     --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --track-fds=no)
+# Valgrind does not model userfaultfd (syscall 323): it warns once and returns ENOSYS,
+# and the code trimming resident pages (agent/footprint.c) falls back as on a kernel
+# without it. That one warning block (5 lines) is valgrind's, not a finding; anything
+# else valgrind writes is.
+vg_findings() { # log -> the log without that block
+    awk '/WARNING: unhandled amd64-linux syscall: 323$/ {skip = 5} skip > 0 {skip--; next} {print}' "$1"
+}
 run() { # name, command...
     local name=$1; shift
     local t0=$SECONDS
     if ! "${VG[@]}" --log-file="$tmp/$name.vg" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"; then
         echo "FAIL: $name under valgrind:"; cat "$tmp/$name.vg" "$tmp/$name.err" | head -60; exit 1
     fi
-    if [ -s "$tmp/$name.vg" ]; then echo "FAIL: $name: valgrind says:"; head -60 "$tmp/$name.vg"; exit 1; fi
+    if [ -n "$(vg_findings "$tmp/$name.vg")" ]; then echo "FAIL: $name: valgrind says:"; head -60 "$tmp/$name.vg"; exit 1; fi
     echo "ok   $name ($((SECONDS - t0)) s)"
 }
 # The agent: real socket, a few events from emit while it runs.
@@ -58,7 +65,7 @@ python3 -c 'import socket, sys
 socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"garbage line here", sys.argv[1])' "$tmp/gp.sock" ||
     { echo "FAIL: could not send a datagram to the agent"; exit 1; }
 if ! wait $pid; then echo "FAIL: agent under valgrind:"; cat "$tmp/agent.vg" "$tmp/agent.out" | head -60; exit 1; fi
-if [ -s "$tmp/agent.vg" ]; then echo "FAIL: agent: valgrind says:"; head -60 "$tmp/agent.vg"; exit 1; fi
+if [ -n "$(vg_findings "$tmp/agent.vg")" ]; then echo "FAIL: agent: valgrind says:"; head -60 "$tmp/agent.vg"; exit 1; fi
 # the emitted events reached the store: five steps and the phase, not the garbage
 got=$(python3 -c 'import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
