@@ -37,18 +37,28 @@ static unsigned long sum(const unsigned char *p, size_t n) {
     return s;
 }
 
-static void test_trim(void **st) {
-    (void)st;
-    long pg = sysconf(_SC_PAGESIZE);
-    size_t len = (size_t)pg * PAGES;
-    char *dir = gp_test_tmpdir(), path[512];
-    snprintf(path, sizeof path, "%s/f", dir);
+/* A file of PAGES pages at dir/name, written through (so in the page cache), its bytes
+ * in *buf (malloc'ed); returns the open descriptor. */
+static int page_file(const char *dir, const char *name, unsigned mult, char *path, size_t cap,
+                     unsigned char **buf, size_t *len) {
+    *len = (size_t)sysconf(_SC_PAGESIZE) * PAGES;
+    snprintf(path, cap, "%s/%s", dir, name);
     int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
     assert_true(fd >= 0);
-    unsigned char *buf = malloc(len);
-    for (size_t i = 0; i < len; i++)
-        buf[i] = (unsigned char)(i * 7 + i / 4096);
-    assert_int_equal(write(fd, buf, len), (ssize_t)len);
+    *buf = malloc(*len);
+    assert_non_null(*buf);
+    for (size_t i = 0; i < *len; i++)
+        (*buf)[i] = (unsigned char)(i * mult + i / 4096);
+    assert_int_equal(write(fd, *buf, *len), (ssize_t)*len);
+    return fd;
+}
+
+static void test_trim(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir(), path[512];
+    unsigned char *buf;
+    size_t len;
+    int fd = page_file(dir, "f", 7, path, sizeof path, &buf, &len);
     unsigned long want = sum(buf, len);
 
     /* Read-only, never written: its pages are the file's. */
@@ -92,15 +102,10 @@ static void test_trim(void **st) {
 static void test_one_page_faults(void **st) {
     (void)st;
     long pg = sysconf(_SC_PAGESIZE);
-    size_t len = (size_t)pg * PAGES;
     char *dir = gp_test_tmpdir(), path[512];
-    snprintf(path, sizeof path, "%s/g", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    assert_true(fd >= 0);
-    unsigned char *buf = malloc(len);
-    for (size_t i = 0; i < len; i++)
-        buf[i] = (unsigned char)(i * 13 + i / 4096);
-    assert_int_equal(write(fd, buf, len), (ssize_t)len); /* in the page cache now */
+    unsigned char *buf;
+    size_t len;
+    int fd = page_file(dir, "g", 13, path, sizeof path, &buf, &len);
     unsigned char *ro = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     assert_true(ro != MAP_FAILED);
     assert_int_equal(sum(ro, len), sum(buf, len));

@@ -1599,24 +1599,21 @@ static int events(const gp_job_input *in, gp_features *f) {
         rq.bounded = 1;
         static const double q5090[2] = {0.5, 0.9};
         double r[2];
-        rq.rwhich = RV_TTFT;
-        rq.bmin = req_min[RV_TTFT];
-        rq.bmax = req_max[RV_TTFT];
-        vsrc_quantiles(&rq, nt, 2, q5090, r);
-        f->ttft_p50_s = nt ? r[0] : -1;
-        f->ttft_p90_s = nt ? r[1] : -1;
-        rq.rwhich = RV_TPOT;
-        rq.bmin = req_min[RV_TPOT];
-        rq.bmax = req_max[RV_TPOT];
-        vsrc_quantiles(&rq, np, 2, q5090, r);
-        f->tpot_p50_s = np ? r[0] : -1;
-        f->tpot_p90_s = np ? r[1] : -1;
-        rq.rwhich = RV_E2E;
-        rq.bmin = req_min[RV_E2E];
-        rq.bmax = req_max[RV_E2E];
-        vsrc_quantiles(&rq, ne, 2, q5090, r);
-        f->e2e_p50_s = ne ? r[0] : -1;
-        f->e2e_p90_s = ne ? r[1] : -1;
+        const struct {
+            int which;
+            size_t n;
+            double *p50, *p90;
+        } lat[3] = {{RV_TTFT, nt, &f->ttft_p50_s, &f->ttft_p90_s},
+                    {RV_TPOT, np, &f->tpot_p50_s, &f->tpot_p90_s},
+                    {RV_E2E, ne, &f->e2e_p50_s, &f->e2e_p90_s}};
+        for (int k = 0; k < 3; k++) {
+            rq.rwhich = lat[k].which;
+            rq.bmin = req_min[lat[k].which];
+            rq.bmax = req_max[lat[k].which];
+            vsrc_quantiles(&rq, lat[k].n, 2, q5090, r);
+            *lat[k].p50 = lat[k].n ? r[0] : -1;
+            *lat[k].p90 = lat[k].n ? r[1] : -1;
+        }
     }
     if (f->n_req) {
         double span = req_hi > req_lo ? (double)(req_hi - req_lo) / NS : 0;
