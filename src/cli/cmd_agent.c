@@ -440,9 +440,9 @@ int gp_cmd_agent(int argc, char **argv) {
     /* Loading a library (libmicrohttpd pulls in gnutls, p11-kit, nettle, gmp, ...) faults
      * ~2.4 MiB of their files in, most of which nothing touches again: dropped now, before
      * the agent's own start-up adds its pages, so the start-up peak is not the sum of both
-     * (agent/footprint.h; the second trim below drops the agent's). */
-    int loaded_libs = wants_curl || wants_xml || so.listen || lo.url;
-    if (loaded_libs && !getenv("GOODPUT_AGENT_KEEP_PAGES")) gp_footprint_trim();
+     * (agent/footprint.h; the second trim below drops the agent's). With no library loaded
+     * too: from here on the start-up's own faults map a page each, not 64 KiB. */
+    if (!getenv("GOODPUT_AGENT_KEEP_PAGES")) gp_footprint_trim();
     char err[512] = "";
     /* --log: checked before the agent opens anything, so a typo costs nothing */
     gp_agent_logs logs;
