@@ -375,13 +375,8 @@ static void put_proc(gp_store *s, int dev, int64_t ts, int pid, const char *job,
 
 static void ev_step(gp_store *s, const char *job, int64_t rank, int64_t step, int64_t ts,
                     int64_t start) {
-    gp_event e;
-    gp_event_init(&e, GP_EV_STEP);
-    snprintf(e.job_id, sizeof e.job_id, "%s", job);
+    gp_event e = gp_test_step_event(job, step, 32, ts);
     e.rank = rank;
-    e.step = step;
-    e.units = 32;
-    e.ts_ns = ts;
     e.step_start_ns = start;
     gp_store_put_event(s, &e);
 }

@@ -445,7 +445,6 @@ typedef struct ck_ctx {
     int snapped;                 /* the sweep reached cut_t */
     int snap_bad;                /* ... with labels open there that the new one does not hold */
     int act_cut;                 /* an activity-only cut at cut_t (inside a segment) */
-    int64_t first_alloc_ns;      /* ... the job's first allocation (not_ready opens there) */
 } ck_ctx;
 
 /* Collects steps of the lowest rank that reports steps (all ranks progress in lockstep;
@@ -1109,8 +1108,7 @@ static int label_pipeline(const gp_goodput_in *in, const gp_acct_event **ev, gp_
  * freeze_by, after the window's start and the previous cut, before the window's end, with
  * no later entry ending at T; when readiness is not known by T, no later entry may begin
  * before T. The sweep takes its state there (act_snap). */
-static void act_choose_cut(const gp_goodput_in *in, int64_t ready, int64_t first_alloc_ns,
-                           ck_ctx *ck) {
+static void act_choose_cut(const gp_goodput_in *in, int64_t ready, ck_ctx *ck) {
     int64_t lo = ck->from ? ck->from->t_ns : in->t0_ns;
     int64_t later_s0 = INT64_MAX; /* the least start of the entries after k */
     for (size_t k = in->n_act; k-- > 0;) {
@@ -1125,7 +1123,6 @@ static void act_choose_cut(const gp_goodput_in *in, int64_t ready, int64_t first
             to->ready_ns = ready >= 0 && ready < t ? ready : -1;
             ck->act_cut = 1;
             ck->cut_t = t;
-            ck->first_alloc_ns = first_alloc_ns;
             return;
         }
         int64_t s0 = t - in->act[k].dur_ns;
@@ -1170,7 +1167,7 @@ static void label_activity_only(const gp_goodput_in *in, const gp_acct_event **e
         out->kind = GP_JK_NEVER_READY;
     else
         out->kind = GP_JK_UNKNOWN;
-    if (ck->to && out->kind != GP_JK_UNKNOWN) act_choose_cut(in, *ready, out->first_alloc_ns, ck);
+    if (ck->to && out->kind != GP_JK_UNKNOWN) act_choose_cut(in, *ready, ck);
 }
 
 /* ---- the sweep ---- */
@@ -1239,7 +1236,7 @@ static void act_snap(const gp_goodput_in *in, ck_ctx *ck, const int *open, doubl
     snap(t, open, held, n_held, busy, busy_known, out);
     ck->snapped = 1;
     for (int l = 0; l < L__COUNT; l++) { /* only not_ready, before readiness */
-        int want = l == L_NOT_READY && t->ready_ns < 0 && ck->first_alloc_ns < ck->cut_t;
+        int want = l == L_NOT_READY && t->ready_ns < 0 && out->first_alloc_ns < ck->cut_t;
         if (open[l] != want) ck->snap_bad = 1;
     }
     int64_t sa = a < in->t0_ns ? in->t0_ns : a;
