@@ -152,6 +152,12 @@ struct gp_store {
      * size set now, events put in the open transaction, quiet commits since a flood */
     int cache_steady_kib, cache_flood_kib, cache_kib;
     uint32_t tx_events, quiet_commits;
+    /* gp_store_stmt: statements of other modules and of rare passes, prepared once */
+    struct {
+        const char *sql;
+        sqlite3_stmt *st;
+    } *cached;
+    size_t n_cached, cap_cached;
 };
 
 /* The agent's flush writes its queued rows GP_STORE_BATCH_ROWS at a time, in one
@@ -459,8 +465,43 @@ void gp_store_close(gp_store *s) {
     gp_rollup_free(s->rollup);
     for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(s->st[i]);
+    for (size_t i = 0; i < s->n_cached; i++)
+        sqlite3_finalize(s->cached[i].st);
+    free(s->cached);
     sqlite3_close(s->db);
     free(s);
+}
+
+sqlite3_stmt *gp_store_stmt(gp_store *s, const char *sql) {
+    for (size_t i = 0; i < s->n_cached; i++)
+        if (s->cached[i].sql == sql) {
+            sqlite3_reset(s->cached[i].st);
+            sqlite3_clear_bindings(s->cached[i].st);
+            return s->cached[i].st;
+        }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        return NULL;
+    if (s->n_cached == s->cap_cached) {
+        size_t nc = s->cap_cached ? 2 * s->cap_cached : 8;
+        void *p = realloc(s->cached, nc * sizeof *s->cached);
+        if (!p) {
+            sqlite3_finalize(st);
+            return NULL;
+        }
+        s->cached = p;
+        s->cap_cached = nc;
+    }
+    s->cached[s->n_cached].sql = sql;
+    s->cached[s->n_cached++].st = st;
+    return st;
+}
+
+/* Steps a statement of gp_store_stmt to its end and resets it: 0 done, -1 an error. */
+static int step_cached(sqlite3_stmt *st) {
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
 }
 
 static void set_cache_kib(gp_store *s, int kib) {
@@ -789,10 +830,9 @@ static size_t put_batch(gp_store *s, sqlite3_stmt *st, bound_val *last,
     return done >= 0 && done <= GP_STORE_BATCH_ROWS ? (size_t)done : 0;
 }
 
-int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
+static int put_samples(gp_store *s, const gp_sample *x, size_t n, int64_t bound) {
     int failed = 0;
     size_t i = 0;
-    int64_t bound = n ? results_bound(s) : -1;
     while (i < n) {
         int batch = s->own_rows && n - i >= GP_STORE_BATCH_ROWS;
         /* A device's first sample on this connection reads its stored rows into the rollup:
@@ -817,10 +857,9 @@ int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
     return failed;
 }
 
-int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
+static int put_procs(gp_store *s, const gp_proc_sample *p, size_t n, int64_t bound) {
     int failed = 0;
     size_t i = 0;
-    int64_t bound = n ? results_bound(s) : -1;
     while (i < n) {
         size_t done = s->own_rows && n - i >= GP_STORE_BATCH_ROWS
                           ? put_batch(s, s->st[ST_PROC_BATCH], s->proc_last, bind_proc, PROC_COLS,
@@ -833,6 +872,23 @@ int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
         if (put_proc_one(s, &p[i], bound) != 0) failed++;
         i++;
     }
+    return failed;
+}
+
+int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n) {
+    return put_samples(s, x, n, n ? results_bound(s) : -1);
+}
+
+int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
+    return put_procs(s, p, n, n ? results_bound(s) : -1);
+}
+
+int gp_store_put_rows(gp_store *s, const gp_sample *x, size_t n, const gp_proc_sample *p,
+                      size_t np, int *failed_procs) {
+    /* Nothing between the two raises the bound (only a job_results write does). */
+    int64_t bound = n + np ? results_bound(s) : -1;
+    int failed = put_samples(s, x, n, bound);
+    *failed_procs = put_procs(s, p, np, bound);
     return failed;
 }
 
@@ -1064,11 +1120,9 @@ int gp_store_retain(gp_store *s, int64_t cutoff_ns) {
                                       "DELETE FROM spans WHERE end_ns < ?1"};
 #undef RETAIN_BY_UUID
     for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
-        if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) != SQLITE_OK) return -1;
+        if (!(st = gp_store_stmt(s, sql[i]))) return -1;
         sqlite3_bind_int64(st, 1, cutoff_ns);
-        int rc = sqlite3_step(st);
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE) return -1;
+        if (step_cached(st) != 0) return -1;
     }
     return 0;
 }
@@ -1087,38 +1141,31 @@ static const char RETAIN_MARK_SQL[] =
     "  AND NOT EXISTS (SELECT 1 FROM allocations a WHERE a.job_id = r.job_id AND a.to_ns IS NULL)"
     "  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.job_id = r.job_id AND e.kind = 5)";
 
+/* The moved results leave job_results (one place for each; the sealing writer skips
+ * pruned jobs), then at most max_rows of their events go: a pass costs ~2.5 us an event,
+ * so a day-long trainer's million events are spread over passes rather than stall one
+ * tick for seconds. */
+static const char RETAIN_MOVED_SQL[] =
+    "DELETE FROM job_results WHERE job_id IN (SELECT job_id FROM job_events_pruned)";
+static const char RETAIN_EVENTS_SQL[] =
+    /* CROSS JOIN: the few marked jobs outside, each one's events by events_job_ts; the
+     * other order scans every event */
+    "DELETE FROM events WHERE id IN (SELECT e.id FROM job_events_pruned p"
+    " CROSS JOIN events e WHERE e.job_id = p.job_id"
+    /* only the range the moved result covers: events of a later run under the same id
+     * stay (they make the job unknown, GP_PRUNED_STILL_SQL, not gone) */
+    " AND e.ts_ns < p.before_ns LIMIT ?1)";
+
 int64_t gp_store_retain_events(gp_store *s, int64_t cutoff_ns, int64_t now_ns, int64_t max_rows) {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, RETAIN_MARK_SQL, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (!(st = gp_store_stmt(s, RETAIN_MARK_SQL))) return -1;
     sqlite3_bind_int64(st, 1, cutoff_ns);
     sqlite3_bind_int64(st, 2, now_ns);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return -1;
-    /* The moved results leave job_results (one place for each; the sealing writer skips
-     * pruned jobs), then at most max_rows of their events go: a pass
-     * costs ~2.5 us an event, so a day-long trainer's million events are spread over
-     * passes rather than stall one tick for seconds. */
-    if (sqlite3_exec(s->db,
-                     "DELETE FROM job_results WHERE job_id IN (SELECT job_id FROM"
-                     " job_events_pruned)",
-                     NULL, NULL, NULL) != SQLITE_OK)
-        return -1;
-    if (sqlite3_prepare_v2(s->db,
-                           /* CROSS JOIN: the few marked jobs outside, each one's events
-                            * by events_job_ts; the other order scans every event */
-                           "DELETE FROM events WHERE id IN (SELECT e.id FROM job_events_pruned p"
-                           " CROSS JOIN events e WHERE e.job_id = p.job_id"
-                           /* only the range the moved result covers: events of a later
-                            * run under the same id stay (they make the job unknown,
-                            * GP_PRUNED_STILL_SQL, not gone) */
-                           " AND e.ts_ns < p.before_ns LIMIT ?1)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
+    if (step_cached(st) != 0) return -1;
+    if (!(st = gp_store_stmt(s, RETAIN_MOVED_SQL)) || step_cached(st) != 0) return -1;
+    if (!(st = gp_store_stmt(s, RETAIN_EVENTS_SQL))) return -1;
     sqlite3_bind_int64(st, 1, max_rows > 0 ? max_rows : -1);
-    rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return -1;
+    if (step_cached(st) != 0) return -1;
     return sqlite3_changes64(s->db);
 }
 

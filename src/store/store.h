@@ -43,6 +43,13 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
 int gp_store_lean_page_caches(void);
 void gp_store_close(gp_store *s);
 sqlite3 *gp_store_db(gp_store *s); /* for modules with queries of their own */
+/* A statement for sql, prepared on the first call and kept until the store closes, reset
+ * and its bindings cleared on each later one: for the agent's passes (retention, the sealing
+ * hook's candidates) that run once a minute for years, where preparing each time was most
+ * of their cost (bench/agent_cost). sql is the key by pointer: pass a string with static
+ * storage, the same one each time. The caller resets it after use (sqlite3_reset) and never
+ * finalizes it. NULL when it cannot be prepared (the store's error says why). */
+sqlite3_stmt *gp_store_stmt(gp_store *s, const char *sql);
 /* Binds a time (ns) to parameter i of such a module's statement: NULL when unknown (< 0). */
 void gp_store_bind_time(sqlite3_stmt *st, int i, int64_t v_ns);
 /* A memo of the store's time span (engine/accounting/job_summary.h gp_store_time_span,
@@ -97,6 +104,11 @@ int gp_store_put_proc(gp_store *s, const gp_proc_sample *p);
 #define GP_STORE_BATCH_ROWS 8
 int gp_store_put_samples(gp_store *s, const gp_sample *x, size_t n);
 int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n);
+/* Both at once, as the agent's flush writes them: the results bound is read once for the
+ * two (two statements a flush fewer). Returns the samples not stored; *failed_procs the
+ * process rows not stored. */
+int gp_store_put_rows(gp_store *s, const gp_sample *x, size_t n, const gp_proc_sample *p,
+                      size_t np, int *failed_procs);
 /* Stores the event; also updates jobs/allocations for hello, job, alloc, and sets a
  * job's ready time at its first progress event (step or request). Returns 0 stored,
  * 1 when the event was already stored (same job and gp_event_key: ignored and counted),

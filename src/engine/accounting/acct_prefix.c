@@ -267,20 +267,20 @@ static const char candidates_sql[] =
     " AND t0 <= ?3"
     " ORDER BY (SELECT computed_ns FROM job_prefix p WHERE p.job_id = j.id), j.id";
 
-static int candidates(sqlite3 *db, int64_t now_ns, const char *fp, char (**ids)[GP_JOB_ID_MAX],
+static int candidates(gp_store *s, int64_t now_ns, const char *fp, char (**ids)[GP_JOB_ID_MAX],
                       int64_t **t0s, size_t *n_out) {
     sqlite3_stmt *st;
     *ids = NULL;
     *t0s = NULL;
     *n_out = 0;
-    if (sqlite3_prepare_v2(db, candidates_sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    if (!(st = gp_store_stmt(s, candidates_sql))) return -1;
     sqlite3_bind_text(st, 1, fp, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, now_ns - GP_ACCT_PREFIX_EVERY_NS);
     sqlite3_bind_int64(st, 3, now_ns - GP_ACCT_PREFIX_MIN_AGE_NS);
     sqlite3_bind_int64(st, 4, now_ns);
     sqlite3_bind_int64(st, 5, GP_ACCT_PREFIX_EVERY_NS);
     int rc = gp_store_collect_ids(st, ids, t0s, n_out);
-    sqlite3_finalize(st);
+    sqlite3_reset(st); /* kept by the store (gp_store_stmt) */
     return rc;
 }
 
@@ -290,7 +290,7 @@ int gp_acct_prefix_pending(gp_store *s, int64_t now_ns) {
     char(*ids)[GP_JOB_ID_MAX];
     int64_t *t0s;
     size_t n;
-    int rc = candidates(gp_store_db(s), now_ns, fp, &ids, &t0s, &n);
+    int rc = candidates(s, now_ns, fp, &ids, &t0s, &n);
     free(ids);
     free(t0s);
     return rc < 0 ? -1 : n > 0;
@@ -445,7 +445,7 @@ int gp_acct_prefix_pass(gp_store *s, int64_t now_ns, double budget_cpu_s, char *
     char(*ids)[GP_JOB_ID_MAX] = NULL;
     int64_t *t0s = NULL;
     size_t n = 0;
-    if (candidates(db, now_ns, fp, &ids, &t0s, &n) != 0) {
+    if (candidates(s, now_ns, fp, &ids, &t0s, &n) != 0) {
         free(ids);
         free(t0s);
         snprintf(err, errlen, "job_prefix: %s", sqlite3_errmsg(db));

@@ -346,20 +346,20 @@ static int seal_one(gp_store *s, const gp_job *j, int64_t now_ns, int64_t t0, in
 
 /* The ended jobs without a result of this engine and these options, in the order they are
  * sealed, less those this writer gave up on. *ids is malloc'ed; -1 on a store error. */
-static int candidates(gp_job_results_writer *w, sqlite3 *db, int64_t now_ns, const char *sum_fp,
+static const char candidates_sql[] =
+    "SELECT id FROM jobs WHERE ended_ns > 0 AND ended_ns <= ?1"
+    " AND NOT EXISTS (SELECT 1 FROM job_results r WHERE r.job_id = jobs.id"
+    " AND r.sum_fp = ?2 AND r.diag_fp = ?3)"
+    /* events pruned: computing it now would read partial data */
+    " AND NOT EXISTS (SELECT 1 FROM job_events_pruned p"
+    "  WHERE p.job_id = jobs.id) ORDER BY ended_ns, id";
+
+static int candidates(gp_job_results_writer *w, gp_store *s, int64_t now_ns, const char *sum_fp,
                       const char *diag_fp, char (**ids)[GP_JOB_ID_MAX], size_t *n_out) {
     sqlite3_stmt *st;
     *ids = NULL;
     *n_out = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id FROM jobs WHERE ended_ns > 0 AND ended_ns <= ?1"
-                           " AND NOT EXISTS (SELECT 1 FROM job_results r WHERE r.job_id = jobs.id"
-                           " AND r.sum_fp = ?2 AND r.diag_fp = ?3)"
-                           /* events pruned: computing it now would read partial data */
-                           " AND NOT EXISTS (SELECT 1 FROM job_events_pruned p"
-                           "  WHERE p.job_id = jobs.id) ORDER BY ended_ns, id",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
+    if (!(st = gp_store_stmt(s, candidates_sql))) return -1;
     sqlite3_bind_int64(st, 1, now_ns - GP_SUMMARY_FREEZE_LAG_NS);
     sqlite3_bind_text(st, 2, sum_fp, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, diag_fp, -1, SQLITE_STATIC);
@@ -378,7 +378,7 @@ static int candidates(gp_job_results_writer *w, sqlite3 *db, int64_t now_ns, con
         }
         snprintf(v[n++], GP_JOB_ID_MAX, "%s", id);
     }
-    sqlite3_finalize(st);
+    sqlite3_reset(st); /* kept by the store (gp_store_stmt) */
     *ids = v;
     *n_out = n;
     return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
@@ -393,7 +393,7 @@ int gp_job_results_pending(gp_job_results_writer *w, gp_store *s, int64_t now_ns
         return -1;
     char(*ids)[GP_JOB_ID_MAX];
     size_t n;
-    int rc = candidates(w, gp_store_db(s), now_ns, sum_fp, diag_fp, &ids, &n);
+    int rc = candidates(w, s, now_ns, sum_fp, diag_fp, &ids, &n);
     free(ids);
     return rc < 0 ? -1 : n > 0;
 }
@@ -413,7 +413,7 @@ int gp_job_results_seal(gp_job_results_writer *w, gp_store *s, int64_t now_ns, d
     sqlite3 *db = gp_store_db(s);
     char(*ids)[GP_JOB_ID_MAX] = NULL;
     size_t n = 0;
-    if (candidates(w, db, now_ns, sum_fp, diag_fp, &ids, &n) != 0) {
+    if (candidates(w, s, now_ns, sum_fp, diag_fp, &ids, &n) != 0) {
         free(ids);
         snprintf(err, errlen, "job_results: %s", sqlite3_errmsg(db));
         return -1;
