@@ -348,6 +348,8 @@ static void put_sample(gp_store *s, int dev, int64_t ts) {
     if (dev == 1 && k % 40 > 30) u = 0.01; /* idle stretches */
     if (dev == 5 && ts < T_BASE + 50 * S) u = 0.01; /* idle: not ready before 50 s */
     if (dev == 6) u = 0.02;                          /* nready: never a kernel */
+    if (dev == 9 || dev == 10) u = 0.02;             /* nready2: never a kernel */
+    if (dev == 11 || (dev == 12 && ts < T_BASE + 119 * S)) u = 0.02; /* wakes: GPU-12 */
     if (k % 13) gp_set_d(&x, GP_F_GPU_UTIL, &x.gpu_util, u);
     gp_set_d(&x, GP_F_SM_ACTIVE, &x.sm_active, 0.8 * u);
     if (dev != 2) gp_set_d(&x, GP_F_TENSOR_ACTIVE, &x.tensor_active, 0.5 * u);
@@ -464,6 +466,13 @@ static void fill_second(gp_store *s, int t) {
     if (t >= 70 && t <= 121) put_sample(s, 8, ts - S / 3);
     put_sample(s, 6, ts);
     put_sample(s, 7, ts);
+    /* nready2 and wakes: two GPUs each, one sampled half a second off the other (as
+     * nvidia-smi's rows are), so an entry spans every cut; wakes' GPU-12 every 5 s, longer
+     * than the freeze lag, busy from its entry of 114.5-119.5 s. */
+    put_sample(s, 9, ts);
+    put_sample(s, 10, ts - S / 2);
+    put_sample(s, 11, ts);
+    if (t % 5 == 0) put_sample(s, 12, ts - S / 2);
     if (t == 120) ev_phase(s, "idle", "warmup", GP_PH_BEGIN, ts);
     if (t == 125) ev_phase(s, "idle", "warmup", GP_PH_END, ts);
     if (t == 140) { /* a late phase, 85-87 s: before the frozen past by then */
@@ -580,6 +589,12 @@ static void setup_jobs(gp_store *s) {
     put_alloc(s, "nready", "GPU-6", 20, -1);
     put_job(s, "turns", 10, 0, 0);
     put_alloc(s, "turns", "GPU-7", 10, -1);
+    put_job(s, "nready2", 15, 0, 0);
+    put_alloc(s, "nready2", "GPU-9", 15, -1);
+    put_alloc(s, "nready2", "GPU-10", 15, -1);
+    put_job(s, "wakes", 12, 0, 0);
+    put_alloc(s, "wakes", "GPU-11", 12, -1);
+    put_alloc(s, "wakes", "GPU-12", 12, -1);
 }
 
 static void near(double a, double b, const char *what, const char *ctx) {
@@ -628,8 +643,9 @@ static void same(const gp_job_summary *x, const gp_job_summary *y, const char *c
 }
 
 static const char *const JOBS[] = {"train", "infer", "side",   "late", "gappy",
-                                   "pipe",  "flip",  "idle", "nready", "turns"};
-#define N_JOBS 10
+                                   "pipe",  "flip",  "idle", "nready", "turns",
+                                   "nready2", "wakes"};
+#define N_JOBS 12
 
 /* What the frozen-past run saw (test_frozen_equals_full). */
 typedef struct {
@@ -726,6 +742,11 @@ static void run_incremental(const gp_summary_opts *o, frozen_seen *fz) {
     assert_int_equal(js.gp.kind, GP_JK_NEVER_READY);
     assert_int_equal(gp_job_acct_update(acct[9], s, &js, err, sizeof err), 0);
     assert_int_equal(js.gp.kind, GP_JK_TRAINING);
+    assert_int_equal(gp_job_acct_update(acct[10], s, &js, err, sizeof err), 0);
+    assert_int_equal(js.gp.kind, GP_JK_NEVER_READY);
+    assert_int_equal(gp_job_acct_update(acct[11], s, &js, err, sizeof err), 0);
+    assert_int_equal(js.gp.kind, GP_JK_ACTIVITY_ONLY);
+    assert_true(js.gp.ready_ns == T_BASE + 114 * S + S / 2);
     /* And it was incremental: each row read once, no reloads, except for the job whose
      * allocation was closed behind rows already folded, and train once: its neighbour on
      * GPU-0 (late) had its allocation closed after the fact, which changes how GPU-0's
@@ -834,6 +855,16 @@ static void test_frozen_equals_full(void **state) {
     assert_true(fz.st[turns].freezes > 3);
     assert_true(fz.st[turns].stale_freezes >= 1);
     assert_true(fz.resumed[turns] > 10);
+    /* nready2: never ready on two GPUs sampled at different instants, so an entry spans
+     * every cut (before, it never froze); wakes: the same until GPU-12's entry of
+     * 114.5-119.5 s makes it ready, with prefixes taken before and after. */
+    const int nready2 = 10, wakes = 11;
+    assert_true(fz.st[nready2].freezes > 3);
+    assert_int_equal(fz.st[nready2].stale_freezes, 0);
+    assert_true(fz.resumed[nready2] > 10);
+    assert_true(fz.st[wakes].freezes > 3);
+    assert_int_equal(fz.st[wakes].stale_freezes, 0);
+    assert_true(fz.resumed[wakes] > 10);
 }
 
 /* The same with states whose first update (and each reload) reads the events 3 at a time,
