@@ -209,15 +209,20 @@ static void on_pair(void *ctx, const char *job, const char *uuid, int64_t mtime_
     sink(s, line, (size_t)n);
 }
 
-static void test_jobmap(void **st) {
-    (void)st;
-    char *dir = gp_test_tmpdir();
-    gp_device devs[2];
-    memset(devs, 0, sizeof devs);
+/* GPU-zero at index 0, GPU-one at index 1: the node the job-map tests name files for. */
+static void two_devices(gp_device devs[2]) {
+    memset(devs, 0, 2 * sizeof *devs);
     snprintf(devs[0].uuid, sizeof devs[0].uuid, "GPU-zero");
     devs[0].index = 0;
     snprintf(devs[1].uuid, sizeof devs[1].uuid, "GPU-one");
     devs[1].index = 1;
+}
+
+static void test_jobmap(void **st) {
+    (void)st;
+    char *dir = gp_test_tmpdir();
+    gp_device devs[2];
+    two_devices(devs);
     put(dir, "0", "123\n456 1000\nnot-a-job!\n", 24); /* "jobid uid" is read as jobid */
     put(dir, "GPU-one", "789\n", 4);
     put(dir, "7", "999\n", 4); /* an index this node does not have */
@@ -297,11 +302,7 @@ static void test_jobmap_waited(void **st) {
     (void)st;
     char *dir = gp_test_tmpdir();
     gp_device devs[2];
-    memset(devs, 0, sizeof devs);
-    snprintf(devs[0].uuid, sizeof devs[0].uuid, "GPU-zero");
-    devs[0].index = 0;
-    snprintf(devs[1].uuid, sizeof devs[1].uuid, "GPU-one");
-    devs[1].index = 1;
+    two_devices(devs);
     put(dir, "0", "123\n", 4);
     gp_jobmap *m = gp_jobmap_new(dir);
     sink_t s = {0};
