@@ -35,10 +35,10 @@
 typedef struct wb_file wb_file;
 struct wb_file {
     sqlite3_file base;
-    sqlite3_file *real;          /* the file of the VFS below, in the same allocation */
-    wb_file *wal;                /* a database file: its WAL file while that is open */
-    wb_file *db;                 /* a WAL file: its database file */
-    unsigned char *buf;          /* a WAL file: writes not yet made, from buf_off */
+    sqlite3_file *real; /* the file of the VFS below, in the same allocation */
+    wb_file *wal;       /* a database file: its WAL file while that is open */
+    wb_file *db;        /* a WAL file: its database file */
+    unsigned char *buf; /* a WAL file: writes not yet made, from buf_off */
     sqlite3_int64 buf_off;
     int buf_len, buf_cap;
     int after_commit_hdr; /* the last write was a commit frame's header: its page ends it */
@@ -85,7 +85,8 @@ static int db_settle(wb_file *d, int keep) {
 static int wal_reserve(wb_file *w, int need) {
     if (need <= w->buf_cap) return 1;
     int cap = w->buf_cap ? w->buf_cap : WB_BUF_MIN_BYTES;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     if (cap > WB_BUF_MAX_BYTES) cap = WB_BUF_MAX_BYTES;
     unsigned char *p = sqlite3_realloc64(w->buf, (sqlite3_uint64)cap);
     if (!p) return 0;
@@ -253,17 +254,47 @@ static int pass_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p) {
 }
 
 static const sqlite3_io_methods wb_db_methods = {
-    3,           db_close,         pass_read,        pass_write,       pass_truncate,
-    pass_sync,   pass_file_size,   db_lock,          db_unlock,        pass_check_reserved,
-    db_file_control, pass_sector_size, pass_device,  db_shm_map,       db_shm_lock,
-    db_shm_barrier,  db_shm_unmap,     pass_fetch,   pass_unfetch,
+    3,
+    db_close,
+    pass_read,
+    pass_write,
+    pass_truncate,
+    pass_sync,
+    pass_file_size,
+    db_lock,
+    db_unlock,
+    pass_check_reserved,
+    db_file_control,
+    pass_sector_size,
+    pass_device,
+    db_shm_map,
+    db_shm_lock,
+    db_shm_barrier,
+    db_shm_unmap,
+    pass_fetch,
+    pass_unfetch,
 };
 
 static const sqlite3_io_methods wb_wal_methods = {
-    3,           wal_close,        wal_read,         wal_write,        wal_truncate,
-    wal_sync,    wal_file_size,    pass_lock,        pass_unlock,      pass_check_reserved,
-    wal_file_control, pass_sector_size, pass_device, pass_shm_map,     pass_shm_lock,
-    pass_shm_barrier, pass_shm_unmap,   pass_fetch,  pass_unfetch,
+    3,
+    wal_close,
+    wal_read,
+    wal_write,
+    wal_truncate,
+    wal_sync,
+    wal_file_size,
+    pass_lock,
+    pass_unlock,
+    pass_check_reserved,
+    wal_file_control,
+    pass_sector_size,
+    pass_device,
+    pass_shm_map,
+    pass_shm_lock,
+    pass_shm_barrier,
+    pass_shm_unmap,
+    pass_fetch,
+    pass_unfetch,
 };
 
 /* ---- the VFS ---- */
@@ -275,7 +306,8 @@ static int wb_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int
     sqlite3_vfs *below = BELOW(vfs);
     int wal = (flags & SQLITE_OPEN_WAL) != 0;
     /* Any other file is the below VFS's own object, at the start of the space SQLite gave. */
-    if (!wal && !(flags & SQLITE_OPEN_MAIN_DB)) return below->xOpen(below, name, f, flags, out_flags);
+    if (!wal && !(flags & SQLITE_OPEN_MAIN_DB))
+        return below->xOpen(below, name, f, flags, out_flags);
     wb_file *w = (wb_file *)f;
     memset(w, 0, sizeof *w);
     w->real = (sqlite3_file *)((char *)f + WB_HDR_BYTES);
