@@ -10,6 +10,8 @@
  *   and every lock and shared-memory call on the database file are the backstop.
  * - Frames rewritten in place (a page changed twice in one transaction, checksums redone)
  *   are writes elsewhere in the file: the buffer is written first, so the order holds.
+ *   walRewriteChecksums rewrites headers only, after the commit frame, each after a read
+ *   (which writes the buffer): its last header reaches the file at the barrier.
  * - The pager opens the WAL with a name inside the same allocation as the database's
  *   name, which sqlite3_database_file_object() walks back to the database's sqlite3_file:
  *   this VFS's own object, since both go through it. The pager closes the WAL before the
@@ -41,8 +43,10 @@ struct wb_file {
     unsigned char *buf; /* a WAL file: writes not yet made, from buf_off */
     sqlite3_int64 buf_off;
     int buf_len, buf_cap;
-    int after_commit_hdr; /* the last write was a commit frame's header: its page ends it */
-    int err;              /* a write that failed where nothing could return it */
+    /* Where the page of the last commit frame header written goes: the write there ends
+     * the commit; 0 when none (no frame starts at 0). */
+    sqlite3_int64 commit_page_off;
+    int err; /* a write that failed where nothing could return it */
 };
 
 /* The VFS's own object sits in front of the below VFS's, 8-byte aligned. */
@@ -100,9 +104,11 @@ static int wal_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off) {
     int rc = w->err;
     w->err = 0;
     if (rc != SQLITE_OK) return rc;
-    int ends_commit = w->after_commit_hdr;
+    int ends_commit = w->commit_page_off && off == w->commit_page_off;
     const unsigned char *b = p;
-    w->after_commit_hdr = n == WAL_FRAME_HDR_BYTES && (b[4] | b[5] | b[6] | b[7]) != 0;
+    w->commit_page_off = n == WAL_FRAME_HDR_BYTES && (b[4] | b[5] | b[6] | b[7]) != 0
+                             ? off + WAL_FRAME_HDR_BYTES
+                             : 0;
     int appends = w->buf_len > 0 && off == w->buf_off + w->buf_len &&
                   n <= WB_BUF_MAX_BYTES - w->buf_len && wal_reserve(w, w->buf_len + n);
     if (!appends) {

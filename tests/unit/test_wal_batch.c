@@ -6,7 +6,8 @@
  *   gp_store_open, the agent's path.
  * - What a connection commits with it is on disk when COMMIT returns: another connection
  *   of the process and a forked process read every commit's rows at once, through
- *   checkpoints (run by the writer and by the reader) and WAL restarts.
+ *   checkpoints (run by the writer and by the reader), WAL restarts, and transactions that
+ *   spill pages to the WAL and change them again (rewritten in place).
  * - A write that fails fails the commit (injected EIO; a file-size limit in a child), and
  *   the store stays whole. */
 #include "testutil.h"
@@ -264,7 +265,8 @@ static void test_commits_visible_at_once(void **state) {
     int to, from;
     pid_t child = reader_child(path, &to, &from);
     sqlite3 *a = open_db(path, gp_wal_batch_vfs());
-    exec_ok(a, "PRAGMA wal_autocheckpoint=16"); /* checkpoints and restarts often */
+    /* Checkpoints and restarts often; a cache of 8 pages spills large transactions. */
+    exec_ok(a, "PRAGMA wal_autocheckpoint=16; PRAGMA cache_size=8");
     sqlite3 *b = open_db(path, NULL);
     exec_ok(b, "PRAGMA wal_autocheckpoint=0");
     long hdr0 = g.wal_hdr_writes;
@@ -273,6 +275,14 @@ static void test_commits_visible_at_once(void **state) {
         int n = 1 + (c * 7) % 40, bytes = 100 + (c * 131) % 1500;
         assert_int_equal(insert_rows(a, k, n, bytes), SQLITE_OK);
         k += n;
+        if (c % 30 == 29) { /* pages spilled, then changed again in the transaction */
+            char sql[256];
+            snprintf(sql, sizeof sql,
+                     "BEGIN; UPDATE t SET v = zeroblob(length(v)) WHERE k %% 5 = %d; "
+                     "UPDATE t SET v = v || x'01' WHERE k %% 5 = %d; COMMIT",
+                     c % 5, c % 5);
+            exec_ok(a, sql);
+        }
         char da[128], dbb[128];
         digest(a, da, sizeof da);
         digest(b, dbb, sizeof dbb);
