@@ -141,11 +141,14 @@ static int insert_rows(sqlite3 *db, int k0, int n, int blob_bytes) {
     return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 }
 
-/* Row count, sum of keys and a checksum of every blob's bytes: "n s c". */
-static void digest(sqlite3 *db, char *out, size_t cap) {
+/* Row count, sum of keys and a checksum of the bytes of every blob with key >= kmin:
+ * "n s c". */
+static void digest_from(sqlite3 *db, int kmin, char *out, size_t cap) {
     sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db, "SELECT k, v FROM t ORDER BY k", -1, &st, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT k, v FROM t WHERE k >= ? ORDER BY k", -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_int(st, 1, kmin);
     long long n = 0, sum = 0;
     unsigned long long c = 1469598103934665603ULL;
     int rc;
@@ -159,6 +162,10 @@ static void digest(sqlite3 *db, char *out, size_t cap) {
     if (rc != SQLITE_DONE) fail_msg("reading t: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
     snprintf(out, cap, "%lld %lld %llx", n, sum, c);
+}
+
+static void digest(sqlite3 *db, char *out, size_t cap) {
+    digest_from(db, 0, out, cap);
 }
 
 /* ---- one write per commit ---- */
@@ -283,9 +290,11 @@ static void test_commits_visible_at_once(void **state) {
                      c % 5, c % 5);
             exec_ok(a, sql);
         }
+        /* Every commit: its rows; every 10th and after the rewrites: the whole table. */
+        int whole = c % 10 == 0 || c % 30 == 29;
         char da[128], dbb[128];
-        digest(a, da, sizeof da);
-        digest(b, dbb, sizeof dbb);
+        digest_from(a, whole ? 0 : k - n, da, sizeof da);
+        digest_from(b, whole ? 0 : k - n, dbb, sizeof dbb);
         if (strcmp(da, dbb) != 0) fail_msg("commit %d: writer %s, reader %s", c, da, dbb);
         if (c % 10 == 0) {
             char dc[128];
