@@ -17,6 +17,7 @@
 #include "store/own_rows.h"
 #include "store/rollup.h"
 #include "store/schema.h"
+#include "store/wal_batch.h"
 
 enum {
     ST_DEVICE,
@@ -346,7 +347,9 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
     }
     /* The database holds job names and users: owner-only, like the event socket. */
     mode_t old = umask(077);
-    int rc = sqlite3_open_v2(name, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    /* A store that writes joins each commit's WAL writes into one (store/wal_batch.h). */
+    const char *vfs = (flags & GP_STORE_READONLY) ? NULL : gp_wal_batch_vfs();
+    int rc = sqlite3_open_v2(name, &s->db, oflags | SQLITE_OPEN_NOMUTEX, vfs);
     umask(old);
     if (rc != SQLITE_OK) {
         snprintf(err, errlen, "store '%s': cannot open: %s", path,
