@@ -68,7 +68,6 @@ struct gp_agent {
     int store_error_said;
     int lock_fd;                /* held for the agent's life: one agent per store */
     int epfd;                   /* the event sockets, registered once; -1: poll() them */
-    int jm_fd;                  /* the job map's descriptor the waits watch too; -1 none */
     char last_error[256];       /* the source's failure said last; empty while it answers */
     int64_t last_error_wall_ns; /* when it was said */
 };
@@ -212,7 +211,6 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
     gp_agent *a = calloc(1, sizeof *a);
     if (!a) return -1;
     a->epfd = -1;
-    a->jm_fd = -1;
     a->o = *o;
     if (a->o.interval_ns <= 0) a->o.interval_ns = 1000000000;
     if (a->o.flush_ns <= 0) a->o.flush_ns = 5000000000LL;
@@ -275,11 +273,6 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
             snprintf(err, errlen, "agent: out of memory");
             goto fail;
         }
-        /* The waits between ticks watch the job map too (gp_jobmap_waited). */
-        int jfd = a->jobmap ? gp_jobmap_fd(a->jobmap) : -1;
-        struct epoll_event jev = {.events = EPOLLIN, .data.fd = jfd};
-        if (jfd >= 0 && (a->epfd < 0 || epoll_ctl(a->epfd, EPOLL_CTL_ADD, jfd, &jev) == 0))
-            a->jm_fd = jfd;
         int64_t grace = o->presence_grace_ns > 0 ? o->presence_grace_ns : 3 * a->o.interval_ns;
         a->resolver = gp_resolver_new(proc_root);
         a->presence = gp_presence_new(grace, 0); /* watching starts below, at now_ns */
@@ -498,17 +491,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 /* Holding: the sockets are not watched until hold_until, then read. */
                 int holding = hold_until > 0;
                 if (holding && hold_until < due_wall) wait_ns = hold_until - wall;
-                struct pollfd fds[5];
+                struct pollfd fds[4];
                 int nf = holding || a->epfd >= 0 ? 0 : gp_ingest_fds(a->ingest, fds, 4);
-                int jm_slot = -1; /* the job map's entry in fds; with epoll, its fd */
-                if (!holding && a->jm_fd >= 0) {
-                    if (a->epfd < 0) {
-                        jm_slot = nf;
-                        fds[nf++] = (struct pollfd){.fd = a->jm_fd, .events = POLLIN};
-                    } else {
-                        jm_slot = a->jm_fd;
-                    }
-                }
                 int ms = wait_ns > 0 ? (int)(wait_ns / 1000000) + 1 : 0;
                 /* One wake-up per tick when nothing arrives: a signal interrupts the poll
                  * (EINTR) and the loop sees the stop at once. (A 200 ms cap woke an idle
@@ -516,21 +500,11 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                  * The cap bounds only a stop whose signal lands between the check above and
                  * the poll. */
                 if (ms > 1000) ms = 1000;
-                struct epoll_event evs[5];
-                int pr = !holding && a->epfd >= 0 ? epoll_wait(a->epfd, evs, 5, ms)
+                struct epoll_event evs[4];
+                int pr = !holding && a->epfd >= 0 ? epoll_wait(a->epfd, evs, 4, ms)
                                                   : poll(nf ? fds : NULL, (nfds_t)nf, ms);
                 int64_t woke = mono_ns();
                 a->stats.wakes++;
-                if (jm_slot >= 0 && pr >= 0) { /* not interrupted: it says what it saw */
-                    int jm = 0;
-                    if (a->epfd < 0)
-                        jm = fds[jm_slot].revents != 0;
-                    else
-                        for (int i = 0; i < pr; i++)
-                            jm |= evs[i].data.fd == jm_slot;
-                    gp_jobmap_waited(a->jobmap, jm);
-                    pr -= jm; /* what is left is the sockets' */
-                }
                 if (holding) {
                     if (woke < hold_until && woke < due_wall) continue; /* a signal */
                     if (woke >= due_wall) break; /* the tick reads them (below) */

@@ -55,7 +55,6 @@ struct gp_jobmap {
     int wd;                /* the watch on dir; -1 none */
     int valid;             /* the last full scan succeeded and nothing changed since */
     unsigned since;        /* scans answered from memory since the last full one */
-    int quiet;             /* a wait since the last scan found the queue empty */
     const gp_device *devs; /* the device list the last full scan mapped names with */
     size_t n_devs;
     gp_jobmap_stats stats;
@@ -112,21 +111,6 @@ static int drain(gp_jobmap *m) {
         }
     }
     return any;
-}
-
-int gp_jobmap_fd(const gp_jobmap *m) {
-    return m->ifd;
-}
-
-void gp_jobmap_waited(gp_jobmap *m, int readable) {
-    if (!readable) {
-        m->quiet = 1;
-        return;
-    }
-    /* Read now, so the caller's next wait does not return at once for the same events;
-     * what they say makes the next scan a full one. */
-    if (drain(m)) m->valid = 0;
-    m->quiet = 0;
 }
 
 /* Calls fn for each pair of the cached listing, in the order of the last full scan. */
@@ -200,10 +184,8 @@ static file *lookup(gp_jobmap *m, const char *name, size_t hint) {
 }
 
 int gp_jobmap_scan(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn, void *ctx) {
-    int quiet = m->quiet;
-    m->quiet = 0;
     if (m->valid && m->wd >= 0 && m->since + 1 < GP_JOBMAP_RESCAN_EVERY && devs == m->devs &&
-        n_devs == m->n_devs && (quiet || !drain(m))) {
+        n_devs == m->n_devs && !drain(m)) {
         m->since++;
         m->stats.cached++;
         return replay(m, fn, ctx);

@@ -28,16 +28,6 @@ void gp_jobmap_free(gp_jobmap *m);
  * file for an index the node does not have is ignored). Returns the number of pairs, or
  * -1 when the directory cannot be read (errno set). */
 int gp_jobmap_scan(gp_jobmap *m, const gp_device *devs, size_t n_devs, gp_jobmap_fn fn, void *ctx);
-/* A caller that waits on descriptors anyway (the agent, between ticks) can wait on this one
- * too: it becomes readable when the directory may have changed; -1 when there is none. Such
- * a caller reports each wait's outcome with gp_jobmap_waited(readable): the next scan after
- * a wait that found it quiet answers from memory without a read() of its own (an idle
- * agent's one system call a tick, cold: bench/agent_cost). A change after that wait keeps
- * the descriptor readable, so the caller's next wait sees it: the listing is at most one
- * scan late, as a change during a scan already was. Without a report, a scan reads the
- * queue itself, as before. */
-int gp_jobmap_fd(const gp_jobmap *m);
-void gp_jobmap_waited(gp_jobmap *m, int readable);
 /* Scans that listed the directory, and scans answered from memory. */
 typedef struct gp_jobmap_stats {
     uint64_t full, cached;

@@ -7,7 +7,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -209,20 +208,15 @@ static void on_pair(void *ctx, const char *job, const char *uuid, int64_t mtime_
     sink(s, line, (size_t)n);
 }
 
-/* GPU-zero at index 0, GPU-one at index 1: the node the job-map tests name files for. */
-static void two_devices(gp_device devs[2]) {
-    memset(devs, 0, 2 * sizeof *devs);
-    snprintf(devs[0].uuid, sizeof devs[0].uuid, "GPU-zero");
-    devs[0].index = 0;
-    snprintf(devs[1].uuid, sizeof devs[1].uuid, "GPU-one");
-    devs[1].index = 1;
-}
-
 static void test_jobmap(void **st) {
     (void)st;
     char *dir = gp_test_tmpdir();
     gp_device devs[2];
-    two_devices(devs);
+    memset(devs, 0, sizeof devs);
+    snprintf(devs[0].uuid, sizeof devs[0].uuid, "GPU-zero");
+    devs[0].index = 0;
+    snprintf(devs[1].uuid, sizeof devs[1].uuid, "GPU-one");
+    devs[1].index = 1;
     put(dir, "0", "123\n456 1000\nnot-a-job!\n", 24); /* "jobid uid" is read as jobid */
     put(dir, "GPU-one", "789\n", 4);
     put(dir, "7", "999\n", 4); /* an index this node does not have */
@@ -294,57 +288,6 @@ static void test_jobmap(void **st) {
     free(dir);
 }
 
-/* A caller that waits on the job map's descriptor (the agent between ticks): a wait that
- * found it quiet lets the next scan answer from memory without reading the queue, and a
- * change after that wait is seen once the caller's next wait reports the descriptor
- * readable. */
-static void test_jobmap_waited(void **st) {
-    (void)st;
-    char *dir = gp_test_tmpdir();
-    gp_device devs[2];
-    two_devices(devs);
-    put(dir, "0", "123\n", 4);
-    gp_jobmap *m = gp_jobmap_new(dir);
-    sink_t s = {0};
-    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 1);
-    int fd = gp_jobmap_fd(m);
-    assert_true(fd >= 0);
-    struct pollfd pf = {.fd = fd, .events = POLLIN};
-    assert_int_equal(poll(&pf, 1, 0), 0);
-    gp_jobmap_waited(m, 0);
-    /* Changed after the wait: this scan trusts the wait (the listing is one scan late) */
-    put(dir, "1", "456\n", 4);
-    s.n = 0;
-    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 1);
-    assert_false(has(&s, "456@GPU-one"));
-    /* ... and the next wait sees the descriptor readable: the next scan lists it. */
-    assert_int_equal(poll(&pf, 1, 0), 1);
-    gp_jobmap_waited(m, 1);
-    assert_int_equal(poll(&pf, 1, 0), 0); /* read by waited: the next wait sleeps */
-    s.n = 0;
-    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 2);
-    assert_true(has(&s, "456@GPU-one"));
-    /* Without a report since the last scan, the scan reads the queue itself. */
-    put(dir, "1", "789\n", 4);
-    s.n = 0;
-    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 2);
-    assert_true(has(&s, "789@GPU-one"));
-    /* A quiet report is good for one scan only. */
-    gp_jobmap_waited(m, 0);
-    s.n = 0;
-    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 2);
-    usleep(20000);
-    put(dir, "0", "321\n", 4);
-    s.n = 0;
-    assert_int_equal(gp_jobmap_scan(m, devs, 2, on_pair, &s), 2);
-    assert_true(has(&s, "321@GPU-zero"));
-    gp_jobmap_free(m);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(dir);
-}
-
 static gp_alloc al(const char *job, const char *uuid, int64_t a, int64_t b) {
     gp_alloc x;
     memset(&x, 0, sizeof x);
@@ -394,7 +337,6 @@ int main(void) {
         cmocka_unit_test(test_resolver_owners),
         cmocka_unit_test(test_presence_lifecycle),
         cmocka_unit_test(test_jobmap),
-        cmocka_unit_test(test_jobmap_waited),
         cmocka_unit_test(test_alloc_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
