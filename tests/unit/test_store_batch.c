@@ -1,4 +1,4 @@
-/* test_store_batch.c: gp_store_put_samples / gp_store_put_procs on the agent's store
+/* test_store_batch.c: gp_store_put_rows (the agent's flush) on the agent's store
  * (GP_STORE_OWN_ROWS: the flush path, a tick's rows queued and written in runs of 8 per
  * statement) store exactly what the same rows put one at a time on a plain store do: the raw tables
  * and the 1-minute and 1-hour rollups, row for row and value for value, for runs of many lengths,
@@ -110,8 +110,9 @@ static void test_batch_equals_one_by_one(void **st) {
             assert_int_equal(gp_store_put_sample(a, &xs[i + k]), 0);
             assert_int_equal(gp_store_put_proc(a, &ps[i + k]), 0);
         }
-        assert_int_equal(gp_store_put_samples(b, &xs[i], n), 0);
-        assert_int_equal(gp_store_put_procs(b, &ps[i], n), 0);
+        int failed_p = -1; /* as the agent's flush writes them: both at once */
+        assert_int_equal(gp_store_put_rows(b, &xs[i], n, &ps[i], n, &failed_p), 0);
+        assert_int_equal(failed_p, 0);
         assert_int_equal(gp_store_commit(a), 0);
         assert_int_equal(gp_store_commit(b), 0);
         i += n;
