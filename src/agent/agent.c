@@ -47,6 +47,7 @@ struct gp_agent {
     size_t n_pend_s, cap_pend_s;
     gp_proc_sample *pend_p; /* idem, process rows (owner stamped) */
     size_t n_pend_p, cap_pend_p;
+    double src_out_cpu_s; /* loop_cpu_s() when the source's last calls returned */
     gp_event *held_e; /* events that came while another writer held the store, in order */
     size_t n_held_e, cap_held_e;
     int held; /* the last write found the store held by another writer */
@@ -84,10 +85,17 @@ static int64_t mono_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static double cpu_s(void) {
+static double clock_s(clockid_t c) {
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(c, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The loop's own CPU (this thread's: an HTTP thread's is not the loop's). A CPU clock is a
+ * system call, a few µs when it comes cold after a wait: the loop reads it twice a tick,
+ * around the source's calls, and charges all the rest to collect_cpu_s (agent.h). */
+static double loop_cpu_s(void) {
+    return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void put_event_now(gp_agent *a, const gp_event *e) {
@@ -403,9 +411,12 @@ static void attribute(gp_agent *a, gp_proc_sample *procs, size_t np) {
  * counted apart, so the overhead benchmark measures the agent path alone. A source that
  * fails is said once (and when it answers again); the agent keeps running. */
 static void tick(gp_agent *a, char *err, size_t errlen) {
-    /* Three CPU clock reads a tick (each a system call): the source's two calls run back
-     * to back, so one interval covers both. */
-    double c0 = cpu_s();
+    /* Two CPU clock reads a tick (each a system call): the source's two calls run back
+     * to back, so one interval covers both; what ran since the last of them (the rest of
+     * the last tick, its flush and hooks, the wait's wake-ups and event reads) is the
+     * agent's own. */
+    double c0 = loop_cpu_s();
+    a->stats.collect_cpu_s += c0 - a->src_out_cpu_s;
     size_t n = 0, np = 0;
     /* No transaction is opened here: the rows are queued, and what writes at once (an
      * event, a row that found no room in the queue) opens one first. A tick after a flush
@@ -430,7 +441,9 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
                   ? a->src.ops->list_processes(a->src.state, a->procs, MAX_PROCS, &np, err, errlen)
                   : 0;
     if (prc != 0) np = 0;
-    double c1 = cpu_s();
+    double c1 = loop_cpu_s();
+    a->src_out_cpu_s = c1;
+    a->stats.source_cpu_s += c1 - c0;
     if (queue((void **)&a->pend_s, &a->n_pend_s, &a->cap_pend_s, a->samples, n,
               sizeof *a->samples) == 0) {
         a->stats.samples += n;
@@ -458,11 +471,10 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
         write_pending(a);
     if (a->src.ops->drain_events) a->src.ops->drain_events(a->src.state, a->now_ns, feed_line, a);
     a->stats.ticks++;
-    a->stats.source_cpu_s += c1 - c0;
-    a->stats.collect_cpu_s += cpu_s() - c1;
 }
 
 int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t errlen) {
+    a->src_out_cpu_s = loop_cpu_s();
     int64_t src_end = a->src.ops->end_ns ? a->src.ops->end_ns(a->src.state) : -1;
     int64_t t_start = a->now_ns;
     int64_t t_stop = a->o.duration_ns > 0 ? t_start + a->o.duration_ns : -1;
@@ -513,7 +525,6 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 drained = pr == 0; /* nothing arrived up to now */
                 hold_until = 0;
                 if (pr > 0) {
-                    double c0 = cpu_s();
                     int64_t now_src = t_start + (int64_t)((woke - wall0) * speed);
                     gp_store_begin(a->store);
                     /* A bounded slice (~8 KiB of lines per socket, a few ms): under a
@@ -529,7 +540,6 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                         gp_ingest_hold_ns(a->ingest, woke - last_read_end, GP_AGENT_EVENT_HOLD_NS);
                     if (hold > 0) hold_until = read_end + hold;
                     last_read_end = read_end;
-                    a->stats.collect_cpu_s += cpu_s() - c0;
                 }
             }
             /* A late tick skips the wait above: still read what waits on the sockets, or
@@ -538,7 +548,6 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
              * left them unread, so the tick (and the hooks after it, /metrics) sees every
              * event that arrived before it, as when each datagram was read at once. */
             if (!drained || hold_until > 0) {
-                double c0 = cpu_s();
                 int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
                 gp_store_begin(a->store);
                 gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(), 8 * 1024,
@@ -546,7 +555,6 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 /* A hold does not span a tick: the rate is measured afresh after it. */
                 hold_until = 0;
                 last_read_end = mono_ns();
-                a->stats.collect_cpu_s += cpu_s() - c0;
             }
             int64_t due = wall0 + (int64_t)((next_tick - t_start) / speed);
             int64_t late = mono_ns() - due;
@@ -560,7 +568,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         a->now_ns = a->own_clock ? next_tick : gp_wall_ns();
         tick(a, err, errlen); /* a source error is reported and the loop goes on */
         if (a->stats.ticks == 1) {
-            a->stats.first_tick_cpu_s = cpu_s();
+            a->stats.first_tick_cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID);
             a->stats.first_tick_samples = a->stats.samples;
         }
         next_tick += a->o.interval_ns;
@@ -573,11 +581,9 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         if ((!fast && wall - last_flush >= flush_every) ||
             (fast && a->now_ns - last_flush_src >= a->o.flush_ns)) {
             last_flush_src = a->now_ns;
-            double c0 = cpu_s();
             gp_store_begin(a->store); /* committed even when empty, as before */
             gp_agent_flush(a);
             tx_due = 0;
-            a->stats.collect_cpu_s += cpu_s() - c0;
             last_flush = wall;
             flush_every = a->o.flush_ns;
         }
@@ -628,5 +634,9 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
     gp_store_begin(a->store);
     gp_ingest_poll(a->ingest, a->own_clock ? a->now_ns : gp_wall_ns(), gp_agent_store_event, a);
     gp_agent_flush(a);
+    double c = loop_cpu_s();
+    a->stats.collect_cpu_s += c - a->src_out_cpu_s;
+    a->src_out_cpu_s = c;
+    a->stats.loop_end_cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     return gp_store_failed(a->store, err, errlen) ? GP_AGENT_STORE_FULL : 0;
 }

@@ -79,8 +79,12 @@ typedef struct gp_agent_stats {
     uint64_t owners_resolved, owners_unattributed, allocs_opened, allocs_closed;
     uint64_t events_duplicate; /* events already in the store (retries, replays): ignored */
     uint64_t events_pruned;    /* events deleted by the event retention */
-    double collect_cpu_s;      /* CPU spent in the agent path (collect+store), sim excluded */
-    double source_cpu_s;       /* CPU spent inside the source's sample() */
+    /* The loop thread's CPU outside the source's calls: attribution, queueing, the store's
+     * writes, event reads, retention, hooks and the wake-ups between ticks (counted up to
+     * the start of the last tick while the loop runs, to its end after). */
+    double collect_cpu_s;
+    /* The loop thread's CPU inside the source's sample() and list_processes(). */
+    double source_cpu_s;
     /* Schedule (paced runs only, not --speed 0): ticks that began more than 10% of the
      * interval (in wall time) after they were due, and the worst lateness. */
     uint64_t ticks_late;
@@ -90,6 +94,11 @@ typedef struct gp_agent_stats {
      * own start) excluded (bench/agent_cost). */
     double first_tick_cpu_s;
     uint64_t first_tick_samples;
+    /* The process's CPU time when the loop ended, its last flush included: the steady
+     * state runs from first_tick_cpu_s to here. What the command does after the loop (the
+     * last sealing pass over every job, the ledger's drain) is paid once per run, like
+     * start-up, and would otherwise be charged to the samples of a short benchmark. */
+    double loop_end_cpu_s;
     /* Returns from the loop's waits (paced runs): one a tick when no event arrives, and
      * one per batched read of the event sockets (GP_AGENT_EVENT_HOLD_NS). */
     uint64_t wakes;

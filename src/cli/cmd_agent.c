@@ -582,7 +582,7 @@ int gp_cmd_agent(int argc, char **argv) {
                "\"ingest_dropped\": %llu, \"ingest_rejected\": %llu, \"live_passes\": %llu, "
                "\"live_cpu_s\": %.6f, \"live_rows\": %llu, \"live_rows_max_pass\": %llu, "
                "\"live_whole_loads\": %llu, "
-               "\"process_cpu_s\": %.6f, \"first_tick_cpu_s\": %.6f, "
+               "\"process_cpu_s\": %.6f, \"first_tick_cpu_s\": %.6f, \"loop_end_cpu_s\": %.6f, "
                "\"first_tick_samples\": %llu, \"seal_passes\": %llu, \"seal_stored\": %llu, "
                "\"seal_idle_passes\": %llu, \"seal_cpu_s\": %.6f, \"seal_max_rss_kib\": %ld, "
                "\"wakes\": %llu, \"events_pruned\": %llu, \"store_errors\": %llu, "
@@ -597,7 +597,7 @@ int gp_cmd_agent(int argc, char **argv) {
                (unsigned long long)gp_agent_live_whole_loads(&live),
                (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                    ru.ru_stime.tv_usec / 1e6,
-               st->first_tick_cpu_s, (unsigned long long)st->first_tick_samples,
+               st->first_tick_cpu_s, st->loop_end_cpu_s, (unsigned long long)st->first_tick_samples,
                (unsigned long long)rst->passes, (unsigned long long)rst->stored,
                (unsigned long long)rst->idle_passes, rst->cpu_s, rst->max_rss_kib,
                (unsigned long long)st->wakes, (unsigned long long)st->events_pruned,

@@ -709,7 +709,9 @@ static void agent_metrics(gp_serve *s, srv_buf *b) {
              "Times the agent found the store held by another writer and kept its samples "
              "and events queued for the next flush.",
              (double)sn.agent.store_busy},
-            {"goodput_agent_collect_cpu_seconds_total", "CPU spent collecting and storing.",
+            {"goodput_agent_collect_cpu_seconds_total",
+             "CPU of the agent's sampling loop outside the telemetry source's calls: "
+             "attribution, store writes, event reads, retention, waking up.",
              sn.agent.collect_cpu_s},
         };
         for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
