@@ -1,13 +1,16 @@
 # bench.mk: `make bench-agent` and `make bench-store` (both part of `make bench`): the
 # agent's own cost through the NVML path at 8/64/512 GPUs with 1k events/s beside
-# prometheus-node-exporter (bench/agent_cost/run.sh), and a generated month of 8 GPUs at
-# 1 s in a store with rollups (bench/store_month). Results in docs/benchmarks.md. Never a
-# timed test. BENCH_AGENT_WALL_S shortens the agent runs (default 600 s per size).
+# prometheus-node-exporter (bench/agent_cost/run.sh), its instructions per GPU-sample under
+# callgrind (bench/agent_cost/instr.sh: a figure that does not move with the host), and a
+# generated month of 8 GPUs at 1 s in a store with rollups (bench/store_month). Results in
+# docs/benchmarks.md. Never a timed test. BENCH_AGENT_WALL_S shortens the agent runs
+# (default 600 s per size).
 .PHONY: bench-agent bench-store
 bench: bench-agent bench-store
 BENCH_AGENT_WALL_S ?= 600
 bench-agent: $(BIN) $(BUILD)/tests/lib/libnvidia-ml.so.1
 	GOODPUT=$(BIN) NVML_LIB=$(BUILD)/tests/lib/libnvidia-ml.so.1 bench/agent_cost/run.sh $(BENCH_AGENT_WALL_S)
+	GOODPUT=$(BIN) NVML_LIB=$(BUILD)/tests/lib/libnvidia-ml.so.1 bench/agent_cost/instr.sh
 $(BUILD)/bench/gen_month: bench/store_month/gen_month.c $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
