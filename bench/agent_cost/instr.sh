@@ -29,10 +29,7 @@ out=bench/out/agent_instr
 command -v valgrind >/dev/null || { echo "instr.sh needs valgrind (Debian valgrind)" >&2; exit 1; }
 command -v callgrind_annotate >/dev/null || { echo "instr.sh needs callgrind_annotate (Debian valgrind)" >&2; exit 1; }
 
-{
-  printf '[node]\nname = cost-%d\ngpus = %d\nmodel = H100-SXM\nseed = 7\nduration = 2h\n' "$gpus" "$gpus"
-  for ((g = 0; g < gpus; g++)); do printf '\n[job train-%d]\nkind = training\ngpus = %d\n' "$g" "$g"; done
-} >"$out/sc.conf"
+bench/agent_cost/scenario.sh "$gpus" >"$out/sc.conf"
 
 run() { # name seconds
   mkdir -p "$out/node$1"

@@ -31,8 +31,7 @@ out=bench/out/listen_rss
 rm -rf "$out" && mkdir -p "$out"
 [ -x "$new" ] && [ -f "$LIB" ] || { echo "build first: make build/goodput $LIB" >&2; exit 1; }
 
-printf '[node]\nname = cost-8\ngpus = 8\nmodel = H100-SXM\nseed = 7\nduration = 2h\n' >"$out/sc8.conf"
-for g in 0 1 2 3 4 5 6 7; do printf '\n[job train-%d]\nkind = training\ngpus = %d\n' "$g" "$g" >>"$out/sc8.conf"; done
+bench/agent_cost/scenario.sh 8 >"$out/sc8.conf"
 
 # scrape PORT DIR PID: /metrics every second while PID lives; keeps the last answer
 scrape() {

@@ -45,8 +45,7 @@ rm -rf "$out" && mkdir -p "$out"
 [ -x "$GOODPUT" ] && [ -f "$LIB" ] || { echo "build first: make $GOODPUT $LIB" >&2; exit 1; }
 
 scenario() { # gpus
-  printf '[node]\nname = cost-%d\ngpus = %d\nmodel = H100-SXM\nseed = 7\nduration = 2h\n' "$1" "$1"
-  for ((g = 0; g < $1; g++)); do printf '\n[job train-%d]\nkind = training\ngpus = %d\n' "$g" "$g"; done
+  bench/agent_cost/scenario.sh "$1"
 }
 
 # 1,000 events/s in datagrams of 10 lines every 10 ms; prints the number of lines sent.

@@ -19,10 +19,7 @@ ev=${2:-0}
 wall_s=${3:-20}
 out=$(mktemp -d /tmp/gp-wakes.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-{
-  printf '[node]\nname = wakes\ngpus = %d\nmodel = H100-SXM\nseed = 7\nduration = 2h\n' "$gpus"
-  for ((g = 0; g < gpus; g++)); do printf '\n[job train-%d]\nkind = training\ngpus = %d\n' "$g" "$g"; done
-} >"$out/sc.conf"
+bench/agent_cost/scenario.sh "$gpus" wakes >"$out/sc.conf"
 mkdir -p "$out/node"
 port=$((20000 + RANDOM % 20000))
 GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO="$out/sc.conf" \
