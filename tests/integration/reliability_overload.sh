@@ -48,6 +48,13 @@ for _ in range(200):
 else:
     fail("agent did not start: " + agent.stderr.read().decode())
 
+def waited_ns():
+    """Time the agent's loop (its main thread) spent runnable, waiting for a CPU the kernel
+    gave to something else: /proc/PID/schedstat's second field. -1 when unreadable."""
+    try:
+        return int(open(f"/proc/{agent.pid}/schedstat").read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
 def rss_kib():
     try:
         for line in open(f"/proc/{agent.pid}/status"):
@@ -72,6 +79,7 @@ x.setblocking(False)
 sent_udp = sent_unix = eagain_unix = eagain_udp = 0
 rss, metrics_drops = [], None
 base_rss = rss_kib()
+wait0 = waited_ns()
 t0 = time.monotonic(); n = 0; next_rss = t0
 while True:
     now = time.monotonic()
@@ -116,6 +124,7 @@ while stable < 3 and time.monotonic() - t_drain < 30:
     stable = stable + 1 if cur == last else 0
     last = cur
 drain_s = time.monotonic() - t_drain
+wait1 = waited_ns()
 agent.send_signal(signal.SIGTERM)
 out, err = agent.communicate(timeout=60)
 if agent.returncode != 0:
@@ -164,13 +173,23 @@ if stats["tick_late_max_ms"] > INTERVAL_S * 1000:
     fail(f"a tick started {stats['tick_late_max_ms']:.0f} ms late: the flood stalls sampling")
 # With fewer than 100 ticks one outlier is allowed (a p99 needs 100 samples). On a machine
 # whose run queue is longer than its cores, preemption alone exceeds 10% of the interval,
-# so there the p99 bound is reported, not enforced (GP_FLOOD_STRICT=1 enforces it).
+# so there the p99 bound is reported, not enforced (GP_FLOOD_STRICT=1 enforces it). The
+# 1-minute load average lags a 12 s flood (it read < 2 on a 2-core VM where 3-4 tasks ran
+# through it), so the loop's own wait for a CPU is measured too: a tick starts late through
+# no fault of the loop only if the loop sat runnable while the kernel ran something else.
+# Each late tick past the allowance needs a tenth of the interval of such waiting; late
+# ticks that the loop's run-queue time over the flood and drain cannot cover still fail.
 load, ncpu = os.getloadavg()[0], os.cpu_count() or 1
-p99_ok = late <= max(1, ticks // 100)
+allowed = max(1, ticks // 100)
+p99_ok = late <= allowed
+wait_ms = (wait1 - wait0) / 1e6 if wait0 >= 0 and wait1 >= wait0 else 0.0
+explained = late <= allowed + int(wait_ms // (INTERVAL_S * 100))
 msg = (f"{late} of {ticks} ticks started more than {INTERVAL_S * 100:.0f} ms late "
-       f"(worst {stats['tick_late_max_ms']:.1f} ms)")
-if not p99_ok and load <= ncpu or not p99_ok and os.environ.get("GP_FLOOD_STRICT"):
+       f"(worst {stats['tick_late_max_ms']:.1f} ms); the loop waited {wait_ms:.0f} ms for a CPU")
+if not p99_ok and ((load <= ncpu and not explained) or os.environ.get("GP_FLOOD_STRICT")):
     fail(msg + ": p99 jitter over 10% of the interval")
-print(msg + ("" if p99_ok else f"; p99 bound NOT met, not enforced: load {load:.1f} on {ncpu} cores"))
+why = (f"load {load:.1f} on {ncpu} cores" if load > ncpu
+       else "the loop's wait for a CPU covers the late ticks")
+print(msg + ("" if p99_ok else f"; p99 bound NOT met, not enforced: {why}"))
 print("ok")
 PY
