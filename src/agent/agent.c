@@ -10,6 +10,7 @@
  * (bench/agent_cost, docs/benchmarks.md). The queue is bounded (PENDING_MAX_BYTES): past
  * it, it is written at once, so a long --flush on a large node does not grow memory. */
 #include "agent/agent.h"
+#include "util/cpu_clock.h"
 
 #include "attribution/jobmap.h"
 #include "attribution/presence.h"
@@ -47,7 +48,7 @@ struct gp_agent {
     size_t n_pend_s, cap_pend_s;
     gp_proc_sample *pend_p; /* idem, process rows (owner stamped) */
     size_t n_pend_p, cap_pend_p;
-    double src_out_cpu_s; /* loop_cpu_s() when the source's last calls returned */
+    double src_out_cpu_s; /* gp_thread_cpu_s() when the source's last calls returned */
     gp_event *held_e; /* events that came while another writer held the store, in order */
     size_t n_held_e, cap_held_e;
     int held; /* the last write found the store held by another writer */
@@ -83,19 +84,6 @@ static int64_t mono_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static double clock_s(clockid_t c) {
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* The loop's own CPU (this thread's: an HTTP thread's is not the loop's). A CPU clock is a
- * system call, a few µs when it comes cold after a wait: the loop reads it twice a tick,
- * around the source's calls, and charges all the rest to collect_cpu_s (agent.h). */
-static double loop_cpu_s(void) {
-    return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static void put_event_now(gp_agent *a, const gp_event *e) {
@@ -411,11 +399,11 @@ static void attribute(gp_agent *a, gp_proc_sample *procs, size_t np) {
  * counted apart, so the overhead benchmark measures the agent path alone. A source that
  * fails is said once (and when it answers again); the agent keeps running. */
 static void tick(gp_agent *a, char *err, size_t errlen) {
-    /* Two CPU clock reads a tick (each a system call): the source's two calls run back
-     * to back, so one interval covers both; what ran since the last of them (the rest of
-     * the last tick, its flush and hooks, the wait's wake-ups and event reads) is the
-     * agent's own. */
-    double c0 = loop_cpu_s();
+    /* Two CPU clock reads a tick (each a system call, of the loop's thread: an HTTP
+     * thread's CPU is not the loop's): the source's two calls run back to back, so one
+     * interval covers both; what ran since the last of them (the rest of the last tick,
+     * its flush and hooks, the wait's wake-ups and event reads) is the agent's own. */
+    double c0 = gp_thread_cpu_s();
     a->stats.collect_cpu_s += c0 - a->src_out_cpu_s;
     size_t n = 0, np = 0;
     /* No transaction is opened here: the rows are queued, and what writes at once (an
@@ -441,7 +429,7 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
                   ? a->src.ops->list_processes(a->src.state, a->procs, MAX_PROCS, &np, err, errlen)
                   : 0;
     if (prc != 0) np = 0;
-    double c1 = loop_cpu_s();
+    double c1 = gp_thread_cpu_s();
     a->src_out_cpu_s = c1;
     a->stats.source_cpu_s += c1 - c0;
     if (queue((void **)&a->pend_s, &a->n_pend_s, &a->cap_pend_s, a->samples, n,
@@ -474,7 +462,7 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
 }
 
 int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t errlen) {
-    a->src_out_cpu_s = loop_cpu_s();
+    a->src_out_cpu_s = gp_thread_cpu_s();
     int64_t src_end = a->src.ops->end_ns ? a->src.ops->end_ns(a->src.state) : -1;
     int64_t t_start = a->now_ns;
     int64_t t_stop = a->o.duration_ns > 0 ? t_start + a->o.duration_ns : -1;
@@ -568,7 +556,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         a->now_ns = a->own_clock ? next_tick : gp_wall_ns();
         tick(a, err, errlen); /* a source error is reported and the loop goes on */
         if (a->stats.ticks == 1) {
-            a->stats.first_tick_cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+            a->stats.first_tick_cpu_s = gp_process_cpu_s();
             a->stats.first_tick_samples = a->stats.samples;
         }
         next_tick += a->o.interval_ns;
@@ -634,9 +622,9 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
     gp_store_begin(a->store);
     gp_ingest_poll(a->ingest, a->own_clock ? a->now_ns : gp_wall_ns(), gp_agent_store_event, a);
     gp_agent_flush(a);
-    double c = loop_cpu_s();
+    double c = gp_thread_cpu_s();
     a->stats.collect_cpu_s += c - a->src_out_cpu_s;
     a->src_out_cpu_s = c;
-    a->stats.loop_end_cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    a->stats.loop_end_cpu_s = gp_process_cpu_s();
     return gp_store_failed(a->store, err, errlen) ? GP_AGENT_STORE_FULL : 0;
 }

@@ -24,13 +24,8 @@
 #include "engine/accounting/acct_prefix.h"
 #include "engine/accounting/cost.h"
 #include "serve/serve_int.h"
+#include "util/cpu_clock.h"
 #include "engine/results/job_results.h"
-
-static double cpu_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static double mono_s(void) {
     struct timespec ts;
@@ -820,7 +815,7 @@ static void otlp_metrics(gp_serve *s, srv_buf *b) {
 
 void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r) {
     (void)q;
-    double c0 = cpu_now_s(), w0 = mono_s();
+    double c0 = gp_thread_cpu_s(), w0 = mono_s();
     r->status = 200;
     r->ctype = "text/plain; version=0.0.4; charset=utf-8";
     device_metrics(s, &r->body);
@@ -832,7 +827,7 @@ void srv_metrics(gp_serve *s, const srv_req *q, srv_resp *r) {
     s->metrics_scrapes++;
     agent_metrics(s, &r->body);
     otlp_metrics(s, &r->body);
-    s->metrics_cpu_s_total += cpu_now_s() - c0;
+    s->metrics_cpu_s_total += gp_thread_cpu_s() - c0;
     s->metrics_last_s = mono_s() - w0;
     if (r->body.oom) srv_error(r, 500, "out of memory rendering /metrics");
 }
