@@ -34,6 +34,10 @@
 #define PENDING_HOLD_BYTES (4 * PENDING_MAX_BYTES)
 #define EVENTS_HOLD_MAX 4096 /* events kept while another writer holds the store */
 #define HELD_RETRY_NS 1000000000LL
+/* The longest the loop leaves the store alone for a checkpoint (ckpt_pause): past it, the
+ * loop writes again and the WAL starts over at a later checkpoint. The sockets stay unread
+ * meanwhile; their 8 MiB receive buffers hold ~2 s of events at the rated 100k/s. */
+#define CKPT_PAUSE_MAX_NS 1000000000LL
 
 struct gp_agent {
     gp_agent_opts o;
@@ -86,6 +90,17 @@ static int64_t mono_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* 1 while the WAL checkpoint that a commit started runs on the store's thread (store.h):
+ * the loop then begins no transaction (events wait in held_e, rows in their queues, the
+ * sockets unread, hooks, retention and the flush until it ends), so the next transaction
+ * starts the WAL over from its beginning and the WAL stays bounded, as when SQLite
+ * checkpointed inside the commit. Taking the checkpoint off the loop is what keeps ticks on
+ * time under an event flood (store/checkpointer.h); at most CKPT_PAUSE_MAX_NS. */
+static int ckpt_pause(const gp_agent *a) {
+    int64_t since = gp_store_checkpoint_since_ns(a->store);
+    return since && mono_ns() - since < CKPT_PAUSE_MAX_NS;
+}
+
 static void put_event_now(gp_agent *a, const gp_event *e) {
     int rc = gp_store_put_event(a->store, e);
     if (rc == 1) {
@@ -116,6 +131,7 @@ static size_t pending_bytes(const gp_agent *a) {
  * counted. force: try now (the last write at close). */
 static void write_pending_wait(gp_agent *a, int wait_ms, int force) {
     if (!a->n_pend_s && !a->n_pend_p && !a->n_held_e) return;
+    if (!force && ckpt_pause(a)) return;
     int64_t now = mono_ns();
     if (a->held && !force && now - a->held_try_ns < HELD_RETRY_NS &&
         pending_bytes(a) <= PENDING_HOLD_BYTES)
@@ -183,11 +199,15 @@ void gp_agent_store_event(void *agent, const gp_event *e) {
     gp_agent *a = agent;
     /* The tick opens none (tick()). While the store is held by another writer, events wait
      * in order for the next flush (one busy wait per flush, not one per event). */
-    if (!a->held && gp_store_begin_write(a->store, GP_AGENT_LOCK_WAIT_MS) == 0) {
+    int pause = ckpt_pause(a);
+    if (!a->held && !pause && gp_store_begin_write(a->store, GP_AGENT_LOCK_WAIT_MS) == 0) {
+        for (size_t i = 0; i < a->n_held_e; i++) /* those held over a checkpoint go first */
+            put_event_now(a, &a->held_e[i]);
+        a->n_held_e = 0;
         put_event_now(a, e);
         return;
     }
-    if (!a->held) {
+    if (!a->held && !pause) {
         a->stats.store_busy++;
         a->held = 1;
         a->held_try_ns = mono_ns();
@@ -219,6 +239,13 @@ int gp_agent_open(const gp_agent_opts *o, gp_agent **out, char *err, size_t errl
     if (gp_store_open(o->db_path, GP_STORE_OWN_ROWS, &a->store, err, errlen) != 0) goto fail;
     if (gp_source_open(o->source_spec, &so, &a->src, err, errlen) != 0) goto fail;
     a->own_clock = a->src.ops->now_ns != NULL;
+    /* Checkpoints off the loop where ticks keep time; as fast as possible nothing waits on
+     * a tick, and the loop never pauses for the WAL to start over (ckpt_pause). */
+    if (!(a->own_clock && o->speed <= 0)) {
+        char cerr[256];
+        if (gp_store_offload_checkpoints(a->store, cerr, sizeof cerr) != 0)
+            fprintf(stderr, "goodput agent: %s; checkpoints run in the commits\n", cerr);
+    }
     /* Lines without ts keep their arrival time when reads are batched (gp_agent_run), in
      * the agent's clock; as fast as possible there is no wall time to map. */
     double arrival_scale = !a->own_clock ? 1 : (o->speed > 0 ? o->speed : 0);
@@ -336,6 +363,9 @@ gp_ingest *gp_agent_ingest(gp_agent *a) {
 }
 const gp_agent_stats *gp_agent_get_stats(const gp_agent *a) {
     return &a->stats;
+}
+gp_ckpt_stats gp_agent_checkpoint_stats(const gp_agent *a) {
+    return gp_store_checkpoint_stats(a->store);
 }
 int64_t gp_agent_now_ns(const gp_agent *a) {
     return a->now_ns;
@@ -477,17 +507,34 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
     double speed = a->own_clock ? (a->o.speed > 0 ? a->o.speed : 0) : 1;
     int64_t hold_until = 0;        /* > 0: the sockets are left unread until then */
     int64_t last_read_end = wall0; /* when the last read of the sockets ended */
+    int64_t slice_ns = 0;          /* how long the last read that met its budget took */
 
     while (!(stop && *stop)) {
         if (t_stop >= 0 && next_tick > t_stop) break;
         /* Wait (absorbing events) until the tick is due. */
         if (!fast) {
             int drained = 0;
+            int read_in_wait = 0; /* this wait read the sockets */
+            int tick_first = 0;   /* a flood, and the tick was let go before the next read */
             for (;;) {
                 int64_t wall = mono_ns();
                 int64_t due_wall = wall0 + (int64_t)((next_tick - t_start) / speed);
                 int64_t wait_ns = due_wall - wall;
                 if (wait_ns <= 0 || (stop && *stop)) break;
+                if (ckpt_pause(a)) { /* until the checkpoint ends or the tick is due */
+                    int64_t until = gp_store_checkpoint_since_ns(a->store) + CKPT_PAUSE_MAX_NS;
+                    if (until > due_wall) until = due_wall;
+                    struct pollfd cf = {.fd = gp_store_checkpoint_fd(a->store), .events = POLLIN};
+                    int cms = until > wall ? (int)((until - wall) / 1000000) + 1 : 0;
+                    if (poll(&cf, 1, cms > 1000 ? 1000 : cms) > 0) {
+                        uint64_t ends;
+                        if (read(cf.fd, &ends, sizeof ends) < 0) { /* cleared by another */
+                        }
+                    }
+                    a->stats.wakes++;
+                    a->stats.ckpt_waits++;
+                    continue;
+                }
                 /* Holding: the sockets are not watched until hold_until, then read. */
                 int holding = hold_until > 0;
                 if (holding && hold_until < due_wall) wait_ns = hold_until - wall;
@@ -512,6 +559,15 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 }
                 drained = pr == 0; /* nothing arrived up to now */
                 hold_until = 0;
+                if (pr > 0 && gp_ingest_last_full(a->ingest) &&
+                    due_wall - woke < slice_ns + slice_ns / 2) {
+                    /* A flood, and a read now would run past the tick's time: the tick
+                     * goes first (a slice took 8-16 ms on a 2-core VM under the flood of
+                     * reliability_overload.sh), the read right after it. */
+                    hold_until = due_wall;
+                    tick_first = 1;
+                    continue;
+                }
                 if (pr > 0) {
                     int64_t now_src = t_start + (int64_t)((woke - wall0) * speed);
                     gp_store_begin(a->store);
@@ -520,6 +576,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                     gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(),
                                           8 * 1024, gp_agent_store_event, a);
                     int64_t read_end = mono_ns();
+                    read_in_wait = 1;
+                    if (gp_ingest_last_full(a->ingest)) slice_ns = read_end - woke;
                     /* A steady trickle (a trainer's steps every few ms) is read in batches:
                      * the next read waits until a few datagrams are queued, up to
                      * GP_AGENT_EVENT_HOLD_NS, instead of one wake-up per datagram; a slice
@@ -534,16 +592,18 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
              * a loop that runs behind (a loaded host, valgrind) would never read them. A
              * wait that ended in a poll timing out has just seen them empty; a hold has
              * left them unread, so the tick (and the hooks after it, /metrics) sees every
-             * event that arrived before it, as when each datagram was read at once. */
-            if (!drained || hold_until > 0) {
+             * event that arrived before it, as when each datagram was read at once. Under a
+             * flood (this wait read, and its last read met its budget) the tick cannot see
+             * them all whatever it reads first: it goes first, and one slice less late. */
+            int flood = tick_first || (read_in_wait && gp_ingest_last_full(a->ingest));
+            if ((!drained || hold_until > 0) && !ckpt_pause(a) && !flood) {
                 int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
                 gp_store_begin(a->store);
                 gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(), 8 * 1024,
                                       gp_agent_store_event, a);
-                /* A hold does not span a tick: the rate is measured afresh after it. */
-                hold_until = 0;
                 last_read_end = mono_ns();
             }
+            hold_until = 0; /* a hold does not span a tick: the rate is measured afresh */
             int64_t due = wall0 + (int64_t)((next_tick - t_start) / speed);
             int64_t late = mono_ns() - due;
             if (late > a->stats.tick_late_max_ns) a->stats.tick_late_max_ns = late;
@@ -566,8 +626,9 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         int tx_due = 1;
         /* As fast as possible, flush on the source's clock: the transactions are then the
          * same size as in a real-time run, so memory and cost per sample are too. */
-        if ((!fast && wall - last_flush >= flush_every) ||
-            (fast && a->now_ns - last_flush_src >= a->o.flush_ns)) {
+        int pause = ckpt_pause(a); /* the flush, retention and hooks wait for it */
+        if (!pause && ((!fast && wall - last_flush >= flush_every) ||
+                       (fast && a->now_ns - last_flush_src >= a->o.flush_ns))) {
             last_flush_src = a->now_ns;
             gp_store_begin(a->store); /* committed even when empty, as before */
             gp_agent_flush(a);
@@ -578,7 +639,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         if (gp_store_failed(a->store, err, errlen)) return GP_AGENT_STORE_FULL;
         /* Once a minute; as fast as possible, once a minute of the source's clock, so a
          * run at speed 0 keeps the store the size a real-time one does. */
-        if ((a->o.retention_ns > 0 || a->o.event_retention_ns > 0 ||
+        pause = pause || ckpt_pause(a); /* the flush may have started one */
+        if (!pause && (a->o.retention_ns > 0 || a->o.event_retention_ns > 0 ||
              a->o.rollup_retention_ns > 0) &&
             ((!fast && wall - last_retain >= 60000000000LL) ||
              (fast && a->now_ns - last_retain_src >= 60000000000LL))) {
@@ -605,7 +667,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 if (k > 0) a->stats.events_pruned += (uint64_t)k;
             }
         }
-        for (int h = 0; h < a->n_hooks; h++) {
+        for (int h = 0; h < a->n_hooks && !pause; h++) {
             if (a->hooks[h].every_ns > 0 && wall - a->hooks[h].last_wall < a->hooks[h].every_ns)
                 continue;
             /* Hooks share the agent's connection, so they see what is not yet committed;

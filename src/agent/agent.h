@@ -102,6 +102,9 @@ typedef struct gp_agent_stats {
     /* Returns from the loop's waits (paced runs): one a tick when no event arrives, and
      * one per batched read of the event sockets (GP_AGENT_EVENT_HOLD_NS). */
     uint64_t wakes;
+    /* Of those, returns from waiting for a WAL checkpoint to end (store/checkpointer.h):
+     * the loop writes nothing meanwhile, so the WAL starts over after it. */
+    uint64_t ckpt_waits;
 } gp_agent_stats;
 
 /* The longest a paced agent leaves datagrams queued in its sockets so that one wake-up
@@ -139,6 +142,9 @@ void gp_agent_store_event(void *agent, const gp_event *e);
  * writers sharing its connection (the server's queues) keep their rows until then. */
 int gp_agent_store_held(const gp_agent *a);
 const gp_agent_stats *gp_agent_get_stats(const gp_agent *a);
+/* The store's checkpoints run off the loop (store/checkpointer.h); zeros when they run in
+ * the commits (as fast as possible, or the thread could not start). */
+gp_ckpt_stats gp_agent_checkpoint_stats(const gp_agent *a);
 int64_t gp_agent_now_ns(const gp_agent *a); /* the loop's clock (source time) */
 const gp_device *gp_agent_devices(const gp_agent *a, size_t *n);
 /* Commits what is buffered now. */

@@ -576,6 +576,7 @@ int gp_cmd_agent(int argc, char **argv) {
     if (stats) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
+        gp_ckpt_stats ck = gp_agent_checkpoint_stats(a);
         printf("{\"samples\": %llu, \"proc_samples\": %llu, \"events\": %llu, \"ticks\": %llu, "
                "\"agent_cpu_s\": %.6f, \"source_cpu_s\": %.6f, \"agent_cpu_us_per_sample\": %.3f, "
                "\"max_rss_kib\": %ld, \"ticks_late\": %llu, \"tick_late_max_ms\": %.3f, "
@@ -586,7 +587,9 @@ int gp_cmd_agent(int argc, char **argv) {
                "\"first_tick_samples\": %llu, \"seal_passes\": %llu, \"seal_stored\": %llu, "
                "\"seal_idle_passes\": %llu, \"seal_cpu_s\": %.6f, \"seal_max_rss_kib\": %ld, "
                "\"wakes\": %llu, \"events_pruned\": %llu, \"store_errors\": %llu, "
-               "\"store_busy\": %llu}\n",
+               "\"store_busy\": %llu, \"checkpoints\": %llu, \"checkpoints_complete\": %llu, "
+               "\"checkpoint_s\": %.6f, \"checkpoint_max_ms\": %.3f, \"checkpoint_cpu_s\": %.6f, "
+               "\"ckpt_waits\": %llu}\n",
                (unsigned long long)st->samples, (unsigned long long)st->proc_samples,
                (unsigned long long)st->events, (unsigned long long)st->ticks, st->collect_cpu_s,
                st->source_cpu_s, st->samples ? st->collect_cpu_s * 1e6 / (double)st->samples : 0.0,
@@ -601,7 +604,9 @@ int gp_cmd_agent(int argc, char **argv) {
                (unsigned long long)rst->passes, (unsigned long long)rst->stored,
                (unsigned long long)rst->idle_passes, rst->cpu_s, rst->max_rss_kib,
                (unsigned long long)st->wakes, (unsigned long long)st->events_pruned,
-               (unsigned long long)st->store_errors, (unsigned long long)st->store_busy);
+               (unsigned long long)st->store_errors, (unsigned long long)st->store_busy,
+               (unsigned long long)ck.passes, (unsigned long long)ck.complete, ck.wall_s,
+               ck.wall_max_s * 1e3, ck.cpu_s, (unsigned long long)st->ckpt_waits);
     }
     gp_agent_results_free(&results);
     for (int i = 0; i < n_scrape; i++)

@@ -496,6 +496,10 @@ int64_t gp_ingest_hold_ns(const gp_ingest *g, int64_t since_prev_ns, int64_t max
     return hold < 1000000 ? 0 : (int64_t)hold; /* under 1 ms saves nothing */
 }
 
+int gp_ingest_last_full(const gp_ingest *g) {
+    return g->last_full;
+}
+
 int gp_ingest_poll(gp_ingest *g, int64_t now_ns, gp_event_sink sink, void *ctx) {
     return gp_ingest_poll_budget(g, now_ns, 0, sink, ctx);
 }

@@ -73,6 +73,9 @@ int gp_ingest_poll_budget(gp_ingest *g, int64_t now_ns, size_t max_bytes, gp_eve
  * add a wake-up); otherwise at most max_hold_ns, and less where, at that rate, the kernel
  * would hold more than an eighth of the receive buffer (SO_RCVBUF) meanwhile. */
 int64_t gp_ingest_hold_ns(const gp_ingest *g, int64_t since_prev_ns, int64_t max_hold_ns);
+/* 1 when the last gp_ingest_poll_budget stopped at its byte budget: datagrams may be left
+ * (a flood). */
+int gp_ingest_last_full(const gp_ingest *g);
 /* Parses a buffer of lines that arrived on transport tr (simulator, HTTP body). */
 int gp_ingest_feed(gp_ingest *g, gp_transport tr, const char *buf, size_t len, int64_t now_ns,
                    gp_event_sink sink, void *ctx);

@@ -674,6 +674,13 @@ static void self_metrics(srv_buf *b, const srv_snapshot *sn) {
     srv_buf_printf(b, "goodput_agent_store_commit_seconds_sum %.9f\n", sn->commits.sum_s);
     srv_buf_printf(b, "goodput_agent_store_commit_seconds_count %llu\n",
                    (unsigned long long)sn->commits.n);
+    head(b, "goodput_agent_store_checkpoints_total", "counter",
+         "WAL checkpoints, run on the agent's checkpoint thread (not in the commits).");
+    srv_buf_printf(b, "goodput_agent_store_checkpoints_total %llu\n",
+                   (unsigned long long)sn->ckpt.passes);
+    head(b, "goodput_agent_store_checkpoint_seconds_total", "counter",
+         "Wall time of those checkpoints (copying the WAL back, its syncs).");
+    srv_buf_printf(b, "goodput_agent_store_checkpoint_seconds_total %.9f\n", sn->ckpt.wall_s);
 }
 
 static void agent_metrics(gp_serve *s, srv_buf *b) {

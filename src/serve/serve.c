@@ -735,6 +735,7 @@ void gp_serve_pump(gp_serve *s, gp_agent *a) {
     sn.max_jobs = gp_ingest_max_jobs(gp_agent_ingest(a));
     sn.events_duplicate = gp_store_duplicates(gp_agent_store(a));
     sn.commits = gp_store_commit_stats(gp_agent_store(a));
+    sn.ckpt = gp_agent_checkpoint_stats(a);
     pthread_mutex_lock(&s->mu);
     if (!s->detached) s->snap = sn;
     pthread_mutex_unlock(&s->mu);

@@ -82,6 +82,7 @@ typedef struct srv_snapshot {
     int max_jobs;                 /* the agent's cap of live job ids per transport */
     uint64_t events_duplicate;    /* events the store already held (any transport): ignored */
     gp_store_commit_hist commits; /* the agent's store commits (latency histogram) */
+    gp_ckpt_stats ckpt;           /* its WAL checkpoints, off the loop */
 } srv_snapshot;
 
 typedef struct srv_job_cache {

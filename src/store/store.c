@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/checkpointer.h"
 #include "store/own_rows.h"
 #include "store/rollup.h"
 #include "store/schema.h"
@@ -159,6 +160,8 @@ struct gp_store {
         sqlite3_stmt *st;
     } *cached;
     size_t n_cached, cap_cached;
+    gp_ckpt *ckpt; /* gp_store_offload_checkpoints; NULL: SQLite's, in the commit */
+    const char *vfs; /* what the store was opened with (NULL: the default) */
 };
 
 /* The agent's flush writes its queued rows GP_STORE_BATCH_ROWS at a time, in one
@@ -349,6 +352,7 @@ int gp_store_open(const char *path, int flags, gp_store **out, char *err, size_t
     mode_t old = umask(077);
     /* A store that writes joins each commit's WAL writes into one (store/wal_batch.h). */
     const char *vfs = (flags & GP_STORE_READONLY) ? NULL : gp_wal_batch_vfs();
+    s->vfs = vfs;
     int rc = sqlite3_open_v2(name, &s->db, oflags | SQLITE_OPEN_NOMUTEX, vfs);
     umask(old);
     if (rc != SQLITE_OK) {
@@ -471,8 +475,27 @@ void gp_store_close(gp_store *s) {
     for (size_t i = 0; i < s->n_cached; i++)
         sqlite3_finalize(s->cached[i].st);
     free(s->cached);
+    gp_ckpt_stop(s->ckpt); /* before the close that checkpoints the WAL and removes it */
     sqlite3_close(s->db);
     free(s);
+}
+
+int gp_store_offload_checkpoints(gp_store *s, char *err, size_t errlen) {
+    if (s->ckpt) return 0;
+    s->ckpt = gp_ckpt_start(s->db, s->path, s->vfs, err, errlen);
+    return s->ckpt ? 0 : -1;
+}
+
+int64_t gp_store_checkpoint_since_ns(const gp_store *s) {
+    return gp_ckpt_since_ns(s->ckpt);
+}
+
+int gp_store_checkpoint_fd(const gp_store *s) {
+    return gp_ckpt_fd(s->ckpt);
+}
+
+gp_ckpt_stats gp_store_checkpoint_stats(const gp_store *s) {
+    return gp_ckpt_get_stats(s->ckpt);
 }
 
 sqlite3_stmt *gp_store_stmt(gp_store *s, const char *sql) {

@@ -19,6 +19,7 @@
 #include "model/finding.h"
 #include "model/job.h"
 #include "model/sample.h"
+#include "store/checkpointer.h"
 
 typedef struct gp_store gp_store;
 
@@ -132,6 +133,17 @@ typedef struct gp_store_commit_hist {
     double sum_s;
 } gp_store_commit_hist;
 gp_store_commit_hist gp_store_commit_stats(const gp_store *s);
+/* A writable store's WAL checkpoints on a thread of their own (store/checkpointer.h)
+ * instead of inside the commit that grows the WAL past GP_CKPT_PAGES: for a writer that
+ * must not stall (the agent's loop). 0, or -1 with err, the commits then checkpointing as
+ * before. While gp_store_checkpoint_since_ns() is not 0 (the monotonic time the commit
+ * that started the running checkpoint returned), a writer that begins no transaction lets
+ * SQLite start the WAL over after it; gp_store_checkpoint_fd() (-1: none) becomes
+ * readable when it ends. */
+int gp_store_offload_checkpoints(gp_store *s, char *err, size_t errlen);
+int64_t gp_store_checkpoint_since_ns(const gp_store *s);
+int gp_store_checkpoint_fd(const gp_store *s);
+gp_ckpt_stats gp_store_checkpoint_stats(const gp_store *s); /* zeros when not offloaded */
 /* Events ignored as duplicates since open. */
 uint64_t gp_store_duplicates(const gp_store *s);
 int gp_store_put_job(gp_store *s, const gp_job *j); /* upsert, keeps known fields */

@@ -51,15 +51,18 @@ stored=$(sqlite3 "$tmp/ev.db" "SELECT count(*) FROM events WHERE job_id = 'wk' A
 [ "$wakes" -lt $((sent / 3)) ] || fail "$wakes wake-ups for $sent datagrams: not batched"
 # The CPU accounting (agent.h): the loop thread's CPU is split between the source's calls
 # and the rest, with nothing left out, so collect + source covers the process's CPU from
-# the end of the first tick to the end of the loop (one thread here: no --listen), and never
+# the end of the first tick to the end of the loop, with the checkpoint thread's CPU
+# (store/checkpointer.h; no --listen, so no HTTP thread), and the loop's part never
 # exceeds the process's CPU at the loop's end; the steady span lies inside the whole run.
 python3 - "$tmp/ev.json" <<'PY' || fail "CPU accounting: $(cat "$tmp/ev.json")"
 import json, sys
 st = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 first, end, proc = st["first_tick_cpu_s"], st["loop_end_cpu_s"], st["process_cpu_s"]
 loop = st["agent_cpu_s"] + st["source_cpu_s"]
+own = loop + st["checkpoint_cpu_s"]
 assert 0 < first <= end <= proc + 1e-6, (first, end, proc)
 assert loop <= end + 1e-3, f"loop thread {loop} s > process {end} s at the loop's end"
-assert loop >= 0.98 * (end - first) - 1e-3, f"loop thread {loop} s < steady process CPU {end - first} s"
+assert own <= proc + 1e-3, f"loop and checkpoint threads {own} s > process {proc} s"
+assert own >= 0.98 * (end - first) - 1e-3, f"loop and checkpoint threads {own} s < steady process CPU {end - first} s"
 PY
 echo "agent_wakes: ok (idle: $(field wakes "$tmp/idle.json") wake-ups in $(field ticks "$tmp/idle.json") ticks; $sent datagrams: $wakes wake-ups in $ticks ticks, all stored)"
