@@ -109,6 +109,24 @@ static sqlite3 *open_wal_db(void) {
     return db;
 }
 
+/* A WAL database at ck.db with the checkpointer started on it; path gets its name. */
+static gp_ckpt *start_on_wal_db(sqlite3 **db, char *path, size_t n) {
+    *db = open_wal_db();
+    char err[256] = "";
+    db_path(path, n, "");
+    gp_ckpt *c = gp_ckpt_start(*db, path, NULL, err, sizeof err);
+    assert_non_null(c);
+    return c;
+}
+
+/* What sql counts in the database at path, read by a connection of its own. */
+static void assert_count(const char *path, const char *sql, int64_t want) {
+    sqlite3 *r;
+    assert_int_equal(sqlite3_open(path, &r), SQLITE_OK);
+    assert_int_equal(gp_test_sql_i64(r, sql), want);
+    sqlite3_close(r);
+}
+
 /* One transaction of n rows of ~1 page each, keys from *k on. */
 static void write_pages(sqlite3 *db, int n, int *k) {
     sqlite3_stmt *st;
@@ -145,11 +163,9 @@ static int64_t file_bytes(const char *suffix) {
 
 static void test_commit_hands_checkpoint_off(void **state) {
     (void)state;
-    sqlite3 *db = open_wal_db();
-    char path[1024], err[256] = "";
-    db_path(path, sizeof path, "");
-    gp_ckpt *c = gp_ckpt_start(db, path, NULL, err, sizeof err);
-    assert_non_null(c);
+    sqlite3 *db;
+    char path[1024];
+    gp_ckpt *c = start_on_wal_db(&db, path, sizeof path);
     int k = 0;
     write_pages(db, GP_CKPT_PAGES / 2, &k); /* under the threshold: nothing handed off */
     assert_int_equal(gp_ckpt_since_ns(c), 0);
@@ -180,11 +196,9 @@ static void test_without_it_the_writer_checkpoints(void **state) {
 
 static void test_wal_starts_over(void **state) {
     (void)state;
-    sqlite3 *db = open_wal_db();
-    char path[1024], err[256] = "";
-    db_path(path, sizeof path, "");
-    gp_ckpt *c = gp_ckpt_start(db, path, NULL, err, sizeof err);
-    assert_non_null(c);
+    sqlite3 *db;
+    char path[1024];
+    gp_ckpt *c = start_on_wal_db(&db, path, sizeof path);
     int k = 0;
     const int cycles = 5, pages = GP_CKPT_PAGES + 100;
     int64_t wal_max = 0;
@@ -204,29 +218,21 @@ static void test_wal_starts_over(void **state) {
     assert_int_equal(s.complete, cycles);
     gp_ckpt_stop(c);
     sqlite3_close(db);
-    sqlite3 *r;
-    assert_int_equal(sqlite3_open(path, &r), SQLITE_OK);
-    assert_int_equal(gp_test_sql_i64(r, "SELECT count(*) FROM t"), cycles * pages);
-    sqlite3_close(r);
+    assert_count(path, "SELECT count(*) FROM t", cycles * pages);
 }
 
 static void test_stop_while_running(void **state) {
     (void)state;
-    sqlite3 *db = open_wal_db();
-    char path[1024], err[256] = "";
-    db_path(path, sizeof path, "");
-    gp_ckpt *c = gp_ckpt_start(db, path, NULL, err, sizeof err);
-    assert_non_null(c);
+    sqlite3 *db;
+    char path[1024];
+    gp_ckpt *c = start_on_wal_db(&db, path, sizeof path);
     int k = 0;
     write_pages(db, GP_CKPT_PAGES + 500, &k);
     gp_ckpt_stop(c); /* waits for the checkpoint it was handed */
     write_pages(db, 10, &k); /* the writer's own checkpoint is back: still writes */
     sqlite3_close(db);
     assert_int_equal(file_bytes("-wal"), -1); /* the last close removed it */
-    sqlite3 *r;
-    assert_int_equal(sqlite3_open(path, &r), SQLITE_OK);
-    assert_int_equal(gp_test_sql_i64(r, "SELECT count(*) FROM t"), k);
-    sqlite3_close(r);
+    assert_count(path, "SELECT count(*) FROM t", k);
 }
 
 /* SigBlk of every thread of the process but the caller's, as /proc shows it. */
@@ -255,11 +261,9 @@ static int other_threads_block(int sig) {
 
 static void test_thread_blocks_signals(void **state) {
     (void)state;
-    sqlite3 *db = open_wal_db();
-    char path[1024], err[256] = "";
-    db_path(path, sizeof path, "");
-    gp_ckpt *c = gp_ckpt_start(db, path, NULL, err, sizeof err);
-    assert_non_null(c);
+    sqlite3 *db;
+    char path[1024];
+    gp_ckpt *c = start_on_wal_db(&db, path, sizeof path);
     assert_true(other_threads_block(SIGTERM));
     assert_true(other_threads_block(SIGINT));
     sigset_t mine;
@@ -295,10 +299,7 @@ static void test_through_the_store(void **state) {
     assert_int_equal(g.db_writes_writer, 0);
     gp_store_close(s); /* with it running */
     assert_int_equal(file_bytes("-wal"), -1);
-    sqlite3 *r;
-    assert_int_equal(sqlite3_open(path, &r), SQLITE_OK);
-    assert_int_equal(gp_test_sql_i64(r, "SELECT count(*) FROM events WHERE job_id = 'ck'"), k);
-    sqlite3_close(r);
+    assert_count(path, "SELECT count(*) FROM events WHERE job_id = 'ck'", k);
 }
 
 int main(void) {
