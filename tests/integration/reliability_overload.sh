@@ -8,7 +8,9 @@
 # counted as dropped by the agent (UDP drops come from the kernel's SO_RXQ_OVFL; the unix
 # sender sees EAGAIN and counts its own), drops are exposed (--stats, and /metrics when the
 # agent serves HTTP), and sampling stays on schedule: at most 1% of ticks start later than
-# 10% of the interval (p99 jitter < 10%), from the agent's own tick-lateness statistic.
+# 10% of the interval (p99 jitter < 10%), from the agent's own tick-lateness statistic, and
+# the store's WAL starts over after its checkpoints (they run off the loop) instead of
+# holding the whole flood.
 # Knobs: GP_FLOOD_SECONDS (default 8), GP_FLOOD_RATE (lines/s, default 1000000).
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
