@@ -11,6 +11,7 @@
  * it, it is written at once, so a long --flush on a large node does not grow memory. */
 #include "agent/agent.h"
 #include "util/cpu_clock.h"
+#include "util/mono_clock.h"
 
 #include "attribution/jobmap.h"
 #include "attribution/presence.h"
@@ -84,21 +85,18 @@ int64_t gp_wall_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* 1 while the WAL checkpoint that a commit started runs on the store's thread (store.h):
  * the loop then begins no transaction (events wait in held_e, rows in their queues, the
  * sockets unread, hooks, retention and the flush until it ends), so the next transaction
  * starts the WAL over from its beginning and the WAL stays bounded, as when SQLite
  * checkpointed inside the commit. Taking the checkpoint off the loop is what keeps ticks on
  * time under an event flood (store/checkpointer.h); at most CKPT_PAUSE_MAX_NS. */
-static int ckpt_pause(const gp_agent *a) {
+static int64_t ckpt_pause_end(const gp_agent *a) { /* monotonic ns; 0: no pause */
     int64_t since = gp_store_checkpoint_since_ns(a->store);
-    return since && mono_ns() - since < CKPT_PAUSE_MAX_NS;
+    return since && gp_mono_ns() - since < CKPT_PAUSE_MAX_NS ? since + CKPT_PAUSE_MAX_NS : 0;
+}
+static int ckpt_pause(const gp_agent *a) {
+    return ckpt_pause_end(a) != 0;
 }
 
 static void put_event_now(gp_agent *a, const gp_event *e) {
@@ -132,7 +130,7 @@ static size_t pending_bytes(const gp_agent *a) {
 static void write_pending_wait(gp_agent *a, int wait_ms, int force) {
     if (!a->n_pend_s && !a->n_pend_p && !a->n_held_e) return;
     if (!force && ckpt_pause(a)) return;
-    int64_t now = mono_ns();
+    int64_t now = gp_mono_ns();
     if (a->held && !force && now - a->held_try_ns < HELD_RETRY_NS &&
         pending_bytes(a) <= PENDING_HOLD_BYTES)
         return;
@@ -175,7 +173,7 @@ static void write_pending(gp_agent *a) {
 }
 
 int gp_agent_store_held(const gp_agent *a) {
-    return a->held && mono_ns() - a->held_try_ns < HELD_RETRY_NS;
+    return a->held && gp_mono_ns() - a->held_try_ns < HELD_RETRY_NS;
 }
 
 /* Appends n rows of size sz to a queue; 0, or -1 when out of memory. */
@@ -210,7 +208,7 @@ void gp_agent_store_event(void *agent, const gp_event *e) {
     if (!a->held && !pause) {
         a->stats.store_busy++;
         a->held = 1;
-        a->held_try_ns = mono_ns();
+        a->held_try_ns = gp_mono_ns();
     }
     if (a->n_held_e >= EVENTS_HOLD_MAX ||
         queue((void **)&a->held_e, &a->n_held_e, &a->cap_held_e, e, 1, sizeof *e) != 0)
@@ -497,7 +495,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
     int64_t t_start = a->now_ns;
     int64_t t_stop = a->o.duration_ns > 0 ? t_start + a->o.duration_ns : -1;
     if (src_end >= 0 && (t_stop < 0 || src_end < t_stop)) t_stop = src_end;
-    int64_t wall0 = mono_ns(), last_flush = wall0;
+    int64_t wall0 = gp_mono_ns(), last_flush = wall0;
     int64_t next_tick = t_start + a->o.interval_ns;
     int64_t last_flush_src = t_start;
     int64_t last_retain = wall0, last_retain_src = t_start;
@@ -517,20 +515,15 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
             int read_in_wait = 0; /* this wait read the sockets */
             int tick_first = 0;   /* a flood, and the tick was let go before the next read */
             for (;;) {
-                int64_t wall = mono_ns();
+                int64_t wall = gp_mono_ns();
                 int64_t due_wall = wall0 + (int64_t)((next_tick - t_start) / speed);
                 int64_t wait_ns = due_wall - wall;
                 if (wait_ns <= 0 || (stop && *stop)) break;
-                if (ckpt_pause(a)) { /* until the checkpoint ends or the tick is due */
-                    int64_t until = gp_store_checkpoint_since_ns(a->store) + CKPT_PAUSE_MAX_NS;
-                    if (until > due_wall) until = due_wall;
-                    struct pollfd cf = {.fd = gp_store_checkpoint_fd(a->store), .events = POLLIN};
+                int64_t pause_end = ckpt_pause_end(a);
+                if (pause_end) { /* until the checkpoint ends, the pause ends or the tick */
+                    int64_t until = pause_end < due_wall ? pause_end : due_wall;
                     int cms = until > wall ? (int)((until - wall) / 1000000) + 1 : 0;
-                    if (poll(&cf, 1, cms > 1000 ? 1000 : cms) > 0) {
-                        uint64_t ends;
-                        if (read(cf.fd, &ends, sizeof ends) < 0) { /* cleared by another */
-                        }
-                    }
+                    gp_store_checkpoint_wait(a->store, cms > 1000 ? 1000 : cms);
                     a->stats.wakes++;
                     a->stats.ckpt_waits++;
                     continue;
@@ -550,7 +543,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                 struct epoll_event evs[4];
                 int pr = !holding && a->epfd >= 0 ? epoll_wait(a->epfd, evs, 4, ms)
                                                   : poll(nf ? fds : NULL, (nfds_t)nf, ms);
-                int64_t woke = mono_ns();
+                int64_t woke = gp_mono_ns();
                 a->stats.wakes++;
                 if (holding) {
                     if (woke < hold_until && woke < due_wall) continue; /* a signal */
@@ -575,7 +568,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
                      * flood the loop comes back here often enough to tick on time. */
                     gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(),
                                           8 * 1024, gp_agent_store_event, a);
-                    int64_t read_end = mono_ns();
+                    int64_t read_end = gp_mono_ns();
                     read_in_wait = 1;
                     if (gp_ingest_last_full(a->ingest)) slice_ns = read_end - woke;
                     /* A steady trickle (a trainer's steps every few ms) is read in batches:
@@ -597,15 +590,15 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
              * them all whatever it reads first: it goes first, and one slice less late. */
             int flood = tick_first || (read_in_wait && gp_ingest_last_full(a->ingest));
             if ((!drained || hold_until > 0) && !ckpt_pause(a) && !flood) {
-                int64_t now_src = t_start + (int64_t)((mono_ns() - wall0) * speed);
+                int64_t now_src = t_start + (int64_t)((gp_mono_ns() - wall0) * speed);
                 gp_store_begin(a->store);
                 gp_ingest_poll_budget(a->ingest, a->own_clock ? now_src : gp_wall_ns(), 8 * 1024,
                                       gp_agent_store_event, a);
-                last_read_end = mono_ns();
+                last_read_end = gp_mono_ns();
             }
             hold_until = 0; /* a hold does not span a tick: the rate is measured afresh */
             int64_t due = wall0 + (int64_t)((next_tick - t_start) / speed);
-            int64_t late = mono_ns() - due;
+            int64_t late = gp_mono_ns() - due;
             if (late > a->stats.tick_late_max_ns) a->stats.tick_late_max_ns = late;
             if ((double)late * 10 * speed > (double)a->o.interval_ns) a->stats.ticks_late++;
         } else {
@@ -620,7 +613,7 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
             a->stats.first_tick_samples = a->stats.samples;
         }
         next_tick += a->o.interval_ns;
-        int64_t wall = mono_ns();
+        int64_t wall = gp_mono_ns();
         /* Retention and the hooks run, as before the tick stopped opening a transaction,
          * inside one unless this tick's flush has just committed (opened when one is due). */
         int tx_due = 1;

@@ -3,7 +3,9 @@
  * thread runs it on its own connection and says when it is done through an eventfd. */
 #include "store/checkpointer.h"
 #include "util/cpu_clock.h"
+#include "util/mono_clock.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -24,19 +26,13 @@ struct gp_ckpt {
     int efd;
 };
 
-static int64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* SQLite's wal hook, on the writer's thread, after a commit that left `pages` frames. */
 static int on_commit(void *ctx, sqlite3 *db, const char *name, int pages) {
     (void)db;
     (void)name;
     gp_ckpt *c = ctx;
     if (pages < GP_CKPT_PAGES || atomic_load(&c->since)) return SQLITE_OK;
-    atomic_store(&c->since, mono_ns());
+    atomic_store(&c->since, gp_mono_ns());
     pthread_mutex_lock(&c->mu);
     c->want = 1;
     pthread_cond_signal(&c->cv);
@@ -53,12 +49,12 @@ static void *run(void *arg) {
         if (!c->want) break; /* stopping, nothing asked */
         c->want = 0;
         pthread_mutex_unlock(&c->mu);
-        int64_t w0 = mono_ns();
+        int64_t w0 = gp_mono_ns();
         double c0 = gp_thread_cpu_s();
         int log = -1, done = -1;
         int rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
         double cpu = gp_thread_cpu_s() - c0;
-        double wall = (double)(mono_ns() - w0) / 1e9;
+        double wall = (double)(gp_mono_ns() - w0) / 1e9;
         pthread_mutex_lock(&c->mu);
         c->stats.passes++;
         if (rc == SQLITE_OK && log >= 0 && done == log) c->stats.complete++;
@@ -67,8 +63,8 @@ static void *run(void *arg) {
         c->stats.cpu_s += cpu;
         atomic_store(&c->since, 0);
         uint64_t one = 1;
-        if (write(c->efd, &one, sizeof one) < 0) { /* full only after 2^64 unread ends */
-        }
+        ssize_t w = write(c->efd, &one, sizeof one);
+        (void)w; /* fails only when 2^64 ends were never read */
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -147,8 +143,15 @@ int64_t gp_ckpt_since_ns(const gp_ckpt *c) {
     return c ? atomic_load(&((gp_ckpt *)c)->since) : 0;
 }
 
-int gp_ckpt_fd(const gp_ckpt *c) {
-    return c ? c->efd : -1;
+int gp_ckpt_wait(gp_ckpt *c, int timeout_ms) {
+    if (!c || !atomic_load(&c->since)) return 1;
+    struct pollfd pf = {.fd = c->efd, .events = POLLIN};
+    if (poll(&pf, 1, timeout_ms) > 0) { /* an end (maybe an earlier one nobody waited for) */
+        uint64_t ends;
+        ssize_t r = read(c->efd, &ends, sizeof ends);
+        (void)r; /* another waiter may have cleared it: the flag below says */
+    }
+    return !atomic_load(&c->since);
 }
 
 gp_ckpt_stats gp_ckpt_get_stats(gp_ckpt *c) {

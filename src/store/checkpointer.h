@@ -18,8 +18,8 @@
  *   begins no transaction while a checkpoint runs keeps the WAL bounded as the automatic
  *   checkpoint did (journal_size_limit applies then); one that goes on writing meanwhile
  *   loses nothing, and its WAL grows until a later checkpoint finds such a moment.
- * - gp_ckpt_fd() is an eventfd that becomes readable when a checkpoint ends (read it to
- *   clear it), for a loop that waits in poll().
+ * - gp_ckpt_wait() sleeps until the running checkpoint ends (the thread writes an eventfd)
+ *   or a timeout: no busy wait.
  * - The thread blocks every signal (a signal to the process reaches the writer's thread).
  * - gp_ckpt_stop() waits for a running checkpoint, closes the thread's connection and
  *   gives the writer its automatic checkpoint back, before the writer closes (the last
@@ -50,7 +50,9 @@ gp_ckpt *gp_ckpt_start(sqlite3 *writer, const char *path, const char *vfs, char 
                        size_t errlen);
 void gp_ckpt_stop(gp_ckpt *c);
 int64_t gp_ckpt_since_ns(const gp_ckpt *c);
-int gp_ckpt_fd(const gp_ckpt *c);
+/* Waits at most timeout_ms for the running checkpoint to end; 1 when none runs on return,
+ * 0 when one still does. */
+int gp_ckpt_wait(gp_ckpt *c, int timeout_ms);
 gp_ckpt_stats gp_ckpt_get_stats(gp_ckpt *c);
 
 #endif

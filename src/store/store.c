@@ -490,8 +490,8 @@ int64_t gp_store_checkpoint_since_ns(const gp_store *s) {
     return gp_ckpt_since_ns(s->ckpt);
 }
 
-int gp_store_checkpoint_fd(const gp_store *s) {
-    return gp_ckpt_fd(s->ckpt);
+int gp_store_checkpoint_wait(gp_store *s, int timeout_ms) {
+    return gp_ckpt_wait(s->ckpt, timeout_ms);
 }
 
 gp_ckpt_stats gp_store_checkpoint_stats(const gp_store *s) {

@@ -138,11 +138,11 @@ gp_store_commit_hist gp_store_commit_stats(const gp_store *s);
  * must not stall (the agent's loop). 0, or -1 with err, the commits then checkpointing as
  * before. While gp_store_checkpoint_since_ns() is not 0 (the monotonic time the commit
  * that started the running checkpoint returned), a writer that begins no transaction lets
- * SQLite start the WAL over after it; gp_store_checkpoint_fd() (-1: none) becomes
- * readable when it ends. */
+ * SQLite start the WAL over after it; gp_store_checkpoint_wait() sleeps until it ends (or
+ * timeout_ms; 1: none runs now). */
 int gp_store_offload_checkpoints(gp_store *s, char *err, size_t errlen);
 int64_t gp_store_checkpoint_since_ns(const gp_store *s);
-int gp_store_checkpoint_fd(const gp_store *s);
+int gp_store_checkpoint_wait(gp_store *s, int timeout_ms);
 gp_ckpt_stats gp_store_checkpoint_stats(const gp_store *s); /* zeros when not offloaded */
 /* Events ignored as duplicates since open. */
 uint64_t gp_store_duplicates(const gp_store *s);

@@ -3,17 +3,12 @@
 #include "util/progress.h"
 
 #include "util/term.h"
+#include "util/mono_clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
-
-static int64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void gp_progress_start(gp_progress *p, const char *label, double total, int quiet) {
     p->label = label;
@@ -21,7 +16,7 @@ void gp_progress_start(gp_progress *p, const char *label, double total, int quie
     p->enabled = !quiet && isatty(STDERR_FILENO);
     p->drawn = 0;
     p->fill = -1;
-    p->start_ns = mono_ns();
+    p->start_ns = gp_mono_ns();
     p->last_ns = 0;
     p->after_ns = (int64_t)GP_PROGRESS_AFTER_MS * 1000000;
     const char *e = getenv("GOODPUT_PROGRESS_AFTER_MS");
@@ -30,7 +25,7 @@ void gp_progress_start(gp_progress *p, const char *label, double total, int quie
 
 void gp_progress_update(gp_progress *p, double done) {
     if (!p->enabled) return;
-    int64_t now = mono_ns();
+    int64_t now = gp_mono_ns();
     if (now - p->start_ns < p->after_ns) return;
     int width = 30;
     double frac = p->total > 0 ? done / p->total : 0;

@@ -134,6 +134,17 @@ while stable < 3 and time.monotonic() - t_drain < 30:
     last = cur
 drain_s = time.monotonic() - t_drain
 wait1 = waited_ns()
+# The checkpoints counted on /metrics once the flood is drained (the same counter --stats
+# prints at exit; the last flush may add one).
+metrics_ckpts = None
+if has_listen:
+    try:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=10).read().decode()
+        m = re.search(r'^goodput_agent_store_checkpoints_total (\d+)$', body, re.M)
+        metrics_ckpts = int(m.group(1)) if m else -1
+    except Exception as e:
+        metrics_ckpts = f"error {e}"
+
 agent.send_signal(signal.SIGTERM)
 out, err = agent.communicate(timeout=60)
 if agent.returncode != 0:
@@ -150,7 +161,8 @@ print(f"RSS: start {base_rss} KiB, peak {peak} KiB, second half {min(half)}..{ma
       f" /metrics udp dropped: {metrics_drops}")
 db_bytes = os.path.getsize(os.path.join(tmp, "gp.db"))
 print(f"WAL: largest {wal_max / 2**20:.1f} MiB (store {db_bytes / 2**20:.1f} MiB); {stats.get('checkpoints')} checkpoints off the loop "
-      f"({stats.get('checkpoints_complete')} complete, longest {stats.get('checkpoint_max_ms')} ms)")
+      f"({stats.get('checkpoints_complete')} complete, longest {stats.get('checkpoint_max_ms')} ms;"
+      f" /metrics after the drain: {metrics_ckpts})")
 
 # Memory bounded: a hard ceiling, and no growth through the second half of the flood.
 ceiling = (1024 if asan else 512) * 1024
@@ -159,6 +171,11 @@ if max(half) - min(half) > 64 * 1024: fail("RSS still growing in the second half
 # The WAL starts over after each checkpoint (taken off the loop: store/checkpointer.h): it
 # holds a few commits, not the flood. A WAL that never started over held 354 MiB against a
 # 118 MiB store here; one that did, 22-30 MiB.
+if stats["checkpoints"] < 1:
+    fail("no WAL checkpoint ran off the loop through the flood (checkpoints: 0)")
+if has_listen and not (isinstance(metrics_ckpts, int) and
+                       metrics_ckpts <= stats["checkpoints"] <= metrics_ckpts + 1):
+    fail(f"/metrics counted {metrics_ckpts} checkpoints after the drain, --stats {stats['checkpoints']} at exit")
 if wal_max > max(db_bytes // 2, 16 << 20):
     fail(f"the WAL grew to {wal_max / 2**20:.1f} MiB against a {db_bytes / 2**20:.1f} MiB store: "
          "it did not start over after its checkpoints")
