@@ -11,6 +11,12 @@
 # build/libgoodput.a, which the binary, the tests and test-only shared libraries link.
 
 CC ?= cc
+# Every core unless the caller chose (-jN, -j1): `make test` and `make asan` compile ~230
+# files and ~100 test programs, which took 3 of CI's 25 minutes on one core of two. Not for
+# `make bench*`, whose runs must not share the machine with each other.
+ifeq ($(filter -j%,$(MAKEFLAGS))$(filter bench%,$(MAKECMDGOALS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 BUILD ?= build
 SAN ?=
 OPT ?= -O2 -g
