@@ -49,7 +49,7 @@ PROM_IP=$NET.20
 HUB=$TAG-hub
 NODES="n1 n2 n3"
 declare -A IP=([db]=$DB_IP [prom]=$PROM_IP [n1]=$NET.11 [n2]=$NET.12 [n3]=$NET.13)
-WORK=$(mktemp -d /tmp/goodput-fleet.XXXXXX)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/goodput-fleet.XXXXXX")
 chmod 755 "$WORK"
 PIDS=()
 

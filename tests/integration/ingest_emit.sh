@@ -7,7 +7,7 @@ BUILD=${BUILD:-build}
 GOODPUT=${GOODPUT:-$BUILD/goodput}
 . tests/integration/ingest_lib.bash
 build_recv
-dir=$(mktemp -d /tmp/gp-emit-XXXXXX)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/gp-emit-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 sock=$dir/g.sock
 "$INGEST_RECV" "$sock" 127.0.0.1:0 >"$dir/out" &

@@ -8,7 +8,7 @@ set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 BUILD=${BUILD:-build}
 command -v curl >/dev/null || { echo "skip: curl missing"; exit 77; }
-tmp=$(mktemp -d /tmp/gp-install-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-install-XXXXXX")
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 make -C "$SRC" --no-print-directory BUILD="$BUILD" install PREFIX="$tmp/prefix" >"$tmp/make.log"

@@ -12,7 +12,7 @@
 set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
-tmp=$(mktemp -d /tmp/gp-live-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-live-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

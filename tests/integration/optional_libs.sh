@@ -16,7 +16,7 @@ SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 fail() { echo "FAIL: $*"; exit 1; }
 command -v readelf >/dev/null || { echo "skip: readelf (binutils) missing"; exit 77; }
-tmp=$(mktemp -d /tmp/gp-optional-libs-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-optional-libs-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 needed=$(readelf -d "$GOODPUT" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')

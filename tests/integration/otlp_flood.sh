@@ -13,7 +13,7 @@ set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3 sqlite3 promtool; do command -v $t >/dev/null || { echo "$t missing (scripts/install-deps)"; exit 1; }; done
-tmp=$(mktemp -d /tmp/gp-otlpflood-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-otlpflood-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

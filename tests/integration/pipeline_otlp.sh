@@ -22,7 +22,7 @@ if [ ! -d "$SRC/node_modules/@opentelemetry/sdk-trace-node" ]; then
   command -v npm >/dev/null || { echo "skip: npm missing for playwright-core"; exit 77; }
   (cd "$SRC" && npm ci --no-audit --no-fund >/dev/null 2>&1) || { echo "skip: npm ci failed (no registry?)"; exit 77; }
 fi
-tmp=$(mktemp -d /tmp/gp-pipeotlp-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-pipeotlp-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 

@@ -12,7 +12,7 @@ set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3 sqlite3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
-tmp=$(mktemp -d /tmp/gp-rel-dedup-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-rel-dedup-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill -9 $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

@@ -23,7 +23,7 @@ N=${GP_ENDED_JOBS:-2000}
 grep -qa __asan_init "$GOODPUT" 2>/dev/null && N=${GP_ENDED_JOBS:-200}
 for t in curl python3 sqlite3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
 [ -f "$LIB" ] || { echo "skip: $LIB not built (make $BUILD/tests/lib/libnvidia-ml.so.1)"; exit 77; }
-tmp=$(mktemp -d /tmp/gp-rel-ended-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-rel-ended-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; [ -n "${GP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

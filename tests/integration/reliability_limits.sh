@@ -9,7 +9,7 @@ set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in python3 sqlite3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
-tmp=$(mktemp -d /tmp/gp-rel-limits-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-rel-limits-XXXXXX")
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 run() { # expected-rc pattern command... : one line on stderr matching pattern

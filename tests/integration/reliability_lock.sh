@@ -17,7 +17,7 @@ BUILD=${BUILD:-build}
 LIB="$SRC/$BUILD/tests/lib/libnvidia-ml.so.1"
 [ -f "$LIB" ] || { echo "skip: $LIB not built (make $BUILD/tests/lib/libnvidia-ml.so.1)"; exit 77; }
 for t in python3 sqlite3 jq curl; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
-tmp=$(mktemp -d /tmp/gp-rel-lock-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-rel-lock-XXXXXX")
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; [ -n "${GP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -13,7 +13,7 @@ BUILD=${BUILD:-build}
 LIB="$SRC/$BUILD/tests/lib/libnvidia-ml.so.1"
 for t in curl python3 sqlite3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
 [ -f "$LIB" ] || { echo "skip: $LIB not built (make $BUILD/tests/lib/libnvidia-ml.so.1)"; exit 77; }
-tmp=$(mktemp -d /tmp/gp-rel-time-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-rel-time-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

@@ -15,7 +15,7 @@ if [ ! -d "$SRC/node_modules/playwright-core" ]; then
   (cd "$SRC" && npm ci --no-audit --no-fund >/dev/null 2>&1) || { echo "skip: npm ci failed (no registry?)"; exit 77; }
 fi
 [ -f "$SRC/examples/scenarios/demo.conf" ] || { echo "skip: examples/scenarios/demo.conf missing"; exit 77; }
-tmp=$(mktemp -d /tmp/gp-serve-chromium-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-serve-chromium-XXXXXX")
 art="$SRC/$BUILD/test-artifacts"; mkdir -p "$art"
 apid=
 cleanup() { [ -n "$apid" ] && kill "$apid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$tmp"; }

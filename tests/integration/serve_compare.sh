@@ -8,7 +8,7 @@ set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
-tmp=$(mktemp -d /tmp/gp-serve-compare-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-serve-compare-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 effa=0.5 effb=0.625
 cat >"$tmp/ab.conf" <<CONF

@@ -10,7 +10,7 @@ SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 command -v curl >/dev/null || { echo "skip: curl missing"; exit 77; }
 command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
-tmp=$(mktemp -d /tmp/gp-serve-db-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-serve-db-XXXXXX")
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 for d in 10m 20m; do

@@ -9,7 +9,7 @@ SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
 [ -f "$SRC/examples/scenarios/demo.conf" ] || { echo "skip: examples/scenarios/demo.conf missing"; exit 77; }
-tmp=$(mktemp -d /tmp/gp-serve-events-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-serve-events-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

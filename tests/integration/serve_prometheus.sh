@@ -16,7 +16,7 @@ for t in prometheus promtool curl python3; do
   command -v $t >/dev/null || { echo "skip: $t not installed (scripts/deps.d/serve.txt)"; exit 77; }
 done
 [ -f "$SRC/examples/scenarios/demo.conf" ] || { echo "skip: examples/scenarios/demo.conf missing"; exit 77; }
-tmp=$(mktemp -d /tmp/gp-serve-prom-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-serve-prom-XXXXXX")
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT

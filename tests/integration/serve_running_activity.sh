@@ -16,7 +16,7 @@ set -euo pipefail
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
-tmp=$(mktemp -d /tmp/gp-serve-act-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-serve-act-XXXXXX")
 apid= spid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; [ -n "$spid" ] && kill $spid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }

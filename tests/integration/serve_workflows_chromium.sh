@@ -19,7 +19,7 @@ if [ ! -d "$SRC/node_modules/playwright-core" ] || [ ! -d "$SRC/node_modules/@op
   command -v npm >/dev/null || { echo "skip: npm missing for playwright-core"; exit 77; }
   (cd "$SRC" && npm ci --no-audit --no-fund >/dev/null 2>&1) || { echo "skip: npm ci failed (no registry?)"; exit 77; }
 fi
-tmp=$(mktemp -d /tmp/gp-serve-wf-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-serve-wf-XXXXXX")
 art="$SRC/$BUILD/test-artifacts"; mkdir -p "$art"
 apid=
 cleanup() { [ -n "$apid" ] && kill "$apid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$tmp"; }

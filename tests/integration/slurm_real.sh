@@ -32,7 +32,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -n "$ST_DIR" ] && tail -n 5 "$ST_DIR"/log/slurmctld.log; exit 1; }
 
-W=$(mktemp -d /tmp/gp-slurm-test-XXXXXX)
+W=$(mktemp -d "${TMPDIR:-/tmp}/gp-slurm-test-XXXXXX")
 chmod 755 "$W"
 UUIDS="GPU-11111111-0000-4000-8000-000000000000,GPU-22222222-0000-4000-8000-000000000001"
 UUIDS="$UUIDS,GPU-33333333-0000-4000-8000-000000000002,GPU-44444444-0000-4000-8000-000000000003"

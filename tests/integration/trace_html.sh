@@ -18,7 +18,7 @@ if [ ! -d "$SRC/node_modules/playwright-core" ]; then
   command -v npm >/dev/null || { echo "skip: npm missing for playwright-core"; exit 77; }
   (cd "$SRC" && npm ci --no-audit --no-fund >/dev/null 2>&1) || { echo "skip: npm ci failed (no registry?)"; exit 77; }
 fi
-tmp=$(mktemp -d /tmp/gp-trace-html-XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-trace-html-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 art="$SRC/$BUILD/test-artifacts"; mkdir -p "$art"
 
