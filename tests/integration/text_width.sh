@@ -25,7 +25,9 @@ for t in python3 script prometheus promtool curl; do
     command -v "$t" >/dev/null || { echo "FAIL: $t missing (scripts/install-deps installs it)"; exit 1; }
 done
 [ -d "$DATA/kineto" ] || { echo "FAIL: shared data missing at $DATA"; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-width-XXXXXX")
+# Under /tmp, not TMPDIR: the outputs quote the store's path, and the widths below are
+# those of a short one, as a user's usually is.
+tmp=$(mktemp -d /tmp/gp-width-XXXXXX)
 PIDS=()
 cleanup() { for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
