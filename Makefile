@@ -13,8 +13,9 @@
 CC ?= cc
 # Every core unless the caller chose (-jN, -j1): `make test` and `make asan` compile ~230
 # files and ~100 test programs, which took 3 of CI's 25 minutes on one core of two. Not for
-# `make bench*`, whose runs must not share the machine with each other.
-ifeq ($(filter -j%,$(MAKEFLAGS))$(filter bench%,$(MAKECMDGOALS)),)
+# `make bench*`, whose runs must not share the machine with each other. Only at the top:
+# a recursive make shares its parent's job slots (its MAKEFLAGS shows no -j while parsing).
+ifeq ($(MAKELEVEL)$(filter -j%,$(MAKEFLAGS))$(filter bench%,$(MAKECMDGOALS)),0)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif
 BUILD ?= build

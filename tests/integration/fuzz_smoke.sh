@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fuzz smoke (issue 11): builds the libFuzzer targets (fuzz/, mk/fuzz.mk) and runs each for
-# 5 s (fixed seed, 256 MB RSS limit) on its seed corpus, after replaying every fixed finding under fuzz/regress/.
+# Fuzz smoke (issue 11): builds the libFuzzer targets (fuzz/, mk/fuzz.mk; the smoke's -O0
+# build in build-fuzz-smoke/) and runs each for 3 s (fixed seed, 256 MB RSS limit) on its
+# seed corpus, after replaying every fixed finding under fuzz/regress/.
 # Fails on any crash, leak, timeout or sanitizer report. Skips (77) without clang's
 # libFuzzer runtime (Debian: libclang-rt-14-dev). FUZZ_SMOKE_SECONDS overrides the time.
 set -uo pipefail
@@ -17,7 +18,7 @@ rm -f /tmp/gp-fuzz-probe-$$
 # Called from `make test` or `make asan`: do not inherit their BUILD/CC/SAN overrides.
 unset MAKEFLAGS MFLAGS MAKELEVEL BUILD
 start=$SECONDS
-make --no-print-directory fuzz-build >/tmp/gp-fuzz-build-$$.log 2>&1 || {
+make --no-print-directory fuzz-smoke-build >/tmp/gp-fuzz-build-$$.log 2>&1 || {
     tail -30 /tmp/gp-fuzz-build-$$.log; rm -f /tmp/gp-fuzz-build-$$.log; echo "fuzz build failed"; exit 1; }
 rm -f /tmp/gp-fuzz-build-$$.log
 echo "fuzz build: $((SECONDS - start)) s"
