@@ -11,17 +11,19 @@
 # seconds of wall time at once: start-up, the first tick and the exit are in both, so
 # (I(LONG) - I(SHORT)) / ((LONG - SHORT) * GPUS) is the steady cost of one GPU-sample, the
 # flushes (one per 5 s), retention and hooks (once a minute) included in their share when
-# LONG - SHORT is a multiple of 60. The test library's own code is in the count as in run.sh;
+# LONG - SHORT is a multiple of 60. SHORT is past the first minute: the first retention
+# pass and hooks (60 s after the start) prepare their statements, a start-up cost that
+# must be in both runs (with SHORT 40 it was in LONG's alone: 1.2 M instructions). The test library's own code is in the count as in run.sh;
 # the part inside the source's calls is printed apart.
 #
-# Usage: bench/agent_cost/instr.sh [GPUS (default 8)] [SHORT (default 40)] [LONG (default 160)]
+# Usage: bench/agent_cost/instr.sh [GPUS (default 8)] [SHORT (default 70)] [LONG (default 190)]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GOODPUT=${GOODPUT:-build/goodput}
 LIB=${NVML_LIB:-build/tests/lib/libnvidia-ml.so.1}
 gpus=${1:-8}
-short=${2:-40}
-long=${3:-160}
+short=${2:-70}
+long=${3:-190}
 out=bench/out/agent_instr
 # REUSE=1: read the last runs' counts again (no new runs)
 [ -n "${REUSE:-}" ] || { rm -rf "$out" && mkdir -p "$out"; }
