@@ -50,8 +50,8 @@ fuzz: fuzz-build fuzz-seed
 	@fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_NAMES)
 
 fuzz-smoke-build:
-	@$(MAKE) --no-print-directory FUZZ_DIR=$(FUZZ_SMOKE_DIR) FUZZ_OPT="$(FUZZ_SMOKE_OPT)" fuzz-build
+	@$(MAKE) --no-print-directory FUZZ_DIR=$(FUZZ_SMOKE_DIR) FUZZ_OPT="$(FUZZ_SMOKE_OPT)" \
+	  fuzz-build fuzz-seed
 
 fuzz-smoke: fuzz-smoke-build
-	@fuzz/seed.sh $(FUZZ_SMOKE_DIR)/corpus
 	@FUZZ_SMOKE=1 fuzz/run.sh $(FUZZ_SMOKE_DIR) $(FUZZ_SMOKE_SECONDS) $(FUZZ_NAMES)

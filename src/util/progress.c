@@ -7,7 +7,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 void gp_progress_start(gp_progress *p, const char *label, double total, int quiet) {
