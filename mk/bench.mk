@@ -1,7 +1,8 @@
 # bench.mk: `make bench-agent` and `make bench-store` (both part of `make bench`): the
 # agent's own cost through the NVML path at 8/64/512 GPUs with 1k events/s beside
 # prometheus-node-exporter (bench/agent_cost/run.sh), its instructions per GPU-sample under
-# callgrind (bench/agent_cost/instr.sh: a figure that does not move with the host), and a
+# callgrind at 1 and 8 GPUs (bench/agent_cost/instr.sh: a figure that does not move with the
+# host; with the fixed and per-GPU parts of a tick), and a
 # generated month of 8 GPUs at 1 s in a store with rollups (bench/store_month). Results in
 # docs/benchmarks.md. Never a timed test. BENCH_AGENT_WALL_S shortens the agent runs
 # (default 600 s per size).

@@ -16,41 +16,38 @@
 # must be in both runs (with SHORT 40 it was in LONG's alone: 1.2 M instructions). The test library's own code is in the count as in run.sh;
 # the part inside the source's calls is printed apart.
 #
-# Usage: bench/agent_cost/instr.sh [GPUS (default 8)] [SHORT (default 70)] [LONG (default 190)]
+# With sizes 1 and 8 both counted, the 8-GPU tick is split as run.sh splits its CPU time:
+# per GPU = (tick(8) - tick(1)) / 7, fixed = tick(1) - per GPU, in instructions. Beside
+# run.sh's split it shows what the fixed part of a tick is made of: few instructions run
+# slowly (the first ones after a 1 s sleep find the caches and TLB cold) or many.
+#
+# Usage: bench/agent_cost/instr.sh [SIZES (default "1 8")] [SHORT (default 70)] [LONG (default 190)]
+# INSTR_OUT: the output folder (default bench/out/agent_instr); REUSE=1 reads the last runs'
+# counts again (no new runs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 GOODPUT=${GOODPUT:-build/goodput}
 LIB=${NVML_LIB:-build/tests/lib/libnvidia-ml.so.1}
-gpus=${1:-8}
+sizes=${1:-1 8}
 short=${2:-70}
 long=${3:-190}
-out=bench/out/agent_instr
-# REUSE=1: read the last runs' counts again (no new runs)
+out=${INSTR_OUT:-bench/out/agent_instr}
 [ -n "${REUSE:-}" ] || { rm -rf "$out" && mkdir -p "$out"; }
 [ -x "$GOODPUT" ] && [ -f "$LIB" ] || { echo "build first: make $GOODPUT $LIB" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "instr.sh needs valgrind (Debian valgrind)" >&2; exit 1; }
 command -v callgrind_annotate >/dev/null || { echo "instr.sh needs callgrind_annotate (Debian valgrind)" >&2; exit 1; }
 
-bench/agent_cost/scenario.sh "$gpus" >"$out/sc.conf"
-
-run() { # name seconds
-  mkdir -p "$out/node$1"
-  GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO="$out/sc.conf" GOODPUT_FAKE_NVML_SPEED=1 \
-  GOODPUT_FAKE_NVML_CHEAP=1 GOODPUT_SIM_NODE_ROOT="$out/node$1" \
+run() { # dir name seconds
+  local d=$1
+  mkdir -p "$d/node$2"
+  GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO="$d/sc.conf" GOODPUT_FAKE_NVML_SPEED=1 \
+  GOODPUT_FAKE_NVML_CHEAP=1 GOODPUT_SIM_NODE_ROOT="$d/node$2" \
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect=gp_agent_run \
-    --callgrind-out-file="$out/cg$1.out" \
-    "$GOODPUT" agent --source nvml --db "$out/a$1.db" --no-socket --interval 1s --duration "$2s" \
-    --quiet --stats --proc-root "$out/node$1/proc" --jobmap-dir "$out/node$1/jobmap" \
-    >"$out/stats$1.json" 2>"$out/err$1"
+    --callgrind-out-file="$d/cg$2.out" \
+    "$GOODPUT" agent --source nvml --db "$d/a$2.db" --no-socket --interval 1s --duration "$3s" \
+    --quiet --stats --proc-root "$d/node$2/proc" --jobmap-dir "$d/node$2/jobmap" \
+    >"$d/stats$2.json" 2>"$d/err$2"
 }
-if [ -z "${REUSE:-}" ]; then
-run short "$short" &
-p1=$!
-run long "$long" &
-p2=$!
-wait "$p1" || { cat "$out/errshort" >&2; exit 1; }
-wait "$p2" || { cat "$out/errlong" >&2; exit 1; }
-fi
 
 # Total, and the part inside the source's calls (the NVML backend's sample and process-list
 # functions, the test library's code under them): the boundary of run.sh's "of which in NVML
@@ -63,15 +60,36 @@ count() { # file -> "total source"
     awk '/sources\/nvml\.c:nvml_(sample|procs) / { v = $1; gsub(",", "", v); s += v } END { print s + 0 }')
   echo "$total $src"
 }
-read -r ts ns < <(count "$out/cgshort.out")
-read -r tl nl < <(count "$out/cglong.out")
-ticks_s=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ticks"])' "$out/statsshort.json")
-ticks_l=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ticks"])' "$out/statslong.json")
-/usr/bin/python3 - "$gpus" "$ts" "$tl" "$ns" "$nl" "$ticks_s" "$ticks_l" <<'PY'
+ticks() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ticks"])' "$1"; }
+
+rows=()
+for g in $sizes; do
+  d="$out/g$g"
+  if [ -z "${REUSE:-}" ]; then
+    mkdir -p "$d"
+    bench/agent_cost/scenario.sh "$g" >"$d/sc.conf"
+    run "$d" short "$short" &
+    p1=$!
+    run "$d" long "$long" &
+    p2=$!
+    wait "$p1" || { cat "$d/errshort" >&2; exit 1; }
+    wait "$p2" || { cat "$d/errlong" >&2; exit 1; }
+  fi
+  read -r ts ns < <(count "$d/cgshort.out")
+  read -r tl nl < <(count "$d/cglong.out")
+  rows+=("$g $ts $tl $ns $nl $(ticks "$d/statsshort.json") $(ticks "$d/statslong.json")")
+done
+/usr/bin/python3 - "${rows[@]}" <<'PY'
 import sys
-g, ts, tl, ns, nl, ks, kl = (int(x) for x in sys.argv[1:])
-n = (kl - ks) * g
-print(f"| GPUs | ticks counted | instructions per GPU-sample | of which in the source calls (NVML) |")
-print(f"|---|---|---|---|")
-print(f"| {g} | {kl - ks} ({kl} - {ks}) | {(tl - ts) / n:,.0f} | {(nl - ns) / n:,.0f} |")
+print("| GPUs | ticks counted | instructions per GPU-sample | of which in the source calls (NVML) | instructions per tick |")
+print("|---|---|---|---|---|")
+tick = {}
+for r in sys.argv[1:]:
+    g, ts, tl, ns, nl, ks, kl = (int(x) for x in r.split())
+    n = (kl - ks) * g
+    tick[g] = (tl - ts) / (kl - ks)
+    print(f"| {g} | {kl - ks} ({kl} - {ks}) | {(tl - ts) / n:,.0f} | {(nl - ns) / n:,.0f} | {tick[g]:,.0f} |")
+if 1 in tick and 8 in tick:
+    per = (tick[8] - tick[1]) / 7
+    print(f"8-GPU tick: {tick[8]:,.0f} instructions = fixed {tick[1] - per:,.0f} a tick + {per:,.0f} per GPU")
 PY
