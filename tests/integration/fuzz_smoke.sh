@@ -11,16 +11,17 @@ if [ -n "${GOODPUT:-}" ] && grep -qa __asan_init "$GOODPUT" 2>/dev/null; then
 fi
 if ! command -v clang >/dev/null; then echo "skip: no clang"; exit 77; fi
 if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){(void)d;(void)n;return 0;}' |
-     clang -x c -fsanitize=fuzzer - -o /tmp/gp-fuzz-probe-$$ 2>/dev/null; then
+     clang -x c -fsanitize=fuzzer - -o "${TMPDIR:-/tmp}/gp-fuzz-probe-$$" 2>/dev/null; then
     echo "skip: clang has no libFuzzer runtime (install libclang-rt-14-dev)"; exit 77
 fi
-rm -f /tmp/gp-fuzz-probe-$$
+rm -f "${TMPDIR:-/tmp}/gp-fuzz-probe-$$"
 # Called from `make test` or `make asan`: do not inherit their BUILD/CC/SAN overrides.
 unset MAKEFLAGS MFLAGS MAKELEVEL BUILD
 start=$SECONDS
-make --no-print-directory fuzz-smoke-build >/tmp/gp-fuzz-build-$$.log 2>&1 || {
-    tail -30 /tmp/gp-fuzz-build-$$.log; rm -f /tmp/gp-fuzz-build-$$.log; echo "fuzz build failed"; exit 1; }
-rm -f /tmp/gp-fuzz-build-$$.log
+log="${TMPDIR:-/tmp}/gp-fuzz-build-$$.log"
+make --no-print-directory fuzz-smoke-build >"$log" 2>&1 || {
+    tail -30 "$log"; rm -f "$log"; echo "fuzz build failed"; exit 1; }
+rm -f "$log"
 echo "fuzz build: $((SECONDS - start)) s"
 start=$SECONDS
 make --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS="${FUZZ_SMOKE_SECONDS:-3}"
