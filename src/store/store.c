@@ -480,9 +480,25 @@ void gp_store_close(gp_store *s) {
     free(s);
 }
 
+/* The WAL's size when the checkpointer starts it over, reserved (store/wal_batch.h): its
+ * GP_CKPT_PAGES frames and the commits made while a checkpoint runs. Skipped when the
+ * store is busy: it only spares the first cycle its file extensions. */
+static void reserve_wal(gp_store *s) {
+    sqlite3_int64 page_bytes = 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) page_bytes = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    if (page_bytes <= 0 || gp_store_begin_write(s, 0) != 0) return;
+    gp_wal_batch_reserve(s->db, 32 + (GP_CKPT_PAGES + GP_CKPT_PAGES / 4) * (page_bytes + 24));
+    gp_store_commit(s);
+}
+
 int gp_store_offload_checkpoints(gp_store *s, char *err, size_t errlen) {
     if (s->ckpt) return 0;
     s->ckpt = gp_ckpt_start(s->db, s->path, s->vfs, err, errlen);
+    if (s->ckpt) reserve_wal(s);
     return s->ckpt ? 0 : -1;
 }
 

@@ -139,7 +139,8 @@ gp_store_commit_hist gp_store_commit_stats(const gp_store *s);
  * before. While gp_store_checkpoint_since_ns() is not 0 (the monotonic time the commit
  * that started the running checkpoint returned), a writer that begins no transaction lets
  * SQLite start the WAL over after it; gp_store_checkpoint_wait() sleeps until it ends (or
- * timeout_ms; 1: none runs now). */
+ * timeout_ms; 1: none runs now). The WAL is also reserved at the size it then cycles
+ * through (store/wal_batch.h, gp_wal_batch_reserve), when the store is not busy. */
 int gp_store_offload_checkpoints(gp_store *s, char *err, size_t errlen);
 int64_t gp_store_checkpoint_since_ns(const gp_store *s);
 int gp_store_checkpoint_wait(gp_store *s, int timeout_ms);

@@ -33,6 +33,10 @@
 #define WB_BUF_MAX_BYTES (124 * 1024)
 #define WB_BUF_MIN_BYTES (16 * 1024)
 #define WAL_FRAME_HDR_BYTES 24
+/* The file-control op of gp_wal_batch_reserve, far from SQLite's own (SQLITE_FCNTL_*,
+ * small integers), which sqlite3_file_control passes on to the database file unchanged. */
+#define WB_FCNTL_RESERVE 0x47500001
+#define WB_ZERO_CHUNK_BYTES (64 * 1024)
 
 typedef struct wb_file wb_file;
 struct wb_file {
@@ -179,8 +183,29 @@ static int db_unlock(sqlite3_file *f, int level) {
     return REAL(f)->pMethods->xUnlock(REAL(f), level);
 }
 
+/* Zeros from the WAL's end up to `bytes` (gp_wal_batch_reserve). */
+static int wal_reserve_file(wb_file *w, sqlite3_int64 bytes) {
+    sqlite3_int64 size;
+    int rc = wal_settle(w);
+    if (rc == SQLITE_OK) rc = REAL(w)->pMethods->xFileSize(REAL(w), &size);
+    if (rc != SQLITE_OK || size >= bytes) return rc;
+    void *zero = sqlite3_malloc(WB_ZERO_CHUNK_BYTES);
+    if (!zero) return SQLITE_NOMEM;
+    memset(zero, 0, WB_ZERO_CHUNK_BYTES);
+    while (rc == SQLITE_OK && size < bytes) {
+        int n = bytes - size < WB_ZERO_CHUNK_BYTES ? (int)(bytes - size) : WB_ZERO_CHUNK_BYTES;
+        rc = REAL(w)->pMethods->xWrite(REAL(w), zero, n, size);
+        size += n;
+    }
+    sqlite3_free(zero);
+    return rc;
+}
+
 static int db_file_control(sqlite3_file *f, int op, void *arg) {
-    db_settle((wb_file *)f, 1);
+    wb_file *d = (wb_file *)f;
+    if (op == WB_FCNTL_RESERVE)
+        return d->wal ? wal_reserve_file(d->wal, *(sqlite3_int64 *)arg) : SQLITE_NOTFOUND;
+    db_settle(d, 1);
     return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
 }
 
@@ -302,6 +327,10 @@ static const sqlite3_io_methods wb_wal_methods = {
     pass_fetch,
     pass_unfetch,
 };
+
+int gp_wal_batch_reserve(sqlite3 *db, sqlite3_int64 bytes) {
+    return sqlite3_file_control(db, "main", WB_FCNTL_RESERVE, &bytes) == SQLITE_OK ? 0 : -1;
+}
 
 /* ---- the VFS ---- */
 

@@ -29,9 +29,30 @@
 #ifndef GP_STORE_WAL_BATCH_H
 #define GP_STORE_WAL_BATCH_H
 
+#include <sqlite3.h>
+
 /* The VFS name to give sqlite3_open_v2 for a store that writes, registered once (not as the
  * default); NULL (the default VFS) when GOODPUT_NO_WAL_BATCH=1 is set at the call, for
  * comparisons, or when it cannot be registered. */
 const char *gp_wal_batch_vfs(void);
+
+/* Extends the WAL file of db's main database, opened through this VFS, with zeros up to
+ * `bytes` where it is shorter; never writes where the file already has content. Call it
+ * inside a write transaction (the WAL's write lock held, so no other connection appends
+ * meanwhile). 0 when done or nothing was needed; -1 with no such WAL open or on a write
+ * error (the file is then as SQLite's recovery takes any WAL: its frames, then bytes that
+ * are not frames).
+ *
+ * Why: SQLite starts the WAL over from its beginning after each complete checkpoint, so a
+ * writer that runs for long writes over the same GP_CKPT_PAGES frames again and again;
+ * only until its WAL first reaches that size does each commit extend the file, and on ext4
+ * a write that extends a file costs ~2.4x the CPU of one over pages the file has (page
+ * cache pages allocated and charged, delayed allocation reserved: 32 KB, 21 us against
+ * 9 us in the bench of docs/benchmarks.md, "WAL reserve"). Reserving the size once at
+ * start makes the first cycle cost what every later one does. Zeros past the last frame
+ * are what a restarted WAL has anyway (the older frames): recovery stops at the first
+ * frame whose salt or checksum does not match, and readers read only the frames the
+ * wal-index names. */
+int gp_wal_batch_reserve(sqlite3 *db, sqlite3_int64 bytes);
 
 #endif

@@ -9,7 +9,11 @@
  *   checkpoints (run by the writer and by the reader), WAL restarts, and transactions that
  *   spill pages to the WAL and change them again (rewritten in place).
  * - A write that fails fails the commit (injected EIO; a file-size limit in a child), and
- *   the store stays whole. */
+ *   the store stays whole.
+ * - gp_wal_batch_reserve extends the WAL with zeros and nothing else: the frames before
+ *   are byte for byte the same, later commits write inside the reserved size, and a copy
+ *   of the files as a crash leaves them (no shared memory) recovers every committed row.
+ *   The store reserves the size its checkpointer cycles through. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -389,6 +393,107 @@ static void test_file_size_limit_fails_commit(void **state) {
     sqlite3_close(b);
 }
 
+/* ---- the WAL reserved ---- */
+
+/* The file's bytes (at most cap), or -1. */
+static long read_file(const char *path, unsigned char *buf, long cap) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    long n = (long)fread(buf, 1, (size_t)cap, f);
+    fclose(f);
+    return n;
+}
+
+static void copy_file(const char *from, const char *to) {
+    char cmd[8800];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_reserve(void **state) {
+    (void)state;
+    enum { RESERVE = 2 << 20 };
+    char path[4096], wal[4200];
+    db_path(path, sizeof path, "reserve.db");
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    sqlite3 *db = open_db(path, gp_wal_batch_vfs());
+    exec_ok(db, "PRAGMA wal_autocheckpoint=0; CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)");
+    assert_int_equal(insert_rows(db, 0, 100, 300), SQLITE_OK);
+    long long s0 = file_bytes(path, "-wal");
+    assert_true(s0 > 0 && s0 < RESERVE);
+    unsigned char *before = malloc(RESERVE), *after = malloc(RESERVE + 1);
+    assert_non_null(before);
+    assert_non_null(after);
+    assert_int_equal(read_file(wal, before, RESERVE), s0);
+
+    /* Zeros after the frames, the frames untouched. */
+    exec_ok(db, "BEGIN IMMEDIATE");
+    assert_int_equal(gp_wal_batch_reserve(db, RESERVE), 0);
+    exec_ok(db, "COMMIT");
+    assert_int_equal(read_file(wal, after, RESERVE + 1), RESERVE);
+    assert_memory_equal(before, after, (size_t)s0);
+    for (long i = (long)s0; i < RESERVE; i++)
+        if (after[i]) fail_msg("byte %ld of the reserve is %d, not 0", i, after[i]);
+    /* Asking for less than the file has changes nothing. */
+    exec_ok(db, "BEGIN IMMEDIATE");
+    assert_int_equal(gp_wal_batch_reserve(db, s0 / 2), 0);
+    exec_ok(db, "COMMIT");
+    assert_int_equal(file_bytes(path, "-wal"), RESERVE);
+
+    /* Later commits write inside the reserve: the file does not grow. */
+    for (int c = 1; c <= 20; c++)
+        assert_int_equal(insert_rows(db, c * 100, 100, 300), SQLITE_OK);
+    assert_int_equal(file_bytes(path, "-wal"), RESERVE);
+
+    /* A crash: the database and its WAL as they are, no shared memory. Recovery reads the
+     * frames and stops at the zeros. */
+    char crash[4200], crash_wal[4300], d_live[128], d_crash[128];
+    snprintf(crash, sizeof crash, "%s/reserve-crash.db", tmp);
+    snprintf(crash_wal, sizeof crash_wal, "%s-wal", crash);
+    copy_file(path, crash);
+    copy_file(wal, crash_wal);
+    digest(db, d_live, sizeof d_live);
+    sqlite3 *r = open_db(crash, NULL);
+    digest(r, d_crash, sizeof d_crash);
+    assert_string_equal(d_live, d_crash);
+    assert_int_equal(gp_test_sql_i64(r, "SELECT count(*) FROM t"), 2100);
+    sqlite3_close(r);
+    sqlite3_close(db);
+
+    /* Without this VFS there is no reserve. */
+    db_path(path, sizeof path, "reserve-plain.db");
+    db = open_db(path, NULL);
+    exec_ok(db, "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB); BEGIN IMMEDIATE");
+    assert_int_equal(gp_wal_batch_reserve(db, RESERVE), -1);
+    exec_ok(db, "COMMIT");
+    assert_true(file_bytes(path, "-wal") < RESERVE);
+    sqlite3_close(db);
+    free(before);
+    free(after);
+}
+
+/* The store the agent opens reserves the WAL its checkpointer cycles through. */
+static void test_store_reserves_checkpoint_size(void **state) {
+    (void)state;
+    char path[4096], err[256];
+    db_path(path, sizeof path, "store-reserve.db");
+    gp_store *s;
+    assert_int_equal(gp_store_open(path, 0, &s, err, sizeof err), 0);
+    long long plain = file_bytes(path, "-wal");
+    assert_true(plain < (long long)GP_CKPT_PAGES * (4096 + 24));
+    if (gp_store_offload_checkpoints(s, err, sizeof err) != 0) fail_msg("%s", err);
+    long long reserved = file_bytes(path, "-wal");
+    assert_true(reserved >= (long long)GP_CKPT_PAGES * (4096 + 24));
+    gp_sample x = {.ts_ns = 1700000000000000000LL};
+    snprintf(x.uuid, sizeof x.uuid, "GPU-0");
+    assert_int_equal(gp_store_begin(s), 0);
+    assert_int_equal(gp_store_put_samples(s, &x, 1), 0);
+    assert_int_equal(gp_store_commit(s), 0);
+    assert_int_equal(file_bytes(path, "-wal"), reserved);
+    assert_int_equal(gp_test_sql_i64(gp_store_db(s), "SELECT count(*) FROM samples"), 1);
+    gp_store_close(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_one_write_per_commit, hook, unhook),
@@ -396,6 +501,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_commits_visible_at_once, hook, unhook),
         cmocka_unit_test_setup_teardown(test_write_error_fails_commit, hook, unhook),
         cmocka_unit_test_setup_teardown(test_file_size_limit_fails_commit, hook, unhook),
+        cmocka_unit_test_setup_teardown(test_reserve, hook, unhook),
+        cmocka_unit_test_setup_teardown(test_store_reserves_checkpoint_size, hook, unhook),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
