@@ -48,7 +48,7 @@ const char *gp_wal_batch_vfs(void);
  * only until its WAL first reaches that size does each commit extend the file, and on ext4
  * a write that extends a file costs ~2.4x the CPU of one over pages the file has (page
  * cache pages allocated and charged, delayed allocation reserved: 32 KB, 21 us against
- * 9 us in the bench of docs/benchmarks.md, "WAL reserve"). Reserving the size once at
+ * 9 us: docs/benchmarks.md, the 23:30 update of 2026-12-03). Reserving the size once at
  * start makes the first cycle cost what every later one does. Zeros past the last frame
  * are what a restarted WAL has anyway (the older frames): recovery stops at the first
  * frame whose salt or checksum does not match, and readers read only the frames the
