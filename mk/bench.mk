@@ -5,7 +5,9 @@
 # host; with the fixed and per-GPU parts of a tick), and a
 # generated month of 8 GPUs at 1 s in a store with rollups (bench/store_month). Results in
 # docs/benchmarks.md. Never a timed test. BENCH_AGENT_WALL_S shortens the agent runs
-# (default 600 s per size).
+# (default 600 s per size). A change to the agent too small for those figures is judged
+# with bench/agent_cost/pairs.sh BASE_BINARY (the two builds side by side; not a target,
+# since it needs the build to compare with).
 .PHONY: bench-agent bench-store
 bench: bench-agent bench-store
 BENCH_AGENT_WALL_S ?= 600

@@ -37,16 +37,12 @@ out=${INSTR_OUT:-bench/out/agent_instr}
 command -v valgrind >/dev/null || { echo "instr.sh needs valgrind (Debian valgrind)" >&2; exit 1; }
 command -v callgrind_annotate >/dev/null || { echo "instr.sh needs callgrind_annotate (Debian valgrind)" >&2; exit 1; }
 
+. bench/agent_cost/agent.sh
 run() { # dir name seconds
   local d=$1
-  mkdir -p "$d/node$2"
-  GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO="$d/sc.conf" GOODPUT_FAKE_NVML_SPEED=1 \
-  GOODPUT_FAKE_NVML_CHEAP=1 GOODPUT_SIM_NODE_ROOT="$d/node$2" \
+  bench_agent "$d/sc.conf" "$d/node$2" "$d/a$2.db" "$3" "$d/stats$2.json" "$d/err$2" \
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect=gp_agent_run \
-    --callgrind-out-file="$d/cg$2.out" \
-    "$GOODPUT" agent --source nvml --db "$d/a$2.db" --no-socket --interval 1s --duration "$3s" \
-    --quiet --stats --proc-root "$d/node$2/proc" --jobmap-dir "$d/node$2/jobmap" \
-    >"$d/stats$2.json" 2>"$d/err$2"
+    --callgrind-out-file="$d/cg$2.out"
 }
 
 # Total, and the part inside the source's calls (the NVML backend's sample and process-list

@@ -43,6 +43,7 @@ sizes=${2:-1 8 64 512}
 out=bench/out/agent_cost
 rm -rf "$out" && mkdir -p "$out"
 [ -x "$GOODPUT" ] && [ -f "$LIB" ] || { echo "build first: make $GOODPUT $LIB" >&2; exit 1; }
+. bench/agent_cost/agent.sh
 
 scenario() { # gpus
   bench/agent_cost/scenario.sh "$1"
@@ -57,12 +58,8 @@ port=$((20000 + RANDOM % 20000))
 run() { # name gpus with_events
   local name=$1 n=$2 ev=$3
   scenario "$n" >"$out/sc$name.conf"
-  mkdir -p "$out/node$name"
-  GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO="$out/sc$name.conf" \
-  GOODPUT_FAKE_NVML_SPEED=1 GOODPUT_FAKE_NVML_CHEAP=1 GOODPUT_SIM_NODE_ROOT="$out/node$name" \
-    "$GOODPUT" agent --source nvml --db "$out/a$name.db" --no-socket --udp "127.0.0.1:$port" \
-    --interval 1s --duration "${wall_s}s" --quiet --stats --proc-root "$out/node$name/proc" \
-    --jobmap-dir "$out/node$name/jobmap" >"$out/stats$name.json" 2>"$out/err$name" &
+  bench_agent "$out/sc$name.conf" "$out/node$name" "$out/a$name.db" "$wall_s" \
+    "$out/stats$name.json" "$out/err$name" -- --udp "127.0.0.1:$port" &
   apid=$!
   sleep 1
   if [ "$ev" = 1 ]; then sender "$port" "$((wall_s - 2))" >"$out/sent$name"; else echo 0 >"$out/sent$name"; fi
