@@ -13,7 +13,8 @@
  * - gp_wal_batch_reserve extends the WAL with zeros and nothing else: the frames before
  *   are byte for byte the same, later commits write inside the reserved size, and a copy
  *   of the files as a crash leaves them (no shared memory) recovers every committed row.
- *   The store reserves the size its checkpointer cycles through. */
+ *   The store reserves the size its checkpointer cycles through; under a file-size limit
+ *   below it, the reserve stops at the limit and the store commits as without it. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -494,6 +495,43 @@ static void test_store_reserves_checkpoint_size(void **state) {
     gp_store_close(s);
 }
 
+/* Under a file-size limit below the reserve (a child with RLIMIT_FSIZE, SIGXFSZ ignored as
+ * the agent does): the reserve stops at the limit, the store opens and commits as it would
+ * without it, and its rows are there. */
+static void test_reserve_under_file_size_limit(void **state) {
+    (void)state;
+    enum { LIMIT = 2 << 20 };
+    char path[4096];
+    db_path(path, sizeof path, "reserve-limit.db");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {LIMIT, LIMIT};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(2);
+        gp_store *s;
+        char err[256];
+        if (gp_store_open(path, 0, &s, err, sizeof err) != 0) _exit(3);
+        if (gp_store_offload_checkpoints(s, err, sizeof err) != 0) _exit(4);
+        if (file_bytes(path, "-wal") > LIMIT) _exit(5);
+        gp_sample x = {.ts_ns = 1700000000000000000LL};
+        snprintf(x.uuid, sizeof x.uuid, "GPU-0");
+        if (gp_store_begin(s) != 0 || gp_store_put_samples(s, &x, 1) != 0 ||
+            gp_store_commit(s) != 0)
+            _exit(6);
+        gp_store_close(s);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 0)
+        fail_msg("the child under the limit exited %d", WEXITSTATUS(status));
+    sqlite3 *db = open_db(path, NULL);
+    assert_int_equal(gp_test_sql_i64(db, "SELECT count(*) FROM samples"), 1);
+    sqlite3_close(db);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_one_write_per_commit, hook, unhook),
@@ -503,6 +541,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_file_size_limit_fails_commit, hook, unhook),
         cmocka_unit_test_setup_teardown(test_reserve, hook, unhook),
         cmocka_unit_test_setup_teardown(test_store_reserves_checkpoint_size, hook, unhook),
+        cmocka_unit_test_setup_teardown(test_reserve_under_file_size_limit, hook, unhook),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
