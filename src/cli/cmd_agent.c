@@ -58,9 +58,8 @@ static void scrape_hook(gp_agent *a, void *vctx) {
     char err[512] = "";
     int rc = gp_scrape_poll(c->sc, gp_wall_ns(), &w, err, sizeof err);
     if (rc < 0) {
-        if (strcmp(err, c->last_err) != 0)
-            fprintf(stderr, "goodput agent: scrape %s: %s (will retry)\n", gp_scraper_url(c->sc),
-                    err);
+        /* err names the scrape and its URL already ("scrape URL: HTTP 404") */
+        if (strcmp(err, c->last_err) != 0) fprintf(stderr, "goodput agent: %s (will retry)\n", err);
         snprintf(c->last_err, sizeof c->last_err, "%s", err);
         return;
     }

@@ -14,13 +14,22 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$tmp/www"
 cp "$DATA/prom/vllm_v0.txt" "$tmp/www/metrics"
-port=$((20000 + RANDOM % 20000))
+# A port the kernel picks (free now; a random one could be another test's, in parallel runs),
+# and the server checked up before the agent starts: else the agent has nothing to scrape.
+port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 /usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp/www" >/dev/null 2>&1 &
 srv=$!
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && break; sleep 0.1; done
+up=0
+for _ in $(seq 50); do
+  kill -0 "$srv" 2>/dev/null && curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && { up=1; break; }
+  sleep 0.1
+done
+[ "$up" = 1 ] || { echo "FAIL: the test's HTTP server on port $port did not start"; exit 1; }
 printf '[node]\nname = scrape\ngpus = 1\nmodel = L4\nduration = 1h\n[job idle]\nkind = idle\ngpus = 0\n' >"$tmp/s.conf"
+# Beside it a server path that answers 404: said once (not once a poll), naming its URL once.
 "$GOODPUT" agent --source "sim:$tmp/s.conf" --db "$tmp/a.db" --speed 1 --no-socket --quiet \
-  --scrape "http://127.0.0.1:$port/metrics,job=vllm-a" --scrape-every 1s &
+  --scrape "http://127.0.0.1:$port/metrics,job=vllm-a" \
+  --scrape "http://127.0.0.1:$port/gone/metrics,job=gone" --scrape-every 1s 2>"$tmp/agent.err" &
 agent=$!
 # After the baseline scrape, add 30 successes and 600 generated tokens, atomically.
 sleep 1.6
@@ -44,6 +53,9 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 kill -TERM $agent; wait $agent; agent=
+want="goodput agent: scrape http://127.0.0.1:$port/gone/metrics: HTTP 404 (will retry)"
+[ "$(cat "$tmp/agent.err")" = "$want" ] || {
+  echo "FAIL: agent stderr, expected one line '$want':"; cat "$tmp/agent.err"; exit 1; }
 "$GOODPUT" report --db "$tmp/a.db" --json >"$tmp/r.json"
 /usr/bin/python3 - "$tmp/r.json" "$tmp/a.db" <<'PY'
 import json, sqlite3, sys

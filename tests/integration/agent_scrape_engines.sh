@@ -30,10 +30,17 @@ for line in open(sys.argv[1]):
     out.append(f"{m.group(1)} 0.0\n" if m else line)
 open(sys.argv[2], "w").writelines(out)
 PY
-port=$((20000 + RANDOM % 20000))
+# A port the kernel picks (free now; a random one could be another test's, in parallel runs),
+# and the server checked up before the agent starts: else the agent has nothing to scrape.
+port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 /usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp/www" >/dev/null 2>&1 &
 srv=$!
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && break; sleep 0.1; done
+up=0
+for _ in $(seq 50); do
+  kill -0 "$srv" 2>/dev/null && curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && { up=1; break; }
+  sleep 0.1
+done
+[ "$up" = 1 ] || { echo "FAIL: the test's HTTP server on port $port did not start"; exit 1; }
 printf '[node]\nname = scrape\ngpus = 1\nmodel = L4\nduration = 1h\n[job idle]\nkind = idle\ngpus = 0\n' >"$tmp/s.conf"
 "$GOODPUT" agent --source "sim:$tmp/s.conf" --db "$tmp/a.db" --speed 1 --no-socket --quiet --verbose \
   --scrape "http://127.0.0.1:$port/metrics,job=vllm-dp,slo_ttft=0.5,slo_itl=0.05" \
@@ -52,6 +59,10 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 kill -TERM $agent; wait $agent; agent=
+[ "${n:-0}" -ge 2 ] || {
+  echo "FAIL: after 20 s, $n of 2 servers had 3 scrape windows stored; per job: $(sqlite3 "$tmp/a.db" \
+    "select job_id, count(distinct t1_ns) from scrape_engine_windows group by job_id" | tr '\n' ' ')"
+  echo "agent stderr:"; cat "$tmp/agent.err"; exit 1; }
 "$GOODPUT" report --db "$tmp/a.db" --json >"$tmp/r.json"
 "$GOODPUT" report --db "$tmp/a.db" >"$tmp/r.txt"
 /usr/bin/python3 - "$tmp/r.json" "$tmp/a.db" "$tmp/agent.err" "$tmp/r.txt" <<'PY'
