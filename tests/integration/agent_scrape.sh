@@ -3,6 +3,7 @@
 # stores per-window rates, and the report shows them. Between scrapes the test adds known
 # increments to the counters, so the stored rates are checked against hand-computed ones.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 GOODPUT=${GOODPUT:-build/goodput}
 DATA=${GOODPUT_DATA:-../shared/data}
 [ -r "$DATA/prom/vllm_v0.txt" ] || { echo "skip: no real data at $DATA (prom/vllm_v0.txt)"; exit 77; }
@@ -14,17 +15,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$tmp/www"
 cp "$DATA/prom/vllm_v0.txt" "$tmp/www/metrics"
-# A port the kernel picks (free now; a random one could be another test's, in parallel runs),
-# and the server checked up before the agent starts: else the agent has nothing to scrape.
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-/usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp/www" >/dev/null 2>&1 &
-srv=$!
-up=0
-for _ in $(seq 50); do
-  kill -0 "$srv" 2>/dev/null && curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && { up=1; break; }
-  sleep 0.1
-done
-[ "$up" = 1 ] || { echo "FAIL: the test's HTTP server on port $port did not start"; exit 1; }
+serve_dir "$tmp/www" # sets port and srv (http_lib.bash)
 printf '[node]\nname = scrape\ngpus = 1\nmodel = L4\nduration = 1h\n[job idle]\nkind = idle\ngpus = 0\n' >"$tmp/s.conf"
 # Beside it a server path that answers 404: said once (not once a poll), naming its URL once.
 "$GOODPUT" agent --source "sim:$tmp/s.conf" --db "$tmp/a.db" --speed 1 --no-socket --quiet \

@@ -10,6 +10,7 @@
 # ttft_p50_median_is_floor, while ITL (inside its buckets) stays a plain reading; its 60 s TTFT
 # target lies above that bucket, so its SLO goodput is unknown, not counted (issue 21).
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 GOODPUT=${GOODPUT:-build/goodput}
 SRC=${GOODPUT_SRC:-.}
 tmp=$(mktemp -d)
@@ -30,17 +31,7 @@ for line in open(sys.argv[1]):
     out.append(f"{m.group(1)} 0.0\n" if m else line)
 open(sys.argv[2], "w").writelines(out)
 PY
-# A port the kernel picks (free now; a random one could be another test's, in parallel runs),
-# and the server checked up before the agent starts: else the agent has nothing to scrape.
-port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-/usr/bin/python3 -m http.server "$port" --bind 127.0.0.1 --directory "$tmp/www" >/dev/null 2>&1 &
-srv=$!
-up=0
-for _ in $(seq 50); do
-  kill -0 "$srv" 2>/dev/null && curl -sf "http://127.0.0.1:$port/metrics" >/dev/null && { up=1; break; }
-  sleep 0.1
-done
-[ "$up" = 1 ] || { echo "FAIL: the test's HTTP server on port $port did not start"; exit 1; }
+serve_dir "$tmp/www" # sets port and srv (http_lib.bash)
 printf '[node]\nname = scrape\ngpus = 1\nmodel = L4\nduration = 1h\n[job idle]\nkind = idle\ngpus = 0\n' >"$tmp/s.conf"
 "$GOODPUT" agent --source "sim:$tmp/s.conf" --db "$tmp/a.db" --speed 1 --no-socket --quiet --verbose \
   --scrape "http://127.0.0.1:$port/metrics,job=vllm-dp,slo_ttft=0.5,slo_itl=0.05" \
