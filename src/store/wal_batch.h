@@ -47,9 +47,9 @@ const char *gp_wal_batch_vfs(void);
  * writer that runs for long writes over the same GP_CKPT_PAGES frames again and again;
  * only until its WAL first reaches that size does each commit extend the file, and on ext4
  * a write that extends a file costs ~2.4x the CPU of one over pages the file has (page
- * cache pages allocated and charged: 32 KB, 21 us against
- * 9 us: docs/benchmarks.md, the 23:30 update of 2026-12-03). Reserving the size once at
- * start makes the first cycle cost what every later one does. Zeros past the last frame
+ * cache pages allocated and charged: 32 KB, 21 us against 9 us; docs/benchmarks.md, the
+ * 23:30 update of 2026-12-03). Reserving the size once at start makes the first cycle cost
+ * what every later one does. Zeros past the last frame
  * are what a restarted WAL has anyway (the older frames): recovery stops at the first
  * frame whose salt or checksum does not match, and readers read only the frames the
  * wal-index names. */

@@ -4,7 +4,8 @@
 #   - with nothing arriving it wakes about once per tick (no periodic timer shorter than the
 #     sampling interval);
 #   - with a steady 400 datagrams/s it reads them in batches: far fewer wake-ups than
-#     datagrams, and every event is stored (the hold moves no event and loses none).
+#     datagrams, and every event is stored (the hold moves no event and loses none);
+#   - its WAL is reserved at start (the size its checkpoints cycle through).
 set -euo pipefail
 GOODPUT=${GOODPUT:-build/goodput}
 src=${GOODPUT_SRC:-.}
@@ -27,6 +28,11 @@ p=$(port)
 "$GOODPUT" agent --source "sim:$src/examples/scenarios/demo.conf" --interval 1s --duration 5s \
   --no-socket --udp "127.0.0.1:$p" --quiet --stats --db "$tmp/ev.db" >"$tmp/ev.json" &
 apid=$!
+# The largest size its WAL reaches while it runs (the last close removes the file).
+( m=0; while kill -0 "$apid" 2>/dev/null; do
+    w=$(stat -c %s "$tmp/ev.db-wal" 2>/dev/null || echo 0); [ "$w" -gt "$m" ] && m=$w
+    echo "$m" >"$tmp/wal_max"; sleep 0.1; done ) &
+wpid=$!
 sent=$(python3 - "$p" <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
@@ -44,6 +50,11 @@ print(n)
 PY
 )
 wait "$apid" || fail "agent failed"
+wait "$wpid"
+# A real-time agent reserves the WAL its checkpoints cycle through (store/wal_batch.h): at
+# least 1,000 frames of 4 KiB pages at once, where a 5 s run writes a few dozen.
+wal_max=$(cat "$tmp/wal_max" 2>/dev/null || echo 0)
+[ "$wal_max" -ge $((1000 * (4096 + 24))) ] || fail "the agent's WAL peaked at $wal_max bytes: not reserved"
 wakes=$(field wakes "$tmp/ev.json"); ticks=$(field ticks "$tmp/ev.json")
 stored=$(sqlite3 "$tmp/ev.db" "SELECT count(*) FROM events WHERE job_id = 'wk' AND step IS NOT NULL")
 [ "$stored" = "$sent" ] || fail "$stored of $sent events stored"
