@@ -473,6 +473,14 @@ static void test_reserve(void **state) {
     free(after);
 }
 
+/* One sample of GPU-0 committed: 0, or -1 at the first step that failed. */
+static int store_one_sample(gp_store *s) {
+    gp_sample x = {.ts_ns = 1700000000000000000LL};
+    snprintf(x.uuid, sizeof x.uuid, "GPU-0");
+    if (gp_store_begin(s) != 0 || gp_store_put_samples(s, &x, 1) != 0) return -1;
+    return gp_store_commit(s) == 0 ? 0 : -1;
+}
+
 /* The store the agent opens reserves the WAL its checkpointer cycles through. */
 static void test_store_reserves_checkpoint_size(void **state) {
     (void)state;
@@ -485,11 +493,7 @@ static void test_store_reserves_checkpoint_size(void **state) {
     if (gp_store_offload_checkpoints(s, err, sizeof err) != 0) fail_msg("%s", err);
     long long reserved = file_bytes(path, "-wal");
     assert_true(reserved >= (long long)GP_CKPT_PAGES * (4096 + 24));
-    gp_sample x = {.ts_ns = 1700000000000000000LL};
-    snprintf(x.uuid, sizeof x.uuid, "GPU-0");
-    assert_int_equal(gp_store_begin(s), 0);
-    assert_int_equal(gp_store_put_samples(s, &x, 1), 0);
-    assert_int_equal(gp_store_commit(s), 0);
+    assert_int_equal(store_one_sample(s), 0);
     assert_int_equal(file_bytes(path, "-wal"), reserved);
     assert_int_equal(gp_test_sql_i64(gp_store_db(s), "SELECT count(*) FROM samples"), 1);
     gp_store_close(s);
@@ -514,11 +518,7 @@ static void test_reserve_under_file_size_limit(void **state) {
         if (gp_store_open(path, 0, &s, err, sizeof err) != 0) _exit(3);
         if (gp_store_offload_checkpoints(s, err, sizeof err) != 0) _exit(4);
         if (file_bytes(path, "-wal") > LIMIT) _exit(5);
-        gp_sample x = {.ts_ns = 1700000000000000000LL};
-        snprintf(x.uuid, sizeof x.uuid, "GPU-0");
-        if (gp_store_begin(s) != 0 || gp_store_put_samples(s, &x, 1) != 0 ||
-            gp_store_commit(s) != 0)
-            _exit(6);
+        if (store_one_sample(s) != 0) _exit(6);
         gp_store_close(s);
         _exit(0);
     }
