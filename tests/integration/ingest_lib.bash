@@ -10,8 +10,10 @@ build_recv() {
   fi
   if [ ! -x "$RECV" ] || [ "$RECV" -ot "$BUILD/libgoodput.a" ] ||
      [ "$RECV" -ot tests/integration/ingest_recv.c ]; then
+    # Built beside it and renamed: the ingest tests run in parallel, and writing over the
+    # file while another test executes it fails that test ("Text file busy").
     $cc -std=c11 -O1 -g -D_GNU_SOURCE -Isrc -Iinclude $san tests/integration/ingest_recv.c \
-      "$BUILD/libgoodput.a" -o "$RECV" || return 1
+      "$BUILD/libgoodput.a" -o "$RECV.$$" && mv -f "$RECV.$$" "$RECV" || { rm -f "$RECV.$$"; return 1; }
   fi
   case $RECV in /*) ;; *) RECV=$PWD/$RECV ;; esac
   export INGEST_RECV="$RECV"
