@@ -2,7 +2,7 @@
 #include "cli/agent_live.h"
 
 #include <jansson.h>
-#include <malloc.h>
+#include "util/heap_trim.h"
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,9 +99,7 @@ int gp_agent_live_pass(gp_agent_live *l, gp_agent *a) {
     int spill = pragma_int(db, "PRAGMA cache_spill", 1) != 0;
     if (kept) {
         set_cache(db, -GP_LIVE_CACHE_KIB, 0);
-#ifdef __GLIBC__
-        malloc_trim(0);
-#endif
+        gp_heap_trim();
     }
     int rc = live_pass(l, a);
     if (kept) set_cache(db, kept, spill);

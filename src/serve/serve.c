@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "util/heap_trim.h"
 #include "ingest/protocol.h"
 
 /* ---- buffers and small helpers shared by the serve files ---- */
@@ -340,9 +341,7 @@ static void render(gp_serve *s, const srv_req *q, srv_resp *r) {
     }
     s->render_deadline_s = mono_now_s() + SRV_RENDER_DEADLINE_S;
     route(s, q, r);
-#ifdef __GLIBC__
-    if (s->o.trim_heap) malloc_trim(0);
-#endif
+    if (s->o.trim_heap) gp_heap_trim();
     int late = mono_now_s() > s->render_deadline_s || s->stopping;
     s->render_deadline_s = 0;
     pthread_mutex_unlock(&s->render_mu);

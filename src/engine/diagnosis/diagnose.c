@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <malloc.h>
+#include "util/heap_trim.h"
 
 #include "engine/diagnosis/classify.h"
 #include "engine/accounting/cost.h"
@@ -644,7 +644,7 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
     /* what was freed before this job (the report's summaries, the previous job's
      * accounting) handed back first, as after each job below: the first job's input
      * otherwise lands over ~0.3 MB of freed but resident heap (docs/benchmarks.md) */
-    malloc_trim(0);
+    gp_heap_trim();
     /* the series read after the event features (features.h, n_deferred): a long job's
      * samples and its per-step arrays are never held together */
     if (gp_job_input_load_deferred(s, job_id, &in, err, errlen) < 0) return -1;
@@ -677,7 +677,7 @@ static int diagnose_one(gp_store *s, const char *job_id, const gp_diag_opts *o, 
          * accounting and the next job's input, so a report's peak is one job's input over
          * what the report holds, not the sum of freed holes (docs/benchmarks.md, "Start-up
          * and libraries") */
-        malloc_trim(0);
+        gp_heap_trim();
         budget_job(s, job_id, &slo, o, price, out, *n, acct);
         *price_out = price;
         if ((!o || !o->no_write) && write_findings(s, job_id, out, *n, err, errlen) != 0) rc = -1;
@@ -931,7 +931,7 @@ int gp_diagnose_all(gp_store *s, const gp_diag_opts *o, gp_finding **out, size_t
             /* streamed as diagnose_one's (features.h series_fill): the same features;
              * the heap freed before handed back first, as there (a whole job's input
              * landing over it was the 60-minute report's peak, docs/benchmarks.md) */
-            malloc_trim(0);
+            gp_heap_trim();
             if (gp_job_input_load_deferred(s, jobs[k].id, &in, err, errlen) < 0) continue;
             in.idle_only = 1; /* idle_gpu_s is all it reads */
             in.t0_ns = w0 > feats[k].first_alloc_ns ? w0 : feats[k].first_alloc_ns;
