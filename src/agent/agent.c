@@ -54,9 +54,9 @@ struct gp_agent {
     gp_proc_sample *pend_p; /* idem, process rows (owner stamped) */
     size_t n_pend_p, cap_pend_p;
     double src_out_cpu_s; /* gp_thread_cpu_s() when the source's last calls returned */
-    gp_event *held_e; /* events that came while another writer held the store, in order */
+    gp_event *held_e;     /* events that came while another writer held the store, in order */
     size_t n_held_e, cap_held_e;
-    int held; /* the last write found the store held by another writer */
+    int held;            /* the last write found the store held by another writer */
     int64_t held_try_ns; /* when it was last tried (mono_ns) */
     gp_agent_stats stats;
     gp_resolver *resolver; /* NULL: attribution off */
@@ -138,8 +138,7 @@ static void write_pending_wait(gp_agent *a, int wait_ms, int force) {
     a->held_try_ns = now;
     if (a->held) {
         a->stats.store_busy++;
-        if (pending_bytes(a) <= PENDING_HOLD_BYTES)
-            return;
+        if (pending_bytes(a) <= PENDING_HOLD_BYTES) return;
         /* Held for minutes: the oldest rows go, counted (written one by one without the
          * lock, each would wait the busy timeout). */
         a->stats.store_errors += a->n_pend_s + a->n_pend_p;
@@ -160,8 +159,8 @@ static void write_pending_wait(gp_agent *a, int wait_ms, int force) {
     a->n_held_e = 0;
     /* Counted when taken; samples counts rows stored. */
     int failed_p = 0;
-    int failed = gp_store_put_rows(a->store, a->pend_s, a->n_pend_s, a->pend_p, a->n_pend_p,
-                                   &failed_p);
+    int failed =
+        gp_store_put_rows(a->store, a->pend_s, a->n_pend_s, a->pend_p, a->n_pend_p, &failed_p);
     a->stats.store_errors += (uint64_t)failed + (uint64_t)failed_p;
     a->stats.samples -= (uint64_t)failed;
     a->stats.proc_samples -= (uint64_t)failed_p;
@@ -483,8 +482,7 @@ static void tick(gp_agent *a, char *err, size_t errlen) {
                 if (gp_store_put_proc(a->store, &a->procs[i]) == 0) a->stats.proc_samples++;
         }
     }
-    if (pending_bytes(a) > PENDING_MAX_BYTES)
-        write_pending(a);
+    if (pending_bytes(a) > PENDING_MAX_BYTES) write_pending(a);
     if (a->src.ops->drain_events) a->src.ops->drain_events(a->src.state, a->now_ns, feed_line, a);
     a->stats.ticks++;
 }
@@ -633,7 +631,8 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
         /* Once a minute; as fast as possible, once a minute of the source's clock, so a
          * run at speed 0 keeps the store the size a real-time one does. */
         pause = pause || ckpt_pause(a); /* the flush may have started one */
-        if (!pause && (a->o.retention_ns > 0 || a->o.event_retention_ns > 0 ||
+        if (!pause &&
+            (a->o.retention_ns > 0 || a->o.event_retention_ns > 0 ||
              a->o.rollup_retention_ns > 0) &&
             ((!fast && wall - last_retain >= 60000000000LL) ||
              (fast && a->now_ns - last_retain_src >= 60000000000LL))) {
@@ -644,19 +643,18 @@ int gp_agent_run(gp_agent *a, volatile sig_atomic_t *stop, char *err, size_t err
              * so retention waits for the next minute instead. */
             if (!a->held && gp_store_begin_write(a->store, GP_AGENT_LOCK_WAIT_MS) == 0) {
                 tx_due = 0;
-                if (a->o.retention_ns > 0)
-                    gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
+                if (a->o.retention_ns > 0) gp_store_retain(a->store, a->now_ns - a->o.retention_ns);
                 /* 1-minute rollups of whole hours (a delete once an hour, an index lookup
                  * per device otherwise) */
                 if (a->o.rollup_retention_ns > 0)
                     gp_rollup_retain(a->store, a->now_ns - a->o.rollup_retention_ns);
                 /* Events of ended jobs whose result is stored (store.h): at most
                  * GP_AGENT_EVENT_PRUNE_ROWS a pass, ~50 ms */
-                int64_t k = a->o.event_retention_ns > 0
-                                ? gp_store_retain_events(a->store,
-                                                         a->now_ns - a->o.event_retention_ns,
-                                                         a->now_ns, GP_AGENT_EVENT_PRUNE_ROWS)
-                                : 0;
+                int64_t k =
+                    a->o.event_retention_ns > 0
+                        ? gp_store_retain_events(a->store, a->now_ns - a->o.event_retention_ns,
+                                                 a->now_ns, GP_AGENT_EVENT_PRUNE_ROWS)
+                        : 0;
                 if (k > 0) a->stats.events_pruned += (uint64_t)k;
             }
         }

@@ -70,8 +70,8 @@ int main(int argc, char **argv) {
      * for the commands that read a store or a trace; not for `emit` (a client's every step,
      * where start-up time counts) nor --version. The agent does it itself once its
      * libraries are loaded. GOODPUT_KEEP_PAGES=1 leaves the pages (to compare). */
-    static const char *const lean[] = {"report", "diagnose", GP_AGENT_RESULTS_CMD, "serve",
-                                       "trace",  "top"};
+    static const char *const lean[] = {"report", "diagnose", GP_AGENT_RESULTS_CMD,
+                                       "serve",  "trace",    "top"};
     for (size_t i = 0; i < sizeof lean / sizeof lean[0]; i++)
         if (!strcmp(argv[1], lean[i]) && !getenv("GOODPUT_KEEP_PAGES")) gp_footprint_trim();
     /* The agent lives for years and its peak RSS is the budget (issue 22): the same fixed

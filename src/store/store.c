@@ -158,9 +158,9 @@ struct gp_store {
     struct {
         const char *sql;
         sqlite3_stmt *st;
-    } *cached;
+    } * cached;
     size_t n_cached, cap_cached;
-    gp_ckpt *ckpt; /* gp_store_offload_checkpoints; NULL: SQLite's, in the commit */
+    gp_ckpt *ckpt;   /* gp_store_offload_checkpoints; NULL: SQLite's, in the commit */
     const char *vfs; /* what the store was opened with (NULL: the default) */
 };
 
@@ -925,8 +925,8 @@ int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n) {
     return put_procs(s, p, n, n ? results_bound(s) : -1);
 }
 
-int gp_store_put_rows(gp_store *s, const gp_sample *x, size_t n, const gp_proc_sample *p,
-                      size_t np, int *failed_procs) {
+int gp_store_put_rows(gp_store *s, const gp_sample *x, size_t n, const gp_proc_sample *p, size_t np,
+                      int *failed_procs) {
     /* Nothing between the two raises the bound (only a job_results write does). */
     int64_t bound = n + np ? results_bound(s) : -1;
     int failed = put_samples(s, x, n, bound);

@@ -108,8 +108,8 @@ int gp_store_put_procs(gp_store *s, const gp_proc_sample *p, size_t n);
 /* Both at once, as the agent's flush writes them: the results bound is read once for the
  * two (two statements a flush fewer). Returns the samples not stored; *failed_procs the
  * process rows not stored. */
-int gp_store_put_rows(gp_store *s, const gp_sample *x, size_t n, const gp_proc_sample *p,
-                      size_t np, int *failed_procs);
+int gp_store_put_rows(gp_store *s, const gp_sample *x, size_t n, const gp_proc_sample *p, size_t np,
+                      int *failed_procs);
 /* Stores the event; also updates jobs/allocations for hello, job, alloc, and sets a
  * job's ready time at its first progress event (step or request). Returns 0 stored,
  * 1 when the event was already stored (same job and gp_event_key: ignored and counted),

@@ -130,8 +130,9 @@ static void assert_count(const char *path, const char *sql, int64_t want) {
 static void write_pages(sqlite3 *db, int n, int *k) {
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?1, zeroblob(3900))", -1, &st, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?1, zeroblob(3900))", -1, &st, NULL),
+        SQLITE_OK);
     for (int i = 0; i < n; i++) {
         sqlite3_bind_int(st, 1, (*k)++);
         assert_int_equal(sqlite3_step(st), SQLITE_DONE);
@@ -171,7 +172,7 @@ static void test_commit_hands_checkpoint_off(void **state) {
     assert_int_equal(s.passes, 1);
     assert_int_equal(s.complete, 1);
     assert_true(s.wall_s > 0 && s.wall_max_s >= s.wall_s - 1e-9);
-    assert_true(g.db_writes_other > 0);     /* the pages went back... */
+    assert_true(g.db_writes_other > 0);      /* the pages went back... */
     assert_int_equal(g.db_writes_writer, 0); /* ...not on the writer's thread */
     gp_ckpt_stop(c);
     sqlite3_close(db);
@@ -223,7 +224,7 @@ static void test_stop_while_running(void **state) {
     gp_ckpt *c = start_on_wal_db(&db, path, sizeof path);
     int k = 0;
     write_pages(db, GP_CKPT_PAGES + 500, &k);
-    gp_ckpt_stop(c); /* waits for the checkpoint it was handed */
+    gp_ckpt_stop(c);         /* waits for the checkpoint it was handed */
     write_pages(db, 10, &k); /* the writer's own checkpoint is back: still writes */
     sqlite3_close(db);
     assert_int_equal(file_bytes("-wal"), -1); /* the last close removed it */

@@ -345,10 +345,10 @@ static void put_sample(gp_store *s, int dev, int64_t ts) {
     x.ts_ns = ts;
     int64_t k = (ts - T_BASE) / (S / 2);
     double u = noise(k, dev);
-    if (dev == 1 && k % 40 > 30) u = 0.01; /* idle stretches */
+    if (dev == 1 && k % 40 > 30) u = 0.01;          /* idle stretches */
     if (dev == 5 && ts < T_BASE + 50 * S) u = 0.01; /* idle: not ready before 50 s */
-    if (dev == 6) u = 0.02;                          /* nready: never a kernel */
-    if (dev == 9 || dev == 10) u = 0.02;             /* nready2: never a kernel */
+    if (dev == 6) u = 0.02;                         /* nready: never a kernel */
+    if (dev == 9 || dev == 10) u = 0.02;            /* nready2: never a kernel */
     if (dev == 11 || (dev == 12 && ts < T_BASE + 119 * S)) u = 0.02; /* wakes: GPU-12 */
     if (k % 13) gp_set_d(&x, GP_F_GPU_UTIL, &x.gpu_util, u);
     gp_set_d(&x, GP_F_SM_ACTIVE, &x.sm_active, 0.8 * u);
@@ -459,7 +459,7 @@ static void fill_second(gp_store *s, int t) {
     for (int d = 0; d < 3; d++)
         put_sample(s, d, ts);
     put_sample(s, 4, ts);
-    put_sample(s, 3, ts - S / 2);          /* GPU-3 samples half a second off */
+    put_sample(s, 3, ts - S / 2); /* GPU-3 samples half a second off */
     /* idle (activity only): GPU-5 with a sampling gap at 100-110 s, and GPU-8 held 70-120 s
      * sampled a third of a second off (its entries overlap GPU-5's) */
     if (t < 100 || t >= 110) put_sample(s, 5, ts);
@@ -642,9 +642,8 @@ static void same(const gp_job_summary *x, const gp_job_summary *y, const char *c
     near(g->busy_gpu_s, h->busy_gpu_s, "busy_gpu_s", ctx);
 }
 
-static const char *const JOBS[] = {"train", "infer", "side",   "late", "gappy",
-                                   "pipe",  "flip",  "idle", "nready", "turns",
-                                   "nready2", "wakes"};
+static const char *const JOBS[] = {"train", "infer", "side",   "late",  "gappy",   "pipe",
+                                   "flip",  "idle",  "nready", "turns", "nready2", "wakes"};
 #define N_JOBS 12
 
 /* What the frozen-past run saw (test_frozen_equals_full). */
@@ -1016,8 +1015,7 @@ static void activity_run(const gp_summary_opts *o, uint64_t *held_700, uint64_t 
             same(&x, &full, "act");
             /* the state's busy time is the whole computation's to the bit */
             assert_memory_equal(&x.gp.busy_gpu_s, &full.gp.busy_gpu_s, sizeof(double));
-            assert_memory_equal(x.gp.bucket_gpu_s, full.gp.bucket_gpu_s,
-                                sizeof x.gp.bucket_gpu_s);
+            assert_memory_equal(x.gp.bucket_gpu_s, full.gp.bucket_gpu_s, sizeof x.gp.bucket_gpu_s);
         }
         if (t == 700) *held_700 = gp_job_acct_get_stats(a).held_bytes;
         if (t == 1000) *held_1000 = gp_job_acct_get_stats(a).held_bytes;
@@ -1139,7 +1137,8 @@ static void test_sim_demo(void **state) {
             /* An activity-only state resumes its segment's sums: its labels are the whole
              * computation's to the bit (not only within rounding). */
             gp_job_summary full;
-            assert_int_equal(gp_job_summary_compute(s, jobs[j].id, NULL, &full, err, sizeof err), 0);
+            assert_int_equal(gp_job_summary_compute(s, jobs[j].id, NULL, &full, err, sizeof err),
+                             0);
             if (inc.gp.kind == GP_JK_ACTIVITY_ONLY || inc.gp.kind == GP_JK_NEVER_READY) {
                 acts++;
                 assert_memory_equal(inc.gp.bucket_gpu_s, full.gp.bucket_gpu_s,

@@ -224,9 +224,8 @@ static void test_agent_logs_lazy_profiles(void **st) {
     gp_agent_logs l;
     assert_int_equal(gp_agent_logs_init(&l, NULL, err, sizeof err), 0);
     assert_int_equal(l.profiles.n, 0);
-    assert_int_equal(gp_agent_logs_add(&l, "j1=/nonexistent/train.log:nosuchprofile", err,
-                                       sizeof err),
-                     -1);
+    assert_int_equal(
+        gp_agent_logs_add(&l, "j1=/nonexistent/train.log:nosuchprofile", err, sizeof err), -1);
     assert_true(l.profiles.n > 0); /* loaded to look the name up */
     assert_int_equal(l.n, 0);
     gp_agent_logs_free(&l);

@@ -279,8 +279,8 @@ typedef struct {
  * at `until`, then `after`) are the same additions as in one. edges_idle: a sample that
  * is not wholly inside [a, b) counts as idle (for a server between requests: a 1 s
  * sample straddling a request's end shows that request's kernels, not work outside it). */
-static void activity_add(const gp_goodput_in *in, act_sums *x, int64_t a, int64_t b,
-                         int64_t after, int64_t until, int edges_idle) {
+static void activity_add(const gp_goodput_in *in, act_sums *x, int64_t a, int64_t b, int64_t after,
+                         int64_t until, int edges_idle) {
     double thr = in->idle_util > 0 ? in->idle_util : 0.05;
     int64_t from = a > after ? a : after;
     /* First sample whose interval ends after from. */
@@ -1229,9 +1229,9 @@ static void snap(gp_goodput_ckpt *t, const int *open, double held, int n_held, d
 /* An activity-only cut's snapshot, in the segment [a, ...) that holds ck->cut_t: the
  * state before the segment, and the segment's activity sums over the entries that end by
  * the cut (carry: the sums up to `after`, when the segment is a checkpoint's). */
-static void act_snap(const gp_goodput_in *in, ck_ctx *ck, const int *open, double held,
-                     int n_held, int64_t a, const act_sums *carry, int64_t after, double busy,
-                     int busy_known, const gp_goodput *out) {
+static void act_snap(const gp_goodput_in *in, ck_ctx *ck, const int *open, double held, int n_held,
+                     int64_t a, const act_sums *carry, int64_t after, double busy, int busy_known,
+                     const gp_goodput *out) {
     gp_goodput_ckpt *t = ck->to;
     snap(t, open, held, n_held, busy, busy_known, out);
     ck->snapped = 1;

@@ -160,8 +160,8 @@ typedef struct gp_goodput {
 int gp_goodput_compute(const gp_goodput_in *in, gp_goodput *out);
 
 /* A frozen, labelled prefix of a training, inference, pipeline or activity-only job's
- * time, so that a running job's refresh labels only what came after it (goodput.c, "Checkpoints", says when a
- * prefix is final and what breaks it). Made by gp_goodput_compute_ckpt; owned by the
+ * time, so that a running job's refresh labels only what came after it (goodput.c, "Checkpoints",
+ * says when a prefix is final and what breaks it). Made by gp_goodput_compute_ckpt; owned by the
  * caller. */
 #define GP_CKPT_LABELS 8
 #define GP_CKPT_STAGES 16 /* the GPU stages a pipeline's labelling follows */
