@@ -6,6 +6,7 @@
 # is split and retried; the shared real captures backfilled the same way.
 # Size: 2 nodes x 4 GPUs over 2 h at 30 s (GEN_ARGS to change; see docs/analyze.md).
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 : "${GOODPUT:?}" "${GOODPUT_SRC:?}"
 for t in prometheus promtool python3 curl; do
     command -v "$t" >/dev/null || { echo "FAIL: $t missing (scripts/install-deps installs it)"; exit 1; }
@@ -19,7 +20,6 @@ T0=1717200000
 HOURS=${GEN_HOURS:-2}
 T1=$((T0 + HOURS * 3600))
 fail() { echo "FAIL: $*"; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 start_prom() { # DATA_DIR PORT [extra flags]
     local data=$1 port=$2; shift 2
     printf 'global:\n  scrape_interval: 30s\n' > "$D/prom.yml"

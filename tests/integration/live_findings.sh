@@ -10,12 +10,13 @@
 # passes' whole-job loads: at least one per live job, and far fewer than the pass-job pairs.
 # asan-skip: the windowed diagnosis is covered by unit tests; this one times a 20 s replay
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-live-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+P=$(free_port)
 "$GOODPUT" agent --source "sim:$SRC/examples/scenarios/demo.conf" --db "$tmp/gp.db" --speed 60 \
   --duration 20m --window 10m --no-socket --listen "127.0.0.1:$P" --quiet --stats >"$tmp/agent.log" 2>&1 &
 apid=$!

@@ -10,13 +10,14 @@
 # as malformed; `promtool check metrics` accepts the page.
 # asan-skip: the decoders run under ASan in tests/unit/test_otlp.c; this measures a flood
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3 sqlite3 promtool; do command -v $t >/dev/null || { echo "$t missing (scripts/install-deps)"; exit 1; }; done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-otlpflood-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+P=$(free_port)
 "$GOODPUT" agent --source "sim:$SRC/tests/integration/otlp_workflows.conf" --db "$tmp/gp.db" \
   --speed 1 --no-socket --flush 500ms --listen "127.0.0.1:$P" --quiet >"$tmp/agent.log" 2>&1 &
 apid=$!

@@ -9,6 +9,7 @@
 # retry waste, tool_bound naming the slow tool, serial_steps with the saving.
 # asan-skip: the decoders and the analysis run under ASan in tests/unit/test_otlp.c
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
@@ -20,7 +21,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-otlp-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 conf="$SRC/tests/integration/otlp_workflows.conf"
-P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+P=$(free_port)
 "$GOODPUT" agent --source "sim:$conf" --db "$tmp/gp.db" --speed 1 --no-socket --flush 500ms \
   --listen "127.0.0.1:$P" --quiet >"$tmp/agent.log" 2>&1 &
 apid=$!

@@ -18,6 +18,7 @@
 # asan-skip: the accounting and serving C paths run under ASan in test_goodput,
 # test_job_summary_incremental and test_serve; this checks many outputs on many scenarios.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 GOODPUT=${GOODPUT:-build/goodput}
 tmp=$(mktemp -d)
 srv_pid=
@@ -53,7 +54,7 @@ for n in range(2):
     open(f"{out}/rnd{n}.conf", "w").write("\n".join(lines))
 PY
 
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 checked=0
 for conf in examples/scenarios/*.conf "$tmp"/rnd*.conf; do
   name=$(basename "$conf" .conf)

@@ -15,6 +15,7 @@
 # service means (within 1% of the program's own log) read from its spans alone.
 # asan-skip: spans-to-stages runs under ASan in tests/unit/test_span_stages.c
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3 sqlite3 node; do command -v $t >/dev/null || { echo "$t missing (scripts/install-deps)"; exit 1; }; done
@@ -115,7 +116,7 @@ set -e
 [ "$rc" = 3 ] && [ "$(wc -l <"$tmp/err.txt")" = 1 ] || { cat "$tmp/err.txt"; echo "no pipeline: exit $rc"; exit 1; }
 
 # the same spans through the agent: POST /v1/traces, then --db --spans
-P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+P=$(free_port)
 "$GOODPUT" agent --source "sim:$SRC/tests/integration/otlp_workflows.conf" --db "$tmp/gp.db" \
   --speed 1 --no-socket --flush 250ms --listen "127.0.0.1:$P" --quiet >"$tmp/agent.log" 2>&1 &
 apid=$!

@@ -9,6 +9,7 @@
 #    once and counted as duplicates in /metrics; a restarted agent fed the same lines
 #    again stores nothing new.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3 sqlite3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
@@ -43,7 +44,7 @@ assert trained and all(j["goodput"] and j["goodput"] > 0.05 for j in trained), t
 EOF
 
 # --- one agent per store
-P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+P=$(free_port)
 U="http://127.0.0.1:$P"
 start_agent() {
   "$GOODPUT" agent --source "sim:$SCEN" --db "$tmp/live.db" --speed 1 --no-socket \

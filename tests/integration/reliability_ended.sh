@@ -15,6 +15,7 @@
 # Under a sanitizer build (make asan) the store holds 200 jobs: the same paths, checked for
 # memory errors, at a size the instrumented agent fills in seconds.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 BUILD=${BUILD:-build}
@@ -27,7 +28,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-rel-ended-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; [ -n "${GP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+HP=$(free_port)
 U="http://127.0.0.1:$HP"
 start_agent() {
   GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO="$SRC/examples/scenarios/demo.conf" \

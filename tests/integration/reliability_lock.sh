@@ -11,6 +11,7 @@
 #    stored once, in order of its step;
 #  - the agent keeps ticking meanwhile (at most one busy wait per flush, not one per row).
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 BUILD=${BUILD:-build}
@@ -20,7 +21,7 @@ for t in python3 sqlite3 jq curl; do command -v $t >/dev/null || { echo "skip: $
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-rel-lock-XXXXXX")
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; [ -n "${GP_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+HP=$(free_port)
 
 # The test NVML library (wall clock, so the steps sent now are in the agent's window).
 GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO="$SRC/examples/scenarios/demo.conf" \

@@ -7,6 +7,7 @@
 # and a good step of a known job. The store holds exactly the accepted lines' jobs and
 # /metrics counts the overflow on the http transport.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 BUILD=${BUILD:-build}
@@ -17,7 +18,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-rel-post-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+HP=$(free_port)
 U="http://127.0.0.1:$HP"
 GOODPUT_NVML_LIBRARY="$LIB" GOODPUT_FAKE_NVML_SCENARIO="$SRC/examples/scenarios/demo.conf" \
   "$GOODPUT" agent --source nvml --db "$tmp/gp.db" --no-socket --listen "127.0.0.1:$HP" \

@@ -5,6 +5,7 @@
 # charts render with data, no console errors, navigation fleet -> job -> device works.
 # Screenshots go to $BUILD/test-artifacts/.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 BUILD=${BUILD:-build}
@@ -20,7 +21,7 @@ art="$SRC/$BUILD/test-artifacts"; mkdir -p "$art"
 apid=
 cleanup() { [ -n "$apid" ] && kill "$apid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
-AP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+AP=$(free_port)
 "$GOODPUT" agent --source "sim:$SRC/examples/scenarios/demo.conf" --db "$tmp/gp.db" --speed 60 \
   --no-socket --listen "127.0.0.1:$AP" --quiet >"$tmp/agent.log" 2>&1 &
 apid=$!

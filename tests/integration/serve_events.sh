@@ -5,6 +5,7 @@
 # naming the line, a body over 1 MiB gets 413, malformed requests get 400/405, and the
 # agent keeps serving after a burst of them.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
@@ -12,7 +13,7 @@ for t in curl python3; do command -v $t >/dev/null || { echo "skip: $t missing";
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-serve-events-XXXXXX")
 apid=
 trap '[ -n "$apid" ] && kill $apid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+P=$(free_port)
 "$GOODPUT" agent --source "sim:$SRC/examples/scenarios/demo.conf" --db "$tmp/gp.db" --speed 1 \
   --no-socket --listen "127.0.0.1:$P" --quiet >"$tmp/agent.log" 2>&1 &
 apid=$!

@@ -9,6 +9,7 @@
 # console has no errors. The API's answers are checked against the generator's own numbers
 # first. Screenshot: $BUILD/test-artifacts/dashboard-pipeline.png.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 BUILD=${BUILD:-build}
@@ -27,7 +28,7 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$tmp/agent.log" ] && tail -5 "$tmp/agent.log"; exit 1; }
 
 printf '[node]\nname = pipe-node\ngpus = 1\nmodel = H100-SXM\nduration = 30m\nstart = now\n' >"$tmp/node.conf"
-AP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+AP=$(free_port)
 URL="http://127.0.0.1:$AP"
 "$GOODPUT" agent --source "sim:$tmp/node.conf" --db "$tmp/gp.db" --no-socket --listen "127.0.0.1:$AP" \
   --interval 1s --flush 500ms --quiet >"$tmp/agent.log" 2>&1 &

@@ -10,6 +10,7 @@
 #     `goodput report --json` on the same database, with the same goodput (within what the
 #     last scrape interval can change), and buckets that sum to the allocated GPU-seconds.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in prometheus promtool curl python3; do
@@ -20,8 +21,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gp-serve-prom-XXXXXX")
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-AP=$(freeport); PP=$(freeport)
+AP=$(free_port); PP=$(free_port)
 
 promtool check rules "$SRC/contrib/prometheus/rules.yml"
 

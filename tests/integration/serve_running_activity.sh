@@ -13,6 +13,7 @@
 #   - after the agent stops, every GPU-second /metrics shows for the two jobs (allocated and
 #     per bucket) equals what the report prints (a number shown twice agrees).
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 for t in curl python3; do command -v $t >/dev/null || { echo "skip: $t missing"; exit 77; }; done
@@ -27,7 +28,7 @@ db=$tmp/s.db
   --db "$db" 2>"$tmp/agent.err" &
 apid=$!
 for _ in $(seq 100); do [ -s "$db" ] && break; sleep 0.1; done
-P=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+P=$(free_port)
 "$GOODPUT" serve --db "$db" --listen "127.0.0.1:$P" 2>"$tmp/serve.err" &
 spid=$!
 metric() { awk -v m="$1" '$1 == m {print $2}' "$2"; }

@@ -9,6 +9,7 @@
 # workflow, a time-by-step bar per kind, the waterfalls drawn (a bar per span, visible), the
 # findings, and no console errors. Screenshot: $BUILD/test-artifacts/dashboard-workflows.png.
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 BUILD=${BUILD:-build}
@@ -24,7 +25,7 @@ art="$SRC/$BUILD/test-artifacts"; mkdir -p "$art"
 apid=
 cleanup() { [ -n "$apid" ] && kill "$apid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
-AP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+AP=$(free_port)
 U="http://127.0.0.1:$AP"
 "$GOODPUT" agent --source "sim:$SRC/tests/integration/otlp_workflows.conf" --db "$tmp/gp.db" --speed 1 \
   --no-socket --flush 500ms --listen "127.0.0.1:$AP" --quiet >"$tmp/agent.log" 2>&1 &

@@ -6,6 +6,7 @@
 #  - smi replaying a real nvidia-smi capture to its end
 #  - bad source specs -> one line naming the source
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 GOODPUT=${GOODPUT:-build/goodput}
 BUILD=${BUILD:-build}
 DATA=${GOODPUT_DATA:-../shared/data}
@@ -73,7 +74,7 @@ procs=$(sqlite3 "$tmp/nvml.db" "select count(*) from proc_samples where mem_byte
 # --- dcgm against a real HTTP server serving the real scrape
 mkdir -p "$tmp/www"
 cp "$DATA/prom/dcgm_exporter_t4.txt" "$tmp/www/metrics"
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 /usr/bin/python3 -m http.server --bind 127.0.0.1 --directory "$tmp/www" "$port" >/dev/null 2>&1 &
 srv=$!
 for _ in $(seq 50); do /usr/bin/python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/metrics')" 2>/dev/null && break; sleep 0.1; done

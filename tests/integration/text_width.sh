@@ -18,6 +18,7 @@
 #    (GOODPUT_PROGRESS_AFTER_MS=0 shows it at once instead of after 2 s).
 # asan-skip: layout only; the renderers' memory paths run under ASan in test_text_fmt, test_wrap and test_cluster
 set -euo pipefail
+. "$(dirname "$0")/http_lib.bash"
 SRC=${GOODPUT_SRC:-$PWD}
 GOODPUT=${GOODPUT:-$SRC/build/goodput}
 DATA="$SRC/../shared/data"
@@ -94,7 +95,7 @@ RT=1717372800
 python3 "$SRC/tests/integration/analyze/prom2om.py" "$tmp/real.om" $RT 30 20 \
     "$DATA/prom/dcgm_exporter_t4.txt" "$DATA/prom/vllm_v0.txt"
 promtool tsdb create-blocks-from openmetrics "$tmp/real.om" "$tmp/prom" >/dev/null
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 printf 'global:\n  scrape_interval: 30s\n' >"$tmp/prom.yml"
 prometheus --config.file="$tmp/prom.yml" --storage.tsdb.path="$tmp/prom" --storage.tsdb.retention.time=100y \
     --web.listen-address="127.0.0.1:$port" >"$tmp/prom.log" 2>&1 &
