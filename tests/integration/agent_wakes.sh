@@ -31,7 +31,7 @@ apid=$!
 # The largest size its WAL reaches while it runs (the last close removes the file).
 ( m=0; while kill -0 "$apid" 2>/dev/null; do
     w=$(stat -c %s "$tmp/ev.db-wal" 2>/dev/null || echo 0); [ "$w" -gt "$m" ] && m=$w
-    echo "$m" >"$tmp/wal_max"; sleep 0.1; done ) &
+    sleep 0.1; done; echo "$m" >"$tmp/wal_max" ) &
 wpid=$!
 sent=$(python3 - "$p" <<'PY'
 import socket, sys, time
