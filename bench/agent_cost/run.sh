@@ -89,6 +89,12 @@ for n in $sizes; do run "$n" "$n" 0; done
 wait "$floor"
 run 8ev 8 1
 
+# The host's price of entering its kernel (after the agent runs, so as not to load them).
+host_costs=
+if ${CC:-cc} -O2 -o "$out/host_costs" bench/agent_cost/host_costs.c 2>/dev/null; then
+  host_costs=$("$out/host_costs")
+fi
+
 # prometheus-node-exporter: CPU per scrape of its default collectors.
 ne_port=$((port + 1))
 scrapes=200
@@ -103,15 +109,16 @@ if command -v prometheus-node-exporter >/dev/null; then
   c1=$(awk '{print $14 + $15}' "/proc/$ne/stat")
   rss=$(awk '/VmHWM/ {print $2}' "/proc/$ne/status")
   kill "$ne"
-  ne_line=$(awk -v c="$((c1 - c0))" -v t="$tck" -v n="$scrapes" -v r="$rss" \
-    'BEGIN { printf "| node-exporter | %d scrapes | | %.2f ms CPU per scrape | | %.1f | | |", n, c / t / n * 1000, r / 1024 }')
+  ne_ms=$(awk -v c="$((c1 - c0))" -v t="$tck" -v n="$scrapes" 'BEGIN { printf "%.2f", c / t / n * 1000 }')
+  ne_line=$(awk -v m="$ne_ms" -v n="$scrapes" -v r="$rss" \
+    'BEGIN { printf "| node-exporter | %d scrapes | | %.2f ms CPU per scrape | | %.1f | | |", n, m, r / 1024 }')
 fi
 
 echo "| GPUs | events/s sent | GPU-samples (steady) | process CPU per GPU-sample (µs) | of which in NVML calls (µs) | CPU per event (µs) | peak RSS (MiB) | store bytes per GPU-hour | events sent / stored | late ticks | wake-ups per tick |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-/usr/bin/python3 - "$out" "$wall_s" $sizes <<'PY'
+/usr/bin/python3 - "$out" "$wall_s" "${ne_ms:-}" "$host_costs" $sizes <<'PY'
 import json, sys
-out, wall, sizes = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+out, wall, ne_ms, host, sizes = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
 def load(name):
     st = json.loads(open(f"{out}/stats{name}.json").read().strip().splitlines()[-1])
     end = st.get("loop_end_cpu_s", st["process_cpu_s"])
@@ -148,6 +155,12 @@ if base and "1" in runs:
     t1, t8 = runs["1"]["us"], base["us"] * 8
     per_gpu = (t8 - t1) / 7
     print(f"8-GPU tick: {t8:.0f} µs CPU = fixed {t1 - per_gpu:.0f} µs a tick + {per_gpu:.1f} µs per GPU")
+# The same tick against the peer on the same host: a ratio, which moves far less between
+# machines than the µs (a slow host's kernel entries slow both).
+if base and ne_ms:
+    t8 = base["us"] * 8
+    print(f"against node-exporter on this host: its scrape {float(ne_ms) * 1e3:.0f} µs CPU = "
+          f"{float(ne_ms) * 1e3 / t8:.1f} of the agent's 8-GPU ticks")
 # The agent's sealing child (cli/agent_results.h: a fork + exec of goodput once a minute
 # that stores ended jobs' results) runs in its own process: getrusage(RUSAGE_SELF) leaves
 # it out of the process CPU above, but the node pays it.
@@ -159,5 +172,9 @@ if passes:
 floor = open(f"{out}/floor").read().strip()
 if floor:
     print(f"host floor: an empty process waking once a second is charged {float(floor):.0f} µs CPU per wake-up")
+if host:
+    sc, pf, tc = (float(x) for x in host.split())
+    print(f"host kernel entries (bench/agent_cost/host_costs.c): a null system call {sc:.2f} µs CPU, "
+          f"a first-touch page fault {pf:.2f} µs, a thread-CPU clock read {tc:.2f} µs")
 PY
 echo "$ne_line"
