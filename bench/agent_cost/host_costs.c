@@ -6,10 +6,14 @@
  * PVM" in dmesg). Prints "SYSCALL_US FAULT_US THREAD_CLOCK_US": CPU charged per null system
  * call (getppid), per first touch of an anonymous page, and per read of the thread-CPU
  * clock (a system call: the vDSO cannot read it; the agent reads it twice a tick). Each is
- * the median of 5 rounds. Usage: host_costs */
+ * the median of 5 rounds. `host_costs wake N` instead prints the CPU charged per wake-up of
+ * a process that does nothing but poll() with a 1 s timeout, N times: the floor of a tick
+ * (run.sh runs it beside the first agent). Usage: host_costs [wake N] */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -35,7 +39,22 @@ static double median(double *v) {
     return v[ROUNDS / 2];
 }
 
-int main(void) {
+/* CPU per wake-up of a process that only sleeps, n wake-ups 1 s apart. */
+static int wake_floor(int n) {
+    if (n < 1) n = 1;
+    double c0 = cpu_s();
+    for (int i = 0; i < n; i++)
+        poll(NULL, 0, 1000);
+    printf("%.1f\n", (cpu_s() - c0) * 1e6 / n);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "wake")) return wake_floor(argc > 2 ? atoi(argv[2]) : 10);
+    if (argc > 1) {
+        fprintf(stderr, "usage: host_costs [wake N]\n");
+        return 2;
+    }
     double sys_us[ROUNDS], fault_us[ROUNDS], clock_us[ROUNDS];
     long page = sysconf(_SC_PAGESIZE);
     for (int r = 0; r < ROUNDS; r++) {

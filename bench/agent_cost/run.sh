@@ -27,7 +27,7 @@
 # With sizes 1 and 8 both run, the 8-GPU tick is split into what every tick costs whatever
 # the GPU count (waking up, the flush's commit, the clock reads) and what each GPU adds:
 # per GPU = (tick(8) - tick(1)) / 7, fixed = tick(1) - per GPU. Beside them, the floor of
-# the host: the CPU an empty process (bench/agent_cost/idle_wake.c, poll() with a 1 s
+# the host: the CPU an empty process (`bench/agent_cost/host_costs.c wake`, poll() with a 1 s
 # timeout) is charged per wake-up, measured during the first run; on a paravirtualised VM it is most of an idle
 # agent's cost.
 #
@@ -71,8 +71,10 @@ run() { # name gpus with_events
 # The host's floor: CPU charged to a process that only wakes once a second (C when a
 # compiler is here, else python3, whose interpreter adds a little).
 floor_n=$((wall_s > 62 ? 60 : (wall_s > 7 ? wall_s - 2 : 5)))
-if ${CC:-cc} -O2 -o "$out/idle_wake" bench/agent_cost/idle_wake.c 2>/dev/null; then
-  "$out/idle_wake" "$floor_n" >"$out/floor" &
+have_cc=0
+${CC:-cc} -O2 -o "$out/host_costs" bench/agent_cost/host_costs.c 2>/dev/null && have_cc=1
+if [ $have_cc = 1 ]; then
+  "$out/host_costs" wake "$floor_n" >"$out/floor" &
 else
   /usr/bin/python3 - "$floor_n" >"$out/floor" <<'PY' &
 import select, sys, time
@@ -91,9 +93,7 @@ run 8ev 8 1
 
 # The host's price of entering its kernel (after the agent runs, so as not to load them).
 host_costs=
-if ${CC:-cc} -O2 -o "$out/host_costs" bench/agent_cost/host_costs.c 2>/dev/null; then
-  host_costs=$("$out/host_costs")
-fi
+[ $have_cc = 0 ] || host_costs=$("$out/host_costs")
 
 # prometheus-node-exporter: CPU per scrape of its default collectors.
 ne_port=$((port + 1))
