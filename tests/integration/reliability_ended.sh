@@ -199,4 +199,4 @@ assert not bad, bad[:5]
 assert rep["old-1"]["goodput"] is not None and rep["old-1"]["mean_gpu_util"] is not None, rep["old-1"]
 print(f"equal: {n} jobs ({', '.join(sorted(kinds))}), /metrics and /api/v1/jobs = goodput report --json")
 PY
-echo "ok: $N ended jobs stored once (summary table or sealed results) and served from the store"
+echo "ok: $N ended jobs stored (summary table or sealed results) and served from the store"
