@@ -10,7 +10,8 @@
 #    goodput_job_summaries_stored_total says), or by the agent's sealing child, whose first
 #    pass starts with the agent and races the fill, as a result in job_results, which the
 #    server then serves instead of computing the job (on a loaded host the child gets to
-#    a few jobs first);
+#    a few jobs first; a minute later the agent's event retention moves such a result to
+#    job_events_pruned, these jobs having ended more than a day ago);
 #  - a restarted agent serves all N at once from the table (first scrape < 1 s, nothing
 #    deferred, nothing computed again);
 #  - every number /metrics and /api/v1/jobs show for those jobs equals what
@@ -75,20 +76,24 @@ SELECT 'GPU-old-' || k, ts, CASE WHEN (ts - $base) % (60 * $S) BETWEEN 10 * $S A
 COMMIT;
 SQL
 
+# The old jobs whose summary is in the store: the server's row, or a sealed result (not a
+# claim, whose sum_fp is 'sealing'), kept with the job's events or after their pruning.
+STORED_SQL="SELECT count(*) FROM jobs WHERE id LIKE 'old-%' AND
+  (id IN (SELECT job_id FROM job_summaries) OR
+   id IN (SELECT job_id FROM job_results WHERE sum_fp != 'sealing') OR
+   id IN (SELECT job_id FROM job_events_pruned))"
+
 # One python process per phase: scrapes back to back, each timed.
 scrapes() { # phase: fill (until every job is shown and stored) | warm (11 scrapes)
-  python3 - "$U/metrics" "$1" "$N" "$tmp/m.txt" "$tmp/gp.db" <<'PY'
+  python3 - "$U/metrics" "$1" "$N" "$tmp/m.txt" "$tmp/gp.db" "$STORED_SQL" <<'PY'
 import re, sqlite3, sys, time, urllib.request
-url, phase, n, out, db = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+url, phase, n, out, db, stored_sql = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 def in_store():
-    """(old jobs whose summary is stored in either table, rows in job_summaries)"""
+    """(old jobs whose summary is stored, rows in job_summaries)"""
     c = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
     try:
-        return c.execute(
-            "SELECT (SELECT count(*) FROM jobs WHERE id LIKE 'old-%' AND"
-            " (id IN (SELECT job_id FROM job_summaries) OR"
-            "  id IN (SELECT job_id FROM job_results WHERE sum_fp != 'sealing'))),"
-            " (SELECT count(*) FROM job_summaries WHERE job_id LIKE 'old-%')").fetchone()
+        return (c.execute(stored_sql).fetchone()[0],
+                c.execute("SELECT count(*) FROM job_summaries WHERE job_id LIKE 'old-%'").fetchone()[0])
     finally:
         c.close()
 def fail(msg): print("FAIL:", msg); sys.exit(1)
@@ -142,9 +147,7 @@ wait $lpid || fail "the lock holder failed: $(cat "$tmp/locker.log")"
 grep -q '^held 7' "$tmp/locker.log" || fail "the lock holder: $(cat "$tmp/locker.log")"
 curl -sf "$U/api/v1/jobs" >"$tmp/api1.json"
 stop_agent
-rows=$(sqlite3 "$tmp/gp.db" "SELECT count(*) FROM jobs WHERE id LIKE 'old-%' AND
-  (id IN (SELECT job_id FROM job_summaries) OR
-   id IN (SELECT job_id FROM job_results WHERE sum_fp != 'sealing'))")
+rows=$(sqlite3 "$tmp/gp.db" "$STORED_SQL")
 [ "$rows" = "$N" ] || fail "$rows of $N ended jobs have a stored summary or result after the stop"
 
 # Restarted: every ended job from the table at once, nothing computed again.
