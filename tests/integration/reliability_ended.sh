@@ -123,7 +123,9 @@ while True:
             fail(f"fill: after 120 s {shown} of {n} shown, {done} stored in the store "
                  f"({rows} by the server), the server counts {stored:.0f}")
 open(out, "w").write(body)
-print(f"{phase}: {len(times)} scrapes in {time.monotonic() - t0:.1f} s, first {times[0]:.3f} s, slowest {max(times):.3f} s")
+# how many jobs the sealing child stored before the server computed them (the race above)
+sealed = f", {n - rows} stored by the sealing child only" if phase == "fill" else ""
+print(f"{phase}: {len(times)} scrapes in {time.monotonic() - t0:.1f} s, first {times[0]:.3f} s, slowest {max(times):.3f} s{sealed}")
 PY
 }
 
