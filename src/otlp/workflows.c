@@ -69,7 +69,8 @@ static void partition(const gp_span *sp, size_t n, const gp_span *root, double *
 typedef struct tree {
     const gp_span *sp;
     size_t n;
-    size_t *by_parent; /* indices sorted by parent_id, then start */
+    size_t *by_parent;      /* indices sorted by parent_id, then start */
+    unsigned char *on_path; /* critical(): spans already on the path, NULL elsewhere */
 } tree;
 
 static int cmp_by_parent(const void *a, const void *b, void *ctx) {
@@ -146,28 +147,36 @@ static void serial_steps(const tree *t, gp_wf *w) {
 }
 
 /* Appends "name 0.12s -> ..." along the critical path below span s (latest-ending child
- * first, then the child that ended before it started, and so on). */
+ * first, then the child that ended before it started, and so on), naming the leaves: a
+ * span none of whose children fits inside it counts as one. Each span joins the path
+ * at most once (t->on_path): spans that claim their own id as parent, share an id, or
+ * last no time would otherwise be chosen again and again, and the walk grow as 64^depth
+ * (fuzz_otlp found an input that ran for minutes). */
 static void critical(const tree *t, const gp_span *s, char *buf, size_t cap, int depth) {
     size_t lo, hi;
+    t->on_path[s - t->sp] = 1;
     children(t, s->span_id, &lo, &hi);
-    if (lo == hi || depth > 32) {
+    const gp_span *chain[64];
+    int n = 0;
+    int64_t cursor = s->end_ns;
+    while (lo < hi && depth <= 32) {
+        const gp_span *best = NULL;
+        for (size_t i = lo; i < hi; i++) {
+            const gp_span *c = &t->sp[t->by_parent[i]];
+            if (!t->on_path[t->by_parent[i]] && c->end_ns <= cursor &&
+                (!best || c->end_ns > best->end_ns))
+                best = c;
+        }
+        if (!best || n == 64) break;
+        t->on_path[best - t->sp] = 1;
+        chain[n++] = best;
+        cursor = best->start_ns;
+    }
+    if (n == 0) { /* a leaf: no child, or none that fits inside it and is not on the path */
         size_t l = strlen(buf);
         if (l + 1 < cap)
             snprintf(buf + l, cap - l, "%s%s %.3fs", l ? " -> " : "", s->name, dur_s(s));
         return;
-    }
-    const gp_span *chain[64];
-    int n = 0;
-    int64_t cursor = s->end_ns;
-    for (;;) {
-        const gp_span *best = NULL;
-        for (size_t i = lo; i < hi; i++) {
-            const gp_span *c = &t->sp[t->by_parent[i]];
-            if (c->end_ns <= cursor && (!best || c->end_ns > best->end_ns)) best = c;
-        }
-        if (!best || n == 64) break;
-        chain[n++] = best;
-        cursor = best->start_ns;
     }
     for (int i = n - 1; i >= 0; i--)
         critical(t, chain[i], buf, cap, depth + 1);
@@ -547,7 +556,7 @@ int gp_wf_analyze(const gp_span *spans, size_t n, gp_wf_engine *engines, size_t 
         x->gpu_s = x->energy_j = x->retry_gpu_s = -1;
         x->tokens = -1;
         partition(&r->spans[x->first], x->n, root, x->time_s, tmp);
-        tree t = {&r->spans[x->first], x->n, idx};
+        tree t = {&r->spans[x->first], x->n, idx, NULL};
         for (size_t k = 0; k < x->n; k++)
             idx[k] = k;
         qsort_r(idx, x->n, sizeof *idx, cmp_by_parent, (void *)t.sp);
@@ -631,11 +640,14 @@ int gp_wf_analyze(const gp_span *spans, size_t n, gp_wf_engine *engines, size_t 
             if (ds < bs) bs = ds, k->slow = w;
         }
         gp_wf *x = &r->wf[k->typical];
-        tree t = {&r->spans[x->first], x->n, idx};
+        unsigned char *on_path = calloc(x->n ? x->n : 1, 1);
+        if (!on_path) abort();
+        tree t = {&r->spans[x->first], x->n, idx, on_path};
         for (size_t q = 0; q < x->n; q++)
             idx[q] = q;
         qsort_r(idx, x->n, sizeof *idx, cmp_by_parent, (void *)t.sp);
         critical(&t, &r->spans[x->root], k->critical_path, sizeof k->critical_path, 0);
+        free(on_path);
     }
     free(e2e);
     findings(r, engines, n_engines);

@@ -113,6 +113,78 @@ static void test_json_and_analysis(void **st) {
     gp_span_set_free(&s);
 }
 
+/* Spans no well-behaved tracer sends, decoded as the user's file is: a child that lasts no
+ * time at its parent's end, and two spans that share one id and name it as their parent.
+ * The critical path names each span once, leaves only (it used to repeat the instant child
+ * 64 times, and shared ids made the walk grow as 64^depth: fuzz_otlp timed out on such a
+ * trace). */
+static void test_critical_path_degenerate(void **st) {
+    (void)st;
+#define SPAN(id, parent, name, t0, t1)                                                             \
+    "{\"traceId\": \"0102030405060708090a0b0c0d0e0f10\", \"spanId\": \"" id "\", "                 \
+    "\"parentSpanId\": \"" parent "\", \"name\": \"" name "\", \"startTimeUnixNano\": \"" t0       \
+    "\", \"endTimeUnixNano\": \"" t1 "\"}"
+    const char *doc =
+        "{\"resourceSpans\": [{\"scopeSpans\": [{\"spans\": ["
+        "{\"traceId\": \"0102030405060708090a0b0c0d0e0f10\", \"spanId\": \"0101010101010101\", "
+        "\"name\": \"root\", \"startTimeUnixNano\": \"1700000000000000000\", "
+        "\"endTimeUnixNano\": \"1700000001000000000\"}, " SPAN(
+            "0202020202020202", "0101010101010101", "instant", "1700000001000000000",
+            "1700000001000000000") ", " SPAN("0303030303030303", "0101010101010101", "loop",
+                                             "1700000000000000000",
+                                             "1700000000900000000") ", " SPAN("040404040404040"
+                                                                              "4",
+                                                                              "030303030303030"
+                                                                              "3",
+                                                                              "twin a",
+                                                                              "1700000000100000"
+                                                                              "000",
+                                                                              "1700000000800000"
+                                                                              "000") ", " SPAN("040"
+                                                                                               "404"
+                                                                                               "040"
+                                                                                               "404"
+                                                                                               "040"
+                                                                                               "4",
+                                                                                               "040"
+                                                                                               "404"
+                                                                                               "040"
+                                                                                               "404"
+                                                                                               "040"
+                                                                                               "4",
+                                                                                               "twi"
+                                                                                               "n "
+                                                                                               "b",
+                                                                                               "170"
+                                                                                               "000"
+                                                                                               "000"
+                                                                                               "020"
+                                                                                               "000"
+                                                                                               "000"
+                                                                                               "0",
+                                                                                               "170"
+                                                                                               "000"
+                                                                                               "000"
+                                                                                               "070"
+                                                                                               "000"
+                                                                                               "000"
+                                                                                               "0") "]}]}]}";
+#undef SPAN
+    gp_span_set s = {0};
+    char err[300] = "";
+    assert_int_equal(gp_otlp_decode_json(doc, strlen(doc), &s, err, sizeof err), 0);
+    assert_int_equal(s.n, 5);
+    gp_wf_report r;
+    assert_int_equal(gp_wf_analyze(s.v, s.n, NULL, 0, -1, &r), 0);
+    assert_int_equal(r.n_wf, 1);
+    assert_true(r.n_kinds >= 1);
+    /* root's children latest first: instant (ends at 1.0 s), then loop (0.9 s), which holds
+     * twin a, which holds twin b (its parent id is its own, and twin a's): the leaves */
+    assert_string_equal(r.kinds[0].critical_path, "twin b 0.500s -> instant 0.000s");
+    gp_wf_report_free(&r);
+    gp_span_set_free(&s);
+}
+
 /* Both decoders on one document: same verdict, same spans field by field. */
 static void same_as_ref(const char *doc, size_t len) {
     gp_span_set a = {0}, b = {0};
@@ -369,6 +441,7 @@ static void test_span_store(void **st) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pb), cmocka_unit_test(test_json_and_analysis),
-        cmocka_unit_test(test_json_stream), cmocka_unit_test(test_span_store)};
+        cmocka_unit_test(test_json_stream), cmocka_unit_test(test_span_store),
+        cmocka_unit_test(test_critical_path_degenerate)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
